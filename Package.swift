@@ -1,0 +1,22 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Tern",
+    // Apple platforms from the releases that ship the Swift concurrency runtime.
+    platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
+    products: [
+        .library(name: "Tern", targets: ["Tern"]),
+        .library(name: "TernTesting", targets: ["TernTesting"]),
+        .executable(name: "tern-demo", targets: ["TernDemo"]),
+    ],
+    // The library depends on the toolchain alone: Foundation, FoundationNetworking and Dispatch.
+    dependencies: [],
+    targets: [
+        .target(name: "Tern"),
+        .target(name: "TernTesting", dependencies: ["Tern"]),
+        .executableTarget(name: "TernDemo", dependencies: ["Tern"]),
+        .testTarget(name: "TernTests", dependencies: ["Tern", "TernTesting"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,152 @@
+import Dispatch
+
+extension Promise {
+    /// Succeeds with every value, in the order given, once all succeed; fails with the first
+    /// error, and then cancels the others that nothing else waits for.
+    public static func all(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<[Value]> {
+        guard !promises.isEmpty else { return Promise<[Value]>(value: [], in: queue) }
+        let combined = Promise<[Value]>(queue: queue, state: PromiseState())
+        let values = Collector<Value>(count: promises.count)
+        let releaseAll: @Sendable () -> Void = { promises.forEach { $0.releaseInterest() } }
+        for (index, promise) in promises.enumerated() {
+            promise.register(Callback(queue: nil) { result in
+                switch result {
+                case .success(let value):
+                    guard let all = values.store(value, at: index) else { return nil }
+                    return combined.settleInLoop(.success(all))
+                case .failure(let error):
+                    if combined.settle(.failure(error)) { releaseAll() }
+                    return nil
+                }
+            }, asDependent: true)
+        }
+        combined.onCancel(releaseAll)
+        return combined
+    }
+
+    /// Runs the work at most `maxConcurrent` at a time, starting each as a slot frees up, and
+    /// succeeds with every value in the order given. On the first error, or on cancellation,
+    /// nothing more starts and the running work is cancelled.
+    public static func all(
+        maxConcurrent: Int,
+        in queue: DispatchQueue = .main,
+        _ work: [@Sendable () -> Promise<Value>]
+    ) -> Promise<[Value]> {
+        guard !work.isEmpty else { return Promise<[Value]>(value: [], in: queue) }
+        let (combined, resolver) = Promise<[Value]>.pending(in: queue)
+        let run = ThrottledRun(work: work, resolver: resolver)
+        resolver.onCancel { run.stop() }
+        for _ in 0..<max(1, min(maxConcurrent, work.count)) { run.startNext() }
+        return combined
+    }
+
+    /// Settles like the first of `promises` to settle, then cancels the others that nothing
+    /// else waits for. Fails with ``PromiseError/noPromises`` when given none.
+    public static func race(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<Value> {
+        guard !promises.isEmpty else { return Promise(error: PromiseError.noPromises, in: queue) }
+        let winner = Promise(queue: queue, state: PromiseState())
+        let releaseAll: @Sendable () -> Void = { promises.forEach { $0.releaseInterest() } }
+        for promise in promises {
+            promise.register(Callback(queue: nil) { result in
+                if winner.settle(result) { releaseAll() }
+                return nil
+            }, asDependent: true)
+        }
+        winner.onCancel(releaseAll)
+        return winner
+    }
+
+    /// Succeeds with the first of `promises` to succeed, then cancels the others that nothing
+    /// else waits for. Fails with ``PromiseError/allFailed(_:)`` when every one fails.
+    public static func any(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<Value> {
+        guard !promises.isEmpty else { return Promise(error: PromiseError.allFailed([]), in: queue) }
+        let winner = Promise(queue: queue, state: PromiseState())
+        let errors = Collector<any Error>(count: promises.count)
+        let releaseAll: @Sendable () -> Void = { promises.forEach { $0.releaseInterest() } }
+        for (index, promise) in promises.enumerated() {
+            promise.register(Callback(queue: nil) { result in
+                switch result {
+                case .success:
+                    if winner.settle(result) { releaseAll() }
+                    return nil
+                case .failure(let error):
+                    guard let all = errors.store(error, at: index) else { return nil }
+                    return winner.settleInLoop(.failure(PromiseError.allFailed(all)))
+                }
+            }, asDependent: true)
+        }
+        winner.onCancel(releaseAll)
+        return winner
+    }
+}
+
+/// Gathers one item per slot and hands back all of them, in slot order, with the last one.
+private final class Collector<Item: Sendable>: Sendable {
+    private let state: Locked<(items: [Item?], remaining: Int)>
+
+    init(count: Int) {
+        state = Locked((Array(repeating: nil, count: count), count))
+    }
+
+    /// Stores `item`; returns every item once all slots are filled.
+    func store(_ item: Item, at index: Int) -> [Item]? {
+        state.withLock { state in
+            state.items[index] = item
+            state.remaining -= 1
+            return state.remaining == 0 ? state.items.map { $0! } : nil
+        }
+    }
+}
+
+/// Starts lazily created work a slot at a time for ``Promise/all(maxConcurrent:in:_:)``.
+private final class ThrottledRun<Value: Sendable>: Sendable {
+    private struct State: Sendable {
+        var nextIndex = 0
+        var isStopped = false
+        var running: [Int: Promise<Value>] = [:]
+    }
+
+    private let work: [@Sendable () -> Promise<Value>]
+    private let resolver: Promise<[Value]>.Resolver
+    private let values: Collector<Value>
+    private let state = Locked(State())
+
+    init(work: [@Sendable () -> Promise<Value>], resolver: Promise<[Value]>.Resolver) {
+        self.work = work
+        self.resolver = resolver
+        self.values = Collector(count: work.count)
+    }
+
+    /// Starts the next piece of work, if any is left and the run goes on.
+    func startNext() {
+        let index: Int? = state.withLock { state in
+            guard !state.isStopped, state.nextIndex < work.count else { return nil }
+            defer { state.nextIndex += 1 }
+            return state.nextIndex
+        }
+        guard let index else { return }
+        let promise = work[index]()
+        state.withLock { $0.running[index] = promise }
+        promise.onResult(in: .global()) { [self] result in
+            state.withLock { _ = $0.running.removeValue(forKey: index) }
+            switch result {
+            case .success(let value):
+                if let all = values.store(value, at: index) { return resolver.fulfill(all) }
+                startNext()
+            case .failure(let error):
+                resolver.reject(error)
+                stop()
+            }
+        }
+    }
+
+    /// Starts nothing more and cancels what runs.
+    func stop() {
+        let running = state.withLock { state in
+            state.isStopped = true
+            defer { state.running = [:] }
+            return Array(state.running.values)
+        }
+        running.forEach { $0.cancel() }
+    }
+}

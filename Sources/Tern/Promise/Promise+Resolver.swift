@@ -1,0 +1,54 @@
+extension Promise {
+    /// Settles its promise: the producer's side of a ``Promise``.
+    ///
+    /// Any thread may call it, any number of times; only the first settlement counts.
+    /// Releasing the last reference to a resolver that never settled its promise fails the
+    /// promise with ``PromiseError/abandoned``, so no promise waits forever for a producer
+    /// that is gone.
+    public final class Resolver: Sendable {
+        private let promise: Promise<Value>
+
+        init(_ promise: Promise<Value>) {
+            self.promise = promise
+        }
+
+        deinit {
+            promise.settle(.failure(PromiseError.abandoned))
+        }
+
+        /// Settles the promise with `value`.
+        public func fulfill(_ value: Value) {
+            promise.settle(.success(value))
+        }
+
+        /// Settles the promise with `error`.
+        public func reject(_ error: any Error) {
+            promise.settle(.failure(error))
+        }
+
+        /// Settles the promise with `result`.
+        public func resolve(_ result: Result<Value, any Error>) {
+            promise.settle(result)
+        }
+
+        /// Whether the promise was cancelled; long work can check it to stop early.
+        public var isCancelled: Bool {
+            if case .failure(PromiseError.cancelled) = promise.currentResult { true } else { false }
+        }
+
+        /// Runs `handler` when the promise is cancelled, at once if it already was.
+        ///
+        /// This is how cancellation reaches the work: cancel the network task, the timer, the
+        /// child promise here.
+        public func onCancel(_ handler: @escaping @Sendable () -> Void) {
+            promise.onCancel(handler)
+        }
+    }
+}
+
+extension Promise.Resolver where Value == Void {
+    /// Settles a `Promise<Void>` successfully.
+    public func fulfill() {
+        fulfill(())
+    }
+}

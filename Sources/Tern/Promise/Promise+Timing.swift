@@ -1,0 +1,52 @@
+import Foundation
+
+extension Promise {
+    /// Fails with ``PromiseError/timedOut(after:)`` unless this promise settles within
+    /// `interval` seconds; on time-out this promise is cancelled if nothing else waits for it.
+    public func timeout(_ interval: TimeInterval) -> Promise<Value> {
+        let derived = makeDerived(of: Value.self)
+        let timer = DispatchTimer(after: interval) {
+            derived.settle(.failure(PromiseError.timedOut(after: interval)), releasingUpstream: true)
+        }
+        register(Callback(queue: nil) { result in
+            timer.cancel()
+            return derived.settleInLoop(result)
+        }, asDependent: true)
+        derived.onCancel { timer.cancel() }
+        return derived
+    }
+
+    /// Passes the value on `interval` seconds after it arrives; errors pass on at once.
+    public func delay(_ interval: TimeInterval) -> Promise<Value> {
+        let derived = makeDerived(of: Value.self)
+        register(Callback(queue: nil) { result in
+            guard case .success = result else { return derived.settleInLoop(result) }
+            let timer = DispatchTimer(after: interval) { derived.settle(result) }
+            derived.onCancel { timer.cancel() }
+            return nil
+        }, asDependent: true)
+        return derived
+    }
+
+    /// Runs `attempt` until one of its promises succeeds, at most `attempts` times in all,
+    /// waiting `delay` seconds between attempts; fails with the last attempt's error.
+    ///
+    /// Promises start their work when created, so a retry needs a closure that makes a new one.
+    /// Cancelling the returned promise cancels the attempt in flight or the wait for the next.
+    ///
+    /// ```swift
+    /// let user = Promise.retry(3, delay: 0.5) { api.user(id: 42) }
+    /// ```
+    public static func retry(
+        _ attempts: Int,
+        delay: TimeInterval = 0,
+        _ attempt: @escaping @Sendable () -> Promise<Value>
+    ) -> Promise<Value> {
+        attempt().recover(in: .global()) { error in
+            guard attempts > 1 else { throw error }
+            return Promise<Void>(value: ()).delay(delay).then(in: .global()) {
+                retry(attempts - 1, delay: delay, attempt)
+            }
+        }
+    }
+}

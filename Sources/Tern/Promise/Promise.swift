@@ -1,0 +1,198 @@
+import Dispatch
+
+/// A value that will be available later, or an error: what every Tern endpoint returns.
+///
+/// A promise settles exactly once. Callbacks registered with ``onSuccess(in:_:)``,
+/// ``onError(in:_:)``, ``finally(in:_:)`` and the transforming steps (``then(in:_:)``,
+/// ``map(in:_:)``, ``recover(in:_:)-…``) run on the queue given to them, or else on the promise's
+/// ``queue``; never synchronously inside the call that registers them, and never while a lock
+/// is held.
+///
+/// ```swift
+/// api.user(id: 42)
+///     .then(in: background) { user in api.favorites(of: user) }
+///     .onSuccess { favorites in show(favorites) }
+///     .onError { error in report(error) }
+///     .finally { hideSpinner() }
+///
+/// let favorites = try await api.favorites(of: user).value
+/// ```
+///
+/// ``cancel()`` settles the promise with ``PromiseError/cancelled``, runs the producer's
+/// cancellation handlers (a network request stops), and cancels upstream promises that only
+/// this chain was waiting for.
+public final class Promise<Value: Sendable>: Sendable {
+    /// The queue on which callbacks run when they are registered without one.
+    ///
+    /// Promises derived from this one inherit it; ``AbstractAPI`` sets it to its `responseQueue`.
+    public let queue: DispatchQueue
+
+    let state: Locked<PromiseState<Value>>
+
+    init(queue: DispatchQueue, state: PromiseState<Value>) {
+        self.queue = queue
+        self.state = Locked(state)
+    }
+
+    /// Creates a promise and runs `body` at once to start the work that settles it.
+    ///
+    /// Call `resolve` or `reject` from any thread, any number of times: only the first call
+    /// counts. An error thrown by `body` rejects the promise. If both closures are released
+    /// without either being called, the promise fails with ``PromiseError/abandoned``.
+    ///
+    /// ```swift
+    /// let answer = Promise<Int> { resolve, reject in
+    ///     DispatchQueue.global().async { resolve(42) }
+    /// }
+    /// ```
+    public convenience init(
+        in queue: DispatchQueue = .main,
+        _ body: (_ resolve: @escaping @Sendable (Value) -> Void,
+                 _ reject: @escaping @Sendable (any Error) -> Void) throws -> Void
+    ) {
+        self.init(queue: queue, state: PromiseState())
+        let resolver = Resolver(self)
+        do {
+            try body({ resolver.fulfill($0) }, { resolver.reject($0) })
+        } catch {
+            resolver.reject(error)
+        }
+    }
+
+    /// Creates a promise that has already succeeded with `value`.
+    public convenience init(value: Value, in queue: DispatchQueue = .main) {
+        self.init(queue: queue, state: PromiseState(result: .success(value)))
+    }
+
+    /// Creates a promise that has already failed with `error`.
+    public convenience init(error: any Error, in queue: DispatchQueue = .main) {
+        self.init(queue: queue, state: PromiseState(result: .failure(error)))
+    }
+
+    /// Creates a pending promise together with the resolver that settles it.
+    ///
+    /// Use this when the work is started elsewhere, or when it can be cancelled:
+    ///
+    /// ```swift
+    /// let (promise, resolver) = Promise<Data>.pending()
+    /// let task = session.dataTask(with: url) { data, _, error in
+    ///     if let data { resolver.fulfill(data) } else { resolver.reject(error ?? URLError(.unknown)) }
+    /// }
+    /// resolver.onCancel { task.cancel() }
+    /// task.resume()
+    /// ```
+    public static func pending(in queue: DispatchQueue = .main) -> (promise: Promise<Value>, resolver: Resolver) {
+        let promise = Promise(queue: queue, state: PromiseState())
+        return (promise, Resolver(promise))
+    }
+
+    /// Whether the promise has not settled yet.
+    public var isPending: Bool { state.withLock { $0.isPending } }
+
+    /// The result if the promise has settled, `nil` while it is pending.
+    public var currentResult: Result<Value, any Error>? { state.withLock { $0.result } }
+
+    /// Fails the promise with ``PromiseError/cancelled`` unless it has settled already.
+    ///
+    /// Runs the producer's cancellation handlers and releases the promises this one waits on,
+    /// which are cancelled in turn when nothing else waits for them. Safe to call from any
+    /// thread, any number of times.
+    public func cancel() {
+        guard let settlement = state.withLock({ $0.cancel() }) else { return }
+        carryOut(settlement)
+    }
+
+    // MARK: Settling
+
+    /// Settles from outside any delivery loop. Returns `false` if the promise had settled already.
+    @discardableResult
+    func settle(_ result: Result<Value, any Error>, releasingUpstream: Bool = false) -> Bool {
+        guard let settlement = state.withLock({ $0.settle(result, releasingUpstream: releasingUpstream) }) else {
+            return false
+        }
+        carryOut(settlement)
+        return true
+    }
+
+    /// Settles from inside a delivery loop, handing the promise back to the loop instead of
+    /// starting a new one, so a chain runs on one queue hop and in constant stack depth.
+    func settleInLoop(_ result: Result<Value, any Error>) -> (any Deliverable)? {
+        let settlement = state.withLock { $0.settle(result) }
+        return settlement?.needsDelivery == true ? self : nil
+    }
+
+    private func carryOut(_ settlement: PromiseState<Value>.Settlement) {
+        settlement.cancelHandlers.forEach { $0() }
+        settlement.releasedUpstream?.releaseInterest()
+        if settlement.needsDelivery { WorkList.drain(self, on: nil) }
+    }
+
+    /// Registers a producer's cancellation handler; it runs at once if the promise is already cancelled.
+    func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        if state.withLock({ $0.addCancelHandler(handler) }) { handler() }
+    }
+
+    // MARK: Registering
+
+    /// Registers a callback from outside a delivery loop. On a settled promise the delivery loop
+    /// starts here, and dispatches every callback that has a queue: user code never runs inside
+    /// the call that registered it.
+    func register(_ callback: Callback<Value>, pinning: Bool = false, asDependent: Bool = false) {
+        if state.withLock({ $0.register(callback, pinning: pinning, asDependent: asDependent) }) {
+            WorkList.drain(self, on: nil)
+        }
+    }
+
+    /// Registers Tern's own callback from inside a delivery loop; returns the promise to deliver
+    /// when it has settled already.
+    func registerInLoop(_ callback: Callback<Value>) -> (any Deliverable)? {
+        state.withLock { $0.register(callback, asDependent: true) } ? self : nil
+    }
+
+    /// Makes `derived` wait on this promise: `body` settles it and the loop goes on from there.
+    func attach<Derived>(
+        _ derived: Promise<Derived>,
+        on queue: DispatchQueue?,
+        _ body: @escaping @Sendable (Result<Value, any Error>) -> (any Deliverable)?
+    ) -> Promise<Derived> {
+        register(Callback(queue: queue ?? self.queue, body: body), asDependent: true)
+        return derived
+    }
+
+    /// Creates a pending promise that waits on this one and inherits its queue.
+    func makeDerived<Derived>(of type: Derived.Type = Derived.self) -> Promise<Derived> {
+        Promise<Derived>(queue: queue, state: PromiseState(upstream: self))
+    }
+
+    /// Makes this pending promise take the result of `other`, from inside a delivery loop.
+    func follow(_ other: Promise<Value>) -> (any Deliverable)? {
+        if other === self { return settleInLoop(.failure(PromiseError.resolvedWithItself)) }
+        guard state.withLock({ $0.wait(on: other) }) else {
+            other.releaseInterest()
+            return nil
+        }
+        return other.registerInLoop(Callback(queue: nil) { [self] result in settleInLoop(result) })
+    }
+}
+
+extension Promise: Deliverable {
+    func deliver(on currentQueue: DispatchQueue?, into work: inout WorkList) {
+        while let (callbacks, result) = state.withLock({ $0.takeCallbacks() }) {
+            callbacks.forEach { callback in
+                guard let queue = callback.queue, queue !== currentQueue else {
+                    if let next = callback.body(result) { work.append(next) }
+                    return
+                }
+                queue.async {
+                    if let next = callback.body(result) { WorkList.drain(next, on: queue) }
+                }
+            }
+        }
+    }
+}
+
+extension Promise: Upstream {
+    func releaseInterest() {
+        if state.withLock({ $0.releaseDependent() }) { cancel() }
+    }
+}

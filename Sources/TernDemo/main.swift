@@ -1,0 +1,3 @@
+import Tern
+
+print("Tern demo")

@@ -1,0 +1,58 @@
+import Dispatch
+import Foundation
+
+/// Collects values from many threads for a test to inspect afterwards.
+final class Recorder<Item: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [Item] = []
+
+    func append(_ item: Item) {
+        lock.lock()
+        defer { lock.unlock() }
+        storage.append(item)
+    }
+
+    var items: [Item] {
+        lock.lock()
+        defer { lock.unlock() }
+        return storage
+    }
+}
+
+/// A serial queue that can tell whether code runs on it.
+struct TaggedQueue: Sendable {
+    private static let key = DispatchSpecificKey<String>()
+    let queue: DispatchQueue
+    let label: String
+
+    init(_ label: String) {
+        self.label = label
+        queue = DispatchQueue(label: label)
+        queue.setSpecific(key: Self.key, value: label)
+    }
+
+    /// The label of the tagged queue the caller runs on, if any.
+    static var current: String? { DispatchQueue.getSpecific(key: key) }
+}
+
+/// Waits until `condition` holds, polling; gives up after `timeout` seconds.
+func eventually(timeout: TimeInterval = 5, _ condition: @Sendable () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    return condition()
+}
+
+/// An error for tests to throw and recognise.
+struct TestError: Error, Equatable {
+    var code = 1
+}
+
+/// Watches an object without keeping it alive, to prove that it is freed.
+final class WeakRef<Object: AnyObject>: @unchecked Sendable {
+    private(set) weak var object: Object?
+    init(_ object: Object) { self.object = object }
+    var isFreed: Bool { object == nil }
+}
