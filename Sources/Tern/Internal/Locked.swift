@@ -1,4 +1,4 @@
-#if canImport(Darwin)
+#if canImport(Darwin) || TERN_PTHREAD_LOCK
 import Foundation
 #else
 import Synchronization
@@ -10,9 +10,16 @@ import Synchronization
 /// ``withLock(_:)`` must be short and must never call out to user code: callers compute what to
 /// do under the lock and do it after unlocking. The state need not be `Sendable` (a dispatch
 /// source, say): it is handed over at `init` and only ever touched under the lock.
+///
+/// Two implementations, one behaviour:
+/// - On Linux, `Synchronization.Mutex`, stored inline in its owner, so a promise costs one
+///   allocation rather than two.
+/// - On Apple platforms (where `Mutex` needs macOS 15 / iOS 18), and in the thread-sanitizer
+///   run (`-Xswiftc -DTERN_PTHREAD_LOCK`), an `NSLock` box. `Mutex` hands a contended lock
+///   over inside the kernel, where the sanitizer cannot see it, and would be reported as racing
+///   with itself; `NSLock` is a pthread mutex, which the sanitizer understands.
 struct Locked<State>: ~Copyable, Sendable {
-    #if canImport(Darwin)
-    // Synchronization.Mutex needs macOS 15 / iOS 18; older Apple systems get an NSLock box.
+    #if canImport(Darwin) || TERN_PTHREAD_LOCK
     private final class Box: @unchecked Sendable {
         let lock = NSLock()
         var state: State
@@ -29,7 +36,6 @@ struct Locked<State>: ~Copyable, Sendable {
         return body(&box.state)
     }
     #else
-    // Stored inline in its owner: no allocation of its own, which matters for one per promise.
     private let mutex: Mutex<State>
 
     init(_ state: sending State) { mutex = Mutex(state) }

@@ -1,0 +1,92 @@
+import Dispatch
+import Testing
+@testable import Tern
+
+/// Cancellation, down a chain and up it.
+@Suite(.timeLimit(.minutes(1))) struct PromiseCancellationTests {
+    let queue = DispatchQueue(label: "tern.test.cancellation")
+
+    private func isCancelled<T>(_ promise: Promise<T>) -> Bool {
+        if case .failure(PromiseError.cancelled)? = promise.currentResult { true } else { false }
+    }
+
+    @Test func cancelSettlesAtOnceAndRunsTheProducersHandler() async {
+        let (promise, resolver) = Promise<Int>.pending(in: queue)
+        let handled = Recorder<Bool>()
+        resolver.onCancel { handled.append(true) }
+        promise.cancel()
+        promise.cancel()
+        #expect(isCancelled(promise))
+        #expect(handled.items == [true])
+        resolver.fulfill(1)
+        #expect(isCancelled(promise))
+    }
+
+    @Test func aHandlerAddedAfterCancellationRunsAtOnce() {
+        let (promise, resolver) = Promise<Int>.pending(in: queue)
+        promise.cancel()
+        let handled = Recorder<Bool>()
+        resolver.onCancel { handled.append(true) }
+        #expect(handled.items == [true])
+    }
+
+    @Test func cancellingASourceFailsTheWholeChainDownstream() async {
+        let (source, resolver) = Promise<Int>.pending(in: queue)
+        let tail = source.map { $0 + 1 }.then { Promise(value: $0) }
+        source.cancel()
+        await #expect(throws: PromiseError.self) { try await tail.value }
+        #expect(isCancelled(tail))
+        _ = resolver
+    }
+
+    @Test func cancellingTheEndOfAChainCancelsTheSourceNobodyElseNeeds() async {
+        let (source, resolver) = Promise<Int>.pending(in: queue)
+        let handled = Recorder<Bool>()
+        resolver.onCancel { handled.append(true) }
+        let tail = source.map { $0 + 1 }.map { $0 * 2 }
+        tail.cancel()
+        #expect(isCancelled(source))
+        #expect(handled.items == [true])
+    }
+
+    @Test func cancellingAThenCancelsThePromiseItWaitsOn() async throws {
+        let (inner, innerResolver) = Promise<Int>.pending(in: queue)
+        let started = Promise<Void>.pending(in: queue)
+        let chained = Promise(value: 1, in: queue).then { _ -> Promise<Int> in
+            started.resolver.fulfill()
+            return inner
+        }
+        try await started.promise.value
+        // `then` adopts `inner` in the same callback, on `queue`, right after its body returns.
+        queue.sync {}
+        chained.cancel()
+        #expect(isCancelled(inner))
+        #expect(innerResolver.isCancelled)
+    }
+
+    @Test func aSourceWithAnotherDependentIsNotCancelled() {
+        let (source, resolver) = Promise<Int>.pending(in: queue)
+        let first = source.map { $0 + 1 }
+        let second = source.map { $0 + 2 }
+        first.cancel()
+        #expect(source.isPending)
+        second.cancel()
+        #expect(isCancelled(source))
+        _ = resolver
+    }
+
+    @Test func aSourceWithASideEffectObserverIsNotCancelledByDependents() {
+        let (source, resolver) = Promise<Int>.pending(in: queue)
+        source.onSuccess { _ in }
+        source.map { $0 + 1 }.cancel()
+        #expect(source.isPending)
+        resolver.fulfill(1)
+    }
+
+    @Test func cancellingAfterSuccessChangesNothing() async throws {
+        let promise = Promise(value: 1, in: queue).map { $0 + 1 }
+        #expect(try await promise.value == 2)
+        promise.cancel()
+        #expect(try await promise.value == 2)
+    }
+}

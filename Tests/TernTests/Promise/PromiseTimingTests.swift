@@ -1,0 +1,69 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import Tern
+
+/// `timeout`, `delay` and `retry`. These check order and outcome, never speed: the machines
+/// are shared, so the only bounds are generous lower ones.
+@Suite(.timeLimit(.minutes(1))) struct PromiseTimingTests {
+    let queue = DispatchQueue(label: "tern.test.timing")
+
+    @Test func timeoutFailsAPromiseThatTakesTooLongAndCancelsIt() async throws {
+        let (slow, resolver) = Promise<Int>.pending(in: queue)
+        let started = Date()
+        let timed = slow.timeout(0.05)
+        await #expect(throws: PromiseError.self) { try await timed.value }
+        #expect(Date().timeIntervalSince(started) >= 0.05)
+        guard case .failure(PromiseError.timedOut(let after))? = timed.currentResult else {
+            Issue.record("expected timedOut, got \(String(describing: timed.currentResult))")
+            return
+        }
+        #expect(after == 0.05)
+        #expect(resolver.isCancelled)
+    }
+
+    @Test func timeoutLetsAFastPromiseThrough() async throws {
+        #expect(try await Promise(value: 1, in: queue).timeout(5).value == 1)
+    }
+
+    @Test func delayHoldsTheValueBack() async throws {
+        let started = Date()
+        #expect(try await Promise(value: 1, in: queue).delay(0.03).value == 1)
+        #expect(Date().timeIntervalSince(started) >= 0.03)
+        let failed = Promise<Int>(error: TestError(), in: queue).delay(30)
+        await #expect(throws: TestError()) { try await failed.value }
+    }
+
+    @Test func retryRunsUntilSuccess() async throws {
+        let attempts = Counter()
+        let promise = Promise<Int>.retry(5, delay: 0.001) {
+            attempts.add(1) < 3 ? Promise(error: TestError()) : Promise(value: 42)
+        }
+        #expect(try await promise.value == 42)
+        #expect(attempts.value == 3)
+    }
+
+    @Test func retryGivesUpWithTheLastError() async throws {
+        let attempts = Counter()
+        let promise = Promise<Int>.retry(3) { Promise(error: TestError(code: attempts.add(1))) }
+        await #expect(throws: TestError(code: 3)) { try await promise.value }
+        #expect(attempts.value == 3)
+    }
+
+    @Test func cancellingARetryStopsTheWaitForTheNextAttempt() async throws {
+        let attempts = Counter()
+        // The wait is far longer than the test may take, so only cancellation can end it.
+        let promise = Promise<Int>.retry(3, delay: 30) {
+            _ = attempts.add(1)
+            return Promise(error: TestError())
+        }
+        #expect(await eventually { attempts.value == 1 })
+        promise.cancel()
+        let result = await promise.result
+        guard case .failure(PromiseError.cancelled) = result else {
+            Issue.record("expected cancellation, got \(result)")
+            return
+        }
+        #expect(attempts.value == 1)
+    }
+}
