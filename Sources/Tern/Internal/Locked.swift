@@ -18,28 +18,39 @@ import Synchronization
 ///   run (`-Xswiftc -DTERN_PTHREAD_LOCK`), an `NSLock` box. `Mutex` hands a contended lock
 ///   over inside the kernel, where the sanitizer cannot see it, and would be reported as racing
 ///   with itself; `NSLock` is a pthread mutex, which the sanitizer understands.
+@usableFromInline
 struct Locked<State>: ~Copyable, Sendable {
     #if canImport(Darwin) || TERN_PTHREAD_LOCK
-    private final class Box: @unchecked Sendable {
+    @usableFromInline
+    final class Box: @unchecked Sendable {
+        @usableFromInline
         let lock = NSLock()
+        @usableFromInline
         var state: State
+        @inlinable
         init(_ state: State) { self.state = state }
     }
 
-    private let box: Box
+    @usableFromInline
+    let box: Box
 
-    init(_ state: sending State) { box = Box(state) }
+    @inlinable
+    init(_ state: consuming sending State) { box = Box(state) }
 
+    @inlinable
     func withLock<Result: Sendable>(_ body: (inout sending State) -> Result) -> Result {
         box.lock.lock()
         defer { box.lock.unlock() }
         return body(&box.state)
     }
     #else
-    private let mutex: Mutex<State>
+    @usableFromInline
+    let mutex: Mutex<State>
 
-    init(_ state: sending State) { mutex = Mutex(state) }
+    @inlinable
+    init(_ state: consuming sending State) { mutex = Mutex(state) }
 
+    @inlinable
     func withLock<Result: Sendable>(_ body: (inout sending State) -> Result) -> Result {
         mutex.withLock { state in body(&state) }
     }

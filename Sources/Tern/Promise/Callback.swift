@@ -1,35 +1,44 @@
 import Dispatch
 
 /// A promise that has settled and may have callbacks waiting to run.
-///
-/// The delivery loop works through these without recursion, so a chain of any length runs
-/// in constant stack depth.
+@usableFromInline
 protocol Deliverable: AnyObject, Sendable {
-    /// Runs the waiting callbacks: those bound to `currentQueue` (or to no queue) right here,
-    /// the others by dispatching to their own queue. Promises they settle go into `work`.
-    func deliver(on currentQueue: DispatchQueue?, into work: inout WorkList)
+    /// Runs the waiting callbacks: those bound to the loop's queue (or to no queue) right here,
+    /// the others by dispatching to their own queue.
+    func deliver(in loop: inout DeliveryLoop)
 }
 
 /// One registered reaction to a promise's result.
+@usableFromInline
 struct Callback<Value: Sendable>: Sendable {
     /// Where the body runs; `nil` for Tern's own bookkeeping, which may run on any thread.
     /// User code always has a queue.
+    @usableFromInline
     let queue: DispatchQueue?
-    /// Reacts to the result and returns a promise it settled (or found settled) that now needs
-    /// delivery, so the loop can go on without a queue hop or a deeper stack.
-    let body: @Sendable (Result<Value, any Error>) -> (any Deliverable)?
+    /// Reacts to the result; a promise it settles is handed to `loop` for delivery.
+    @usableFromInline
+    let body: @Sendable (Result<Value, any Error>, inout DeliveryLoop) -> Void
+
+    @inlinable
+    init(queue: DispatchQueue?, body: @escaping @Sendable (Result<Value, any Error>, inout DeliveryLoop) -> Void) {
+        self.queue = queue
+        self.body = body
+    }
 }
 
 /// The callbacks of one promise, in registration order, with no allocation for the common single one.
+@usableFromInline
 enum Callbacks<Value: Sendable>: Sendable {
     case none
     case one(Callback<Value>)
     case many([Callback<Value>])
 
+    @inlinable
     var isEmpty: Bool {
         if case .none = self { true } else { false }
     }
 
+    @inlinable
     mutating func append(_ callback: Callback<Value>) {
         switch self {
         case .none: self = .one(callback)
@@ -41,6 +50,7 @@ enum Callbacks<Value: Sendable>: Sendable {
         }
     }
 
+    @inlinable
     func forEach(_ body: (Callback<Value>) -> Void) {
         switch self {
         case .none: break
@@ -50,39 +60,52 @@ enum Callbacks<Value: Sendable>: Sendable {
     }
 }
 
-/// Settled promises whose callbacks still have to run, first in, first out.
+/// Runs the callbacks of settled promises on one thread, for as long as they are bound to the
+/// queue that thread serves.
 ///
-/// The first item sits inline, so a linear chain never allocates here.
-struct WorkList {
-    private var head: (any Deliverable)?
-    private var tail: [any Deliverable] = []
-    private var tailIndex = 0
+/// A callback that settles another promise delivers it at once, nested, so a chain runs on one
+/// queue hop through code the compiler has specialized. Past ``maxDepth`` nested deliveries the
+/// promise waits in a backlog instead, so a chain of any length runs in bounded stack depth.
+@usableFromInline
+struct DeliveryLoop {
+    /// The queue whose thread runs this loop; `nil` for a thread that belongs to no queue of ours.
+    @usableFromInline
+    let queue: DispatchQueue?
+    @usableFromInline
+    var depth = 0
+    @usableFromInline
+    var backlog: [any Deliverable] = []
 
-    mutating func append(_ item: any Deliverable) {
-        if head == nil && tailIndex == tail.count {
-            head = item
-        } else {
-            tail.append(item)
+    @usableFromInline
+    static var maxDepth: Int { 32 }
+
+    @inlinable
+    init(queue: DispatchQueue?) {
+        self.queue = queue
+    }
+
+    /// Delivers `promise` now, or later in this loop when the stack is deep enough already.
+    @inlinable
+    mutating func deliver<Value>(_ promise: Promise<Value>) {
+        guard depth < Self.maxDepth else { return backlog.append(promise) }
+        depth += 1
+        promise.deliver(in: &self)
+        depth -= 1
+    }
+
+    /// Delivers what waited in the backlog, and what that delivery settles in turn.
+    @inlinable
+    mutating func finish() {
+        while let next = backlog.popLast() {
+            next.deliver(in: &self)
         }
     }
 
-    mutating func next() -> (any Deliverable)? {
-        if let item = head {
-            head = nil
-            return item
-        }
-        guard tailIndex < tail.count else { return nil }
-        defer { tailIndex += 1 }
-        return tail[tailIndex]
-    }
-
-    /// Delivers `first` and everything its callbacks settle in turn, from a thread running on
-    /// `queue` (or, with `nil`, from a thread that belongs to no queue of ours).
-    static func drain(_ first: any Deliverable, on queue: DispatchQueue?) {
-        var work = WorkList()
-        work.append(first)
-        while let item = work.next() {
-            item.deliver(on: queue, into: &work)
-        }
+    /// Delivers `promise` and everything its callbacks settle, from a thread running on `queue`.
+    @inlinable
+    static func run<Value>(_ promise: Promise<Value>, on queue: DispatchQueue?) {
+        var loop = DeliveryLoop(queue: queue)
+        loop.deliver(promise)
+        loop.finish()
     }
 }

@@ -6,6 +6,7 @@ extension Promise {
     /// ```swift
     /// let size = Promise { try await storage.size(of: file) }
     /// ```
+    @inlinable
     public convenience init(in queue: DispatchQueue = .main, _ operation: @escaping @Sendable () async throws -> Value) {
         self.init(queue: queue, state: PromiseState())
         let task = Task { [self] in
@@ -22,21 +23,22 @@ extension Promise {
     ///
     /// Cancelling the awaiting Task cancels the promise. Needs no queue to be serviced, so it
     /// works in command-line tools and servers as well as in apps.
+    @inlinable
     public var value: Value {
         get async throws { try await result.get() }
     }
 
     /// The result, once the promise settles; cancelling the awaiting Task cancels the promise.
+    @inlinable
     public var result: Result<Value, any Error> {
         get async {
-            await withTaskCancellationHandler {
+            // Settled already: no continuation, no suspension.
+            if let result = currentResult { return result }
+            return await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     // Bookkeeping callback with no queue: it resumes the Task from whichever
                     // thread settles the promise, with no hop.
-                    register(Callback(queue: nil) { result in
-                        continuation.resume(returning: result)
-                        return nil
-                    }, pinning: true)
+                    register(Callback(queue: nil) { result, _ in continuation.resume(returning: result) }, pinning: true)
                 }
             } onCancel: {
                 cancel()

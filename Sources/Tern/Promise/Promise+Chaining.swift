@@ -10,73 +10,78 @@ extension Promise {
     /// ```swift
     /// api.requestUser().then(api.favorites(of:))
     /// ```
+    @inlinable
     public func then<Next>(
         in queue: DispatchQueue? = nil,
         _ body: @escaping @Sendable (Value) throws -> Promise<Next>
     ) -> Promise<Next> {
         let derived = makeDerived(of: Next.self)
-        return attach(derived, on: queue) { result in
+        return attach(derived, on: queue) { result, loop in
             switch result {
             case .success(let value):
                 do {
-                    return derived.follow(try body(value))
+                    derived.follow(try body(value), in: &loop)
                 } catch {
-                    return derived.settleInLoop(.failure(error))
+                    derived.settle(.failure(error), in: &loop)
                 }
             case .failure(let error):
-                return derived.settleInLoop(.failure(error))
+                derived.settle(.failure(error), in: &loop)
             }
         }
     }
 
     /// Transforms the value; an error thrown by `transform` fails the result.
+    @inlinable
     public func map<Next>(
         in queue: DispatchQueue? = nil,
         _ transform: @escaping @Sendable (Value) throws -> Next
     ) -> Promise<Next> {
         let derived = makeDerived(of: Next.self)
-        return attach(derived, on: queue) { result in
-            derived.settleInLoop(result.flatMap { value in Result { try transform(value) } })
+        return attach(derived, on: queue) { result, loop in
+            derived.settle(result.flatMap { value in Result { try transform(value) } }, in: &loop)
         }
     }
 
     /// Turns an error into a value; cancellation is not recovered and passes on.
     ///
     /// Throw from `body` to keep the promise failed, with the same or another error.
+    @inlinable
     public func recover(
         in queue: DispatchQueue? = nil,
         _ body: @escaping @Sendable (any Error) throws -> Value
     ) -> Promise<Value> {
         let derived = makeDerived(of: Value.self)
-        return attach(derived, on: queue) { result in
+        return attach(derived, on: queue) { result, loop in
             guard case .failure(let error) = result, !Self.isCancellation(error) else {
-                return derived.settleInLoop(result)
+                return derived.settle(result, in: &loop)
             }
-            return derived.settleInLoop(Result { try body(error) })
+            derived.settle(Result { try body(error) }, in: &loop)
         }
     }
 
     /// Turns an error into another promise, such as a second attempt elsewhere; cancellation
     /// is not recovered and passes on.
+    @inlinable
     public func recover(
         in queue: DispatchQueue? = nil,
         _ body: @escaping @Sendable (any Error) throws -> Promise<Value>
     ) -> Promise<Value> {
         let derived = makeDerived(of: Value.self)
-        return attach(derived, on: queue) { result in
+        return attach(derived, on: queue) { result, loop in
             guard case .failure(let error) = result, !Self.isCancellation(error) else {
-                return derived.settleInLoop(result)
+                return derived.settle(result, in: &loop)
             }
             do {
-                return derived.follow(try body(error))
+                derived.follow(try body(error), in: &loop)
             } catch {
-                return derived.settleInLoop(.failure(error))
+                derived.settle(.failure(error), in: &loop)
             }
         }
     }
 
     /// Fails with ``PromiseError/validationFailed`` when `predicate` returns `false`, or with
     /// the error it throws.
+    @inlinable
     public func validate(
         in queue: DispatchQueue? = nil,
         _ predicate: @escaping @Sendable (Value) throws -> Bool
@@ -89,19 +94,21 @@ extension Promise {
 
     /// Runs `body` whatever the outcome, then settles with the same result: unlike
     /// ``finally(in:_:)``, the next step waits for `body`.
+    @inlinable
     public func ensure(
         in queue: DispatchQueue? = nil,
         _ body: @escaping @Sendable () -> Void
     ) -> Promise<Value> {
         let derived = makeDerived(of: Value.self)
-        return attach(derived, on: queue) { result in
+        return attach(derived, on: queue) { result, loop in
             body()
-            return derived.settleInLoop(result)
+            derived.settle(result, in: &loop)
         }
     }
 
     /// Runs `body` with the value when the promise succeeds.
     @discardableResult
+    @inlinable
     public func onSuccess(
         in queue: DispatchQueue? = nil,
         _ body: @escaping @Sendable (Value) -> Void
@@ -113,6 +120,7 @@ extension Promise {
 
     /// Runs `body` with the error when the promise fails, cancellation included.
     @discardableResult
+    @inlinable
     public func onError(
         in queue: DispatchQueue? = nil,
         _ body: @escaping @Sendable (any Error) -> Void
@@ -124,6 +132,7 @@ extension Promise {
 
     /// Runs `body` when the promise settles, whatever the outcome.
     @discardableResult
+    @inlinable
     public func finally(
         in queue: DispatchQueue? = nil,
         _ body: @escaping @Sendable () -> Void
@@ -133,6 +142,7 @@ extension Promise {
 
     /// Runs `body` with the result when the promise settles.
     @discardableResult
+    @inlinable
     public func onResult(
         in queue: DispatchQueue? = nil,
         _ body: @escaping @Sendable (Result<Value, any Error>) -> Void
@@ -142,17 +152,16 @@ extension Promise {
 
     /// Registers a side effect. It pins the promise: something now waits for this very
     /// promise, so dependents going away will not cancel it.
-    private func observe(
+    @inlinable
+    func observe(
         in queue: DispatchQueue?,
         _ body: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> Promise<Value> {
-        register(Callback(queue: queue ?? self.queue) { result in
-            body(result)
-            return nil
-        }, pinning: true)
+        register(Callback(queue: queue ?? self.queue) { result, _ in body(result) }, pinning: true)
         return self
     }
 
+    @inlinable
     static func isCancellation(_ error: any Error) -> Bool {
         (error as? PromiseError)?.isCancellation == true
     }

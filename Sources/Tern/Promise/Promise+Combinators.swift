@@ -3,20 +3,19 @@ import Dispatch
 extension Promise {
     /// Succeeds with every value, in the order given, once all succeed; fails with the first
     /// error, and then cancels the others that nothing else waits for.
+    @inlinable
     public static func all(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<[Value]> {
         guard !promises.isEmpty else { return Promise<[Value]>(value: [], in: queue) }
         let combined = Promise<[Value]>(queue: queue, state: PromiseState())
         let values = Collector<Value>(count: promises.count)
         let releaseAll: @Sendable () -> Void = { promises.forEach { $0.releaseInterest() } }
         for (index, promise) in promises.enumerated() {
-            promise.register(Callback(queue: nil) { result in
+            promise.register(Callback(queue: nil) { result, loop in
                 switch result {
                 case .success(let value):
-                    guard let all = values.store(value, at: index) else { return nil }
-                    return combined.settleInLoop(.success(all))
+                    if let all = values.store(value, at: index) { combined.settle(.success(all), in: &loop) }
                 case .failure(let error):
                     if combined.settle(.failure(error)) { releaseAll() }
-                    return nil
                 }
             }, asDependent: true)
         }
@@ -27,6 +26,7 @@ extension Promise {
     /// Runs the work at most `maxConcurrent` at a time, starting each as a slot frees up, and
     /// succeeds with every value in the order given. On the first error, or on cancellation,
     /// nothing more starts and the running work is cancelled.
+    @inlinable
     public static func all(
         maxConcurrent: Int,
         in queue: DispatchQueue = .main,
@@ -42,14 +42,14 @@ extension Promise {
 
     /// Settles like the first of `promises` to settle, then cancels the others that nothing
     /// else waits for. Fails with ``PromiseError/noPromises`` when given none.
+    @inlinable
     public static func race(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<Value> {
         guard !promises.isEmpty else { return Promise(error: PromiseError.noPromises, in: queue) }
         let winner = Promise(queue: queue, state: PromiseState())
         let releaseAll: @Sendable () -> Void = { promises.forEach { $0.releaseInterest() } }
         for promise in promises {
-            promise.register(Callback(queue: nil) { result in
+            promise.register(Callback(queue: nil) { result, _ in
                 if winner.settle(result) { releaseAll() }
-                return nil
             }, asDependent: true)
         }
         winner.onCancel(releaseAll)
@@ -58,20 +58,21 @@ extension Promise {
 
     /// Succeeds with the first of `promises` to succeed, then cancels the others that nothing
     /// else waits for. Fails with ``PromiseError/allFailed(_:)`` when every one fails.
+    @inlinable
     public static func any(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<Value> {
         guard !promises.isEmpty else { return Promise(error: PromiseError.allFailed([]), in: queue) }
         let winner = Promise(queue: queue, state: PromiseState())
         let errors = Collector<any Error>(count: promises.count)
         let releaseAll: @Sendable () -> Void = { promises.forEach { $0.releaseInterest() } }
         for (index, promise) in promises.enumerated() {
-            promise.register(Callback(queue: nil) { result in
+            promise.register(Callback(queue: nil) { result, loop in
                 switch result {
                 case .success:
                     if winner.settle(result) { releaseAll() }
-                    return nil
                 case .failure(let error):
-                    guard let all = errors.store(error, at: index) else { return nil }
-                    return winner.settleInLoop(.failure(PromiseError.allFailed(all)))
+                    if let all = errors.store(error, at: index) {
+                        winner.settle(.failure(PromiseError.allFailed(all)), in: &loop)
+                    }
                 }
             }, asDependent: true)
         }
@@ -81,14 +82,18 @@ extension Promise {
 }
 
 /// Gathers one item per slot and hands back all of them, in slot order, with the last one.
-private final class Collector<Item: Sendable>: Sendable {
-    private let state: Locked<(items: [Item?], remaining: Int)>
+@usableFromInline
+final class Collector<Item: Sendable>: Sendable {
+    @usableFromInline
+    let state: Locked<(items: [Item?], remaining: Int)>
 
+    @inlinable
     init(count: Int) {
         state = Locked((Array(repeating: nil, count: count), count))
     }
 
     /// Stores `item`; returns every item once all slots are filled.
+    @inlinable
     func store(_ item: Item, at index: Int) -> [Item]? {
         state.withLock { state in
             state.items[index] = item
@@ -99,18 +104,21 @@ private final class Collector<Item: Sendable>: Sendable {
 }
 
 /// Starts lazily created work a slot at a time for ``Promise/all(maxConcurrent:in:_:)``.
-private final class ThrottledRun<Value: Sendable>: Sendable {
-    private struct State: Sendable {
+@usableFromInline
+final class ThrottledRun<Value: Sendable>: Sendable {
+    @usableFromInline
+    struct State: Sendable {
         var nextIndex = 0
         var isStopped = false
         var running: [Int: Promise<Value>] = [:]
     }
 
-    private let work: [@Sendable () -> Promise<Value>]
-    private let resolver: Promise<[Value]>.Resolver
-    private let values: Collector<Value>
-    private let state = Locked(State())
+    let work: [@Sendable () -> Promise<Value>]
+    let resolver: Promise<[Value]>.Resolver
+    let values: Collector<Value>
+    let state = Locked(State())
 
+    @usableFromInline
     init(work: [@Sendable () -> Promise<Value>], resolver: Promise<[Value]>.Resolver) {
         self.work = work
         self.resolver = resolver
@@ -118,6 +126,7 @@ private final class ThrottledRun<Value: Sendable>: Sendable {
     }
 
     /// Starts the next piece of work, if any is left and the run goes on.
+    @usableFromInline
     func startNext() {
         let index: Int? = state.withLock { state in
             guard !state.isStopped, state.nextIndex < work.count else { return nil }
@@ -141,6 +150,7 @@ private final class ThrottledRun<Value: Sendable>: Sendable {
     }
 
     /// Starts nothing more and cancels what runs.
+    @usableFromInline
     func stop() {
         let running = state.withLock { state in
             state.isStopped = true

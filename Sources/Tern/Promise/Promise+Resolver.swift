@@ -6,8 +6,10 @@ extension Promise {
     /// promise with ``PromiseError/abandoned``, so no promise waits forever for a producer
     /// that is gone.
     public final class Resolver: Sendable {
-        private let promise: Promise<Value>
+        @usableFromInline
+        let promise: Promise<Value>
 
+        @inlinable
         init(_ promise: Promise<Value>) {
             self.promise = promise
         }
@@ -17,21 +19,25 @@ extension Promise {
         }
 
         /// Settles the promise with `value`.
+        @inlinable
         public func fulfill(_ value: Value) {
             promise.settle(.success(value))
         }
 
         /// Settles the promise with `error`.
+        @inlinable
         public func reject(_ error: any Error) {
             promise.settle(.failure(error))
         }
 
         /// Settles the promise with `result`.
+        @inlinable
         public func resolve(_ result: Result<Value, any Error>) {
             promise.settle(result)
         }
 
         /// Whether the promise was cancelled; long work can check it to stop early.
+        @inlinable
         public var isCancelled: Bool {
             if case .failure(PromiseError.cancelled) = promise.currentResult { true } else { false }
         }
@@ -40,6 +46,7 @@ extension Promise {
         ///
         /// This is how cancellation reaches the work: cancel the network task, the timer, the
         /// child promise here.
+        @inlinable
         public func onCancel(_ handler: @escaping @Sendable () -> Void) {
             promise.onCancel(handler)
         }
@@ -48,6 +55,7 @@ extension Promise {
 
 extension Promise.Resolver where Value == Void {
     /// Settles a `Promise<Void>` successfully.
+    @inlinable
     public func fulfill() {
         fulfill(())
     }

@@ -8,9 +8,9 @@ extension Promise {
         let timer = DispatchTimer(after: interval) {
             derived.settle(.failure(PromiseError.timedOut(after: interval)), releasingUpstream: true)
         }
-        register(Callback(queue: nil) { result in
+        register(Callback(queue: nil) { result, loop in
             timer.cancel()
-            return derived.settleInLoop(result)
+            derived.settle(result, in: &loop)
         }, asDependent: true)
         derived.onCancel { timer.cancel() }
         return derived
@@ -19,11 +19,10 @@ extension Promise {
     /// Passes the value on `interval` seconds after it arrives; errors pass on at once.
     public func delay(_ interval: TimeInterval) -> Promise<Value> {
         let derived = makeDerived(of: Value.self)
-        register(Callback(queue: nil) { result in
-            guard case .success = result else { return derived.settleInLoop(result) }
+        register(Callback(queue: nil) { result, loop in
+            guard case .success = result else { return derived.settle(result, in: &loop) }
             let timer = DispatchTimer(after: interval) { derived.settle(result) }
             derived.onCancel { timer.cancel() }
-            return nil
         }, asDependent: true)
         return derived
     }

@@ -27,9 +27,11 @@ public final class Promise<Value: Sendable>: Sendable {
     /// Promises derived from this one inherit it; ``AbstractAPI`` sets it to its `responseQueue`.
     public let queue: DispatchQueue
 
+    @usableFromInline
     let state: Locked<PromiseState<Value>>
 
-    init(queue: DispatchQueue, state: PromiseState<Value>) {
+    @inlinable
+    init(queue: DispatchQueue, state: consuming PromiseState<Value>) {
         self.queue = queue
         self.state = Locked(state)
     }
@@ -45,6 +47,7 @@ public final class Promise<Value: Sendable>: Sendable {
     ///     DispatchQueue.global().async { resolve(42) }
     /// }
     /// ```
+    @inlinable
     public convenience init(
         in queue: DispatchQueue = .main,
         _ body: (_ resolve: @escaping @Sendable (Value) -> Void,
@@ -60,11 +63,13 @@ public final class Promise<Value: Sendable>: Sendable {
     }
 
     /// Creates a promise that has already succeeded with `value`.
+    @inlinable
     public convenience init(value: Value, in queue: DispatchQueue = .main) {
         self.init(queue: queue, state: PromiseState(result: .success(value)))
     }
 
     /// Creates a promise that has already failed with `error`.
+    @inlinable
     public convenience init(error: any Error, in queue: DispatchQueue = .main) {
         self.init(queue: queue, state: PromiseState(result: .failure(error)))
     }
@@ -81,15 +86,18 @@ public final class Promise<Value: Sendable>: Sendable {
     /// resolver.onCancel { task.cancel() }
     /// task.resume()
     /// ```
+    @inlinable
     public static func pending(in queue: DispatchQueue = .main) -> (promise: Promise<Value>, resolver: Resolver) {
         let promise = Promise(queue: queue, state: PromiseState())
         return (promise, Resolver(promise))
     }
 
     /// Whether the promise has not settled yet.
+    @inlinable
     public var isPending: Bool { state.withLock { $0.isPending } }
 
     /// The result if the promise has settled, `nil` while it is pending.
+    @inlinable
     public var currentResult: Result<Value, any Error>? { state.withLock { $0.result } }
 
     /// Fails the promise with ``PromiseError/cancelled`` unless it has settled already.
@@ -97,6 +105,7 @@ public final class Promise<Value: Sendable>: Sendable {
     /// Runs the producer's cancellation handlers and releases the promises this one waits on,
     /// which are cancelled in turn when nothing else waits for them. Safe to call from any
     /// thread, any number of times.
+    @inlinable
     public func cancel() {
         guard let settlement = state.withLock({ $0.cancel() }) else { return }
         carryOut(settlement)
@@ -105,6 +114,7 @@ public final class Promise<Value: Sendable>: Sendable {
     // MARK: Settling
 
     /// Settles from outside any delivery loop. Returns `false` if the promise had settled already.
+    @inlinable
     @discardableResult
     func settle(_ result: Result<Value, any Error>, releasingUpstream: Bool = false) -> Bool {
         guard let settlement = state.withLock({ $0.settle(result, releasingUpstream: releasingUpstream) }) else {
@@ -114,20 +124,22 @@ public final class Promise<Value: Sendable>: Sendable {
         return true
     }
 
-    /// Settles from inside a delivery loop, handing the promise back to the loop instead of
-    /// starting a new one, so a chain runs on one queue hop and in constant stack depth.
-    func settleInLoop(_ result: Result<Value, any Error>) -> (any Deliverable)? {
-        let settlement = state.withLock { $0.settle(result) }
-        return settlement?.needsDelivery == true ? self : nil
+    /// Settles from inside a delivery loop, which then delivers this promise too: a chain runs
+    /// on one queue hop.
+    @inlinable
+    func settle(_ result: Result<Value, any Error>, in loop: inout DeliveryLoop) {
+        if state.withLock({ $0.settle(result) })?.needsDelivery == true { loop.deliver(self) }
     }
 
-    private func carryOut(_ settlement: PromiseState<Value>.Settlement) {
+    @inlinable
+    func carryOut(_ settlement: PromiseState<Value>.Settlement) {
         settlement.cancelHandlers.forEach { $0() }
         settlement.releasedUpstream?.releaseInterest()
-        if settlement.needsDelivery { WorkList.drain(self, on: nil) }
+        if settlement.needsDelivery { DeliveryLoop.run(self, on: nil) }
     }
 
     /// Registers a producer's cancellation handler; it runs at once if the promise is already cancelled.
+    @inlinable
     func onCancel(_ handler: @escaping @Sendable () -> Void) {
         if state.withLock({ $0.addCancelHandler(handler) }) { handler() }
     }
@@ -137,54 +149,52 @@ public final class Promise<Value: Sendable>: Sendable {
     /// Registers a callback from outside a delivery loop. On a settled promise the delivery loop
     /// starts here, and dispatches every callback that has a queue: user code never runs inside
     /// the call that registered it.
+    @inlinable
     func register(_ callback: Callback<Value>, pinning: Bool = false, asDependent: Bool = false) {
         if state.withLock({ $0.register(callback, pinning: pinning, asDependent: asDependent) }) {
-            WorkList.drain(self, on: nil)
+            DeliveryLoop.run(self, on: nil)
         }
     }
 
-    /// Registers Tern's own callback from inside a delivery loop; returns the promise to deliver
-    /// when it has settled already.
-    func registerInLoop(_ callback: Callback<Value>) -> (any Deliverable)? {
-        state.withLock { $0.register(callback, asDependent: true) } ? self : nil
-    }
-
-    /// Makes `derived` wait on this promise: `body` settles it and the loop goes on from there.
+    /// Makes `derived` wait on this promise: `body` settles it, inside the delivery loop.
+    @inlinable
     func attach<Derived>(
         _ derived: Promise<Derived>,
         on queue: DispatchQueue?,
-        _ body: @escaping @Sendable (Result<Value, any Error>) -> (any Deliverable)?
+        _ body: @escaping @Sendable (Result<Value, any Error>, inout DeliveryLoop) -> Void
     ) -> Promise<Derived> {
         register(Callback(queue: queue ?? self.queue, body: body), asDependent: true)
         return derived
     }
 
     /// Creates a pending promise that waits on this one and inherits its queue.
+    @inlinable
     func makeDerived<Derived>(of type: Derived.Type = Derived.self) -> Promise<Derived> {
         Promise<Derived>(queue: queue, state: PromiseState(upstream: self))
     }
 
     /// Makes this pending promise take the result of `other`, from inside a delivery loop.
-    func follow(_ other: Promise<Value>) -> (any Deliverable)? {
-        if other === self { return settleInLoop(.failure(PromiseError.resolvedWithItself)) }
-        guard state.withLock({ $0.wait(on: other) }) else {
-            other.releaseInterest()
-            return nil
-        }
-        return other.registerInLoop(Callback(queue: nil) { [self] result in settleInLoop(result) })
+    @inlinable
+    func follow(_ other: Promise<Value>, in loop: inout DeliveryLoop) {
+        if other === self { return settle(.failure(PromiseError.resolvedWithItself), in: &loop) }
+        guard state.withLock({ $0.wait(on: other) }) else { return other.releaseInterest() }
+        let callback = Callback<Value>(queue: nil) { [self] result, loop in settle(result, in: &loop) }
+        if other.state.withLock({ $0.register(callback, asDependent: true) }) { loop.deliver(other) }
     }
 }
 
 extension Promise: Deliverable {
-    func deliver(on currentQueue: DispatchQueue?, into work: inout WorkList) {
+    @inlinable
+    func deliver(in loop: inout DeliveryLoop) {
         while let (callbacks, result) = state.withLock({ $0.takeCallbacks() }) {
             callbacks.forEach { callback in
-                guard let queue = callback.queue, queue !== currentQueue else {
-                    if let next = callback.body(result) { work.append(next) }
-                    return
+                guard let queue = callback.queue, queue !== loop.queue else {
+                    return callback.body(result, &loop)
                 }
                 queue.async {
-                    if let next = callback.body(result) { WorkList.drain(next, on: queue) }
+                    var hop = DeliveryLoop(queue: queue)
+                    callback.body(result, &hop)
+                    hop.finish()
                 }
             }
         }
@@ -192,6 +202,7 @@ extension Promise: Deliverable {
 }
 
 extension Promise: Upstream {
+    @inlinable
     func releaseInterest() {
         if state.withLock({ $0.releaseDependent() }) { cancel() }
     }

@@ -1,4 +1,5 @@
 /// A promise this one waits on, which it may cancel when nobody else needs it any more.
+@usableFromInline
 protocol Upstream: AnyObject, Sendable {
     /// One dependent no longer needs the result; the last one to say so cancels it.
     func releaseInterest()
@@ -7,41 +8,59 @@ protocol Upstream: AnyObject, Sendable {
 /// The pure state of one promise: what it holds and what happens next, with no locks and no
 /// queues, so that every rule is unit-tested on its own. ``Promise`` keeps it behind its lock
 /// and carries out the returned actions after unlocking.
+@usableFromInline
 struct PromiseState<Value: Sendable>: Sendable {
     /// What a caller must do after settling or cancelling.
+    @usableFromInline
     struct Settlement: Sendable {
         /// Callbacks are waiting: run the delivery loop for this promise.
+        @usableFromInline
         var needsDelivery = false
         /// Producers' cancellation handlers to call (only when cancelled).
+        @usableFromInline
         var cancelHandlers: [@Sendable () -> Void] = []
         /// Promises this one no longer waits for (only when it settled before them).
+        @usableFromInline
         var releasedUpstream: (any Upstream)?
+
+        @inlinable
+        init() {}
     }
 
     /// The result, once settled; it never changes afterwards.
-    private(set) var result: Result<Value, any Error>?
+    @usableFromInline
+    var result: Result<Value, any Error>?
     /// Registered callbacks that have not run yet.
-    private var callbacks = Callbacks<Value>.none
+    @usableFromInline
+    var callbacks = Callbacks<Value>.none
     /// A delivery loop owns `callbacks` and will pick up what is registered meanwhile,
     /// so callbacks run in the order they were registered.
-    private var isDelivering = false
-    private var cancelHandlers: [@Sendable () -> Void] = []
+    @usableFromInline
+    var isDelivering = false
+    @usableFromInline
+    var cancelHandlers: [@Sendable () -> Void] = []
     /// The promise whose result this one waits for, if any.
-    private var upstream: (any Upstream)?
+    @usableFromInline
+    var upstream: (any Upstream)?
     /// Derived promises that still want this result.
-    private var dependents = 0
+    @usableFromInline
+    var dependents = 0
     /// A side-effect observer (`onSuccess`, `finally`, …) waits for the result: those cannot
     /// be cancelled, so the promise is never cancelled on behalf of its dependents.
-    private var isPinned = false
+    @usableFromInline
+    var isPinned = false
 
+    @inlinable
     init(result: Result<Value, any Error>? = nil, upstream: (any Upstream)? = nil) {
         self.result = result
         self.upstream = upstream
     }
 
+    @inlinable
     var isPending: Bool { result == nil }
 
     /// Sets the result unless there is one already: only the first settlement counts.
+    @inlinable
     mutating func settle(_ result: Result<Value, any Error>, releasingUpstream: Bool = false) -> Settlement? {
         guard self.result == nil else { return nil }
         self.result = result
@@ -55,6 +74,7 @@ struct PromiseState<Value: Sendable>: Sendable {
     }
 
     /// Settles as cancelled, handing back the producer's handlers and the upstream to release.
+    @inlinable
     mutating func cancel() -> Settlement? {
         let handlers = cancelHandlers
         guard var settlement = settle(.failure(PromiseError.cancelled), releasingUpstream: true) else { return nil }
@@ -64,6 +84,7 @@ struct PromiseState<Value: Sendable>: Sendable {
 
     /// Adds a callback. Returns `true` when the caller must start a delivery loop because the
     /// promise has already settled and no loop is running.
+    @inlinable
     mutating func register(_ callback: Callback<Value>, pinning: Bool = false, asDependent: Bool = false) -> Bool {
         if pinning { isPinned = true }
         if asDependent { dependents += 1 }
@@ -74,6 +95,7 @@ struct PromiseState<Value: Sendable>: Sendable {
     }
 
     /// Hands the waiting callbacks to the delivery loop, or ends the loop when there are none.
+    @inlinable
     mutating func takeCallbacks() -> (Callbacks<Value>, Result<Value, any Error>)? {
         guard let result, !callbacks.isEmpty else {
             isDelivering = false
@@ -84,6 +106,7 @@ struct PromiseState<Value: Sendable>: Sendable {
     }
 
     /// One dependent stopped waiting. Returns `true` when the promise should now be cancelled.
+    @inlinable
     mutating func releaseDependent() -> Bool {
         dependents -= 1
         return result == nil && dependents <= 0 && !isPinned
@@ -91,6 +114,7 @@ struct PromiseState<Value: Sendable>: Sendable {
 
     /// Starts waiting on `promise`. Returns `false` when this promise has settled already,
     /// in which case the caller releases `promise` at once.
+    @inlinable
     mutating func wait(on promise: any Upstream) -> Bool {
         guard result == nil else { return false }
         upstream = promise
@@ -99,6 +123,7 @@ struct PromiseState<Value: Sendable>: Sendable {
 
     /// Adds a producer's cancellation handler. Returns `true` when it should run at once because
     /// the promise was cancelled already; after any other settlement it is dropped.
+    @inlinable
     mutating func addCancelHandler(_ handler: @escaping @Sendable () -> Void) -> Bool {
         guard let result else {
             cancelHandlers.append(handler)

@@ -5,10 +5,10 @@ import Testing
 /// argument in a closure, so every mutation happens on the line before the expectation.
 @Suite struct PromiseStateTests {
     private func callback(_ log: Recorder<Int>, _ tag: Int) -> Callback<Int> {
-        Callback(queue: nil) { _ in log.append(tag); return nil }
+        Callback(queue: nil) { _, _ in log.append(tag) }
     }
 
-    private func inert() -> Callback<Int> { Callback(queue: nil) { _ in nil } }
+    private func inert() -> Callback<Int> { Callback(queue: nil) { _, _ in } }
 
     @Test func onlyTheFirstSettlementCounts() throws {
         var state = PromiseState<Int>()
@@ -37,7 +37,8 @@ import Testing
         #expect(try #require(settlement).needsDelivery)
         let taken = state.takeCallbacks()
         let delivery = try #require(taken)
-        delivery.0.forEach { _ = $0.body(delivery.1) }
+        var loop = DeliveryLoop(queue: nil)
+        delivery.0.forEach { $0.body(delivery.1, &loop) }
         #expect(log.items == [1, 2])
         let rest = state.takeCallbacks()
         #expect(rest == nil)

@@ -1,0 +1,25 @@
+// swift-tools-version: 6.1
+// Tern's benchmarks live in their own package so that the library keeps zero dependencies.
+// Run them from this folder: `swift package --disable-sandbox benchmark`.
+import PackageDescription
+
+let package = Package(
+    name: "TernBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "Tern", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "PromiseBenchmarks",
+            dependencies: [
+                .product(name: "Tern", package: "Tern"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/PromiseBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
