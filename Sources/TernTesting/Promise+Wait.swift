@@ -6,14 +6,14 @@ extension Promise {
     /// Blocks the calling thread until the promise settles, for synchronous tests and scripts.
     ///
     /// Never call it on the queue the promise delivers to. Fails with
-    /// ``PromiseError/timedOut(after:)`` if the promise is still pending after `timeout` seconds.
+    /// ``APIError/timeout(_:)`` if the promise is still pending after `timeout` seconds.
     ///
-    /// - Throws: The promise's error, or ``PromiseError/timedOut(after:)``.
+    /// - Throws: The promise's error, or ``APIError/timeout(_:)``.
     public func wait(timeout: TimeInterval = 10) throws -> Value {
         let settled = DispatchSemaphore(value: 0)
         onResult(in: .global()) { _ in settled.signal() }
         guard settled.wait(timeout: .now() + timeout) == .success, let result = currentResult else {
-            throw PromiseError.timedOut(after: timeout)
+            throw APIError.timeout(.init(interval: timeout, method: nil, url: nil))
         }
         return try result.get()
     }

@@ -79,7 +79,7 @@ extension Promise {
         }
     }
 
-    /// Fails with ``PromiseError/validationFailed`` when `predicate` returns `false`, or with
+    /// Fails with ``APIError/PromiseFailure/validationFailed`` when `predicate` returns `false`, or with
     /// the error it throws.
     @inlinable
     public func validate(
@@ -87,7 +87,7 @@ extension Promise {
         _ predicate: @escaping @Sendable (Value) throws -> Bool
     ) -> Promise<Value> {
         map(in: queue) { value in
-            guard try predicate(value) else { throw PromiseError.validationFailed }
+            guard try predicate(value) else { throw APIError.promise(.validationFailed) }
             return value
         }
     }
@@ -163,6 +163,6 @@ extension Promise {
 
     @inlinable
     static func isCancellation(_ error: any Error) -> Bool {
-        (error as? PromiseError)?.isCancellation == true
+        (error as? APIError)?.isCancellation == true
     }
 }

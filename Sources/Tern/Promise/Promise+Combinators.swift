@@ -41,10 +41,10 @@ extension Promise {
     }
 
     /// Settles like the first of `promises` to settle, then cancels the others that nothing
-    /// else waits for. Fails with ``PromiseError/noPromises`` when given none.
+    /// else waits for. Fails with ``APIError/PromiseFailure/noPromises`` when given none.
     @inlinable
     public static func race(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<Value> {
-        guard !promises.isEmpty else { return Promise(error: PromiseError.noPromises, in: queue) }
+        guard !promises.isEmpty else { return Promise(error: APIError.promise(.noPromises), in: queue) }
         let winner = Promise(queue: queue, state: PromiseState())
         let releaseAll: @Sendable () -> Void = { promises.forEach { $0.releaseInterest() } }
         for promise in promises {
@@ -57,10 +57,10 @@ extension Promise {
     }
 
     /// Succeeds with the first of `promises` to succeed, then cancels the others that nothing
-    /// else waits for. Fails with ``PromiseError/allFailed(_:)`` when every one fails.
+    /// else waits for. Fails with ``APIError/PromiseFailure/allFailed(_:)`` when every one fails.
     @inlinable
     public static func any(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<Value> {
-        guard !promises.isEmpty else { return Promise(error: PromiseError.allFailed([]), in: queue) }
+        guard !promises.isEmpty else { return Promise(error: APIError.promise(.allFailed([])), in: queue) }
         let winner = Promise(queue: queue, state: PromiseState())
         let errors = Collector<any Error>(count: promises.count)
         let releaseAll: @Sendable () -> Void = { promises.forEach { $0.releaseInterest() } }
@@ -71,7 +71,7 @@ extension Promise {
                     if winner.settle(result) { releaseAll() }
                 case .failure(let error):
                     if let all = errors.store(error, at: index) {
-                        winner.settle(.failure(PromiseError.allFailed(all)), in: &loop)
+                        winner.settle(.failure(APIError.promise(.allFailed(all))), in: &loop)
                     }
                 }
             }, asDependent: true)

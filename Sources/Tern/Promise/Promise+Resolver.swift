@@ -3,7 +3,7 @@ extension Promise {
     ///
     /// Any thread may call it, any number of times; only the first settlement counts.
     /// Releasing the last reference to a resolver that never settled its promise fails the
-    /// promise with ``PromiseError/abandoned``, so no promise waits forever for a producer
+    /// promise with ``APIError/PromiseFailure/abandoned``, so no promise waits forever for a producer
     /// that is gone.
     public final class Resolver: Sendable {
         @usableFromInline
@@ -15,7 +15,7 @@ extension Promise {
         }
 
         deinit {
-            promise.settle(.failure(PromiseError.abandoned))
+            promise.settle(.failure(APIError.promise(.abandoned)))
         }
 
         /// Settles the promise with `value`.
@@ -39,7 +39,7 @@ extension Promise {
         /// Whether the promise was cancelled; long work can check it to stop early.
         @inlinable
         public var isCancelled: Bool {
-            if case .failure(PromiseError.cancelled) = promise.currentResult { true } else { false }
+            if case .failure(APIError.cancelled) = promise.currentResult { true } else { false }
         }
 
         /// Runs `handler` when the promise is cancelled, at once if it already was.

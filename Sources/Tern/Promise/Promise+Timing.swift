@@ -1,12 +1,12 @@
 import Foundation
 
 extension Promise {
-    /// Fails with ``PromiseError/timedOut(after:)`` unless this promise settles within
+    /// Fails with ``APIError/timeout(_:)`` unless this promise settles within
     /// `interval` seconds; on time-out this promise is cancelled if nothing else waits for it.
     public func timeout(_ interval: TimeInterval) -> Promise<Value> {
         let derived = makeDerived(of: Value.self)
         let timer = DispatchTimer(after: interval) {
-            derived.settle(.failure(PromiseError.timedOut(after: interval)), releasingUpstream: true)
+            derived.settle(.failure(APIError.timeout(.init(interval: interval, method: nil, url: nil))), releasingUpstream: true)
         }
         register(Callback(queue: nil) { result, loop in
             timer.cancel()

@@ -18,7 +18,7 @@ import Dispatch
 /// let favorites = try await api.favorites(of: user).value
 /// ```
 ///
-/// ``cancel()`` settles the promise with ``PromiseError/cancelled``, runs the producer's
+/// ``cancel()`` settles the promise with ``APIError/cancelled``, runs the producer's
 /// cancellation handlers (a network request stops), and cancels upstream promises that only
 /// this chain was waiting for.
 public final class Promise<Value: Sendable>: Sendable {
@@ -40,7 +40,7 @@ public final class Promise<Value: Sendable>: Sendable {
     ///
     /// Call `resolve` or `reject` from any thread, any number of times: only the first call
     /// counts. An error thrown by `body` rejects the promise. If both closures are released
-    /// without either being called, the promise fails with ``PromiseError/abandoned``.
+    /// without either being called, the promise fails with ``APIError/PromiseFailure/abandoned``.
     ///
     /// ```swift
     /// let answer = Promise<Int> { resolve, reject in
@@ -100,7 +100,7 @@ public final class Promise<Value: Sendable>: Sendable {
     @inlinable
     public var currentResult: Result<Value, any Error>? { state.withLock { $0.result } }
 
-    /// Fails the promise with ``PromiseError/cancelled`` unless it has settled already.
+    /// Fails the promise with ``APIError/cancelled`` unless it has settled already.
     ///
     /// Runs the producer's cancellation handlers and releases the promises this one waits on,
     /// which are cancelled in turn when nothing else waits for them. Safe to call from any
@@ -176,7 +176,7 @@ public final class Promise<Value: Sendable>: Sendable {
     /// Makes this pending promise take the result of `other`, from inside a delivery loop.
     @inlinable
     func follow(_ other: Promise<Value>, in loop: inout DeliveryLoop) {
-        if other === self { return settle(.failure(PromiseError.resolvedWithItself), in: &loop) }
+        if other === self { return settle(.failure(APIError.promise(.resolvedWithItself)), in: &loop) }
         guard state.withLock({ $0.wait(on: other) }) else { return other.releaseInterest() }
         let callback = Callback<Value>(queue: nil) { [self] result, loop in settle(result, in: &loop) }
         if other.state.withLock({ $0.register(callback, asDependent: true) }) { loop.deliver(other) }

@@ -77,7 +77,7 @@ struct PromiseState<Value: Sendable>: Sendable {
     @inlinable
     mutating func cancel() -> Settlement? {
         let handlers = cancelHandlers
-        guard var settlement = settle(.failure(PromiseError.cancelled), releasingUpstream: true) else { return nil }
+        guard var settlement = settle(.failure(APIError.cancelled), releasingUpstream: true) else { return nil }
         settlement.cancelHandlers = handlers
         return settlement
     }
@@ -129,7 +129,7 @@ struct PromiseState<Value: Sendable>: Sendable {
             cancelHandlers.append(handler)
             return false
         }
-        if case .failure(PromiseError.cancelled) = result { return true }
+        if case .failure(APIError.cancelled) = result { return true }
         return false
     }
 }

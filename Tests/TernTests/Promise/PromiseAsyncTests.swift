@@ -20,7 +20,7 @@ import Testing
         resolver.onCancel { handled.resolver.fulfill() }
         let task = Task { try await promise.value }
         task.cancel()
-        await #expect(throws: PromiseError.self) { try await task.value }
+        await #expect(throws: APIError.self) { try await task.value }
         try await handled.promise.value
         #expect(resolver.isCancelled)
     }
@@ -48,6 +48,6 @@ import Testing
         }
         promise.cancel()
         try await sawCancellation.promise.value
-        await #expect(throws: PromiseError.self) { try await promise.value }
+        await #expect(throws: APIError.self) { try await promise.value }
     }
 }

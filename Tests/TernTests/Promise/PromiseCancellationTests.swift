@@ -7,7 +7,7 @@ import Testing
     let queue = DispatchQueue(label: "tern.test.cancellation")
 
     private func isCancelled<T>(_ promise: Promise<T>) -> Bool {
-        if case .failure(PromiseError.cancelled)? = promise.currentResult { true } else { false }
+        if case .failure(APIError.cancelled)? = promise.currentResult { true } else { false }
     }
 
     @Test func cancelSettlesAtOnceAndRunsTheProducersHandler() async {
@@ -34,7 +34,7 @@ import Testing
         let (source, resolver) = Promise<Int>.pending(in: queue)
         let tail = source.map { $0 + 1 }.then { Promise(value: $0) }
         source.cancel()
-        await #expect(throws: PromiseError.self) { try await tail.value }
+        await #expect(throws: APIError.self) { try await tail.value }
         #expect(isCancelled(tail))
         _ = resolver
     }

@@ -8,7 +8,7 @@ import Testing
     let queue = DispatchQueue(label: "tern.test.combinators")
 
     private func isCancelled<T>(_ promise: Promise<T>) -> Bool {
-        if case .failure(PromiseError.cancelled)? = promise.currentResult { true } else { false }
+        if case .failure(APIError.cancelled)? = promise.currentResult { true } else { false }
     }
 
     @Test func allKeepsTheOrderGivenWhateverOrderTheyFinishIn() async throws {
@@ -80,7 +80,7 @@ import Testing
         #expect(isCancelled(pending[0].promise))
         let failed = Promise.race([Promise<Int>(error: TestError(code: 3))], in: queue)
         await #expect(throws: TestError(code: 3)) { try await failed.value }
-        await #expect(throws: PromiseError.self) { try await Promise<Int>.race([], in: queue).value }
+        await #expect(throws: APIError.self) { try await Promise<Int>.race([], in: queue).value }
     }
 
     @Test func anyTakesTheFirstSuccessOrReportsEveryError() async throws {
@@ -93,7 +93,7 @@ import Testing
 
         let failures = Promise.any([Promise<Int>(error: TestError(code: 1)), Promise(error: TestError(code: 2))], in: queue)
         let result = await failures.result
-        guard case .failure(PromiseError.allFailed(let errors)) = result else {
+        guard case .failure(APIError.promise(.allFailed(let errors))) = result else {
             Issue.record("expected allFailed, got \(result)")
             return
         }

@@ -73,7 +73,7 @@ import Testing
         let settlement = try #require(cancelled)
         #expect(settlement.cancelHandlers.count == 1)
         #expect(settlement.releasedUpstream === upstream)
-        #expect(throws: PromiseError.self) { try state.result?.get() }
+        #expect(throws: APIError.self) { try state.result?.get() }
         // A handler added after cancellation must run at once.
         let lateRunsAtOnce = state.addCancelHandler {}
         #expect(lateRunsAtOnce)

@@ -21,7 +21,7 @@ import Testing
         for (index, (promise, _)) in pending.enumerated() {
             let result = await promise.result
             if index.isMultiple(of: 3) {
-                guard case .failure(PromiseError.cancelled) = result else {
+                guard case .failure(APIError.cancelled) = result else {
                     Issue.record("promise \(index) should be cancelled: \(result)")
                     continue
                 }

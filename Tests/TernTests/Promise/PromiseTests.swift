@@ -89,8 +89,8 @@ import Testing
         let loop = source.then { _ in box.items[0] }
         box.append(loop)
         resolver.fulfill(1)
-        await #expect(throws: PromiseError.self) { try await loop.value }
-        if case .failure(PromiseError.resolvedWithItself)? = loop.currentResult {} else {
+        await #expect(throws: APIError.self) { try await loop.value }
+        if case .failure(APIError.promise(.resolvedWithItself))? = loop.currentResult {} else {
             Issue.record("expected resolvedWithItself, got \(String(describing: loop.currentResult))")
         }
     }
@@ -129,8 +129,8 @@ import Testing
 
     @Test func releasingAResolverUnsettledFailsThePromiseAsAbandoned() async {
         let promise = Promise<Int>(in: background.queue) { _, _ in }
-        await #expect(throws: PromiseError.self) { try await promise.value }
-        if case .failure(PromiseError.abandoned)? = promise.currentResult {} else {
+        await #expect(throws: APIError.self) { try await promise.value }
+        if case .failure(APIError.promise(.abandoned))? = promise.currentResult {} else {
             Issue.record("expected abandoned, got \(String(describing: promise.currentResult))")
         }
     }
@@ -175,7 +175,7 @@ import Testing
         let (source, resolver) = Promise<Int>.pending(in: background.queue)
         let notRecovered = source.recover { _ in 7 }
         source.cancel()
-        await #expect(throws: PromiseError.self) { try await notRecovered.value }
+        await #expect(throws: APIError.self) { try await notRecovered.value }
         #expect(resolver.isCancelled)
     }
 
@@ -183,7 +183,7 @@ import Testing
         let valid = Promise(value: 4, in: background.queue).validate { $0.isMultiple(of: 2) }
         #expect(try await valid.value == 4)
         let invalid = Promise(value: 3, in: background.queue).validate { $0.isMultiple(of: 2) }
-        await #expect(throws: PromiseError.self) { try await invalid.value }
+        await #expect(throws: APIError.self) { try await invalid.value }
     }
 
     @Test func ensureRunsBeforeTheNextStep() async throws {
@@ -197,9 +197,9 @@ import Testing
     }
 
     @Test func errorsDescribeThemselves() {
-        #expect(PromiseError.timedOut(after: 1.5).description.contains("1.5"))
-        #expect(PromiseError.allFailed([TestError(), TestError()]).description.contains("All 2"))
-        #expect(PromiseError.cancelled.isCancellation)
-        #expect(!PromiseError.abandoned.isCancellation)
+        #expect(APIError.timeout(.init(interval: 1.5)).description == "The promise timed out after 1.5 s.")
+        #expect(APIError.promise(.allFailed([TestError(), TestError()])).description.hasPrefix("All 2 promises failed"))
+        #expect(APIError.cancelled.isCancellation)
+        #expect(!APIError.promise(.abandoned).isCancellation)
     }
 }

@@ -12,13 +12,13 @@ import Testing
         let (slow, resolver) = Promise<Int>.pending(in: queue)
         let started = Date()
         let timed = slow.timeout(0.05)
-        await #expect(throws: PromiseError.self) { try await timed.value }
+        await #expect(throws: APIError.self) { try await timed.value }
         #expect(Date().timeIntervalSince(started) >= 0.05)
-        guard case .failure(PromiseError.timedOut(let after))? = timed.currentResult else {
+        guard case .failure(APIError.timeout(let timeout))? = timed.currentResult else {
             Issue.record("expected timedOut, got \(String(describing: timed.currentResult))")
             return
         }
-        #expect(after == 0.05)
+        #expect(timeout.interval == 0.05 && timeout.url == nil)
         #expect(resolver.isCancelled)
     }
 
@@ -60,7 +60,7 @@ import Testing
         #expect(await eventually { attempts.value == 1 })
         promise.cancel()
         let result = await promise.result
-        guard case .failure(PromiseError.cancelled) = result else {
+        guard case .failure(APIError.cancelled) = result else {
             Issue.record("expected cancellation, got \(result)")
             return
         }

@@ -1,0 +1,48 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What an API's requests share, per environment (as in KiNetworking).
+///
+/// ```swift
+/// extension APIConfiguration {
+///     static let staging = APIConfiguration(name: "staging", commonHeaders: ["X-Client": "ios/4.2"], timeout: 20)
+/// }
+/// let api = ShopAPI(configuration: .staging)
+/// ```
+public struct APIConfiguration: Sendable {
+    /// The environment's name, such as "production" or "staging".
+    public var name: String
+    /// Headers every request sends; parameters and the delegate can override them.
+    public var commonHeaders: HTTPHeaders
+    /// Seconds a request may take, from sending to the end of the response, unless its options
+    /// say otherwise. Tern enforces it to the millisecond on every platform.
+    public var timeout: TimeInterval
+    /// The cache policy of requests whose options name none.
+    public var cachePolicy: URLRequest.CachePolicy
+    /// How much to log.
+    public var logLevel: LogLevel
+    /// Which responses count as success unless a request's options say otherwise.
+    public var validation: Validation
+
+    /// Creates a configuration.
+    public init(
+        name: String = "default",
+        commonHeaders: HTTPHeaders = [:],
+        timeout: TimeInterval = 60,
+        cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy,
+        logLevel: LogLevel = .none,
+        validation: Validation = .successfulStatusCodes
+    ) {
+        self.name = name
+        self.commonHeaders = commonHeaders
+        self.timeout = timeout
+        self.cachePolicy = cachePolicy
+        self.logLevel = logLevel
+        self.validation = validation
+    }
+
+    /// A 60-second timeout, no common headers, 2xx accepted.
+    public static let `default` = APIConfiguration()
+}

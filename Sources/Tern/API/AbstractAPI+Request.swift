@@ -1,0 +1,77 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// The entry points of the pipeline. The promise's value type picks the overload: a decoded
+// model, nothing (`Void`), the raw body (`Data`), text (`String`), or the whole `Response`.
+extension AbstractAPI {
+    /// Sends a request and decodes its body with the response parser.
+    ///
+    /// An empty body decodes as `nil` when `Value` is optional.
+    ///
+    /// ```swift
+    /// func products(page: Int) -> Promise<[Product]> {
+    ///     request(route: get(endpoint: "/products"), parameters: URLParameters(["page": page]))
+    /// }
+    /// ```
+    public func request<Value: Decodable & Sendable>(
+        route: Route,
+        parameters: (any RequestParameters)? = nil,
+        options: RequestOptions = RequestOptions()
+    ) -> Promise<Value> {
+        perform(route: route, parameters: parameters, options: options, decoding: .decodable)
+    }
+
+    /// Sends a request whose body does not matter, such as a `DELETE`.
+    public func request(
+        route: Route,
+        parameters: (any RequestParameters)? = nil,
+        options: RequestOptions = RequestOptions()
+    ) -> Promise<Void> {
+        perform(route: route, parameters: parameters, options: options, decoding: .ignored)
+    }
+
+    /// Sends a request and returns its body as it came.
+    public func request(
+        route: Route,
+        parameters: (any RequestParameters)? = nil,
+        options: RequestOptions = RequestOptions()
+    ) -> Promise<Data> {
+        perform(route: route, parameters: parameters, options: options, decoding: .data)
+    }
+
+    /// Sends a request and returns its body as text, in the charset its `Content-Type` names
+    /// (UTF-8 when it names none).
+    public func request(
+        route: Route,
+        parameters: (any RequestParameters)? = nil,
+        options: RequestOptions = RequestOptions()
+    ) -> Promise<String> {
+        perform(route: route, parameters: parameters, options: options, decoding: .text)
+    }
+
+    /// Sends a request and returns the whole response: status, headers, body, URL, timing.
+    public func request(
+        route: Route,
+        parameters: (any RequestParameters)? = nil,
+        options: RequestOptions = RequestOptions()
+    ) -> Promise<Response> {
+        perform(route: route, parameters: parameters, options: options, decoding: .response)
+    }
+
+    /// Starts the pipeline on the API's background queue and returns its promise at once.
+    func perform<Value>(
+        route: Route,
+        parameters: (any RequestParameters)?,
+        options: RequestOptions,
+        decoding: ResponseDecoding<Value>
+    ) -> Promise<Value> {
+        let (promise, resolver) = Promise<Value>.pending(in: options.responseQueue ?? responseQueue)
+        let execution = RequestExecution(
+            api: self, route: route, parameters: parameters, options: options, decoding: decoding, resolver: resolver
+        )
+        pipelineQueue.async { execution.start() }
+        return promise
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The base class of a web service's client: subclass it once per service, and write one short
+/// method per endpoint that returns a ``Promise``.
+///
+/// ```swift
+/// final class ShopAPI: AbstractAPI, BaseAPI {
+///     let baseURL = "https://shop.example/api/v2"
+///
+///     func products(page: Int) -> Promise<[Product]> {
+///         request(route: get(endpoint: "/products"), parameters: URLParameters(["page": page]))
+///     }
+///     func delete(_ id: Int) -> Promise<Void> { request(route: delete(endpoint: "/products/\(id)")) }
+/// }
+///
+/// let api = ShopAPI(responseParser: JSONParser())
+/// ```
+///
+/// Building, encoding, sending, validating and parsing all run on a background queue of the
+/// API's; only the promise's callbacks run on ``responseQueue``, `.main` by default as in
+/// Osprey. Command-line tools and servers, whose main queue may never run, pass
+/// `responseQueue: .global()` or use `try await promise.value`, which needs no queue at all.
+///
+/// Each request holds what it needs (configuration, transport, parser) until it settles, so
+/// releasing the API while requests are in flight is safe: they complete and settle as usual,
+/// then the API's session is invalidated.
+///
+/// Subclasses must keep their stored properties immutable and `Sendable` (a `let baseURL`),
+/// because an API is used from many threads at once; that is why this open class can only be
+/// marked `@unchecked Sendable`.
+open class AbstractAPI: @unchecked Sendable {
+    /// What every request shares: common headers, timeout, cache policy, validation.
+    public let configuration: APIConfiguration
+    /// The parser that turns bodies into values, unless a request's options name another.
+    public let responseParser: any ResponseParser
+    /// What sends requests: a ``URLSessionTransport`` unless another was given.
+    public let transport: any Transport
+    /// Where promises' callbacks run unless a request's options or the callback name a queue.
+    public let responseQueue: DispatchQueue
+    /// Where requests are built, sent and parsed.
+    let pipelineQueue: DispatchQueue
+    private let delegateReference = Locked(WeakDelegate())
+
+    /// Creates an API client.
+    ///
+    /// - Parameters:
+    ///   - responseParser: Turns bodies into values; ``JSONParser`` by default.
+    ///   - configuration: Common headers, timeout, cache policy, validation.
+    ///   - transport: What sends requests; a new ``URLSessionTransport`` by default.
+    ///   - responseQueue: Where callbacks run; `.main` by default.
+    public init(
+        responseParser: any ResponseParser = JSONParser(),
+        configuration: APIConfiguration = .default,
+        transport: (any Transport)? = nil,
+        responseQueue: DispatchQueue = .main
+    ) {
+        self.responseParser = responseParser
+        self.configuration = configuration
+        self.transport = transport ?? URLSessionTransport()
+        self.responseQueue = responseQueue
+        pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", qos: .userInitiated, attributes: .concurrent)
+    }
+
+    /// The object that signs requests; held weakly.
+    public var delegate: (any APIDelegate)? {
+        get { delegateReference.withLock { $0.object } }
+        set { delegateReference.withLock { $0.object = newValue } }
+    }
+}
+
+/// A weak reference to the delegate, kept behind the API's lock.
+private struct WeakDelegate {
+    weak var object: (any APIDelegate)?
+}

@@ -1,0 +1,38 @@
+/// An API whose endpoints live under one base URL.
+///
+/// ```swift
+/// final class ShopAPI: AbstractAPI, BaseAPI {
+///     let baseURL = "https://shop.example/api/v2"
+///     func product(_ id: Int) -> Promise<Product> { request(route: get(endpoint: "/products/\(id)")) }
+/// }
+/// ```
+///
+/// Endpoints join the base URL with exactly one slash, however either side is written; the
+/// base URL's own path and query are kept; an endpoint that is an absolute URL is used as it
+/// is. See ``Route`` for routes outside the base URL.
+public protocol BaseAPI {
+    /// The URL every endpoint is relative to.
+    var baseURL: String { get }
+}
+
+extension BaseAPI {
+    /// A route for `method` to `endpoint` under ``baseURL``.
+    public func route(_ method: HTTPMethod, endpoint: String) -> Route {
+        Route(method: method, url: EndpointJoining.join(base: baseURL, endpoint: endpoint))
+    }
+
+    /// A `GET` route to `endpoint` under ``baseURL``.
+    public func get(endpoint: String) -> Route { route(.get, endpoint: endpoint) }
+    /// A `POST` route to `endpoint` under ``baseURL``.
+    public func post(endpoint: String) -> Route { route(.post, endpoint: endpoint) }
+    /// A `PUT` route to `endpoint` under ``baseURL``.
+    public func put(endpoint: String) -> Route { route(.put, endpoint: endpoint) }
+    /// A `PATCH` route to `endpoint` under ``baseURL``.
+    public func patch(endpoint: String) -> Route { route(.patch, endpoint: endpoint) }
+    /// A `DELETE` route to `endpoint` under ``baseURL``.
+    public func delete(endpoint: String) -> Route { route(.delete, endpoint: endpoint) }
+    /// A `HEAD` route to `endpoint` under ``baseURL``.
+    public func head(endpoint: String) -> Route { route(.head, endpoint: endpoint) }
+    /// An `OPTIONS` route to `endpoint` under ``baseURL``.
+    public func options(endpoint: String) -> Route { route(.options, endpoint: endpoint) }
+}

@@ -1,0 +1,238 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension APIError {
+    /// Why a request could not be built.
+    public struct InvalidRequest: Sendable, CustomStringConvertible {
+        /// What was wrong.
+        public enum Reason: Sendable, Equatable {
+            /// The string is not a valid URL.
+            case invalidURL(String)
+            /// A header name or value contains a line break or another character HTTP forbids,
+            /// which would let it inject headers or requests.
+            case invalidHeader(name: String)
+            /// Something else, in words.
+            case other(String)
+        }
+
+        /// What was wrong.
+        public let reason: Reason
+        /// The request's method, when known.
+        public let method: String?
+
+        /// Creates the reason.
+        public init(reason: Reason, method: String? = nil) {
+            self.reason = reason
+            self.method = method
+        }
+
+        public var description: String {
+            switch reason {
+            case .invalidURL(let string):
+                "Invalid request: \"\(string)\" is not a valid URL\(method.map { " (for \($0))" } ?? "")."
+            case .invalidHeader(let name):
+                "Invalid request: the header \"\(name.debugDescription.dropFirst().dropLast())\" has a name or value "
+                    + "with a line break or another character HTTP forbids; it was not sent."
+            case .other(let text):
+                "Invalid request: \(text)"
+            }
+        }
+    }
+
+    /// Why request parameters could not be encoded.
+    public struct EncodingFailure: Sendable, CustomStringConvertible {
+        /// The parameter (or parameter type) that failed, such as `tags[2]` or `JSONParameters<Product>`.
+        public let parameter: String
+        /// The encoder's own error.
+        public let underlying: any Error
+
+        /// Creates the failure.
+        public init(parameter: String, underlying: any Error) {
+            self.parameter = parameter
+            self.underlying = underlying
+        }
+
+        public var description: String {
+            "Could not encode the parameter \(parameter): \(underlying)"
+        }
+    }
+
+    /// Why the request got no response.
+    public struct TransportFailure: Sendable, CustomStringConvertible {
+        /// The transport's error; a `URLError` for the default transport.
+        public let underlying: any Error
+        /// The request's method.
+        public let method: String?
+        /// The request's URL.
+        public let url: URL?
+
+        /// Creates the failure.
+        public init(underlying: any Error, method: String?, url: URL?) {
+            self.underlying = underlying
+            self.method = method
+            self.url = url
+        }
+
+        /// The `URLError`, when the transport reported one.
+        public var urlError: URLError? { underlying as? URLError }
+
+        public var description: String {
+            let reason = urlError.map { "\($0.localizedDescription) (URLError \($0.code.rawValue))" } ?? "\(underlying)"
+            return "\(describe(method, url)) failed before a response arrived: \(reason)"
+        }
+    }
+
+    /// A request or promise that took longer than it was allowed.
+    public struct Timeout: Sendable, CustomStringConvertible {
+        /// The time allowed, in seconds.
+        public let interval: TimeInterval
+        /// The request's method, for a request's timeout.
+        public let method: String?
+        /// The request's URL, for a request's timeout.
+        public let url: URL?
+
+        /// Creates the timeout; leave `method` and `url` out for a promise's.
+        public init(interval: TimeInterval, method: String? = nil, url: URL? = nil) {
+            self.interval = interval
+            self.method = method
+            self.url = url
+        }
+
+        public var description: String {
+            let subject = url == nil ? "The promise" : describe(method, url)
+            return "\(subject) timed out after \(interval) s."
+        }
+    }
+
+    /// A response whose status the request does not accept.
+    public struct StatusFailure: Sendable, CustomStringConvertible {
+        /// The request's method.
+        public let method: String?
+        /// The URL that answered.
+        public let url: URL?
+        /// The status code.
+        public let statusCode: Int
+        /// The response headers.
+        public let headers: HTTPHeaders
+        /// The response body, whole.
+        public let body: Data
+        /// The server's error body, decoded by the response parser when it could (see
+        /// ``JSONParser/init(decoder:keyPath:errorType:)``).
+        public let serverError: (any Error & Sendable)?
+
+        /// Creates the failure.
+        public init(method: String?, url: URL?, statusCode: Int, headers: HTTPHeaders, body: Data, serverError: (any Error & Sendable)?) {
+            self.method = method
+            self.url = url
+            self.statusCode = statusCode
+            self.headers = headers
+            self.body = body
+            self.serverError = serverError
+        }
+
+        /// The server's error body as `type`, if it was decoded as that type.
+        public func serverError<ServerError: Error>(as type: ServerError.Type) -> ServerError? {
+            serverError as? ServerError
+        }
+
+        public var description: String {
+            var text = "\(describe(method, url)) answered \(statusCode) "
+                + HTTPURLResponse.localizedString(forStatusCode: statusCode)
+            if let serverError { text += "; server error: \(serverError)" }
+            return text + "; body: \(snippet(of: body))"
+        }
+    }
+
+    /// A response body that could not be turned into the expected value.
+    public struct ParsingFailure: Sendable, CustomStringConvertible {
+        /// The type that was expected.
+        public let type: String
+        /// The request's method.
+        public let method: String?
+        /// The URL that answered.
+        public let url: URL?
+        /// The status code.
+        public let statusCode: Int
+        /// Where in the body decoding failed, as `items[2].price`; empty at the top level.
+        public let codingPath: String
+        /// The decoder's own error.
+        public let underlying: any Error
+        /// The first ``APIError/snippetLength`` bytes of the body.
+        public let bodySnippet: Data
+
+        /// Creates the failure; `body` is cut to its first ``APIError/snippetLength`` bytes.
+        public init(type: String, method: String?, url: URL?, statusCode: Int, codingPath: String, underlying: any Error, body: Data) {
+            self.type = type
+            self.method = method
+            self.url = url
+            self.statusCode = statusCode
+            self.codingPath = codingPath
+            self.underlying = underlying
+            self.bodySnippet = body.prefix(APIError.snippetLength)
+        }
+
+        public var description: String {
+            let location = codingPath.isEmpty ? "" : " at \(codingPath)"
+            return "Could not parse \(type)\(location) from \(describe(method, url)) (status \(statusCode)): "
+                + "\(Self.explain(underlying)); body: \(snippet(of: bodySnippet))"
+        }
+
+        /// A decoding error in one sentence, without the coding path it repeats.
+        static func explain(_ error: any Error) -> String {
+            guard let error = error as? DecodingError else { return "\(error)" }
+            switch error {
+            case .typeMismatch(let type, let context):
+                return "expected \(type): \(context.debugDescription)"
+            case .valueNotFound(let type, let context):
+                return "expected \(type) but found null: \(context.debugDescription)"
+            case .keyNotFound(let key, let context):
+                return "the key \"\(key.stringValue)\" is missing: \(context.debugDescription)"
+            case .dataCorrupted(let context):
+                return "the data is not valid: \(context.debugDescription)"
+            @unknown default:
+                return "\(error)"
+            }
+        }
+    }
+
+    /// How a promise failed when the failure came from the promise machinery, not from the work.
+    public enum PromiseFailure: Sendable, CustomStringConvertible {
+        /// The predicate given to ``Promise/validate(in:_:)`` returned `false`.
+        case validationFailed
+        /// A `then` step returned the very promise it was meant to settle, which never could.
+        case resolvedWithItself
+        /// The resolver was released without settling the promise, which therefore never could.
+        case abandoned
+        /// ``Promise/race(_:in:)`` was given no promises, so no result can ever arrive.
+        case noPromises
+        /// Every promise given to ``Promise/any(_:in:)`` failed; their errors, in the order given.
+        case allFailed([any Error])
+
+        public var description: String {
+            switch self {
+            case .validationFailed: "The promise's value failed validation."
+            case .resolvedWithItself: "A promise cannot be resolved with itself: a `then` step returned the promise it settles."
+            case .abandoned: "The promise's resolver was released without settling it."
+            case .noPromises: "`Promise.race` needs at least one promise."
+            case .allFailed(let errors):
+                "All \(errors.count) promises failed: \(errors.map { "\($0)" }.joined(separator: "; "))"
+            }
+        }
+    }
+}
+
+extension DecodingError {
+    /// The coding path of the failure, written as `items[2].price`.
+    var codingPathDescription: String {
+        let context: Context? = switch self {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context),
+             .keyNotFound(_, let context), .dataCorrupted(let context): context
+        @unknown default: nil
+        }
+        var path = context?.codingPath ?? []
+        if case .keyNotFound(let key, _) = self { path.append(key) }
+        return path.pathDescription
+    }
+}

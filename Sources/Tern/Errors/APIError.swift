@@ -1,0 +1,79 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Everything that can go wrong with a Tern request or promise, as one error type.
+///
+/// Each case carries what a developer needs to act: the method and URL, the status, the
+/// server's own error body, the coding path, a snippet of the body. `description` says it in
+/// one readable paragraph.
+///
+/// ```swift
+/// api.products(page: 1).onError { error in
+///     switch error as? APIError {
+///     case .cancelled?: break
+///     case .unacceptableStatus(let failure)? where failure.statusCode == 404: showEmpty()
+///     case .unacceptableStatus(let failure)?: show(failure.serverError(as: ShopError.self)?.message)
+///     default: show("\(error)")
+///     }
+/// }
+/// ```
+///
+/// Cancellation is always ``cancelled``: from ``Promise/cancel()``, from cancelling the Task
+/// that awaits ``Promise/value``, and from a URL session that reports `URLError.cancelled`.
+public enum APIError: Error, Sendable, CustomStringConvertible {
+    /// The request could not be built: an invalid URL, a header that would inject another.
+    case invalidRequest(InvalidRequest)
+    /// Request parameters could not be encoded.
+    case encodingFailed(EncodingFailure)
+    /// The request did not get a response: the connection failed, was lost or refused.
+    case transportFailed(TransportFailure)
+    /// No answer within the time allowed: a request's timeout or ``Promise/timeout(_:)``.
+    case timeout(Timeout)
+    /// The request or promise was cancelled.
+    case cancelled
+    /// The server answered with a status the request does not accept.
+    case unacceptableStatus(StatusFailure)
+    /// The response body could not be turned into the expected value.
+    case parsingFailed(ParsingFailure)
+    /// A promise was misused or could not settle; see ``PromiseFailure``.
+    case promise(PromiseFailure)
+
+    public var description: String {
+        switch self {
+        case .invalidRequest(let failure): "\(failure)"
+        case .encodingFailed(let failure): "\(failure)"
+        case .transportFailed(let failure): "\(failure)"
+        case .timeout(let failure): "\(failure)"
+        case .cancelled: "The request was cancelled."
+        case .unacceptableStatus(let failure): "\(failure)"
+        case .parsingFailed(let failure): "\(failure)"
+        case .promise(let failure): "\(failure)"
+        }
+    }
+
+    /// Whether this is ``cancelled``: cancellation is usually not worth showing to a user.
+    public var isCancellation: Bool {
+        if case .cancelled = self { true } else { false }
+    }
+}
+
+/// How a request and its response are named in error messages: method and URL.
+func describe(_ method: String?, _ url: URL?) -> String {
+    [method, url?.absoluteString].compactMap { $0 }.joined(separator: " ")
+}
+
+/// The first bytes of a body, as text when they are text, for error messages.
+func snippet(of body: Data, limit: Int = APIError.snippetLength) -> String {
+    guard !body.isEmpty else { return "(empty)" }
+    let prefix = body.prefix(limit)
+    let text = String(decoding: prefix, as: UTF8.self)
+    let suffix = body.count > limit ? "… (\(body.count) bytes in all)" : ""
+    return text + suffix
+}
+
+extension APIError {
+    /// How many bytes of a body errors keep and show.
+    public static let snippetLength = 512
+}

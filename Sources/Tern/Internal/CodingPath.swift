@@ -1,0 +1,12 @@
+extension [any CodingKey] {
+    /// The path written as people read it: `items[2].price`.
+    var pathDescription: String {
+        reduce(into: "") { text, key in
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+    }
+}

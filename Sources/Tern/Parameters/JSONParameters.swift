@@ -1,0 +1,66 @@
+import Foundation
+
+/// Parameters sent as a JSON body.
+///
+/// ```swift
+/// JSONParameters(product)
+/// JSONParameters(product, encoder: snakeCaseEncoder, headers: ["X-Trace": "1"])
+/// ```
+public struct JSONParameters<Value: Encodable & Sendable>: RequestParameters {
+    /// The value sent.
+    public var value: Value
+    /// The encoder that writes it.
+    public var encoder: JSONEncoder
+    public var headers: HTTPHeaders
+
+    /// Creates JSON parameters; configure `encoder` for dates, key strategies and formatting.
+    public init(_ value: Value, encoder: JSONEncoder = JSONEncoder(), headers: HTTPHeaders = [:]) {
+        self.value = value
+        self.encoder = encoder
+        self.headers = headers
+    }
+
+    public func encode(into draft: inout RequestDraft) throws {
+        do {
+            draft.body = .data(try encoder.encode(value))
+        } catch {
+            let path = (error as? EncodingError)?.codingPathDescription ?? ""
+            let parameter = "JSONParameters<\(Value.self)>" + (path.isEmpty ? "" : " at \(path)")
+            throw APIError.encodingFailed(.init(parameter: parameter, underlying: error))
+        }
+        draft.headers["Content-Type"] = "application/json"
+    }
+}
+
+/// A raw body sent as it is, with its content type.
+///
+/// ```swift
+/// DataParameters(pngData, contentType: "image/png")
+/// ```
+public struct DataParameters: RequestParameters {
+    /// The body.
+    public var data: Data
+    /// The body's `Content-Type`.
+    public var contentType: String
+    public var headers: HTTPHeaders
+
+    /// Creates a raw body.
+    public init(_ data: Data, contentType: String = MIMEType.octetStream.rawValue, headers: HTTPHeaders = [:]) {
+        self.data = data
+        self.contentType = contentType
+        self.headers = headers
+    }
+
+    public func encode(into draft: inout RequestDraft) throws {
+        draft.body = .data(data)
+        draft.headers["Content-Type"] = contentType
+    }
+}
+
+extension EncodingError {
+    /// The coding path of the failure, written as `items[2].price`.
+    var codingPathDescription: String {
+        guard case .invalidValue(_, let context) = self else { return "" }
+        return context.codingPath.pathDescription
+    }
+}

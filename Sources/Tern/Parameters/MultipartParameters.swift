@@ -1,0 +1,162 @@
+import Foundation
+
+/// Parameters sent as a `multipart/form-data` body (RFC 7578), for forms with files.
+///
+/// ```swift
+/// MultipartParameters(parts: [
+///     Part(name: "picture", fileURL: pictureURL, mimeType: .png),
+///     Part(name: "caption", value: "front"),
+/// ])
+/// ```
+///
+/// - Each request gets a new random boundary, checked not to occur in any part held in memory
+///   (file parts are not read for that: 128 random bits make a clash vanishingly unlikely).
+/// - File parts are never read whole into memory. A body with file parts is assembled into a
+///   temporary file in 1 MiB steps and sent from disk, then deleted when the request ends; so
+///   its length, and `Content-Length`, are known before sending, and a retry can send it again.
+///   (URLSession on Linux sends any streamed body chunked, without a length.)
+/// - Field names and file names are escaped as HTML does: `"` as `%22`, CR as `%0D`, LF as `%0A`.
+public struct MultipartParameters: RequestParameters {
+    /// The parts, in order.
+    public var parts: [Part]
+    public var headers: HTTPHeaders
+
+    /// Creates a multipart body.
+    public init(parts: [Part], headers: HTTPHeaders = [:]) {
+        self.parts = parts
+        self.headers = headers
+    }
+
+    public func encode(into draft: inout RequestDraft) throws {
+        let boundary = try makeBoundary()
+        let hasFiles = parts.contains { if case .file = $0.content { true } else { false } }
+        if hasFiles {
+            draft.body = .file(try writeFile(boundary: boundary), isTemporary: true)
+        } else {
+            var body = Data()
+            for part in parts {
+                body.append(Self.header(of: part, boundary: boundary))
+                if case .data(let data) = part.content { body.append(data) }
+                body.append(Self.crlf)
+            }
+            body.append(Self.closing(boundary))
+            draft.body = .data(body)
+        }
+        draft.headers["Content-Type"] = "multipart/form-data; boundary=\(boundary)"
+    }
+
+    /// A random boundary that occurs in no in-memory part.
+    private func makeBoundary() throws -> String {
+        for _ in 0..<8 {
+            let boundary = "tern-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            let marker = Data(boundary.utf8)
+            let clashes = parts.contains { part in
+                if case .data(let data) = part.content { data.range(of: marker) != nil } else { false }
+            }
+            if !clashes { return boundary }
+        }
+        // Eight clashes in a row mean the parts were built to contain our boundaries.
+        throw APIError.encodingFailed(.init(parameter: "MultipartParameters", underlying: BoundaryClash()))
+    }
+
+    /// Writes the body to a new temporary file, copying file parts in 1 MiB steps.
+    private func writeFile(boundary: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("tern-upload-\(UUID().uuidString)")
+        do {
+            let sink = try FileSink(url)
+            defer { sink.close() }
+            for part in parts {
+                try sink.write(Self.header(of: part, boundary: boundary))
+                switch part.content {
+                case .data(let data): try sink.write(data)
+                case .file(let file): try sink.copy(contentsOf: file, partName: part.name)
+                }
+                try sink.write(Self.crlf)
+            }
+            try sink.write(Self.closing(boundary))
+            return url
+        } catch {
+            try? FileManager.default.removeItem(at: url)
+            if error is APIError { throw error }
+            throw APIError.encodingFailed(.init(parameter: "MultipartParameters", underlying: error))
+        }
+    }
+
+    private static let crlf = Data("\r\n".utf8)
+
+    private static func closing(_ boundary: String) -> Data {
+        Data("--\(boundary)--\r\n".utf8)
+    }
+
+    private static func header(of part: Part, boundary: String) -> Data {
+        var disposition = "form-data; name=\"\(escape(part.name))\""
+        if let filename = part.filename { disposition += "; filename=\"\(escape(filename))\"" }
+        var headers: HTTPHeaders = ["Content-Disposition": disposition]
+        if let mimeType = part.mimeType { headers["Content-Type"] = mimeType.rawValue }
+        headers.merge(part.headers)
+        let lines = headers.map { "\($0.name): \($0.value)\r\n" }.joined()
+        return Data("--\(boundary)\r\n\(lines)\r\n".utf8)
+    }
+
+    /// Escapes a field or file name as HTML's form submission does.
+    private static func escape(_ name: String) -> String {
+        name.replacingOccurrences(of: "\"", with: "%22")
+            .replacingOccurrences(of: "\r", with: "%0D")
+            .replacingOccurrences(of: "\n", with: "%0A")
+    }
+
+    struct BoundaryClash: Error, CustomStringConvertible {
+        var description: String { "every random boundary tried occurs in a part" }
+    }
+}
+
+/// Writes a file through a stream, in order, failing with the stream's error.
+private struct FileSink {
+    private let stream: OutputStream
+    private static let chunkSize = 1 << 20
+
+    init(_ url: URL) throws {
+        guard let stream = OutputStream(url: url, append: false) else { throw CocoaError(.fileWriteUnknown) }
+        stream.open()
+        if let error = stream.streamError { throw error }
+        self.stream = stream
+    }
+
+    func write(_ data: Data) throws {
+        try data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            guard var pointer = buffer.bindMemory(to: UInt8.self).baseAddress else { return }
+            var remaining = buffer.count
+            while remaining > 0 {
+                let written = stream.write(pointer, maxLength: remaining)
+                guard written > 0 else { throw stream.streamError ?? CocoaError(.fileWriteUnknown) }
+                pointer += written
+                remaining -= written
+            }
+        }
+    }
+
+    /// Copies a file a chunk at a time, so memory stays flat whatever its size.
+    func copy(contentsOf file: URL, partName: String) throws {
+        guard let input = InputStream(url: file) else {
+            throw APIError.encodingFailed(.init(parameter: partName, underlying: CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: file.path])))
+        }
+        input.open()
+        defer { input.close() }
+        if let error = input.streamError {
+            throw APIError.encodingFailed(.init(parameter: partName, underlying: error))
+        }
+        var buffer = [UInt8](repeating: 0, count: Self.chunkSize)
+        while true {
+            let count = input.read(&buffer, maxLength: buffer.count)
+            if count < 0 {
+                throw APIError.encodingFailed(.init(parameter: partName, underlying: input.streamError ?? CocoaError(.fileReadUnknown)))
+            }
+            if count == 0 { return }
+            try write(Data(buffer[0..<count]))
+        }
+    }
+
+    func close() {
+        stream.close()
+    }
+}

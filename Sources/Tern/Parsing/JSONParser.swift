@@ -1,0 +1,110 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Decodes JSON bodies with a `JSONDecoder`.
+///
+/// ```swift
+/// let api = ShopAPI(responseParser: JSONParser())
+///
+/// // Values inside an envelope: {"data": {"items": [...]}}
+/// JSONParser(keyPath: "data.items")
+///
+/// // Error bodies decoded as the server's own error type, like TRON's errorModel:
+/// JSONParser(errorType: ShopError.self)
+/// ```
+///
+/// It is an open class: override ``getInstance(from:response:)`` for envelopes that need code,
+/// as in Osprey:
+///
+/// ```swift
+/// final class PageParser: JSONParser, @unchecked Sendable {
+///     override func getInstance<T: Decodable>(from data: Data, response: HTTPURLResponse) throws -> T {
+///         try decoder.decode(Page<T>.self, from: data).results   // {"page": 1, "results": [...]}
+///     }
+/// }
+/// ```
+///
+/// Subclasses must keep their stored properties immutable and `Sendable`: a parser is used from
+/// many threads at once.
+open class JSONParser: ResponseParser, @unchecked Sendable {
+    /// The decoder used for every value.
+    public let decoder: JSONDecoder
+    /// The path of keys, such as `["data", "items"]`, under which values sit; empty for the top level.
+    public let keyPath: [String]
+    /// The type error bodies decode as, if any.
+    public let errorType: (any (Decodable & Error & Sendable).Type)?
+
+    /// Creates a JSON parser.
+    ///
+    /// - Parameters:
+    ///   - decoder: The decoder; configure it for dates and key strategies.
+    ///   - keyPath: Dot-separated keys to the value inside an envelope, such as `"data.items"`.
+    ///   - errorType: A type to decode error bodies as; the result is in
+    ///     ``APIError/StatusFailure/serverError``.
+    public init(
+        decoder: JSONDecoder = JSONDecoder(),
+        keyPath: String? = nil,
+        errorType: (any (Decodable & Error & Sendable).Type)? = nil
+    ) {
+        self.decoder = decoder
+        self.keyPath = keyPath?.split(separator: ".").map(String.init) ?? []
+        self.errorType = errorType
+    }
+
+    /// `application/json`
+    open var acceptHeader: String? { "application/json" }
+
+    public func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
+        try getInstance(from: response.body, response: response.httpResponse)
+    }
+
+    /// Decodes a value from a body: the override point for envelopes that need code.
+    open func getInstance<T: Decodable>(from data: Data, response: HTTPURLResponse) throws -> T {
+        guard !keyPath.isEmpty else { return try decoder.decode(T.self, from: data) }
+        return try EnvelopePath.$keys.withValue(keyPath) {
+            try decoder.decode(KeyPathEnvelope<T>.self, from: data).value
+        }
+    }
+
+    open func serverError(from response: Response) -> (any Error & Sendable)? {
+        guard let errorType, !response.body.isEmpty else { return nil }
+        return decodeError(errorType, from: response.body)
+    }
+
+    private func decodeError<ServerError: Decodable & Error & Sendable>(_ type: ServerError.Type, from body: Data) -> ServerError? {
+        try? decoder.decode(type, from: body)
+    }
+}
+
+/// The key path of the envelope being decoded on this thread or task.
+///
+/// It travels as a task-local value: the shared decoder stays untouched, and concurrent parses
+/// with different paths cannot see each other's.
+private enum EnvelopePath {
+    @TaskLocal static var keys: [String] = []
+}
+
+/// A value found by walking a key path into the document, with the decoder's own strategies.
+private struct KeyPathEnvelope<Value: Decodable>: Decodable {
+    let value: Value
+
+    init(from decoder: any Decoder) throws {
+        let path = EnvelopePath.keys
+        var container = try decoder.container(keyedBy: PathKey.self)
+        for key in path.dropLast() {
+            container = try container.nestedContainer(keyedBy: PathKey.self, forKey: PathKey(key))
+        }
+        value = try container.decode(Value.self, forKey: PathKey(path[path.count - 1]))
+    }
+}
+
+/// A coding key made from any string.
+private struct PathKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(_ string: String) { stringValue = string }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}

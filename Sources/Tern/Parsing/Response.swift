@@ -1,0 +1,62 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A whole HTTP response, with the request that produced it and how long it took.
+///
+/// Ask for it as an endpoint's value when you need more than the decoded body:
+///
+/// ```swift
+/// func download(_ id: Int) -> Promise<Response> { request(route: get(endpoint: "/files/\(id)")) }
+/// ```
+public struct Response: Sendable {
+    /// The request as it was sent, headers included.
+    public let request: URLRequest
+    /// The response as URLSession gave it.
+    public let httpResponse: HTTPURLResponse
+    /// The body, whole.
+    public let body: Data
+    /// When the request was handed to the transport, and how long until the response was complete.
+    ///
+    /// Tern measures this itself: URLSession on Linux never delivers `URLSessionTaskMetrics`.
+    public let timing: Timing
+
+    /// Creates a response.
+    public init(request: URLRequest, httpResponse: HTTPURLResponse, body: Data, timing: Timing) {
+        self.request = request
+        self.httpResponse = httpResponse
+        self.body = body
+        self.timing = timing
+    }
+
+    /// The status code.
+    public var statusCode: Int { httpResponse.statusCode }
+
+    /// The URL that answered, after any redirect.
+    public var url: URL? { httpResponse.url ?? request.url }
+
+    /// The response headers.
+    public var headers: HTTPHeaders {
+        HTTPHeaders(httpResponse.allHeaderFields.compactMap { name, value in
+            (name as? String).map { ($0, "\(value)") }
+        }.sorted { $0.0 < $1.0 })
+    }
+
+    /// The request's method.
+    public var method: String? { request.httpMethod }
+
+    /// When a request started and how long it took.
+    public struct Timing: Sendable, Equatable {
+        /// When the request was handed to the transport.
+        public let start: Date
+        /// Seconds from then until the response was complete, on a monotonic clock.
+        public let duration: TimeInterval
+
+        /// Creates a timing.
+        public init(start: Date, duration: TimeInterval) {
+            self.start = start
+            self.duration = duration
+        }
+    }
+}

@@ -1,0 +1,38 @@
+/// Which responses count as success; the others fail with ``APIError/unacceptableStatus(_:)``.
+///
+/// Set one for a whole API in ``APIConfiguration/validation`` or for one request in
+/// ``RequestOptions/validation``:
+///
+/// ```swift
+/// RequestOptions(validation: .statusCodes(200..<400))
+/// RequestOptions(validation: .custom { $0.statusCode == 200 && $0.headers["X-Ok"] == "1" })
+/// ```
+public struct Validation: Sendable {
+    private let accepts: @Sendable (Response) -> Bool
+
+    /// A validation that accepts the responses for which `accepts` returns `true`.
+    public static func custom(_ accepts: @escaping @Sendable (Response) -> Bool) -> Validation {
+        Validation(accepts: accepts)
+    }
+
+    /// Accepts the status codes in `codes`.
+    public static func statusCodes(_ codes: some RangeExpression<Int> & Sendable) -> Validation {
+        Validation { codes.contains($0.statusCode) }
+    }
+
+    /// Accepts exactly the status codes given.
+    public static func statusCodes(_ codes: Set<Int>) -> Validation {
+        Validation { codes.contains($0.statusCode) }
+    }
+
+    /// Accepts 2xx: the default.
+    public static let successfulStatusCodes = statusCodes(200..<300)
+
+    /// Accepts every response.
+    public static let acceptAll = Validation { _ in true }
+
+    /// Whether `response` is acceptable.
+    public func accepts(_ response: Response) -> Bool {
+        accepts(response)
+    }
+}

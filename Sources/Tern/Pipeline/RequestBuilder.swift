@@ -1,0 +1,64 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Stage 1 of the pipeline: a route and its parameters become a request ready for the wire.
+///
+/// Headers merge in this order, the later winning: the parser's `Accept`, the configuration's
+/// common headers, what the encoder sets (its `Content-Type`), then the parameters' own headers.
+/// (The delegate comes after, in the next stage.)
+enum RequestBuilder {
+    static func build(
+        route: Route,
+        parameters: (any RequestParameters)?,
+        timeout: TimeInterval,
+        cachePolicy: URLRequest.CachePolicy,
+        commonHeaders: HTTPHeaders,
+        acceptHeader: String?
+    ) throws -> (request: TransportRequest, temporaryFile: URL?) {
+        guard let url = URL(string: route.url), url.scheme != nil, url.host != nil else {
+            throw APIError.invalidRequest(.init(reason: .invalidURL(route.url), method: route.method.rawValue))
+        }
+        var headers: HTTPHeaders = [:]
+        if let acceptHeader { headers["Accept"] = acceptHeader }
+        headers.merge(commonHeaders)
+        var draft = RequestDraft(method: route.method, url: url, headers: headers)
+        if let parameters {
+            do {
+                try parameters.encode(into: &draft)
+            } catch let error as APIError {
+                throw error
+            } catch {
+                throw APIError.encodingFailed(.init(parameter: String(describing: type(of: parameters)), underlying: error))
+            }
+            draft.headers.merge(parameters.headers)
+        }
+        try validate(draft.headers, method: draft.method)
+
+        var request = URLRequest(url: draft.url)
+        request.httpMethod = draft.method.rawValue
+        request.cachePolicy = cachePolicy
+        // Tern enforces the timeout itself; URLSession's own (whole seconds on Linux) must never fire first.
+        request.timeoutInterval = timeout.isFinite && timeout > 0 ? timeout.rounded(.up) + 1 : 7 * 24 * 3600
+        for field in draft.headers {
+            request.setValue(field.value, forHTTPHeaderField: field.name)
+        }
+        switch draft.body {
+        case .none:
+            return (TransportRequest(urlRequest: request), nil)
+        case .data(let data):
+            request.httpBody = data
+            return (TransportRequest(urlRequest: request), nil)
+        case .file(let file, let isTemporary):
+            return (TransportRequest(urlRequest: request, bodyFile: file), isTemporary ? file : nil)
+        }
+    }
+
+    /// Refuses headers that could inject other headers or requests.
+    static func validate(_ headers: HTTPHeaders, method: HTTPMethod) throws {
+        if let field = headers.firstInvalidField {
+            throw APIError.invalidRequest(.init(reason: .invalidHeader(name: field.name), method: method.rawValue))
+        }
+    }
+}

@@ -1,0 +1,64 @@
+/// Joins a base URL and an endpoint the way people mean it, as plain strings.
+///
+/// - Exactly one slash between the two, however either is written.
+/// - The base URL's own path is kept, and so is its query, before the endpoint's.
+/// - An endpoint that is itself an absolute URL (it has a scheme) is used as it is.
+/// - The endpoint's fragment, if any, ends the result.
+///
+/// | base | endpoint | result |
+/// |---|---|---|
+/// | `https://x/api/v2` | `/products` | `https://x/api/v2/products` |
+/// | `https://x/api/v2/` | `products?page=2` | `https://x/api/v2/products?page=2` |
+/// | `https://x/api?key=k` | `/items?page=2` | `https://x/api/items?key=k&page=2` |
+/// | `https://x/api` | `https://y/z` | `https://y/z` |
+enum EndpointJoining {
+    static func join(base: String, endpoint: String) -> String {
+        if hasScheme(endpoint) { return endpoint }
+        let base = split(base)
+        let endpoint = split(endpoint)
+        var path = base.path
+        if !endpoint.path.isEmpty {
+            path = trimmed(path, trailing: "/") + "/" + trimmed(endpoint.path, leading: "/")
+        }
+        let query = [base.query, endpoint.query].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "&")
+        var joined = path
+        if !query.isEmpty { joined += "?" + query }
+        if let fragment = endpoint.fragment ?? base.fragment { joined += "#" + fragment }
+        return joined
+    }
+
+    /// Whether `string` starts with a URI scheme followed by "://" (RFC 3986 §3.1).
+    static func hasScheme(_ string: String) -> Bool {
+        guard let colon = string.range(of: "://") else { return false }
+        let scheme = string[..<colon.lowerBound]
+        guard let first = scheme.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
+        return scheme.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0)) }
+    }
+
+    private static func split(_ string: String) -> (path: String, query: String?, fragment: String?) {
+        var rest = Substring(string)
+        var fragment: String?
+        if let hash = rest.firstIndex(of: "#") {
+            fragment = String(rest[rest.index(after: hash)...])
+            rest = rest[..<hash]
+        }
+        var query: String?
+        if let mark = rest.firstIndex(of: "?") {
+            query = String(rest[rest.index(after: mark)...])
+            rest = rest[..<mark]
+        }
+        return (String(rest), query, fragment)
+    }
+
+    private static func trimmed(_ string: String, trailing character: Character) -> Substring {
+        var result = Substring(string)
+        while result.last == character { result = result.dropLast() }
+        return result
+    }
+
+    private static func trimmed(_ string: String, leading character: Character) -> Substring {
+        var result = Substring(string)
+        while result.first == character { result = result.dropFirst() }
+        return result
+    }
+}

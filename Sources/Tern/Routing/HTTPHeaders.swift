@@ -1,0 +1,119 @@
+/// HTTP header fields in order, with names compared without regard to case.
+///
+/// Setting a field replaces any field of the same name, whatever its case; the name keeps the
+/// spelling it was last set with.
+///
+/// ```swift
+/// var headers: HTTPHeaders = ["Accept": "application/json"]
+/// headers["accept"] = "text/plain"        // replaces it
+/// headers.merge(["X-Trace": "1"])         // later wins
+/// ```
+public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    /// One header field.
+    public struct Field: Sendable, Equatable {
+        /// The name, as it was set.
+        public var name: String
+        /// The value.
+        public var value: String
+
+        /// Creates a field.
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    private var fields: [Field] = []
+
+    /// Creates empty headers.
+    public init() {}
+
+    /// Creates headers from fields; a later field replaces an earlier one of the same name.
+    public init(_ fields: [(String, String)]) {
+        for (name, value) in fields { self[name] = value }
+    }
+
+    /// Creates headers from a dictionary literal.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements)
+    }
+
+    /// The value of the field called `name`, whatever its case; setting `nil` removes it.
+    public subscript(name: String) -> String? {
+        get { fields.first { $0.name.caseInsensitiveEquals(name) }?.value }
+        set {
+            if let index = fields.firstIndex(where: { $0.name.caseInsensitiveEquals(name) }) {
+                if let newValue {
+                    fields[index] = Field(name: name, value: newValue)
+                } else {
+                    fields.remove(at: index)
+                }
+            } else if let newValue {
+                fields.append(Field(name: name, value: newValue))
+            }
+        }
+    }
+
+    /// Whether a field called `name` is present, whatever its case.
+    public func contains(_ name: String) -> Bool {
+        self[name] != nil
+    }
+
+    /// Adds every field of `other`; on a name present in both, `other` wins.
+    public mutating func merge(_ other: HTTPHeaders) {
+        for field in other.fields { self[field.name] = field.value }
+    }
+
+    /// These headers with `other`'s fields merged in; on a name present in both, `other` wins.
+    public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        var merged = self
+        merged.merge(other)
+        return merged
+    }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    /// Whether there are no fields.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// The fields in order.
+    public func makeIterator() -> IndexingIterator<[Field]> {
+        fields.makeIterator()
+    }
+
+    /// The fields as a dictionary, as `URLRequest` and `HTTPURLResponse` use them.
+    public var dictionary: [String: String] {
+        Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// The first field whose name or value HTTP forbids: names must be tokens (RFC 9110 §5.1)
+    /// and values must not contain CR, LF or NUL, which would let them inject headers.
+    var firstInvalidField: Field? {
+        fields.first { !$0.name.isHTTPToken || $0.value.unicodeScalars.contains { ["\r", "\n", "\0"].contains($0) } }
+    }
+
+    public var description: String {
+        fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+}
+
+extension HTTPHeaders {
+    /// Creates headers from a dictionary, in name order so that the result is stable.
+    public init(_ dictionary: [String: String]) {
+        self.init(dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    }
+}
+
+private extension String {
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+    }
+
+    /// Whether this is an HTTP token: one or more visible ASCII characters other than delimiters.
+    var isHTTPToken: Bool {
+        !isEmpty && unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && scalar.value > 0x20 && scalar.value < 0x7F && !"\"(),/:;<=>?@[\\]{}".unicodeScalars.contains(scalar)
+        }
+    }
+}

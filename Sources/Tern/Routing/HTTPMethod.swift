@@ -1,0 +1,45 @@
+/// An HTTP request method: the standard ones as constants, any other by name.
+///
+/// ```swift
+/// let purge: HTTPMethod = "PURGE"
+/// ```
+public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The method's name, as sent on the wire.
+    public let rawValue: String
+
+    /// Creates a method from its name; names are case-sensitive and sent as given.
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// Creates a method from a string literal.
+    public init(stringLiteral value: String) {
+        self.init(rawValue: value)
+    }
+
+    public var description: String { rawValue }
+
+    /// `GET`
+    public static let get: HTTPMethod = "GET"
+    /// `POST`
+    public static let post: HTTPMethod = "POST"
+    /// `PUT`
+    public static let put: HTTPMethod = "PUT"
+    /// `PATCH`
+    public static let patch: HTTPMethod = "PATCH"
+    /// `DELETE`
+    public static let delete: HTTPMethod = "DELETE"
+    /// `HEAD`
+    public static let head: HTTPMethod = "HEAD"
+    /// `OPTIONS`
+    public static let options: HTTPMethod = "OPTIONS"
+    /// `TRACE`
+    public static let trace: HTTPMethod = "TRACE"
+    /// `CONNECT`
+    public static let connect: HTTPMethod = "CONNECT"
+
+    /// Whether repeating the request has the same effect as sending it once (RFC 9110 §9.2.2).
+    public var isIdempotent: Bool {
+        [.get, .head, .put, .delete, .options, .trace].contains(self)
+    }
+}
