@@ -3,8 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "Tern",
-    // Apple platforms from the releases that ship the Swift concurrency runtime.
-    platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
+    // Apple platforms from the releases that ship the Swift concurrency runtime; the point
+    // releases add FileHandle's throwing reads and writes, which multipart uploads use.
+    platforms: [.macOS("10.15.4"), .iOS("13.4"), .tvOS("13.4"), .watchOS("6.2")],
     products: [
         .library(name: "Tern", targets: ["Tern"]),
         .library(name: "TernTesting", targets: ["TernTesting"]),

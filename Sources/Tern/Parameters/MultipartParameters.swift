@@ -110,53 +110,34 @@ public struct MultipartParameters: RequestParameters {
     }
 }
 
-/// Writes a file through a stream, in order, failing with the stream's error.
+/// Writes a new file in order, copying other files into it a chunk at a time.
 private struct FileSink {
-    private let stream: OutputStream
+    private let handle: FileHandle
     private static let chunkSize = 1 << 20
 
     init(_ url: URL) throws {
-        guard let stream = OutputStream(url: url, append: false) else { throw CocoaError(.fileWriteUnknown) }
-        stream.open()
-        if let error = stream.streamError { throw error }
-        self.stream = stream
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        handle = try FileHandle(forWritingTo: url)
     }
 
     func write(_ data: Data) throws {
-        try data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
-            guard var pointer = buffer.bindMemory(to: UInt8.self).baseAddress else { return }
-            var remaining = buffer.count
-            while remaining > 0 {
-                let written = stream.write(pointer, maxLength: remaining)
-                guard written > 0 else { throw stream.streamError ?? CocoaError(.fileWriteUnknown) }
-                pointer += written
-                remaining -= written
-            }
-        }
+        try handle.write(contentsOf: data)
     }
 
     /// Copies a file a chunk at a time, so memory stays flat whatever its size.
     func copy(contentsOf file: URL, partName: String) throws {
-        guard let input = InputStream(url: file) else {
-            throw APIError.encodingFailed(.init(parameter: partName, underlying: CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: file.path])))
-        }
-        input.open()
-        defer { input.close() }
-        if let error = input.streamError {
-            throw APIError.encodingFailed(.init(parameter: partName, underlying: error))
-        }
-        var buffer = [UInt8](repeating: 0, count: Self.chunkSize)
-        while true {
-            let count = input.read(&buffer, maxLength: buffer.count)
-            if count < 0 {
-                throw APIError.encodingFailed(.init(parameter: partName, underlying: input.streamError ?? CocoaError(.fileReadUnknown)))
+        do {
+            let input = try FileHandle(forReadingFrom: file)
+            defer { try? input.close() }
+            while let chunk = try input.read(upToCount: Self.chunkSize), !chunk.isEmpty {
+                try handle.write(contentsOf: chunk)
             }
-            if count == 0 { return }
-            try write(Data(buffer[0..<count]))
+        } catch {
+            throw APIError.encodingFailed(.init(parameter: partName, underlying: error))
         }
     }
 
     func close() {
-        stream.close()
+        try? handle.close()
     }
 }

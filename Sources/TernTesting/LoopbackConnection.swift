@@ -1,0 +1,207 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Tern
+
+/// One client connection of a ``LoopbackServer``: reads requests, writes responses.
+final class Connection {
+    private let socket: Int32
+    private var buffer = Data()
+
+    init(_ socket: Int32) {
+        self.socket = socket
+    }
+
+    /// Reads the next request, or `nil` when the client closed the connection or sent garbage.
+    func readRequest() -> RecordedRequest? {
+        guard let headEnd = readUntil(Data("\r\n\r\n".utf8)) else { return nil }
+        let head = String(decoding: buffer[buffer.startIndex..<headEnd], as: UTF8.self)
+        buffer.removeSubrange(buffer.startIndex..<(headEnd + 4))
+        var lines = head.components(separatedBy: "\r\n")
+        let requestLine = lines.removeFirst().split(separator: " ")
+        guard requestLine.count == 3 else { return nil }
+        var headers = HTTPHeaders()
+        var fields: [(String, String)] = []
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            let name = String(line[..<colon])
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            fields.append((name, value))
+        }
+        headers = HTTPHeaders(fields)
+        if headers["Expect"]?.lowercased() == "100-continue" {
+            guard send(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return nil }
+        }
+        let body: Data
+        if headers["Transfer-Encoding"]?.lowercased().contains("chunked") == true {
+            guard let chunked = readChunkedBody() else { return nil }
+            body = chunked
+        } else {
+            guard let length = Int(headers["Content-Length"] ?? "0"), let fixed = read(count: length) else { return nil }
+            body = fixed
+        }
+        return RecordedRequest(method: String(requestLine[0]), target: String(requestLine[1]), headers: headers, body: body)
+    }
+
+    /// Writes a response as its behavior says. Returns `false` when the connection must close.
+    func write(_ response: ServerResponse) -> Bool {
+        switch response.behavior {
+        case .hangUp:
+            return false
+        case .stall(let seconds):
+            Thread.sleep(forTimeInterval: seconds)
+            return false
+        case .delayed(let seconds):
+            Thread.sleep(forTimeInterval: seconds)
+            return send(Self.head(of: response) + response.body)
+        case .truncated(let count):
+            _ = send(Self.head(of: response) + response.body.prefix(count))
+            return false
+        case .normal:
+            return send(Self.head(of: response) + response.body)
+        }
+    }
+
+    private static func head(of response: ServerResponse) -> Data {
+        var headers = response.headers
+        headers["Content-Length"] = String(response.body.count)
+        let reason = HTTPURLResponse.localizedString(forStatusCode: response.status).capitalized
+        let lines = headers.map { "\($0.name): \($0.value)\r\n" }.joined()
+        return Data("HTTP/1.1 \(response.status) \(reason)\r\n\(lines)\r\n".utf8)
+    }
+
+    // MARK: Reading
+
+    /// Reads until `marker` is in the buffer; returns where it starts.
+    private func readUntil(_ marker: Data) -> Int? {
+        var searchFrom = buffer.startIndex
+        while true {
+            if let range = buffer.range(of: marker, in: searchFrom..<buffer.endIndex) { return range.lowerBound }
+            searchFrom = max(buffer.startIndex, buffer.endIndex - marker.count)
+            guard fill() else { return nil }
+        }
+    }
+
+    private func read(count: Int) -> Data? {
+        while buffer.count < count {
+            guard fill() else { return nil }
+        }
+        let data = buffer.prefix(count)
+        buffer.removeFirst(count)
+        return Data(data)
+    }
+
+    private func readLine() -> String? {
+        guard let end = readUntil(Data("\r\n".utf8)) else { return nil }
+        let line = String(decoding: buffer[buffer.startIndex..<end], as: UTF8.self)
+        buffer.removeSubrange(buffer.startIndex..<(end + 2))
+        return line
+    }
+
+    private func readChunkedBody() -> Data? {
+        var body = Data()
+        while true {
+            guard let line = readLine(),
+                  let size = Int(line.split(separator: ";")[0].trimmingCharacters(in: .whitespaces), radix: 16) else { return nil }
+            if size == 0 {
+                // Trailers, if any, end with an empty line.
+                while let trailer = readLine(), !trailer.isEmpty {}
+                return body
+            }
+            guard let chunk = read(count: size), readLine() != nil else { return nil }
+            body.append(chunk)
+        }
+    }
+
+    /// Reads whatever has arrived; `false` at the end of the stream or on an error.
+    private func fill() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let count = recv(socket, &chunk, chunk.count, 0)
+        guard count > 0 else { return false }
+        buffer.append(contentsOf: chunk[0..<count])
+        return true
+    }
+
+    // MARK: Writing
+
+    private func send(_ data: Data) -> Bool {
+        data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+            var offset = 0
+            while offset < bytes.count {
+                let sent = Socket.send(socket, bytes.baseAddress! + offset, bytes.count - offset)
+                if sent < 0 && errno == EINTR { continue }
+                guard sent > 0 else { return false }
+                offset += sent
+            }
+            return true
+        }
+    }
+}
+
+/// The POSIX calls, with the differences between Linux and Apple platforms in one place.
+enum Socket {
+    /// A socket listening on a free port of 127.0.0.1.
+    static func listen() throws -> Int32 {
+        #if canImport(Glibc)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let listener = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard listener >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var one: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listenOnSocket(listener, 256) == 0 else {
+            let error = POSIXError(.init(rawValue: errno) ?? .EIO)
+            close(listener)
+            throw error
+        }
+        return listener
+    }
+
+    /// The port a bound socket got.
+    static func port(of listener: Int32) throws -> Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let result = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        guard result == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Sets no-delay (answers go out at once) and, on Apple platforms, no SIGPIPE.
+    static func configure(_ socket: Int32) {
+        var one: Int32 = 1
+        setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        #if canImport(Darwin)
+        setsockopt(socket, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
+    /// Sends without raising SIGPIPE when the peer has gone.
+    static func send(_ socket: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        Glibc.send(socket, bytes, count, Int32(MSG_NOSIGNAL))
+        #else
+        Darwin.send(socket, bytes, count, 0)
+        #endif
+    }
+}
+
+/// `listen(2)`, named apart from ``Socket/listen()``.
+private func listenOnSocket(_ socket: Int32, _ backlog: Int32) -> Int32 {
+    listen(socket, backlog)
+}

@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Tern
+
+/// A small HTTP/1.1 server on 127.0.0.1 for tests: it records what it receives, byte for byte,
+/// and answers with whatever the handler returns, misbehaviour included.
+///
+/// ```swift
+/// let server = try LoopbackServer { request in
+///     request.path == "/products" ? .json(#"[{"name":"tern"}]"#) : ServerResponse(status: 404)
+/// }
+/// defer { server.stop() }
+/// let api = ShopAPI(baseURL: server.baseURL)
+/// ```
+///
+/// Each connection gets a thread; connections are kept alive; `Expect: 100-continue` is
+/// answered; chunked request bodies are decoded; `TCP_NODELAY` is set, so small responses are
+/// not held back by Nagle's algorithm. It listens on a free port, and only on the loopback
+/// interface.
+public final class LoopbackServer: Sendable {
+    /// Decides the response to each request; called on the connection's thread.
+    public typealias Handler = @Sendable (RecordedRequest) -> ServerResponse
+
+    /// The port it listens on.
+    public let port: Int
+    private let listener: Int32
+    private let handler: Handler
+    private let connections = ConnectionRegistry()
+
+    /// Starts a server on a free port of 127.0.0.1.
+    ///
+    /// - Throws: `POSIXError` if no socket could be opened, bound or listened on.
+    public init(handler: @escaping Handler) throws {
+        self.handler = handler
+        listener = try Socket.listen()
+        port = try Socket.port(of: listener)
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "tern.loopback.accept"
+        thread.start()
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// `http://127.0.0.1:<port>`
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Stops listening and closes every open connection; harmless when called again.
+    public func stop() {
+        guard connections.stop() else { return }
+        _ = shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return
+            }
+            guard connections.add(client) else {
+                close(client)
+                return
+            }
+            Socket.configure(client)
+            let thread = Thread { [self] in
+                serve(Connection(client))
+                connections.remove(client)
+                close(client)
+            }
+            thread.name = "tern.loopback.connection"
+            thread.start()
+        }
+    }
+
+    private func serve(_ connection: Connection) {
+        while let request = connection.readRequest() {
+            let response = handler(request)
+            let keepAlive = request.headers["Connection"]?.lowercased() != "close"
+            guard connection.write(response), keepAlive else { return }
+        }
+    }
+}
+
+/// The open connections, so that ``LoopbackServer/stop()`` can close them.
+private final class ConnectionRegistry: @unchecked Sendable {
+    private let lock = NSLock()
+    private var open: Set<Int32> = []
+    private var isStopped = false
+
+    /// Adds a connection unless the server stopped.
+    func add(_ socket: Int32) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if !isStopped { open.insert(socket) }
+        return !isStopped
+    }
+
+    func remove(_ socket: Int32) {
+        lock.lock()
+        defer { lock.unlock() }
+        open.remove(socket)
+    }
+
+    /// Marks the server stopped and shuts every connection down; `false` if it already was.
+    func stop() -> Bool {
+        lock.lock()
+        let sockets = open
+        let wasStopped = isStopped
+        isStopped = true
+        lock.unlock()
+        for socket in sockets { _ = shutdown(socket, Int32(SHUT_RDWR)) }
+        return !wasStopped
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Tern
+
+/// What a ``LoopbackServer`` does with a request: answer it, or misbehave on purpose.
+public struct ServerResponse: Sendable {
+    /// How the answer goes out.
+    public enum Behavior: Sendable, Equatable {
+        /// The whole response, at once.
+        case normal
+        /// The whole response, after waiting this many seconds.
+        case delayed(TimeInterval)
+        /// No response: the connection stays silent this many seconds, then closes.
+        case stall(TimeInterval)
+        /// No response: the connection closes at once.
+        case hangUp
+        /// The status line, the headers with the full `Content-Length`, and only this many
+        /// bytes of the body; then the connection closes.
+        case truncated(afterBytes: Int)
+    }
+
+    /// The status code.
+    public var status: Int
+    /// The headers; `Content-Length` is added.
+    public var headers: HTTPHeaders
+    /// The body.
+    public var body: Data
+    /// How it goes out.
+    public var behavior: Behavior
+
+    /// Creates a response.
+    public init(status: Int = 200, headers: HTTPHeaders = [:], body: Data = Data(), behavior: Behavior = .normal) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.behavior = behavior
+    }
+
+    /// A JSON response with the given text as its body, which need not be valid JSON.
+    public static func json(_ text: String, status: Int = 200) -> ServerResponse {
+        ServerResponse(status: status, headers: ["Content-Type": "application/json"], body: Data(text.utf8))
+    }
+
+    /// A JSON response with `value` encoded as its body.
+    public static func json(_ value: some Encodable, status: Int = 200, encoder: JSONEncoder = JSONEncoder()) -> ServerResponse {
+        let body = (try? encoder.encode(value)) ?? Data()
+        return ServerResponse(status: status, headers: ["Content-Type": "application/json"], body: body)
+    }
+
+    /// A plain-text response.
+    public static func text(_ text: String, status: Int = 200) -> ServerResponse {
+        ServerResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Data(text.utf8))
+    }
+
+    /// A response with this behavior instead of the normal one.
+    public func with(_ behavior: Behavior) -> ServerResponse {
+        var copy = self
+        copy.behavior = behavior
+        return copy
+    }
+}
+
+/// A request as a ``LoopbackServer`` received it, byte for byte.
+public struct RecordedRequest: Sendable {
+    /// The method.
+    public let method: String
+    /// The request target as sent: path and query, still percent-encoded.
+    public let target: String
+    /// The headers in the order sent.
+    public let headers: HTTPHeaders
+    /// The body, de-chunked when it came chunked.
+    public let body: Data
+
+    /// Creates a recorded request.
+    public init(method: String, target: String, headers: HTTPHeaders, body: Data) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The path, still percent-encoded.
+    public var path: String {
+        String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
+    }
+
+    /// The query as sent, still percent-encoded; empty when there is none.
+    public var query: String {
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        return parts.count > 1 ? String(parts[1]) : ""
+    }
+
+    /// The query's pairs, percent-decoded, in order.
+    public var queryItems: [(name: String, value: String)] {
+        query.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (text: Substring) in String(text).removingPercentEncoding ?? String(text) }
+            return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+}

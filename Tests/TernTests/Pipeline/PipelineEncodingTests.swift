@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+import Tern
+import TernTesting
+
+/// Every encoder, checked byte for byte by what the loopback server received.
+@Suite(.timeLimit(.minutes(1))) struct PipelineEncodingTests {
+    @Test func urlParametersArriveIntact() async throws {
+        let api = try TestAPI()
+        let echo = try await api.echo(.get, URLParameters(["q": "a b&c=d+e/é", "page": 2, "tags": ["a", "b"]]), endpoint: "/echo?existing=1")
+        #expect(echo.method == "GET")
+        #expect(echo.path == "/echo")
+        #expect(echo.query == "existing=1&page=2&q=a%20b%26c%3Dd%2Be%2F%C3%A9&tags%5B%5D=a&tags%5B%5D=b")
+        #expect(echo.queryItems.contains(["q", "a b&c=d+e/é"]))
+        #expect(echo.body.isEmpty)
+    }
+
+    @Test func jsonParametersSendExactlyTheEncodersBytes() async throws {
+        let api = try TestAPI()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let product = Product(name: "tern", price: 3)
+        let echo = try await api.echo(.post, JSONParameters(product, encoder: encoder, headers: ["X-Trace": "1"]))
+        #expect(echo.body == (try encoder.encode(product)))
+        #expect(echo.header("Content-Type") == "application/json")
+        #expect(echo.header("X-Trace") == "1")
+        #expect(echo.header("Content-Length") == String(echo.body.count))
+    }
+
+    @Test func formParametersFollowTheQueryRules() async throws {
+        let api = try TestAPI()
+        let echo = try await api.echo(.post, FormParameters(["user": "ada lovelace", "password": "p&ss=+"]))
+        #expect(String(decoding: echo.body, as: UTF8.self) == "password=p%26ss%3D%2B&user=ada%20lovelace")
+        #expect(echo.header("Content-Type") == "application/x-www-form-urlencoded; charset=utf-8")
+    }
+
+    @Test func dataParametersSendTheBodyAsItIs() async throws {
+        let api = try TestAPI()
+        let bytes = Data((0..<256).map { UInt8($0) })
+        let echo = try await api.echo(.put, DataParameters(bytes, contentType: "application/x-custom"))
+        #expect(echo.method == "PUT")
+        #expect(echo.body == bytes)
+        #expect(echo.header("Content-Type") == "application/x-custom")
+    }
+
+    @Test func theCallersContentTypeWinsOverTheEncoders() async throws {
+        let api = try TestAPI()
+        let echo = try await api.echo(.post, JSONParameters(["a": 1], headers: ["content-type": "application/vnd.api+json"]))
+        #expect(echo.header("Content-Type") == "application/vnd.api+json")
+        #expect(echo.headers.filter { $0[0].lowercased() == "content-type" }.count == 1)
+    }
+
+    @Test func aCustomEncoderIsAnyRequestParameters() async throws {
+        struct Reversed: RequestParameters {
+            let text: String
+            var headers: HTTPHeaders = ["X-Custom": "yes"]
+            func encode(into draft: inout RequestDraft) throws {
+                draft.body = .data(Data(String(text.reversed()).utf8))
+                draft.headers["Content-Type"] = "text/reversed"
+            }
+        }
+        let api = try TestAPI()
+        let echo = try await api.echo(.post, Reversed(text: "tern"))
+        #expect(String(decoding: echo.body, as: UTF8.self) == "nret")
+        #expect(echo.header("Content-Type") == "text/reversed")
+        #expect(echo.header("X-Custom") == "yes")
+    }
+
+    @Test func multipartInMemoryIsParsedBackByTheServer() async throws {
+        let api = try TestAPI()
+        let thumbnail = Data((0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        let parts = [
+            Part(name: "caption", value: "front \"quoted\"\r\nline"),
+            Part(name: "thumbnail", data: thumbnail, filename: "thumb.png", mimeType: .png),
+        ]
+        let echo: MultipartEcho = try await api.request(route: api.post(endpoint: "/multipart"), parameters: MultipartParameters(parts: parts)).value
+        #expect(echo.contentType.hasPrefix("multipart/form-data; boundary=tern-"))
+        #expect(echo.contentLength == String(echo.bodySize))
+        #expect(echo.transferEncoding == nil)
+        #expect(echo.parts.count == 2)
+        #expect(echo.parts[0].name == "caption")
+        #expect(echo.parts[0].filename == nil && echo.parts[0].contentType == nil)
+        #expect(echo.parts[0].text == "front \"quoted\"\r\nline")
+        #expect(echo.parts[1] == .init(name: "thumbnail", filename: "thumb.png", contentType: "image/png", size: 3000, checksum: fnv1a(thumbnail), text: nil))
+    }
+
+    @Test func multipartFilePartsAreStreamedWithAKnownLengthAndCleanedUp() async throws {
+        let api = try TestAPI()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-test-\(UUID().uuidString).jpg")
+        let contents = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try contents.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let before = try temporaryUploads()
+
+        let parts = [Part(name: "picture", fileURL: file), Part(name: "caption", value: "back")]
+        let echo: MultipartEcho = try await api.request(route: api.patch(endpoint: "/multipart"), parameters: MultipartParameters(parts: parts)).value
+
+        #expect(echo.transferEncoding == nil)
+        #expect(echo.contentLength == String(echo.bodySize))
+        #expect(echo.parts.map(\.name) == ["picture", "caption"])
+        #expect(echo.parts[0].filename == file.lastPathComponent)
+        #expect(echo.parts[0].contentType == "image/jpeg")
+        #expect(echo.parts[0].size == contents.count)
+        #expect(echo.parts[0].checksum == fnv1a(contents))
+        #expect(echo.parts[1].text == "back")
+        #expect(try temporaryUploads() == before)
+    }
+
+    @Test func aMissingFileFailsTheRequestNamingThePart() async throws {
+        let api = try TestAPI()
+        let missing = URL(fileURLWithPath: "/nonexistent/\(UUID().uuidString).png")
+        let promise: Promise<Void> = api.request(route: api.post(endpoint: "/multipart"), parameters: MultipartParameters(parts: [Part(name: "picture", fileURL: missing)]))
+        guard case .encodingFailed(let failure)? = await apiError(of: promise) else {
+            Issue.record("expected encodingFailed")
+            return
+        }
+        #expect(failure.parameter == "picture")
+    }
+
+    @Test func everyMethodGoesOutAsNamed() async throws {
+        let api = try TestAPI()
+        for method in [HTTPMethod.get, .post, .put, .patch, .delete, .options, "PURGE"] {
+            #expect(try await api.echo(method).method == method.rawValue)
+        }
+        let head: Response = try await api.request(route: api.head(endpoint: "/echo")).value
+        #expect(head.statusCode == 200)
+        #expect(head.body.isEmpty)
+    }
+
+    private func temporaryUploads() throws -> Set<String> {
+        Set(try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path).filter { $0.hasPrefix("tern-upload-") })
+    }
+}

@@ -1,0 +1,43 @@
+import Testing
+@testable import Tern
+
+@Suite struct EndpointJoiningTests {
+    @Test(arguments: [
+        ("https://x.io/api/v2", "/products", "https://x.io/api/v2/products"),
+        ("https://x.io/api/v2/", "/products", "https://x.io/api/v2/products"),
+        ("https://x.io/api/v2/", "products", "https://x.io/api/v2/products"),
+        ("https://x.io/api/v2", "products", "https://x.io/api/v2/products"),
+        ("https://x.io/api/v2//", "//products", "https://x.io/api/v2/products"),
+        ("https://x.io", "/products", "https://x.io/products"),
+        ("https://x.io/", "", "https://x.io/"),
+        ("https://x.io/api", "", "https://x.io/api"),
+        ("https://x.io/api?key=k", "/items", "https://x.io/api/items?key=k"),
+        ("https://x.io/api?key=k", "/items?page=2", "https://x.io/api/items?key=k&page=2"),
+        ("https://x.io/api", "/items?page=2#top", "https://x.io/api/items?page=2#top"),
+        ("https://x.io/api", "https://other.io/z?q=1", "https://other.io/z?q=1"),
+        ("https://x.io/api", "http://127.0.0.1:8080/z", "http://127.0.0.1:8080/z"),
+        ("https://x.io/api", "/users/a%20b", "https://x.io/api/users/a%20b"),
+    ])
+    func joinsWithExactlyOneSlash(base: String, endpoint: String, expected: String) {
+        #expect(EndpointJoining.join(base: base, endpoint: endpoint) == expected)
+    }
+
+    @Test(arguments: [("https://x", true), ("git+ssh://x", true), ("/path://x", false), ("products", false), ("1x://y", false)])
+    func recognisesAbsoluteURLs(string: String, isAbsolute: Bool) {
+        #expect(EndpointJoining.hasScheme(string) == isAbsolute)
+    }
+
+    @Test func baseAPIBuildsRoutesForEveryMethod() {
+        struct API: BaseAPI { let baseURL = "https://x.io/v1/" }
+        let api = API()
+        #expect(api.get(endpoint: "/a") == Route(method: .get, url: "https://x.io/v1/a"))
+        #expect(api.post(endpoint: "a").method == .post)
+        #expect(api.put(endpoint: "a").method == .put)
+        #expect(api.patch(endpoint: "a").method == .patch)
+        #expect(api.delete(endpoint: "a").method == .delete)
+        #expect(api.head(endpoint: "a").method == .head)
+        #expect(api.options(endpoint: "a").method == .options)
+        #expect(api.route("PURGE", endpoint: "/cache") == Route(method: "PURGE", url: "https://x.io/v1/cache"))
+        #expect(Route.get("https://y.io").description == "GET https://y.io")
+    }
+}

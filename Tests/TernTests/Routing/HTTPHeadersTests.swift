@@ -1,0 +1,41 @@
+import Testing
+@testable import Tern
+
+@Suite struct HTTPHeadersTests {
+    @Test func namesAreCaseInsensitiveAndTheLastSpellingWins() {
+        var headers: HTTPHeaders = ["Content-Type": "text/plain", "X-A": "1"]
+        headers["content-type"] = "application/json"
+        #expect(headers["CONTENT-TYPE"] == "application/json")
+        #expect(headers.count == 2)
+        #expect(headers.map(\.name) == ["content-type", "X-A"])
+        headers["x-a"] = nil
+        #expect(!headers.contains("X-A"))
+    }
+
+    @Test func mergingKeepsOrderAndLetsTheLaterWin() {
+        let common: HTTPHeaders = ["Accept": "application/json", "X-Client": "tern"]
+        let merged = common.merging(["x-client": "app", "X-Trace": "1"])
+        #expect(merged.map { "\($0.name)=\($0.value)" } == ["Accept=application/json", "x-client=app", "X-Trace=1"])
+    }
+
+    @Test(arguments: [
+        ("X-Ok", "fine value", false),
+        ("X-Bad", "a\r\nX-Injected: 1", true),
+        ("X-Bad", "a\nb", true),
+        ("X-Bad", "a\0b", true),
+        ("X-Bad\r\nInjected", "v", true),
+        ("Bad Name", "v", true),
+        ("", "v", true),
+        ("X-Unicode", "café", false),
+    ])
+    func forbidsWhatCouldInjectHeaders(name: String, value: String, invalid: Bool) {
+        let headers = HTTPHeaders([(name, value)])
+        #expect((headers.firstInvalidField != nil) == invalid)
+    }
+
+    @Test func dictionaryInitIsSortedForStability() {
+        let headers = HTTPHeaders(["b": "2", "a": "1", "c": "3"])
+        #expect(headers.map(\.name) == ["a", "b", "c"])
+        #expect(headers.dictionary == ["a": "1", "b": "2", "c": "3"])
+    }
+}

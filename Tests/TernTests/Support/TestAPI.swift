@@ -1,0 +1,56 @@
+import Dispatch
+import Foundation
+import Tern
+
+struct Product: Codable, Sendable, Equatable {
+    let name: String
+    let price: Int
+}
+
+struct ShopError: Codable, Error, Sendable, Equatable {
+    let code: Int
+    let message: String
+}
+
+/// The API the pipeline tests use, pointed at the loopback server. Callbacks run on a global
+/// queue: the tests never depend on the main queue being serviced.
+final class TestAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
+    let baseURL: String
+
+    init(
+        baseURL: String? = nil,
+        parser: any ResponseParser = JSONParser(errorType: ShopError.self),
+        configuration: APIConfiguration = .default,
+        transport: (any Transport)? = nil,
+        responseQueue: DispatchQueue = .global()
+    ) throws {
+        self.baseURL = try baseURL ?? TestServer.baseURL
+        super.init(responseParser: parser, configuration: configuration, transport: transport, responseQueue: responseQueue)
+    }
+
+    /// Sends `parameters` to the echo route and returns what the server received.
+    func echo(_ method: HTTPMethod = .post, _ parameters: (any RequestParameters)? = nil, endpoint: String = "/echo") async throws -> Echo {
+        try await request(route: route(method, endpoint: endpoint), parameters: parameters).value
+    }
+}
+
+extension APIError {
+    /// The case's name, for tests that only care which case it is.
+    var caseName: String {
+        switch self {
+        case .invalidRequest: "invalidRequest"
+        case .encodingFailed: "encodingFailed"
+        case .transportFailed: "transportFailed"
+        case .timeout: "timeout"
+        case .cancelled: "cancelled"
+        case .unacceptableStatus: "unacceptableStatus"
+        case .parsingFailed: "parsingFailed"
+        case .promise: "promise"
+        }
+    }
+}
+
+/// The `APIError` a promise failed with, or `nil` if it succeeded or failed otherwise.
+func apiError<T>(of promise: Promise<T>) async -> APIError? {
+    if case .failure(let error as APIError) = await promise.result { error } else { nil }
+}

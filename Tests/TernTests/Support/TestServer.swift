@@ -1,0 +1,154 @@
+import Foundation
+import Tern
+import TernTesting
+
+/// The loopback server the pipeline tests talk to: one route per behaviour under test.
+enum TestServer {
+    /// Started once for the whole run; every test reads it with `try TestServer.shared.get()`.
+    static let shared = Result { try LoopbackServer(handler: route) }
+
+    static var baseURL: String {
+        get throws { try shared.get().baseURL }
+    }
+
+    static func route(_ request: RecordedRequest) -> ServerResponse {
+        let segments = request.path.split(separator: "/").map(String.init)
+        switch segments.first ?? "" {
+        case "echo":
+            return .json(Echo(request))
+        case "status":
+            let code = Int(segments.last ?? "") ?? 500
+            return .json(#"{"code": \#(code), "message": "status \#(code)"}"#, status: code)
+        case "delay":
+            let milliseconds = Int(segments.last ?? "") ?? 0
+            return ServerResponse.json(#"{"delayed": \#(milliseconds)}"#).with(.delayed(Double(milliseconds) / 1000))
+        case "stall":
+            return ServerResponse().with(.stall(10))
+        case "hangup":
+            return ServerResponse().with(.hangUp)
+        case "truncated":
+            return ServerResponse.json(String(repeating: " ", count: 1000)).with(.truncated(afterBytes: 10))
+        case "malformed":
+            return .json(#"{"name": "#)
+        case "products":
+            return .json(#"[{"name": "tern", "price": 3}, {"name": "gull", "price": 5}]"#)
+        case "bad-products":
+            return .json(#"[{"name": "tern", "price": 3}, {"name": "gull", "price": "cheap"}]"#)
+        case "envelope":
+            return .json(#"{"data": {"items": [{"name": "tern", "price": 3}]}, "page": 1}"#)
+        case "page":
+            return .json(#"{"page": 2, "results": [{"name": "tern", "price": 3}]}"#)
+        case "empty":
+            return ServerResponse(status: Int(segments.last ?? "") ?? 204)
+        case "huge":
+            let count = Int(request.queryItems.first { $0.name == "bytes" }?.value ?? "") ?? 0
+            return ServerResponse(body: Data((0..<count).map { UInt8(truncatingIfNeeded: $0) }))
+        case "latin1":
+            return ServerResponse(headers: ["Content-Type": "text/plain; charset=iso-8859-1"], body: Data([0x63, 0x61, 0x66, 0xE9]))
+        case "multipart":
+            return .json(MultipartEcho(request))
+        default:
+            return .json(#"{"code": 404, "message": "no route"}"#, status: 404)
+        }
+    }
+}
+
+/// What the server received, sent back as JSON.
+struct Echo: Codable, Sendable {
+    let method: String
+    let path: String
+    let query: String
+    let headers: [[String]]
+    let body: Data
+
+    init(_ request: RecordedRequest) {
+        method = request.method
+        path = request.path
+        query = request.query
+        headers = request.headers.map { [$0.name, $0.value] }
+        body = request.body
+    }
+
+    /// The value of the header called `name`, whatever its case.
+    func header(_ name: String) -> String? {
+        headers.first { $0[0].lowercased() == name.lowercased() }?[1]
+    }
+
+    /// The query's pairs, percent-decoded.
+    var queryItems: [[String]] {
+        query.split(separator: "&").map { pair in
+            pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                .map { String($0).removingPercentEncoding ?? String($0) }
+        }
+    }
+}
+
+/// A multipart body as the server parsed it back.
+struct MultipartEcho: Codable, Sendable {
+    struct Part: Codable, Sendable, Equatable {
+        let name: String?
+        let filename: String?
+        let contentType: String?
+        let size: Int
+        let checksum: UInt64
+        let text: String?
+    }
+
+    let contentType: String
+    let contentLength: String?
+    let transferEncoding: String?
+    let bodySize: Int
+    let parts: [Part]
+
+    init(_ request: RecordedRequest) {
+        contentType = request.headers["Content-Type"] ?? ""
+        contentLength = request.headers["Content-Length"]
+        transferEncoding = request.headers["Transfer-Encoding"]
+        bodySize = request.body.count
+        let boundary = contentType.components(separatedBy: "boundary=").last ?? ""
+        parts = Self.parse(request.body, boundary: boundary)
+    }
+
+    /// Splits a multipart body at its boundary (RFC 7578), strictly: a malformed body gives no parts.
+    static func parse(_ body: Data, boundary: String) -> [Part] {
+        let delimiter = Data("--\(boundary)".utf8)
+        let crlf = Data("\r\n".utf8)
+        var parts: [Part] = []
+        guard var cursor = body.range(of: delimiter)?.upperBound else { return [] }
+        while true {
+            // After a delimiter: "--" closes the body, CRLF starts a part.
+            if body[cursor...].starts(with: Data("--".utf8)) { return parts }
+            guard body[cursor...].starts(with: crlf),
+                  let headEnd = body.range(of: Data("\r\n\r\n".utf8), in: cursor..<body.endIndex),
+                  let next = body.range(of: crlf + delimiter, in: headEnd.upperBound..<body.endIndex) else { return [] }
+            let head = String(decoding: body[(cursor + 2)..<headEnd.lowerBound], as: UTF8.self)
+            let content = body[headEnd.upperBound..<next.lowerBound]
+            var headers: [String: String] = [:]
+            for line in head.components(separatedBy: "\r\n") {
+                let pair = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                if pair.count == 2 { headers[pair[0].lowercased()] = pair[1] }
+            }
+            let disposition = headers["content-disposition"] ?? ""
+            parts.append(Part(
+                name: parameter("name", in: disposition),
+                filename: parameter("filename", in: disposition),
+                contentType: headers["content-type"],
+                size: content.count,
+                checksum: fnv1a(content),
+                text: content.count <= 256 ? String(decoding: content, as: UTF8.self) : nil
+            ))
+            cursor = next.upperBound
+        }
+    }
+
+    private static func parameter(_ name: String, in disposition: String) -> String? {
+        guard let range = disposition.range(of: "\(name)=\"") else { return nil }
+        let rest = disposition[range.upperBound...]
+        return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
+    }
+}
+
+/// A 64-bit FNV-1a hash: enough to tell whether two byte strings match.
+func fnv1a(_ data: some Collection<UInt8>) -> UInt64 {
+    data.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+}
