@@ -55,7 +55,7 @@ final class Connection {
         case .hangUp:
             return false
         case .stall(let seconds):
-            Thread.sleep(forTimeInterval: seconds)
+            waitForClose(upTo: seconds)
             return false
         case .delayed(let seconds):
             Thread.sleep(forTimeInterval: seconds)
@@ -126,6 +126,16 @@ final class Connection {
         guard count > 0 else { return false }
         buffer.append(contentsOf: chunk[0..<count])
         return true
+    }
+
+    /// Waits until the client closes the connection, or `seconds` pass.
+    private func waitForClose(upTo seconds: TimeInterval) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 20) >= 0 else { return }
+            if descriptor.revents != 0 && !fill() { return }
+        }
     }
 
     // MARK: Writing

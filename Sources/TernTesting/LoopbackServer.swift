@@ -50,6 +50,10 @@ public final class LoopbackServer: Sendable {
     /// `http://127.0.0.1:<port>`
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
+    /// How many client connections are open: it drops when a client closes one, which is how a
+    /// test sees that a cancelled request really stopped.
+    public var openConnections: Int { connections.count }
+
     /// Stops listening and closes every open connection; harmless when called again.
     public func stop() {
         guard connections.stop() else { return }
@@ -100,6 +104,12 @@ private final class ConnectionRegistry: @unchecked Sendable {
         defer { lock.unlock() }
         if !isStopped { open.insert(socket) }
         return !isStopped
+    }
+
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return open.count
     }
 
     func remove(_ socket: Int32) {

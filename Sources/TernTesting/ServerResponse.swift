@@ -9,7 +9,8 @@ public struct ServerResponse: Sendable {
         case normal
         /// The whole response, after waiting this many seconds.
         case delayed(TimeInterval)
-        /// No response: the connection stays silent this many seconds, then closes.
+        /// No response: the connection stays silent this many seconds, or until the client
+        /// closes it, then closes.
         case stall(TimeInterval)
         /// No response: the connection closes at once.
         case hangUp

@@ -17,7 +17,10 @@ import FoundationNetworking
 /// ```
 ///
 /// It is called on the API's pipeline queue, never on the main queue, once per request just
-/// before it is sent; what it sets wins over every other header.
+/// before it is sent; what it sets wins over every other header. A header name it sets that
+/// HTTP forbids fails the request with ``APIError/InvalidRequest/Reason/invalidHeader(name:)``;
+/// note that Foundation itself drops, without a word, any header *value* containing a line
+/// break that is set on a `URLRequest`.
 public protocol APIDelegate: AnyObject, Sendable {
     /// Changes `request` just before it is sent: add credentials, sign it.
     ///

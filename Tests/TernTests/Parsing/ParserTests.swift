@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+import Tern
+
+/// Each way a response becomes a value.
+@Suite(.timeLimit(.minutes(1))) struct ParserTests {
+    @Test func jsonDecodesModels() async throws {
+        let api = try TestAPI()
+        let products: [Product] = try await api.request(route: api.get(endpoint: "/products")).value
+        #expect(products == [Product(name: "tern", price: 3), Product(name: "gull", price: 5)])
+    }
+
+    @Test func aKeyPathReachesIntoAnEnvelope() async throws {
+        let api = try TestAPI(parser: JSONParser(keyPath: "data.items"))
+        let products: [Product] = try await api.request(route: api.get(endpoint: "/envelope")).value
+        #expect(products == [Product(name: "tern", price: 3)])
+    }
+
+    @Test func aMissingKeyPathIsAParsingFailureNamingTheKey() async throws {
+        let api = try TestAPI(parser: JSONParser(keyPath: "data.missing"))
+        guard case .parsingFailed(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/envelope")) as Promise<[Product]>) else {
+            Issue.record("expected parsingFailed")
+            return
+        }
+        #expect(failure.codingPath == "data.missing")
+    }
+
+    @Test func concurrentParsesWithDifferentKeyPathsShareOneDecoder() async throws {
+        let decoder = JSONDecoder()
+        let items = try TestAPI(parser: JSONParser(decoder: decoder, keyPath: "data.items"))
+        let page = try TestAPI(parser: JSONParser(decoder: decoder, keyPath: "page"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    let products: [Product] = try await items.request(route: items.get(endpoint: "/envelope")).value
+                    #expect(products.count == 1)
+                }
+                group.addTask {
+                    let number: Int = try await page.request(route: page.get(endpoint: "/envelope")).value
+                    #expect(number == 1)
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    @Test func getInstanceIsTheOverridePointForEnvelopes() async throws {
+        final class PageParser: JSONParser, @unchecked Sendable {
+            struct Page<T: Decodable>: Decodable { let page: Int; let results: T }
+            override func getInstance<T: Decodable>(from data: Data, response: HTTPURLResponse) throws -> T {
+                try decoder.decode(Page<T>.self, from: data).results
+            }
+        }
+        let api = try TestAPI(parser: PageParser())
+        let products: [Product] = try await api.request(route: api.get(endpoint: "/page")).value
+        #expect(products == [Product(name: "tern", price: 3)])
+    }
+
+    @Test func dataStringAndResponseAreThereForTheAsking() async throws {
+        let api = try TestAPI()
+        let data: Data = try await api.request(route: api.get(endpoint: "/huge?bytes=300")).value
+        #expect(data == Data((0..<300).map { UInt8(truncatingIfNeeded: $0) }))
+        let text: String = try await api.request(route: api.get(endpoint: "/products")).value
+        #expect(text.hasPrefix(#"[{"name": "tern""#))
+        let latin1: String = try await api.request(route: api.get(endpoint: "/latin1")).value
+        #expect(latin1 == "café")
+        let response: Response = try await api.request(route: api.get(endpoint: "/products")).value
+        #expect(response.statusCode == 200)
+        #expect(response.headers["content-type"] == "application/json")
+        #expect(response.url?.path == "/products")
+        #expect(response.request.httpMethod == "GET")
+        #expect(response.timing.duration > 0)
+        #expect(abs(response.timing.start.timeIntervalSinceNow) < 60)
+    }
+
+    @Test(arguments: [204, 205])
+    func emptyResponsesAreFineForVoidAndOptionals(status: Int) async throws {
+        let api = try TestAPI()
+        try await (api.request(route: api.delete(endpoint: "/empty/\(status)")) as Promise<Void>).value
+        let optional: Product? = try await api.request(route: api.get(endpoint: "/empty/\(status)")).value
+        #expect(optional == nil)
+        let present: [Product]? = try await api.request(route: api.get(endpoint: "/products")).value
+        #expect(present?.first == Product(name: "tern", price: 3))
+    }
+
+    @Test func headResponsesAreFineForVoid() async throws {
+        let api = try TestAPI()
+        try await (api.request(route: api.head(endpoint: "/products")) as Promise<Void>).value
+    }
+
+    @Test func validationCanBeChangedForTheAPIAndPerRequest() async throws {
+        let lenient = try TestAPI(configuration: APIConfiguration(validation: .statusCodes(200..<500)))
+        let body: Data = try await lenient.request(route: lenient.get(endpoint: "/status/404")).value
+        #expect(String(decoding: body, as: UTF8.self).contains("404"))
+
+        let strict = try TestAPI()
+        let exact: Promise<Data> = strict.request(route: strict.get(endpoint: "/products"), options: RequestOptions(validation: .statusCodes([201])))
+        #expect(await apiError(of: exact)?.caseName == "unacceptableStatus")
+        let custom: Promise<Data> = strict.request(
+            route: strict.get(endpoint: "/status/418"),
+            options: RequestOptions(validation: .custom { $0.statusCode == 418 && $0.headers["Content-Type"] == "application/json" })
+        )
+        let teapot = try await custom.value
+        #expect(!teapot.isEmpty)
+        let all: Data = try await strict.request(route: strict.get(endpoint: "/status/503"), options: RequestOptions(validation: .acceptAll)).value
+        #expect(!all.isEmpty)
+    }
+
+    @Test func aRequestCanUseAnotherParser() async throws {
+        let api = try TestAPI()
+        let products: [Product] = try await api.request(route: api.get(endpoint: "/envelope"), options: RequestOptions(parser: JSONParser(keyPath: "data.items"))).value
+        #expect(products.count == 1)
+    }
+}

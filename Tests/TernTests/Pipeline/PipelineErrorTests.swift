@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import Tern
+import TernTesting
+
+/// Every way a request can fail ends in one typed `APIError` with a description that says what
+/// went wrong.
+@Suite(.timeLimit(.minutes(1))) struct PipelineErrorTests {
+    @Test(arguments: ["not a url", "http://", "://missing-scheme", ""])
+    func anInvalidURLIsNamed(url: String) async throws {
+        let api = try TestAPI()
+        let error = await apiError(of: api.request(route: .get(url)) as Promise<Void>)
+        guard case .invalidRequest(let failure)? = error else {
+            Issue.record("expected invalidRequest for \"\(url)\", got \(String(describing: error))")
+            return
+        }
+        #expect(failure.reason == .invalidURL(url))
+        #expect(failure.description == "Invalid request: \"\(url)\" is not a valid URL (for GET).")
+    }
+
+    @Test func encodingFailuresNameTheParameter() async throws {
+        struct Unencodable: Encodable, Sendable {
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(Double.nan, forKey: .ratio)
+            }
+            enum CodingKeys: CodingKey { case ratio }
+        }
+        let api = try TestAPI()
+        let error = await apiError(of: api.request(route: api.post(endpoint: "/echo"), parameters: JSONParameters(Unencodable())) as Promise<Void>)
+        guard case .encodingFailed(let failure)? = error else {
+            Issue.record("expected encodingFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.parameter == "JSONParameters<Unencodable> at ratio")
+        #expect(failure.description.hasPrefix("Could not encode the parameter JSONParameters<Unencodable> at ratio"))
+    }
+
+    @Test func aRefusedConnectionIsATransportFailureKeepingTheURLError() async throws {
+        // A port that was just free: nothing listens there.
+        let closed = try LoopbackServer { _ in ServerResponse() }
+        let url = closed.baseURL + "/nothing"
+        closed.stop()
+        let api = try TestAPI()
+        let error = await apiError(of: api.request(route: .get(url)) as Promise<Void>)
+        guard case .transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.urlError?.code == .cannotConnectToHost)
+        #expect(failure.description.hasPrefix("GET \(url) failed before a response arrived"))
+    }
+
+    @Test(arguments: ["/hangup", "/truncated"])
+    func aServerThatHangsUpIsATransportFailure(endpoint: String) async throws {
+        let api = try TestAPI()
+        let error = await apiError(of: api.request(route: api.get(endpoint: endpoint)) as Promise<Data>)
+        guard case .transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed for \(endpoint), got \(String(describing: error))")
+            return
+        }
+        #expect(failure.urlError != nil)
+    }
+
+    @Test func anUnacceptableStatusCarriesStatusHeadersBodyAndTheServersError() async throws {
+        let api = try TestAPI()
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/status/500")) as Promise<[Product]>)
+        guard case .unacceptableStatus(let failure)? = error else {
+            Issue.record("expected unacceptableStatus, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.statusCode == 500)
+        #expect(failure.method == "GET")
+        #expect(failure.url?.path == "/status/500")
+        #expect(failure.headers["Content-Type"] == "application/json")
+        #expect(String(decoding: failure.body, as: UTF8.self) == #"{"code": 500, "message": "status 500"}"#)
+        #expect(failure.serverError(as: ShopError.self) == ShopError(code: 500, message: "status 500"))
+        #expect(failure.description.contains("answered 500"))
+        #expect(failure.description.contains("server error: ShopError(code: 500"))
+    }
+
+    @Test func withoutAnErrorTypeTheServerErrorIsNil() async throws {
+        let api = try TestAPI(parser: JSONParser())
+        guard case .unacceptableStatus(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/status/404")) as Promise<Data>) else {
+            Issue.record("expected unacceptableStatus")
+            return
+        }
+        #expect(failure.serverError == nil)
+        #expect(failure.statusCode == 404)
+    }
+
+    @Test func aParsingFailureCarriesTheCodingPathURLStatusAndBody() async throws {
+        let api = try TestAPI()
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/bad-products")) as Promise<[Product]>)
+        guard case .parsingFailed(let failure)? = error else {
+            Issue.record("expected parsingFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.codingPath == "[1].price")
+        #expect(failure.type == "Array<Product>")
+        #expect(failure.statusCode == 200)
+        #expect(failure.url?.path == "/bad-products")
+        #expect(String(decoding: failure.bodySnippet, as: UTF8.self).contains("cheap"))
+        #expect(failure.description.hasPrefix("Could not parse Array<Product> at [1].price from GET"))
+    }
+
+    @Test func malformedJSONIsAParsingFailure() async throws {
+        let api = try TestAPI()
+        guard case .parsingFailed(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/malformed")) as Promise<Product>) else {
+            Issue.record("expected parsingFailed")
+            return
+        }
+        #expect(failure.description.contains("the data is not valid"))
+        #expect(String(decoding: failure.bodySnippet, as: UTF8.self) == #"{"name": "#)
+    }
+
+    @Test func theBodySnippetIsCutAt512Bytes() async throws {
+        let api = try TestAPI()
+        guard case .parsingFailed(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/huge?bytes=5000")) as Promise<Product>) else {
+            Issue.record("expected parsingFailed")
+            return
+        }
+        #expect(failure.bodySnippet.count == 512)
+        #expect(failure.description.contains("(5000 bytes in all)") == false)  // the snippet alone is kept
+    }
+
+    @Test func anEmptyBodyWhereAValueWasExpectedSaysSo() async throws {
+        let api = try TestAPI()
+        guard case .parsingFailed(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/empty/200")) as Promise<Product>) else {
+            Issue.record("expected parsingFailed")
+            return
+        }
+        #expect(failure.description.contains("the body is empty"))
+    }
+}
