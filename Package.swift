@@ -16,7 +16,7 @@ let package = Package(
     targets: [
         .target(name: "Tern"),
         .target(name: "TernTesting", dependencies: ["Tern"]),
-        .executableTarget(name: "TernDemo", dependencies: ["Tern"]),
+        .executableTarget(name: "TernDemo", dependencies: ["Tern", "TernTesting"]),
         .testTarget(name: "TernTests", dependencies: ["Tern", "TernTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,59 @@
 import Tern
 
-print("Tern demo")
+// `tern-demo`: the quick start, run against a loopback shop in this process (no network).
+// `tern-demo <url>`: fetches the URL and prints the status, the headers and the start of the body.
+
+if let url = CommandLine.arguments.dropFirst().first {
+    let api = AbstractAPI(configuration: APIConfiguration(timeout: 30), responseQueue: .global())
+    do {
+        let response: Response = try await api.request(route: .get(url), options: RequestOptions(validation: .acceptAll)).value
+        print("\(response.statusCode) from \(response.url?.absoluteString ?? url) in \(Int(response.timing.duration * 1000)) ms")
+        print(response.headers)
+        print(String(decoding: response.body.prefix(600), as: UTF8.self))
+    } catch {
+        print("error: \(error)")
+    }
+} else {
+    let server = try DemoShop.start()
+    let api = ShopAPI(baseURL: server.baseURL)
+    print("Tern demo: a shop on \(server.baseURL)\n")
+
+    let products = try await api.products(page: 2).value
+    print("products(page: 2)        → \(products.map(\.name))")
+
+    let added = try await api.add(Product(id: 3, name: "Little tern", price: 7)).value
+    print("add(_:)                  → \(added.name), \(added.price) €")
+
+    let session = try await api.login(user: "ada", password: "tern").value
+    print("login(user:password:)    → token \(session.token)")
+
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-demo.png")
+    try Data(repeating: 0x89, count: 256 * 1024).write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let picture = try await api.upload(picture: file, for: 3).value
+    print("upload(picture:for:)     → the server got \(picture.bytes) bytes, caption \"\(picture.caption)\"")
+
+    try await api.delete(3).value
+    print("delete(_:)               → done")
+
+    // Chaining, Osprey style, with a typed server error at the end of it.
+    let failed = await api.login(user: "ada", password: "gull")
+        .then { session in api.products(page: session.token.count) }
+        .result
+    if case .failure(APIError.unacceptableStatus(let failure)) = failed {
+        print("login, then products     → \(failure.statusCode): \(failure.serverError(as: ShopError.self)?.message ?? "?")")
+    }
+
+    // Tern's own timeout, exact even where URLSession rounds to whole seconds.
+    let started = Date()
+    if case .failure(let error) = await api.slow().result {
+        print("slow() with 0.3 s        → \(error) (after \(String(format: "%.2f", Date().timeIntervalSince(started))) s)")
+    }
+
+    // Cancellation reaches the network task.
+    let pending = api.products(page: 3)
+    pending.cancel()
+    if case .failure(let error) = await pending.result { print("cancel()                 → \(error)") }
+
+    server.stop()
+}

@@ -1,0 +1,53 @@
+import Tern
+
+struct Product: Codable, Sendable {
+    let id: Int
+    let name: String
+    let price: Int
+}
+
+struct Session: Codable, Sendable {
+    let token: String
+}
+
+struct Picture: Codable, Sendable {
+    let bytes: Int
+    let caption: String
+}
+
+struct ShopError: Codable, Error, Sendable {
+    let code: Int
+    let message: String
+}
+
+/// The README's shop client, word for word.
+final class ShopAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
+    let baseURL: String
+
+    init(baseURL: String) {
+        self.baseURL = baseURL
+        super.init(responseParser: JSONParser(errorType: ShopError.self), responseQueue: .global())
+    }
+
+    func products(page: Int) -> Promise<[Product]> {
+        request(route: get(endpoint: "/products"), parameters: URLParameters(["page": page, "tags": ["a", "b"]]))
+    }
+
+    func add(_ product: Product) -> Promise<Product> {
+        request(route: post(endpoint: "/products"), parameters: JSONParameters(product, headers: ["X-Trace": "1"]))
+    }
+
+    func login(user: String, password: String) -> Promise<Session> {
+        request(route: post(endpoint: "/login"), parameters: FormParameters(["user": user, "password": password]))
+    }
+
+    func upload(picture: URL, for id: Int) -> Promise<Picture> {
+        let part = Part(name: "picture", fileURL: picture, mimeType: .png)   // streamed from disk
+        return request(route: patch(endpoint: "/products/\(id)/picture"),
+                       parameters: MultipartParameters(parts: [part, Part(name: "caption", value: "front")]))
+    }
+
+    func delete(_ id: Int) -> Promise<Void> { request(route: delete(endpoint: "/products/\(id)")) }
+
+    func slow() -> Promise<Void> { request(route: get(endpoint: "/slow"), options: RequestOptions(timeout: 0.3)) }
+}
