@@ -20,6 +20,26 @@ let package = Package(
             path: "Benchmarks/PromiseBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "PipelineBenchmarks",
+            dependencies: [
+                .product(name: "Tern", package: "Tern"),
+                .product(name: "TernTesting", package: "Tern"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/PipelineBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "UploadBenchmarks",
+            dependencies: [
+                .product(name: "Tern", package: "Tern"),
+                .product(name: "TernTesting", package: "Tern"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/UploadBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,10 +12,12 @@ import Tern
 /// One client connection of a ``LoopbackServer``: reads requests, writes responses.
 final class Connection {
     private let socket: Int32
+    private let bodyLimit: Int
     private var buffer = Data()
 
-    init(_ socket: Int32) {
+    init(_ socket: Int32, bodyLimit: Int) {
         self.socket = socket
+        self.bodyLimit = bodyLimit
     }
 
     /// Reads the next request, or `nil` when the client closed the connection or sent garbage.
@@ -38,15 +40,14 @@ final class Connection {
         if headers["Expect"]?.lowercased() == "100-continue" {
             guard send(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return nil }
         }
-        let body: Data
+        var body = BodySink(limit: bodyLimit)
         if headers["Transfer-Encoding"]?.lowercased().contains("chunked") == true {
-            guard let chunked = readChunkedBody() else { return nil }
-            body = chunked
+            guard readChunkedBody(into: &body) else { return nil }
         } else {
-            guard let length = Int(headers["Content-Length"] ?? "0"), let fixed = read(count: length) else { return nil }
-            body = fixed
+            guard let length = Int(headers["Content-Length"] ?? "0"), read(count: length, into: &body) else { return nil }
         }
-        return RecordedRequest(method: String(requestLine[0]), target: String(requestLine[1]), headers: headers, body: body)
+        return RecordedRequest(method: String(requestLine[0]), target: String(requestLine[1]), headers: headers,
+                               body: body.kept, bodyLength: body.length)
     }
 
     /// Writes a response as its behavior says. Returns `false` when the connection must close.
@@ -88,13 +89,17 @@ final class Connection {
         }
     }
 
-    private func read(count: Int) -> Data? {
-        while buffer.count < count {
-            guard fill() else { return nil }
+    /// Moves exactly `count` bytes into `body`, as they arrive.
+    private func read(count: Int, into body: inout BodySink) -> Bool {
+        var remaining = count
+        while remaining > 0 {
+            if buffer.isEmpty, !fill() { return false }
+            let take = min(remaining, buffer.count)
+            body.append(buffer.prefix(take))
+            buffer.removeFirst(take)
+            remaining -= take
         }
-        let data = buffer.prefix(count)
-        buffer.removeFirst(count)
-        return Data(data)
+        return true
     }
 
     private func readLine() -> String? {
@@ -104,18 +109,16 @@ final class Connection {
         return line
     }
 
-    private func readChunkedBody() -> Data? {
-        var body = Data()
+    private func readChunkedBody(into body: inout BodySink) -> Bool {
         while true {
             guard let line = readLine(),
-                  let size = Int(line.split(separator: ";")[0].trimmingCharacters(in: .whitespaces), radix: 16) else { return nil }
+                  let size = Int(line.split(separator: ";")[0].trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
             if size == 0 {
                 // Trailers, if any, end with an empty line.
                 while let trailer = readLine(), !trailer.isEmpty {}
-                return body
+                return true
             }
-            guard let chunk = read(count: size), readLine() != nil else { return nil }
-            body.append(chunk)
+            guard read(count: size, into: &body), readLine() != nil else { return false }
         }
     }
 
@@ -151,6 +154,18 @@ final class Connection {
             }
             return true
         }
+    }
+}
+
+/// A request body as it arrives: kept up to a limit, counted in full.
+private struct BodySink {
+    let limit: Int
+    var kept = Data()
+    var length = 0
+
+    mutating func append(_ bytes: Data) {
+        length += bytes.count
+        if kept.count < limit { kept.append(bytes.prefix(limit - kept.count)) }
     }
 }
 

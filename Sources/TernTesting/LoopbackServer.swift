@@ -29,13 +29,19 @@ public final class LoopbackServer: Sendable {
     public let port: Int
     private let listener: Int32
     private let handler: Handler
+    private let bodyLimit: Int
     private let connections = ConnectionRegistry()
 
     /// Starts a server on a free port of 127.0.0.1.
     ///
+    /// - Parameters:
+    ///   - bodyLimit: How many bytes of each request body to keep; the rest is read and
+    ///     counted, not kept, so a test can send a huge body without the server holding it.
+    ///   - handler: Decides each response.
     /// - Throws: `POSIXError` if no socket could be opened, bound or listened on.
-    public init(handler: @escaping Handler) throws {
+    public init(keepingBodiesUpTo bodyLimit: Int = .max, handler: @escaping Handler) throws {
         self.handler = handler
+        self.bodyLimit = bodyLimit
         listener = try Socket.listen()
         port = try Socket.port(of: listener)
         let thread = Thread { [self] in acceptLoop() }
@@ -74,7 +80,7 @@ public final class LoopbackServer: Sendable {
             }
             Socket.configure(client)
             let thread = Thread { [self] in
-                serve(Connection(client))
+                serve(Connection(client, bodyLimit: bodyLimit))
                 connections.remove(client)
                 close(client)
             }

@@ -68,15 +68,19 @@ public struct RecordedRequest: Sendable {
     public let target: String
     /// The headers in the order sent.
     public let headers: HTTPHeaders
-    /// The body, de-chunked when it came chunked.
+    /// The body, de-chunked when it came chunked; only its start when the server keeps less
+    /// (see ``LoopbackServer/init(keepingBodiesUpTo:handler:)``).
     public let body: Data
+    /// The length of the whole body, kept or not.
+    public let bodyLength: Int
 
     /// Creates a recorded request.
-    public init(method: String, target: String, headers: HTTPHeaders, body: Data) {
+    public init(method: String, target: String, headers: HTTPHeaders, body: Data, bodyLength: Int? = nil) {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
+        self.bodyLength = bodyLength ?? body.count
     }
 
     /// The path, still percent-encoded.

@@ -42,6 +42,8 @@ open class AbstractAPI: @unchecked Sendable {
     public let responseQueue: DispatchQueue
     /// Where requests are built, sent and parsed.
     let pipelineQueue: DispatchQueue
+    /// Where requests' timeouts wait.
+    let timers = TimerQueue()
     private let delegateReference = Locked(WeakDelegate())
 
     /// Creates an API client.
@@ -61,7 +63,7 @@ open class AbstractAPI: @unchecked Sendable {
         self.configuration = configuration
         self.transport = transport ?? URLSessionTransport()
         self.responseQueue = responseQueue
-        pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", qos: .userInitiated, attributes: .concurrent)
+        pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent)
     }
 
     /// The object that signs requests; held weakly.

@@ -19,7 +19,7 @@ final class RequestExecution<Value: Sendable>: Sendable {
 
     private struct State {
         var task: (any TransportTask)?
-        var timer: DispatchTimer?
+        var timer: UInt64?
         var temporaryFile: URL?
         var isFinished = false
     }
@@ -96,7 +96,7 @@ final class RequestExecution<Value: Sendable>: Sendable {
             let duration = TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9
             complete(result, request: request.urlRequest, timing: Response.Timing(start: startDate, duration: duration))
         }
-        let timer = timeout.isFinite && timeout > 0 ? DispatchTimer(after: timeout) { [self] in
+        let timer = timeout.isFinite && timeout > 0 ? api.timers.schedule(after: timeout) { [self] in
             finish(.failure(APIError.timeout(.init(interval: timeout, method: route.method.rawValue, url: request.urlRequest.url))))
         } : nil
         let isFinished = state.withLock { state in
@@ -108,7 +108,7 @@ final class RequestExecution<Value: Sendable>: Sendable {
         }
         if isFinished {
             task.cancel()
-            timer?.cancel()
+            timer.map(api.timers.cancel)
         }
     }
 
@@ -147,14 +147,14 @@ final class RequestExecution<Value: Sendable>: Sendable {
 
     /// Stage 7: the promise settles, once; whatever is still running stops.
     private func finish(_ result: Result<Value, any Error>) {
-        let leftovers = state.withLock { state -> (task: (any TransportTask)?, timer: DispatchTimer?, file: URL?)? in
+        let leftovers = state.withLock { state -> (task: (any TransportTask)?, timer: UInt64?, file: URL?)? in
             guard !state.isFinished else { return nil }
             state.isFinished = true
             defer { state = State(isFinished: true) }
             return (state.task, state.timer, state.temporaryFile)
         }
         guard let leftovers else { return }
-        leftovers.timer?.cancel()
+        leftovers.timer.map(api.timers.cancel)
         if case .failure = result { leftovers.task?.cancel() }
         if let file = leftovers.file { try? FileManager.default.removeItem(at: file) }
         resolver.resolve(result)

@@ -15,7 +15,8 @@ extension Promise {
         }
 
         deinit {
-            promise.settle(.failure(APIError.promise(.abandoned)))
+            // Almost always settled by now: check first rather than build an error for nothing.
+            if promise.isPending { promise.settle(.failure(APIError.promise(.abandoned))) }
         }
 
         /// Settles the promise with `value`.

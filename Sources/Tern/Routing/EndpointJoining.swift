@@ -14,6 +14,11 @@
 enum EndpointJoining {
     static func join(base: String, endpoint: String) -> String {
         if hasScheme(endpoint) { return endpoint }
+        // The usual case, with no query or fragment on either side, needs no splitting.
+        if !containsQueryOrFragment(base), !containsQueryOrFragment(endpoint) {
+            guard !endpoint.isEmpty else { return base }
+            return trimmed(base, trailing: "/") + "/" + trimmed(endpoint, leading: "/")
+        }
         let base = split(base)
         let endpoint = split(endpoint)
         var path = base.path
@@ -33,6 +38,10 @@ enum EndpointJoining {
         let scheme = string[..<colon.lowerBound]
         guard let first = scheme.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
         return scheme.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0)) }
+    }
+
+    private static func containsQueryOrFragment(_ string: String) -> Bool {
+        string.utf8.contains { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
     }
 
     private static func split(_ string: String) -> (path: String, query: String?, fragment: String?) {

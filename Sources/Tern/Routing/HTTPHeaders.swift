@@ -106,8 +106,11 @@ extension HTTPHeaders {
 }
 
 private extension String {
+    /// Compares header names without regard to ASCII case, without allocating.
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+        utf8.count == other.utf8.count && zip(utf8, other.utf8).allSatisfy { lhs, rhs in
+            lhs == rhs || (lhs | 0x20 == rhs | 0x20 && (lhs | 0x20) >= UInt8(ascii: "a") && (lhs | 0x20) <= UInt8(ascii: "z"))
+        }
     }
 
     /// Whether this is an HTTP token: one or more visible ASCII characters other than delimiters.

@@ -1,0 +1,107 @@
+import Benchmark
+import Tern
+import TernTesting
+
+// Tern's request pipeline against the same work written by hand, in the same run.
+// Each sample runs 1,000 requests and is reported per request (scaling factor).
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .cpuTotal, .mallocCountTotal],
+        warmupIterations: 2,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(10),
+        maxIterations: 30
+    )
+
+    let delivery = DispatchQueue(label: "tern.benchmark.delivery")
+
+    // MARK: Pipeline overhead: an instant in-memory transport, so only the pipeline costs.
+
+    Benchmark("Overhead: Tern GET + decode 1 KB, instant transport") { benchmark in
+        let api = ItemsAPI(baseURL: "http://127.0.0.1", transport: InstantTransport(), responseQueue: delivery)
+        let done = DispatchGroup()
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            done.enter()
+            api.items().onResult { blackHole($0); done.leave() }
+        }
+        done.wait()
+    }
+
+    Benchmark("Overhead: by hand, same transport and hops") { benchmark in
+        let transport = InstantTransport()
+        let pipeline = DispatchQueue(label: "tern.benchmark.pipeline", attributes: .concurrent)
+        let done = DispatchGroup()
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            done.enter()
+            pipeline.async {
+                var request = URLRequest(url: Fixtures.url)
+                request.httpMethod = "GET"
+                request.setValue("application/json", forHTTPHeaderField: "Accept")
+                _ = transport.send(TransportRequest(urlRequest: request)) { result in
+                    let items = Result { try JSONDecoder().decode([Item].self, from: try result.get().body) }
+                    delivery.async { blackHole(items); done.leave() }
+                }
+            }
+        }
+        done.wait()
+    }
+
+    // MARK: End to end, over loopback: Tern against raw URLSession and JSONDecoder.
+
+    let server = try! LoopbackServer { _ in
+        ServerResponse(headers: ["Content-Type": "application/json"], body: Fixtures.body)
+    }
+    let itemsURL = URL(string: server.baseURL + "/items")!
+
+    Benchmark("End to end, sequential: Tern") { benchmark in
+        let api = ItemsAPI(baseURL: server.baseURL, responseQueue: delivery)
+        for _ in benchmark.scaledIterations {
+            blackHole(try await api.items().value)
+        }
+    }
+
+    Benchmark("End to end, sequential: raw URLSession") { benchmark in
+        let session = URLSession(configuration: .default)
+        defer { session.finishTasksAndInvalidate() }
+        for _ in benchmark.scaledIterations {
+            blackHole(try await fetchItems(session, itemsURL))
+        }
+    }
+
+    Benchmark("End to end, 64 in flight: Tern") { benchmark in
+        let api = ItemsAPI(baseURL: server.baseURL, responseQueue: delivery)
+        try await inFlight(64, benchmark.scaledIterations.count) { try await api.items().value }
+    }
+
+    Benchmark("End to end, 64 in flight: raw URLSession") { benchmark in
+        let session = URLSession(configuration: .default)
+        defer { session.finishTasksAndInvalidate() }
+        try await inFlight(64, benchmark.scaledIterations.count) { try await fetchItems(session, itemsURL) }
+    }
+}
+
+/// Raw URLSession with a completion handler and JSONDecoder: the baseline.
+func fetchItems(_ session: URLSession, _ url: URL) async throws -> [Item] {
+    try await withCheckedThrowingContinuation { continuation in
+        session.dataTask(with: url) { data, response, error in
+            continuation.resume(with: Result {
+                if let error { throw error }
+                return try JSONDecoder().decode([Item].self, from: data ?? Data())
+            })
+        }.resume()
+    }
+}
+
+/// Runs `count` requests with at most `width` in flight.
+func inFlight(_ width: Int, _ count: Int, _ request: @escaping @Sendable () async throws -> [Item]) async throws {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for index in 0..<count {
+            if index >= width { try await group.next() }
+            group.addTask { blackHole(try await request()) }
+        }
+        try await group.waitForAll()
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import Tern
+
+@Suite(.timeLimit(.minutes(1))) struct TimerQueueTests {
+    @Test func actionsRunInDeadlineOrderAndNotBefore() async throws {
+        let timers = TimerQueue()
+        let fired = Recorder<Int>()
+        let started = Date()
+        for (index, delay) in [0.06, 0.02, 0.04].enumerated() {
+            _ = timers.schedule(after: delay) { fired.append(index) }
+        }
+        #expect(await eventually { fired.items.count == 3 })
+        #expect(fired.items == [1, 2, 0])
+        #expect(Date().timeIntervalSince(started) >= 0.06)
+    }
+
+    @Test func aCancelledActionNeverRuns() async throws {
+        let timers = TimerQueue()
+        let fired = Recorder<String>()
+        let cancelled = timers.schedule(after: 0.01) { fired.append("cancelled") }
+        _ = timers.schedule(after: 0.03) { fired.append("kept") }
+        timers.cancel(cancelled)
+        timers.cancel(cancelled)
+        #expect(await eventually { fired.items == ["kept"] })
+        #expect(timers.counts.heap == 0 && timers.counts.live == 0)
+    }
+
+    @Test func cancelledEntriesDoNotPileUp() {
+        let timers = TimerQueue()
+        for _ in 0..<10_000 {
+            timers.cancel(timers.schedule(after: 3600) {})
+        }
+        let counts = timers.counts
+        #expect(counts.live == 0)
+        #expect(counts.heap <= 64)
+    }
+
+    @Test func anEarlierDeadlineRearmsTheTimer() async throws {
+        let timers = TimerQueue()
+        let fired = Recorder<String>()
+        _ = timers.schedule(after: 3600) { fired.append("late") }
+        _ = timers.schedule(after: 0.01) { fired.append("early") }
+        #expect(await eventually { fired.items == ["early"] })
+    }
+}
