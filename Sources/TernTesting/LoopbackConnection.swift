@@ -24,7 +24,7 @@ final class Connection {
     func readRequest() -> RecordedRequest? {
         guard let headEnd = readUntil(Data("\r\n\r\n".utf8)) else { return nil }
         let head = String(decoding: buffer[buffer.startIndex..<headEnd], as: UTF8.self)
-        buffer.removeSubrange(buffer.startIndex..<(headEnd + 4))
+        consume(through: headEnd + 4)
         var lines = head.components(separatedBy: "\r\n")
         let requestLine = lines.removeFirst().split(separator: " ")
         guard requestLine.count == 3 else { return nil }
@@ -96,7 +96,7 @@ final class Connection {
             if buffer.isEmpty, !fill() { return false }
             let take = min(remaining, buffer.count)
             body.append(buffer.prefix(take))
-            buffer.removeFirst(take)
+            consume(through: buffer.startIndex + take)
             remaining -= take
         }
         return true
@@ -105,7 +105,7 @@ final class Connection {
     private func readLine() -> String? {
         guard let end = readUntil(Data("\r\n".utf8)) else { return nil }
         let line = String(decoding: buffer[buffer.startIndex..<end], as: UTF8.self)
-        buffer.removeSubrange(buffer.startIndex..<(end + 2))
+        consume(through: end + 2)
         return line
     }
 
@@ -120,6 +120,12 @@ final class Connection {
             }
             guard read(count: size, into: &body), readLine() != nil else { return false }
         }
+    }
+
+    /// Drops the buffer's bytes before `index`. A new buffer is made of what is left: removing a
+    /// prefix in place would keep the whole backing store, which then grows with every read.
+    private func consume(through index: Data.Index) {
+        buffer = index >= buffer.endIndex ? Data() : Data(buffer[index...])
     }
 
     /// Reads whatever has arrived; `false` at the end of the stream or on an error.
