@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+import Tern
+import TernTesting
+
+/// What the pipeline makes of what a transport reports, and the URLSession transport's options.
+@Suite(.timeLimit(.minutes(1))) struct TransportTests {
+    /// A transport that reports one fixed outcome and records the requests it was given.
+    struct ScriptedTransport: Transport {
+        let outcome: @Sendable (TransportRequest) -> Result<TransportResponse, any Error>
+        let seen = Recorder<URLRequest>()
+
+        func send(_ request: TransportRequest, completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
+            seen.append(request.urlRequest)
+            DispatchQueue.global().async { completion(outcome(request)) }
+            return NoTask()
+        }
+    }
+
+    @Test func aCancelledURLErrorFromAnyTransportIsTernsCancellation() async throws {
+        let transport = ScriptedTransport { _ in .failure(URLError(.cancelled)) }
+        let api = try TestAPI(baseURL: "https://example.invalid", transport: transport)
+        #expect(await apiError(of: api.request(route: api.get(endpoint: "/x")) as Promise<Void>)?.caseName == "cancelled")
+    }
+
+    @Test func anyOtherTransportErrorIsKeptInside() async throws {
+        let transport = ScriptedTransport { _ in .failure(TestError(code: 9)) }
+        let api = try TestAPI(baseURL: "https://example.invalid", transport: transport)
+        guard case .transportFailed(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/x")) as Promise<Void>) else {
+            Issue.record("expected transportFailed")
+            return
+        }
+        #expect(failure.underlying as? TestError == TestError(code: 9))
+        #expect(failure.urlError == nil)
+    }
+
+    @Test func theCachePolicyComesFromTheOptionsOrTheConfiguration() async throws {
+        let transport = ScriptedTransport { request in
+            .success(TransportResponse(httpResponse: HTTPURLResponse(url: request.urlRequest.url!, statusCode: 204, httpVersion: nil, headerFields: nil)!, body: Data()))
+        }
+        let api = try TestAPI(baseURL: "https://example.invalid",
+                              configuration: APIConfiguration(cachePolicy: .returnCacheDataElseLoad), transport: transport)
+        try await (api.request(route: api.get(endpoint: "/a")) as Promise<Void>).value
+        try await (api.request(route: api.get(endpoint: "/b"), options: RequestOptions(cachePolicy: .reloadIgnoringLocalCacheData)) as Promise<Void>).value
+        #expect(transport.seen.items.map(\.cachePolicy) == [.returnCacheDataElseLoad, .reloadIgnoringLocalCacheData])
+    }
+
+    @Test func aSessionOfTheCallersIsUsedAsItIs() async throws {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpAdditionalHeaders = ["X-Session": "mine"]
+        let session = URLSession(configuration: configuration)
+        defer { session.finishTasksAndInvalidate() }
+        let api = try TestAPI(transport: URLSessionTransport(session: session))
+        let echo = try await api.echo(.get)
+        #expect(echo.header("X-Session") == "mine")
+    }
+
+    @Test func aLargeBodyArrivesIntact() async throws {
+        let api = try TestAPI()
+        let size = 4 << 20
+        let body: Data = try await api.request(route: api.get(endpoint: "/huge?bytes=\(size)")).value
+        #expect(body.count == size)
+        #expect(fnv1a(body) == fnv1a((0..<size).lazy.map { UInt8(truncatingIfNeeded: $0) }))
+    }
+}
