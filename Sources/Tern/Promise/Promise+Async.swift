@@ -35,7 +35,8 @@ extension Promise {
             // Settled already: no continuation, no suspension.
             if let result = currentResult { return result }
             return await withTaskCancellationHandler {
-                await withCheckedContinuation { continuation in
+                // Unsafe is sound here: the state machine runs each callback exactly once.
+                await withUnsafeContinuation { continuation in
                     // Bookkeeping callback with no queue: it resumes the Task from whichever
                     // thread settles the promise, with no hop.
                     register(Callback(queue: nil) { result, _ in continuation.resume(returning: result) }, pinning: true)
