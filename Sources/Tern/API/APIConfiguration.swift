@@ -21,10 +21,20 @@ public struct APIConfiguration: Sendable {
     public var timeout: TimeInterval
     /// The cache policy of requests whose options name none.
     public var cachePolicy: URLRequest.CachePolicy
-    /// How much to log.
+    /// How much the built-in ``LoggerPlugin`` prints; `.none` installs none.
     public var logLevel: LogLevel
     /// Which responses count as success unless a request's options say otherwise.
     public var validation: Validation
+    /// When failed requests are sent again, unless a request's options say otherwise.
+    public var retryPolicy: RetryPolicy
+    /// How much extra load retries may add to this API.
+    public var retryBudget: RetryBudget
+    /// How many credential refreshes the API allows before it gives up.
+    public var refreshLimit: RefreshLimit
+    /// Adapters every request goes through, in order.
+    public var adapters: [any RequestAdapter]
+    /// Plugins that watch every request.
+    public var plugins: [any Plugin]
 
     /// Creates a configuration.
     public init(
@@ -33,7 +43,12 @@ public struct APIConfiguration: Sendable {
         timeout: TimeInterval = 60,
         cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy,
         logLevel: LogLevel = .none,
-        validation: Validation = .successfulStatusCodes
+        validation: Validation = .successfulStatusCodes,
+        retryPolicy: RetryPolicy = .default,
+        retryBudget: RetryBudget = .default,
+        refreshLimit: RefreshLimit = RefreshLimit(),
+        adapters: [any RequestAdapter] = [],
+        plugins: [any Plugin] = []
     ) {
         self.name = name
         self.commonHeaders = commonHeaders
@@ -41,6 +56,11 @@ public struct APIConfiguration: Sendable {
         self.cachePolicy = cachePolicy
         self.logLevel = logLevel
         self.validation = validation
+        self.retryPolicy = retryPolicy
+        self.retryBudget = retryBudget
+        self.refreshLimit = refreshLimit
+        self.adapters = adapters
+        self.plugins = plugins
     }
 
     /// A 60-second timeout, no common headers, 2xx accepted.

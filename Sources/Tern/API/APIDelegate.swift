@@ -3,33 +3,75 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The object that signs an API's requests.
+/// The object that signs an API's requests and refreshes its credentials.
 ///
 /// ```swift
 /// final class SessionStore: APIDelegate {
-///     let token: String      // immutable, or behind a lock: the delegate runs on background threads
-///     init(token: String) { self.token = token }
+///     let token = TokenBox()   // thread-safe: the delegate is called from background threads
 ///     func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
-///         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+///         request.setValue("Bearer \(token.access)", forHTTPHeaderField: "Authorization")
+///     }
+///     func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+///         authAPI.refresh(token.refresh).map { self.token.store($0) }
 ///     }
 /// }
 /// api.delegate = sessionStore   // held weakly
 /// ```
 ///
-/// It is called on the API's pipeline queue, never on the main queue, once per request just
-/// before it is sent; what it sets wins over every other header. A header name it sets that
-/// HTTP forbids fails the request with ``APIError/InvalidRequest/Reason/invalidHeader(name:)``;
-/// note that Foundation itself drops, without a word, any header *value* containing a line
-/// break that is set on a `URLRequest`.
+/// Tern guarantees, whatever the number of requests:
+/// - ``api(_:willSend:)`` runs before every attempt, so a replayed request carries the new token;
+/// - however many requests find their credentials expired at once, ``refreshCredentials(for:)``
+///   runs once; requests that fail or start meanwhile wait for it, then are replayed once;
+/// - a request refused again right after its replay fails with
+///   ``APIError/AuthenticationFailure/stillUnauthorized(statusCode:)``, never loops;
+/// - a request signed with credentials older than the current ones is replayed without a new
+///   refresh;
+/// - when the refresh fails, every waiting request fails once with
+///   ``APIError/AuthenticationFailure/refreshFailed(_:)``; the next request may try again;
+/// - refreshes that fail on the network do not count against ``APIConfiguration/refreshLimit``.
+///
+/// The refresh call itself usually goes through the same API: send it with
+/// `RequestOptions(authenticates: false)`, so that it is neither signed nor held for the refresh
+/// it is part of.
+///
+/// Every method is called on a background queue, never the main queue. A header *name* the
+/// delegate sets that HTTP forbids fails the request with
+/// ``APIError/InvalidRequest/Reason/invalidHeader(name:)``; note that Foundation itself drops,
+/// without a word, any header *value* containing a line break that is set on a `URLRequest`.
 public protocol APIDelegate: AnyObject, Sendable {
-    /// Changes `request` just before it is sent: add credentials, sign it.
+    /// Changes `request` just before each attempt is sent: add credentials, sign it.
     ///
     /// - Throws: Any error, to stop the request; it fails with
     ///   ``APIError/invalidRequest(_:)`` carrying the error's description.
     func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws
+
+    /// Whether `response` says the credentials have expired. The default: status 401.
+    func api(_ api: AbstractAPI, needsRefreshFor response: HTTPURLResponse, data: Data, request: URLRequest) -> Bool
+
+    /// Whether to refresh before sending `request`, for a token known to be about to expire.
+    /// The default: never.
+    func api(_ api: AbstractAPI, needsRefreshBeforeSending request: URLRequest) -> Bool
+
+    /// Gets new credentials. Called once however many requests wait for it.
+    ///
+    /// The default fails with ``APIError/AuthenticationFailure/refreshUnavailable``.
+    func refreshCredentials(for api: AbstractAPI) -> Promise<Void>
 }
 
 extension APIDelegate {
     /// Sends the request as it is.
     public func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {}
+
+    /// Status 401.
+    public func api(_ api: AbstractAPI, needsRefreshFor response: HTTPURLResponse, data: Data, request: URLRequest) -> Bool {
+        response.statusCode == 401
+    }
+
+    /// Never.
+    public func api(_ api: AbstractAPI, needsRefreshBeforeSending request: URLRequest) -> Bool { false }
+
+    /// Fails: this delegate does not refresh.
+    public func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+        Promise(error: APIError.authentication(.refreshUnavailable), in: .global())
+    }
 }

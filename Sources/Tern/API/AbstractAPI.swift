@@ -42,9 +42,15 @@ open class AbstractAPI: @unchecked Sendable {
     public let responseQueue: DispatchQueue
     /// Where requests are built, sent and parsed.
     let pipelineQueue: DispatchQueue
-    /// Where requests' timeouts wait.
-    let timers = TimerQueue()
+    /// Where every wait happens: timeouts, retry backoff, the refresh guard's window.
+    public let clock: any APIClock
     private let delegateReference = Locked(WeakDelegate())
+    /// The single-flight credential refresh.
+    let refresher = RefreshCoordinator()
+    /// What retries have taken from the budget.
+    let retryAccount = RetryAccount()
+    /// The configuration's plugins, and the logger its log level asks for.
+    let plugins: [any Plugin]
 
     /// Creates an API client.
     ///
@@ -53,16 +59,20 @@ open class AbstractAPI: @unchecked Sendable {
     ///   - configuration: Common headers, timeout, cache policy, validation.
     ///   - transport: What sends requests; a new ``URLSessionTransport`` by default.
     ///   - responseQueue: Where callbacks run; `.main` by default.
+    ///   - clock: Where waits happen; real time by default, a `TestClock` in tests.
     public init(
         responseParser: any ResponseParser = JSONParser(),
         configuration: APIConfiguration = .default,
         transport: (any Transport)? = nil,
-        responseQueue: DispatchQueue = .main
+        responseQueue: DispatchQueue = .main,
+        clock: (any APIClock)? = nil
     ) {
+        self.clock = clock ?? SystemClock()
         self.responseParser = responseParser
         self.configuration = configuration
         self.transport = transport ?? URLSessionTransport()
         self.responseQueue = responseQueue
+        plugins = configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : [])
         pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent)
     }
 

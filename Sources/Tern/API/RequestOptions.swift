@@ -9,7 +9,8 @@ import FoundationNetworking
 /// request(route: get(endpoint: "/report"), options: RequestOptions(timeout: 2.5, responseQueue: .global()))
 /// ```
 public struct RequestOptions: Sendable {
-    /// Seconds the request may take, from sending to the end of the response.
+    /// Seconds the request may take in all, retries and refresh included, from sending to the
+    /// end of the last response.
     public var timeout: TimeInterval?
     /// The cache policy.
     public var cachePolicy: URLRequest.CachePolicy?
@@ -19,6 +20,13 @@ public struct RequestOptions: Sendable {
     public var validation: Validation?
     /// The parser for this request's body and error body.
     public var parser: (any ResponseParser)?
+    /// When this request is sent again after a failure.
+    public var retryPolicy: RetryPolicy?
+    /// Whether the delegate signs this request and refreshes credentials for it. Send the
+    /// refresh call itself with `false`, so that it does not wait for the refresh it is part of.
+    public var authenticates: Bool
+    /// Plugins for this request, after the API's.
+    public var plugins: [any Plugin]
 
     /// Creates options; what is left `nil` comes from the API.
     public init(
@@ -26,12 +34,18 @@ public struct RequestOptions: Sendable {
         cachePolicy: URLRequest.CachePolicy? = nil,
         responseQueue: DispatchQueue? = nil,
         validation: Validation? = nil,
-        parser: (any ResponseParser)? = nil
+        parser: (any ResponseParser)? = nil,
+        retryPolicy: RetryPolicy? = nil,
+        authenticates: Bool = true,
+        plugins: [any Plugin] = []
     ) {
         self.timeout = timeout
         self.cachePolicy = cachePolicy
         self.responseQueue = responseQueue
         self.validation = validation
         self.parser = parser
+        self.retryPolicy = retryPolicy
+        self.authenticates = authenticates
+        self.plugins = plugins
     }
 }

@@ -37,6 +37,8 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     case unacceptableStatus(StatusFailure)
     /// The response body could not be turned into the expected value.
     case parsingFailed(ParsingFailure)
+    /// The server refused the credentials and refreshing them did not help.
+    case authentication(AuthenticationFailure)
     /// A promise was misused or could not settle; see ``PromiseFailure``.
     case promise(PromiseFailure)
 
@@ -49,6 +51,7 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
         case .cancelled: "The request was cancelled."
         case .unacceptableStatus(let failure): "\(failure)"
         case .parsingFailed(let failure): "\(failure)"
+        case .authentication(let failure): "\(failure)"
         case .promise(let failure): "\(failure)"
         }
     }

@@ -3,11 +3,13 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One request's trip through the pipeline: build, adapt, send, validate, parse, deliver.
+/// One request's trip through the pipeline: build once, then attempts (adapt, sign, send) until
+/// one is accepted, parsed and delivered, or the request fails.
 ///
-/// It settles its promise exactly once, whichever comes first: the response, a transport
-/// error, the timeout, or cancellation. Whatever ends it also stops the rest: the timer, the
-/// network task, the temporary body file.
+/// Between attempts it may wait for the API's credential refresh, or for a retry's backoff. It
+/// settles its promise exactly once, whichever comes first: the final response, a failure, the
+/// timeout (which spans all attempts), or cancellation. Whatever ends it also stops the rest:
+/// the network task, the wait, the timer, the temporary body file.
 final class RequestExecution<Value: Sendable>: Sendable {
     private let api: AbstractAPI
     private let route: Route
@@ -15,12 +17,21 @@ final class RequestExecution<Value: Sendable>: Sendable {
     private let options: RequestOptions
     private let decoding: ResponseDecoding<Value>
     private let resolver: Promise<Value>.Resolver
+    private let plugins: [any Plugin]
     private let state = Locked(State())
 
     private struct State {
+        /// The network task of the attempt in flight.
         var task: (any TransportTask)?
-        var timer: UInt64?
+        /// The attempt in flight, whose `didReceive` is still owed to plugins.
+        var attemptInFlight: URLRequest?
+        /// The request's overall timeout.
+        var timer: (any Cancellable)?
+        /// A retry's backoff being waited out.
+        var wait: (any Cancellable)?
         var temporaryFile: URL?
+        var retries = 0
+        var replayedAfterRefresh = false
         var isFinished = false
     }
 
@@ -38,17 +49,22 @@ final class RequestExecution<Value: Sendable>: Sendable {
         self.options = options
         self.decoding = decoding
         self.resolver = resolver
+        plugins = api.plugins + options.plugins
     }
 
     private var parser: any ResponseParser { options.parser ?? api.responseParser }
-    private var timeout: TimeInterval { options.timeout ?? api.configuration.timeout }
+    private var retryPolicy: RetryPolicy { options.retryPolicy ?? api.configuration.retryPolicy }
+    private var delegate: (any APIDelegate)? { options.authenticates ? api.delegate : nil }
+
+    // MARK: Stage 1: build, once
 
     /// Runs on the API's pipeline queue.
     func start() {
         resolver.onCancel { [self] in finish(.failure(APIError.cancelled)) }
+        let timeout = options.timeout ?? api.configuration.timeout
         do {
             let configuration = api.configuration
-            var (request, temporaryFile) = try RequestBuilder.build(
+            let (request, temporaryFile) = try RequestBuilder.build(
                 route: route,
                 parameters: parameters,
                 timeout: timeout,
@@ -56,82 +72,169 @@ final class RequestExecution<Value: Sendable>: Sendable {
                 commonHeaders: configuration.commonHeaders,
                 acceptHeader: parser.acceptHeader
             )
-            if let temporaryFile {
-                // Cancelled while the body was being written: nobody will send it.
-                let isFinished = state.withLock { state in
-                    if !state.isFinished { state.temporaryFile = temporaryFile }
-                    return state.isFinished
-                }
-                if isFinished {
-                    try? FileManager.default.removeItem(at: temporaryFile)
-                    return
-                }
+            let timer = timeout.isFinite && timeout > 0 ? api.clock.schedule(after: timeout) { [self] in
+                finish(.failure(APIError.timeout(.init(interval: timeout, method: route.method.rawValue, url: request.urlRequest.url))))
+            } : nil
+            // Cancelled while the body was being written: nobody will send it.
+            guard keep({ $0.temporaryFile = temporaryFile; $0.timer = timer }) else {
+                timer?.cancel()
+                if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) }
+                return
             }
-            try adapt(&request.urlRequest)
-            send(request)
+            api.retryAccount.recordRequest(at: api.clock.now, budget: configuration.retryBudget)
+            attempt(request)
         } catch {
             finish(.failure(error))
         }
     }
 
-    /// Stage 2: the delegate signs the request; what it sets is checked like everything else.
-    private func adapt(_ request: inout URLRequest) throws {
-        guard let delegate = api.delegate else { return }
+    // MARK: Stages 2 and 3: wait for credentials, adapt, sign, send
+
+    private func attempt(_ request: TransportRequest) {
+        // Requests do not go out with credentials that are being replaced.
+        if delegate != nil, let refresh = api.refresher.inFlight {
+            return resume(after: refresh, request)
+        }
+        if let delegate, delegate.api(api, needsRefreshBeforeSending: request.urlRequest) {
+            let refresh = api.refresher.refresh(signedWith: api.refresher.generation, api: api, delegate: delegate)
+            return resume(after: refresh, request)
+        }
         do {
-            try delegate.api(api, willSend: &request)
+            var signed = request
+            for adapter in api.configuration.adapters {
+                try adapt(&signed.urlRequest, with: adapter)
+            }
+            let generation = api.refresher.generation
+            if let delegate {
+                do {
+                    try delegate.api(api, willSend: &signed.urlRequest)
+                } catch let error as APIError {
+                    throw error
+                } catch {
+                    throw APIError.invalidRequest(.init(reason: .other("the delegate stopped the request: \(error)"), method: route.method.rawValue))
+                }
+            }
+            try RequestBuilder.validate(HTTPHeaders(signed.urlRequest.allHTTPHeaderFields ?? [:]), method: route.method)
+            send(signed, original: request, generation: generation)
+        } catch {
+            finish(.failure(error))
+        }
+    }
+
+    private func adapt(_ request: inout URLRequest, with adapter: any RequestAdapter) throws {
+        do {
+            try adapter.adapt(&request)
         } catch let error as APIError {
             throw error
         } catch {
-            throw APIError.invalidRequest(.init(reason: .other("the delegate stopped the request: \(error)"), method: route.method.rawValue))
+            throw APIError.invalidRequest(.init(reason: .other("the adapter \(type(of: adapter)) stopped the request: \(error)"), method: route.method.rawValue))
         }
-        try RequestBuilder.validate(HTTPHeaders(request.allHTTPHeaderFields ?? [:]), method: route.method)
     }
 
-    /// Stage 3: the transport sends it, under Tern's own timer.
-    private func send(_ request: TransportRequest) {
-        let timeout = timeout
+    /// Attempts again once `refresh` settles, or fails with its error.
+    private func resume(after refresh: Promise<Void>, _ request: TransportRequest) {
+        refresh.onResult(in: api.pipelineQueue) { [self] result in
+            switch result {
+            case .success: attempt(request)
+            case .failure(let error): finish(.failure(error))
+            }
+        }
+    }
+
+    private func send(_ request: TransportRequest, original: TransportRequest, generation: Int) {
+        guard keep({ $0.attemptInFlight = request.urlRequest }) else { return }
+        plugins.forEach { $0.willSend(request.urlRequest, api: api) }
         let startDate = Date()
         let startTime = DispatchTime.now().uptimeNanoseconds
         let task = api.transport.send(request) { [self] result in
             let duration = TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9
-            complete(result, request: request.urlRequest, timing: Response.Timing(start: startDate, duration: duration))
+            received(result, for: request.urlRequest, original: original, generation: generation,
+                     timing: Response.Timing(start: startDate, duration: duration))
         }
-        let timer = timeout.isFinite && timeout > 0 ? api.timers.schedule(after: timeout) { [self] in
-            finish(.failure(APIError.timeout(.init(interval: timeout, method: route.method.rawValue, url: request.urlRequest.url))))
-        } : nil
-        let isFinished = state.withLock { state in
-            if !state.isFinished {
-                state.task = task
-                state.timer = timer
-            }
-            return state.isFinished
-        }
-        if isFinished {
-            task.cancel()
-            timer.map(api.timers.cancel)
-        }
+        if !keep({ $0.task = task }) { task.cancel() }
     }
 
-    /// Stages 4 to 6: what came back becomes a value or an error.
-    private func complete(_ result: Result<TransportResponse, any Error>, request: URLRequest, timing: Response.Timing) {
+    // MARK: Stages 4 to 6: refresh, retry, or validate and parse
+
+    private func received(
+        _ result: Result<TransportResponse, any Error>,
+        for request: URLRequest,
+        original: TransportRequest,
+        generation: Int,
+        timing: Response.Timing
+    ) {
+        // Only the attempt in flight counts; a late answer to a finished request is dropped.
+        let retries = state.withLock { state -> Int? in
+            guard !state.isFinished, state.attemptInFlight != nil else { return nil }
+            state.attemptInFlight = nil
+            state.task = nil
+            return state.retries
+        }
+        guard let retries else { return }
         switch result {
         case .failure(let error as URLError) where error.code == .cancelled:
+            report(.failure(.cancelled), for: request)
             finish(.failure(APIError.cancelled))
         case .failure(let error):
-            finish(.failure(APIError.transportFailed(.init(underlying: error, method: route.method.rawValue, url: request.url))))
+            let failure = APIError.transportFailed(.init(underlying: error, method: route.method.rawValue, url: request.url))
+            report(.failure(failure), for: request)
+            if retryPolicy.allowsRetry(method: route.method, retriesSoFar: retries, error: error) {
+                retry(original, sent: request, retryAfter: nil, otherwise: failure)
+            } else {
+                finish(.failure(failure))
+            }
         case .success(let raw):
-            finish(evaluate(Response(request: request, httpResponse: raw.httpResponse, body: raw.body, timing: timing)))
+            let response = Response(request: request, httpResponse: raw.httpResponse, body: raw.body, timing: timing)
+            report(.success(response), for: request)
+            evaluate(response, original: original, generation: generation, retries: retries)
         }
     }
 
-    private func evaluate(_ response: Response) -> Result<Value, any Error> {
-        let parser = parser
-        guard (options.validation ?? api.configuration.validation).accepts(response) else {
-            return .failure(APIError.unacceptableStatus(.init(
-                method: response.method, url: response.url, statusCode: response.statusCode,
-                headers: response.headers, body: response.body, serverError: parser.serverError(from: response)
-            )))
+    private func evaluate(_ response: Response, original: TransportRequest, generation: Int, retries: Int) {
+        if let delegate, delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
+            let alreadyReplayed = state.withLock { state in
+                defer { state.replayedAfterRefresh = true }
+                return state.replayedAfterRefresh
+            }
+            guard !alreadyReplayed else {
+                return finish(.failure(APIError.authentication(.stillUnauthorized(statusCode: response.statusCode))))
+            }
+            return resume(after: api.refresher.refresh(signedWith: generation, api: api, delegate: delegate), original)
         }
+        let accepted = (options.validation ?? api.configuration.validation).accepts(response)
+        if !accepted, retryPolicy.allowsRetry(method: route.method, retriesSoFar: retries, status: response.statusCode) {
+            let retryAfter = RetryPolicy.retryAfter(response.headers["Retry-After"])
+            return retry(original, sent: response.request, retryAfter: retryAfter, otherwise: statusFailure(response))
+        }
+        finish(accepted ? decode(response) : .failure(statusFailure(response)))
+    }
+
+    /// Waits out the backoff, then attempts again; fails with `failure` when the budget is spent.
+    private func retry(_ original: TransportRequest, sent: URLRequest, retryAfter: TimeInterval?, otherwise failure: APIError) {
+        guard api.retryAccount.withdrawRetry(at: api.clock.now, budget: api.configuration.retryBudget) else {
+            return finish(.failure(failure))
+        }
+        let policy = retryPolicy
+        let retry = state.withLock { state in
+            state.retries += 1
+            return state.retries
+        }
+        let delay = policy.delay(beforeRetry: retry, retryAfter: retryAfter) { Double.random(in: $0) }
+        plugins.forEach { $0.didRetry(sent, retry: retry, after: delay, api: api) }
+        let wait = api.clock.schedule(after: delay) { [self] in
+            api.pipelineQueue.async { self.attempt(original) }
+        }
+        if !keep({ $0.wait = wait }) { wait.cancel() }
+    }
+
+    private func statusFailure(_ response: Response) -> APIError {
+        .unacceptableStatus(.init(
+            method: response.method, url: response.url, statusCode: response.statusCode,
+            headers: response.headers, body: response.body, serverError: parser.serverError(from: response)
+        ))
+    }
+
+    private func decode(_ response: Response) -> Result<Value, any Error> {
         do {
             return .success(try decoding.decode(response, parser))
         } catch let error as APIError {
@@ -145,18 +248,44 @@ final class RequestExecution<Value: Sendable>: Sendable {
         }
     }
 
-    /// Stage 7: the promise settles, once; whatever is still running stops.
+    // MARK: Stage 7: settle once
+
     private func finish(_ result: Result<Value, any Error>) {
-        let leftovers = state.withLock { state -> (task: (any TransportTask)?, timer: UInt64?, file: URL?)? in
+        let leftovers = state.withLock { state -> State? in
             guard !state.isFinished else { return nil }
-            state.isFinished = true
             defer { state = State(isFinished: true) }
-            return (state.task, state.timer, state.temporaryFile)
+            return state
         }
         guard let leftovers else { return }
-        leftovers.timer.map(api.timers.cancel)
-        if case .failure = result { leftovers.task?.cancel() }
-        if let file = leftovers.file { try? FileManager.default.removeItem(at: file) }
+        leftovers.timer?.cancel()
+        leftovers.wait?.cancel()
+        if let file = leftovers.temporaryFile { try? FileManager.default.removeItem(at: file) }
+        let error = result.failure.map { $0 as? APIError ?? APIError.invalidRequest(.init(reason: .other("\($0)"))) }
+        if let request = leftovers.attemptInFlight {
+            leftovers.task?.cancel()
+            report(.failure(error ?? .cancelled), for: request)
+        }
+        if let error { plugins.forEach { $0.didFail(error, request: leftovers.attemptInFlight, api: api) } }
         resolver.resolve(result)
+    }
+
+    /// Tells plugins how an attempt ended.
+    private func report(_ result: Result<Response, APIError>, for request: URLRequest) {
+        plugins.forEach { $0.didReceive(result, for: request, api: api) }
+    }
+
+    /// Changes the state unless the request has finished; returns whether it had not.
+    private func keep(_ change: (inout State) -> Void) -> Bool {
+        state.withLock { state in
+            guard !state.isFinished else { return false }
+            change(&state)
+            return true
+        }
+    }
+}
+
+private extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { error } else { nil }
     }
 }

@@ -3,9 +3,9 @@ import Foundation
 extension Promise {
     /// Fails with ``APIError/timeout(_:)`` unless this promise settles within
     /// `interval` seconds; on time-out this promise is cancelled if nothing else waits for it.
-    public func timeout(_ interval: TimeInterval) -> Promise<Value> {
+    public func timeout(_ interval: TimeInterval, clock: any APIClock = SystemClock.shared) -> Promise<Value> {
         let derived = makeDerived(of: Value.self)
-        let timer = DispatchTimer(after: interval) {
+        let timer = clock.schedule(after: interval) {
             derived.settle(.failure(APIError.timeout(.init(interval: interval, method: nil, url: nil))), releasingUpstream: true)
         }
         register(Callback(queue: nil) { result, loop in
@@ -17,11 +17,11 @@ extension Promise {
     }
 
     /// Passes the value on `interval` seconds after it arrives; errors pass on at once.
-    public func delay(_ interval: TimeInterval) -> Promise<Value> {
+    public func delay(_ interval: TimeInterval, clock: any APIClock = SystemClock.shared) -> Promise<Value> {
         let derived = makeDerived(of: Value.self)
         register(Callback(queue: nil) { result, loop in
             guard case .success = result else { return derived.settle(result, in: &loop) }
-            let timer = DispatchTimer(after: interval) { derived.settle(result) }
+            let timer = clock.schedule(after: interval) { derived.settle(result) }
             derived.onCancel { timer.cancel() }
         }, asDependent: true)
         return derived
@@ -39,12 +39,13 @@ extension Promise {
     public static func retry(
         _ attempts: Int,
         delay: TimeInterval = 0,
+        clock: any APIClock = SystemClock.shared,
         _ attempt: @escaping @Sendable () -> Promise<Value>
     ) -> Promise<Value> {
         attempt().recover(in: .global()) { error in
             guard attempts > 1 else { throw error }
-            return Promise<Void>(value: ()).delay(delay).then(in: .global()) {
-                retry(attempts - 1, delay: delay, attempt)
+            return Promise<Void>(value: ()).delay(delay, clock: clock).then(in: .global()) {
+                retry(attempts - 1, delay: delay, clock: clock, attempt)
             }
         }
     }

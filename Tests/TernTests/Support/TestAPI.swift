@@ -13,19 +13,21 @@ struct ShopError: Codable, Error, Sendable, Equatable {
 }
 
 /// The API the pipeline tests use, pointed at the loopback server. Callbacks run on a global
-/// queue: the tests never depend on the main queue being serviced.
+/// queue: the tests never depend on the main queue being serviced. Unless a test passes a
+/// configuration, nothing is retried, so that failures are fast and counted once.
 final class TestAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
     let baseURL: String
 
     init(
         baseURL: String? = nil,
         parser: any ResponseParser = JSONParser(errorType: ShopError.self),
-        configuration: APIConfiguration = .default,
+        configuration: APIConfiguration = APIConfiguration(retryPolicy: .never),
         transport: (any Transport)? = nil,
-        responseQueue: DispatchQueue = .global()
+        responseQueue: DispatchQueue = .global(),
+        clock: (any APIClock)? = nil
     ) throws {
         self.baseURL = try baseURL ?? TestServer.baseURL
-        super.init(responseParser: parser, configuration: configuration, transport: transport, responseQueue: responseQueue)
+        super.init(responseParser: parser, configuration: configuration, transport: transport, responseQueue: responseQueue, clock: clock)
     }
 
     /// Sends `parameters` to the echo route and returns what the server received.
@@ -46,6 +48,7 @@ extension APIError {
         case .unacceptableStatus: "unacceptableStatus"
         case .parsingFailed: "parsingFailed"
         case .promise: "promise"
+        case .authentication: "authentication"
         }
     }
 }

@@ -1,0 +1,55 @@
+import Dispatch
+
+/// Where Tern waits: request timeouts, retry backoff, `Retry-After`, the refresh guard's window,
+/// and promises' ``Promise/timeout(_:clock:)`` and ``Promise/delay(_:clock:)``.
+///
+/// ``SystemClock`` waits in real time, to the millisecond. In tests, `TestClock` from
+/// `TernTesting` waits in made-up time that the test advances, so every timing rule runs
+/// instantly and the same way every time:
+///
+/// ```swift
+/// let clock = TestClock()
+/// let api = ShopAPI(clock: clock)
+/// …
+/// clock.advance(by: 0.5)   // the retry's backoff has passed
+/// ```
+public protocol APIClock: Sendable {
+    /// Seconds on a monotonic scale: only differences mean anything.
+    var now: TimeInterval { get }
+
+    /// Runs `action` once `delay` seconds have passed, unless cancelled first. `action` may run
+    /// on any thread.
+    func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) -> any Cancellable
+}
+
+/// Something scheduled that can be called off.
+public protocol Cancellable: Sendable {
+    /// Calls it off; harmless once it has happened or was cancelled.
+    func cancel()
+}
+
+/// Real time: actions run on a timer queue of the clock's own, within a millisecond of their
+/// deadline, however many are scheduled.
+public final class SystemClock: APIClock {
+    private let timers = TimerQueue()
+
+    /// The clock promises use unless given another.
+    public static let shared = SystemClock()
+
+    /// Creates a clock with a timer queue of its own.
+    public init() {}
+
+    public var now: TimeInterval {
+        TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1e9
+    }
+
+    public func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) -> any Cancellable {
+        ScheduledTimer(id: timers.schedule(after: delay, action), timers: timers)
+    }
+
+    private struct ScheduledTimer: Cancellable {
+        let id: UInt64
+        let timers: TimerQueue
+        func cancel() { timers.cancel(id) }
+    }
+}

@@ -1,0 +1,48 @@
+/// Runs an API's credential refresh once for every request that needs it (single flight).
+///
+/// It keeps ``RefreshState`` behind a lock; the delegate's refresh is called outside the lock,
+/// and its outcome settles the one promise every waiting request holds.
+final class RefreshCoordinator: Sendable {
+    private let state = Locked(RefreshState())
+
+    /// The version of the current credentials, to record when a request is signed.
+    var generation: Int { state.withLock { $0.generation } }
+
+    /// The refresh running now, which new requests wait for before they are signed.
+    var inFlight: Promise<Void>? { state.withLock { $0.inFlight } }
+
+    /// A promise that settles when credentials newer than `signedGeneration` are current, or
+    /// fails with ``APIError/authentication(_:)``.
+    func refresh(signedWith signedGeneration: Int, api: AbstractAPI, delegate: any APIDelegate) -> Promise<Void> {
+        let limit = api.configuration.refreshLimit
+        let decision = state.withLock { $0.decide(signedWith: signedGeneration, now: api.clock.now, limit: limit) }
+        switch decision {
+        case .replay:
+            return Promise(value: (), in: .global())
+        case .join(let running):
+            return running
+        case .refuse(let limit):
+            return Promise(error: APIError.authentication(.tooManyRefreshes(limit: limit.count, window: limit.window)), in: .global())
+        case .start(let promise, let resolver):
+            delegate.refreshCredentials(for: api).onResult(in: .global()) { [self] result in
+                let networkFailure = if case .failure(let error) = result { Self.isNetworkFailure(error) } else { false }
+                state.withLock { $0.finish(succeeded: (try? result.get()) != nil, counts: !networkFailure, at: api.clock.now) }
+                api.plugins.forEach { $0.didRefresh(result.map { _ in () }, api: api) }
+                resolver.resolve(result.mapError { error in
+                    if case APIError.authentication = error { return error }
+                    return APIError.authentication(.refreshFailed(error))
+                })
+            }
+            return promise
+        }
+    }
+
+    /// Whether a refresh failed because the network did, not because the credentials were refused.
+    static func isNetworkFailure(_ error: any Error) -> Bool {
+        switch error {
+        case is URLError: true
+        case APIError.transportFailed, APIError.timeout: true
+        default: false
+        }
+    }
+}

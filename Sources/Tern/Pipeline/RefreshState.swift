@@ -1,0 +1,56 @@
+/// How many refreshes an API allows within a window before it gives up: a guard against a server
+/// that refuses every new credential. Refreshes that fail on the network do not count.
+public struct RefreshLimit: Sendable, Equatable {
+    /// Refreshes allowed within ``window``.
+    public var count: Int
+    /// Seconds.
+    public var window: TimeInterval
+
+    /// Creates a limit; the default is 5 refreshes in 30 s.
+    public init(count: Int = 5, window: TimeInterval = 30) {
+        self.count = count
+        self.window = window
+    }
+}
+
+/// The pure state of an API's single-flight credential refresh: which refresh runs, which
+/// credentials are current, how many refreshes happened lately. No locks, no I/O.
+struct RefreshState {
+    /// What to do for a request whose credentials were refused.
+    enum Decision {
+        /// Newer credentials exist than the request was signed with: send it again.
+        case replay
+        /// A refresh is running: wait for it.
+        case join(Promise<Void>)
+        /// Start a refresh, settling this promise, which everyone else will join.
+        case start(Promise<Void>, Promise<Void>.Resolver)
+        /// Too many refreshes lately.
+        case refuse(limit: RefreshLimit)
+    }
+
+    /// The version of the credentials: it goes up with each successful refresh.
+    private(set) var generation = 0
+    /// The refresh running now, if any.
+    private(set) var inFlight: Promise<Void>?
+    /// When counted refreshes happened, oldest first.
+    private var recent: [TimeInterval] = []
+
+    /// Decides what a request signed with credentials of `signedGeneration` does.
+    mutating func decide(signedWith signedGeneration: Int, now: TimeInterval, limit: RefreshLimit) -> Decision {
+        if signedGeneration < generation { return .replay }
+        if let inFlight { return .join(inFlight) }
+        recent.removeAll { now - $0 >= limit.window }
+        guard recent.count < limit.count else { return .refuse(limit: limit) }
+        let (promise, resolver) = Promise<Void>.pending(in: .global())
+        inFlight = promise
+        return .start(promise, resolver)
+    }
+
+    /// Records the end of the running refresh. A refresh that failed on the network does not
+    /// count against the limit; a successful one makes newer credentials current.
+    mutating func finish(succeeded: Bool, counts: Bool, at now: TimeInterval) {
+        inFlight = nil
+        if succeeded { generation += 1 }
+        if counts { recent.append(now) }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// When and how soon a failed request is sent again.
+///
+/// The default: at most 2 retries; only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS,
+/// TRACE); only for 408, 429, 500, 502, 503, 504 and for transient `URLError`s (timed out,
+/// connection lost, cannot connect, DNS failure, not connected); exponential backoff from 0.5 s
+/// (0.5 s, then 1 s) with full jitter; a `Retry-After` header wins, capped at ``maxDelay``.
+///
+/// ```swift
+/// APIConfiguration(retryPolicy: RetryPolicy(maxRetries: 4, baseDelay: 0.2))
+/// RequestOptions(retryPolicy: .never)
+/// ```
+public struct RetryPolicy: Sendable {
+    /// How many times a request may be sent again after its first attempt.
+    public var maxRetries: Int
+    /// The backoff before the first retry; it doubles for each one after.
+    public var baseDelay: TimeInterval
+    /// The longest wait, for backoff and for `Retry-After` alike.
+    public var maxDelay: TimeInterval
+    /// The methods that may be retried.
+    public var methods: Set<HTTPMethod>
+    /// The statuses that may be retried.
+    public var statusCodes: Set<Int>
+    /// The transport errors that may be retried.
+    public var urlErrorCodes: Set<URLError.Code>
+    /// Whether to wait a random time up to the backoff (full jitter) rather than the backoff itself.
+    public var jitter: Bool
+
+    /// Creates a policy; every default is the one described above.
+    public init(
+        maxRetries: Int = 2,
+        baseDelay: TimeInterval = 0.5,
+        maxDelay: TimeInterval = 30,
+        methods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options, .trace],
+        statusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
+        urlErrorCodes: Set<URLError.Code> = [.timedOut, .networkConnectionLost, .cannotConnectToHost,
+                                              .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet],
+        jitter: Bool = true
+    ) {
+        self.maxRetries = maxRetries
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+        self.methods = methods
+        self.statusCodes = statusCodes
+        self.urlErrorCodes = urlErrorCodes
+        self.jitter = jitter
+    }
+
+    /// The default policy.
+    public static let `default` = RetryPolicy()
+
+    /// No retries at all.
+    public static let never = RetryPolicy(maxRetries: 0)
+
+    /// Whether the attempt numbered `retriesSoFar` (0 for the first), which failed with `status`
+    /// or `error`, may be retried.
+    func allowsRetry(method: HTTPMethod, retriesSoFar: Int, status: Int? = nil, error: (any Error)? = nil) -> Bool {
+        guard retriesSoFar < maxRetries, methods.contains(method) else { return false }
+        if let status { return statusCodes.contains(status) }
+        if let code = (error as? URLError)?.code { return urlErrorCodes.contains(code) }
+        return false
+    }
+
+    /// The wait before retry number `retry` (1 for the first): `Retry-After` if the server sent
+    /// one, else the exponential backoff, with full jitter when enabled; never over ``maxDelay``.
+    func delay(beforeRetry retry: Int, retryAfter: TimeInterval?, random: (ClosedRange<Double>) -> Double) -> TimeInterval {
+        if let retryAfter { return min(max(0, retryAfter), maxDelay) }
+        let backoff = min(maxDelay, baseDelay * pow(2, Double(retry - 1)))
+        return jitter ? random(0...backoff) : backoff
+    }
+
+    /// The seconds a `Retry-After` header asks for: a number of seconds, or an HTTP date.
+    static func retryAfter(_ value: String?, now: Date = Date()) -> TimeInterval? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = TimeInterval(value) { return seconds }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE',' dd MMM yyyy HH':'mm':'ss zzz"
+        return formatter.date(from: value).map { $0.timeIntervalSince(now) }
+    }
+}

@@ -1,0 +1,138 @@
+/// Prints what an API sends and receives, at a chosen level, with secrets redacted.
+///
+/// ```swift
+/// let logger = LoggerPlugin(level: .verbose, redactingHeaders: ["X-Api-Key"], redactingQueryKeys: ["token"], includesCURL: true)
+/// let api = ShopAPI(configuration: APIConfiguration(plugins: [logger]))
+/// ```
+///
+/// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` are always redacted. The
+/// output goes to `sink`, `print` by default; one line sends it to `os.Logger` or swift-log
+/// instead, with no dependency here:
+///
+/// ```swift
+/// LoggerPlugin(level: .response) { line in logger.info("\(line)") }
+/// ```
+public struct LoggerPlugin: Plugin {
+    /// How much to print.
+    public let level: LogLevel
+    /// Header names whose values are replaced by `<redacted>`, lowercased.
+    public let redactedHeaders: Set<String>
+    /// Query keys whose values are replaced by `<redacted>`.
+    public let redactedQueryKeys: Set<String>
+    /// Whether `.verbose` also prints each request as a cURL command.
+    public let includesCURL: Bool
+    /// How many bytes of a body `.verbose` prints.
+    public let bodyLimit: Int
+    private let sink: @Sendable (String) -> Void
+
+    /// Headers always redacted.
+    public static let alwaysRedacted: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+
+    /// Creates a logger.
+    public init(
+        level: LogLevel = .response,
+        redactingHeaders: Set<String> = [],
+        redactingQueryKeys: Set<String> = [],
+        includesCURL: Bool = false,
+        bodyLimit: Int = 1024,
+        sink: @escaping @Sendable (String) -> Void = { print($0) }
+    ) {
+        self.level = level
+        redactedHeaders = Self.alwaysRedacted.union(redactingHeaders.map { $0.lowercased() })
+        redactedQueryKeys = redactingQueryKeys
+        self.includesCURL = includesCURL
+        self.bodyLimit = bodyLimit
+        self.sink = sink
+    }
+
+    public func willSend(_ request: URLRequest, api: AbstractAPI) {
+        guard level >= .request else { return }
+        var lines = ["→ \(request.httpMethod ?? "GET") \(redacted(request.url))"]
+        if level >= .verbose {
+            lines += headerLines(request.allHTTPHeaderFields ?? [:])
+            if let body = request.httpBody, !body.isEmpty { lines.append(bodyText(body)) }
+            if includesCURL { lines.append(curl(request)) }
+        }
+        sink(lines.joined(separator: "\n"))
+    }
+
+    public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: AbstractAPI) {
+        guard level >= .response else { return }
+        let subject = "\(request.httpMethod ?? "GET") \(redacted(request.url))"
+        switch result {
+        case .success(let response):
+            var lines = ["← \(response.statusCode) \(subject) in \(Self.milliseconds(response.timing.duration)), \(Self.size(response.body.count))"]
+            if level >= .verbose {
+                lines += headerLines(response.headers.dictionary)
+                if !response.body.isEmpty { lines.append(bodyText(response.body)) }
+            }
+            sink(lines.joined(separator: "\n"))
+        case .failure(let error):
+            sink("← failed \(subject): \(error)")
+        }
+    }
+
+    public func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: AbstractAPI) {
+        guard level >= .request else { return }
+        sink("↻ retry \(retry) of \(request.httpMethod ?? "GET") \(redacted(request.url)) in \(Self.milliseconds(delay))")
+    }
+
+    public func didRefresh(_ result: Result<Void, any Error>, api: AbstractAPI) {
+        guard level >= .request else { return }
+        switch result {
+        case .success: sink("⟳ credentials refreshed")
+        case .failure(let error): sink("⟳ credential refresh failed: \(error)")
+        }
+    }
+
+    // MARK: Formatting
+
+    /// The URL with redacted query values.
+    func redacted(_ url: URL?) -> String {
+        guard let url else { return "(no URL)" }
+        guard !redactedQueryKeys.isEmpty, var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let items = components.percentEncodedQueryItems else { return url.absoluteString }
+        components.percentEncodedQueryItems = items.map { item in
+            let name = item.name.removingPercentEncoding ?? item.name
+            return redactedQueryKeys.contains(name) ? URLQueryItem(name: item.name, value: "<redacted>") : item
+        }
+        return components.string ?? url.absoluteString
+    }
+
+    private func redactedValue(of name: String, _ value: String) -> String {
+        redactedHeaders.contains(name.lowercased()) ? "<redacted>" : value
+    }
+
+    private func headerLines(_ headers: [String: String]) -> [String] {
+        headers.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { "  \($0.key): \(redactedValue(of: $0.key, $0.value))" }
+    }
+
+    private func bodyText(_ body: Data) -> String {
+        let text = String(decoding: body.prefix(bodyLimit), as: UTF8.self)
+        return "  " + text + (body.count > bodyLimit ? " … (\(Self.size(body.count)))" : "")
+    }
+
+    /// The request as a cURL command, secrets redacted.
+    func curl(_ request: URLRequest) -> String {
+        var parts = ["curl", "-X", request.httpMethod ?? "GET", Self.quoted(redacted(request.url))]
+        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
+            parts += ["-H", Self.quoted("\(name): \(redactedValue(of: name, value))")]
+        }
+        if let body = request.httpBody, !body.isEmpty {
+            parts += ["--data-binary", Self.quoted(String(decoding: body.prefix(bodyLimit), as: UTF8.self))]
+        }
+        return "  " + parts.joined(separator: " ")
+    }
+
+    private static func quoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    private static func milliseconds(_ seconds: TimeInterval) -> String {
+        "\(Int((seconds * 1000).rounded())) ms"
+    }
+
+    private static func size(_ bytes: Int) -> String {
+        bytes < 1024 ? "\(bytes) B" : String(format: "%.1f KB", Double(bytes) / 1024)
+    }
+}
