@@ -46,7 +46,9 @@ final class RetryAccount: Sendable {
     func withdrawRetry(at now: TimeInterval, budget: RetryBudget) -> Bool {
         counts.withLock { counts in
             Self.roll(&counts, now: now, window: budget.window)
-            let allowed = Double(budget.minimumRetries) + budget.ratio * Double(counts.requests)
+            // No requests yet earn nothing, even at an infinite ratio (where ∞ × 0 would be NaN).
+            let earned = counts.requests == 0 ? 0 : budget.ratio * Double(counts.requests)
+            let allowed = Double(budget.minimumRetries) + earned
             guard Double(counts.retries) < allowed else { return false }
             counts.retries += 1
             return true

@@ -87,16 +87,18 @@ public struct LoggerPlugin: Plugin {
 
     // MARK: Formatting
 
-    /// The URL with redacted query values.
+    /// The URL as text, with the values of redacted query keys replaced. It works on the text:
+    /// the result is for reading, and Foundation traps on a URL query holding `<` or `>`.
     func redacted(_ url: URL?) -> String {
         guard let url else { return "(no URL)" }
-        guard !redactedQueryKeys.isEmpty, var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              let items = components.percentEncodedQueryItems else { return url.absoluteString }
-        components.percentEncodedQueryItems = items.map { item in
-            let name = item.name.removingPercentEncoding ?? item.name
-            return redactedQueryKeys.contains(name) ? URLQueryItem(name: item.name, value: "<redacted>") : item
+        let text = url.absoluteString
+        guard !redactedQueryKeys.isEmpty, let mark = text.firstIndex(of: "?") else { return text }
+        let end = text[mark...].firstIndex(of: "#") ?? text.endIndex
+        let pairs = text[text.index(after: mark)..<end].split(separator: "&", omittingEmptySubsequences: false).map { pair in
+            let name = String(pair.prefix { $0 != "=" })
+            return redactedQueryKeys.contains(name.removingPercentEncoding ?? name) ? "\(name)=<redacted>" : String(pair)
         }
-        return components.string ?? url.absoluteString
+        return text[..<mark] + "?" + pairs.joined(separator: "&") + text[end...]
     }
 
     private func redactedValue(of name: String, _ value: String) -> String {

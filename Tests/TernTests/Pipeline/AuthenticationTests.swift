@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernTesting
+
+/// Single-flight credential refresh, against a server that issues and expires tokens.
+@Suite(.timeLimit(.minutes(1))) struct AuthenticationTests {
+    @Test func twoHundredConcurrentRequestsWithAnExpiredTokenGiveOneRefresh() async throws {
+        let server = try AuthServer()
+        let api = AuthAPI(server)
+        let store = SessionStore(server)
+        api.delegate = store
+        let promises = (0..<200).map { api.secure($0) }
+        var successes = 0
+        for promise in promises {
+            if case .success(let reply) = await promise.result, reply.ok { successes += 1 }
+        }
+        #expect(successes == 200)
+        #expect(server.refreshCount == 1)
+        #expect(store.refreshCalls == 1)
+        #expect(store.currentToken == "t1")
+        // Nothing went out with the new token and came back refused: each request, at most twice.
+        #expect(server.tokens.count <= 400)
+        #expect(server.tokens.filter { $0 == "t1" }.count == 200)
+    }
+
+    @Test func requestsStartedDuringARefreshWaitForItAndCarryTheNewToken() async throws {
+        let server = try AuthServer()
+        server.script(.delayThenIssue(0.3))
+        let api = AuthAPI(server)
+        let store = SessionStore(server)
+        api.delegate = store
+        let first = api.secure()
+        #expect(await eventually { server.refreshCount == 1 })
+        let later = (1...20).map { api.secure($0) }
+        _ = try await first.value
+        for promise in later { _ = try await promise.value }
+        // Only the first request ever carried the old token.
+        #expect(server.tokens.filter { $0 == "t0" }.count == 1)
+        #expect(server.tokens.filter { $0 == "t1" }.count == 21)
+        #expect(server.refreshCount == 1)
+    }
+
+    @Test func aFailedRefreshFailsEveryWaitingRequestOnceWithItsError() async throws {
+        let server = try AuthServer()
+        server.script(.fail(status: 500))
+        let api = AuthAPI(server)
+        let store = SessionStore(server)
+        api.delegate = store
+        let settled = Counter()
+        let promises = (0..<200).map { api.secure($0).onResult { _ in _ = settled.add(1) } }
+        for promise in promises {
+            guard case .authentication(.refreshFailed(let cause))? = await apiError(of: promise) else {
+                Issue.record("expected refreshFailed")
+                continue
+            }
+            #expect((cause as? APIError)?.caseName == "unacceptableStatus")
+        }
+        #expect(await eventually { settled.value == 200 })
+        try await Task.sleep(nanoseconds: 20_000_000)
+        #expect(settled.value == 200)
+        #expect(server.refreshCount == 1)
+        // The next request may try again, and this time it works.
+        #expect(try await api.secure().value.ok)
+        #expect(server.refreshCount == 2)
+    }
+
+    @Test func aRefreshThatFailsOnTheNetworkIsNotCountedByTheGuard() async throws {
+        let server = try AuthServer()
+        let api = AuthAPI(server, configuration: APIConfiguration(retryPolicy: .never, refreshLimit: RefreshLimit(count: 1, window: 30)))
+        // The token endpoint is unreachable: a port that was just free refuses the connection.
+        let closed = try LoopbackServer { _ in ServerResponse() }
+        closed.stop()
+        let unreachable = SessionStore(server, tokenURL: closed.baseURL + "/token")
+        api.delegate = unreachable
+        for _ in 0..<2 {
+            guard case .authentication(.refreshFailed(let cause))? = await apiError(of: api.secure()) else {
+                Issue.record("expected refreshFailed")
+                continue
+            }
+            #expect((cause as? APIError)?.caseName == "transportFailed")
+        }
+        // Two network failures, yet the one refresh the limit allows is still there.
+        let store = SessionStore(server)
+        api.delegate = store
+        #expect(try await api.secure().value.ok)
+        #expect(server.refreshCount == 1)
+        #expect(unreachable.refreshCalls == 2)
+    }
+
+    @Test func aReplayThatIsRefusedAgainEndsWithAnAuthenticationError() async throws {
+        let server = try AuthServer()
+        let api = AuthAPI(server)
+        let store = SessionStore(server)
+        api.delegate = store
+        defer { withExtendedLifetime(store) {} }
+        let promise: Promise<OK> = api.request(route: api.get(endpoint: "/always401"))
+        guard case .authentication(.stillUnauthorized(let status))? = await apiError(of: promise) else {
+            Issue.record("expected stillUnauthorized")
+            return
+        }
+        #expect(status == 401)
+        #expect(server.refreshCount == 1)
+        #expect(server.hits("/always401") == 2)
+    }
+
+    @Test func theExcessiveRefreshGuardTriggersAndItsWindowPasses() async throws {
+        let server = try AuthServer()
+        let clock = TestClock()
+        let api = AuthAPI(server, configuration: APIConfiguration(retryPolicy: .never, refreshLimit: RefreshLimit(count: 2, window: 30)), clock: clock)
+        let store = SessionStore(server)
+        api.delegate = store
+        defer { withExtendedLifetime(store) {} }
+        for _ in 0..<2 {
+            #expect(await apiError(of: api.request(route: api.get(endpoint: "/always401")) as Promise<OK>)?.caseName == "authentication")
+        }
+        guard case .authentication(.tooManyRefreshes(let limit, let window))? = await apiError(of: api.request(route: api.get(endpoint: "/always401")) as Promise<OK>) else {
+            Issue.record("expected tooManyRefreshes")
+            return
+        }
+        #expect(limit == 2 && window == 30)
+        #expect(server.refreshCount == 2)
+        clock.advance(by: 30)
+        _ = await (api.request(route: api.get(endpoint: "/always401")) as Promise<OK>).result
+        #expect(server.refreshCount == 3)
+    }
+
+    @Test func cancellingARequestWaitingForARefreshSettlesItAtOnce() async throws {
+        let server = try AuthServer()
+        server.script(.delayThenIssue(1.5))
+        let api = AuthAPI(server)
+        let store = SessionStore(server)
+        api.delegate = store
+        defer { withExtendedLifetime(store) {} }
+        let first = api.secure()
+        #expect(await eventually { server.refreshCount == 1 })
+        let waiting = api.secure(1)
+        waiting.cancel()
+        #expect(await apiError(of: waiting)?.caseName == "cancelled")
+        #expect(api.refresher.inFlight != nil)   // the refresh still runs for the others
+        #expect(try await first.value.ok)
+    }
+
+    @Test func aTokenKnownToExpireIsRefreshedBeforeSending() async throws {
+        let server = try AuthServer()
+        let api = AuthAPI(server)
+        let store = SessionStore(server)
+        store.refreshesProactively = true
+        api.delegate = store
+        #expect(try await api.secure().value.ok)
+        #expect(server.tokens == ["t1"])
+        #expect(server.refreshCount == 1)
+    }
+
+    @Test func withoutARefreshingDelegateA401IsAnAuthenticationError() async throws {
+        final class SignOnly: APIDelegate {}
+        let server = try AuthServer()
+        let api = AuthAPI(server)
+        let delegate = SignOnly()
+        api.delegate = delegate
+        guard case .authentication(.refreshUnavailable)? = await apiError(of: api.secure()) else {
+            Issue.record("expected refreshUnavailable")
+            return
+        }
+        api.delegate = nil
+        #expect(await apiError(of: api.secure())?.caseName == "unacceptableStatus")
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+import Tern
+import TernTesting
+
+@Suite(.timeLimit(.minutes(1))) struct PluginTests {
+    struct Append: RequestAdapter {
+        let tag: String
+        func adapt(_ request: inout URLRequest) throws {
+            let trail = request.value(forHTTPHeaderField: "X-Trail").map { $0 + "," } ?? ""
+            request.setValue(trail + tag, forHTTPHeaderField: "X-Trail")
+        }
+    }
+
+    struct Refuse: RequestAdapter {
+        func adapt(_ request: inout URLRequest) throws { throw TestError(code: 3) }
+    }
+
+    /// Records every hook, in order.
+    final class Journal: Plugin, @unchecked Sendable {
+        let entries = Recorder<String>()
+        func willSend(_ request: URLRequest, api: AbstractAPI) { entries.append("willSend \(request.url!.path)") }
+        func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: AbstractAPI) {
+            switch result {
+            case .success(let response): entries.append("didReceive \(response.statusCode)")
+            case .failure(let error): entries.append("didReceive \(error.caseName)")
+            }
+        }
+        func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: AbstractAPI) { entries.append("didRetry \(retry)") }
+        func didRefresh(_ result: Result<Void, any Error>, api: AbstractAPI) { entries.append("didRefresh") }
+        func didFail(_ error: APIError, request: URLRequest?, api: AbstractAPI) { entries.append("didFail \(error.caseName)") }
+    }
+
+    @Test func adaptersRunInTheOrderGiven() async throws {
+        let api = try TestAPI(configuration: APIConfiguration(adapters: [Append(tag: "a"), CompositeAdapter([Append(tag: "b"), Append(tag: "c")]), Append(tag: "d")]))
+        #expect(try await api.echo(.get).header("X-Trail") == "a,b,c,d")
+    }
+
+    @Test func anAdaptersErrorStopsTheRequestNamingIt() async throws {
+        let api = try TestAPI(configuration: APIConfiguration(adapters: [Append(tag: "a"), Refuse()]))
+        guard case .invalidRequest(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/echo")) as Promise<Data>) else {
+            Issue.record("expected invalidRequest")
+            return
+        }
+        #expect(failure.description.contains("the adapter Refuse stopped the request"))
+    }
+
+    @Test func hooksFireInOrderThroughARetryAndAFailure() async throws {
+        let journal = Journal()
+        let requestJournal = Journal()
+        let clock = TestClock()
+        let api = try TestAPI(configuration: APIConfiguration(timeout: .infinity, retryPolicy: RetryPolicy(maxRetries: 1), plugins: [journal]), clock: clock)
+        let promise: Promise<Data> = api.request(route: api.get(endpoint: "/status/503"), options: RequestOptions(plugins: [requestJournal]))
+        #expect(await clock.waitForScheduled(1))
+        clock.advance(by: 60)
+        _ = await promise.result
+        let expected = ["willSend /status/503", "didReceive 503", "didRetry 1", "willSend /status/503", "didReceive 503", "didFail unacceptableStatus"]
+        #expect(journal.entries.items == expected)
+        #expect(requestJournal.entries.items == expected)
+    }
+
+    @Test func everyAttemptEndsWithOneDidReceiveEvenWhenCancelled() async throws {
+        let server = try LoopbackServer { _ in ServerResponse().with(.stall(20)) }
+        defer { server.stop() }
+        let journal = Journal()
+        let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(plugins: [journal]))
+        let promise: Promise<Data> = api.request(route: api.get(endpoint: "/slow"))
+        #expect(await eventually { journal.entries.items.count == 1 })
+        promise.cancel()
+        _ = await promise.result
+        #expect(journal.entries.items == ["willSend /slow", "didReceive cancelled", "didFail cancelled"])
+    }
+
+    @Test func theRefreshIsReported() async throws {
+        let server = try AuthServer()
+        let journal = Journal()
+        let api = AuthAPI(server, configuration: APIConfiguration(retryPolicy: .never, plugins: [journal]))
+        let store = SessionStore(server)
+        api.delegate = store
+        _ = try await api.secure().value
+        #expect(journal.entries.items.contains("didRefresh"))
+        withExtendedLifetime(store) {}
+    }
+
+    @Test func theNetworkActivityCounterGoesUpAndBackToZero() async throws {
+        let peak = Counter()
+        let activity = NetworkActivity { count in _ = peak.add(count > peak.value ? count - peak.value : 0) }
+        let api = try TestAPI(configuration: APIConfiguration(retryPolicy: .never, plugins: [activity]))
+        let promises: [Promise<Data>] = (0..<20).map { _ in api.request(route: api.get(endpoint: "/delay/50")) }
+        for promise in promises { _ = try await promise.value }
+        #expect(peak.value >= 1)
+        #expect(activity.inFlight == 0)
+    }
+
+    @Test func theLoggerRedactsSecrets() async throws {
+        let lines = Recorder<String>()
+        let logger = LoggerPlugin(level: .verbose, redactingHeaders: ["X-Api-Key"], redactingQueryKeys: ["token"], includesCURL: true) { lines.append($0) }
+        let api = try TestAPI(configuration: APIConfiguration(commonHeaders: ["Authorization": "Bearer s3cret", "Cookie": "id=s3cret", "X-Api-Key": "s3cret", "X-Visible": "shown"], retryPolicy: .never, plugins: [logger]))
+        // A route that does not echo the request back: response bodies are the server's own data.
+        let products: [Product] = try await api.request(route: api.post(endpoint: "/products?token=s3cret&page=2"), parameters: JSONParameters(["name": "tern"])).value
+        #expect(products.count == 2)
+        let log = lines.items.joined(separator: "\n")
+        #expect(!log.contains("s3cret"))
+        #expect(log.contains("Authorization: <redacted>"))
+        #expect(log.contains("X-Api-Key: <redacted>"))
+        #expect(log.contains("X-Visible: shown"))
+        #expect(log.contains("token=<redacted>&page=2"))
+        #expect(log.contains("page=2"))
+        #expect(log.contains("curl -X POST"))
+        #expect(log.contains(#"{"name":"tern"}"#))
+        #expect(log.contains("← 200 POST"))
+    }
+
+    @Test func theLogLevelLimitsWhatIsPrinted() async throws {
+        let lines = Recorder<String>()
+        let logger = LoggerPlugin(level: .request) { lines.append($0) }
+        let api = try TestAPI(configuration: APIConfiguration(retryPolicy: .never, plugins: [logger]))
+        _ = try await api.echo(.get)
+        #expect(lines.items.count == 1)
+        #expect(lines.items.first?.hasPrefix("→ GET ") == true)
+    }
+}
