@@ -11,6 +11,8 @@ final class AuthServer: @unchecked Sendable {
         case fail(status: Int)
         case hangUp
         case delayThenIssue(TimeInterval)
+        /// Holds the call until the test signals the semaphore, then issues.
+        case waitThenIssue(DispatchSemaphore)
     }
 
     private let lock = NSLock()
@@ -30,6 +32,10 @@ final class AuthServer: @unchecked Sendable {
 
     /// How `/token` answers its next calls, in order; afterwards it issues.
     func script(_ behaviors: TokenBehavior...) {
+        script(contentsOf: behaviors)
+    }
+
+    func script(contentsOf behaviors: [TokenBehavior]) {
         locked { self.behaviors = behaviors }
     }
 
@@ -57,9 +63,12 @@ final class AuthServer: @unchecked Sendable {
             case .delayThenIssue(let seconds):
                 Thread.sleep(forTimeInterval: seconds)
                 return .json(#"{"token": "\#(issue())"}"#)
+            case .waitThenIssue(let gate):
+                gate.wait()
+                return .json(#"{"token": "\#(issue())"}"#)
             }
         }
-        let authorized = request.headers["Authorization"] == "Bearer \(currentToken)" && issued > 0
+        let authorized = locked { issued > 0 && request.headers["Authorization"] == "Bearer t\(issued)" }
         if path.hasPrefix("/always401") || !authorized {
             return .json(#"{"code": 401, "message": "expired"}"#, status: 401)
         }
