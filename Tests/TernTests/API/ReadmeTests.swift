@@ -165,9 +165,9 @@ enum Readme {
 
     final class TestShopAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
         let baseURL: String
-        init(baseURL: String) {
+        init(baseURL: String, clock: (any APIClock)? = nil) {
             self.baseURL = baseURL
-            super.init(responseQueue: .global())
+            super.init(responseQueue: .global(), clock: clock)
         }
         func products() -> Promise<[Product]> { request(route: get(endpoint: "/products")) }
     }
@@ -178,11 +178,101 @@ enum Readme {
         }
         defer { server.stop() }
         let testShop = TestShopAPI(baseURL: server.baseURL)
+
+        let clock = TestClock()
+        let delayed = Promise(value: 1).delay(30, clock: clock)
+        clock.advance(by: 30)                  // the 30 s are over at once
+        let clockedShop = TestShopAPI(baseURL: server.baseURL, clock: clock)
+        _ = (delayed, clockedShop)
+
         return try testShop.products().wait()
+    }
+
+    // MARK: Authentication
+
+    struct Tokens: Decodable, Sendable { let access: String; let refresh: String }
+
+    final class TokenStore: APIDelegate, @unchecked Sendable {   // its one var is behind the lock
+        private let lock = NSLock()
+        private var tokens: Tokens
+        private let tokenURL: String
+        init(_ tokens: Tokens, tokenURL: String) { self.tokens = tokens; self.tokenURL = tokenURL }
+
+        var current: Tokens {
+            lock.lock(); defer { lock.unlock() }
+            return tokens
+        }
+
+        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+            request.setValue("Bearer \(current.access)", forHTTPHeaderField: "Authorization")
+        }
+
+        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+            let refreshed: Promise<Tokens> = api.request(
+                route: .post(tokenURL),
+                parameters: FormParameters(["grant_type": "refresh_token", "refresh_token": current.refresh]),
+                options: RequestOptions(authenticates: false))      // not signed, not held for itself
+            return refreshed.map { [self] new in
+                lock.lock(); defer { lock.unlock() }
+                tokens = new
+            }
+        }
+    }
+
+    static func authentication() -> [AnyObject] {
+        let store = TokenStore(Tokens(access: "a-1", refresh: "r-1"), tokenURL: "https://shop.example/oauth/token")
+        let securedShop = ShopAPI(responseParser: JSONParser())
+        securedShop.delegate = store                                 // held weakly: keep `store`
+        return [store, securedShop]
+    }
+
+    // MARK: Retries, adapters, plugins
+
+    struct Versioned: RequestAdapter {
+        func adapt(_ request: inout URLRequest) throws {
+            request.setValue("2024-06-01", forHTTPHeaderField: "API-Version")
+        }
+    }
+
+    struct Metrics: Plugin {
+        func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: AbstractAPI) {
+            if case .success(let response) = result { print(request.url?.path ?? "", response.timing.duration) }
+        }
+    }
+
+    static func retriesAndPlugins() -> [Any] {
+        let patient = APIConfiguration(retryPolicy: RetryPolicy(maxRetries: 4, baseDelay: 0.2),
+                                       retryBudget: RetryBudget(ratio: 0.1, minimumRetries: 5, window: 10))
+        let once = RequestOptions(retryPolicy: .never)
+        let activity = NetworkActivity { count in print("\(count) in flight") }
+        let logger = LoggerPlugin(level: .verbose, redactingHeaders: ["X-Api-Key"], redactingQueryKeys: ["token"], includesCURL: true)
+        let observed = APIConfiguration(adapters: [Versioned()], plugins: [Metrics(), activity, logger])
+        let traced = RequestOptions(plugins: [Metrics()])            // for one request, after the API's
+        return [patient, once, observed, traced]
     }
 }
 
 @Suite(.timeLimit(.minutes(1))) struct ReadmeTests {
+    @Test func theTokenStoreSignsAndRefreshesAgainstATokenServer() async throws {
+        // The README's store, with a loopback token server in place of shop.example.
+        let server = try LoopbackServer { request in
+            switch request.path {
+            case "/oauth/token":
+                let form = String(decoding: request.body, as: UTF8.self)
+                return form.contains("refresh_token=r-1") ? .json(#"{"access": "a-2", "refresh": "r-2"}"#) : ServerResponse(status: 400)
+            default:
+                return request.headers["Authorization"] == "Bearer a-2" ? .json(#"[]"#) : ServerResponse(status: 401)
+            }
+        }
+        defer { server.stop() }
+        let store = Readme.TokenStore(Readme.Tokens(access: "a-1", refresh: "r-1"), tokenURL: server.baseURL + "/oauth/token")
+        let api = Readme.TestShopAPI(baseURL: server.baseURL)
+        api.delegate = store
+        #expect(try await api.products().value.isEmpty)
+        #expect(store.current.access == "a-2")
+        withExtendedLifetime(store) {}
+    }
+
     @Test func theTestingSnippetRuns() throws {
         #expect(try Readme.testing().map(\.name) == ["tern"])
     }
