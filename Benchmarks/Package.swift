@@ -31,6 +31,15 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "RefreshBenchmarks",
+            dependencies: [
+                .product(name: "Tern", package: "Tern"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/RefreshBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "UploadBenchmarks",
             dependencies: [
                 .product(name: "Tern", package: "Tern"),
