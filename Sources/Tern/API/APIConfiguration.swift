@@ -16,8 +16,8 @@ public struct APIConfiguration: Sendable {
     public var name: String
     /// Headers every request sends; parameters and the delegate can override them.
     public var commonHeaders: HTTPHeaders
-    /// Seconds a request may take, from sending to the end of the response, unless its options
-    /// say otherwise. Tern enforces it to the millisecond on every platform.
+    /// Seconds a request may take in all, retries and credential refresh included, unless its
+    /// options say otherwise. Tern enforces it to the millisecond on every platform.
     public var timeout: TimeInterval
     /// The cache policy of requests whose options name none.
     public var cachePolicy: URLRequest.CachePolicy

@@ -29,7 +29,7 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     case encodingFailed(EncodingFailure)
     /// The request did not get a response: the connection failed, was lost or refused.
     case transportFailed(TransportFailure)
-    /// No answer within the time allowed: a request's timeout or ``Promise/timeout(_:)``.
+    /// No answer within the time allowed: a request's timeout or ``Promise/timeout(_:clock:)``.
     case timeout(Timeout)
     /// The request or promise was cancelled.
     case cancelled

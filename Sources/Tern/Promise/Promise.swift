@@ -4,7 +4,7 @@ import Dispatch
 ///
 /// A promise settles exactly once. Callbacks registered with ``onSuccess(in:_:)``,
 /// ``onError(in:_:)``, ``finally(in:_:)`` and the transforming steps (``then(in:_:)``,
-/// ``map(in:_:)``, ``recover(in:_:)-…``) run on the queue given to them, or else on the promise's
+/// ``map(in:_:)``, `recover(in:_:)`) run on the queue given to them, or else on the promise's
 /// ``queue``; never synchronously inside the call that registers them, and never while a lock
 /// is held.
 ///
