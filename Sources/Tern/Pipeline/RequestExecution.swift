@@ -101,10 +101,11 @@ final class RequestExecution<Value: Sendable>: Sendable {
         }
         do {
             var signed = request
-            for adapter in api.configuration.adapters {
+            let adapters = api.configuration.adapters
+            for adapter in adapters {
                 try adapt(&signed.urlRequest, with: adapter)
             }
-            let generation = api.refresher.generation
+            let generation = delegate == nil ? 0 : api.refresher.generation
             if let delegate {
                 do {
                     try delegate.api(api, willSend: &signed.urlRequest)
@@ -114,7 +115,11 @@ final class RequestExecution<Value: Sendable>: Sendable {
                     throw APIError.invalidRequest(.init(reason: .other("the delegate stopped the request: \(error)"), method: route.method.rawValue))
                 }
             }
-            try RequestBuilder.validate(HTTPHeaders(signed.urlRequest.allHTTPHeaderFields ?? [:]), method: route.method)
+            // What adapters and the delegate set is checked like everything else; the rest was
+            // checked when the request was built.
+            if delegate != nil || !adapters.isEmpty {
+                try RequestBuilder.validate(HTTPHeaders(signed.urlRequest.allHTTPHeaderFields ?? [:]), method: route.method)
+            }
             send(signed, original: request, generation: generation)
         } catch {
             finish(.failure(error))
