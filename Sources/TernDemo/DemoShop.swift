@@ -4,8 +4,16 @@ import TernTesting
 /// The shop the demo talks to when it is given no URL: a loopback server in this process.
 enum DemoShop {
     static func start() throws -> LoopbackServer {
-        try LoopbackServer { request in
+        let flaky = FlakyCounter()
+        return try LoopbackServer { request in
             switch (request.method, request.path) {
+            case ("POST", "/token"):
+                return .json(#"{"token": "fresh"}"#)
+            case ("GET", "/orders"):
+                return request.headers["Authorization"] == "Bearer fresh" ? .json(#"[{"id": 7, "name": "Order 7", "price": 21}]"#)
+                    : .json(#"{"code": 401, "message": "token expired"}"#, status: 401)
+            case ("GET", "/flaky"):
+                return flaky.next() <= 2 ? .json(#"{"code": 503, "message": "busy"}"#, status: 503) : .json("[]")
             case ("GET", "/products"):
                 let page = request.queryItems.first { $0.name == "page" }?.value ?? "1"
                 return .json(#"[{"id": 1, "name": "Arctic tern, page \#(page)", "price": 12}, {"id": 2, "name": "Sandwich tern", "price": 9}]"#)
@@ -25,5 +33,17 @@ enum DemoShop {
                 return .json(#"{"code": 404, "message": "no such route"}"#, status: 404)
             }
         }
+    }
+}
+
+/// Counts calls to the flaky route: the first two fail.
+private final class FlakyCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        count += 1
+        return count
     }
 }

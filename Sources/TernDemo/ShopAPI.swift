@@ -20,7 +20,7 @@ struct ShopError: Codable, Error, Sendable {
     let message: String
 }
 
-/// The README's shop client, word for word.
+/// The README's shop client, word for word, and a few endpoints more for the rest of the tour.
 final class ShopAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
     let baseURL: String
 
@@ -50,4 +50,44 @@ final class ShopAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
     func delete(_ id: Int) -> Promise<Void> { request(route: delete(endpoint: "/products/\(id)")) }
 
     func slow() -> Promise<Void> { request(route: get(endpoint: "/slow"), options: RequestOptions(timeout: 0.3)) }
+
+    func orders() -> Promise<[Product]> { request(route: get(endpoint: "/orders")) }
+
+    func flaky(log: LoggerPlugin) -> Promise<[Product]> {
+        request(route: get(endpoint: "/flaky"), options: RequestOptions(retryPolicy: RetryPolicy(baseDelay: 0.05), plugins: [log]))
+    }
+}
+
+/// Signs with the shop's token and gets a new one when the shop says it expired.
+final class DemoTokens: APIDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var token = "expired"
+    private var refreshes = 0
+    private let tokenURL: String
+
+    init(baseURL: String) {
+        tokenURL = baseURL + "/token"
+    }
+
+    var refreshCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return refreshes
+    }
+
+    func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+    }
+
+    func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+        let reply: Promise<Session> = api.request(route: .post(tokenURL), options: RequestOptions(authenticates: false))
+        return reply.map { [self] session in
+            lock.lock()
+            defer { lock.unlock() }
+            token = session.token
+            refreshes += 1
+        }
+    }
 }

@@ -50,6 +50,18 @@ if let url = CommandLine.arguments.dropFirst().first {
         print("slow() with 0.3 s        → \(error) (after \(String(format: "%.2f", Date().timeIntervalSince(started))) s)")
     }
 
+    // Expired credentials: three calls at once, one refresh, each call replayed once.
+    let tokens = DemoTokens(baseURL: server.baseURL)
+    api.delegate = tokens
+    let orders = try await Promise.all([api.orders(), api.orders(), api.orders()], in: .global()).value
+    print("orders() × 3, expired    → \(tokens.refreshCount) refresh, \(orders.count) answers")
+    api.delegate = nil
+
+    // A busy endpoint: retried with backoff, each step logged.
+    let log = LoggerPlugin(level: .request) { line in print("                           \(line)") }
+    let flaky = try await api.flaky(log: log).value
+    print("flaky()                  → \(flaky.count) products after two 503s")
+
     // Cancellation reaches the network task.
     let pending = api.products(page: 3)
     pending.cancel()
