@@ -24,7 +24,12 @@ final class RefreshCoordinator: Sendable {
         case .refuse(let limit):
             return Promise(error: APIError.authentication(.tooManyRefreshes(limit: limit.count, window: limit.window)), in: .global())
         case .start(let promise, let resolver):
-            delegate.refreshCredentials(for: api).onResult(in: .global()) { [self] result in
+            // A refresh that never settles would hold every later request; it gets the API's
+            // timeout, and timing out counts as a network failure, not against the limit.
+            let timeout = api.configuration.timeout
+            let refresh = delegate.refreshCredentials(for: api)
+            let bounded = timeout.isFinite && timeout > 0 ? refresh.timeout(timeout, clock: api.clock) : refresh
+            bounded.onResult(in: .global()) { [self] result in
                 let networkFailure = if case .failure(let error) = result { Self.isNetworkFailure(error) } else { false }
                 state.withLock { $0.finish(succeeded: (try? result.get()) != nil, counts: !networkFailure, at: api.clock.now) }
                 api.plugins.forEach { $0.didRefresh(result.map { _ in () }, api: api) }

@@ -32,7 +32,7 @@ public struct RetryPolicy: Sendable {
         maxRetries: Int = 2,
         baseDelay: TimeInterval = 0.5,
         maxDelay: TimeInterval = 30,
-        methods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options, .trace],
+        methods: Set<HTTPMethod> = HTTPMethod.idempotent,
         statusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
         urlErrorCodes: Set<URLError.Code> = [.timedOut, .networkConnectionLost, .cannotConnectToHost,
                                               .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet],

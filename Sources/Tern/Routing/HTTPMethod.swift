@@ -38,8 +38,9 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     /// `CONNECT`
     public static let connect: HTTPMethod = "CONNECT"
 
-    /// Whether repeating the request has the same effect as sending it once (RFC 9110 §9.2.2).
-    public var isIdempotent: Bool {
-        [.get, .head, .put, .delete, .options, .trace].contains(self)
-    }
+    /// The methods whose requests have the same effect sent once or many times (RFC 9110 §9.2.2).
+    public static let idempotent: Set<HTTPMethod> = [.get, .head, .put, .delete, .options, .trace]
+
+    /// Whether repeating the request has the same effect as sending it once.
+    public var isIdempotent: Bool { Self.idempotent.contains(self) }
 }

@@ -147,6 +147,36 @@ import TernTesting
         #expect(try await first.value.ok)
     }
 
+    @Test func aRefreshThatNeverEndsTimesOutAndFreesTheAPI() async throws {
+        final class Stuck: APIDelegate {
+            let held = Recorder<Promise<Void>.Resolver>()
+            func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+                let (promise, resolver) = Promise<Void>.pending(in: .global())
+                held.append(resolver)   // kept, never settled
+                return promise
+            }
+        }
+        let server = try AuthServer()
+        let clock = TestClock()
+        let api = AuthAPI(server, configuration: APIConfiguration(timeout: 10, retryPolicy: .never), clock: clock)
+        let stuck = Stuck()
+        api.delegate = stuck
+        let first = api.secure()
+        // The request's own timeout and the refresh's are both waiting on the test clock.
+        #expect(await clock.waitForScheduled(2))
+        #expect(api.refresher.inFlight != nil)
+        clock.advance(by: 10)
+        #expect(await apiError(of: first) != nil)
+        #expect(await eventually { api.refresher.inFlight == nil })
+        // The API is not stuck: a delegate that refreshes gets a new refresh at once.
+        let store = SessionStore(server)
+        api.delegate = store
+        let second = api.secure()
+        #expect(await clock.waitForScheduled(1))
+        #expect(try await second.value.ok)
+        withExtendedLifetime((stuck, store)) {}
+    }
+
     @Test func aTokenKnownToExpireIsRefreshedBeforeSending() async throws {
         let server = try AuthServer()
         let api = AuthAPI(server)
