@@ -8,6 +8,9 @@ extension Promise {
     public final class Resolver: Sendable {
         @usableFromInline
         let promise: Promise<Value>
+        /// Raised after this resolver settles the promise; spares `deinit` the promise's lock.
+        @usableFromInline
+        let settled = SettledHint()
 
         @inlinable
         init(_ promise: Promise<Value>) {
@@ -15,26 +18,30 @@ extension Promise {
         }
 
         deinit {
-            // Almost always settled by now: check first rather than build an error for nothing.
-            if promise.isPending { promise.settle(.failure(APIError.promise(.abandoned))) }
+            // Almost always settled by now, by this resolver: its hint says so without the
+            // promise's lock, which `deinit` (unspecialized, often on another core) pays dearly for.
+            if !settled.isRaised, promise.isPending { promise.settle(.failure(APIError.promise(.abandoned))) }
         }
 
         /// Settles the promise with `value`.
         @inlinable
         public func fulfill(_ value: Value) {
             promise.settle(.success(value))
+            settled.raise()
         }
 
         /// Settles the promise with `error`.
         @inlinable
         public func reject(_ error: any Error) {
             promise.settle(.failure(error))
+            settled.raise()
         }
 
         /// Settles the promise with `result`.
         @inlinable
         public func resolve(_ result: Result<Value, any Error>) {
             promise.settle(result)
+            settled.raise()
         }
 
         /// Whether the promise was cancelled; long work can check it to stop early.
