@@ -11,18 +11,42 @@ protocol Deliverable: AnyObject, Sendable {
 /// One registered reaction to a promise's result.
 @usableFromInline
 struct Callback<Value: Sendable>: Sendable {
-    /// Where the body runs; `nil` for Tern's own bookkeeping, which may run on any thread.
+    /// What a callback does with the result.
+    @usableFromInline
+    enum Action: Sendable {
+        /// Runs a closure; a promise it settles is handed to the loop for delivery.
+        case run(@Sendable (Result<Value, any Error>, inout DeliveryLoop) -> Void)
+        /// Resumes an awaiting Task, with no closure to allocate around the continuation.
+        case resume(UnsafeContinuation<Result<Value, any Error>, Never>)
+    }
+
+    /// Where the action runs; `nil` for Tern's own bookkeeping, which may run on any thread.
     /// User code always has a queue.
     @usableFromInline
     let queue: DispatchQueue?
-    /// Reacts to the result; a promise it settles is handed to `loop` for delivery.
     @usableFromInline
-    let body: @Sendable (Result<Value, any Error>, inout DeliveryLoop) -> Void
+    let action: Action
 
     @inlinable
     init(queue: DispatchQueue?, body: @escaping @Sendable (Result<Value, any Error>, inout DeliveryLoop) -> Void) {
         self.queue = queue
-        self.body = body
+        self.action = .run(body)
+    }
+
+    /// A bookkeeping callback that resumes `continuation` from whichever thread settles the promise.
+    @inlinable
+    init(resuming continuation: UnsafeContinuation<Result<Value, any Error>, Never>) {
+        self.queue = nil
+        self.action = .resume(continuation)
+    }
+
+    /// Reacts to the result.
+    @inlinable
+    func run(_ result: Result<Value, any Error>, in loop: inout DeliveryLoop) {
+        switch action {
+        case .run(let body): body(result, &loop)
+        case .resume(let continuation): continuation.resume(returning: result)
+        }
     }
 }
 

@@ -37,9 +37,8 @@ extension Promise {
             return await withTaskCancellationHandler {
                 // Unsafe is sound here: the state machine runs each callback exactly once.
                 await withUnsafeContinuation { continuation in
-                    // Bookkeeping callback with no queue: it resumes the Task from whichever
-                    // thread settles the promise, with no hop.
-                    register(Callback(queue: nil) { result, _ in continuation.resume(returning: result) }, pinning: true)
+                    // Resumed from whichever thread settles the promise, with no hop.
+                    register(Callback(resuming: continuation), pinning: true)
                 }
             } onCancel: {
                 cancel()

@@ -189,11 +189,11 @@ extension Promise: Deliverable {
         while let (callbacks, result) = state.withLock({ $0.takeCallbacks() }) {
             callbacks.forEach { callback in
                 guard let queue = callback.queue, queue !== loop.queue else {
-                    return callback.body(result, &loop)
+                    return callback.run(result, in: &loop)
                 }
                 queue.async {
                     var hop = DeliveryLoop(queue: queue)
-                    callback.body(result, &hop)
+                    callback.run(result, in: &hop)
                     hop.finish()
                 }
             }

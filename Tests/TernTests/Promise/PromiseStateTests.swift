@@ -38,7 +38,7 @@ import Testing
         let taken = state.takeCallbacks()
         let delivery = try #require(taken)
         var loop = DeliveryLoop(queue: nil)
-        delivery.0.forEach { $0.body(delivery.1, &loop) }
+        delivery.0.forEach { $0.run(delivery.1, in: &loop) }
         #expect(log.items == [1, 2])
         let rest = state.takeCallbacks()
         #expect(rest == nil)
