@@ -15,6 +15,7 @@ extension AbstractAPI {
     ///     request(route: get(endpoint: "/products"), parameters: URLParameters(["page": page]))
     /// }
     /// ```
+    @inlinable
     public func request<Value: Decodable & Sendable>(
         route: Route,
         parameters: (any RequestParameters)? = nil,
@@ -24,6 +25,7 @@ extension AbstractAPI {
     }
 
     /// Sends a request whose body does not matter, such as a `DELETE`.
+    @inlinable
     public func request(
         route: Route,
         parameters: (any RequestParameters)? = nil,
@@ -33,6 +35,7 @@ extension AbstractAPI {
     }
 
     /// Sends a request and returns its body as it came.
+    @inlinable
     public func request(
         route: Route,
         parameters: (any RequestParameters)? = nil,
@@ -43,6 +46,7 @@ extension AbstractAPI {
 
     /// Sends a request and returns its body as text, in the charset its `Content-Type` names
     /// (UTF-8 when it names none).
+    @inlinable
     public func request(
         route: Route,
         parameters: (any RequestParameters)? = nil,
@@ -52,6 +56,7 @@ extension AbstractAPI {
     }
 
     /// Sends a request and returns the whole response: status, headers, body, URL, timing.
+    @inlinable
     public func request(
         route: Route,
         parameters: (any RequestParameters)? = nil,
@@ -61,6 +66,10 @@ extension AbstractAPI {
     }
 
     /// Starts the pipeline on the API's background queue and returns its promise at once.
+    ///
+    /// Inlinable so that the promise, and the decoding that settles it, are specialized for
+    /// `Value` in the caller's module; the pipeline itself is not generic.
+    @inlinable
     func perform<Value>(
         route: Route,
         parameters: (any RequestParameters)?,
@@ -68,9 +77,19 @@ extension AbstractAPI {
         decoding: ResponseDecoding<Value>
     ) -> Promise<Value> {
         let (promise, resolver) = Promise<Value>.pending(in: options.responseQueue ?? responseQueue)
-        let execution = RequestExecution(
-            api: self, route: route, parameters: parameters, options: options, decoding: decoding, resolver: resolver
-        )
+        let execution = RequestExecution(api: self, route: route, parameters: parameters, options: options) { ending in
+            switch ending {
+            case .failed(let error):
+                resolver.reject(error)
+            case .answered(let response, let parser):
+                switch decoding.value(of: response, parser: parser) {
+                case .success(let value): resolver.fulfill(value)
+                case .failure(let error): return error
+                }
+            }
+            return nil
+        }
+        resolver.onCancel { execution.cancel() }
         pipelineQueue.async { execution.start() }
         return promise
     }

@@ -41,6 +41,7 @@ open class AbstractAPI: @unchecked Sendable {
     /// Where promises' callbacks run unless a request's options or the callback name a queue.
     public let responseQueue: DispatchQueue
     /// Where requests are built, sent and parsed.
+    @usableFromInline
     let pipelineQueue: DispatchQueue
     /// Where every wait happens: timeouts, retry backoff, the refresh guard's window.
     public let clock: any APIClock

@@ -1,12 +1,33 @@
 import Foundation
 
 /// How a request's value comes out of an accepted response.
+///
+/// Inlinable, like the `request` methods that pick one, so that decoding is specialized for the
+/// value type in the caller's module.
+@usableFromInline
 struct ResponseDecoding<Value: Sendable>: Sendable {
+    @usableFromInline
     let decode: @Sendable (Response, any ResponseParser) throws -> Value
+
+    @inlinable
+    init(decode: @escaping @Sendable (Response, any ResponseParser) throws -> Value) {
+        self.decode = decode
+    }
+
+    /// The value of `response`, or the ``APIError`` that says why there is none.
+    @inlinable
+    func value(of response: Response, parser: any ResponseParser) -> Result<Value, APIError> {
+        do {
+            return .success(try decode(response, parser))
+        } catch {
+            return .failure(.parsing(error, as: Value.self, from: response))
+        }
+    }
 }
 
 extension ResponseDecoding where Value: Decodable {
     /// Through the response parser; an empty body is `nil` for an optional value.
+    @inlinable
     static var decodable: ResponseDecoding {
         ResponseDecoding { response, parser in
             if response.body.isEmpty, let none = (Value.self as? any ExpressibleByNilLiteral.Type)?.init(nilLiteral: ()) as? Value {
@@ -20,27 +41,32 @@ extension ResponseDecoding where Value: Decodable {
 
 extension ResponseDecoding where Value == Void {
     /// The body does not matter.
+    @inlinable
     static var ignored: ResponseDecoding { ResponseDecoding { _, _ in () } }
 }
 
 extension ResponseDecoding where Value == Data {
     /// The body as it came.
+    @inlinable
     static var data: ResponseDecoding { ResponseDecoding { response, _ in response.body } }
 }
 
 extension ResponseDecoding where Value == Response {
     /// The whole response.
+    @inlinable
     static var response: ResponseDecoding { ResponseDecoding { response, _ in response } }
 }
 
 extension ResponseDecoding where Value == String {
     /// The body as text in the charset of its `Content-Type`, UTF-8 by default.
-    static var text: ResponseDecoding {
-        ResponseDecoding { response, _ in
-            let encoding = charset(of: response.headers["Content-Type"])
-            guard let text = String(data: response.body, encoding: encoding) else { throw Undecodable(encoding: encoding) }
-            return text
-        }
+    @inlinable
+    static var text: ResponseDecoding { ResponseDecoding { response, _ in try text(of: response) } }
+
+    @usableFromInline
+    static func text(of response: Response) throws -> String {
+        let encoding = charset(of: response.headers["Content-Type"])
+        guard let text = String(data: response.body, encoding: encoding) else { throw Undecodable(encoding: encoding) }
+        return text
     }
 
     private static func charset(of contentType: String?) -> String.Encoding {
@@ -65,6 +91,25 @@ extension ResponseDecoding where Value == String {
 }
 
 /// A body that was empty where a value was expected.
+@usableFromInline
 struct EmptyBody: Error, CustomStringConvertible {
+    @inlinable
+    init() {}
+
+    @usableFromInline
     var description: String { "the body is empty; declare the value optional, or Void, to accept that" }
+}
+
+extension APIError {
+    /// The error for a response whose value could not be made: Tern's own errors pass as they
+    /// are, others become ``parsingFailed(_:)`` with the coding path and the start of the body.
+    @usableFromInline
+    static func parsing(_ error: any Error, as type: Any.Type, from response: Response) -> APIError {
+        if let error = error as? APIError { return error }
+        return .parsingFailed(.init(
+            type: String(describing: type), method: response.method, url: response.url,
+            statusCode: response.statusCode, codingPath: (error as? DecodingError)?.codingPathDescription ?? "",
+            underlying: error, body: response.body
+        ))
+    }
 }

@@ -10,13 +10,32 @@ import FoundationNetworking
 /// settles its promise exactly once, whichever comes first: the final response, a failure, the
 /// timeout (which spans all attempts), or cancellation. Whatever ends it also stops the rest:
 /// the network task, the wait, the timer, the temporary body file.
-final class RequestExecution<Value: Sendable>: Sendable {
+///
+/// It is not generic: only ``Settle``, made where the value type is known, touches the value.
+/// Generic code compiled here would look type metadata up at nearly every step, dozens of times
+/// per request, all through one table that every thread shares.
+@usableFromInline
+final class RequestExecution: Sendable {
+    /// How a request ends.
+    @usableFromInline
+    enum Ending: Sendable {
+        /// An accepted response, to be parsed with `parser`.
+        case answered(Response, parser: any ResponseParser)
+        /// A failure: the promise fails with it.
+        case failed(APIError)
+    }
+
+    /// Settles the request's promise, specialized for its value type. Given an answer, it
+    /// decodes it and fulfills the promise, or returns the parsing failure without settling,
+    /// so that plugins hear of it first; given a failure, it rejects and returns `nil`.
+    @usableFromInline
+    typealias Settle = @Sendable (Ending) -> APIError?
+
     private let api: AbstractAPI
     private let route: Route
     private let parameters: (any RequestParameters)?
     private let options: RequestOptions
-    private let decoding: ResponseDecoding<Value>
-    private let resolver: Promise<Value>.Resolver
+    private let settle: Settle
     private let plugins: [any Plugin]
     private let state = Locked(State())
 
@@ -35,20 +54,13 @@ final class RequestExecution<Value: Sendable>: Sendable {
         var isFinished = false
     }
 
-    init(
-        api: AbstractAPI,
-        route: Route,
-        parameters: (any RequestParameters)?,
-        options: RequestOptions,
-        decoding: ResponseDecoding<Value>,
-        resolver: Promise<Value>.Resolver
-    ) {
+    @usableFromInline
+    init(api: AbstractAPI, route: Route, parameters: (any RequestParameters)?, options: RequestOptions, settle: @escaping Settle) {
         self.api = api
         self.route = route
         self.parameters = parameters
         self.options = options
-        self.decoding = decoding
-        self.resolver = resolver
+        self.settle = settle
         plugins = api.plugins + options.plugins
     }
 
@@ -59,8 +71,8 @@ final class RequestExecution<Value: Sendable>: Sendable {
     // MARK: Stage 1: build, once
 
     /// Runs on the API's pipeline queue.
+    @usableFromInline
     func start() {
-        resolver.onCancel { [self] in finish(.failure(APIError.cancelled)) }
         let timeout = options.timeout ?? api.configuration.timeout
         do {
             let configuration = api.configuration
@@ -73,7 +85,7 @@ final class RequestExecution<Value: Sendable>: Sendable {
                 acceptHeader: parser.acceptHeader
             )
             let timer = timeout.isFinite && timeout > 0 ? api.clock.schedule(after: timeout) { [self] in
-                finish(.failure(APIError.timeout(.init(interval: timeout, method: route.method.rawValue, url: request.urlRequest.url))))
+                finish(.failed(.timeout(.init(interval: timeout, method: route.method.rawValue, url: request.urlRequest.url))))
             } : nil
             // Cancelled while the body was being written: nobody will send it.
             guard keep({ $0.temporaryFile = temporaryFile; $0.timer = timer }) else {
@@ -84,7 +96,7 @@ final class RequestExecution<Value: Sendable>: Sendable {
             api.retryAccount.recordRequest(at: api.clock.now, budget: configuration.retryBudget)
             attempt(request)
         } catch {
-            finish(.failure(error))
+            finish(failed(error))
         }
     }
 
@@ -122,7 +134,7 @@ final class RequestExecution<Value: Sendable>: Sendable {
             }
             send(signed, original: request, generation: generation)
         } catch {
-            finish(.failure(error))
+            finish(failed(error))
         }
     }
 
@@ -141,7 +153,7 @@ final class RequestExecution<Value: Sendable>: Sendable {
         refresh.onResult(in: api.pipelineQueue) { [self] result in
             switch result {
             case .success: attempt(request)
-            case .failure(let error): finish(.failure(error))
+            case .failure(let error): finish(failed(error))
             }
         }
     }
@@ -179,14 +191,14 @@ final class RequestExecution<Value: Sendable>: Sendable {
         switch result {
         case .failure(let error as URLError) where error.code == .cancelled:
             report(.failure(.cancelled), for: request)
-            finish(.failure(APIError.cancelled))
+            finish(.failed(.cancelled))
         case .failure(let error):
             let failure = APIError.transportFailed(.init(underlying: error, method: route.method.rawValue, url: request.url))
             report(.failure(failure), for: request)
             if retryPolicy.allowsRetry(method: route.method, retriesSoFar: retries, error: error) {
                 retry(original, sent: request, retryAfter: nil, otherwise: failure)
             } else {
-                finish(.failure(failure))
+                finish(.failed(failure))
             }
         case .success(let raw):
             let response = Response(request: request, httpResponse: raw.httpResponse, body: raw.body, timing: timing)
@@ -202,7 +214,7 @@ final class RequestExecution<Value: Sendable>: Sendable {
                 return state.replayedAfterRefresh
             }
             guard !alreadyReplayed else {
-                return finish(.failure(APIError.authentication(.stillUnauthorized(statusCode: response.statusCode))))
+                return finish(.failed(.authentication(.stillUnauthorized(statusCode: response.statusCode))))
             }
             return resume(after: api.refresher.refresh(signedWith: generation, api: api, delegate: delegate), original)
         }
@@ -211,13 +223,13 @@ final class RequestExecution<Value: Sendable>: Sendable {
             let retryAfter = RetryPolicy.retryAfter(response.headers["Retry-After"])
             return retry(original, sent: response.request, retryAfter: retryAfter, otherwise: statusFailure(response))
         }
-        finish(accepted ? decode(response) : .failure(statusFailure(response)))
+        finish(accepted ? .answered(response, parser: parser) : .failed(statusFailure(response)))
     }
 
     /// Waits out the backoff, then attempts again; fails with `failure` when the budget is spent.
     private func retry(_ original: TransportRequest, sent: URLRequest, retryAfter: TimeInterval?, otherwise failure: APIError) {
         guard api.retryAccount.withdrawRetry(at: api.clock.now, budget: api.configuration.retryBudget) else {
-            return finish(.failure(failure))
+            return finish(.failed(failure))
         }
         let policy = retryPolicy
         let retry = state.withLock { state in
@@ -239,23 +251,15 @@ final class RequestExecution<Value: Sendable>: Sendable {
         ))
     }
 
-    private func decode(_ response: Response) -> Result<Value, any Error> {
-        do {
-            return .success(try decoding.decode(response, parser))
-        } catch let error as APIError {
-            return .failure(error)
-        } catch {
-            return .failure(APIError.parsingFailed(.init(
-                type: String(describing: Value.self), method: response.method, url: response.url,
-                statusCode: response.statusCode, codingPath: (error as? DecodingError)?.codingPathDescription ?? "",
-                underlying: error, body: response.body
-            )))
-        }
-    }
-
     // MARK: Stage 7: settle once
 
-    private func finish(_ result: Result<Value, any Error>) {
+    /// Cancels the request: the promise was cancelled.
+    @usableFromInline
+    func cancel() {
+        finish(.failed(.cancelled))
+    }
+
+    private func finish(_ ending: Ending) {
         let leftovers = state.withLock { state -> State? in
             guard !state.isFinished else { return nil }
             defer { state = State(isFinished: true) }
@@ -265,13 +269,27 @@ final class RequestExecution<Value: Sendable>: Sendable {
         leftovers.timer?.cancel()
         leftovers.wait?.cancel()
         if let file = leftovers.temporaryFile { try? FileManager.default.removeItem(at: file) }
-        let error = result.failure.map { $0 as? APIError ?? APIError.invalidRequest(.init(reason: .other("\($0)"))) }
         if let request = leftovers.attemptInFlight {
             leftovers.task?.cancel()
-            report(.failure(error ?? .cancelled), for: request)
+            let error = if case .failed(let error) = ending { error } else { APIError.cancelled }
+            report(.failure(error), for: request)
         }
-        if let error { plugins.forEach { $0.didFail(error, request: leftovers.attemptInFlight, api: api) } }
-        resolver.resolve(result)
+        // A response settles the promise unless it does not parse; failures reach plugins first.
+        let failure: APIError
+        switch ending {
+        case .failed(let error):
+            failure = error
+        case .answered:
+            guard let error = settle(ending) else { return }
+            failure = error
+        }
+        plugins.forEach { $0.didFail(failure, request: leftovers.attemptInFlight, api: api) }
+        _ = settle(.failed(failure))
+    }
+
+    /// The ending for an error thrown by a stage: Tern's own errors as they are.
+    private func failed(_ error: any Error) -> Ending {
+        .failed(error as? APIError ?? .invalidRequest(.init(reason: .other("\(error)"))))
     }
 
     /// Tells plugins how an attempt ended.
@@ -289,8 +307,3 @@ final class RequestExecution<Value: Sendable>: Sendable {
     }
 }
 
-private extension Result {
-    var failure: Failure? {
-        if case .failure(let error) = self { error } else { nil }
-    }
-}
