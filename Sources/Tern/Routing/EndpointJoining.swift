@@ -32,12 +32,18 @@ enum EndpointJoining {
         return joined
     }
 
-    /// Whether `string` starts with a URI scheme followed by "://" (RFC 3986 §3.1).
+    /// Whether `string` starts with a URI scheme followed by "://" (RFC 3986 §3.1): a letter,
+    /// then letters, digits, "+", "-" or ".". Scanned as bytes: this runs for every request.
     static func hasScheme(_ string: String) -> Bool {
-        guard let colon = string.range(of: "://") else { return false }
-        let scheme = string[..<colon.lowerBound]
-        guard let first = scheme.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
-        return scheme.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0)) }
+        var bytes = string.utf8.makeIterator()
+        guard let first = bytes.next(), first.isASCIILetter else { return false }
+        while let byte = bytes.next() {
+            if byte == UInt8(ascii: ":") { return bytes.next() == UInt8(ascii: "/") && bytes.next() == UInt8(ascii: "/") }
+            guard byte.isASCIILetter || byte.isASCIIDigit || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") else {
+                return false
+            }
+        }
+        return false
     }
 
     private static func containsQueryOrFragment(_ string: String) -> Bool {
@@ -70,4 +76,9 @@ enum EndpointJoining {
         while result.first == character { result = result.dropFirst() }
         return result
     }
+}
+
+private extension UInt8 {
+    var isASCIILetter: Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self | 0x20) }
+    var isASCIIDigit: Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) }
 }

@@ -22,7 +22,10 @@ import Testing
         #expect(EndpointJoining.join(base: base, endpoint: endpoint) == expected)
     }
 
-    @Test(arguments: [("https://x", true), ("git+ssh://x", true), ("/path://x", false), ("products", false), ("1x://y", false)])
+    @Test(arguments: [
+        ("https://x", true), ("HTTP://X", true), ("git+ssh://x", true), ("/path://x", false), ("products", false),
+        ("1x://y", false), ("http:x://y", false), ("a b://x", false), ("mailto:x", false), ("x:/y", false), ("", false),
+    ])
     func recognisesAbsoluteURLs(string: String, isAbsolute: Bool) {
         #expect(EndpointJoining.hasScheme(string) == isAbsolute)
     }
