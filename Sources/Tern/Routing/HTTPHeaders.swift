@@ -90,7 +90,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// The first field whose name or value HTTP forbids: names must be tokens (RFC 9110 §5.1)
     /// and values must not contain CR, LF or NUL, which would let them inject headers.
     var firstInvalidField: Field? {
-        fields.first { !$0.name.isHTTPToken || $0.value.unicodeScalars.contains { ["\r", "\n", "\0"].contains($0) } }
+        // CR, LF and NUL are single bytes in UTF-8 that no other character contains.
+        fields.first { !$0.name.isHTTPToken || $0.value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 } }
     }
 
     public var description: String {
@@ -115,8 +116,16 @@ private extension String {
 
     /// Whether this is an HTTP token: one or more visible ASCII characters other than delimiters.
     var isHTTPToken: Bool {
-        !isEmpty && unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && scalar.value > 0x20 && scalar.value < 0x7F && !"\"(),/:;<=>?@[\\]{}".unicodeScalars.contains(scalar)
+        !isEmpty && utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: ","), UInt8(ascii: "/"),
+                 UInt8(ascii: ":"), UInt8(ascii: ";"), UInt8(ascii: "<"), UInt8(ascii: "="), UInt8(ascii: ">"),
+                 UInt8(ascii: "?"), UInt8(ascii: "@"), UInt8(ascii: "["), UInt8(ascii: "\\"), UInt8(ascii: "]"),
+                 UInt8(ascii: "{"), UInt8(ascii: "}"):
+                false
+            default:
+                byte > 0x20 && byte < 0x7F
+            }
         }
     }
 }
