@@ -6,20 +6,48 @@ import Foundation
 /// A request's timeout is scheduled when it is sent and cancelled when it finishes, almost
 /// always long before it would fire; so scheduling and cancelling must cost next to nothing.
 /// Creating a dispatch source per request cost more than the rest of Tern's own work per request.
-/// Here a schedule is a heap insertion and a cancel a dictionary removal; cancelled entries left
-/// in the heap are dropped when they reach its top, or all at once when they outnumber the live.
+/// Here a schedule is a heap insertion, and a cancel touches only its own ``Timer``, never the
+/// queue that every request shares. Cancelled timers left in the heap are dropped when they
+/// reach its top, or all at once when the heap has doubled since it was last swept.
 final class TimerQueue: Sendable {
+    /// One scheduled action. Cancelling it drops the action at once.
+    final class Timer: Cancellable {
+        private let action: Locked<(@Sendable () -> Void)?>
+
+        init(_ action: @escaping @Sendable () -> Void) {
+            self.action = Locked(action)
+        }
+
+        func cancel() {
+            _ = take()
+        }
+
+        /// The action, handed out once: to run it, or to drop it.
+        func take() -> (@Sendable () -> Void)? {
+            action.withLock { action in
+                defer { action = nil }
+                return action
+            }
+        }
+
+        /// Whether it has neither run nor been cancelled.
+        var isPending: Bool { action.withLock { $0 != nil } }
+    }
+
     private struct Entry: Comparable {
         let deadline: UInt64
-        let id: UInt64
-        static func < (lhs: Entry, rhs: Entry) -> Bool { (lhs.deadline, lhs.id) < (rhs.deadline, rhs.id) }
+        let sequence: UInt64
+        let timer: Timer
+        static func == (lhs: Entry, rhs: Entry) -> Bool { (lhs.deadline, lhs.sequence) == (rhs.deadline, rhs.sequence) }
+        static func < (lhs: Entry, rhs: Entry) -> Bool { (lhs.deadline, lhs.sequence) < (rhs.deadline, rhs.sequence) }
     }
 
     private struct State {
         var heap: [Entry] = []
-        var actions: [UInt64: @Sendable () -> Void] = [:]
-        var nextID: UInt64 = 0
+        var nextSequence: UInt64 = 0
         var armedDeadline = UInt64.max
+        /// The heap's size that triggers the next sweep of cancelled timers.
+        var sweepAt = 64
     }
 
     private let state = Locked(State())
@@ -40,53 +68,45 @@ final class TimerQueue: Sendable {
     }
 
     /// Runs `action` on the timer queue `interval` seconds from now, unless cancelled first.
-    /// Returns the identifier to cancel it with.
-    func schedule(after interval: TimeInterval, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+    func schedule(after interval: TimeInterval, _ action: @escaping @Sendable () -> Void) -> Timer {
+        let timer = Timer(action)
         let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, interval) * 1e9)
-        let (id, rearm) = state.withLock { state -> (UInt64, Bool) in
-            state.nextID += 1
-            let entry = Entry(deadline: deadline, id: state.nextID)
-            state.actions[entry.id] = action
-            Self.push(entry, onto: &state.heap)
-            guard deadline < state.armedDeadline else { return (entry.id, false) }
+        let rearm = state.withLock { state -> Bool in
+            state.nextSequence += 1
+            Self.push(Entry(deadline: deadline, sequence: state.nextSequence, timer: timer), onto: &state.heap)
+            if state.heap.count >= state.sweepAt {
+                // Each timer's own lock is taken inside the queue's; never the other way round.
+                state.heap = state.heap.filter(\.timer.isPending)
+                Self.heapify(&state.heap)
+                state.sweepAt = max(64, 2 * state.heap.count)
+            }
+            guard deadline < state.armedDeadline else { return false }
             state.armedDeadline = deadline
-            return (entry.id, true)
+            return true
         }
         if rearm { arm(at: deadline) }
-        return id
+        return timer
     }
 
-    /// Forgets the action; harmless if it ran or was cancelled already.
-    func cancel(_ id: UInt64) {
-        state.withLock { state in
-            guard state.actions.removeValue(forKey: id) != nil else { return }
-            // Mostly-dead heaps are rebuilt, so cancelled entries cannot pile up.
-            if state.heap.count > 64 && state.heap.count > 2 * state.actions.count {
-                state.heap = state.heap.filter { state.actions[$0.id] != nil }
-                Self.heapify(&state.heap)
-            }
-        }
-    }
-
-    /// Entries in the heap, cancelled ones included, and actions still to run: for tests.
+    /// Timers in the heap, cancelled ones included, and those still pending: for tests.
     var counts: (heap: Int, live: Int) {
-        state.withLock { ($0.heap.count, $0.actions.count) }
+        state.withLock { state in (state.heap.count, state.heap.count(where: \.timer.isPending)) }
     }
 
     /// Runs what is due, then arms the timer for what comes next.
     private func fire() {
         let now = DispatchTime.now().uptimeNanoseconds
-        let (due, next) = state.withLock { state -> ([@Sendable () -> Void], UInt64) in
-            var due: [@Sendable () -> Void] = []
-            while let first = state.heap.first, first.deadline <= now || state.actions[first.id] == nil {
+        let (due, next) = state.withLock { state -> ([Timer], UInt64) in
+            var due: [Timer] = []
+            while let first = state.heap.first, first.deadline <= now || !first.timer.isPending {
                 Self.popFirst(from: &state.heap)
-                if let action = state.actions.removeValue(forKey: first.id) { due.append(action) }
+                due.append(first.timer)
             }
             state.armedDeadline = state.heap.first?.deadline ?? .max
             return (due, state.armedDeadline)
         }
         if next != .max { arm(at: next) }
-        due.forEach { $0() }
+        due.forEach { $0.take()?() }
     }
 
     private func arm(at deadline: UInt64) {

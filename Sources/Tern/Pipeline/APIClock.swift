@@ -44,12 +44,6 @@ public final class SystemClock: APIClock {
     }
 
     public func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) -> any Cancellable {
-        ScheduledTimer(id: timers.schedule(after: delay, action), timers: timers)
-    }
-
-    private struct ScheduledTimer: Cancellable {
-        let id: UInt64
-        let timers: TimerQueue
-        func cancel() { timers.cancel(id) }
+        timers.schedule(after: delay, action)
     }
 }

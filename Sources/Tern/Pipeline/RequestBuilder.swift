@@ -17,7 +17,7 @@ enum RequestBuilder {
         commonHeaders: HTTPHeaders,
         acceptHeader: String?
     ) throws -> (request: TransportRequest, temporaryFile: URL?) {
-        guard let url = URL(string: route.url), url.scheme?.isEmpty == false, url.host?.isEmpty == false else {
+        guard AbsoluteURL.hasSchemeAndHost(route.url), let url = URL(string: route.url) else {
             throw APIError.invalidRequest(.init(reason: .invalidURL(route.url), method: route.method.rawValue))
         }
         var headers: HTTPHeaders = [:]

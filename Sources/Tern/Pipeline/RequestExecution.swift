@@ -103,6 +103,8 @@ final class RequestExecution: Sendable {
     // MARK: Stages 2 and 3: wait for credentials, adapt, sign, send
 
     private func attempt(_ request: TransportRequest) {
+        // Read once: the weak reference sits behind the API's lock, which every request shares.
+        let delegate = self.delegate
         // Requests do not go out with credentials that are being replaced.
         if delegate != nil, let refresh = api.refresher.inFlight {
             return resume(after: refresh, request)

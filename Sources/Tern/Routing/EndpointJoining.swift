@@ -13,7 +13,7 @@
 /// | `https://x/api` | `https://y/z` | `https://y/z` |
 enum EndpointJoining {
     static func join(base: String, endpoint: String) -> String {
-        if hasScheme(endpoint) { return endpoint }
+        if AbsoluteURL.hasScheme(endpoint) { return endpoint }
         // The usual case, with no query or fragment on either side, needs no splitting.
         if !containsQueryOrFragment(base), !containsQueryOrFragment(endpoint) {
             guard !endpoint.isEmpty else { return base }
@@ -30,20 +30,6 @@ enum EndpointJoining {
         if !query.isEmpty { joined += "?" + query }
         if let fragment = endpoint.fragment ?? base.fragment { joined += "#" + fragment }
         return joined
-    }
-
-    /// Whether `string` starts with a URI scheme followed by "://" (RFC 3986 §3.1): a letter,
-    /// then letters, digits, "+", "-" or ".". Scanned as bytes: this runs for every request.
-    static func hasScheme(_ string: String) -> Bool {
-        var bytes = string.utf8.makeIterator()
-        guard let first = bytes.next(), first.isASCIILetter else { return false }
-        while let byte = bytes.next() {
-            if byte == UInt8(ascii: ":") { return bytes.next() == UInt8(ascii: "/") && bytes.next() == UInt8(ascii: "/") }
-            guard byte.isASCIILetter || byte.isASCIIDigit || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") else {
-                return false
-            }
-        }
-        return false
     }
 
     private static func containsQueryOrFragment(_ string: String) -> Bool {
@@ -76,9 +62,4 @@ enum EndpointJoining {
         while result.first == character { result = result.dropFirst() }
         return result
     }
-}
-
-private extension UInt8 {
-    var isASCIILetter: Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self | 0x20) }
-    var isASCIIDigit: Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) }
 }

@@ -20,8 +20,8 @@ import Testing
         let fired = Recorder<String>()
         let cancelled = timers.schedule(after: 0.01) { fired.append("cancelled") }
         _ = timers.schedule(after: 0.03) { fired.append("kept") }
-        timers.cancel(cancelled)
-        timers.cancel(cancelled)
+        cancelled.cancel()
+        cancelled.cancel()
         #expect(await eventually { fired.items == ["kept"] })
         #expect(timers.counts.heap == 0 && timers.counts.live == 0)
     }
@@ -29,7 +29,7 @@ import Testing
     @Test func cancelledEntriesDoNotPileUp() {
         let timers = TimerQueue()
         for _ in 0..<10_000 {
-            timers.cancel(timers.schedule(after: 3600) {})
+            timers.schedule(after: 3600) {}.cancel()
         }
         let counts = timers.counts
         #expect(counts.live == 0)

@@ -22,14 +22,6 @@ import Testing
         #expect(EndpointJoining.join(base: base, endpoint: endpoint) == expected)
     }
 
-    @Test(arguments: [
-        ("https://x", true), ("HTTP://X", true), ("git+ssh://x", true), ("/path://x", false), ("products", false),
-        ("1x://y", false), ("http:x://y", false), ("a b://x", false), ("mailto:x", false), ("x:/y", false), ("", false),
-    ])
-    func recognisesAbsoluteURLs(string: String, isAbsolute: Bool) {
-        #expect(EndpointJoining.hasScheme(string) == isAbsolute)
-    }
-
     @Test func baseAPIBuildsRoutesForEveryMethod() {
         struct API: BaseAPI { let baseURL = "https://x.io/v1/" }
         let api = API()
