@@ -75,13 +75,12 @@ final class RequestExecution: Sendable {
     func start() {
         let timeout = options.timeout ?? api.configuration.timeout
         do {
-            let configuration = api.configuration
             let (request, temporaryFile) = try RequestBuilder.build(
                 route: route,
                 parameters: parameters,
                 timeout: timeout,
-                cachePolicy: options.cachePolicy ?? configuration.cachePolicy,
-                commonHeaders: configuration.commonHeaders,
+                cachePolicy: options.cachePolicy ?? api.configuration.cachePolicy,
+                commonHeaders: api.configuration.commonHeaders,
                 acceptHeader: parser.acceptHeader
             )
             let timer = timeout.isFinite && timeout > 0 ? api.clock.schedule(after: timeout) { [self] in
@@ -93,7 +92,7 @@ final class RequestExecution: Sendable {
                 if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) }
                 return
             }
-            api.retryAccount.recordRequest(at: api.clock.now, budget: configuration.retryBudget)
+            api.retryAccount.recordRequest(at: api.clock.now, budget: api.configuration.retryBudget)
             attempt(request)
         } catch {
             finish(failed(error))
