@@ -20,9 +20,19 @@ let package = Package(
             path: "Benchmarks/PromiseBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .target(
+            name: "PipelineFixtures",
+            dependencies: [.product(name: "Tern", package: "Tern")]
+        ),
+        // Not a package-benchmark target: the overhead comparison as a plain executable.
+        .executableTarget(
+            name: "OverheadAB",
+            dependencies: ["PipelineFixtures"]
+        ),
         .executableTarget(
             name: "PipelineBenchmarks",
             dependencies: [
+                "PipelineFixtures",
                 .product(name: "Tern", package: "Tern"),
                 .product(name: "TernTesting", package: "Tern"),
                 .product(name: "Benchmark", package: "benchmark"),

@@ -1,4 +1,5 @@
 import Benchmark
+import PipelineFixtures
 import Tern
 import TernTesting
 
@@ -18,37 +19,20 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: Pipeline overhead: an instant in-memory transport, so only the pipeline costs.
     // More samples than the rest: the difference sought is smaller than this machine's noise.
+    // `OverheadAB` (in Sources/) runs the same two workloads alternately in one process, and
+    // under valgrind, for figures steadier than these.
     let overhead = Benchmark.Configuration(maxDuration: .seconds(10), maxIterations: 100)
 
     Benchmark("Overhead: Tern GET + decode 1 KB, instant transport", configuration: overhead) { benchmark in
         let api = ItemsAPI(baseURL: "http://127.0.0.1", transport: InstantTransport(), responseQueue: delivery)
-        let done = DispatchGroup()
         benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            done.enter()
-            api.items().onResult { blackHole($0); done.leave() }
-        }
-        done.wait()
+        Overhead.tern(benchmark.scaledIterations.count, api: api) { blackHole($0) }
     }
 
     Benchmark("Overhead: by hand, same transport and hops", configuration: overhead) { benchmark in
-        let transport = InstantTransport()
         let pipeline = DispatchQueue(label: "tern.benchmark.pipeline", attributes: .concurrent)
-        let done = DispatchGroup()
         benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            done.enter()
-            pipeline.async {
-                var request = URLRequest(url: Fixtures.url)
-                request.httpMethod = "GET"
-                request.setValue("application/json", forHTTPHeaderField: "Accept")
-                _ = transport.send(TransportRequest(urlRequest: request)) { result in
-                    let items = Result { try JSONDecoder().decode([Item].self, from: try result.get().body) }
-                    delivery.async { blackHole(items); done.leave() }
-                }
-            }
-        }
-        done.wait()
+        Overhead.byHand(benchmark.scaledIterations.count, pipeline: pipeline, delivery: delivery) { blackHole($0) }
     }
 
     // MARK: End to end, over loopback: Tern against raw URLSession and JSONDecoder.

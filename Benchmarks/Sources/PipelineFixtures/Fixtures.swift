@@ -1,0 +1,47 @@
+import Tern
+
+/// One element of the 1 KB array every pipeline benchmark decodes.
+public struct Item: Codable, Sendable {
+    public let id: Int
+    public let name: String
+    public let price: Double
+    public let tags: [String]
+}
+
+/// The payload and address every pipeline benchmark uses.
+public enum Fixtures {
+    /// A JSON array of 16 items, about 1 KB, as the measurements in LINUX_NOTES used.
+    public static let body: Data = {
+        let items = (1...16).map { Item(id: $0, name: "item-\($0)", price: Double($0) * 1.5, tags: ["a", "b"]) }
+        return try! JSONEncoder().encode(items)
+    }()
+
+    /// Where the items are, for the baselines that build their requests by hand.
+    public static let url = URL(string: "http://127.0.0.1/items")!
+}
+
+/// A transport that answers at once from memory: what is left to measure is the pipeline.
+public struct InstantTransport: Transport {
+    private let response = HTTPURLResponse(url: Fixtures.url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                           headerFields: ["Content-Type": "application/json"])!
+
+    public init() {}
+
+    public func send(_ request: TransportRequest, completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
+        completion(.success(TransportResponse(httpResponse: response, body: Fixtures.body)))
+        return NoTask()
+    }
+}
+
+/// The API under measurement.
+public final class ItemsAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
+    public let baseURL: String
+
+    public init(baseURL: String, transport: (any Transport)? = nil, responseQueue: DispatchQueue) {
+        self.baseURL = baseURL
+        super.init(transport: transport, responseQueue: responseQueue)
+    }
+
+    /// `GET /items`, decoded.
+    public func items() -> Promise<[Item]> { request(route: get(endpoint: "/items")) }
+}
