@@ -50,40 +50,6 @@ struct Callback<Value: Sendable>: Sendable {
     }
 }
 
-/// The callbacks of one promise, in registration order, with no allocation for the common single one.
-@usableFromInline
-enum Callbacks<Value: Sendable>: Sendable {
-    case none
-    case one(Callback<Value>)
-    case many([Callback<Value>])
-
-    @inlinable
-    var isEmpty: Bool {
-        if case .none = self { true } else { false }
-    }
-
-    @inlinable
-    mutating func append(_ callback: Callback<Value>) {
-        switch self {
-        case .none: self = .one(callback)
-        case .one(let first): self = .many([first, callback])
-        case .many(var all):
-            self = .none  // keeps `all` uniquely referenced, so the append does not copy
-            all.append(callback)
-            self = .many(all)
-        }
-    }
-
-    @inlinable
-    func forEach(_ body: (Callback<Value>) -> Void) {
-        switch self {
-        case .none: break
-        case .one(let callback): body(callback)
-        case .many(let all): all.forEach(body)
-        }
-    }
-}
-
 /// Runs the callbacks of settled promises on one thread, for as long as they are bound to the
 /// queue that thread serves.
 ///

@@ -18,7 +18,7 @@ struct PromiseState<Value: Sendable>: Sendable {
         var needsDelivery = false
         /// Producers' cancellation handlers to call (only when cancelled).
         @usableFromInline
-        var cancelHandlers: [@Sendable () -> Void] = []
+        var cancelHandlers = InlineList<@Sendable () -> Void>.none
         /// Promises this one no longer waits for (only when it settled before them).
         @usableFromInline
         var releasedUpstream: (any Upstream)?
@@ -32,13 +32,13 @@ struct PromiseState<Value: Sendable>: Sendable {
     var result: Result<Value, any Error>?
     /// Registered callbacks that have not run yet.
     @usableFromInline
-    var callbacks = Callbacks<Value>.none
+    var callbacks = InlineList<Callback<Value>>.none
     /// A delivery loop owns `callbacks` and will pick up what is registered meanwhile,
     /// so callbacks run in the order they were registered.
     @usableFromInline
     var isDelivering = false
     @usableFromInline
-    var cancelHandlers: [@Sendable () -> Void] = []
+    var cancelHandlers = InlineList<@Sendable () -> Void>.none
     /// The promise whose result this one waits for, if any.
     @usableFromInline
     var upstream: (any Upstream)?
@@ -69,7 +69,7 @@ struct PromiseState<Value: Sendable>: Sendable {
         isDelivering = settlement.needsDelivery
         if releasingUpstream { settlement.releasedUpstream = upstream }
         upstream = nil
-        cancelHandlers = []
+        cancelHandlers = .none
         return settlement
     }
 
@@ -96,7 +96,7 @@ struct PromiseState<Value: Sendable>: Sendable {
 
     /// Hands the waiting callbacks to the delivery loop, or ends the loop when there are none.
     @inlinable
-    mutating func takeCallbacks() -> (Callbacks<Value>, Result<Value, any Error>)? {
+    mutating func takeCallbacks() -> (InlineList<Callback<Value>>, Result<Value, any Error>)? {
         guard let result, !callbacks.isEmpty else {
             isDelivering = false
             return nil
