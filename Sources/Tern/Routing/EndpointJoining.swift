@@ -17,13 +17,13 @@ enum EndpointJoining {
         // The usual case, with no query or fragment on either side, needs no splitting.
         if !containsQueryOrFragment(base), !containsQueryOrFragment(endpoint) {
             guard !endpoint.isEmpty else { return base }
-            return trimmed(base, trailing: "/") + "/" + trimmed(endpoint, leading: "/")
+            return joined(base, endpoint)
         }
         let base = split(base)
         let endpoint = split(endpoint)
         var path = base.path
         if !endpoint.path.isEmpty {
-            path = trimmed(path, trailing: "/") + "/" + trimmed(endpoint.path, leading: "/")
+            path = joined(path, endpoint.path)
         }
         let query = [base.query, endpoint.query].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "&")
         var joined = path
@@ -51,15 +51,23 @@ enum EndpointJoining {
         return (String(rest), query, fragment)
     }
 
-    private static func trimmed(_ string: String, trailing character: Character) -> Substring {
-        var result = Substring(string)
-        while result.last == character { result = result.dropLast() }
-        return result
-    }
-
-    private static func trimmed(_ string: String, leading character: Character) -> Substring {
-        var result = Substring(string)
-        while result.first == character { result = result.dropFirst() }
-        return result
+    /// `path` and `endpoint` with exactly one slash between them. Works on UTF-8 indices: a
+    /// slash is one byte and never part of another character, and this runs for every request.
+    private static func joined(_ path: String, _ endpoint: String) -> String {
+        let slash = UInt8(ascii: "/")
+        var end = path.utf8.endIndex
+        while end > path.utf8.startIndex, path.utf8[path.utf8.index(before: end)] == slash {
+            end = path.utf8.index(before: end)
+        }
+        var start = endpoint.utf8.startIndex
+        while start < endpoint.utf8.endIndex, endpoint.utf8[start] == slash {
+            start = endpoint.utf8.index(after: start)
+        }
+        var joined = String()
+        joined.reserveCapacity(path.utf8.count + endpoint.utf8.count + 1)
+        joined += path[..<end]
+        joined += "/"
+        joined += endpoint[start...]
+        return joined
     }
 }

@@ -91,7 +91,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// and values must not contain CR, LF or NUL, which would let them inject headers.
     var firstInvalidField: Field? {
         // CR, LF and NUL are single bytes in UTF-8 that no other character contains.
-        fields.first { !$0.name.isHTTPToken || $0.value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 } }
+        fields.first { field in
+            !field.name.isHTTPToken || field.value.withUTF8Bytes { $0.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 } }
+        }
     }
 
     public var description: String {
@@ -116,16 +118,20 @@ private extension String {
 
     /// Whether this is an HTTP token: one or more visible ASCII characters other than delimiters.
     var isHTTPToken: Bool {
-        !isEmpty && utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: ","), UInt8(ascii: "/"),
-                 UInt8(ascii: ":"), UInt8(ascii: ";"), UInt8(ascii: "<"), UInt8(ascii: "="), UInt8(ascii: ">"),
-                 UInt8(ascii: "?"), UInt8(ascii: "@"), UInt8(ascii: "["), UInt8(ascii: "\\"), UInt8(ascii: "]"),
-                 UInt8(ascii: "{"), UInt8(ascii: "}"):
-                false
-            default:
-                byte > 0x20 && byte < 0x7F
-            }
+        !isEmpty && withUTF8Bytes { bytes in bytes.allSatisfy(\.isHTTPTokenByte) }
+    }
+}
+
+private extension UInt8 {
+    var isHTTPTokenByte: Bool {
+        switch self {
+        case UInt8(ascii: "\""), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: ","), UInt8(ascii: "/"),
+             UInt8(ascii: ":"), UInt8(ascii: ";"), UInt8(ascii: "<"), UInt8(ascii: "="), UInt8(ascii: ">"),
+             UInt8(ascii: "?"), UInt8(ascii: "@"), UInt8(ascii: "["), UInt8(ascii: "\\"), UInt8(ascii: "]"),
+             UInt8(ascii: "{"), UInt8(ascii: "}"):
+            false
+        default:
+            self > 0x20 && self < 0x7F
         }
     }
 }
