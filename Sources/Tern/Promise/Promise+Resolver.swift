@@ -20,7 +20,14 @@ extension Promise {
         deinit {
             // Almost always settled by now, by this resolver: its hint says so without the
             // promise's lock, which `deinit` (unspecialized, often on another core) pays dearly for.
-            if !settled.isRaised, promise.isPending { promise.settle(.failure(APIError.promise(.abandoned))) }
+            if !settled.isRaised { abandonIfPending() }
+        }
+
+        /// Fails the promise as abandoned unless it has settled. Kept out of `deinit`, which is
+        /// compiled generically: there the failure's type would be looked up on every release.
+        @inline(never)
+        private func abandonIfPending() {
+            if promise.isPending { promise.settle(.failure(APIError.promise(.abandoned))) }
         }
 
         /// Settles the promise with `value`.
