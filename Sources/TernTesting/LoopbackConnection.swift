@@ -131,7 +131,10 @@ final class Connection {
     /// Reads whatever has arrived; `false` at the end of the stream or on an error.
     private func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65_536)
-        let count = recv(socket, &chunk, chunk.count, 0)
+        var count = recv(socket, &chunk, chunk.count, 0)
+        // A signal is not the end of the stream: closing then would answer a request with nothing
+        // ("Empty reply from server"), which the thread sanitizer's run once showed.
+        while count < 0 && errno == EINTR { count = recv(socket, &chunk, chunk.count, 0) }
         guard count > 0 else { return false }
         buffer.append(contentsOf: chunk[0..<count])
         return true
@@ -142,7 +145,7 @@ final class Connection {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-            guard poll(&descriptor, 1, 20) >= 0 else { return }
+            guard poll(&descriptor, 1, 20) >= 0 || errno == EINTR else { return }
             if descriptor.revents != 0 && !fill() { return }
         }
     }
