@@ -90,7 +90,7 @@ final class TimerQueue: Sendable {
 
     /// Timers in the heap, cancelled ones included, and those still pending: for tests.
     var counts: (heap: Int, live: Int) {
-        state.withLock { state in (state.heap.count, state.heap.count(where: \.timer.isPending)) }
+        state.withLock { state in (state.heap.count, state.heap.filter(\.timer.isPending).count) }
     }
 
     /// Runs what is due, then arms the timer for what comes next.
