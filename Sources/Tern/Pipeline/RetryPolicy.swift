@@ -4,8 +4,9 @@ import Foundation
 ///
 /// The default: at most 2 retries; only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS,
 /// TRACE); only for 408, 429, 500, 502, 503, 504 and for transient `URLError`s (timed out,
-/// connection lost, cannot connect, DNS failure, not connected); exponential backoff from 0.5 s
-/// (0.5 s, then 1 s) with full jitter; a `Retry-After` header wins, capped at ``maxDelay``.
+/// connection lost, an empty reply, cannot connect, DNS failure, not connected); exponential
+/// backoff from 0.5 s (0.5 s, then 1 s) with full jitter; a `Retry-After` header wins, capped
+/// at ``maxDelay``.
 ///
 /// ```swift
 /// APIConfiguration(retryPolicy: RetryPolicy(maxRetries: 4, baseDelay: 0.2))
@@ -34,7 +35,9 @@ public struct RetryPolicy: Sendable {
         maxDelay: TimeInterval = 30,
         methods: Set<HTTPMethod> = HTTPMethod.idempotent,
         statusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
-        urlErrorCodes: Set<URLError.Code> = [.timedOut, .networkConnectionLost, .cannotConnectToHost,
+        // A server that hangs up as a request arrives is "connection lost" on Apple platforms and
+        // "bad server response" (libcurl's empty reply) on Linux.
+        urlErrorCodes: Set<URLError.Code> = [.timedOut, .networkConnectionLost, .badServerResponse, .cannotConnectToHost,
                                               .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet],
         jitter: Bool = true
     ) {

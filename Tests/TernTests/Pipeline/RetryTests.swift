@@ -18,6 +18,8 @@ import TernTesting
                 hits[request.path, default: 0] += 1
                 let next = scripts[request.path]?.isEmpty == false ? scripts[request.path]!.removeFirst() : (200, [:])
                 lock.unlock()
+                // Status 0 scripts a server that reads the request and hangs up without a word.
+                guard next.0 != 0 else { return ServerResponse().with(.hangUp) }
                 return ServerResponse(status: next.0, headers: next.1.merging(["Content-Type": "application/json"]), body: Data(#"{"ok": true}"#.utf8))
             }
         }
@@ -84,6 +86,23 @@ import TernTesting
         }
         #expect(failure.statusCode == 502)
         #expect(server.hits("/a") == 3)
+    }
+
+    /// On Linux this arrives as an empty reply (`badServerResponse`), on Apple platforms as a
+    /// lost connection: retried either way, for idempotent methods only.
+    @Test(arguments: [(HTTPMethod.get, 2), (.post, 1)])
+    func aServerThatHangsUpIsRetriedForIdempotentMethods(method: HTTPMethod, expectedHits: Int) async throws {
+        let server = try FlakyServer()
+        server.script("/a", [(0, [:])])
+        let clock = TestClock()
+        let api = try makeAPI(server, clock)
+        let result = await drive(api.request(route: api.route(method, endpoint: "/a")) as Promise<Data>, clock)
+        #expect(server.hits("/a") == expectedHits)
+        switch (method, result) {
+        case (.get, .success): break
+        case (.post, .failure(APIError.transportFailed)): break
+        default: Issue.record("\(method.rawValue): unexpected \(result)")
+        }
     }
 
     @Test(arguments: [(HTTPMethod.post, 503, 1), (.patch, 503, 1), (.get, 404, 1), (.get, 400, 1), (.put, 503, 3), (.delete, 429, 3), (.get, 408, 3)])
