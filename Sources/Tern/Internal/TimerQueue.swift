@@ -100,7 +100,7 @@ final class TimerQueue: Sendable {
             var due: [Timer] = []
             while let first = state.heap.first, first.deadline <= now || !first.timer.isPending {
                 Self.popFirst(from: &state.heap)
-                due.append(first.timer)
+                if first.deadline <= now { due.append(first.timer) }
             }
             state.armedDeadline = state.heap.first?.deadline ?? .max
             return (due, state.armedDeadline)

@@ -73,6 +73,8 @@ final class RequestExecution: Sendable {
     /// Runs on the API's pipeline queue.
     @usableFromInline
     func start() {
+        // Cancelled before the pipeline got to it: build nothing (a multipart body means a file).
+        guard keep({ _ in }) else { return }
         let timeout = options.timeout ?? api.configuration.timeout
         do {
             let (request, temporaryFile) = try RequestBuilder.build(

@@ -35,19 +35,27 @@ import TernTesting
     }
 
     @Test func cancellingBeforeTheRequestIsSentSendsNothing() async throws {
+        /// Records whether the pipeline got as far as encoding (a multipart body writes a file).
+        struct Spy: RequestParameters {
+            let encoded: Recorder<Bool>
+            var headers: HTTPHeaders { [:] }
+            func encode(into draft: inout RequestDraft) throws { encoded.append(true) }
+        }
         let server = try stallingServer()
         defer { server.stop() }
         let api = try TestAPI(baseURL: server.baseURL)
         // The pipeline queue is busy, so the request cannot have started when it is cancelled.
         let gate = DispatchSemaphore(value: 0)
         api.pipelineQueue.async(flags: .barrier) { gate.wait() }
-        let promise: Promise<Data> = api.request(route: api.get(endpoint: "/slow"))
+        let encoded = Recorder<Bool>()
+        let promise: Promise<Data> = api.request(route: api.get(endpoint: "/slow"), parameters: Spy(encoded: encoded))
         promise.cancel()
         gate.signal()
         #expect(await apiError(of: promise)?.caseName == "cancelled")
         api.pipelineQueue.sync(flags: .barrier) {}
         try await Task.sleep(nanoseconds: 50_000_000)
         #expect(server.openConnections == 0)
+        #expect(encoded.items.isEmpty)
     }
 
     @Test(arguments: [0.5, 1.5])
