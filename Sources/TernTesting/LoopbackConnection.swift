@@ -182,27 +182,40 @@ private struct BodySink {
 enum Socket {
     /// A socket listening on a free port of 127.0.0.1.
     static func listen() throws -> Int32 {
-        #if canImport(Glibc)
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let listener = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard listener >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var one: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listenOnSocket(listener, 256) == 0 else {
+        let listener = try bind(reusingAddress: true)
+        guard listenOnSocket(listener, 256) == 0 else {
             let error = POSIXError(.init(rawValue: errno) ?? .EIO)
             close(listener)
             throw error
         }
         return listener
+    }
+
+    /// A socket bound to a free port of 127.0.0.1, not listening: connections to it are refused.
+    static func bind(reusingAddress: Bool = false) throws -> Int32 {
+        #if canImport(Glibc)
+        let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let socket = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard socket >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        if reusingAddress {
+            var one: Int32 = 1
+            setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bindSocket(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let error = POSIXError(.init(rawValue: errno) ?? .EIO)
+            close(socket)
+            throw error
+        }
+        return socket
     }
 
     /// The port a bound socket got.
@@ -238,4 +251,9 @@ enum Socket {
 /// `listen(2)`, named apart from ``Socket/listen()``.
 private func listenOnSocket(_ socket: Int32, _ backlog: Int32) -> Int32 {
     listen(socket, backlog)
+}
+
+/// `bind(2)`, named apart from ``Socket/bind(reusingAddress:)``.
+private func bindSocket(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+    bind(socket, address, length)
 }

@@ -31,6 +31,7 @@ public final class LoopbackServer: Sendable {
     private let handler: Handler
     private let bodyLimit: Int
     private let connections = ConnectionRegistry()
+    private let acceptLoopEnded = DispatchSemaphore(value: 0)
 
     /// Starts a server on a free port of 127.0.0.1.
     ///
@@ -44,7 +45,10 @@ public final class LoopbackServer: Sendable {
         self.bodyLimit = bodyLimit
         listener = try Socket.listen()
         port = try Socket.port(of: listener)
-        let thread = Thread { [self] in acceptLoop() }
+        let thread = Thread { [self] in
+            acceptLoop()
+            acceptLoopEnded.signal()
+        }
         thread.name = "tern.loopback.accept"
         thread.start()
     }
@@ -60,19 +64,29 @@ public final class LoopbackServer: Sendable {
     /// test sees that a cancelled request really stopped.
     public var openConnections: Int { connections.count }
 
-    /// Stops listening and closes every open connection; harmless when called again.
+    /// Stops listening and closes every open connection; harmless when called again. Once it
+    /// returns, the port refuses connections.
+    ///
+    /// Tests run in parallel in one process, so a file descriptor closed here may at once be
+    /// reused by another test's socket: each descriptor is closed by exactly one owner, after
+    /// everyone else is done with it, never shut down or accepted on once closed.
     public func stop() {
         guard connections.stop() else { return }
+        // Wakes a blocked accept on Linux; elsewhere the loop sees the stop within its poll interval.
         _ = shutdown(listener, Int32(SHUT_RDWR))
+        acceptLoopEnded.wait()
         close(listener)
     }
 
     private func acceptLoop() {
-        while true {
+        while !connections.isStopped {
+            var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 50) > 0, !connections.isStopped else { continue }
             let client = accept(listener, nil, nil)
             guard client >= 0 else {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
+                // Out of descriptors, say: try again shortly rather than stop serving.
+                if errno != EINTR && errno != ECONNABORTED { usleep(10_000) }
+                continue
             }
             guard connections.add(client) else {
                 close(client)
@@ -81,8 +95,7 @@ public final class LoopbackServer: Sendable {
             Socket.configure(client)
             let thread = Thread { [self] in
                 serve(Connection(client, bodyLimit: bodyLimit))
-                connections.remove(client)
-                close(client)
+                connections.close(client)
             }
             thread.name = "tern.loopback.connection"
             thread.start()
@@ -102,14 +115,14 @@ public final class LoopbackServer: Sendable {
 private final class ConnectionRegistry: @unchecked Sendable {
     private let lock = NSLock()
     private var open: Set<Int32> = []
-    private var isStopped = false
+    private var stopped = false
 
     /// Adds a connection unless the server stopped.
     func add(_ socket: Int32) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        if !isStopped { open.insert(socket) }
-        return !isStopped
+        if !stopped { open.insert(socket) }
+        return !stopped
     }
 
     var count: Int {
@@ -118,20 +131,34 @@ private final class ConnectionRegistry: @unchecked Sendable {
         return open.count
     }
 
-    func remove(_ socket: Int32) {
+    /// Forgets and closes a connection. Under the lock, so that ``stop()`` never shuts down a
+    /// descriptor that was closed and handed to someone else.
+    func close(_ socket: Int32) {
         lock.lock()
         defer { lock.unlock() }
         open.remove(socket)
+        closeSocket(socket)
+    }
+
+    var isStopped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopped
     }
 
     /// Marks the server stopped and shuts every connection down; `false` if it already was.
+    /// Each connection's own thread then sees the end of its stream and closes it.
     func stop() -> Bool {
         lock.lock()
-        let sockets = open
-        let wasStopped = isStopped
-        isStopped = true
-        lock.unlock()
-        for socket in sockets { _ = shutdown(socket, Int32(SHUT_RDWR)) }
-        return !wasStopped
+        defer { lock.unlock() }
+        guard !stopped else { return false }
+        stopped = true
+        for socket in open { _ = shutdown(socket, Int32(SHUT_RDWR)) }
+        return true
     }
+}
+
+/// `close(2)`, named apart from ``ConnectionRegistry/close(_:)``.
+private func closeSocket(_ socket: Int32) {
+    close(socket)
 }

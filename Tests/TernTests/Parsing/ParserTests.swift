@@ -18,8 +18,9 @@ import Tern
 
     @Test func aMissingKeyPathIsAParsingFailureNamingTheKey() async throws {
         let api = try TestAPI(parser: JSONParser(keyPath: "data.missing"))
-        guard case .parsingFailed(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/envelope")) as Promise<[Product]>) else {
-            Issue.record("expected parsingFailed")
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/envelope")) as Promise<[Product]>)
+        guard case .parsingFailed(let failure)? = error else {
+            Issue.record("expected parsingFailed, got \(String(describing: error))")
             return
         }
         #expect(failure.codingPath == "data.missing")

@@ -52,8 +52,9 @@ import TernTesting
         let settled = Counter()
         let promises = (0..<200).map { api.secure($0).onResult { _ in _ = settled.add(1) } }
         for promise in promises {
-            guard case .authentication(.refreshFailed(let cause))? = await apiError(of: promise) else {
-                Issue.record("expected refreshFailed")
+            let error = await apiError(of: promise)
+            guard case .authentication(.refreshFailed(let cause))? = error else {
+                Issue.record("expected refreshFailed, got \(String(describing: error))")
                 continue
             }
             #expect((cause as? APIError)?.caseName == "unacceptableStatus")
@@ -72,14 +73,15 @@ import TernTesting
     @Test func aRefreshThatFailsOnTheNetworkIsNotCountedByTheGuard() async throws {
         let server = try AuthServer()
         let api = AuthAPI(server, configuration: APIConfiguration(retryPolicy: .never, refreshLimit: RefreshLimit(count: 1, window: 30)))
-        // The token endpoint is unreachable: a port that was just free refuses the connection.
-        let closed = try LoopbackServer { _ in ServerResponse() }
-        closed.stop()
+        // The token endpoint is unreachable: the port refuses the connection.
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
         let unreachable = SessionStore(server, tokenURL: closed.baseURL + "/token")
         api.delegate = unreachable
         for _ in 0..<2 {
-            guard case .authentication(.refreshFailed(let cause))? = await apiError(of: api.secure()) else {
-                Issue.record("expected refreshFailed")
+            let error = await apiError(of: api.secure())
+            guard case .authentication(.refreshFailed(let cause))? = error else {
+                Issue.record("expected refreshFailed, got \(String(describing: error))")
                 continue
             }
             #expect((cause as? APIError)?.caseName == "transportFailed")
@@ -99,8 +101,9 @@ import TernTesting
         api.delegate = store
         defer { withExtendedLifetime(store) {} }
         let promise: Promise<OK> = api.request(route: api.get(endpoint: "/always401"))
-        guard case .authentication(.stillUnauthorized(let status))? = await apiError(of: promise) else {
-            Issue.record("expected stillUnauthorized")
+        let error = await apiError(of: promise)
+        guard case .authentication(.stillUnauthorized(let status))? = error else {
+            Issue.record("expected stillUnauthorized, got \(String(describing: error))")
             return
         }
         #expect(status == 401)
@@ -118,8 +121,9 @@ import TernTesting
         for _ in 0..<2 {
             #expect(await apiError(of: api.request(route: api.get(endpoint: "/always401")) as Promise<OK>)?.caseName == "authentication")
         }
-        guard case .authentication(.tooManyRefreshes(let limit, let window))? = await apiError(of: api.request(route: api.get(endpoint: "/always401")) as Promise<OK>) else {
-            Issue.record("expected tooManyRefreshes")
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/always401")) as Promise<OK>)
+        guard case .authentication(.tooManyRefreshes(let limit, let window))? = error else {
+            Issue.record("expected tooManyRefreshes, got \(String(describing: error))")
             return
         }
         #expect(limit == 2 && window == 30)
@@ -192,8 +196,9 @@ import TernTesting
         let api = AuthAPI(server)
         let delegate = SignOnly()
         api.delegate = delegate
-        guard case .authentication(.refreshUnavailable)? = await apiError(of: api.secure()) else {
-            Issue.record("expected refreshUnavailable")
+        let error = await apiError(of: api.secure())
+        guard case .authentication(.refreshUnavailable)? = error else {
+            Issue.record("expected refreshUnavailable, got \(String(describing: error))")
             return
         }
         api.delegate = nil

@@ -122,8 +122,9 @@ import TernTesting
         let api = try TestAPI()
         let missing = URL(fileURLWithPath: "/nonexistent/\(UUID().uuidString).png")
         let promise: Promise<Void> = api.request(route: api.post(endpoint: "/multipart"), parameters: MultipartParameters(parts: [Part(name: "picture", fileURL: missing)]))
-        guard case .encodingFailed(let failure)? = await apiError(of: promise) else {
-            Issue.record("expected encodingFailed")
+        let error = await apiError(of: promise)
+        guard case .encodingFailed(let failure)? = error else {
+            Issue.record("expected encodingFailed, got \(String(describing: error))")
             return
         }
         #expect(failure.parameter == "picture")

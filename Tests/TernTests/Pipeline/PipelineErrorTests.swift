@@ -37,10 +37,9 @@ import TernTesting
     }
 
     @Test func aRefusedConnectionIsATransportFailureKeepingTheURLError() async throws {
-        // A port that was just free: nothing listens there.
-        let closed = try LoopbackServer { _ in ServerResponse() }
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
         let url = closed.baseURL + "/nothing"
-        closed.stop()
         let api = try TestAPI()
         let error = await apiError(of: api.request(route: .get(url)) as Promise<Void>)
         guard case .transportFailed(let failure)? = error else {
@@ -81,8 +80,9 @@ import TernTesting
 
     @Test func withoutAnErrorTypeTheServerErrorIsNil() async throws {
         let api = try TestAPI(parser: JSONParser())
-        guard case .unacceptableStatus(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/status/404")) as Promise<Data>) else {
-            Issue.record("expected unacceptableStatus")
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/status/404")) as Promise<Data>)
+        guard case .unacceptableStatus(let failure)? = error else {
+            Issue.record("expected unacceptableStatus, got \(String(describing: error))")
             return
         }
         #expect(failure.serverError == nil)
@@ -106,8 +106,9 @@ import TernTesting
 
     @Test func malformedJSONIsAParsingFailure() async throws {
         let api = try TestAPI()
-        guard case .parsingFailed(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/malformed")) as Promise<Product>) else {
-            Issue.record("expected parsingFailed")
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/malformed")) as Promise<Product>)
+        guard case .parsingFailed(let failure)? = error else {
+            Issue.record("expected parsingFailed, got \(String(describing: error))")
             return
         }
         #expect(failure.description.contains("the data is not valid"))
@@ -116,8 +117,9 @@ import TernTesting
 
     @Test func theBodySnippetIsCutAt512Bytes() async throws {
         let api = try TestAPI()
-        guard case .parsingFailed(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/huge?bytes=5000")) as Promise<Product>) else {
-            Issue.record("expected parsingFailed")
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/huge?bytes=5000")) as Promise<Product>)
+        guard case .parsingFailed(let failure)? = error else {
+            Issue.record("expected parsingFailed, got \(String(describing: error))")
             return
         }
         #expect(failure.bodySnippet.count == 512)
@@ -126,8 +128,9 @@ import TernTesting
 
     @Test func anEmptyBodyWhereAValueWasExpectedSaysSo() async throws {
         let api = try TestAPI()
-        guard case .parsingFailed(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/empty/200")) as Promise<Product>) else {
-            Issue.record("expected parsingFailed")
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/empty/200")) as Promise<Product>)
+        guard case .parsingFailed(let failure)? = error else {
+            Issue.record("expected parsingFailed, got \(String(describing: error))")
             return
         }
         #expect(failure.description.contains("the body is empty"))

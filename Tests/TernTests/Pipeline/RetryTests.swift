@@ -81,7 +81,7 @@ import TernTesting
         let api = try makeAPI(server, clock)
         let result = await drive(api.request(route: api.get(endpoint: "/a")) as Promise<Data>, clock)
         guard case .failure(APIError.unacceptableStatus(let failure)) = result else {
-            Issue.record("expected unacceptableStatus, got \(result)")
+            Issue.record("expected unacceptableStatus, got \(result), got \(String(describing: result))")
             return
         }
         #expect(failure.statusCode == 502)
@@ -131,13 +131,13 @@ import TernTesting
     }
 
     @Test func transientTransportErrorsAreRetried() async throws {
-        let closed = try LoopbackServer { _ in ServerResponse() }
-        closed.stop()
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
         let clock = TestClock()
         let api = try TestAPI(baseURL: closed.baseURL, configuration: APIConfiguration(timeout: .infinity, retryBudget: .unlimited), clock: clock)
         let result = await drive(api.request(route: api.get(endpoint: "/a")) as Promise<Data>, clock)
         guard case .failure(APIError.transportFailed(let failure)) = result else {
-            Issue.record("expected transportFailed, got \(result)")
+            Issue.record("expected transportFailed, got \(result), got \(String(describing: result))")
             return
         }
         #expect(failure.urlError?.code == .cannotConnectToHost)

@@ -38,8 +38,9 @@ import TernTesting
 
     @Test func anAdaptersErrorStopsTheRequestNamingIt() async throws {
         let api = try TestAPI(configuration: APIConfiguration(adapters: [Append(tag: "a"), Refuse()]))
-        guard case .invalidRequest(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/echo")) as Promise<Data>) else {
-            Issue.record("expected invalidRequest")
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/echo")) as Promise<Data>)
+        guard case .invalidRequest(let failure)? = error else {
+            Issue.record("expected invalidRequest, got \(String(describing: error))")
             return
         }
         #expect(failure.description.contains("the adapter Refuse stopped the request"))

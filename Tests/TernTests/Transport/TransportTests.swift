@@ -26,8 +26,9 @@ import TernTesting
     @Test func anyOtherTransportErrorIsKeptInside() async throws {
         let transport = ScriptedTransport { _ in .failure(TestError(code: 9)) }
         let api = try TestAPI(baseURL: "https://example.invalid", transport: transport)
-        guard case .transportFailed(let failure)? = await apiError(of: api.request(route: api.get(endpoint: "/x")) as Promise<Void>) else {
-            Issue.record("expected transportFailed")
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/x")) as Promise<Void>)
+        guard case .transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed, got \(String(describing: error))")
             return
         }
         #expect(failure.underlying as? TestError == TestError(code: 9))
