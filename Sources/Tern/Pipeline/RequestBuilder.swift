@@ -36,13 +36,17 @@ enum RequestBuilder {
         }
         try validate(draft.headers, method: draft.method)
 
-        var request = URLRequest(url: draft.url)
-        request.httpMethod = draft.method.rawValue
-        request.cachePolicy = cachePolicy
         // Tern enforces the timeout itself; URLSession's own (whole seconds on Linux) must never fire first.
-        request.timeoutInterval = timeout.isFinite && timeout > 0 ? timeout.rounded(.up) + 1 : 7 * 24 * 3600
-        for field in draft.headers {
-            request.setValue(field.value, forHTTPHeaderField: field.name)
+        let sessionTimeout = timeout.isFinite && timeout > 0 ? timeout.rounded(.up) + 1 : 7 * 24 * 3600
+        var request = URLRequest(url: draft.url, cachePolicy: cachePolicy, timeoutInterval: sessionTimeout)
+        // Each of these setters is costly on Linux (the method is compared case-insensitively with
+        // six others; each header name is capitalized and compared with every header set so far),
+        // so set only what differs from the default, and the headers, merged already, at once.
+        if draft.method != .get {
+            request.httpMethod = draft.method.rawValue
+        }
+        if !draft.headers.isEmpty {
+            request.allHTTPHeaderFields = draft.headers.dictionary
         }
         switch draft.body {
         case .none:

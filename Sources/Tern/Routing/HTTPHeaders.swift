@@ -84,7 +84,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The fields as a dictionary, as `URLRequest` and `HTTPURLResponse` use them.
     public var dictionary: [String: String] {
-        Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+        var dictionary = [String: String](minimumCapacity: fields.count)
+        for field in fields { dictionary[field.name] = field.value }
+        return dictionary
     }
 
     /// The first field whose name or value HTTP forbids: names must be tokens (RFC 9110 §5.1)
