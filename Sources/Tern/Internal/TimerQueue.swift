@@ -12,10 +12,10 @@ import Foundation
 final class TimerQueue: Sendable {
     /// One scheduled action. Cancelling it drops the action at once.
     final class Timer: Cancellable {
-        private let action: Locked<(@Sendable () -> Void)?>
+        private let action: Locked<StoredAction?>
 
         init(_ action: @escaping @Sendable () -> Void) {
-            self.action = Locked(action)
+            self.action = Locked(StoredAction(action))
         }
 
         func cancel() {
@@ -23,7 +23,7 @@ final class TimerQueue: Sendable {
         }
 
         /// The action, handed out once: to run it, or to drop it.
-        func take() -> (@Sendable () -> Void)? {
+        func take() -> StoredAction? {
             action.withLock { action in
                 defer { action = nil }
                 return action
@@ -106,7 +106,7 @@ final class TimerQueue: Sendable {
             return (due, state.armedDeadline)
         }
         if next != .max { arm(at: next) }
-        due.forEach { $0.take()?() }
+        due.forEach { $0.take()?.run() }
     }
 
     private func arm(at deadline: UInt64) {

@@ -133,7 +133,7 @@ public final class Promise<Value: Sendable>: Sendable {
 
     @inlinable
     func carryOut(_ settlement: PromiseState<Value>.Settlement) {
-        settlement.cancelHandlers.forEach { $0() }
+        settlement.cancelHandlers.forEach { $0.run() }
         settlement.releasedUpstream?.releaseInterest()
         if settlement.needsDelivery { DeliveryLoop.run(self, on: nil) }
     }

@@ -18,7 +18,7 @@ struct PromiseState<Value: Sendable>: Sendable {
         var needsDelivery = false
         /// Producers' cancellation handlers to call (only when cancelled).
         @usableFromInline
-        var cancelHandlers = InlineList<@Sendable () -> Void>.none
+        var cancelHandlers = InlineList<StoredAction>.none
         /// Promises this one no longer waits for (only when it settled before them).
         @usableFromInline
         var releasedUpstream: (any Upstream)?
@@ -38,7 +38,7 @@ struct PromiseState<Value: Sendable>: Sendable {
     @usableFromInline
     var isDelivering = false
     @usableFromInline
-    var cancelHandlers = InlineList<@Sendable () -> Void>.none
+    var cancelHandlers = InlineList<StoredAction>.none
     /// The promise whose result this one waits for, if any.
     @usableFromInline
     var upstream: (any Upstream)?
@@ -126,7 +126,7 @@ struct PromiseState<Value: Sendable>: Sendable {
     @inlinable
     mutating func addCancelHandler(_ handler: @escaping @Sendable () -> Void) -> Bool {
         guard let result else {
-            cancelHandlers.append(handler)
+            cancelHandlers.append(StoredAction(handler))
             return false
         }
         if case .failure(APIError.cancelled) = result { return true }
