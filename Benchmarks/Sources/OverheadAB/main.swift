@@ -7,8 +7,8 @@ import PipelineFixtures
 // medians are compared. Synchronous, so that valgrind can count its instructions too.
 //
 //     swift run -c release OverheadAB [requests per round] [rounds]    # alternate, print ratios
-//     valgrind --tool=callgrind .build/release/OverheadAB tern 2000    # one side only
-//     valgrind --tool=callgrind .build/release/OverheadAB hand 2000
+//     .build/release/OverheadAB tern|hand [requests] [rounds]          # one side only
+//     valgrind --tool=callgrind .build/release/OverheadAB tern 2000    # its instructions
 
 let arguments = CommandLine.arguments.dropFirst()
 let delivery = DispatchQueue(label: "tern.overhead.delivery")
@@ -34,8 +34,9 @@ func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 if let side = arguments.first, side == "tern" || side == "hand" {
     let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 2_000
-    let (wall, cpu) = measure(side, count)
-    print("\(side): \(Int(wall)) ns wall, \(Int(cpu)) ns CPU per request")
+    let rounds = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 1
+    let results = (0..<rounds).map { _ in measure(side, count) }
+    print("\(side): \(Int(median(results.map(\.wall)))) ns wall, \(Int(median(results.map(\.cpu)))) ns CPU per request (median of \(rounds) rounds of \(count))")
 } else {
     let count = arguments.first.flatMap { Int($0) } ?? 1_000
     let rounds = arguments.dropFirst().first.flatMap { Int($0) } ?? 30
@@ -54,4 +55,7 @@ if let side = arguments.first, side == "tern" || side == "hand" {
     print("Tern:    \(Int(ternWall)) ns wall, \(Int(ternCPU)) ns CPU per request (median of \(rounds) rounds of \(count))")
     print("by hand: \(Int(handWall)) ns wall, \(Int(handCPU)) ns CPU per request")
     print(String(format: "ratio:   %.3f wall, %.3f CPU", ternWall / handWall, ternCPU / handCPU))
+    // Each round against the one beside it: the spread shows how noisy the machine was.
+    let pairs = zip(tern, hand).map { $0.cpu / $1.cpu }.sorted()
+    print(String(format: "pair CPU ratios: p25 %.3f  p50 %.3f  p75 %.3f", pairs[pairs.count / 4], pairs[pairs.count / 2], pairs[3 * pairs.count / 4]))
 }
