@@ -24,10 +24,15 @@ let package = Package(
             name: "PipelineFixtures",
             dependencies: [.product(name: "Tern", package: "Tern")]
         ),
-        // Not a package-benchmark target: the overhead comparison as a plain executable.
+        // Not package-benchmark targets: the same comparisons as plain executables, each
+        // side taking turns in one process.
         .executableTarget(
             name: "OverheadAB",
             dependencies: ["PipelineFixtures"]
+        ),
+        .executableTarget(
+            name: "EndToEndAB",
+            dependencies: ["PipelineFixtures", .product(name: "TernTesting", package: "Tern")]
         ),
         .executableTarget(
             name: "PipelineBenchmarks",

@@ -44,50 +44,23 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("End to end, sequential: Tern") { benchmark in
         let api = ItemsAPI(baseURL: server.baseURL, responseQueue: delivery)
-        for _ in benchmark.scaledIterations {
-            blackHole(try await api.items().value)
-        }
+        try await EndToEnd.sequential(benchmark.scaledIterations.count) { try await EndToEnd.tern(api) }
     }
 
     Benchmark("End to end, sequential: raw URLSession") { benchmark in
         let session = URLSession(configuration: .default)
         defer { session.finishTasksAndInvalidate() }
-        for _ in benchmark.scaledIterations {
-            blackHole(try await fetchItems(session, itemsURL))
-        }
+        try await EndToEnd.sequential(benchmark.scaledIterations.count) { try await EndToEnd.raw(session, itemsURL) }
     }
 
     Benchmark("End to end, 64 in flight: Tern") { benchmark in
         let api = ItemsAPI(baseURL: server.baseURL, responseQueue: delivery)
-        try await inFlight(64, benchmark.scaledIterations.count) { try await api.items().value }
+        try await EndToEnd.inFlight(64, benchmark.scaledIterations.count) { try await EndToEnd.tern(api) }
     }
 
     Benchmark("End to end, 64 in flight: raw URLSession") { benchmark in
         let session = URLSession(configuration: .default)
         defer { session.finishTasksAndInvalidate() }
-        try await inFlight(64, benchmark.scaledIterations.count) { try await fetchItems(session, itemsURL) }
-    }
-}
-
-/// Raw URLSession with a completion handler and JSONDecoder: the baseline.
-func fetchItems(_ session: URLSession, _ url: URL) async throws -> [Item] {
-    try await withCheckedThrowingContinuation { continuation in
-        session.dataTask(with: url) { data, response, error in
-            continuation.resume(with: Result {
-                if let error { throw error }
-                return try JSONDecoder().decode([Item].self, from: data ?? Data())
-            })
-        }.resume()
-    }
-}
-
-/// Runs `count` requests with at most `width` in flight.
-func inFlight(_ width: Int, _ count: Int, _ request: @escaping @Sendable () async throws -> [Item]) async throws {
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for index in 0..<count {
-            if index >= width { try await group.next() }
-            group.addTask { blackHole(try await request()) }
-        }
-        try await group.waitForAll()
+        try await EndToEnd.inFlight(64, benchmark.scaledIterations.count) { try await EndToEnd.raw(session, itemsURL) }
     }
 }

@@ -22,7 +22,7 @@ final class UploadAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
 /// A sparse file of `size` bytes: it takes no disk space, and reads as zeros.
 func sparseFile(_ size: UInt64) throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("tern-benchmark-\(size).bin")
-    FileManager.default.createFile(atPath: url.path, contents: nil)
+    guard FileManager.default.createFile(atPath: url.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
     let handle = try FileHandle(forWritingTo: url)
     try handle.truncate(atOffset: size)
     try handle.close()

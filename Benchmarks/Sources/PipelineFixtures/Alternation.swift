@@ -1,0 +1,59 @@
+import Foundation
+
+/// Two workloads measured in turns in one process, so that both see the same machine: what the
+/// `…AB` harnesses run, steadier on a shared machine than separate benchmark runs.
+public enum Alternation {
+    /// Wall and CPU nanoseconds per request of one round.
+    public struct Sample: Sendable {
+        public let wall: Double
+        public let cpu: Double
+    }
+
+    /// Runs `body`, which sends `count` requests; returns the cost per request. CPU time is the
+    /// whole process's, every thread included.
+    public static func measure(_ count: Int, _ body: () async throws -> Void) async rethrows -> Sample {
+        let wallStart = DispatchTime.now().uptimeNanoseconds
+        let cpuStart = clock()
+        try await body()
+        let wall = Double(DispatchTime.now().uptimeNanoseconds - wallStart)
+        let cpu = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC) * 1e9
+        return Sample(wall: wall / Double(count), cpu: cpu / Double(count))
+    }
+
+    /// Runs `rounds` rounds of each workload, `count` requests a round, alternating which goes
+    /// first, after two rounds of warm-up; prints the medians and their ratio.
+    public static func compare(
+        _ name: String,
+        against baseline: String,
+        count: Int,
+        rounds: Int,
+        _ measured: () async throws -> Void,
+        _ reference: () async throws -> Void
+    ) async rethrows {
+        var ours: [Sample] = []
+        var theirs: [Sample] = []
+        for round in 0..<rounds + 2 {
+            let pair: (Sample, Sample)
+            if round.isMultiple(of: 2) {
+                let first = try await measure(count, measured)
+                pair = (first, try await measure(count, reference))
+            } else {
+                let first = try await measure(count, reference)
+                pair = (try await measure(count, measured), first)
+            }
+            if round >= 2 { ours.append(pair.0); theirs.append(pair.1) }
+        }
+        let wall = (median(ours.map(\.wall)), median(theirs.map(\.wall)))
+        let cpu = (median(ours.map(\.cpu)), median(theirs.map(\.cpu)))
+        print("\(name): \(Int(wall.0)) ns wall, \(Int(cpu.0)) ns CPU per request (median of \(rounds) rounds of \(count))")
+        print("\(baseline): \(Int(wall.1)) ns wall, \(Int(cpu.1)) ns CPU per request")
+        print(String(format: "ratio: %.3f wall, %.3f CPU", wall.0 / wall.1, cpu.0 / cpu.1))
+        // Each round against the one beside it: the spread shows how noisy the machine was.
+        let pairs = zip(ours, theirs).map { $0.cpu / $1.cpu }.sorted()
+        print(String(format: "round-by-round CPU ratios: p25 %.3f  p50 %.3f  p75 %.3f",
+                     pairs[pairs.count / 4], pairs[pairs.count / 2], pairs[3 * pairs.count / 4]))
+    }
+
+    /// The middle value.
+    public static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+}
