@@ -172,12 +172,17 @@ enum Readme {
         func products() -> Promise<[Product]> { request(route: get(endpoint: "/products")) }
     }
 
-    static func testing() throws -> [Product] {
+    /// The snippets' products, and the request they send to the closed port.
+    static func testing() throws -> (products: [Product], unreachable: Promise<[Product]>) {
         let server = try LoopbackServer { request in
             request.path == "/products" ? .json(#"[{"id": 1, "name": "tern", "price": 3}]"#) : ServerResponse(status: 404)
         }
         defer { server.stop() }
         let testShop = TestShopAPI(baseURL: server.baseURL)
+
+        let closed = try ClosedPort()
+        let unreachableShop = TestShopAPI(baseURL: closed.baseURL)   // fails: APIError.transportFailed
+        let unreachable = unreachableShop.products()
 
         let clock = TestClock()
         let delayed = Promise(value: 1).delay(30, clock: clock)
@@ -185,7 +190,8 @@ enum Readme {
         let clockedShop = TestShopAPI(baseURL: server.baseURL, clock: clock)
         _ = (delayed, clockedShop)
 
-        return try testShop.products().wait()
+        _ = try? unreachable.wait()   // settled while the port is still reserved
+        return (try testShop.products().wait(), unreachable)
     }
 
     // MARK: Authentication
@@ -273,8 +279,15 @@ enum Readme {
         withExtendedLifetime(store) {}
     }
 
-    @Test func theTestingSnippetRuns() throws {
-        #expect(try Readme.testing().map(\.name) == ["tern"])
+    @Test func theTestingSnippetRuns() async throws {
+        let (products, unreachable) = try Readme.testing()
+        #expect(products.map(\.name) == ["tern"])
+        let error = await apiError(of: unreachable)
+        guard case APIError.transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.urlError?.code == .cannotConnectToHost)
     }
 
     @Test func theCustomEncoderAndThePageParserRun() async throws {
