@@ -23,13 +23,7 @@ public final class ClosedPort: Sendable {
     ///
     /// - Throws: `POSIXError` if no socket could be opened or bound.
     public init() throws {
-        socket = try Socket.bind()
-        do {
-            port = try Socket.port(of: socket)
-        } catch {
-            close(socket)
-            throw error
-        }
+        (socket, port) = try Socket.bind()
     }
 
     deinit {

@@ -180,19 +180,16 @@ private struct BodySink {
 
 /// The POSIX calls, with the differences between Linux and Apple platforms in one place.
 enum Socket {
-    /// A socket listening on a free port of 127.0.0.1.
-    static func listen() throws -> Int32 {
-        let listener = try bind(reusingAddress: true)
-        guard listenOnSocket(listener, 256) == 0 else {
-            let error = POSIXError(.init(rawValue: errno) ?? .EIO)
-            close(listener)
-            throw error
-        }
-        return listener
+    /// A socket listening on a free port of 127.0.0.1, and that port.
+    static func listen() throws -> (socket: Int32, port: Int) {
+        let bound = try bind(reusingAddress: true)
+        guard listenOnSocket(bound.socket, 256) == 0 else { throw closing(bound.socket) }
+        return bound
     }
 
-    /// A socket bound to a free port of 127.0.0.1, not listening: connections to it are refused.
-    static func bind(reusingAddress: Bool = false) throws -> Int32 {
+    /// A socket bound to a free port of 127.0.0.1, not listening (connections to it are
+    /// refused), and that port.
+    static func bind(reusingAddress: Bool = false) throws -> (socket: Int32, port: Int) {
         #if canImport(Glibc)
         let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -210,23 +207,25 @@ enum Socket {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bindSocket(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0 else {
-            let error = POSIXError(.init(rawValue: errno) ?? .EIO)
-            close(socket)
-            throw error
-        }
-        return socket
+        guard bound == 0, let port = port(of: socket) else { throw closing(socket) }
+        return (socket, port)
     }
 
-    /// The port a bound socket got.
-    static func port(of listener: Int32) throws -> Int {
+    /// The port a bound socket got; `nil` with `errno` set if it cannot be read.
+    private static func port(of socket: Int32) -> Int? {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let result = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
         }
-        guard result == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return result == 0 ? Int(UInt16(bigEndian: address.sin_port)) : nil
+    }
+
+    /// The error in `errno`, once `socket` is closed.
+    private static func closing(_ socket: Int32) -> POSIXError {
+        let error = POSIXError(.init(rawValue: errno) ?? .EIO)
+        close(socket)
+        return error
     }
 
     /// Sets no-delay (answers go out at once) and, on Apple platforms, no SIGPIPE.

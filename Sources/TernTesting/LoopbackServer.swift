@@ -43,8 +43,7 @@ public final class LoopbackServer: Sendable {
     public init(keepingBodiesUpTo bodyLimit: Int = .max, handler: @escaping Handler) throws {
         self.handler = handler
         self.bodyLimit = bodyLimit
-        listener = try Socket.listen()
-        port = try Socket.port(of: listener)
+        (listener, port) = try Socket.listen()
         let thread = Thread { [self] in
             acceptLoop()
             acceptLoopEnded.signal()
