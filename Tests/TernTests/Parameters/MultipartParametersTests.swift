@@ -36,7 +36,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         let (body, contentType) = try encode(MultipartParameters(parts: [Part(name: "doc", fileURL: file)]))
         guard case .file(let url, isTemporary: true) = body else {
-            Issue.record("expected a temporary file, got \(body), got \(String(describing: body))")
+            Issue.record("expected a temporary file, got \(body)")
             return
         }
         defer { try? FileManager.default.removeItem(at: url) }

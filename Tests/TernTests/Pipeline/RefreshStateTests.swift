@@ -10,7 +10,7 @@ import Testing
         let first = state.decide(signedWith: 0, now: 0, limit: limit)
         let second = state.decide(signedWith: 0, now: 0, limit: limit)
         guard case .start(let started, _) = first, case .join(let joined) = second else {
-            Issue.record("expected start then join, got \(first) and \(second), got \(String(describing: second))")
+            Issue.record("expected start then join, got \(first) and \(second)")
             return
         }
         #expect(started === joined)

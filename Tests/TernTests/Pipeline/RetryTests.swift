@@ -81,7 +81,7 @@ import TernTesting
         let api = try makeAPI(server, clock)
         let result = await drive(api.request(route: api.get(endpoint: "/a")) as Promise<Data>, clock)
         guard case .failure(APIError.unacceptableStatus(let failure)) = result else {
-            Issue.record("expected unacceptableStatus, got \(result), got \(String(describing: result))")
+            Issue.record("expected unacceptableStatus, got \(result)")
             return
         }
         #expect(failure.statusCode == 502)
@@ -137,7 +137,7 @@ import TernTesting
         let api = try TestAPI(baseURL: closed.baseURL, configuration: APIConfiguration(timeout: .infinity, retryBudget: .unlimited), clock: clock)
         let result = await drive(api.request(route: api.get(endpoint: "/a")) as Promise<Data>, clock)
         guard case .failure(APIError.transportFailed(let failure)) = result else {
-            Issue.record("expected transportFailed, got \(result), got \(String(describing: result))")
+            Issue.record("expected transportFailed, got \(result)")
             return
         }
         #expect(failure.urlError?.code == .cannotConnectToHost)

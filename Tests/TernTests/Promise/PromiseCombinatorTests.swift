@@ -94,7 +94,7 @@ import Testing
         let failures = Promise.any([Promise<Int>(error: TestError(code: 1)), Promise(error: TestError(code: 2))], in: queue)
         let result = await failures.result
         guard case .failure(APIError.promise(.allFailed(let errors))) = result else {
-            Issue.record("expected allFailed, got \(result), got \(String(describing: result))")
+            Issue.record("expected allFailed, got \(result)")
             return
         }
         #expect(errors.compactMap { ($0 as? TestError)?.code } == [1, 2])

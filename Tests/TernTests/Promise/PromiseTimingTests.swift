@@ -61,7 +61,7 @@ import Testing
         promise.cancel()
         let result = await promise.result
         guard case .failure(APIError.cancelled) = result else {
-            Issue.record("expected cancellation, got \(result), got \(String(describing: result))")
+            Issue.record("expected cancellation, got \(result)")
             return
         }
         #expect(attempts.value == 1)
