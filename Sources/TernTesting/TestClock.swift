@@ -72,12 +72,18 @@ public final class TestClock: APIClock, @unchecked Sendable {
 
     /// Waits (in real time, up to `timeout` seconds) until at least `count` actions are waiting.
     /// Returns whether they are.
+    ///
+    /// The default timeout is long because it costs nothing when the actions arrive, and a
+    /// loaded machine (a sanitizer run, say) can hold the code that schedules them back for
+    /// seconds. Polling backs off to 16 ms.
     @discardableResult
-    public func waitForScheduled(_ count: Int, timeout: TimeInterval = 5) async -> Bool {
+    public func waitForScheduled(_ count: Int, timeout: TimeInterval = 30) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
+        var interval: UInt64 = 1_000_000
         while pendingCount < count {
             guard Date() < deadline else { return false }
-            try? await Task.sleep(nanoseconds: 1_000_000)
+            try? await Task.sleep(nanoseconds: interval)
+            interval = min(interval * 2, 16_000_000)
         }
         return true
     }

@@ -172,8 +172,10 @@ enum Readme {
         func products() -> Promise<[Product]> { request(route: get(endpoint: "/products")) }
     }
 
-    /// The snippets' products, and the request they send to the closed port.
-    static func testing() throws -> (products: [Product], unreachable: Promise<[Product]>) {
+    /// The snippets' products, and how their request to the closed port ended. Awaited, not
+    /// waited for: a test blocking a shared pool thread can starve the pipelines of tests
+    /// running beside it.
+    static func testing() async throws -> (products: [Product], unreachable: APIError?) {
         let server = try LoopbackServer { request in
             request.path == "/products" ? .json(#"[{"id": 1, "name": "tern", "price": 3}]"#) : ServerResponse(status: 404)
         }
@@ -190,8 +192,8 @@ enum Readme {
         let clockedShop = TestShopAPI(baseURL: server.baseURL, clock: clock)
         _ = (delayed, clockedShop)
 
-        _ = try? unreachable.wait()   // settled while the port is still reserved
-        return (try testShop.products().wait(), unreachable)
+        let refused = await apiError(of: unreachable)   // settled while the port is still reserved
+        return (try await testShop.products().value, refused)
     }
 
     // MARK: Authentication
@@ -280,9 +282,8 @@ enum Readme {
     }
 
     @Test func theTestingSnippetRuns() async throws {
-        let (products, unreachable) = try Readme.testing()
+        let (products, error) = try await Readme.testing()
         #expect(products.map(\.name) == ["tern"])
-        let error = await apiError(of: unreachable)
         guard case APIError.transportFailed(let failure)? = error else {
             Issue.record("expected transportFailed, got \(String(describing: error))")
             return

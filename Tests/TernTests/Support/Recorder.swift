@@ -36,11 +36,18 @@ struct TaggedQueue: Sendable {
 }
 
 /// Waits until `condition` holds, polling; gives up after `timeout` seconds.
-func eventually(timeout: TimeInterval = 5, _ condition: @Sendable () -> Bool) async -> Bool {
+///
+/// The timeout is generous because it costs nothing when the condition comes true: under the
+/// thread sanitizer on a busy 2-core machine, a new Task was seen to wait 6 s for a thread.
+/// Polling backs off to 16 ms, so that tests waiting side by side do not themselves keep the
+/// shared threads busy.
+func eventually(timeout: TimeInterval = 30, _ condition: @Sendable () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
+    var interval: UInt64 = 1_000_000
     while Date() < deadline {
         if condition() { return true }
-        try? await Task.sleep(nanoseconds: 1_000_000)
+        try? await Task.sleep(nanoseconds: interval)
+        interval = min(interval * 2, 16_000_000)
     }
     return condition()
 }
