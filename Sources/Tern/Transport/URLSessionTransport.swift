@@ -31,8 +31,13 @@ public final class URLSessionTransport: Transport {
     }
 
     deinit {
+        guard ownsSession else { return }
         // Lets tasks still running finish; every request holds the transport, so none are left.
-        if ownsSession { session.finishTasksAndInvalidate() }
+        // The last request often releases the transport inside its completion handler, on this
+        // session's own delegate queue: invalidating (and freeing) the session from there races
+        // with FoundationNetworking's teardown on Linux. So it is done from another queue.
+        let session = session
+        DispatchQueue.global().async { session.finishTasksAndInvalidate() }
     }
 
     public func send(
