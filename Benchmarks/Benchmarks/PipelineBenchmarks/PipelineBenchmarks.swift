@@ -41,26 +41,25 @@ let benchmarks: @Sendable () -> Void = {
         ServerResponse(headers: ["Content-Type": "application/json"], body: Fixtures.body)
     }
     let itemsURL = URL(string: server.baseURL + "/items")!
+    // One API and one session for all iterations, as an app keeps them: creating and
+    // invalidating a session per iteration crashed FoundationNetworking on Linux now and then
+    // (its session-teardown races).
+    let sharedAPI = ItemsAPI(baseURL: server.baseURL, responseQueue: delivery)
+    let sharedSession = URLSession(configuration: .default)
 
     Benchmark("End to end, sequential: Tern") { benchmark in
-        let api = ItemsAPI(baseURL: server.baseURL, responseQueue: delivery)
-        try await EndToEnd.sequential(benchmark.scaledIterations.count) { try await EndToEnd.tern(api) }
+        try await EndToEnd.sequential(benchmark.scaledIterations.count) { try await EndToEnd.tern(sharedAPI) }
     }
 
     Benchmark("End to end, sequential: raw URLSession") { benchmark in
-        let session = URLSession(configuration: .default)
-        defer { session.finishTasksAndInvalidate() }
-        try await EndToEnd.sequential(benchmark.scaledIterations.count) { try await EndToEnd.raw(session, itemsURL) }
+        try await EndToEnd.sequential(benchmark.scaledIterations.count) { try await EndToEnd.raw(sharedSession, itemsURL) }
     }
 
     Benchmark("End to end, 64 in flight: Tern") { benchmark in
-        let api = ItemsAPI(baseURL: server.baseURL, responseQueue: delivery)
-        try await EndToEnd.inFlight(64, benchmark.scaledIterations.count) { try await EndToEnd.tern(api) }
+        try await EndToEnd.inFlight(64, benchmark.scaledIterations.count) { try await EndToEnd.tern(sharedAPI) }
     }
 
     Benchmark("End to end, 64 in flight: raw URLSession") { benchmark in
-        let session = URLSession(configuration: .default)
-        defer { session.finishTasksAndInvalidate() }
-        try await EndToEnd.inFlight(64, benchmark.scaledIterations.count) { try await EndToEnd.raw(session, itemsURL) }
+        try await EndToEnd.inFlight(64, benchmark.scaledIterations.count) { try await EndToEnd.raw(sharedSession, itemsURL) }
     }
 }
