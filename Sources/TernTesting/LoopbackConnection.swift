@@ -180,10 +180,13 @@ private struct BodySink {
 
 /// The POSIX calls, with the differences between Linux and Apple platforms in one place.
 enum Socket {
-    /// A socket listening on a free port of 127.0.0.1, and that port.
+    /// A socket listening on a free port of 127.0.0.1, and that port. It does not block: the
+    /// server waits in `poll`, so that `accept` never holds its thread once a waiting client has
+    /// gone, and stopping never waits for a client to come.
     static func listen() throws -> (socket: Int32, port: Int) {
         let bound = try bind(reusingAddress: true)
-        guard listenOnSocket(bound.socket, 256) == 0 else { throw closing(bound.socket) }
+        guard listenOnSocket(bound.socket, 256) == 0,
+              fcntl(bound.socket, F_SETFL, fcntl(bound.socket, F_GETFL) | O_NONBLOCK) == 0 else { throw closing(bound.socket) }
         return bound
     }
 
@@ -228,8 +231,10 @@ enum Socket {
         return error
     }
 
-    /// Sets no-delay (answers go out at once) and, on Apple platforms, no SIGPIPE.
+    /// Sets blocking (Apple platforms hand accepted sockets the listener's non-blocking flag),
+    /// no-delay (answers go out at once) and, on Apple platforms, no SIGPIPE.
     static func configure(_ socket: Int32) {
+        _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) & ~O_NONBLOCK)
         var one: Int32 = 1
         setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         #if canImport(Darwin)

@@ -71,7 +71,8 @@ public final class LoopbackServer: Sendable {
     /// everyone else is done with it, never shut down or accepted on once closed.
     public func stop() {
         guard connections.stop() else { return }
-        // Wakes the accept loop's poll at once on Linux; elsewhere it sees the stop within 50 ms.
+        // Wakes the accept loop's poll at once on Linux; elsewhere it sees the stop within 50 ms
+        // (the listener never blocks in accept).
         _ = shutdown(listener, Int32(SHUT_RDWR))
         acceptLoopEnded.wait()
         close(listener)
@@ -83,8 +84,9 @@ public final class LoopbackServer: Sendable {
             guard poll(&descriptor, 1, 50) > 0, !connections.isStopped else { continue }
             let client = accept(listener, nil, nil)
             guard client >= 0 else {
-                // Out of descriptors, say: try again shortly rather than stop serving.
-                if errno != EINTR && errno != ECONNABORTED { usleep(10_000) }
+                // The client left before being accepted, or a signal: poll again. Out of
+                // descriptors, say: try again shortly rather than stop serving.
+                if ![EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED].contains(errno) { usleep(10_000) }
                 continue
             }
             guard connections.add(client) else {
