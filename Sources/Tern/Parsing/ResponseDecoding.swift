@@ -30,7 +30,7 @@ extension ResponseDecoding where Value: Decodable {
     @inlinable
     static var decodable: ResponseDecoding {
         ResponseDecoding { response, parser in
-            if response.body.isEmpty, let none = (Value.self as? any ExpressibleByNilLiteral.Type)?.init(nilLiteral: ()) as? Value {
+            if response.body.isEmpty, let optional = Value.self as? any OptionalValue.Type, let none = optional.none as? Value {
                 return none
             }
             guard !response.body.isEmpty else { throw EmptyBody() }
@@ -89,6 +89,18 @@ extension ResponseDecoding where Value == String {
         var description: String { "the body is not valid \(encoding) text" }
     }
 }
+
+/// Lets generic code make `nil` of an optional type it only knows as `Value`.
+///
+/// Not `ExpressibleByNilLiteral`: a release build specialized for an optional value crashed the
+/// compiler (Swift 6.3, IR generation) on `(Value.self as? any ExpressibleByNilLiteral.Type)?.init(nilLiteral: ())`.
+@usableFromInline
+protocol OptionalValue {
+    /// `nil`.
+    static var none: Self { get }
+}
+
+extension Optional: OptionalValue {}
 
 /// A body that was empty where a value was expected.
 @usableFromInline
