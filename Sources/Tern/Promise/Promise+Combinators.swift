@@ -8,7 +8,7 @@ extension Promise {
         guard !promises.isEmpty else { return Promise<[Value]>(value: [], in: queue) }
         let combined = Promise<[Value]>(queue: queue, state: PromiseState())
         let values = Collector<Value>(count: promises.count)
-        let releaseAll: @Sendable () -> Void = { promises.forEach { $0.releaseInterest() } }
+        let releaseAll: @Sendable () -> Void = { promises.forEach { release($0) } }
         for (index, promise) in promises.enumerated() {
             promise.register(Callback(queue: nil) { result, loop in
                 switch result {
@@ -46,7 +46,7 @@ extension Promise {
     public static func race(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<Value> {
         guard !promises.isEmpty else { return Promise(error: APIError.promise(.noPromises), in: queue) }
         let winner = Promise(queue: queue, state: PromiseState())
-        let releaseAll: @Sendable () -> Void = { promises.forEach { $0.releaseInterest() } }
+        let releaseAll: @Sendable () -> Void = { promises.forEach { release($0) } }
         for promise in promises {
             promise.register(Callback(queue: nil) { result, _ in
                 if winner.settle(result) { releaseAll() }
@@ -63,7 +63,7 @@ extension Promise {
         guard !promises.isEmpty else { return Promise(error: APIError.promise(.allFailed([])), in: queue) }
         let winner = Promise(queue: queue, state: PromiseState())
         let errors = Collector<any Error>(count: promises.count)
-        let releaseAll: @Sendable () -> Void = { promises.forEach { $0.releaseInterest() } }
+        let releaseAll: @Sendable () -> Void = { promises.forEach { release($0) } }
         for (index, promise) in promises.enumerated() {
             promise.register(Callback(queue: nil) { result, loop in
                 switch result {

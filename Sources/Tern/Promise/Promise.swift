@@ -131,11 +131,22 @@ public final class Promise<Value: Sendable>: Sendable {
         if state.withLock({ $0.settle(result) })?.needsDelivery == true { loop.deliver(self) }
     }
 
+    /// Runs the handlers and delivery a settlement calls for, then releases the upstream chain.
     @inlinable
     func carryOut(_ settlement: PromiseState<Value>.Settlement) {
         settlement.cancelHandlers.forEach { $0.run() }
-        settlement.releasedUpstream?.releaseInterest()
         if settlement.needsDelivery { DeliveryLoop.run(self, on: nil) }
+        Self.release(settlement.releasedUpstream)
+    }
+
+    /// Releases `upstream`, then whatever that cancels in turn, one promise at a time: a chain
+    /// of any length is cancelled in flat stack depth, as delivery runs it.
+    @inlinable
+    static func release(_ upstream: (any Upstream)?) {
+        var next = upstream
+        while let promise = next {
+            next = promise.releaseInterest()
+        }
     }
 
     /// Registers a producer's cancellation handler; it runs at once if the promise is already cancelled.
@@ -177,7 +188,7 @@ public final class Promise<Value: Sendable>: Sendable {
     @inlinable
     func follow(_ other: Promise<Value>, in loop: inout DeliveryLoop) {
         if other === self { return settle(.failure(APIError.promise(.resolvedWithItself)), in: &loop) }
-        guard state.withLock({ $0.wait(on: other) }) else { return other.releaseInterest() }
+        guard state.withLock({ $0.wait(on: other) }) else { return Self.release(other) }
         let callback = Callback<Value>(queue: nil) { [self] result, loop in settle(result, in: &loop) }
         if other.state.withLock({ $0.register(callback, asDependent: true) }) { loop.deliver(other) }
     }
@@ -203,7 +214,12 @@ extension Promise: Deliverable {
 
 extension Promise: Upstream {
     @inlinable
-    func releaseInterest() {
-        if state.withLock({ $0.releaseDependent() }) { cancel() }
+    func releaseInterest() -> (any Upstream)? {
+        guard state.withLock({ $0.releaseDependent() }), let settlement = state.withLock({ $0.cancel() }) else {
+            return nil
+        }
+        settlement.cancelHandlers.forEach { $0.run() }
+        if settlement.needsDelivery { DeliveryLoop.run(self, on: nil) }
+        return settlement.releasedUpstream
     }
 }

@@ -1,8 +1,9 @@
 /// A promise this one waits on, which it may cancel when nobody else needs it any more.
 @usableFromInline
 protocol Upstream: AnyObject, Sendable {
-    /// One dependent no longer needs the result; the last one to say so cancels it.
-    func releaseInterest()
+    /// One dependent no longer needs the result; the last one to say so cancels it. Returns
+    /// the promise it waited on in turn, for the caller to release next (never recursively).
+    func releaseInterest() -> (any Upstream)?
 }
 
 /// The pure state of one promise: what it holds and what happens next, with no locks and no

@@ -89,4 +89,40 @@ import Testing
         promise.cancel()
         #expect(try await promise.value == 2)
     }
+
+    /// Cancellation walks up a chain without recursion, as delivery walks down it: the stack
+    /// stays flat however long the chain.
+    @Test func cancellingTheTailOfAVeryLongChainReachesItsSource() {
+        let (source, resolver) = Promise<Int>.pending(in: queue)
+        let handled = Recorder<Bool>()
+        resolver.onCancel { handled.append(true) }
+        var tail = source
+        for _ in 0..<30_000 { tail = tail.map { $0 } }
+        tail.cancel()
+        #expect(isCancelled(source))
+        #expect(handled.items == [true])
+    }
+
+    /// A poll loop written as a recursive `then` is a chain of promises each following the next.
+    @Test func cancellingARecursivePollLoopReachesTheStepInFlight() async throws {
+        let (last, lastResolver) = Promise<Int>.pending(in: queue)
+        let handled = Recorder<Bool>()
+        lastResolver.onCancel { handled.append(true) }
+        let reached = Promise<Void>.pending(in: queue)
+        @Sendable func poll(_ remaining: Int) -> Promise<Int> {
+            Promise(value: remaining, in: queue).then { remaining in
+                guard remaining > 0 else {
+                    reached.resolver.fulfill()
+                    return last
+                }
+                return poll(remaining - 1)
+            }
+        }
+        let loop = poll(30_000)
+        try await reached.promise.value
+        queue.sync {}  // the last `then` adopts `last` right after its body returns
+        loop.cancel()
+        #expect(isCancelled(last))
+        #expect(handled.items == [true])
+    }
 }

@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test func cancelHandsBackHandlersAndUpstream() throws {
-        final class Source: Upstream { func releaseInterest() {} }
+        final class Source: Upstream { func releaseInterest() -> (any Upstream)? { nil } }
         let upstream = Source()
         var state = PromiseState<Int>(upstream: upstream)
         let ranAtOnce = state.addCancelHandler {}
@@ -117,7 +117,7 @@ import Testing
     }
 
     @Test func waitingOnAnUpstreamAfterSettlingIsRefused() {
-        final class Source: Upstream { func releaseInterest() {} }
+        final class Source: Upstream { func releaseInterest() -> (any Upstream)? { nil } }
         var state = PromiseState<Int>()
         let whilePending = state.wait(on: Source())
         _ = state.cancel()
