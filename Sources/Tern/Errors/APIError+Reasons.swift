@@ -13,6 +13,8 @@ extension APIError {
             /// A header name or value contains a line break or another character HTTP forbids,
             /// which would let it inject headers or requests.
             case invalidHeader(name: String)
+            /// The timeout is zero, negative or not a number; `.infinity` means none.
+            case invalidTimeout(TimeInterval)
             /// Something else, in words.
             case other(String)
         }
@@ -35,6 +37,8 @@ extension APIError {
             case .invalidHeader(let name):
                 "Invalid request: the header \"\(name.debugDescription.dropFirst().dropLast())\" has a name or value "
                     + "with a line break or another character HTTP forbids; it was not sent."
+            case .invalidTimeout(let interval):
+                "Invalid request: the timeout \(interval) s is not a positive number of seconds (use .infinity for none); it was not sent."
             case .other(let text):
                 "Invalid request: \(text)"
             }

@@ -68,9 +68,14 @@ final class TimerQueue: Sendable {
     }
 
     /// Runs `action` on the timer queue `interval` seconds from now, unless cancelled first.
+    ///
+    /// An infinite interval, or one too long to count in nanoseconds of uptime (about 580
+    /// years), never fires; a negative or NaN one fires at once.
     func schedule(after interval: TimeInterval, _ action: @escaping @Sendable () -> Void) -> Timer {
         let timer = Timer(action)
-        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, interval) * 1e9)
+        guard let deadline = Self.deadline(after: interval, from: DispatchTime.now().uptimeNanoseconds) else {
+            return timer  // never fires; cancelling it still drops the action
+        }
         let rearm = state.withLock { state -> Bool in
             state.nextSequence += 1
             Self.push(Entry(deadline: deadline, sequence: state.nextSequence, timer: timer), onto: &state.heap)
@@ -86,6 +91,15 @@ final class TimerQueue: Sendable {
         }
         if rearm { arm(at: deadline) }
         return timer
+    }
+
+    /// The uptime in nanoseconds `interval` seconds after `now`, or `nil` for never. Converting
+    /// a huge or infinite interval to an integer traps, so this is the one place that does it.
+    static func deadline(after interval: TimeInterval, from now: UInt64) -> UInt64? {
+        guard interval > 0 else { return now }  // also NaN
+        let nanoseconds = interval * 1e9
+        guard nanoseconds < Double(UInt64.max - now) else { return nil }
+        return now + UInt64(nanoseconds)
     }
 
     /// Timers in the heap, cancelled ones included, and those still pending: for tests.

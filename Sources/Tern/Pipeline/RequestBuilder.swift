@@ -36,8 +36,9 @@ enum RequestBuilder {
         }
         try validate(draft.headers, method: draft.method)
 
-        // Tern enforces the timeout itself; URLSession's own (whole seconds on Linux) must never fire first.
-        let sessionTimeout = timeout.isFinite && timeout > 0 ? timeout.rounded(.up) + 1 : 7 * 24 * 3600
+        // Tern enforces the timeout itself; URLSession's own (whole seconds on Linux) must never
+        // fire first, and stays within what FoundationNetworking can count.
+        let sessionTimeout = min(timeout.rounded(.up) + 1, maximumSessionTimeout)
         var request = URLRequest(url: draft.url, cachePolicy: cachePolicy, timeoutInterval: sessionTimeout)
         // Each of these setters is costly on Linux (the method is compared case-insensitively with
         // six others; each header name is capitalized and compared with every header set so far),
@@ -58,6 +59,9 @@ enum RequestBuilder {
             return (TransportRequest(urlRequest: request, bodyFile: file), isTemporary ? file : nil)
         }
     }
+
+    /// URLSession's own timeout when Tern's is longer: a year, as good as never.
+    static let maximumSessionTimeout: TimeInterval = 365 * 24 * 3600
 
     /// Refuses headers that could inject other headers or requests.
     static func validate(_ headers: HTTPHeaders, method: HTTPMethod) throws {

@@ -49,6 +49,8 @@ final class RequestExecution: Sendable {
         /// A retry's backoff being waited out.
         var wait: (any Cancellable)?
         var temporaryFile: URL?
+        /// The URL as built, query included, for a timeout's error.
+        var url: URL?
         var retries = 0
         var replayedAfterRefresh = false
         var isFinished = false
@@ -76,6 +78,14 @@ final class RequestExecution: Sendable {
         // Cancelled before the pipeline got to it: build nothing (a multipart body means a file).
         guard keep({ _ in }) else { return }
         let timeout = options.timeout ?? api.configuration.timeout
+        guard timeout > 0 else {  // NaN too
+            return finish(.failed(.invalidRequest(.init(reason: .invalidTimeout(timeout), method: route.method.rawValue))))
+        }
+        // The timeout spans the whole request from here: building its body, every attempt, refreshes.
+        if timeout.isFinite {
+            let timer = api.clock.schedule(after: timeout) { [self] in timedOut(after: timeout) }
+            guard keep({ $0.timer = timer }) else { return timer.cancel() }
+        }
         do {
             let (request, temporaryFile) = try RequestBuilder.build(
                 route: route,
@@ -85,12 +95,8 @@ final class RequestExecution: Sendable {
                 commonHeaders: api.configuration.commonHeaders,
                 acceptHeader: parser.acceptHeader
             )
-            let timer = timeout.isFinite && timeout > 0 ? api.clock.schedule(after: timeout) { [self] in
-                finish(.failed(.timeout(.init(interval: timeout, method: route.method.rawValue, url: request.urlRequest.url))))
-            } : nil
-            // Cancelled while the body was being written: nobody will send it.
-            guard keep({ $0.temporaryFile = temporaryFile; $0.timer = timer }) else {
-                timer?.cancel()
+            // Timed out or cancelled while the body was being written: nobody will send it.
+            guard keep({ $0.temporaryFile = temporaryFile; $0.url = request.urlRequest.url }) else {
                 if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) }
                 return
             }
@@ -99,6 +105,11 @@ final class RequestExecution: Sendable {
         } catch {
             finish(failed(error))
         }
+    }
+
+    private func timedOut(after interval: TimeInterval) {
+        let url = state.withLock { $0.url } ?? URL(string: route.url)
+        finish(.failed(.timeout(.init(interval: interval, method: route.method.rawValue, url: url))))
     }
 
     // MARK: Stages 2 and 3: wait for credentials, adapt, sign, send

@@ -73,10 +73,11 @@ public struct RetryPolicy: Sendable {
         return jitter ? random(0...backoff) : backoff
     }
 
-    /// The seconds a `Retry-After` header asks for: a number of seconds, or an HTTP date.
+    /// The seconds a `Retry-After` header asks for: a whole number of seconds, or an HTTP date
+    /// (RFC 9110 §10.2.3). Anything else (`-1`, `1e9`, `nan`) is ignored.
     static func retryAfter(_ value: String?, now: Date = Date()) -> TimeInterval? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if let seconds = TimeInterval(value) { return seconds }
+        if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) { return TimeInterval(value) }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

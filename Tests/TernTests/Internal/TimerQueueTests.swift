@@ -43,4 +43,31 @@ import Testing
         _ = timers.schedule(after: 0.01) { fired.append("early") }
         #expect(await eventually { fired.items == ["early"] })
     }
+
+    /// Converting a huge interval to nanoseconds used to trap; now it means "never".
+    @Test(arguments: [TimeInterval.infinity, .greatestFiniteMagnitude, 1e11])
+    func anIntervalTooLongToCountNeverFires(interval: TimeInterval) async throws {
+        let timers = TimerQueue()
+        let fired = Recorder<String>()
+        let never = timers.schedule(after: interval) { fired.append("never") }
+        _ = timers.schedule(after: 0.01) { fired.append("soon") }
+        #expect(await eventually { fired.items == ["soon"] })
+        #expect(never.isPending)
+        never.cancel()
+        #expect(!never.isPending)
+    }
+
+    @Test(arguments: [-1, 0, TimeInterval.nan, -TimeInterval.infinity])
+    func aNegativeOrNaNIntervalFiresAtOnce(interval: TimeInterval) async throws {
+        let timers = TimerQueue()
+        let fired = Recorder<Bool>()
+        _ = timers.schedule(after: interval) { fired.append(true) }
+        #expect(await eventually { fired.items == [true] })
+    }
+
+    @Test func deadlinesSaturateRatherThanOverflow() {
+        #expect(TimerQueue.deadline(after: 1, from: 5) == 1_000_000_005)
+        #expect(TimerQueue.deadline(after: 1e10, from: UInt64.max - 10) == nil)
+        #expect(TimerQueue.deadline(after: .nan, from: 7) == 7)
+    }
 }

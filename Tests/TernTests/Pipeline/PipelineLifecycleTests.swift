@@ -142,4 +142,37 @@ import TernTesting
         #expect(successes == 180)
         #expect(failures == 20)
     }
+
+    /// A zero, negative or NaN timeout used to switch the timeout off without a word.
+    @Test(arguments: [0, -1, TimeInterval.nan, -TimeInterval.infinity])
+    func aTimeoutThatIsNotPositiveIsRefusedBeforeSending(timeout: TimeInterval) async throws {
+        let received = Recorder<String>()
+        let server = try LoopbackServer { request in
+            received.append(request.path)
+            return ServerResponse()
+        }
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL)
+        let promise: Promise<Data> = api.request(route: api.get(endpoint: "/slow"), options: RequestOptions(timeout: timeout))
+        let error = await apiError(of: promise)
+        guard case .invalidRequest(let failure)? = error, case .invalidTimeout(let value) = failure.reason else {
+            Issue.record("expected invalidTimeout, got \(String(describing: error))")
+            return
+        }
+        #expect(value == timeout || (value.isNaN && timeout.isNaN))
+        #expect(failure.description.contains("\(timeout) s"))
+        let configured = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(timeout: timeout))
+        #expect(await apiError(of: configured.request(route: configured.get(endpoint: "/slow")) as Promise<Data>)?.caseName == "invalidRequest")
+        // The server is still reachable: a valid request arrives, the refused ones never did.
+        let _: Data = try await api.request(route: api.get(endpoint: "/valid")).value
+        #expect(received.items == ["/valid"])
+    }
+
+    /// A huge timeout used to trap converting to nanoseconds; an infinite one means none.
+    @Test(arguments: [TimeInterval.infinity, .greatestFiniteMagnitude, 1e12])
+    func anEndlessTimeoutIsNoTimeout(timeout: TimeInterval) async throws {
+        let api = try TestAPI(configuration: APIConfiguration(timeout: timeout))
+        let products: [Product] = try await api.request(route: api.get(endpoint: "/products"), options: RequestOptions(timeout: timeout)).value
+        #expect(products.count == 2)
+    }
 }

@@ -172,6 +172,23 @@ import TernTesting
         #expect(server.hits("/down") <= 115)
         #expect(server.hits("/down") > 100)
     }
+
+    /// A `Retry-After` of 3,000 years under a policy without a cap used to trap in the timer.
+    @Test func anEndlessRetryAfterWaitsUntilTheTimeout() async throws {
+        let server = try FlakyServer()
+        server.script("/a", [(503, ["Retry-After": "100000000000"])])
+        let api = try TestAPI(baseURL: server.server.baseURL,
+                              configuration: APIConfiguration(timeout: 0.3, retryPolicy: RetryPolicy(maxDelay: .infinity)))
+        #expect(await apiError(of: api.request(route: api.get(endpoint: "/a")) as Promise<Data>)?.caseName == "timeout")
+        #expect(server.hits("/a") == 1)
+    }
+
+    @Test(arguments: ["-1", "1e9", "nan", "inf", "0x10", "3.5"])
+    func aRetryAfterThatIsNeitherSecondsNorADateIsIgnored(value: String) {
+        #expect(RetryPolicy.retryAfter(value) == nil)
+        #expect(RetryPolicy.retryAfter(" 12 ") == 12)
+    }
+
 }
 
 extension DateFormatter {

@@ -66,4 +66,23 @@ import Testing
         }
         #expect(attempts.value == 1)
     }
+
+    /// An infinite or huge interval used to trap converting to nanoseconds.
+    @Test(arguments: [TimeInterval.infinity, .greatestFiniteMagnitude])
+    func anEndlessTimeoutNeverFires(interval: TimeInterval) async throws {
+        #expect(try await Promise(value: 1, in: queue).timeout(interval).value == 1)
+        let (slow, resolver) = Promise<Int>.pending(in: queue)
+        let timed = slow.timeout(interval)
+        resolver.fulfill(2)
+        #expect(try await timed.value == 2)
+    }
+
+    @Test(arguments: [TimeInterval.infinity, .greatestFiniteMagnitude])
+    func anEndlessDelayHoldsTheValueUntilCancelled(interval: TimeInterval) async throws {
+        let delayed = Promise(value: 1, in: queue).delay(interval)
+        try await Task.sleep(nanoseconds: 20_000_000)
+        #expect(delayed.isPending)
+        delayed.cancel()
+        await #expect(throws: APIError.self) { try await delayed.value }
+    }
 }
