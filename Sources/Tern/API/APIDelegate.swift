@@ -34,10 +34,12 @@ import FoundationNetworking
 /// `RequestOptions(authenticates: false)`, so that it is neither signed nor held for the refresh
 /// it is part of.
 ///
-/// Every method is called on a background queue, never the main queue. A header *name* the
-/// delegate sets that HTTP forbids fails the request with
-/// ``APIError/InvalidRequest/Reason/invalidHeader(name:)``; note that Foundation itself drops,
-/// without a word, any header *value* containing a line break that is set on a `URLRequest`.
+/// Every method is called on a background queue, never the main queue. What the delegate sets
+/// is checked like every other header: a name or value HTTP forbids fails the request with
+/// ``APIError/InvalidRequest/Reason/invalidHeader(name:)``, a framing header (`Content-Length`,
+/// `Host`, …) with ``APIError/InvalidRequest/Reason/framingHeader(name:)``, a method that is not
+/// a token with ``APIError/InvalidRequest/Reason/invalidMethod(_:)``. (Foundation itself drops,
+/// without a word, a header value with a line break or NUL set on a `URLRequest`.)
 public protocol APIDelegate: AnyObject, Sendable {
     /// Changes `request` just before each attempt is sent: add credentials, sign it.
     ///

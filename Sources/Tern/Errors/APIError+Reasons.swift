@@ -13,6 +13,14 @@ extension APIError {
             /// A header name or value contains a line break or another character HTTP forbids,
             /// which would let it inject headers or requests.
             case invalidHeader(name: String)
+            /// The method is not an HTTP token: a space or a line break in it would put another
+            /// request on the wire.
+            case invalidMethod(String)
+            /// A header that frames the message (`Content-Length`, `Transfer-Encoding`,
+            /// `Connection`, `Host`, …) was set by hand: the transport sets those from the body.
+            case framingHeader(name: String)
+            /// A header of a multipart part has a name or value HTTP forbids.
+            case invalidPartHeader(part: String, name: String)
             /// The timeout is zero, negative or not a number; `.infinity` means none.
             case invalidTimeout(TimeInterval)
             /// Something else, in words.
@@ -35,7 +43,15 @@ extension APIError {
             case .invalidURL(let string):
                 "Invalid request: \"\(string)\" is not a valid URL\(method.map { " (for \($0))" } ?? "")."
             case .invalidHeader(let name):
-                "Invalid request: the header \"\(name.debugDescription.dropFirst().dropLast())\" has a name or value "
+                "Invalid request: the header \"\(quoted(name))\" has a name or value "
+                    + "with a line break or another character HTTP forbids; it was not sent."
+            case .invalidMethod(let method):
+                "Invalid request: the method \"\(quoted(method))\" is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~); it was not sent."
+            case .framingHeader(let name):
+                "Invalid request: the header \"\(quoted(name))\" frames the message, so the transport sets it from the body "
+                    + "it sends; set by hand it could desynchronise the connection. It was not sent."
+            case .invalidPartHeader(let part, let name):
+                "Invalid request: the header \"\(quoted(name))\" of the multipart part \"\(quoted(part))\" has a name or value "
                     + "with a line break or another character HTTP forbids; it was not sent."
             case .invalidTimeout(let interval):
                 "Invalid request: the timeout \(interval) s is not a positive number of seconds (use .infinity for none); it was not sent."

@@ -62,9 +62,24 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// How a request and its response are named in error messages: method and URL.
+/// How a request and its response are named in error messages: method and URL, each cut to a
+/// readable length (a 10 MB query must not make a 10 MB message).
 func describe(_ method: String?, _ url: URL?) -> String {
-    [method, url?.absoluteString].compactMap { $0 }.joined(separator: " ")
+    [method.map { quoted($0, limit: 64) }, url.map { bounded($0.absoluteString) }].compactMap { $0 }.joined(separator: " ")
+}
+
+/// Text for an error message, cut to `limit` characters.
+func bounded(_ text: String, limit: Int = APIError.textLimit) -> String {
+    guard text.utf8.count > limit else { return text }
+    return text.prefix(limit) + "… (\(text.utf8.count) bytes in all)"
+}
+
+/// Text a caller gave (a header name, a method), for an error message between quotes: control
+/// characters escaped, so that the message shows what was wrong with it; cut to `limit`.
+func quoted(_ text: String, limit: Int = APIError.textLimit) -> String {
+    var shown = String(text.prefix(limit).debugDescription.dropFirst().dropLast())
+    if text.utf8.count > limit && text.count > limit { shown += "… (\(text.utf8.count) bytes in all)" }
+    return shown
 }
 
 /// The first bytes of a body, as text when they are text, for error messages.
@@ -79,4 +94,6 @@ func snippet(of body: Data, limit: Int = APIError.snippetLength) -> String {
 extension APIError {
     /// How many bytes of a body errors keep and show.
     public static let snippetLength = 512
+    /// How many characters of a URL or other text from the request an error's description shows.
+    public static let textLimit = 1024
 }

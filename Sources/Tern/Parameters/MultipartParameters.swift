@@ -35,7 +35,7 @@ public struct MultipartParameters: RequestParameters {
         } else {
             var body = Data()
             for part in parts {
-                body.append(Self.header(of: part, boundary: boundary))
+                body.append(try Self.header(of: part, boundary: boundary))
                 if case .data(let data) = part.content { body.append(data) }
                 body.append(Self.crlf)
             }
@@ -88,12 +88,20 @@ public struct MultipartParameters: RequestParameters {
         Data("--\(boundary)--\r\n".utf8)
     }
 
-    private static func header(of part: Part, boundary: String) -> Data {
+    /// The boundary line and headers that open `part`.
+    ///
+    /// - Throws: ``APIError/InvalidRequest/Reason/invalidPartHeader(part:name:)`` when a header
+    ///   or the media type holds a line break or another character HTTP forbids, which would
+    ///   inject headers or parts.
+    private static func header(of part: Part, boundary: String) throws(APIError) -> Data {
         var disposition = "form-data; name=\"\(escape(part.name))\""
         if let filename = part.filename { disposition += "; filename=\"\(escape(filename))\"" }
         var headers: HTTPHeaders = ["Content-Disposition": disposition]
         if let mimeType = part.mimeType { headers["Content-Type"] = mimeType.rawValue }
         headers.merge(part.headers)
+        if let field = headers.firstInvalidField {
+            throw .invalidRequest(.init(reason: .invalidPartHeader(part: part.name, name: field.name)))
+        }
         let lines = headers.map { "\($0.name): \($0.value)\r\n" }.joined()
         return Data("--\(boundary)\r\n\(lines)\r\n".utf8)
     }

@@ -34,7 +34,7 @@ enum RequestBuilder {
             }
             draft.headers.merge(parameters.headers)
         }
-        try validate(draft.headers, method: draft.method)
+        try validate(method: draft.method, headers: draft.headers)
 
         // Tern enforces the timeout itself; URLSession's own (whole seconds on Linux) must never
         // fire first, and stays within what FoundationNetworking can count.
@@ -63,10 +63,17 @@ enum RequestBuilder {
     /// URLSession's own timeout when Tern's is longer: a year, as good as never.
     static let maximumSessionTimeout: TimeInterval = 365 * 24 * 3600
 
-    /// Refuses headers that could inject other headers or requests.
-    static func validate(_ headers: HTTPHeaders, method: HTTPMethod) throws {
+    /// Refuses a method or headers that could inject other headers or requests, or frame the
+    /// message differently from the body sent.
+    static func validate(method: HTTPMethod, headers: HTTPHeaders) throws(APIError) {
+        guard method.rawValue.isHTTPToken else {
+            throw .invalidRequest(.init(reason: .invalidMethod(method.rawValue)))
+        }
         if let field = headers.firstInvalidField {
-            throw APIError.invalidRequest(.init(reason: .invalidHeader(name: field.name), method: method.rawValue))
+            throw .invalidRequest(.init(reason: .invalidHeader(name: field.name), method: method.rawValue))
+        }
+        if let field = headers.firstFramingField {
+            throw .invalidRequest(.init(reason: .framingHeader(name: field.name), method: method.rawValue))
         }
     }
 }

@@ -144,7 +144,8 @@ final class RequestExecution: Sendable {
             // What adapters and the delegate set is checked like everything else; the rest was
             // checked when the request was built.
             if delegate != nil || !adapters.isEmpty {
-                try RequestBuilder.validate(HTTPHeaders(signed.urlRequest.allHTTPHeaderFields ?? [:]), method: route.method)
+                try RequestBuilder.validate(method: HTTPMethod(rawValue: signed.urlRequest.httpMethod ?? "GET"),
+                                            headers: HTTPHeaders(signed.urlRequest.allHTTPHeaderFields ?? [:]))
             }
             send(signed, original: request, generation: generation)
         } catch {

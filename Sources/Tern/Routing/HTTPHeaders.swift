@@ -89,14 +89,30 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         return dictionary
     }
 
-    /// The first field whose name or value HTTP forbids: names must be tokens (RFC 9110 §5.1)
-    /// and values must not contain CR, LF or NUL, which would let them inject headers.
+    /// The first field whose name or value HTTP forbids: names must be tokens (RFC 9110 §5.1);
+    /// values may hold visible characters, spaces and tabs, but no other control character
+    /// (RFC 9110 §5.5): CR and LF would inject headers, and the others are mangled on the way.
     var firstInvalidField: Field? {
-        // CR, LF and NUL are single bytes in UTF-8 that no other character contains.
+        // Control characters are single bytes in UTF-8 that no other character contains.
         fields.first { field in
-            !field.name.isHTTPToken || field.value.withUTF8Bytes { $0.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 } }
+            !field.name.isHTTPToken || field.value.withUTF8Bytes { $0.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F } }
         }
     }
+
+    /// The first field that frames the message or the connection (`Content-Length`,
+    /// `Transfer-Encoding`, `Connection`, `Host`, `Upgrade`…): those are the transport's to set,
+    /// from the body it actually sends. One set by hand that disagrees with the body puts the
+    /// next request on a kept-alive connection out of step with its response.
+    var firstFramingField: Field? {
+        fields.first { field in
+            Self.framingNames.contains { $0.utf8.count == field.name.utf8.count && $0.caseInsensitiveEquals(field.name) }
+        }
+    }
+
+    /// The fields ``firstFramingField`` looks for.
+    static let framingNames = [
+        "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Proxy-Connection", "Host", "Upgrade", "TE", "Trailer",
+    ]
 
     public var description: String {
         fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
@@ -110,7 +126,7 @@ extension HTTPHeaders {
     }
 }
 
-private extension String {
+extension String {
     /// Compares header names without regard to ASCII case, without allocating.
     func caseInsensitiveEquals(_ other: String) -> Bool {
         utf8.count == other.utf8.count && zip(utf8, other.utf8).allSatisfy { lhs, rhs in
@@ -118,7 +134,8 @@ private extension String {
         }
     }
 
-    /// Whether this is an HTTP token: one or more visible ASCII characters other than delimiters.
+    /// Whether this is an HTTP token (RFC 9110 §5.6.2), as header names and methods must be:
+    /// one or more visible ASCII characters other than delimiters.
     var isHTTPToken: Bool {
         !isEmpty && withUTF8Bytes { bytes in bytes.allSatisfy(\.isHTTPTokenByte) }
     }

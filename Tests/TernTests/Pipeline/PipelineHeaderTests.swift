@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import Tern
+@testable import Tern
+import TernTesting
 
 /// The header merge rule and the refusal of header injection.
 @Suite(.timeLimit(.minutes(1))) struct PipelineHeaderTests {
@@ -89,5 +90,120 @@ import Tern
             return
         }
         #expect(failure.description.contains("the delegate stopped the request"))
+    }
+
+    /// A server that records the path of every request it receives: what a refused request must
+    /// never reach.
+    private func recordingServer() throws -> (LoopbackServer, Recorder<String>) {
+        let received = Recorder<String>()
+        let server = try LoopbackServer { request in
+            received.append("\(request.method) \(request.path)")
+            return .json(#"{"name": "tern", "price": 3}"#)
+        }
+        return (server, received)
+    }
+
+    /// The invalid request's reason, or a recorded issue naming what came instead.
+    private func refusal<T>(_ promise: Promise<T>) async -> APIError.InvalidRequest.Reason? {
+        let error = await apiError(of: promise)
+        guard case .invalidRequest(let failure)? = error else {
+            Issue.record("expected invalidRequest, got \(String(describing: error))")
+            return nil
+        }
+        return failure.reason
+    }
+
+    /// A method with a space or a line break used to put a second request on the wire.
+    @Test(arguments: ["GET /other HTTP/1.1\r\nHost: x\r\n\r\nGET", "GE T", "GET\n", "", "PÜT", "GET\0"])
+    func aMethodThatIsNotATokenIsRefusedBeforeSending(method: String) async throws {
+        let (server, received) = try recordingServer()
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL)
+        let reason = await refusal(api.request(route: api.route(HTTPMethod(rawValue: method), endpoint: "/a")) as Promise<Data>)
+        #expect(reason == .invalidMethod(method))
+        let _: Data = try await api.request(route: api.route("PURGE", endpoint: "/b")).value
+        #expect(received.items == ["PURGE /b"])
+    }
+
+    @Test func aMethodChangedByAnAdapterIsCheckedToo() async throws {
+        struct Smuggler: RequestAdapter {
+            func adapt(_ request: inout URLRequest) throws { request.httpMethod = "GET / HTTP/1.1\r\n\r\nDELETE" }
+        }
+        let (server, received) = try recordingServer()
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(retryPolicy: .never, adapters: [Smuggler()]))
+        let reason = await refusal(api.request(route: api.get(endpoint: "/a")) as Promise<Data>)
+        #expect(reason == .invalidMethod("GET / HTTP/1.1\r\n\r\nDELETE"))
+        #expect(received.items.isEmpty)
+    }
+
+    /// With `Content-Length: 1` on a longer body, the next requests on a kept-alive connection
+    /// used to get each other's responses. Framing is the transport's, from every source.
+    @Test(arguments: HTTPHeaders.framingNames.flatMap { name in
+        ["common", "parameters", "adapter", "delegate"].map { (name, $0) }
+    })
+    func aFramingHeaderIsRefusedWhereverItComesFrom(name: String, source: String) async throws {
+        struct Framer: RequestAdapter {
+            let name: String
+            func adapt(_ request: inout URLRequest) throws { request.setValue("1", forHTTPHeaderField: name) }
+        }
+        let (server, received) = try recordingServer()
+        defer { server.stop() }
+        let header: HTTPHeaders = [name.lowercased(): "1"]
+        let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(
+            commonHeaders: source == "common" ? header : [:],
+            retryPolicy: .never,
+            adapters: source == "adapter" ? [Framer(name: name)] : []
+        ))
+        let signer = Signer(name, "1")
+        if source == "delegate" { api.delegate = signer }
+        let promise: Promise<Data> = api.request(route: api.post(endpoint: "/a"), parameters: DataParameters(
+            Data(String(repeating: "x", count: 55).utf8), headers: source == "parameters" ? header : [:]
+        ))
+        let reason = await refusal(promise)
+        guard case .framingHeader(let refused)? = reason else {
+            Issue.record("expected framingHeader, got \(String(describing: reason))")
+            return
+        }
+        #expect(refused.lowercased() == name.lowercased())
+        #expect(received.items.isEmpty)
+    }
+
+    /// Foundation keeps VT, FF and DEL in a `URLRequest`, and they were mangled on the way.
+    @Test(arguments: ["\u{0B}", "\u{0C}", "\u{7F}", "\u{1B}"], ["parameters", "delegate"])
+    func aValueWithAnotherControlCharacterIsRefused(character: String, source: String) async throws {
+        let (server, received) = try recordingServer()
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL)
+        let signer = Signer("X-Odd", "a\(character)b")
+        if source == "delegate" { api.delegate = signer }
+        let promise: Promise<Data> = api.request(
+            route: api.get(endpoint: "/a"),
+            parameters: URLParameters([:], headers: source == "parameters" ? ["X-Odd": "a\(character)b"] : [:])
+        )
+        #expect(await refusal(promise) == .invalidHeader(name: "X-Odd"))
+        #expect(received.items.isEmpty)
+    }
+
+    /// Part headers and media types are written into the body: a line break there injected
+    /// headers or whole parts.
+    @Test(arguments: [
+        Part(name: "a", data: Data("x".utf8), filename: "a.txt", mimeType: "text/plain\r\nX-Injected: yes"),
+        Part(name: "a", value: "x", headers: ["X-Part": "1\r\n\r\n--boundary"]),
+        Part(name: "a", value: "x", headers: ["X-Part\r\nInjected": "1"]),
+        Part(name: "a", value: "x", headers: ["X-Part": "1\u{0B}"]),
+    ])
+    func aPartHeaderThatCouldInjectIsRefused(part: Part) async throws {
+        let (server, received) = try recordingServer()
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL)
+        let promise: Promise<Data> = api.request(route: api.post(endpoint: "/a"), parameters: MultipartParameters(parts: [part]))
+        let reason = await refusal(promise)
+        guard case .invalidPartHeader(let name, _)? = reason else {
+            Issue.record("expected invalidPartHeader, got \(String(describing: reason))")
+            return
+        }
+        #expect(name == "a")
+        #expect(received.items.isEmpty)
     }
 }

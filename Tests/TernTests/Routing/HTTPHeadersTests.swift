@@ -27,6 +27,11 @@ import Testing
         ("Bad Name", "v", true),
         ("", "v", true),
         ("X-Unicode", "café", false),
+        ("X-Tab", "a\tb", false),
+        ("X-VT", "a\u{0B}b", true),
+        ("X-FF", "a\u{0C}b", true),
+        ("X-DEL", "a\u{7F}b", true),
+        ("X-ESC", "\u{1B}[31m", true),
         ("Café", "v", true),
         ("X:Colon", "v", true),
         ("X(Paren)", "v", true),
@@ -42,5 +47,11 @@ import Testing
         let headers = HTTPHeaders(["b": "2", "a": "1", "c": "3"])
         #expect(headers.map(\.name) == ["a", "b", "c"])
         #expect(headers.dictionary == ["a": "1", "b": "2", "c": "3"])
+    }
+
+    @Test func framingFieldsAreFoundWhateverTheirCase() {
+        #expect(HTTPHeaders(["content-LENGTH": "1"]).firstFramingField?.name == "content-LENGTH")
+        #expect(HTTPHeaders([("Accept", "*/*"), ("te", "trailers")]).firstFramingField?.name == "te")
+        #expect(HTTPHeaders(["Content-Type": "a/b", "Hosts": "x", "X-Host": "y"]).firstFramingField == nil)
     }
 }
