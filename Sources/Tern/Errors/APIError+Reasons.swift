@@ -41,7 +41,7 @@ extension APIError {
         public var description: String {
             switch reason {
             case .invalidURL(let string):
-                "Invalid request: \"\(string)\" is not a valid URL\(method.map { " (for \($0))" } ?? "")."
+                "Invalid request: \"\(quoted(string))\" is not a valid URL\(method.map { " (for \(quoted($0, limit: 64)))" } ?? "")."
             case .invalidHeader(let name):
                 "Invalid request: the header \"\(quoted(name))\" has a name or value "
                     + "with a line break or another character HTTP forbids; it was not sent."
@@ -75,7 +75,7 @@ extension APIError {
         }
 
         public var description: String {
-            "Could not encode the parameter \(parameter): \(underlying)"
+            "Could not encode the parameter \(bounded(parameter)): \(bounded("\(underlying)"))"
         }
     }
 
@@ -182,7 +182,8 @@ extension APIError {
         /// The first ``APIError/snippetLength`` bytes of the body.
         public let bodySnippet: Data
 
-        /// Creates the failure; `body` is cut to its first ``APIError/snippetLength`` bytes.
+        /// Creates the failure; `body` is cut to its first ``APIError/snippetLength`` bytes, copied,
+        /// so that the error does not keep a large body alive.
         public init(type: String, method: String?, url: URL?, statusCode: Int, codingPath: String, underlying: any Error, body: Data) {
             self.type = type
             self.method = method
@@ -190,7 +191,7 @@ extension APIError {
             self.statusCode = statusCode
             self.codingPath = codingPath
             self.underlying = underlying
-            self.bodySnippet = body.prefix(APIError.snippetLength)
+            self.bodySnippet = body.prefix(APIError.snippetLength).withUnsafeBytes { Data($0) }
         }
 
         public var description: String {
@@ -259,7 +260,8 @@ extension APIError {
             case .abandoned: "The promise's resolver was released without settling it."
             case .noPromises: "`Promise.race` needs at least one promise."
             case .allFailed(let errors):
-                "All \(errors.count) promises failed: \(errors.map { "\($0)" }.joined(separator: "; "))"
+                "All \(errors.count) promises failed: \(errors.prefix(3).map { bounded("\($0)") }.joined(separator: "; "))"
+                    + (errors.count > 3 ? "; and \(errors.count - 3) more" : "")
             }
         }
     }

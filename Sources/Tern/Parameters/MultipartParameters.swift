@@ -77,8 +77,7 @@ public struct MultipartParameters: RequestParameters {
             return url
         } catch {
             try? FileManager.default.removeItem(at: url)
-            if error is APIError { throw error }
-            throw APIError.encodingFailed(.init(parameter: "MultipartParameters", underlying: error))
+            throw APIError.wrapping(error) { .encodingFailed(.init(parameter: "MultipartParameters", underlying: $0)) }
         }
     }
 

@@ -45,9 +45,9 @@ enum QueryValue: Sendable, Equatable, Decodable {
         case let text as Substring: return .string(String(text))
         case let flag as Bool: return .bool(flag)
         case let integer as any BinaryInteger: return .number("\(integer)")
-        case let number as Double: return .number(String(number))
-        case let number as Float: return .number(String(number))
-        case let number as Decimal: return .number("\(number)")
+        case let number as Double: return try finite(number, number.isFinite, path: path)
+        case let number as Float: return try finite(number, number.isFinite, path: path)
+        case let number as Decimal: return try finite(number, !number.isNaN, path: path)
         case let id as UUID: return .string(id.uuidString)
         case let url as URL: return .string(url.absoluteString)
         case let date as Date: return .string(ISO8601DateFormatter().string(from: date))
@@ -67,6 +67,15 @@ enum QueryValue: Sendable, Equatable, Decodable {
         }
     }
 
+    /// A number as text, unless it is NaN or infinite: the server would read `nan` or `inf` as
+    /// a string, or not at all. (JSON encoding refuses them too.)
+    private static func finite(_ number: some CustomStringConvertible, _ isFinite: Bool, path: String) throws -> QueryValue {
+        guard isFinite else {
+            throw APIError.encodingFailed(.init(parameter: path, underlying: NonFiniteNumber(value: number.description)))
+        }
+        return .number(number.description)
+    }
+
     /// Converts an `Encodable` through JSON, which keeps numbers, booleans and nesting apart.
     static func encoded(_ value: any Encodable, encoder: JSONEncoder = JSONEncoder(), path: String) throws -> QueryValue {
         do {
@@ -75,6 +84,12 @@ enum QueryValue: Sendable, Equatable, Decodable {
         } catch {
             throw APIError.encodingFailed(.init(parameter: path, underlying: error))
         }
+    }
+
+    /// NaN or an infinity, which has no place in a query or form.
+    struct NonFiniteNumber: Error, CustomStringConvertible {
+        let value: String
+        var description: String { "\(value) is not a finite number, so it cannot be sent" }
     }
 
     /// A value query encoding has no way to write.

@@ -117,11 +117,12 @@ extension APIError {
     /// are, others become ``parsingFailed(_:)`` with the coding path and the start of the body.
     @usableFromInline
     static func parsing(_ error: any Error, as type: Any.Type, from response: Response) -> APIError {
-        if let error = error as? APIError { return error }
-        return .parsingFailed(.init(
-            type: String(describing: type), method: response.method, url: response.url,
-            statusCode: response.statusCode, codingPath: (error as? DecodingError)?.codingPathDescription ?? "",
-            underlying: error, body: response.body
-        ))
+        wrapping(error) { error in
+            .parsingFailed(.init(
+                type: String(describing: type), method: response.method, url: response.url,
+                statusCode: response.statusCode, codingPath: (error as? DecodingError)?.codingPathDescription ?? "",
+                underlying: error, body: response.body
+            ))
+        }
     }
 }

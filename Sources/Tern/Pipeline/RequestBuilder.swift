@@ -25,12 +25,8 @@ enum RequestBuilder {
         headers.merge(commonHeaders)
         var draft = RequestDraft(method: route.method, url: url, headers: headers)
         if let parameters {
-            do {
+            try APIError.catching({ .encodingFailed(.init(parameter: String(describing: type(of: parameters)), underlying: $0)) }) {
                 try parameters.encode(into: &draft)
-            } catch let error as APIError {
-                throw error
-            } catch {
-                throw APIError.encodingFailed(.init(parameter: String(describing: type(of: parameters)), underlying: error))
             }
             draft.headers.merge(parameters.headers)
         }

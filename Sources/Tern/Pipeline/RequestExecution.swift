@@ -49,8 +49,8 @@ final class RequestExecution: Sendable {
         /// A retry's backoff being waited out.
         var wait: (any Cancellable)?
         var temporaryFile: URL?
-        /// The URL as built, query included, for a timeout's error.
-        var url: URL?
+        /// The request as built, for a timeout's error before any attempt.
+        var built: URLRequest?
         var retries = 0
         var replayedAfterRefresh = false
         var isFinished = false
@@ -96,7 +96,7 @@ final class RequestExecution: Sendable {
                 acceptHeader: parser.acceptHeader
             )
             // Timed out or cancelled while the body was being written: nobody will send it.
-            guard keep({ $0.temporaryFile = temporaryFile; $0.url = request.urlRequest.url }) else {
+            guard keep({ $0.temporaryFile = temporaryFile; $0.built = request.urlRequest }) else {
                 if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) }
                 return
             }
@@ -108,8 +108,9 @@ final class RequestExecution: Sendable {
     }
 
     private func timedOut(after interval: TimeInterval) {
-        let url = state.withLock { $0.url } ?? URL(string: route.url)
-        finish(.failed(.timeout(.init(interval: interval, method: route.method.rawValue, url: url))))
+        let request = state.withLock { $0.attemptInFlight ?? $0.built }
+        let method = request.map(Self.method(of:)) ?? route.method
+        finish(.failed(.timeout(.init(interval: interval, method: method.rawValue, url: request?.url ?? URL(string: route.url)))))
     }
 
     // MARK: Stages 2 and 3: wait for credentials, adapt, sign, send
@@ -133,18 +134,14 @@ final class RequestExecution: Sendable {
             }
             let generation = delegate == nil ? 0 : api.refresher.generation
             if let delegate {
-                do {
+                try APIError.catching({ .invalidRequest(.init(reason: .other("the delegate stopped the request: \($0)"), method: Self.method(of: request.urlRequest).rawValue)) }) {
                     try delegate.api(api, willSend: &signed.urlRequest)
-                } catch let error as APIError {
-                    throw error
-                } catch {
-                    throw APIError.invalidRequest(.init(reason: .other("the delegate stopped the request: \(error)"), method: route.method.rawValue))
                 }
             }
             // What adapters and the delegate set is checked like everything else; the rest was
             // checked when the request was built.
             if delegate != nil || !adapters.isEmpty {
-                try RequestBuilder.validate(method: HTTPMethod(rawValue: signed.urlRequest.httpMethod ?? "GET"),
+                try RequestBuilder.validate(method: Self.method(of: signed.urlRequest),
                                             headers: HTTPHeaders(signed.urlRequest.allHTTPHeaderFields ?? [:]))
             }
             send(signed, original: request, generation: generation)
@@ -153,13 +150,9 @@ final class RequestExecution: Sendable {
         }
     }
 
-    private func adapt(_ request: inout URLRequest, with adapter: any RequestAdapter) throws {
-        do {
+    private func adapt(_ request: inout URLRequest, with adapter: any RequestAdapter) throws(APIError) {
+        try APIError.catching({ .invalidRequest(.init(reason: .other("the adapter \(type(of: adapter)) stopped the request: \($0)"), method: Self.method(of: request).rawValue)) }) {
             try adapter.adapt(&request)
-        } catch let error as APIError {
-            throw error
-        } catch {
-            throw APIError.invalidRequest(.init(reason: .other("the adapter \(type(of: adapter)) stopped the request: \(error)"), method: route.method.rawValue))
         }
     }
 
@@ -208,9 +201,10 @@ final class RequestExecution: Sendable {
             report(.failure(.cancelled), for: request)
             finish(.failed(.cancelled))
         case .failure(let error):
-            let failure = APIError.transportFailed(.init(underlying: error, method: route.method.rawValue, url: request.url))
+            let method = Self.method(of: request)
+            let failure = APIError.transportFailed(.init(underlying: error, method: method.rawValue, url: request.url))
             report(.failure(failure), for: request)
-            if retryPolicy.allowsRetry(method: route.method, retriesSoFar: retries, error: error) {
+            if retryPolicy.allowsRetry(method: method, retriesSoFar: retries, error: error) {
                 retry(original, sent: request, retryAfter: nil, otherwise: failure)
             } else {
                 finish(.failed(failure))
@@ -234,7 +228,7 @@ final class RequestExecution: Sendable {
             return resume(after: api.refresher.refresh(signedWith: generation, api: api, delegate: delegate), original)
         }
         let accepted = (options.validation ?? api.configuration.validation).accepts(response)
-        if !accepted, retryPolicy.allowsRetry(method: route.method, retriesSoFar: retries, status: response.statusCode) {
+        if !accepted, retryPolicy.allowsRetry(method: Self.method(of: response.request), retriesSoFar: retries, status: response.statusCode) {
             let retryAfter = RetryPolicy.retryAfter(response.headers["Retry-After"])
             return retry(original, sent: response.request, retryAfter: retryAfter, otherwise: statusFailure(response))
         }
@@ -304,12 +298,18 @@ final class RequestExecution: Sendable {
 
     /// The ending for an error thrown by a stage: Tern's own errors as they are.
     private func failed(_ error: any Error) -> Ending {
-        .failed(error as? APIError ?? .invalidRequest(.init(reason: .other("\(error)"))))
+        .failed(.wrapping(error) { .invalidRequest(.init(reason: .other("\($0)"))) })
     }
 
     /// Tells plugins how an attempt ended.
     private func report(_ result: Result<Response, APIError>, for request: URLRequest) {
         plugins.forEach { $0.didReceive(result, for: request, api: api) }
+    }
+
+    /// The method a request went out with: encoders, adapters and the delegate may have changed
+    /// the route's, and retries, errors and logs all go by what was sent.
+    private static func method(of request: URLRequest) -> HTTPMethod {
+        HTTPMethod(rawValue: request.httpMethod ?? HTTPMethod.get.rawValue)
     }
 
     /// Changes the state unless the request has finished; returns whether it had not.

@@ -5,7 +5,10 @@
 /// let api = ShopAPI(configuration: APIConfiguration(plugins: [logger]))
 /// ```
 ///
-/// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` are always redacted. The
+/// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` are always redacted, and so
+/// is the user-info of a URL (`alice:secret@`). Query keys are matched after percent-decoding,
+/// without case, and by any part of a bracketed key: `token` redacts `Token=`, `token%5B%5D=`
+/// (`token[]`, as ``URLParameters`` writes arrays) and `auth[token]=`. The
 /// output goes to `sink`, `print` by default; one line sends it to `os.Logger` or swift-log
 /// instead, with no dependency here:
 ///
@@ -17,7 +20,7 @@ public struct LoggerPlugin: Plugin {
     public let level: LogLevel
     /// Header names whose values are replaced by `<redacted>`, lowercased.
     public let redactedHeaders: Set<String>
-    /// Query keys whose values are replaced by `<redacted>`.
+    /// Query keys whose values are replaced by `<redacted>`, lowercased.
     public let redactedQueryKeys: Set<String>
     /// Whether `.verbose` also prints each request as a cURL command.
     public let includesCURL: Bool
@@ -39,7 +42,7 @@ public struct LoggerPlugin: Plugin {
     ) {
         self.level = level
         redactedHeaders = Self.alwaysRedacted.union(redactingHeaders.map { $0.lowercased() })
-        redactedQueryKeys = redactingQueryKeys
+        redactedQueryKeys = Set(redactingQueryKeys.map { $0.lowercased() })
         self.includesCURL = includesCURL
         self.bodyLimit = bodyLimit
         self.sink = sink
@@ -68,7 +71,9 @@ public struct LoggerPlugin: Plugin {
             }
             sink(lines.joined(separator: "\n"))
         case .failure(let error):
-            sink("← failed \(subject): \(error)")
+            // The error names the URL too, as errors do (password hidden); the query is redacted here.
+            let text = request.url.map { "\(error)".replacingOccurrences(of: describe($0), with: redacted($0)) } ?? "\(error)"
+            sink("← failed \(subject): \(text)")
         }
     }
 
@@ -87,18 +92,35 @@ public struct LoggerPlugin: Plugin {
 
     // MARK: Formatting
 
-    /// The URL as text, with the values of redacted query keys replaced. It works on the text:
-    /// the result is for reading, and Foundation traps on a URL query holding `<` or `>`.
+    /// The URL as text, with its user-info and the values of redacted query keys replaced. It
+    /// works on the text: the result is for reading, and Foundation traps on a URL query
+    /// holding `<` or `>`.
     func redacted(_ url: URL?) -> String {
         guard let url else { return "(no URL)" }
-        let text = url.absoluteString
+        let text = Self.withoutUserInfo(url.absoluteString)
         guard !redactedQueryKeys.isEmpty, let mark = text.firstIndex(of: "?") else { return text }
         let end = text[mark...].firstIndex(of: "#") ?? text.endIndex
         let pairs = text[text.index(after: mark)..<end].split(separator: "&", omittingEmptySubsequences: false).map { pair in
-            let name = String(pair.prefix { $0 != "=" })
-            return redactedQueryKeys.contains(name.removingPercentEncoding ?? name) ? "\(name)=<redacted>" : String(pair)
+            let name = pair.prefix { $0 != "=" }
+            return isRedacted(queryKey: name) ? "\(name)=<redacted>" : String(pair)
         }
         return text[..<mark] + "?" + pairs.joined(separator: "&") + text[end...]
+    }
+
+    /// Whether a query key, as written, names a redacted key: decoded (`%5B` is `[`, `+` a
+    /// space), without case, and by any of its bracketed parts (`auth[token][]`).
+    private func isRedacted(queryKey: Substring) -> Bool {
+        let decoded = (String(queryKey).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(queryKey)).lowercased()
+        if redactedQueryKeys.contains(decoded) { return true }
+        return decoded.split(whereSeparator: { $0 == "[" || $0 == "]" }).contains { redactedQueryKeys.contains(String($0)) }
+    }
+
+    /// `scheme://user:password@host…` as `scheme://<redacted>@host…`.
+    static func withoutUserInfo(_ text: String) -> String {
+        guard let separator = text.range(of: "://") else { return text }
+        let authority = text[separator.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let at = authority.lastIndex(of: "@") else { return text }
+        return text[..<separator.upperBound] + "<redacted>" + text[at...]
     }
 
     private func redactedValue(of name: String, _ value: String) -> String {

@@ -7,19 +7,39 @@ enum AbsoluteURL {
         string.withUTF8Bytes { authority(in: $0) != nil }
     }
 
-    /// Whether `string` has a scheme and a non-empty host: `https://x.io/a` does, `http:///a`,
-    /// `http://:80` and `mailto:x` do not.
+    /// Whether `string` has a scheme, a non-empty host and no port but one from 0 to 65535:
+    /// `https://x.io/a` and `http://x:8080` do; `http:///a`, `http://:80`, `http://x:99999`
+    /// and `mailto:x` do not. (Foundation parses a port out of range, and the transport then
+    /// fails as if the network had.)
     static func hasSchemeAndHost(_ string: String) -> Bool {
         string.withUTF8Bytes { bytes in
             guard var authority = authority(in: bytes) else { return false }
             if let at = authority.last(where: { bytes[$0] == UInt8(ascii: "@") }) {
                 authority = (at + 1)..<authority.upperBound
             }
-            guard let first = authority.first else { return false }
+            guard let first = authority.first, bytes[first] != UInt8(ascii: ":") else { return false }
             // An IPv6 literal is bracketed, and its colons are not the port's.
-            if bytes[first] == UInt8(ascii: "[") { return authority.count > 2 }
-            return bytes[first] != UInt8(ascii: ":")
+            var rest = authority
+            if bytes[first] == UInt8(ascii: "[") {
+                guard let close = authority.first(where: { bytes[$0] == UInt8(ascii: "]") }), close > first + 1 else { return false }
+                rest = (close + 1)..<authority.upperBound
+                guard rest.isEmpty || bytes[rest.lowerBound] == UInt8(ascii: ":") else { return false }
+            }
+            guard let colon = rest.first(where: { bytes[$0] == UInt8(ascii: ":") }) else { return true }
+            return isPort(bytes[(colon + 1)..<authority.upperBound])
         }
+    }
+
+    /// Whether the digits after a host's colon make a port: none (the scheme's default), or a
+    /// decimal number up to 65535.
+    private static func isPort(_ digits: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        var port = 0
+        for digit in digits {
+            guard digit.isASCIIDigit else { return false }
+            port = port * 10 + Int(digit - UInt8(ascii: "0"))
+            guard port <= 65535 else { return false }
+        }
+        return true
     }
 
     /// Where the bytes between "scheme://" and the first "/", "?" or "#" are; `nil` without a scheme.

@@ -76,4 +76,20 @@ import Testing
     @Test func aNonKeyedEncodableIsRefused() {
         #expect(throws: APIError.self) { try query(URLParameters([1, 2, 3])) }
     }
+
+    /// `n=nan` used to be sent, though JSON refuses NaN; both refuse it now, naming the key.
+    @Test(arguments: [Double.nan, .infinity, -.infinity])
+    func aNumberThatIsNotFiniteIsRefused(number: Double) throws {
+        let values: [[String: any Sendable]] = [
+            ["n": number], ["n": Float(number)], ["outer": ["inner": [1.0, number]]], ["n": Decimal.nan],
+        ]
+        for value in values {
+            let error = #expect(throws: APIError.self) { try query(URLParameters(value)) }
+            guard case .encodingFailed(let failure)? = error else { continue }
+            #expect(failure.parameter == "n" || failure.parameter == "outer[inner][1]")
+            #expect(failure.description.contains("not a finite number"))
+            var draft = RequestDraft(method: .post, url: URL(string: "https://x.io/a")!)
+            #expect(throws: APIError.self) { try FormParameters(value).encode(into: &draft) }
+        }
+    }
 }

@@ -6,7 +6,7 @@ import TernTesting
 /// Every way a request can fail ends in one typed `APIError` with a description that says what
 /// went wrong.
 @Suite(.timeLimit(.minutes(1))) struct PipelineErrorTests {
-    @Test(arguments: ["not a url", "http://", "://missing-scheme", ""])
+    @Test(arguments: ["not a url", "http://", "://missing-scheme", "", "http://127.0.0.1:99999/a", "http://127.0.0.1:8o/a"])
     func anInvalidURLIsNamed(url: String) async throws {
         let api = try TestAPI()
         let error = await apiError(of: api.request(route: .get(url)) as Promise<Void>)
@@ -134,5 +134,41 @@ import TernTesting
             return
         }
         #expect(failure.description.contains("the body is empty"))
+    }
+
+    /// The snippet used to be a slice of the whole body, which the error then kept alive.
+    @Test func aParsingFailureKeepsACopyOfTheSnippetNotTheBody() throws {
+        let body = Data(repeating: 0x41, count: 1 << 20)
+        let failure = APIError.ParsingFailure(type: "T", method: "GET", url: nil, statusCode: 200, codingPath: "",
+                                              underlying: TestError(), body: body)
+        #expect(failure.bodySnippet.count == APIError.snippetLength)
+        let bodyStart = body.withUnsafeBytes { $0.baseAddress }
+        let snippetStart = failure.bodySnippet.withUnsafeBytes { $0.baseAddress }
+        #expect(bodyStart != snippetStart)
+    }
+
+    /// A 10 MB query used to make a 30 MB description.
+    @Test func descriptionsStayShortWhateverTheRequest() async throws {
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        let api = try TestAPI(baseURL: closed.baseURL)
+        let huge = String(repeating: "q", count: 10_000_000)
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/a"), parameters: URLParameters(["q": huge])) as Promise<Data>)
+        let description = try #require(error).description
+        #expect(description.utf8.count < 4096)
+        #expect(description.contains("bytes in all"))
+        let invalid = await apiError(of: api.request(route: .get("not a url " + huge)) as Promise<Data>)
+        #expect(try #require(invalid).description.utf8.count < 4096)
+    }
+
+    @Test func aPasswordInTheURLIsHiddenInErrors() async throws {
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        let api = try TestAPI()
+        let url = closed.baseURL.replacingOccurrences(of: "://", with: "://alice:PASSWORD@") + "/a"
+        let error = await apiError(of: api.request(route: .get(url)) as Promise<Data>)
+        let description = try #require(error).description
+        #expect(!description.contains("PASSWORD"))
+        #expect(description.contains("alice:***@"))
     }
 }

@@ -173,6 +173,23 @@ import TernTesting
         #expect(server.hits("/down") > 100)
     }
 
+    /// Idempotency goes by the method sent: an encoder may change the route's.
+    @Test(arguments: [(HTTPMethod.post, HTTPMethod.get, 2), (.get, .post, 0)])
+    func retriesGoByTheMethodSentNotTheRoutes(route: HTTPMethod, sent: HTTPMethod, retries: Int) async throws {
+        struct MethodChanger: RequestParameters {
+            let method: HTTPMethod
+            var headers: HTTPHeaders { [:] }
+            func encode(into draft: inout RequestDraft) throws { draft.method = method }
+        }
+        let server = try FlakyServer()
+        server.script("/a", [(503, [:]), (503, [:])])
+        let clock = TestClock()
+        let api = try makeAPI(server, clock, policy: RetryPolicy(jitter: false))
+        _ = await drive(api.request(route: api.route(route, endpoint: "/a"), parameters: MethodChanger(method: sent)) as Promise<Data>, clock)
+        #expect(server.hits("/a") == retries + 1)
+        #expect(clock.scheduledDelays.count == retries)
+    }
+
     /// A `Retry-After` of 3,000 years under a policy without a cap used to trap in the timer.
     @Test func anEndlessRetryAfterWaitsUntilTheTimeout() async throws {
         let server = try FlakyServer()

@@ -112,6 +112,27 @@ import TernTesting
         #expect(log.contains("← 200 POST"))
     }
 
+    /// User-info used to be printed (also in the cURL line), and `token%5B%5D=` and `Token=`
+    /// slipped past a redacted `token`.
+    @Test func theLoggerRedactsUserInfoAndQueryKeysHoweverWritten() async throws {
+        let lines = Recorder<String>()
+        let logger = LoggerPlugin(level: .verbose, redactingQueryKeys: ["Token"], includesCURL: true) { lines.append($0) }
+        let api = try TestAPI(configuration: APIConfiguration(retryPolicy: .never, plugins: [logger]))
+        let base = try TestServer.baseURL.replacingOccurrences(of: "://", with: "://alice:PASSWORD@")
+        let query = "TOKEN=s3cret1&token%5B%5D=s3cret2&auth%5Btoken%5D=s3cret3&t%6Fken=s3cret4&page=2"
+        _ = await (api.request(route: .get(base + "/products?" + query)) as Promise<[Product]>).result
+        // A failure names the URL in its error text too.
+        _ = await (api.request(route: .get(base + "/status/500?" + query)) as Promise<[Product]>).result
+        let log = lines.items.joined(separator: "\n")
+        for secret in ["PASSWORD", "alice", "s3cret1", "s3cret2", "s3cret3", "s3cret4"] {
+            #expect(!log.contains(secret), "\(secret) was logged")
+        }
+        #expect(log.contains("://<redacted>@127.0.0.1"))
+        #expect(log.contains("TOKEN=<redacted>&token%5B%5D=<redacted>&auth%5Btoken%5D=<redacted>&t%6Fken=<redacted>&page=2"))
+        #expect(log.contains("curl -X GET"))
+        #expect(log.contains("← 500 GET"))
+    }
+
     @Test func theLogLevelLimitsWhatIsPrinted() async throws {
         let lines = Recorder<String>()
         let logger = LoggerPlugin(level: .request) { lines.append($0) }

@@ -15,6 +15,9 @@ struct AbsoluteURLTests {
         ("http://[::1]:80/", true), ("http://x?q#f", true), ("http:///path", false), ("http://:80", false),
         ("http://user@:80/", false), ("http://[]/", false), ("http://", false), ("mailto:x", false),
         ("//x.io/a", false), ("not a url", false),
+        ("http://x:65535/", true), ("http://x:/a", true), ("http://[::1]/", true), ("http://x:99999", false),
+        ("http://x:65536/a", false), ("http://x:8o/", false), ("http://x:-1", false), ("http://[::1]:70000", false),
+        ("http://[::1]x", false), ("http://x:1:2", false), ("http://u:p@x:123456789012345678901234567890", false),
     ])
     func requiresAHost(string: String, hasHost: Bool) {
         #expect(AbsoluteURL.hasSchemeAndHost(string) == hasHost)
