@@ -64,6 +64,13 @@ final class Connection {
         case .truncated(let count):
             _ = send(Self.head(of: response) + response.body.prefix(count))
             return false
+        case .endless:
+            var headers = response.headers
+            headers["Connection"] = "close"
+            var sent = 0
+            guard !response.body.isEmpty, send(Self.head(of: response.status, headers)) else { return false }
+            while sent < 1 << 32, send(response.body) { sent += response.body.count }
+            return false
         case .normal:
             return send(Self.head(of: response) + response.body)
         }
@@ -72,9 +79,13 @@ final class Connection {
     private static func head(of response: ServerResponse) -> Data {
         var headers = response.headers
         headers["Content-Length"] = String(response.body.count)
-        let reason = HTTPURLResponse.localizedString(forStatusCode: response.status).capitalized
+        return head(of: response.status, headers)
+    }
+
+    private static func head(of status: Int, _ headers: HTTPHeaders) -> Data {
+        let reason = HTTPURLResponse.localizedString(forStatusCode: status).capitalized
         let lines = headers.map { "\($0.name): \($0.value)\r\n" }.joined()
-        return Data("HTTP/1.1 \(response.status) \(reason)\r\n\(lines)\r\n".utf8)
+        return Data("HTTP/1.1 \(status) \(reason)\r\n\(lines)\r\n".utf8)
     }
 
     // MARK: Reading

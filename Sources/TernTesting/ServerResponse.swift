@@ -17,6 +17,9 @@ public struct ServerResponse: Sendable {
         /// The status line, the headers with the full `Content-Length`, and only this many
         /// bytes of the body; then the connection closes.
         case truncated(afterBytes: Int)
+        /// The status line and headers without a length, then the body over and over until the
+        /// client closes the connection (or 4 GiB have gone, so that a test gone wrong still ends).
+        case endless
     }
 
     /// The status code.

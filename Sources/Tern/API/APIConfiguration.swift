@@ -21,6 +21,10 @@ public struct APIConfiguration: Sendable {
     public var timeout: TimeInterval
     /// The cache policy of requests whose options name none.
     public var cachePolicy: URLRequest.CachePolicy
+    /// The largest response body a request takes into memory, after decompression; 64 MiB by
+    /// default. A larger one stops the transfer and fails with ``APIError/responseTooLarge(_:)``,
+    /// so an endless body or a compression bomb cannot exhaust memory.
+    public var maximumResponseSize: SizeLimit
     /// How much the built-in ``LoggerPlugin`` prints; `.none` installs none.
     public var logLevel: LogLevel
     /// Which responses count as success unless a request's options say otherwise.
@@ -42,6 +46,7 @@ public struct APIConfiguration: Sendable {
         commonHeaders: HTTPHeaders = [:],
         timeout: TimeInterval = 60,
         cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy,
+        maximumResponseSize: SizeLimit = .megabytes(64),
         logLevel: LogLevel = .none,
         validation: Validation = .successfulStatusCodes,
         retryPolicy: RetryPolicy = .default,
@@ -54,6 +59,7 @@ public struct APIConfiguration: Sendable {
         self.commonHeaders = commonHeaders
         self.timeout = timeout
         self.cachePolicy = cachePolicy
+        self.maximumResponseSize = maximumResponseSize
         self.logLevel = logLevel
         self.validation = validation
         self.retryPolicy = retryPolicy
@@ -63,6 +69,6 @@ public struct APIConfiguration: Sendable {
         self.plugins = plugins
     }
 
-    /// A 60-second timeout, no common headers, 2xx accepted.
+    /// A 60-second timeout, no common headers, 2xx accepted, bodies up to 64 MiB.
     public static let `default` = APIConfiguration()
 }

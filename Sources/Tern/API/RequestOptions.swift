@@ -14,6 +14,8 @@ public struct RequestOptions: Sendable {
     public var timeout: TimeInterval?
     /// The cache policy.
     public var cachePolicy: URLRequest.CachePolicy?
+    /// The largest response body this request takes into memory, after decompression.
+    public var maximumResponseSize: SizeLimit?
     /// Where the promise's callbacks run by default.
     public var responseQueue: DispatchQueue?
     /// Which responses count as success.
@@ -32,6 +34,7 @@ public struct RequestOptions: Sendable {
     public init(
         timeout: TimeInterval? = nil,
         cachePolicy: URLRequest.CachePolicy? = nil,
+        maximumResponseSize: SizeLimit? = nil,
         responseQueue: DispatchQueue? = nil,
         validation: Validation? = nil,
         parser: (any ResponseParser)? = nil,
@@ -41,6 +44,7 @@ public struct RequestOptions: Sendable {
     ) {
         self.timeout = timeout
         self.cachePolicy = cachePolicy
+        self.maximumResponseSize = maximumResponseSize
         self.responseQueue = responseQueue
         self.validation = validation
         self.parser = parser

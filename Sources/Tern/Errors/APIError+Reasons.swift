@@ -79,7 +79,7 @@ extension APIError {
         }
     }
 
-    /// Why the request got no response.
+    /// Why the request got no response, or only part of one.
     public struct TransportFailure: Sendable, CustomStringConvertible {
         /// The transport's error; a `URLError` for the default transport.
         public let underlying: any Error
@@ -87,20 +87,61 @@ extension APIError {
         public let method: String?
         /// The request's URL.
         public let url: URL?
+        /// The status, when the response had begun: the body did not finish.
+        public let statusCode: Int?
+        /// How many bytes of the body had arrived, when the response had begun.
+        public let receivedBytes: Int?
 
         /// Creates the failure.
-        public init(underlying: any Error, method: String?, url: URL?) {
+        public init(underlying: any Error, method: String?, url: URL?, statusCode: Int? = nil, receivedBytes: Int? = nil) {
             self.underlying = underlying
             self.method = method
             self.url = url
+            self.statusCode = statusCode
+            self.receivedBytes = receivedBytes
         }
 
         /// The `URLError`, when the transport reported one.
         public var urlError: URLError? { underlying as? URLError }
 
         public var description: String {
-            let reason = urlError.map { "\($0.localizedDescription) (URLError \($0.code.rawValue))" } ?? "\(underlying)"
-            return "\(describe(method, url)) failed before a response arrived: \(reason)"
+            let reason = urlError.map { "\($0.localizedDescription) (URLError \($0.code.rawValue))" } ?? bounded("\(underlying)")
+            guard let statusCode else { return "\(describe(method, url)) failed before a response arrived: \(reason)" }
+            return "\(describe(method, url)) failed after its response began (status \(statusCode), "
+                + "\(receivedBytes ?? 0) bytes of the body received): \(reason)"
+        }
+    }
+
+    /// A response body larger than the request allows (``APIConfiguration/maximumResponseSize``,
+    /// ``RequestOptions/maximumResponseSize``), measured after decompression.
+    public struct ResponseTooLarge: Sendable, CustomStringConvertible {
+        /// The limit, in bytes.
+        public let limit: Int
+        /// How many bytes had arrived when the transfer was stopped.
+        public let receivedBytes: Int
+        /// The `Content-Length` the server announced, when that alone was over the limit.
+        public let declaredLength: Int?
+        /// The request's method.
+        public let method: String?
+        /// The URL that answered.
+        public let url: URL?
+        /// The status, when known.
+        public let statusCode: Int?
+
+        /// Creates the failure.
+        public init(limit: Int, receivedBytes: Int, declaredLength: Int?, method: String?, url: URL?, statusCode: Int?) {
+            self.limit = limit
+            self.receivedBytes = receivedBytes
+            self.declaredLength = declaredLength
+            self.method = method
+            self.url = url
+            self.statusCode = statusCode
+        }
+
+        public var description: String {
+            let size = declaredLength.map { "announced \($0) bytes" } ?? "passed it at \(receivedBytes) bytes"
+            return "\(describe(method, url)): the response body is over the limit of \(SizeLimit(bytes: limit)) (it \(size)); "
+                + "the transfer was stopped. Raise the limit with APIConfiguration(maximumResponseSize:) or RequestOptions(maximumResponseSize:)."
         }
     }
 

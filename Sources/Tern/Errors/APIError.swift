@@ -33,6 +33,8 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     case timeout(Timeout)
     /// The request or promise was cancelled.
     case cancelled
+    /// The response body was larger than the request allows; the transfer was stopped.
+    case responseTooLarge(ResponseTooLarge)
     /// The server answered with a status the request does not accept.
     case unacceptableStatus(StatusFailure)
     /// The response body could not be turned into the expected value.
@@ -49,6 +51,7 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
         case .transportFailed(let failure): "\(failure)"
         case .timeout(let failure): "\(failure)"
         case .cancelled: "The request was cancelled."
+        case .responseTooLarge(let failure): "\(failure)"
         case .unacceptableStatus(let failure): "\(failure)"
         case .parsingFailed(let failure): "\(failure)"
         case .authentication(let failure): "\(failure)"

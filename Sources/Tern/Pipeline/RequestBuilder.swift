@@ -15,7 +15,8 @@ enum RequestBuilder {
         timeout: TimeInterval,
         cachePolicy: URLRequest.CachePolicy,
         commonHeaders: HTTPHeaders,
-        acceptHeader: String?
+        acceptHeader: String?,
+        maximumBodySize: Int?
     ) throws -> (request: TransportRequest, temporaryFile: URL?) {
         guard AbsoluteURL.hasSchemeAndHost(route.url), let url = URL(string: route.url) else {
             throw APIError.invalidRequest(.init(reason: .invalidURL(route.url), method: route.method.rawValue))
@@ -47,12 +48,12 @@ enum RequestBuilder {
         }
         switch draft.body {
         case .none:
-            return (TransportRequest(urlRequest: request), nil)
+            return (TransportRequest(urlRequest: request, maximumBodySize: maximumBodySize), nil)
         case .data(let data):
             request.httpBody = data
-            return (TransportRequest(urlRequest: request), nil)
+            return (TransportRequest(urlRequest: request, maximumBodySize: maximumBodySize), nil)
         case .file(let file, let isTemporary):
-            return (TransportRequest(urlRequest: request, bodyFile: file), isTemporary ? file : nil)
+            return (TransportRequest(urlRequest: request, bodyFile: file, maximumBodySize: maximumBodySize), isTemporary ? file : nil)
         }
     }
 

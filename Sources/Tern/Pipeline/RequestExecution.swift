@@ -93,7 +93,8 @@ final class RequestExecution: Sendable {
                 timeout: timeout,
                 cachePolicy: options.cachePolicy ?? api.configuration.cachePolicy,
                 commonHeaders: api.configuration.commonHeaders,
-                acceptHeader: parser.acceptHeader
+                acceptHeader: parser.acceptHeader,
+                maximumBodySize: (options.maximumResponseSize ?? api.configuration.maximumResponseSize).bytes
             )
             // Timed out or cancelled while the body was being written: nobody will send it.
             guard keep({ $0.temporaryFile = temporaryFile; $0.built = request.urlRequest }) else {
@@ -110,7 +111,8 @@ final class RequestExecution: Sendable {
     private func timedOut(after interval: TimeInterval) {
         let request = state.withLock { $0.attemptInFlight ?? $0.built }
         let method = request.map(Self.method(of:)) ?? route.method
-        finish(.failed(.timeout(.init(interval: interval, method: method.rawValue, url: request?.url ?? URL(string: route.url)))))
+        let timeout = APIError.timeout(.init(interval: interval, method: method.rawValue, url: request?.url ?? URL(string: route.url)))
+        finish(.failed(timeout), stoppingOn: api.pipelineQueue)
     }
 
     // MARK: Stages 2 and 3: wait for credentials, adapt, sign, send
@@ -196,15 +198,30 @@ final class RequestExecution: Sendable {
             return state.retries
         }
         guard let retries else { return }
+        let method = Self.method(of: request)
         switch result {
         case .failure(let error as URLError) where error.code == .cancelled:
             report(.failure(.cancelled), for: request)
             finish(.failed(.cancelled))
-        case .failure(let error):
-            let method = Self.method(of: request)
-            let failure = APIError.transportFailed(.init(underlying: error, method: method.rawValue, url: request.url))
+        case .failure(let error as BodyLimitExceeded):
+            let failure = tooLarge(error, method: method, url: request.url, statusCode: nil)
             report(.failure(failure), for: request)
-            if retryPolicy.allowsRetry(method: method, retriesSoFar: retries, error: error) {
+            finish(.failed(failure))
+        case .success(let raw) where original.maximumBodySize.map { raw.body.count > $0 } == true:
+            // A transport that does not enforce the limit itself.
+            let exceeded = BodyLimitExceeded(limit: original.maximumBodySize ?? 0, receivedBytes: raw.body.count)
+            let failure = tooLarge(exceeded, method: method, url: raw.httpResponse.url ?? request.url, statusCode: raw.httpResponse.statusCode)
+            report(.failure(failure), for: request)
+            finish(.failed(failure))
+        case .failure(let error):
+            let interrupted = error as? TransferInterrupted
+            let cause = interrupted?.underlying ?? error
+            let failure = APIError.transportFailed(.init(
+                underlying: cause, method: method.rawValue, url: request.url,
+                statusCode: interrupted?.response.statusCode, receivedBytes: interrupted?.receivedBytes
+            ))
+            report(.failure(failure), for: request)
+            if retryPolicy.allowsRetry(method: method, retriesSoFar: retries, error: cause) {
                 retry(original, sent: request, retryAfter: nil, otherwise: failure)
             } else {
                 finish(.failed(failure))
@@ -253,6 +270,13 @@ final class RequestExecution: Sendable {
         if !keep({ $0.wait = wait }) { wait.cancel() }
     }
 
+    private func tooLarge(_ exceeded: BodyLimitExceeded, method: HTTPMethod, url: URL?, statusCode: Int?) -> APIError {
+        .responseTooLarge(.init(
+            limit: exceeded.limit, receivedBytes: exceeded.receivedBytes, declaredLength: exceeded.declaredLength,
+            method: method.rawValue, url: url, statusCode: statusCode
+        ))
+    }
+
     private func statusFailure(_ response: Response) -> APIError {
         .unacceptableStatus(.init(
             method: response.method, url: response.url, statusCode: response.statusCode,
@@ -268,7 +292,11 @@ final class RequestExecution: Sendable {
         finish(.failed(.cancelled))
     }
 
-    private func finish(_ ending: Ending) {
+    /// Settles the promise, then stops what is left of the request. `stoppingOn`: where the
+    /// network task is cancelled, when not right here; a timeout passes the pipeline queue, since
+    /// FoundationNetworking cancels synchronously and slowly, and every timer of the clock waits
+    /// behind the one that fired.
+    private func finish(_ ending: Ending, stoppingOn queue: DispatchQueue? = nil) {
         let leftovers = state.withLock { state -> State? in
             guard !state.isFinished else { return nil }
             defer { state = State(isFinished: true) }
@@ -279,11 +307,17 @@ final class RequestExecution: Sendable {
         leftovers.wait?.cancel()
         if let file = leftovers.temporaryFile { try? FileManager.default.removeItem(at: file) }
         if let request = leftovers.attemptInFlight {
-            leftovers.task?.cancel()
             let error = if case .failed(let error) = ending { error } else { APIError.cancelled }
             report(.failure(error), for: request)
         }
-        // A response settles the promise unless it does not parse; failures reach plugins first.
+        settle(ending, attempt: leftovers.attemptInFlight)
+        if let task = leftovers.task {
+            if let queue { queue.async { task.cancel() } } else { task.cancel() }
+        }
+    }
+
+    /// A response settles the promise unless it does not parse; failures reach plugins first.
+    private func settle(_ ending: Ending, attempt: URLRequest?) {
         let failure: APIError
         switch ending {
         case .failed(let error):
@@ -292,7 +326,7 @@ final class RequestExecution: Sendable {
             guard let error = settle(ending) else { return }
             failure = error
         }
-        plugins.forEach { $0.didFail(failure, request: leftovers.attemptInFlight, api: api) }
+        plugins.forEach { $0.didFail(failure, request: attempt, api: api) }
         _ = settle(.failed(failure))
     }
 

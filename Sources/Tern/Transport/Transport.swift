@@ -40,11 +40,53 @@ public struct TransportRequest: Sendable {
     public var urlRequest: URLRequest
     /// A body to stream from disk instead of `urlRequest.httpBody`, if any.
     public var bodyFile: URL?
+    /// The most bytes of response body to take, after decompression, or `nil` for no limit. A
+    /// transport stops the transfer as soon as the body passes it and fails with
+    /// ``BodyLimitExceeded``; Tern also checks every body that arrives whole.
+    public var maximumBodySize: Int?
 
     /// Creates a transport request.
-    public init(urlRequest: URLRequest, bodyFile: URL? = nil) {
+    public init(urlRequest: URLRequest, bodyFile: URL? = nil, maximumBodySize: Int? = nil) {
         self.urlRequest = urlRequest
         self.bodyFile = bodyFile
+        self.maximumBodySize = maximumBodySize
+    }
+}
+
+/// A transport's error for a response body larger than ``TransportRequest/maximumBodySize``:
+/// the transfer was stopped.
+public struct BodyLimitExceeded: Error, Sendable, Equatable {
+    /// The limit, in bytes.
+    public let limit: Int
+    /// How many bytes had arrived when the transfer was stopped, counting the chunk that passed
+    /// the limit.
+    public let receivedBytes: Int
+    /// The `Content-Length` the server announced, when that alone was over the limit.
+    public let declaredLength: Int?
+
+    /// Creates the error.
+    public init(limit: Int, receivedBytes: Int, declaredLength: Int? = nil) {
+        self.limit = limit
+        self.receivedBytes = receivedBytes
+        self.declaredLength = declaredLength
+    }
+}
+
+/// A transport's error for an exchange that failed after its response began: the status and
+/// headers arrived, the body did not finish (the server hung up, the connection was lost).
+public struct TransferInterrupted: Error, Sendable {
+    /// The status and headers that arrived.
+    public let response: HTTPURLResponse
+    /// How many bytes of the body had arrived.
+    public let receivedBytes: Int
+    /// What stopped it; a `URLError` for the default transport.
+    public let underlying: any Error
+
+    /// Creates the error.
+    public init(response: HTTPURLResponse, receivedBytes: Int, underlying: any Error) {
+        self.response = response
+        self.receivedBytes = receivedBytes
+        self.underlying = underlying
     }
 }
 

@@ -5,35 +5,46 @@ import FoundationNetworking
 
 /// The default transport: a `URLSession`.
 ///
-/// By default each API gets a session of its own, made from `URLSessionConfiguration.default`,
-/// whose completion handlers run concurrently, one per core, so that parsing does not queue
-/// behind one thread. When the transport is released (after the last request that uses it has
-/// finished) that session is invalidated. A session passed in stays the caller's: it is used as
-/// it is and never invalidated.
+/// By default each API gets a session of its own, made from `URLSessionConfiguration.default`.
+/// The session's delegate collects each body as it arrives and stops a transfer the moment its
+/// body passes the request's ``TransportRequest/maximumBodySize`` (counted after
+/// decompression). Its calls run on one serial queue, since a task's chunks must be appended in
+/// order; each finished exchange is handed to a concurrent queue, so that parsing does not
+/// queue behind one thread. When the transport is released (after the last request that uses it has
+/// finished) that session is invalidated.
+///
+/// A session passed in stays the caller's: it is used as it is and never invalidated, and since
+/// Tern is not its delegate, a body over the limit is refused only once it has arrived whole.
 public final class URLSessionTransport: Transport {
     /// The session requests go through.
     public let session: URLSession
-    private let ownsSession: Bool
+    /// The exchanges in flight, when the session is ours.
+    private let exchanges: ExchangeTable?
 
     /// Creates a transport over a new session made from `configuration`.
     public init(configuration: URLSessionConfiguration = .default) {
+        let exchanges = ExchangeTable()
         let delegateQueue = OperationQueue()
         delegateQueue.name = "tern.transport"
-        delegateQueue.maxConcurrentOperationCount = ProcessInfo.processInfo.activeProcessorCount
-        session = URLSession(configuration: configuration, delegate: nil, delegateQueue: delegateQueue)
-        ownsSession = true
+        delegateQueue.maxConcurrentOperationCount = 1
+        // FoundationNetworking queues a delegate call per chunk received, with no backpressure;
+        // at a lower priority than its own work, a flood of chunks outran these calls (and so
+        // the size limit) for seconds.
+        delegateQueue.underlyingQueue = exchanges.queue
+        session = URLSession(configuration: configuration, delegate: exchanges, delegateQueue: delegateQueue)
+        self.exchanges = exchanges
     }
 
     /// Creates a transport over a session of the caller's, which is never invalidated here.
     public init(session: URLSession) {
         self.session = session
-        ownsSession = false
+        exchanges = nil
     }
 
     deinit {
-        guard ownsSession else { return }
+        guard exchanges != nil else { return }
         // Lets tasks still running finish; every request holds the transport, so none are left.
-        // The last request often releases the transport inside its completion handler, on this
+        // The last request often releases the transport inside a delegate call, on this
         // session's own delegate queue: invalidating (and freeing) the session from there races
         // with FoundationNetworking's teardown on Linux. So it is done from another queue.
         let session = session
@@ -41,6 +52,22 @@ public final class URLSessionTransport: Transport {
     }
 
     public func send(
+        _ request: TransportRequest,
+        completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
+    ) -> any TransportTask {
+        guard let exchanges else { return sendThroughCallersSession(request, completion: completion) }
+        let task = if let file = request.bodyFile {
+            session.uploadTask(with: request.urlRequest, fromFile: file)
+        } else {
+            session.dataTask(with: request.urlRequest)
+        }
+        exchanges.begin(task, limit: request.maximumBodySize, completion: completion)
+        task.resume()
+        return task
+    }
+
+    /// A session that is not ours has no delegate of ours: its completion handlers get whole bodies.
+    private func sendThroughCallersSession(
         _ request: TransportRequest,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
@@ -60,5 +87,86 @@ public final class URLSessionTransport: Transport {
         }
         task.resume()
         return task
+    }
+}
+
+/// The session's delegate: each task's response and body so far, by task.
+private final class ExchangeTable: NSObject, URLSessionDataDelegate, Sendable {
+    /// One task's progress.
+    private struct Exchange {
+        let completion: @Sendable (Result<TransportResponse, any Error>) -> Void
+        let limit: Int?
+        var response: HTTPURLResponse?
+        var body = Data()
+        /// Why Tern stopped the transfer, reported instead of the cancellation it causes.
+        var stopped: (any Error)?
+    }
+
+    private let exchanges = Locked([Int: Exchange]())
+    /// Where the session calls this delegate; held here, since an operation queue does not
+    /// retain its underlying queue.
+    let queue = DispatchQueue(label: "tern.transport", qos: .userInteractive)
+
+    func begin(_ task: URLSessionTask, limit: Int?, completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
+        exchanges.withLock { $0[task.taskIdentifier] = Exchange(completion: completion, limit: limit) }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let http = response as? HTTPURLResponse
+        // A declared length over the limit stops the transfer before any of the body comes.
+        // Only for an unencoded body: the limit counts decompressed bytes.
+        let declared = http?.value(forHTTPHeaderField: "Content-Encoding") == nil ? response.expectedContentLength : -1
+        let tooLarge = exchanges.withLock { exchanges -> Bool in
+            guard var exchange = exchanges[dataTask.taskIdentifier] else { return false }
+            exchange.response = http
+            if let limit = exchange.limit, declared > limit {
+                exchange.stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(declared))
+            }
+            exchanges[dataTask.taskIdentifier] = exchange
+            return exchange.stopped != nil
+        }
+        completionHandler(.allow)
+        if tooLarge { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let tooLarge = exchanges.withLock { exchanges -> Bool in
+            guard var exchange = exchanges.removeValue(forKey: dataTask.taskIdentifier) else { return false }
+            defer { exchanges[dataTask.taskIdentifier] = exchange }  // taken out, so the append does not copy
+            guard exchange.stopped == nil else { return false }
+            if let limit = exchange.limit, exchange.body.count + data.count > limit {
+                exchange.stopped = BodyLimitExceeded(limit: limit, receivedBytes: exchange.body.count + data.count, declaredLength: nil)
+                exchange.body = Data()
+                return true
+            }
+            exchange.body.append(data)
+            return false
+        }
+        if tooLarge { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        let response = exchange.response ?? task.response as? HTTPURLResponse
+        DispatchQueue.global().async { Self.complete(exchange, response: response, error: error) }
+    }
+
+    private static func complete(_ exchange: Exchange, response: HTTPURLResponse?, error: (any Error)?) {
+        if let stopped = exchange.stopped {
+            exchange.completion(.failure(stopped))
+        } else if let error, let response {
+            exchange.completion(.failure(TransferInterrupted(response: response, receivedBytes: exchange.body.count, underlying: error)))
+        } else if let error {
+            exchange.completion(.failure(error))
+        } else if let response {
+            exchange.completion(.success(TransportResponse(httpResponse: response, body: exchange.body)))
+        } else {
+            exchange.completion(.failure(URLError(.badServerResponse)))
+        }
     }
 }

@@ -45,6 +45,7 @@ extension APIError {
         case .transportFailed: "transportFailed"
         case .timeout: "timeout"
         case .cancelled: "cancelled"
+        case .responseTooLarge: "responseTooLarge"
         case .unacceptableStatus: "unacceptableStatus"
         case .parsingFailed: "parsingFailed"
         case .promise: "promise"

@@ -1,0 +1,184 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernTesting
+
+/// The limit on response bodies kept in memory, and what a transfer that stops half-way says.
+@Suite(.timeLimit(.minutes(1))) struct ResponseLimitTests {
+    private func tooLarge<T>(_ promise: Promise<T>) async -> APIError.ResponseTooLarge? {
+        let error = await apiError(of: promise)
+        guard case .responseTooLarge(let failure)? = error else {
+            Issue.record("expected responseTooLarge, got \(String(describing: error))")
+            return nil
+        }
+        return failure
+    }
+
+    /// An endless body used to reach 3 GB in 5 s. Now the transfer stops at the limit.
+    @Test func anEndlessBodyStopsAtTheLimitAndClosesTheConnection() async throws {
+        let server = try LoopbackServer { _ in ServerResponse(body: Data(repeating: 0x61, count: 64 * 1024)).with(.endless) }
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(maximumResponseSize: .megabytes(2), retryPolicy: .never))
+        let failure = await tooLarge(api.request(route: api.get(endpoint: "/endless")) as Promise<Data>)
+        #expect(failure?.limit == 2 << 20)
+        #expect((failure?.receivedBytes ?? 0) > 2 << 20)
+        #expect(failure?.description.contains("over the limit of 2 MiB") == true)
+        #expect(await eventually { server.openConnections == 0 })
+    }
+
+    /// A 2 MB gzip bomb, which the default `Accept-Encoding` invites, used to exhaust memory:
+    /// the limit counts bytes after decompression.
+    @Test func aCompressionBombStopsAtTheLimit() async throws {
+        let bomb = GzipBomb.make(expandingTo: 16 << 20)
+        #expect(bomb.count < 200_000)
+        let server = try LoopbackServer { _ in
+            ServerResponse(headers: ["Content-Encoding": "gzip", "Content-Type": "application/octet-stream"], body: bomb)
+        }
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL)
+        let failure = await tooLarge(api.request(route: api.get(endpoint: "/bomb"), options: RequestOptions(maximumResponseSize: .megabytes(1))) as Promise<Data>)
+        #expect(failure?.declaredLength == nil)
+        #expect((failure?.receivedBytes ?? 0) > 1 << 20)
+    }
+
+    @Test func anAnnouncedLengthOverTheLimitStopsBeforeTheBody() async throws {
+        let api = try TestAPI()
+        let failure = await tooLarge(api.request(route: api.get(endpoint: "/huge?bytes=100000"), options: RequestOptions(maximumResponseSize: 1000)) as Promise<Data>)
+        #expect(failure?.declaredLength == 100_000)
+        #expect(failure?.receivedBytes == 0)
+        #expect(failure?.url?.path == "/huge")
+    }
+
+    @Test func aBodyUpToTheLimitArrivesAndUnlimitedLiftsIt() async throws {
+        let api = try TestAPI(configuration: APIConfiguration(maximumResponseSize: 1000, retryPolicy: .never))
+        let exact: Data = try await api.request(route: api.get(endpoint: "/huge?bytes=1000")).value
+        #expect(exact.count == 1000)
+        let large: Data = try await api.request(route: api.get(endpoint: "/huge?bytes=5000000"), options: RequestOptions(maximumResponseSize: .unlimited)).value
+        #expect(large.count == 5_000_000)
+        #expect(await apiError(of: api.request(route: api.get(endpoint: "/huge?bytes=1001")) as Promise<Data>)?.caseName == "responseTooLarge")
+    }
+
+    /// A transport that does not enforce the limit still cannot hand Tern a larger body.
+    @Test func aBodyFromAnyTransportIsCheckedToo() async throws {
+        let transport = TransportTests.ScriptedTransport { request in
+            .success(TransportResponse(httpResponse: HTTPURLResponse(url: request.urlRequest.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!,
+                                       body: Data(count: 2048)))
+        }
+        let api = try TestAPI(baseURL: "https://example.invalid", configuration: APIConfiguration(maximumResponseSize: 1024), transport: transport)
+        let failure = await tooLarge(api.request(route: api.get(endpoint: "/x")) as Promise<Data>)
+        #expect(failure?.receivedBytes == 2048)
+        #expect(failure?.statusCode == 200)
+    }
+
+    @Test(arguments: [-5, 0])
+    func aLimitOfNothingTakesOnlyEmptyBodies(bytes: Int) async throws {
+        let api = try TestAPI(configuration: APIConfiguration(maximumResponseSize: SizeLimit(bytes: bytes), retryPolicy: .never))
+        try await (api.request(route: api.get(endpoint: "/empty/204")) as Promise<Void>).value
+        #expect(await apiError(of: api.request(route: api.get(endpoint: "/products")) as Promise<Data>)?.caseName == "responseTooLarge")
+    }
+
+    /// A body cut short used to be described as failing "before a response arrived".
+    @Test func aTruncatedBodySaysTheResponseHadBegun() async throws {
+        let api = try TestAPI()
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/truncated")) as Promise<Data>)
+        guard case .transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.statusCode == 200)
+        #expect(failure.receivedBytes == 10)
+        #expect(failure.urlError != nil)
+        #expect(failure.description.contains("failed after its response began (status 200, 10 bytes of the body received)"))
+        let hungUp = await apiError(of: api.request(route: api.get(endpoint: "/hangup")) as Promise<Data>)
+        #expect(hungUp?.description.contains("failed before a response arrived") == true)
+    }
+}
+
+/// Timeouts settle on time however slowly a network task is cancelled.
+@Suite(.timeLimit(.minutes(1))) struct TimeoutDeliveryTests {
+    /// A transport whose tasks never answer. Cancelling the first one blocks until the test lets
+    /// it go (5 s at most), as FoundationNetworking's synchronous cancel can under load. (Only
+    /// the first: blocking every dispatch worker thread would stall the whole process.)
+    final class SlowCancelTransport: Transport {
+        let gate = DispatchSemaphore(value: 0)
+        let events = Recorder<String>()
+        let sent = Recorder<Bool>()
+
+        struct Task: TransportTask {
+            let transport: SlowCancelTransport
+            let blocks: Bool
+            func cancel() {
+                guard blocks else { return }
+                _ = transport.gate.wait(timeout: .now() + 5)
+                transport.events.append("the slow cancel returned")
+            }
+        }
+
+        func send(_ request: TransportRequest, completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
+            sent.append(true)
+            return Task(transport: self, blocks: sent.items.count == 1)
+        }
+    }
+
+    /// 3,000 simultaneous timeouts used to settle up to 0.32 s late: each timer cancelled its
+    /// task before the next could fire. Here the first cancel blocks; the second timeout must
+    /// settle all the same.
+    @Test func aTimeoutDoesNotWaitForTheCancelBeforeIt() async throws {
+        let transport = SlowCancelTransport()
+        let api = try TestAPI(baseURL: "https://example.invalid", transport: transport, clock: SystemClock())
+        let first: Promise<Data> = api.request(route: api.get(endpoint: "/a"), options: RequestOptions(timeout: 0.05))
+        let second: Promise<Data> = api.request(route: api.get(endpoint: "/b"), options: RequestOptions(timeout: 0.1))
+        #expect(await apiError(of: first)?.caseName == "timeout")
+        #expect(await apiError(of: second)?.caseName == "timeout")
+        transport.events.append("both timed out")
+        transport.gate.signal()
+        #expect(await eventually { transport.events.items.count == 2 })
+        #expect(transport.events.items.first == "both timed out")
+    }
+}
+
+/// A gzip stream that expands enormously: deflate's fixed codes, one zero, then back-references
+/// of 258 bytes at distance 1, 13 bits each. The checksum is left out: the client must stop long
+/// before it would read it.
+enum GzipBomb {
+    static func make(expandingTo size: Int) -> Data {
+        var bits = BitWriter()
+        bits.write(1, count: 1)                   // the final block
+        bits.write(1, count: 2)                   // fixed Huffman codes
+        bits.writeCode(0x30, length: 8)           // literal 0
+        for _ in 0..<(size / 258) {
+            bits.writeCode(0xC5, length: 8)       // length 258 (symbol 285)
+            bits.writeCode(0, length: 5)          // distance 1
+        }
+        bits.writeCode(0, length: 7)              // end of block
+        var gzip = Data([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF])
+        gzip.append(contentsOf: bits.bytes)
+        gzip.append(Data(count: 4))               // CRC-32, not computed
+        let length = UInt32(truncatingIfNeeded: size / 258 * 258 + 1)
+        gzip.append(contentsOf: withUnsafeBytes(of: length.littleEndian) { Array($0) })
+        return gzip
+    }
+
+    /// Deflate's bit order: values from the least significant bit, Huffman codes from the most.
+    struct BitWriter {
+        var bytes: [UInt8] = []
+        var used = 8
+
+        mutating func write(_ value: UInt32, count: Int) {
+            for index in 0..<count { push(value >> index & 1) }
+        }
+
+        mutating func writeCode(_ code: UInt32, length: Int) {
+            for index in stride(from: length - 1, through: 0, by: -1) { push(code >> index & 1) }
+        }
+
+        private mutating func push(_ bit: UInt32) {
+            if used == 8 {
+                bytes.append(0)
+                used = 0
+            }
+            bytes[bytes.count - 1] |= UInt8(bit) << used
+            used += 1
+        }
+    }
+}
