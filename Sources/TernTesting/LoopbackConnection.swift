@@ -69,7 +69,7 @@ final class Connection {
             headers["Connection"] = "close"
             var sent = 0
             guard !response.body.isEmpty, send(Self.head(of: response.status, headers)) else { return false }
-            while sent < 1 << 32, send(response.body) { sent += response.body.count }
+            while sent < 1 << 26, send(response.body) { sent += response.body.count }
             return false
         case .normal:
             return send(Self.head(of: response) + response.body)

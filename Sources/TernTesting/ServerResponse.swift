@@ -18,7 +18,8 @@ public struct ServerResponse: Sendable {
         /// bytes of the body; then the connection closes.
         case truncated(afterBytes: Int)
         /// The status line and headers without a length, then the body over and over until the
-        /// client closes the connection (or 4 GiB have gone, so that a test gone wrong still ends).
+        /// client closes the connection (or 64 MiB have gone, so that a test gone wrong still
+        /// ends, and soon: a flood over loopback starves everything else in the process).
         case endless
     }
 

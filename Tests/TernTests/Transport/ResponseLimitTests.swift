@@ -96,44 +96,46 @@ import TernTesting
 
 /// Timeouts settle on time however slowly a network task is cancelled.
 @Suite(.timeLimit(.minutes(1))) struct TimeoutDeliveryTests {
-    /// A transport whose tasks never answer. Cancelling the first one blocks until the test lets
-    /// it go (5 s at most), as FoundationNetworking's synchronous cancel can under load. (Only
-    /// the first: blocking every dispatch worker thread would stall the whole process.)
-    final class SlowCancelTransport: Transport {
-        let gate = DispatchSemaphore(value: 0)
-        let events = Recorder<String>()
-        let sent = Recorder<Bool>()
+    /// A transport whose tasks never answer, and which records each cancel that runs on the
+    /// thread it is told is advancing a test clock, while it does.
+    final class SilentTransport: Transport {
+        let advancing = Locked<pthread_t?>(nil)
+        let cancels = Recorder<Bool>()
 
         struct Task: TransportTask {
-            let transport: SlowCancelTransport
-            let blocks: Bool
+            let transport: SilentTransport
             func cancel() {
-                guard blocks else { return }
-                _ = transport.gate.wait(timeout: .now() + 5)
-                transport.events.append("the slow cancel returned")
+                let onTimersThread = transport.advancing.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+                transport.cancels.append(onTimersThread)
             }
         }
 
         func send(_ request: TransportRequest, completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
-            sent.append(true)
-            return Task(transport: self, blocks: sent.items.count == 1)
+            Task(transport: self)
         }
     }
 
     /// 3,000 simultaneous timeouts used to settle up to 0.32 s late: each timer cancelled its
-    /// task before the next could fire. Here the first cancel blocks; the second timeout must
-    /// settle all the same.
-    @Test func aTimeoutDoesNotWaitForTheCancelBeforeIt() async throws {
-        let transport = SlowCancelTransport()
-        let api = try TestAPI(baseURL: "https://example.invalid", transport: transport, clock: SystemClock())
-        let first: Promise<Data> = api.request(route: api.get(endpoint: "/a"), options: RequestOptions(timeout: 0.05))
-        let second: Promise<Data> = api.request(route: api.get(endpoint: "/b"), options: RequestOptions(timeout: 0.1))
-        #expect(await apiError(of: first)?.caseName == "timeout")
-        #expect(await apiError(of: second)?.caseName == "timeout")
-        transport.events.append("both timed out")
-        transport.gate.signal()
-        #expect(await eventually { transport.events.items.count == 2 })
-        #expect(transport.events.items.first == "both timed out")
+    /// task (synchronously, and slowly, in FoundationNetworking) before the next could fire.
+    /// Timers fire on the thread that advances a test clock: no cancel may run there.
+    @Test func aTimeoutCancelsItsTaskOffTheTimersThread() async throws {
+        let transport = SilentTransport()
+        let clock = TestClock()
+        let api = try TestAPI(baseURL: "https://example.invalid", transport: transport, clock: clock)
+        let promises: [Promise<Data>] = (0..<20).map { index in
+            api.request(route: api.get(endpoint: "/\(index)"), options: RequestOptions(timeout: 1))
+        }
+        #expect(await clock.waitForScheduled(20))
+        api.pipelineQueue.sync(flags: .barrier) {}  // every request has handed its task over
+        // Swift's tasks run on dispatch's threads too: only a cancel while this one is advancing counts.
+        transport.advancing.withLock { $0 = pthread_self() }
+        clock.advance(by: 1)
+        transport.advancing.withLock { $0 = nil }
+        for promise in promises {
+            #expect(await apiError(of: promise)?.caseName == "timeout")
+        }
+        #expect(await eventually { transport.cancels.items.count == 20 })
+        #expect(!transport.cancels.items.contains(true))
     }
 }
 
