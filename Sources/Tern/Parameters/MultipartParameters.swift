@@ -31,7 +31,7 @@ public struct MultipartParameters: RequestParameters {
         let boundary = try makeBoundary()
         let hasFiles = parts.contains { if case .file = $0.content { true } else { false } }
         if hasFiles {
-            draft.body = .file(try writeFile(boundary: boundary), isTemporary: true)
+            draft.body = .file(try writeFile(boundary: boundary, stoppingWhen: draft.endedCheck), isTemporary: true)
         } else {
             var body = Data()
             for part in parts {
@@ -59,8 +59,9 @@ public struct MultipartParameters: RequestParameters {
         throw APIError.encodingFailed(.init(parameter: "MultipartParameters", underlying: BoundaryClash()))
     }
 
-    /// Writes the body to a new temporary file, copying file parts in 1 MiB steps.
-    private func writeFile(boundary: String) throws -> URL {
+    /// Writes the body to a new temporary file, copying file parts in 1 MiB steps; stops, and
+    /// deletes the file, as soon as the request has ended.
+    private func writeFile(boundary: String, stoppingWhen ended: @Sendable () -> Bool) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("tern-upload-\(UUID().uuidString)")
         do {
             let sink = try FileSink(url)
@@ -69,7 +70,7 @@ public struct MultipartParameters: RequestParameters {
                 try sink.write(Self.header(of: part, boundary: boundary))
                 switch part.content {
                 case .data(let data): try sink.write(data)
-                case .file(let file): try sink.copy(contentsOf: file, partName: part.name)
+                case .file(let file): try sink.copy(contentsOf: file, partName: part.name, stoppingWhen: ended)
                 }
                 try sink.write(Self.crlf)
             }
@@ -131,17 +132,35 @@ private struct FileSink {
         try handle.write(contentsOf: data)
     }
 
-    /// Copies a file a chunk at a time, so memory stays flat whatever its size.
-    func copy(contentsOf file: URL, partName: String) throws {
+    /// Copies a regular file a chunk at a time, so memory stays flat whatever its size: as many
+    /// bytes as it had when the copy began (a file that grows meanwhile cannot make it endless),
+    /// and no more once `ended` says the request is over.
+    ///
+    /// A device or a pipe is refused before it is opened: `/dev/zero` never ends, and opening
+    /// a FIFO blocks until something writes to it.
+    func copy(contentsOf file: URL, partName: String, stoppingWhen ended: () -> Bool) throws {
         do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: file.resolvingSymlinksInPath().path)
+            guard attributes[.type] as? FileAttributeType == .typeRegular, let size = attributes[.size] as? NSNumber else {
+                throw NotARegularFile(path: file.path)
+            }
             let input = try FileHandle(forReadingFrom: file)
             defer { try? input.close() }
-            while let chunk = try input.read(upToCount: Self.chunkSize), !chunk.isEmpty {
+            var remaining = size.intValue
+            while remaining > 0, let chunk = try input.read(upToCount: min(Self.chunkSize, remaining)), !chunk.isEmpty {
+                guard !ended() else { throw APIError.cancelled }
                 try handle.write(contentsOf: chunk)
+                remaining -= chunk.count
             }
         } catch {
-            throw APIError.encodingFailed(.init(parameter: partName, underlying: error))
+            throw APIError.wrapping(error) { .encodingFailed(.init(parameter: partName, underlying: $0)) }
         }
+    }
+
+    /// A file part that is a device, a pipe or a directory.
+    struct NotARegularFile: Error, CustomStringConvertible {
+        let path: String
+        var description: String { "\(path) is not a regular file (a device, a pipe or a directory cannot be sent as a part)" }
     }
 
     func close() {

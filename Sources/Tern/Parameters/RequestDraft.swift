@@ -10,14 +10,25 @@ public struct RequestDraft: Sendable {
     public var headers: HTTPHeaders
     /// The body.
     public var body: RequestBody
+    /// Asks whether the request has ended already.
+    let endedCheck: @Sendable () -> Bool
 
     /// Creates a draft.
     public init(method: HTTPMethod, url: URL, headers: HTTPHeaders = [:], body: RequestBody = .none) {
+        self.init(method: method, url: url, headers: headers, body: body, endedCheck: { false })
+    }
+
+    init(method: HTTPMethod, url: URL, headers: HTTPHeaders, body: RequestBody = .none, endedCheck: @escaping @Sendable () -> Bool) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.endedCheck = endedCheck
     }
+
+    /// Whether the request was cancelled or timed out while its parameters were being encoded:
+    /// an encoder that works long (writing a file, say) checks it now and then, and stops.
+    public var isCancelled: Bool { endedCheck() }
 }
 
 /// What a request sends after its headers.

@@ -16,7 +16,8 @@ enum RequestBuilder {
         cachePolicy: URLRequest.CachePolicy,
         commonHeaders: HTTPHeaders,
         acceptHeader: String?,
-        maximumBodySize: Int?
+        maximumBodySize: Int?,
+        isCancelled: @escaping @Sendable () -> Bool
     ) throws -> (request: TransportRequest, temporaryFile: URL?) {
         guard AbsoluteURL.hasSchemeAndHost(route.url), let url = URL(string: route.url) else {
             throw APIError.invalidRequest(.init(reason: .invalidURL(route.url), method: route.method.rawValue))
@@ -24,7 +25,7 @@ enum RequestBuilder {
         var headers: HTTPHeaders = [:]
         if let acceptHeader { headers["Accept"] = acceptHeader }
         headers.merge(commonHeaders)
-        var draft = RequestDraft(method: route.method, url: url, headers: headers)
+        var draft = RequestDraft(method: route.method, url: url, headers: headers, endedCheck: isCancelled)
         if let parameters {
             try APIError.catching({ .encodingFailed(.init(parameter: String(describing: type(of: parameters)), underlying: $0)) }) {
                 try parameters.encode(into: &draft)

@@ -94,7 +94,8 @@ final class RequestExecution: Sendable {
                 cachePolicy: options.cachePolicy ?? api.configuration.cachePolicy,
                 commonHeaders: api.configuration.commonHeaders,
                 acceptHeader: parser.acceptHeader,
-                maximumBodySize: (options.maximumResponseSize ?? api.configuration.maximumResponseSize).bytes
+                maximumBodySize: (options.maximumResponseSize ?? api.configuration.maximumResponseSize).bytes,
+                isCancelled: { [self] in state.withLock { $0.isFinished } }
             )
             // Timed out or cancelled while the body was being written: nobody will send it.
             guard keep({ $0.temporaryFile = temporaryFile; $0.built = request.urlRequest }) else {

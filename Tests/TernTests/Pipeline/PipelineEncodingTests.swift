@@ -139,4 +139,81 @@ import TernTesting
         #expect(head.statusCode == 200)
         #expect(head.body.isEmpty)
     }
+
+    /// A part from `/dev/zero` used to grow its temporary file at 600 MB/s, and a FIFO held a
+    /// pipeline thread forever; neither is a file that can be sent.
+    @Test func aPartThatIsNotARegularFileIsRefused() async throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("tern-fifo-\(UUID().uuidString)")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        defer { try? FileManager.default.removeItem(at: fifo) }
+        let api = try TestAPI()
+        for path in ["/dev/zero", fifo.path, FileManager.default.temporaryDirectory.path] {
+            let part = Part(name: "picture", fileURL: URL(fileURLWithPath: path))
+            let error = await apiError(of: api.request(route: api.post(endpoint: "/multipart"), parameters: MultipartParameters(parts: [part])) as Promise<Void>)
+            guard case .encodingFailed(let failure)? = error else {
+                Issue.record("expected encodingFailed for \(path), got \(String(describing: error))")
+                continue
+            }
+            #expect(failure.parameter == "picture")
+            #expect(failure.description.contains("not a regular file"))
+        }
+    }
+
+    /// The timeout used to start once the body was built: an encoder that took long was
+    /// outside it. Now it spans encoding, and the encoder is told when to stop.
+    @Test func theTimeoutCoversEncodingAndTheEncoderIsToldToStop() async throws {
+        struct Patient: RequestParameters {
+            let stopped: Recorder<Bool>
+            var headers: HTTPHeaders { [:] }
+            func encode(into draft: inout RequestDraft) throws {
+                while !draft.isCancelled { Thread.sleep(forTimeInterval: 0.001) }
+                stopped.append(true)
+                throw APIError.cancelled
+            }
+        }
+        let clock = TestClock()
+        let api = try TestAPI(clock: clock)
+        let stopped = Recorder<Bool>()
+        let promise: Promise<Data> = api.request(route: api.post(endpoint: "/echo"), parameters: Patient(stopped: stopped),
+                                                 options: RequestOptions(timeout: 5))
+        #expect(await clock.waitForScheduled(1))
+        clock.advance(by: 5)
+        #expect(await apiError(of: promise)?.caseName == "timeout")
+        #expect(await eventually { stopped.items == [true] })
+    }
+
+    /// Cancelling a request whose multipart body is being written stops the copy within a chunk
+    /// and deletes the file; it used to go on to the end.
+    @Test func cancellingWhileAMultipartBodyIsWrittenStopsTheCopy() async throws {
+        let big = FileManager.default.temporaryDirectory.appendingPathComponent("tern-sparse-\(UUID().uuidString).bin")
+        #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
+        defer { try? FileManager.default.removeItem(at: big) }
+        let handle = try FileHandle(forWritingTo: big)
+        try handle.truncate(atOffset: 2 << 30)   // 2 GiB, sparse: costs no disk until copied
+        try handle.close()
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()))
+        let api = try TestAPI()
+        let promise: Promise<Void> = api.request(route: api.post(endpoint: "/multipart"), parameters: MultipartParameters(parts: [Part(name: "big", fileURL: big)]))
+        @Sendable func uploads() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+                .filter { $0.hasPrefix("tern-upload-") && !before.contains($0) }
+        }
+        @Sendable func written() -> UInt64 {
+            uploads().map { name in
+                (try? FileManager.default.attributesOfItem(atPath: NSTemporaryDirectory() + "/" + name)[.size] as? NSNumber)??.uint64Value ?? 0
+            }.max() ?? 0
+        }
+        #expect(await eventually { !uploads().isEmpty })
+        let atCancel = written()
+        promise.cancel()
+        #expect(await apiError(of: promise)?.caseName == "cancelled")
+        let sizes = Recorder<UInt64>()
+        let gone = await eventually {
+            sizes.append(written())
+            return uploads().isEmpty
+        }
+        #expect(gone)
+        let largest = sizes.items.max() ?? 0
+        #expect(largest < atCancel + (256 << 20), "the copy went on from \(atCancel) to \(largest) bytes after the cancel")
+    }
 }
