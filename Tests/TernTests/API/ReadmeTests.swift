@@ -196,6 +196,14 @@ enum Readme {
         return (try await testShop.products().value, refused)
     }
 
+    // MARK: Limits
+
+    static func limits() -> [Any] {
+        let bounded = APIConfiguration(maximumResponseSize: .megabytes(16))             // 64 MiB by default
+        let bigExport = RequestOptions(timeout: .infinity, maximumResponseSize: .unlimited)
+        return [bounded, bigExport]
+    }
+
     // MARK: Authentication
 
     struct Tokens: Decodable, Sendable { let access: String; let refresh: String }
