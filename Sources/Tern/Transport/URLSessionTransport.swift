@@ -9,8 +9,9 @@ import FoundationNetworking
 /// The session's delegate collects each body as it arrives and stops a transfer the moment its
 /// body passes the request's ``TransportRequest/maximumBodySize`` (counted after
 /// decompression). Its calls run on one serial queue, since a task's chunks must be appended in
-/// order; each finished exchange is handed to a concurrent queue, so that parsing does not
-/// queue behind one thread. When the transport is released (after the last request that uses it has
+/// order, and each exchange is completed (validated and parsed) right there: a hop to a
+/// concurrent queue cost more than parsing in parallel gained (measured with `EndToEndAB`:
+/// 1.13× raw URLSession's time per request with the hop, 1.02× without). When the transport is released (after the last request that uses it has
 /// finished) that session is invalidated.
 ///
 /// A session passed in stays the caller's: it is used as it is and never invalidated, and since
@@ -152,8 +153,7 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        let response = exchange.response ?? task.response as? HTTPURLResponse
-        DispatchQueue.global().async { Self.complete(exchange, response: response, error: error) }
+        Self.complete(exchange, response: exchange.response ?? task.response as? HTTPURLResponse, error: error)
     }
 
     private static func complete(_ exchange: Exchange, response: HTTPURLResponse?, error: (any Error)?) {
