@@ -57,11 +57,7 @@ public final class URLSessionTransport: Transport {
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         guard let exchanges else { return sendThroughCallersSession(request, completion: completion) }
-        let task = if let file = request.bodyFile {
-            session.uploadTask(with: request.urlRequest, fromFile: file)
-        } else {
-            session.dataTask(with: request.urlRequest)
-        }
+        let task = task(sending: request)
         exchanges.begin(task, limit: request.maximumBodySize, completion: completion)
         task.resume()
         return task
@@ -168,5 +164,35 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, Sendable {
         } else {
             exchange.completion(.failure(URLError(.badServerResponse)))
         }
+    }
+}
+
+extension URLSessionTransport {
+    /// The largest body file sent from memory rather than streamed from disk, on Linux.
+    static let inMemoryUploadLimit = 16 << 20
+
+    /// The task that sends `request`, its body file included.
+    ///
+    /// On Linux, not `uploadTask(with:fromFile:)`: FoundationNetworking reads a file body
+    /// asynchronously and pauses the transfer while it waits, and cancelling such an upload
+    /// crashes the process (a `try!` on pausing a handle already gone) within a few hundred
+    /// cancels. A body held in memory or read from a stream never pauses, and survives the same
+    /// storm. A file up to ``inMemoryUploadLimit`` is read into memory and goes out with its
+    /// `Content-Length`; a larger one is streamed, which FoundationNetworking can only send
+    /// chunked, without a length.
+    func task(sending request: TransportRequest) -> URLSessionTask {
+        guard let file = request.bodyFile else { return session.dataTask(with: request.urlRequest) }
+        #if canImport(FoundationNetworking)
+        var urlRequest = request.urlRequest
+        let size = ((try? FileManager.default.attributesOfItem(atPath: file.path)[.size]) as? NSNumber)?.intValue ?? .max
+        if size <= Self.inMemoryUploadLimit, let body = try? Data(contentsOf: file) {
+            urlRequest.httpBody = body
+        } else {
+            urlRequest.httpBodyStream = InputStream(url: file)
+        }
+        return session.dataTask(with: urlRequest)
+        #else
+        return session.uploadTask(with: request.urlRequest, fromFile: file)
+        #endif
     }
 }
