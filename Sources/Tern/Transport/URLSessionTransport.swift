@@ -60,7 +60,19 @@ public final class URLSessionTransport: Transport {
         let task = task(sending: request)
         exchanges.begin(task, limit: request.maximumBodySize, completion: completion)
         task.resume()
-        return task
+        return Exchange(task: task, table: exchanges)
+    }
+
+    /// A task that is cancelled only while its exchange is open. FoundationNetworking crashes
+    /// now and then when a cancel races the task's own completion (its task registry removes the
+    /// task twice); a cancel that comes after the completion was delivered is skipped.
+    private struct Exchange: TransportTask {
+        let task: URLSessionTask
+        let table: ExchangeTable
+
+        func cancel() {
+            if table.isOpen(task) { task.cancel() }
+        }
     }
 
     /// A session that is not ours has no delegate of ours: its completion handlers get whole bodies.
@@ -106,6 +118,11 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, Sendable {
 
     func begin(_ task: URLSessionTask, limit: Int?, completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
         exchanges.withLock { $0[task.taskIdentifier] = Exchange(completion: completion, limit: limit) }
+    }
+
+    /// Whether `task` has not completed yet.
+    func isOpen(_ task: URLSessionTask) -> Bool {
+        exchanges.withLock { $0[task.taskIdentifier] != nil }
     }
 
     func urlSession(
@@ -155,7 +172,7 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, Sendable {
     private static func complete(_ exchange: Exchange, response: HTTPURLResponse?, error: (any Error)?) {
         if let stopped = exchange.stopped {
             exchange.completion(.failure(stopped))
-        } else if let error, let response {
+        } else if let error, let response, (error as? URLError)?.code != .cancelled {  // a cancel stays a cancel
             exchange.completion(.failure(TransferInterrupted(response: response, receivedBytes: exchange.body.count, underlying: error)))
         } else if let error {
             exchange.completion(.failure(error))
