@@ -113,49 +113,44 @@ public final class LoopbackServer: Sendable {
 }
 
 /// The open connections, so that ``LoopbackServer/stop()`` can close them.
-private final class ConnectionRegistry: @unchecked Sendable {
-    private let lock = NSLock()
-    private var open: Set<Int32> = []
-    private var stopped = false
+private final class ConnectionRegistry: Sendable {
+    private struct State {
+        var open: Set<Int32> = []
+        var stopped = false
+    }
+
+    private let state = Locked(State())
 
     /// Adds a connection unless the server stopped.
     func add(_ socket: Int32) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if !stopped { open.insert(socket) }
-        return !stopped
+        state.withLock { state in
+            if !state.stopped { state.open.insert(socket) }
+            return !state.stopped
+        }
     }
 
-    var count: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return open.count
-    }
+    var count: Int { state.withLock { $0.open.count } }
 
     /// Forgets and closes a connection. Under the lock, so that ``stop()`` never shuts down a
     /// descriptor that was closed and handed to someone else.
     func close(_ socket: Int32) {
-        lock.lock()
-        defer { lock.unlock() }
-        open.remove(socket)
-        closeSocket(socket)
+        state.withLock { state in
+            state.open.remove(socket)
+            closeSocket(socket)
+        }
     }
 
-    var isStopped: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
-    }
+    var isStopped: Bool { state.withLock { $0.stopped } }
 
     /// Marks the server stopped and shuts every connection down; `false` if it already was.
     /// Each connection's own thread then sees the end of its stream and closes it.
     func stop() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !stopped else { return false }
-        stopped = true
-        for socket in open { _ = shutdown(socket, Int32(SHUT_RDWR)) }
-        return true
+        state.withLock { state in
+            guard !state.stopped else { return false }
+            state.stopped = true
+            for socket in state.open { _ = shutdown(socket, Int32(SHUT_RDWR)) }
+            return true
+        }
     }
 }
 

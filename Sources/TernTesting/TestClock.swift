@@ -12,62 +12,50 @@ import Tern
 ///
 /// Actions due run on the thread that calls ``advance(by:)``, in deadline order, and the clock
 /// reads each one's deadline as ``now`` while it runs.
-public final class TestClock: APIClock, @unchecked Sendable {
+public final class TestClock: APIClock, Sendable {
     private struct Entry {
         let id: Int
         let deadline: TimeInterval
         let action: @Sendable () -> Void
     }
 
-    private let lock = NSLock()
-    private var current: TimeInterval = 0
-    private var entries: [Entry] = []
-    private var nextID = 0
-    private var delays: [TimeInterval] = []
+    private struct State {
+        var current: TimeInterval = 0
+        var entries: [Entry] = []
+        var nextID = 0
+        var delays: [TimeInterval] = []
+    }
+
+    private let state = Locked(State())
 
     /// Creates a clock at time zero.
     public init() {}
 
-    public var now: TimeInterval {
-        lock.lock()
-        defer { lock.unlock() }
-        return current
-    }
+    public var now: TimeInterval { state.withLock { $0.current } }
 
     public func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) -> any Cancellable {
-        lock.lock()
-        defer { lock.unlock() }
-        nextID += 1
-        entries.append(Entry(id: nextID, deadline: current + max(0, delay), action: action))
-        delays.append(delay)
-        return Scheduled(id: nextID, clock: self)
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.entries.append(Entry(id: state.nextID, deadline: state.current + max(0, delay), action: action))
+            state.delays.append(delay)
+            return state.nextID
+        }
+        return Scheduled(id: id, clock: self)
     }
 
     /// Every delay ever scheduled, in order: what a test checks backoff and jitter against.
-    public var scheduledDelays: [TimeInterval] {
-        lock.lock()
-        defer { lock.unlock() }
-        return delays
-    }
+    public var scheduledDelays: [TimeInterval] { state.withLock { $0.delays } }
 
     /// How many scheduled actions are waiting.
-    public var pendingCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return entries.count
-    }
+    public var pendingCount: Int { state.withLock { $0.entries.count } }
 
     /// Moves time forward by `interval`, running what falls due, in deadline order.
     public func advance(by interval: TimeInterval) {
-        lock.lock()
-        let target = current + interval
-        lock.unlock()
-        while let entry = nextDue(by: target) {
-            entry.action()
+        let target = state.withLock { $0.current + interval }
+        while let action = nextDue(by: target) {
+            action()
         }
-        lock.lock()
-        current = max(current, target)
-        lock.unlock()
+        state.withLock { $0.current = max($0.current, target) }
     }
 
     /// Waits (in real time, up to `timeout` seconds) until at least `count` actions are waiting.
@@ -88,20 +76,20 @@ public final class TestClock: APIClock, @unchecked Sendable {
         return true
     }
 
-    private func nextDue(by target: TimeInterval) -> Entry? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let index = entries.indices.filter({ entries[$0].deadline <= target })
-            .min(by: { (entries[$0].deadline, entries[$0].id) < (entries[$1].deadline, entries[$1].id) }) else { return nil }
-        let entry = entries.remove(at: index)
-        current = max(current, entry.deadline)
-        return entry
+    /// The action due first by `target`, taken out, with the clock set to its deadline.
+    private func nextDue(by target: TimeInterval) -> (@Sendable () -> Void)? {
+        state.withLock { state in
+            guard let index = state.entries.indices.filter({ state.entries[$0].deadline <= target })
+                .min(by: { (state.entries[$0].deadline, state.entries[$0].id) < (state.entries[$1].deadline, state.entries[$1].id) })
+            else { return nil }
+            let entry = state.entries.remove(at: index)
+            state.current = max(state.current, entry.deadline)
+            return entry.action
+        }
     }
 
     fileprivate func cancel(_ id: Int) {
-        lock.lock()
-        defer { lock.unlock() }
-        entries.removeAll { $0.id == id }
+        state.withLock { $0.entries.removeAll { $0.id == id } }
     }
 
     private struct Scheduled: Cancellable {

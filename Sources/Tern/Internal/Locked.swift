@@ -18,8 +18,11 @@ import Synchronization
 ///   run (`-Xswiftc -DTERN_PTHREAD_LOCK`), an `NSLock` box. `Mutex` hands a contended lock
 ///   over inside the kernel, where the sanitizer cannot see it, and would be reported as racing
 ///   with itself; `NSLock` is a pthread mutex, which the sanitizer understands.
+///
+/// It is a `package` type, shared with `TernTesting`, so that the whole package has this one
+/// `@unchecked Sendable` (the lock's box) rather than a hand-rolled lock per class.
 @usableFromInline
-struct Locked<State>: ~Copyable, Sendable {
+package struct Locked<State>: ~Copyable, Sendable {
     #if canImport(Darwin) || TERN_PTHREAD_LOCK
     @usableFromInline
     final class Box: @unchecked Sendable {
@@ -35,10 +38,10 @@ struct Locked<State>: ~Copyable, Sendable {
     let box: Box
 
     @inlinable
-    init(_ state: consuming sending State) { box = Box(state) }
+    package init(_ state: consuming sending State) { box = Box(state) }
 
     @inlinable
-    func withLock<Result: Sendable>(_ body: (inout sending State) -> Result) -> Result {
+    package func withLock<Result: Sendable>(_ body: (inout sending State) -> Result) -> Result {
         box.lock.lock()
         defer { box.lock.unlock() }
         return body(&box.state)
@@ -48,10 +51,10 @@ struct Locked<State>: ~Copyable, Sendable {
     let mutex: Mutex<State>
 
     @inlinable
-    init(_ state: consuming sending State) { mutex = Mutex(state) }
+    package init(_ state: consuming sending State) { mutex = Mutex(state) }
 
     @inlinable
-    func withLock<Result: Sendable>(_ body: (inout sending State) -> Result) -> Result {
+    package func withLock<Result: Sendable>(_ body: (inout sending State) -> Result) -> Result {
         mutex.withLock { state in body(&state) }
     }
     #endif

@@ -27,23 +27,3 @@ public protocol Cancellable: Sendable {
     /// Calls it off; harmless once it has happened or was cancelled.
     func cancel()
 }
-
-/// Real time: actions run on a timer queue of the clock's own, within a millisecond of their
-/// deadline, however many are scheduled.
-public final class SystemClock: APIClock {
-    private let timers = TimerQueue()
-
-    /// The clock promises use unless given another.
-    public static let shared = SystemClock()
-
-    /// Creates a clock with a timer queue of its own.
-    public init() {}
-
-    public var now: TimeInterval {
-        TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1e9
-    }
-
-    public func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) -> any Cancellable {
-        timers.schedule(after: delay, action)
-    }
-}
