@@ -1,7 +1,7 @@
 import Dispatch
 
-// The steps of a chain. Each transforming step returns a new promise that waits on this one;
-// each side effect returns this promise, so the chain reads top to bottom.
+// The steps of a chain. Each step, transforming or side effect, returns a new promise that
+// waits on this one and settles once the step has run, so the chain runs top to bottom.
 extension Promise {
     /// Continues with the promise that `body` returns for the value (a flatMap).
     ///
@@ -107,6 +107,9 @@ extension Promise {
     }
 
     /// Runs `body` with the value when the promise succeeds.
+    ///
+    /// Returns a promise with the same result that settles once `body` has returned, so the
+    /// steps written after it run after it, whatever queues they run on.
     @discardableResult
     @inlinable
     public func onSuccess(
@@ -119,6 +122,8 @@ extension Promise {
     }
 
     /// Runs `body` with the error when the promise fails, cancellation included.
+    ///
+    /// Returns a promise with the same result that settles once `body` has returned.
     @discardableResult
     @inlinable
     public func onError(
@@ -131,6 +136,8 @@ extension Promise {
     }
 
     /// Runs `body` when the promise settles, whatever the outcome.
+    ///
+    /// Returns a promise with the same result that settles once `body` has returned.
     @discardableResult
     @inlinable
     public func finally(
@@ -141,6 +148,8 @@ extension Promise {
     }
 
     /// Runs `body` with the result when the promise settles.
+    ///
+    /// Returns a promise with the same result that settles once `body` has returned.
     @discardableResult
     @inlinable
     public func onResult(
@@ -150,15 +159,22 @@ extension Promise {
         observe(in: queue, body)
     }
 
-    /// Registers a side effect. It pins the promise: something now waits for this very
-    /// promise, so dependents going away will not cancel it.
+    /// Registers a side effect, and returns the promise that passes the result on once the side
+    /// effect has returned: a chain's steps run in the order written, on any queues.
+    ///
+    /// The side effect waits on this promise as a dependent, like a transforming step: this
+    /// promise is cancelled on its behalf only when what it returns is cancelled and nothing
+    /// else waits.
     @inlinable
     func observe(
         in queue: DispatchQueue?,
         _ body: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> Promise<Value> {
-        register(Callback(queue: queue ?? self.queue) { result, _ in body(result) }, pinning: true)
-        return self
+        let derived = makeDerived(of: Value.self)
+        return attach(derived, on: queue) { result, loop in
+            body(result)
+            derived.settle(result, in: &loop)
+        }
     }
 
     @inlinable

@@ -125,4 +125,16 @@ import Testing
         #expect(isCancelled(last))
         #expect(handled.items == [true])
     }
+
+    /// What a side effect returns can be cancelled, and that reaches the work when nothing
+    /// else waits for it, as in `let pending = api.products().onSuccess { … }; pending.cancel()`.
+    @Test func cancellingWhatASideEffectReturnsCancelsTheSource() {
+        let (source, resolver) = Promise<Int>.pending(in: queue)
+        let handled = Recorder<Bool>()
+        resolver.onCancel { handled.append(true) }
+        let pending = source.onSuccess { _ in }.onError { _ in }.finally {}
+        pending.cancel()
+        #expect(isCancelled(source))
+        #expect(handled.items == [true])
+    }
 }

@@ -51,4 +51,50 @@ import Testing
         #expect(try await promise.value == 3)
         gate.signal()
     }
+
+    /// Side effects used to be siblings on one promise: `finally` on one queue could run before
+    /// `onSuccess` on another had returned (1 run in 6, loaded). Each step now runs after every
+    /// step written above it.
+    @Test func stepsRunInTheOrderWrittenAcrossQueues() async throws {
+        let first = DispatchQueue(label: "tern.test.order.first")
+        let second = DispatchQueue(label: "tern.test.order.second")
+        for _ in 0..<20 {
+            let log = Recorder<String>()
+            let (source, resolver) = Promise<Int>.pending(in: first)
+            let end = source
+                .map(in: first) { $0 + 1 }
+                .onSuccess(in: second) { _ in
+                    Thread.sleep(forTimeInterval: 0.002)
+                    log.append("onSuccess")
+                }
+                .then(in: first) { value -> Promise<Int> in
+                    log.append("then")
+                    return Promise(value: value, in: second)
+                }
+                .onError(in: first) { _ in log.append("onError") }
+                .onResult(in: second) { _ in
+                    Thread.sleep(forTimeInterval: 0.001)
+                    log.append("onResult")
+                }
+                .finally(in: first) { log.append("finally") }
+            resolver.fulfill(1)
+            #expect(try await end.value == 2)
+            #expect(log.items == ["onSuccess", "then", "onResult", "finally"])
+        }
+    }
+
+    @Test func aFailurePassesSideEffectsInOrderToo() async throws {
+        let first = DispatchQueue(label: "tern.test.order.first")
+        let second = DispatchQueue(label: "tern.test.order.second")
+        let log = Recorder<String>()
+        let end = Promise<Int>(error: TestError(), in: first)
+            .onError(in: second) { _ in
+                Thread.sleep(forTimeInterval: 0.005)
+                log.append("onError")
+            }
+            .onSuccess(in: first) { _ in log.append("onSuccess") }
+            .finally(in: first) { log.append("finally") }
+        _ = await end.result
+        #expect(log.items == ["onError", "finally"])
+    }
 }
