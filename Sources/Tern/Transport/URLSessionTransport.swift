@@ -11,8 +11,8 @@ import FoundationNetworking
 /// decompression). Its calls run on one serial queue, since a task's chunks must be appended in
 /// order, and each exchange is completed (validated and parsed) right there: a hop to a
 /// concurrent queue cost more than parsing in parallel gained (measured with `EndToEndAB`:
-/// 1.13× raw URLSession's time per request with the hop, 1.02× without). When the transport is released (after the last request that uses it has
-/// finished) that session is invalidated.
+/// 1.13× raw URLSession's time per request with the hop, 1.02× without). When the transport is
+/// released (after the last request that uses it has finished) that session is invalidated.
 ///
 /// A session passed in stays the caller's: it is used as it is and never invalidated, and since
 /// Tern is not its delegate, a body over the limit is refused only once it has arrived whole.
@@ -57,16 +57,21 @@ public final class URLSessionTransport: Transport {
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         guard let exchanges else { return sendThroughCallersSession(request, completion: completion) }
-        let task = task(sending: request)
+        let (urlRequest, uploadFile) = Self.prepare(request)
+        let task = if let uploadFile {
+            session.uploadTask(with: urlRequest, fromFile: uploadFile)
+        } else {
+            session.dataTask(with: urlRequest)
+        }
         exchanges.begin(task, limit: request.maximumBodySize, completion: completion)
         task.resume()
-        return Exchange(task: task, table: exchanges)
+        return ExchangeTask(task: task, table: exchanges)
     }
 
     /// A task that is cancelled only while its exchange is open. FoundationNetworking crashes
     /// now and then when a cancel races the task's own completion (its task registry removes the
     /// task twice); a cancel that comes after the completion was delivered is skipped.
-    private struct Exchange: TransportTask {
+    private struct ExchangeTask: TransportTask {
         let task: URLSessionTask
         let table: ExchangeTable
 
@@ -89,10 +94,11 @@ public final class URLSessionTransport: Transport {
                 completion(.failure(URLError(.badServerResponse)))
             }
         }
-        let task = if let file = request.bodyFile {
-            session.uploadTask(with: request.urlRequest, fromFile: file, completionHandler: handler)
+        let (urlRequest, uploadFile) = Self.prepare(request)
+        let task = if let uploadFile {
+            session.uploadTask(with: urlRequest, fromFile: uploadFile, completionHandler: handler)
         } else {
-            session.dataTask(with: request.urlRequest, completionHandler: handler)
+            session.dataTask(with: urlRequest, completionHandler: handler)
         }
         task.resume()
         return task
@@ -188,28 +194,28 @@ extension URLSessionTransport {
     /// The largest body file sent from memory rather than streamed from disk, on Linux.
     static let inMemoryUploadLimit = 16 << 20
 
-    /// The task that sends `request`, its body file included.
+    /// The request to hand URLSession, with its body file, and the file to upload with
+    /// `uploadTask(with:fromFile:)`, if any.
     ///
-    /// On Linux, not `uploadTask(with:fromFile:)`: FoundationNetworking reads a file body
-    /// asynchronously and pauses the transfer while it waits, and cancelling such an upload
-    /// crashes the process (a `try!` on pausing a handle already gone) within a few hundred
-    /// cancels. A body held in memory or read from a stream never pauses, and survives the same
-    /// storm. A file up to ``inMemoryUploadLimit`` is read into memory and goes out with its
-    /// `Content-Length`; a larger one is streamed, which FoundationNetworking can only send
-    /// chunked, without a length.
-    func task(sending request: TransportRequest) -> URLSessionTask {
-        guard let file = request.bodyFile else { return session.dataTask(with: request.urlRequest) }
+    /// On Linux, never a file: FoundationNetworking reads a file body asynchronously and pauses
+    /// the transfer while it waits, and cancelling such an upload crashes the process (a `try!`
+    /// on pausing a handle already gone) within a few hundred cancels. A body held in memory or
+    /// read from a stream never pauses, and survives the same storm. A file up to
+    /// ``inMemoryUploadLimit`` is read into memory and goes out with its `Content-Length`; a
+    /// larger one is streamed, which FoundationNetworking can only send chunked, without a length.
+    static func prepare(_ request: TransportRequest) -> (URLRequest, uploadFile: URL?) {
+        guard let file = request.bodyFile else { return (request.urlRequest, nil) }
         #if canImport(FoundationNetworking)
         var urlRequest = request.urlRequest
         let size = ((try? FileManager.default.attributesOfItem(atPath: file.path)[.size]) as? NSNumber)?.intValue ?? .max
-        if size <= Self.inMemoryUploadLimit, let body = try? Data(contentsOf: file) {
+        if size <= inMemoryUploadLimit, let body = try? Data(contentsOf: file) {
             urlRequest.httpBody = body
         } else {
             urlRequest.httpBodyStream = InputStream(url: file)
         }
-        return session.dataTask(with: urlRequest)
+        return (urlRequest, nil)
         #else
-        return session.uploadTask(with: request.urlRequest, fromFile: file)
+        return (request.urlRequest, file)
         #endif
     }
 }

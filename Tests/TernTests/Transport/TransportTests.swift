@@ -56,6 +56,23 @@ import TernTesting
         #expect(echo.header("X-Session") == "mine")
     }
 
+    /// A caller's session sends file bodies the same way as Tern's own (on Linux, never with
+    /// `uploadTask(fromFile:)`, which crashes FoundationNetworking when cancelled).
+    @Test func aCallersSessionSendsAFileBodyWhole() async throws {
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        let api = try TestAPI(transport: URLSessionTransport(session: session))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-test-\(UUID().uuidString).bin")
+        let contents = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        try contents.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let echo: MultipartEcho = try await api.request(route: api.post(endpoint: "/multipart"),
+                                                        parameters: MultipartParameters(parts: [Part(name: "file", fileURL: file)])).value
+        #expect(echo.parts.first?.size == contents.count)
+        #expect(echo.parts.first?.checksum == fnv1a(contents))
+        #expect(echo.contentLength == String(echo.bodySize))
+    }
+
     @Test func aLargeBodyArrivesIntact() async throws {
         let api = try TestAPI()
         let size = 4 << 20
