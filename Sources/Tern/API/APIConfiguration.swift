@@ -31,6 +31,8 @@ public struct APIConfiguration: Sendable {
     public var validation: Validation
     /// When failed requests are sent again, unless a request's options say otherwise.
     public var retryPolicy: RetryPolicy
+    /// Which redirects requests follow, unless a request's options say otherwise.
+    public var redirectPolicy: RedirectPolicy
     /// How much extra load retries may add to this API.
     public var retryBudget: RetryBudget
     /// How many credential refreshes the API allows before it gives up.
@@ -50,6 +52,7 @@ public struct APIConfiguration: Sendable {
         logLevel: LogLevel = .none,
         validation: Validation = .successfulStatusCodes,
         retryPolicy: RetryPolicy = .default,
+        redirectPolicy: RedirectPolicy = .follow,
         retryBudget: RetryBudget = .default,
         refreshLimit: RefreshLimit = RefreshLimit(),
         adapters: [any RequestAdapter] = [],
@@ -63,12 +66,14 @@ public struct APIConfiguration: Sendable {
         self.logLevel = logLevel
         self.validation = validation
         self.retryPolicy = retryPolicy
+        self.redirectPolicy = redirectPolicy
         self.retryBudget = retryBudget
         self.refreshLimit = refreshLimit
         self.adapters = adapters
         self.plugins = plugins
     }
 
-    /// A 60-second timeout, no common headers, 2xx accepted, bodies up to 64 MiB.
+    /// A 60-second timeout, no common headers, 2xx accepted, bodies up to 64 MiB, up to 10
+    /// redirects followed.
     public static let `default` = APIConfiguration()
 }

@@ -24,6 +24,8 @@ public struct RequestOptions: Sendable {
     public var parser: (any ResponseParser)?
     /// When this request is sent again after a failure.
     public var retryPolicy: RetryPolicy?
+    /// Which redirects this request follows.
+    public var redirectPolicy: RedirectPolicy?
     /// Whether the delegate signs this request and refreshes credentials for it. Send the
     /// refresh call itself with `false`, so that it does not wait for the refresh it is part of.
     public var authenticates: Bool
@@ -39,6 +41,7 @@ public struct RequestOptions: Sendable {
         validation: Validation? = nil,
         parser: (any ResponseParser)? = nil,
         retryPolicy: RetryPolicy? = nil,
+        redirectPolicy: RedirectPolicy? = nil,
         authenticates: Bool = true,
         plugins: [any Plugin] = []
     ) {
@@ -49,6 +52,7 @@ public struct RequestOptions: Sendable {
         self.validation = validation
         self.parser = parser
         self.retryPolicy = retryPolicy
+        self.redirectPolicy = redirectPolicy
         self.authenticates = authenticates
         self.plugins = plugins
     }

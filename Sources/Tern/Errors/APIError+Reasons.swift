@@ -145,6 +145,52 @@ extension APIError {
         }
     }
 
+    /// A redirect that was not followed, and could not be the response either.
+    public struct RedirectFailure: Sendable, CustomStringConvertible {
+        /// Why it was not followed.
+        public enum Reason: Sendable, Equatable {
+            /// The request had already followed as many redirects as its
+            /// ``RedirectPolicy/maximumRedirects``.
+            case tooManyRedirects(limit: Int)
+            /// It led from https to http, which ``RedirectPolicy/allowsInsecureRedirects`` did not allow.
+            case insecureRedirect
+            /// Its `Location` is no http or https URL.
+            case invalidLocation
+        }
+
+        /// Why it was not followed.
+        public let reason: Reason
+        /// The method of the request that was redirected.
+        public let method: String?
+        /// The URL that answered with the redirect.
+        public let url: URL?
+        /// The redirect's status.
+        public let statusCode: Int
+        /// The `Location` header as the server sent it.
+        public let location: String
+
+        /// Creates the failure.
+        public init(reason: Reason, method: String?, url: URL?, statusCode: Int, location: String) {
+            self.reason = reason
+            self.method = method
+            self.url = url
+            self.statusCode = statusCode
+            self.location = location
+        }
+
+        public var description: String {
+            let redirect = "\(describe(method, url)) was redirected (\(statusCode)) to \"\(quoted(location))\""
+            return switch reason {
+            case .tooManyRedirects(let limit):
+                "\(redirect), one redirect more than the \(limit) allowed; not followed. Raise RedirectPolicy.maximumRedirects if the server needs more."
+            case .insecureRedirect:
+                "\(redirect), from https to http; not followed, since the request would go out unencrypted. Set RedirectPolicy.allowsInsecureRedirects to allow it."
+            case .invalidLocation:
+                "\(redirect), which is no http or https URL; not followed."
+            }
+        }
+    }
+
     /// A request or promise that took longer than it was allowed.
     public struct Timeout: Sendable, CustomStringConvertible {
         /// The time allowed, in seconds.

@@ -35,6 +35,8 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     case cancelled
     /// The response body was larger than the request allows; the transfer was stopped.
     case responseTooLarge(ResponseTooLarge)
+    /// A redirect could not be followed: too many, from https to http, or to no valid location.
+    case redirectFailed(RedirectFailure)
     /// The server answered with a status the request does not accept.
     case unacceptableStatus(StatusFailure)
     /// The response body could not be turned into the expected value.
@@ -52,6 +54,7 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
         case .timeout(let failure): "\(failure)"
         case .cancelled: "The request was cancelled."
         case .responseTooLarge(let failure): "\(failure)"
+        case .redirectFailed(let failure): "\(failure)"
         case .unacceptableStatus(let failure): "\(failure)"
         case .parsingFailed(let failure): "\(failure)"
         case .authentication(let failure): "\(failure)"

@@ -4,7 +4,8 @@ import FoundationNetworking
 #endif
 
 /// One request's trip through the pipeline: build once, then attempts (adapt, sign, send) until
-/// one is accepted, parsed and delivered, or the request fails.
+/// one is accepted, parsed and delivered, or the request fails. A redirect starts the next
+/// ``Leg`` of the trip, whose attempts go through the same stages.
 ///
 /// Between attempts it may wait for the API's credential refresh, or for a retry's backoff. It
 /// settles its promise exactly once, whichever comes first: the final response, a failure, the
@@ -68,7 +69,12 @@ final class RequestExecution: Sendable {
 
     private var parser: any ResponseParser { options.parser ?? api.responseParser }
     private var retryPolicy: RetryPolicy { options.retryPolicy ?? api.configuration.retryPolicy }
-    private var delegate: (any APIDelegate)? { options.authenticates ? api.delegate : nil }
+    private var redirectPolicy: RedirectPolicy { options.redirectPolicy ?? api.configuration.redirectPolicy }
+
+    /// The delegate that signs and refreshes for `leg`: none once the chain has left the origin.
+    private func delegate(for leg: Leg) -> (any APIDelegate)? {
+        options.authenticates && !leg.hasLeftOrigin ? api.delegate : nil
+    }
 
     // MARK: Stage 1: build, once
 
@@ -103,7 +109,7 @@ final class RequestExecution: Sendable {
                 return
             }
             api.retryAccount.recordRequest(at: api.clock.now, budget: api.configuration.retryBudget)
-            attempt(request)
+            attempt(Leg(request))
         } catch {
             finish(failed(error))
         }
@@ -118,16 +124,17 @@ final class RequestExecution: Sendable {
 
     // MARK: Stages 2 and 3: wait for credentials, adapt, sign, send
 
-    private func attempt(_ request: TransportRequest) {
+    private func attempt(_ leg: Leg) {
+        let request = leg.request
         // Read once: the weak reference sits behind the API's lock, which every request shares.
-        let delegate = self.delegate
+        let delegate = delegate(for: leg)
         // Requests do not go out with credentials that are being replaced.
         if delegate != nil, let refresh = api.refresher.inFlight {
-            return resume(after: refresh, request)
+            return resume(after: refresh, leg)
         }
         if let delegate, delegate.api(api, needsRefreshBeforeSending: request.urlRequest) {
             let refresh = api.refresher.refresh(signedWith: api.refresher.generation, api: api, delegate: delegate)
-            return resume(after: refresh, request)
+            return resume(after: refresh, leg)
         }
         do {
             var signed = request
@@ -135,6 +142,8 @@ final class RequestExecution: Sendable {
             for adapter in adapters {
                 try adapt(&signed.urlRequest, with: adapter)
             }
+            // An adapter may add credentials to every request; they too stay at their origin.
+            if leg.hasLeftOrigin { leg.removeCredentials(from: &signed.urlRequest, policy: redirectPolicy) }
             let generation = delegate == nil ? 0 : api.refresher.generation
             if let delegate {
                 try APIError.catching({ .invalidRequest(.init(reason: .other("the delegate stopped the request: \($0)"), method: Self.method(of: request.urlRequest).rawValue)) }) {
@@ -147,7 +156,7 @@ final class RequestExecution: Sendable {
                 try RequestBuilder.validate(method: Self.method(of: signed.urlRequest),
                                             headers: HTTPHeaders(signed.urlRequest.allHTTPHeaderFields ?? [:]))
             }
-            send(signed, original: request, generation: generation)
+            send(signed, leg: leg, generation: generation)
         } catch {
             finish(failed(error))
         }
@@ -160,23 +169,23 @@ final class RequestExecution: Sendable {
     }
 
     /// Attempts again once `refresh` settles, or fails with its error.
-    private func resume(after refresh: Promise<Void>, _ request: TransportRequest) {
+    private func resume(after refresh: Promise<Void>, _ leg: Leg) {
         refresh.onResult(in: api.pipelineQueue) { [self] result in
             switch result {
-            case .success: attempt(request)
+            case .success: attempt(leg)
             case .failure(let error): finish(failed(error))
             }
         }
     }
 
-    private func send(_ request: TransportRequest, original: TransportRequest, generation: Int) {
+    private func send(_ request: TransportRequest, leg: Leg, generation: Int) {
         guard keep({ $0.attemptInFlight = request.urlRequest }) else { return }
         plugins.forEach { $0.willSend(request.urlRequest, api: api) }
         let startDate = Date()
         let startTime = DispatchTime.now().uptimeNanoseconds
         let task = api.transport.send(request) { [self] result in
             let duration = TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9
-            received(result, for: request.urlRequest, original: original, generation: generation,
+            received(result, for: request.urlRequest, leg: leg, generation: generation,
                      timing: Response.Timing(start: startDate, duration: duration))
         }
         if !keep({ $0.task = task }) { task.cancel() }
@@ -187,7 +196,7 @@ final class RequestExecution: Sendable {
     private func received(
         _ result: Result<TransportResponse, any Error>,
         for request: URLRequest,
-        original: TransportRequest,
+        leg: Leg,
         generation: Int,
         timing: Response.Timing
     ) {
@@ -208,9 +217,9 @@ final class RequestExecution: Sendable {
             let failure = tooLarge(error, method: method, url: request.url, statusCode: nil)
             report(.failure(failure), for: request)
             finish(.failed(failure))
-        case .success(let raw) where original.maximumBodySize.map { raw.body.count > $0 } == true:
+        case .success(let raw) where leg.request.maximumBodySize.map { raw.body.count > $0 } == true:
             // A transport that does not enforce the limit itself.
-            let exceeded = BodyLimitExceeded(limit: original.maximumBodySize ?? 0, receivedBytes: raw.body.count)
+            let exceeded = BodyLimitExceeded(limit: leg.request.maximumBodySize ?? 0, receivedBytes: raw.body.count)
             let failure = tooLarge(exceeded, method: method, url: raw.httpResponse.url ?? request.url, statusCode: raw.httpResponse.statusCode)
             report(.failure(failure), for: request)
             finish(.failed(failure))
@@ -223,19 +232,26 @@ final class RequestExecution: Sendable {
             ))
             report(.failure(failure), for: request)
             if retryPolicy.allowsRetry(method: method, retriesSoFar: retries, error: cause) {
-                retry(original, sent: request, retryAfter: nil, otherwise: failure)
+                retry(leg, sent: request, retryAfter: nil, otherwise: failure)
             } else {
                 finish(.failed(failure))
             }
         case .success(let raw):
             let response = Response(request: request, httpResponse: raw.httpResponse, body: raw.body, timing: timing)
             report(.success(response), for: request)
-            evaluate(response, original: original, generation: generation, retries: retries)
+            evaluate(response, leg: leg, generation: generation, retries: retries)
         }
     }
 
-    private func evaluate(_ response: Response, original: TransportRequest, generation: Int, retries: Int) {
-        if let delegate, delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
+    private func evaluate(_ response: Response, leg: Leg, generation: Int, retries: Int) {
+        do {
+            if let next = try redirectPolicy.next(after: response.httpResponse, to: response.request, from: leg) {
+                return attempt(next)
+            }
+        } catch {
+            return finish(failed(error))
+        }
+        if let delegate = delegate(for: leg), delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
             let alreadyReplayed = state.withLock { state in
                 defer { state.replayedAfterRefresh = true }
                 return state.replayedAfterRefresh
@@ -243,18 +259,18 @@ final class RequestExecution: Sendable {
             guard !alreadyReplayed else {
                 return finish(.failed(.authentication(.stillUnauthorized(statusCode: response.statusCode))))
             }
-            return resume(after: api.refresher.refresh(signedWith: generation, api: api, delegate: delegate), original)
+            return resume(after: api.refresher.refresh(signedWith: generation, api: api, delegate: delegate), leg)
         }
         let accepted = (options.validation ?? api.configuration.validation).accepts(response)
         if !accepted, retryPolicy.allowsRetry(method: Self.method(of: response.request), retriesSoFar: retries, status: response.statusCode) {
             let retryAfter = RetryPolicy.retryAfter(response.headers["Retry-After"])
-            return retry(original, sent: response.request, retryAfter: retryAfter, otherwise: statusFailure(response))
+            return retry(leg, sent: response.request, retryAfter: retryAfter, otherwise: statusFailure(response))
         }
         finish(accepted ? .answered(response, parser: parser) : .failed(statusFailure(response)))
     }
 
     /// Waits out the backoff, then attempts again; fails with `failure` when the budget is spent.
-    private func retry(_ original: TransportRequest, sent: URLRequest, retryAfter: TimeInterval?, otherwise failure: APIError) {
+    private func retry(_ leg: Leg, sent: URLRequest, retryAfter: TimeInterval?, otherwise failure: APIError) {
         guard api.retryAccount.withdrawRetry(at: api.clock.now, budget: api.configuration.retryBudget) else {
             return finish(.failed(failure))
         }
@@ -266,7 +282,7 @@ final class RequestExecution: Sendable {
         let delay = policy.delay(beforeRetry: retry, retryAfter: retryAfter) { Double.random(in: $0) }
         plugins.forEach { $0.didRetry(sent, retry: retry, after: delay, api: api) }
         let wait = api.clock.schedule(after: delay) { [self] in
-            api.pipelineQueue.async { self.attempt(original) }
+            api.pipelineQueue.async { self.attempt(leg) }
         }
         if !keep({ $0.wait = wait }) { wait.cancel() }
     }

@@ -5,8 +5,8 @@ import FoundationNetworking
 
 /// Sends requests and brings back responses: URLSession by default, anything in tests.
 ///
-/// A transport only moves bytes. Timeouts, cancellation, validation and parsing are Tern's,
-/// so a transport stays small:
+/// A transport only moves bytes. Timeouts, cancellation, redirects, validation and parsing are
+/// Tern's, so a transport stays small; it must hand back a 3xx as it is, without following it:
 ///
 /// ```swift
 /// struct CannedTransport: Transport {

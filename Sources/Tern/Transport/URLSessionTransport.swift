@@ -100,8 +100,28 @@ public final class URLSessionTransport: Transport {
         } else {
             session.dataTask(with: urlRequest, completionHandler: handler)
         }
+        // Tern follows redirects itself. Before task delegates (Apple's 2021 releases) the
+        // caller's session follows them, and Apple's URLSession drops `Authorization` on each.
+        if #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) {
+            task.delegate = RedirectRefusal.shared
+        }
         task.resume()
         return task
+    }
+}
+
+/// A task delegate that lets a caller's session follow no redirect.
+private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
+    static let shared = RedirectRefusal()
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }
 
@@ -168,6 +188,18 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, Sendable {
             return false
         }
         if tooLarge { dataTask.cancel() }
+    }
+
+    /// Tern follows redirects itself, through its pipeline: the session follows none, and the
+    /// 3xx is the response.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

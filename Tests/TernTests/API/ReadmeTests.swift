@@ -266,6 +266,15 @@ enum Readme {
         let traced = RequestOptions(plugins: [Metrics()])            // for one request, after the API's
         return [patient, once, observed, traced]
     }
+
+    // MARK: Redirects
+
+    static func redirects() -> [Any] {
+        let careful = APIConfiguration(redirectPolicy: RedirectPolicy(maximumRedirects: 3, sensitiveHeaders: ["X-Api-Key"]))
+        let raw = RequestOptions(redirectPolicy: .never)                  // the 3xx is the response
+        let homeOnly = RedirectPolicy { redirect in redirect.isCrossOrigin ? .doNotFollow : .follow }
+        return [careful, raw, homeOnly]
+    }
 }
 
 @Suite(.timeLimit(.minutes(1))) struct ReadmeTests {

@@ -46,6 +46,7 @@ extension APIError {
         case .timeout: "timeout"
         case .cancelled: "cancelled"
         case .responseTooLarge: "responseTooLarge"
+        case .redirectFailed: "redirectFailed"
         case .unacceptableStatus: "unacceptableStatus"
         case .parsingFailed: "parsingFailed"
         case .promise: "promise"

@@ -47,6 +47,13 @@ enum TestServer {
             return ServerResponse(headers: ["Content-Type": "text/plain; charset=iso-8859-1"], body: Data([0x63, 0x61, 0x66, 0xE9]))
         case "multipart":
             return .json(MultipartEcho(request))
+        case "redirect":
+            // /redirect/<status>?to=<location>: that status, and the location if given.
+            let location = request.queryItems.first { $0.name == "to" }?.value
+            return ServerResponse(status: Int(segments.last ?? "") ?? 302, headers: location.map { ["Location": $0] } ?? [:],
+                                  body: Data("moved".utf8))
+        case "loop":
+            return ServerResponse(status: 302, headers: ["Location": "/loop"])
         default:
             return .json(#"{"code": 404, "message": "no route"}"#, status: 404)
         }

@@ -1,0 +1,49 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One stop of a request's redirect chain: the request for its URL as built (before adapters
+/// and the delegate, so that retries and replays after a refresh start from it again), and
+/// where the chain has been.
+struct Leg: Sendable {
+    /// The request for this stop, unadapted and unsigned.
+    var request: TransportRequest
+    /// The origin of the request's first URL, where its credentials belong.
+    let origin: Origin?
+    /// How many redirects led here.
+    var redirects = 0
+    /// Whether the chain has left ``origin``: from then on no credential goes out and the
+    /// delegate signs nothing, even if the chain comes back.
+    var hasLeftOrigin = false
+
+    /// The first stop of a request.
+    init(_ request: TransportRequest) {
+        self.request = request
+        origin = request.urlRequest.url.flatMap(Origin.init)
+    }
+
+    /// Removes the credentials a request must not carry here: none at the origin, else
+    /// `Authorization`, `Proxy-Authorization`, `Cookie` and the policy's sensitive headers.
+    func removeCredentials(from request: inout URLRequest, policy: RedirectPolicy) {
+        guard hasLeftOrigin, let fields = request.allHTTPHeaderFields else { return }
+        let sensitive = Set(policy.sensitiveHeaders.map { $0.lowercased() } + ["authorization", "proxy-authorization", "cookie"])
+        for name in fields.keys where sensitive.contains(name.lowercased()) {
+            request.setValue(nil, forHTTPHeaderField: name)
+        }
+    }
+}
+
+/// Where a URL's credentials belong: scheme, host and port, as browsers compare them.
+struct Origin: Hashable, Sendable {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    init?(_ url: URL) {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        self.scheme = scheme
+        self.host = host
+        port = url.port ?? (scheme == "https" ? 443 : 80)
+    }
+}
