@@ -9,7 +9,7 @@ import Tern
 /// `batch` requests are waiting, then all at once, so that every request is in flight before the
 /// refresh starts (a request that starts during a refresh waits for it instead of being sent).
 /// It counts finished exchanges and signals when a count is reached.
-final class TokenTransport: Transport, @unchecked Sendable {
+final class TokenTransport: WholeResponseTransport, @unchecked Sendable {
     private let lock = NSLock()
     private let batch: Int
     private var held: [@Sendable (Result<TransportResponse, any Error>) -> Void] = []

@@ -21,7 +21,7 @@ public enum Fixtures {
 }
 
 /// A transport that answers at once from memory: what is left to measure is the pipeline.
-public struct InstantTransport: Transport {
+public struct InstantTransport: WholeResponseTransport {
     private let response = HTTPURLResponse(url: Fixtures.url, statusCode: 200, httpVersion: "HTTP/1.1",
                                            headerFields: ["Content-Type": "application/json"])!
 

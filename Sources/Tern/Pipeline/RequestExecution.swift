@@ -183,11 +183,12 @@ final class RequestExecution: Sendable {
         plugins.forEach { $0.willSend(request.urlRequest, api: api) }
         let startDate = Date()
         let startTime = DispatchTime.now().uptimeNanoseconds
-        let task = api.transport.send(request) { [self] result in
+        let collector = ResponseCollector(limit: request.maximumBodySize) { [self] result in
             let duration = TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9
             received(result, for: request.urlRequest, leg: leg, generation: generation,
                      timing: Response.Timing(start: startDate, duration: duration))
         }
+        let task = api.transport.send(request, to: collector)
         if !keep({ $0.task = task }) { task.cancel() }
     }
 
@@ -214,13 +215,10 @@ final class RequestExecution: Sendable {
             report(.failure(.cancelled), for: request)
             finish(.failed(.cancelled))
         case .failure(let error as BodyLimitExceeded):
-            let failure = tooLarge(error, method: method, url: request.url, statusCode: nil)
-            report(.failure(failure), for: request)
-            finish(.failed(failure))
-        case .success(let raw) where leg.request.maximumBodySize.map { raw.body.count > $0 } == true:
-            // A transport that does not enforce the limit itself.
-            let exceeded = BodyLimitExceeded(limit: leg.request.maximumBodySize ?? 0, receivedBytes: raw.body.count)
-            let failure = tooLarge(exceeded, method: method, url: raw.httpResponse.url ?? request.url, statusCode: raw.httpResponse.statusCode)
+            let failure = APIError.responseTooLarge(.init(
+                limit: error.limit, receivedBytes: error.receivedBytes, declaredLength: error.declaredLength,
+                method: method.rawValue, url: request.url, statusCode: error.statusCode
+            ))
             report(.failure(failure), for: request)
             finish(.failed(failure))
         case .failure(let error):
@@ -285,13 +283,6 @@ final class RequestExecution: Sendable {
             api.pipelineQueue.async { self.attempt(leg) }
         }
         if !keep({ $0.wait = wait }) { wait.cancel() }
-    }
-
-    private func tooLarge(_ exceeded: BodyLimitExceeded, method: HTTPMethod, url: URL?, statusCode: Int?) -> APIError {
-        .responseTooLarge(.init(
-            limit: exceeded.limit, receivedBytes: exceeded.receivedBytes, declaredLength: exceeded.declaredLength,
-            method: method.rawValue, url: url, statusCode: statusCode
-        ))
     }
 
     private func statusFailure(_ response: Response) -> APIError {

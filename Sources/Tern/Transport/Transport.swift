@@ -3,13 +3,52 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Sends requests and brings back responses: URLSession by default, anything in tests.
+/// Sends requests and reports each exchange as it happens: body bytes sent, the response's
+/// head, body chunks, the end. URLSession by default; anything in tests.
 ///
-/// A transport only moves bytes. Timeouts, cancellation, redirects, validation and parsing are
-/// Tern's, so a transport stays small; it must hand back a 3xx as it is, without following it:
+/// A transport only moves bytes. Timeouts, cancellation, redirects, the body limit,
+/// validation and parsing are Tern's, so a transport stays small; it must hand back a 3xx as it
+/// is, without following it. A transport that answers whole responses (a stub, a test double)
+/// conforms to ``WholeResponseTransport`` instead, and gets these events made for it.
+public protocol Transport: Sendable {
+    /// Starts sending `request` and reports the exchange to `receiver`, one event at a time and
+    /// in order, ending with exactly one ``TransportReceiver/didComplete(with:)``. Returns a task
+    /// that can cancel the exchange.
+    func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask
+}
+
+/// What hears an exchange's events: Tern's pipeline, which decides from the head and from each
+/// chunk whether the transfer goes on.
+///
+/// A transport calls it one event at a time (never two at once) and in this order: any
+/// ``didSendBodyData(_:of:)``, then at most one ``didReceive(_:)-(HTTPURLResponse)``, then any
+/// ``didReceive(_:)-(Data)``, then one ``didComplete(with:)``. After a ``TransferDecision/stop``
+/// it stops the transfer, sends no more chunks and reports the end, with whatever error
+/// stopping caused.
+public protocol TransportReceiver: Sendable {
+    /// Body bytes sent so far, and the body's whole length when known.
+    func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?)
+    /// The response's status and headers arrived; the body has not yet.
+    func didReceive(_ response: HTTPURLResponse) -> TransferDecision
+    /// The next chunk of the body, decompressed.
+    func didReceive(_ chunk: Data) -> TransferDecision
+    /// The exchange ended: completely when `error` is `nil`.
+    func didComplete(with error: (any Error)?)
+}
+
+/// Whether a transfer goes on after an event.
+public enum TransferDecision: Sendable {
+    /// Go on.
+    case proceed
+    /// Stop the transfer now.
+    case stop
+}
+
+/// A transport that answers with whole responses: the simple way to conform, for stubs and
+/// tests. Tern makes the events from each answer.
 ///
 /// ```swift
-/// struct CannedTransport: Transport {
+/// struct CannedTransport: WholeResponseTransport {
 ///     func send(_ request: TransportRequest,
 ///               completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
 ///         let response = HTTPURLResponse(url: request.urlRequest.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!
@@ -18,13 +57,30 @@ import FoundationNetworking
 ///     }
 /// }
 /// ```
-public protocol Transport: Sendable {
+public protocol WholeResponseTransport: Transport {
     /// Sends `request` and calls `completion` exactly once, on any thread, with the complete
     /// response or the error that stopped it. Returns a task that can cancel the exchange.
     func send(
         _ request: TransportRequest,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask
+}
+
+extension WholeResponseTransport {
+    /// Sends through ``send(_:completion:)`` and reports the answer as events.
+    public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+        send(request) { result in
+            switch result {
+            case .success(let response):
+                if receiver.didReceive(response.httpResponse) == .proceed, !response.body.isEmpty {
+                    _ = receiver.didReceive(response.body)
+                }
+                receiver.didComplete(with: nil)
+            case .failure(let error):
+                receiver.didComplete(with: error)
+            }
+        }
+    }
 }
 
 /// An exchange in flight, which can be cancelled.
@@ -40,9 +96,9 @@ public struct TransportRequest: Sendable {
     public var urlRequest: URLRequest
     /// A body to stream from disk instead of `urlRequest.httpBody`, if any.
     public var bodyFile: URL?
-    /// The most bytes of response body to take, after decompression, or `nil` for no limit. A
-    /// transport stops the transfer as soon as the body passes it and fails with
-    /// ``BodyLimitExceeded``; Tern also checks every body that arrives whole.
+    /// The most bytes of response body to take, after decompression, or `nil` for no limit.
+    /// Tern's receiver enforces it (it stops the transfer as soon as the body passes it); a
+    /// transport can read it to stop earlier still.
     public var maximumBodySize: Int?
 
     /// Creates a transport request.
@@ -53,8 +109,8 @@ public struct TransportRequest: Sendable {
     }
 }
 
-/// A transport's error for a response body larger than ``TransportRequest/maximumBodySize``:
-/// the transfer was stopped.
+/// Why a transfer was stopped: its response body was larger than
+/// ``TransportRequest/maximumBodySize``.
 public struct BodyLimitExceeded: Error, Sendable, Equatable {
     /// The limit, in bytes.
     public let limit: Int
@@ -63,12 +119,15 @@ public struct BodyLimitExceeded: Error, Sendable, Equatable {
     public let receivedBytes: Int
     /// The `Content-Length` the server announced, when that alone was over the limit.
     public let declaredLength: Int?
+    /// The response's status.
+    public let statusCode: Int?
 
     /// Creates the error.
-    public init(limit: Int, receivedBytes: Int, declaredLength: Int? = nil) {
+    public init(limit: Int, receivedBytes: Int, declaredLength: Int? = nil, statusCode: Int? = nil) {
         self.limit = limit
         self.receivedBytes = receivedBytes
         self.declaredLength = declaredLength
+        self.statusCode = statusCode
     }
 }
 

@@ -5,17 +5,17 @@ import FoundationNetworking
 
 /// The default transport: a `URLSession`.
 ///
-/// By default each API gets a session of its own, made from `URLSessionConfiguration.default`.
-/// The session's delegate collects each body as it arrives and stops a transfer the moment its
-/// body passes the request's ``TransportRequest/maximumBodySize`` (counted after
-/// decompression). Its calls run on one serial queue, since a task's chunks must be appended in
-/// order, and each exchange is completed (validated and parsed) right there: a hop to a
-/// concurrent queue cost more than parsing in parallel gained (measured with `EndToEndAB`:
-/// 1.13× raw URLSession's time per request with the hop, 1.02× without). When the transport is
-/// released (after the last request that uses it has finished) that session is invalidated.
+/// By default each API gets a session of its own, made from `URLSessionConfiguration.default`,
+/// whose delegate passes each exchange's events to Tern as they come. Its calls run on one
+/// serial queue, since a task's chunks must arrive in order, and each exchange is completed
+/// (validated and parsed) right there: a hop to a concurrent queue cost more than parsing in
+/// parallel gained (measured with `EndToEndAB`: 1.13× raw URLSession's time per request with
+/// the hop, 1.02× without). When the transport is released (after the last request that uses it
+/// has finished) that session is invalidated.
 ///
 /// A session passed in stays the caller's: it is used as it is and never invalidated, and since
-/// Tern is not its delegate, a body over the limit is refused only once it has arrived whole.
+/// Tern is not its delegate, its responses arrive whole, so a body over the limit is refused
+/// only once it has arrived.
 public final class URLSessionTransport: Transport {
     /// The session requests go through.
     public let session: URLSession
@@ -52,18 +52,15 @@ public final class URLSessionTransport: Transport {
         DispatchQueue.global().async { session.finishTasksAndInvalidate() }
     }
 
-    public func send(
-        _ request: TransportRequest,
-        completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
-    ) -> any TransportTask {
-        guard let exchanges else { return sendThroughCallersSession(request, completion: completion) }
+    public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+        guard let exchanges else { return sendThroughCallersSession(request, to: receiver) }
         let (urlRequest, uploadFile) = Self.prepare(request)
         let task = if let uploadFile {
             session.uploadTask(with: urlRequest, fromFile: uploadFile)
         } else {
             session.dataTask(with: urlRequest)
         }
-        exchanges.begin(task, limit: request.maximumBodySize, completion: completion)
+        exchanges.begin(task, receiver: receiver)
         task.resume()
         return ExchangeTask(task: task, table: exchanges)
     }
@@ -80,18 +77,17 @@ public final class URLSessionTransport: Transport {
         }
     }
 
-    /// A session that is not ours has no delegate of ours: its completion handlers get whole bodies.
-    private func sendThroughCallersSession(
-        _ request: TransportRequest,
-        completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
-    ) -> any TransportTask {
+    /// A session that is not ours has no delegate of ours: its completion handlers get whole
+    /// bodies, reported to the receiver as events.
+    private func sendThroughCallersSession(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
             if let error {
-                completion(.failure(error))
+                receiver.didComplete(with: error)
             } else if let response = response as? HTTPURLResponse {
-                completion(.success(TransportResponse(httpResponse: response, body: data ?? Data())))
+                if receiver.didReceive(response) == .proceed, let data, !data.isEmpty { _ = receiver.didReceive(data) }
+                receiver.didComplete(with: nil)
             } else {
-                completion(.failure(URLError(.badServerResponse)))
+                receiver.didComplete(with: URLError(.badServerResponse))
             }
         }
         let (urlRequest, uploadFile) = Self.prepare(request)
@@ -125,16 +121,14 @@ private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable 
     }
 }
 
-/// The session's delegate: each task's response and body so far, by task.
+/// The session's delegate: passes each task's events to its receiver.
 private final class ExchangeTable: NSObject, URLSessionDataDelegate, Sendable {
-    /// One task's progress.
     private struct Exchange {
-        let completion: @Sendable (Result<TransportResponse, any Error>) -> Void
-        let limit: Int?
-        var response: HTTPURLResponse?
-        var body = Data()
-        /// Why Tern stopped the transfer, reported instead of the cancellation it causes.
-        var stopped: (any Error)?
+        let receiver: any TransportReceiver
+        /// Whether the receiver said stop: the task is being cancelled, and hears no more chunks.
+        var isStopping = false
+        /// Whether the receiver has heard the head.
+        var hasHead = false
     }
 
     private let exchanges = Locked([Int: Exchange]())
@@ -142,13 +136,38 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, Sendable {
     /// retain its underlying queue.
     let queue = DispatchQueue(label: "tern.transport", qos: .userInteractive)
 
-    func begin(_ task: URLSessionTask, limit: Int?, completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
-        exchanges.withLock { $0[task.taskIdentifier] = Exchange(completion: completion, limit: limit) }
+    func begin(_ task: URLSessionTask, receiver: any TransportReceiver) {
+        exchanges.withLock { $0[task.taskIdentifier] = Exchange(receiver: receiver) }
     }
 
     /// Whether `task` has not completed yet.
     func isOpen(_ task: URLSessionTask) -> Bool {
         exchanges.withLock { $0[task.taskIdentifier] != nil }
+    }
+
+    /// The receiver of `task`, unless it has said stop.
+    private func receiver(of task: URLSessionTask) -> (any TransportReceiver)? {
+        exchanges.withLock { exchanges in
+            exchanges[task.taskIdentifier].flatMap { $0.isStopping ? nil : $0.receiver }
+        }
+    }
+
+    /// Stops `task` when its receiver says so, once.
+    private func obey(_ decision: TransferDecision, for task: URLSessionTask) {
+        guard decision == .stop else { return }
+        exchanges.withLock { $0[task.taskIdentifier]?.isStopping = true }
+        task.cancel()
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        // Unknown is -1 on Apple platforms, 0 for a stream on Linux.
+        receiver(of: task)?.didSendBodyData(totalBytesSent, of: totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : nil)
     }
 
     func urlSession(
@@ -157,37 +176,16 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, Sendable {
         didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        let http = response as? HTTPURLResponse
-        // A declared length over the limit stops the transfer before any of the body comes.
-        // Only for an unencoded body: the limit counts decompressed bytes.
-        let declared = http?.value(forHTTPHeaderField: "Content-Encoding") == nil ? response.expectedContentLength : -1
-        let tooLarge = exchanges.withLock { exchanges -> Bool in
-            guard var exchange = exchanges[dataTask.taskIdentifier] else { return false }
-            exchange.response = http
-            if let limit = exchange.limit, declared > limit {
-                exchange.stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(declared))
-            }
-            exchanges[dataTask.taskIdentifier] = exchange
-            return exchange.stopped != nil
-        }
         completionHandler(.allow)
-        if tooLarge { dataTask.cancel() }
+        // Anything but HTTP ends without a head, which the receiver reports as a bad response.
+        guard let http = response as? HTTPURLResponse, let receiver = receiver(of: dataTask) else { return }
+        exchanges.withLock { $0[dataTask.taskIdentifier]?.hasHead = true }
+        obey(receiver.didReceive(http), for: dataTask)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let tooLarge = exchanges.withLock { exchanges -> Bool in
-            guard var exchange = exchanges.removeValue(forKey: dataTask.taskIdentifier) else { return false }
-            defer { exchanges[dataTask.taskIdentifier] = exchange }  // taken out, so the append does not copy
-            guard exchange.stopped == nil else { return false }
-            if let limit = exchange.limit, exchange.body.count + data.count > limit {
-                exchange.stopped = BodyLimitExceeded(limit: limit, receivedBytes: exchange.body.count + data.count, declaredLength: nil)
-                exchange.body = Data()
-                return true
-            }
-            exchange.body.append(data)
-            return false
-        }
-        if tooLarge { dataTask.cancel() }
+        guard let receiver = receiver(of: dataTask) else { return }
+        obey(receiver.didReceive(data), for: dataTask)
     }
 
     /// Tern follows redirects itself, through its pipeline: the session follows none, and the
@@ -204,21 +202,11 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        Self.complete(exchange, response: exchange.response ?? task.response as? HTTPURLResponse, error: error)
-    }
-
-    private static func complete(_ exchange: Exchange, response: HTTPURLResponse?, error: (any Error)?) {
-        if let stopped = exchange.stopped {
-            exchange.completion(.failure(stopped))
-        } else if let error, let response, (error as? URLError)?.code != .cancelled {  // a cancel stays a cancel
-            exchange.completion(.failure(TransferInterrupted(response: response, receivedBytes: exchange.body.count, underlying: error)))
-        } else if let error {
-            exchange.completion(.failure(error))
-        } else if let response {
-            exchange.completion(.success(TransportResponse(httpResponse: response, body: exchange.body)))
-        } else {
-            exchange.completion(.failure(URLError(.badServerResponse)))
+        // FoundationNetworking skips the head of a 3xx without a Location; the task has it.
+        if !exchange.hasHead, error == nil, let response = task.response as? HTTPURLResponse {
+            _ = exchange.receiver.didReceive(response)
         }
+        exchange.receiver.didComplete(with: error)
     }
 }
 

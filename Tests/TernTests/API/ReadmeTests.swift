@@ -161,13 +161,29 @@ enum Readme {
             .finally(in: .main) { print("done") }
     }
 
+    // MARK: Transports
+
+    struct CannedTransport: WholeResponseTransport {
+        func send(_ request: TransportRequest,
+                  completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
+            let response = HTTPURLResponse(url: request.urlRequest.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!
+            completion(.success(TransportResponse(httpResponse: response, body: Data("[]".utf8))))
+            return NoTask()
+        }
+    }
+
+    static func transports() async throws -> [Product] {
+        let offline = TestShopAPI(baseURL: "https://shop.example", transport: CannedTransport())
+        return try await offline.products().value
+    }
+
     // MARK: Testing your API
 
     final class TestShopAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
         let baseURL: String
-        init(baseURL: String, clock: (any APIClock)? = nil) {
+        init(baseURL: String, transport: (any Transport)? = nil, clock: (any APIClock)? = nil) {
             self.baseURL = baseURL
-            super.init(responseQueue: .global(), clock: clock)
+            super.init(transport: transport, responseQueue: .global(), clock: clock)
         }
         func products() -> Promise<[Product]> { request(route: get(endpoint: "/products")) }
     }
@@ -278,6 +294,10 @@ enum Readme {
 }
 
 @Suite(.timeLimit(.minutes(1))) struct ReadmeTests {
+    @Test func theCannedTransportAnswers() async throws {
+        #expect(try await Readme.transports().isEmpty)
+    }
+
     @Test func theTokenStoreSignsAndRefreshesAgainstATokenServer() async throws {
         // The README's store, with a loopback token server in place of shop.example.
         let server = try LoopbackServer { request in

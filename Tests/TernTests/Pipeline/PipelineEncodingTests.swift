@@ -88,9 +88,9 @@ import TernTesting
     struct RecordingTransport: Transport {
         let inner = URLSessionTransport()
         let bodyFiles = Recorder<URL>()
-        func send(_ request: TransportRequest, completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
+        func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
             if let file = request.bodyFile { bodyFiles.append(file) }
-            return inner.send(request, completion: completion)
+            return inner.send(request, to: receiver)
         }
     }
 

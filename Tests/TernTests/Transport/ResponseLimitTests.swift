@@ -98,7 +98,7 @@ import TernTesting
 @Suite(.timeLimit(.minutes(1))) struct TimeoutDeliveryTests {
     /// A transport whose tasks never answer, and which records each cancel that runs on the
     /// thread it is told is advancing a test clock, while it does.
-    final class SilentTransport: Transport {
+    final class SilentTransport: WholeResponseTransport {
         let advancing = Locked<pthread_t?>(nil)
         let cancels = Recorder<Bool>()
 
