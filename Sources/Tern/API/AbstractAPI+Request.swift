@@ -76,8 +76,10 @@ extension AbstractAPI {
         options: RequestOptions,
         decoding: ResponseDecoding<Value>
     ) -> Promise<Value> {
-        let (promise, resolver) = Promise<Value>.pending(in: options.responseQueue ?? responseQueue)
-        let execution = RequestExecution(api: self, route: route, parameters: parameters, options: options) { ending in
+        let progress = ProgressChannel()
+        let promise = Promise<Value>(queue: options.responseQueue ?? responseQueue, state: PromiseState(), progress: progress)
+        let resolver = Promise<Value>.Resolver(promise)
+        let execution = RequestExecution(api: self, route: route, parameters: parameters, options: options, progress: progress) { ending in
             switch ending {
             case .failed(let error):
                 resolver.reject(error)

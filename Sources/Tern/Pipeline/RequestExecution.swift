@@ -38,6 +38,7 @@ final class RequestExecution: Sendable {
     private let options: RequestOptions
     private let settle: Settle
     private let plugins: [any Plugin]
+    private let progress: ProgressChannel
     private let state = Locked(State())
 
     private struct State {
@@ -58,8 +59,16 @@ final class RequestExecution: Sendable {
     }
 
     @usableFromInline
-    init(api: AbstractAPI, route: Route, parameters: (any RequestParameters)?, options: RequestOptions, settle: @escaping Settle) {
+    init(
+        api: AbstractAPI,
+        route: Route,
+        parameters: (any RequestParameters)?,
+        options: RequestOptions,
+        progress: ProgressChannel,
+        settle: @escaping Settle
+    ) {
         self.api = api
+        self.progress = progress
         self.route = route
         self.parameters = parameters
         self.options = options
@@ -183,7 +192,7 @@ final class RequestExecution: Sendable {
         plugins.forEach { $0.willSend(request.urlRequest, api: api) }
         let startDate = Date()
         let startTime = DispatchTime.now().uptimeNanoseconds
-        let collector = ResponseCollector(limit: request.maximumBodySize) { [self] result in
+        let collector = ResponseCollector(limit: request.maximumBodySize, progress: progress) { [self] result in
             let duration = TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9
             received(result, for: request.urlRequest, leg: leg, generation: generation,
                      timing: Response.Timing(start: startDate, duration: duration))

@@ -30,10 +30,15 @@ public final class Promise<Value: Sendable>: Sendable {
     @usableFromInline
     let state: Locked<PromiseState<Value>>
 
+    /// The transfer progress of the request this promise comes from, if it comes from one.
+    @usableFromInline
+    let progress: ProgressChannel?
+
     @inlinable
-    init(queue: DispatchQueue, state: consuming PromiseState<Value>) {
+    init(queue: DispatchQueue, state: consuming PromiseState<Value>, progress: ProgressChannel? = nil) {
         self.queue = queue
         self.state = Locked(state)
+        self.progress = progress
     }
 
     /// Creates a promise and runs `body` at once to start the work that settles it.
@@ -178,10 +183,10 @@ public final class Promise<Value: Sendable>: Sendable {
         return derived
     }
 
-    /// Creates a pending promise that waits on this one and inherits its queue.
+    /// Creates a pending promise that waits on this one and inherits its queue and progress.
     @inlinable
     func makeDerived<Derived>(of type: Derived.Type = Derived.self) -> Promise<Derived> {
-        Promise<Derived>(queue: queue, state: PromiseState(upstream: self))
+        Promise<Derived>(queue: queue, state: PromiseState(upstream: self), progress: progress)
     }
 
     /// Makes this pending promise take the result of `other`, from inside a delivery loop.

@@ -161,6 +161,20 @@ enum Readme {
             .finally(in: .main) { print("done") }
     }
 
+    // MARK: Upload and download progress
+
+    static func progress(shop: ShopAPI, pictureURL: URL) async {
+        shop.upload(picture: pictureURL, for: 42)
+            .onProgress(in: .main) { progress in
+                if progress.direction == .upload { print("sent", progress.fractionCompleted ?? 0) }   // move a progress bar
+            }
+            .onSuccess { picture in print("stored \(picture.bytes) bytes") }
+
+        for await progress in shop.products(page: 1).progressUpdates {   // ends when the request does
+            print(progress.direction, progress.completedBytes, progress.totalBytes ?? -1)
+        }
+    }
+
     // MARK: Transports
 
     struct CannedTransport: WholeResponseTransport {

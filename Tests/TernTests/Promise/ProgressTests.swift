@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernTesting
+
+/// Upload and download progress on a request's promise, against the loopback server.
+@Suite(.timeLimit(.minutes(1))) struct ProgressTests {
+    /// Checks that the reports of one direction only grow, and returns them.
+    func reports(_ all: [TransferProgress], _ direction: TransferProgress.Direction) -> [TransferProgress] {
+        let reports = all.filter { $0.direction == direction }
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.completedBytes < $1.completedBytes }, "not monotonic: \(reports.map(\.completedBytes))")
+        return reports
+    }
+
+    @Test func anUploadReportsItsBodyUpToTheLastByte() async throws {
+        let api = try TestAPI()
+        let payload = Data((0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let seen = Recorder<TransferProgress>()
+        let echo: MultipartEcho = try await api.request(route: api.post(endpoint: "/multipart"),
+                                                        parameters: MultipartParameters(parts: [Part(name: "blob", data: payload, filename: "blob.bin")]))
+            .onProgress { seen.append($0) }
+            .value
+        let uploads = reports(seen.items, .upload)
+        #expect(uploads.last?.completedBytes == Int64(echo.bodySize))
+        #expect(uploads.last?.totalBytes == Int64(echo.bodySize))
+        #expect(uploads.last?.fractionCompleted == 1)
+        #expect(uploads.dropLast().allSatisfy { ($0.fractionCompleted ?? 0) < 1 })
+    }
+
+    @Test func aDownloadReportsEveryByteAgainstTheAnnouncedLength() async throws {
+        let api = try TestAPI()
+        let size = 4 << 20
+        let seen = Recorder<TransferProgress>()
+        let body: Data = try await api.request(route: api.get(endpoint: "/huge?bytes=\(size)"))
+            .onProgress(in: DispatchQueue(label: "progress")) { seen.append($0) }
+            .value
+        #expect(body.count == size)
+        // Delivered before the result on a serial queue; on another queue, possibly just after.
+        #expect(await eventually { seen.items.last?.completedBytes == Int64(size) })
+        let downloads = reports(seen.items, .download)
+        #expect(downloads.first?.totalBytes == Int64(size))
+        #expect(downloads.allSatisfy { $0.totalBytes == Int64(size) })
+    }
+
+    @Test func aStepDerivedFromTheRequestReportsItsProgress() async throws {
+        let api = try TestAPI()
+        let seen = Recorder<TransferProgress>()
+        let promise: Promise<Data> = api.request(route: api.get(endpoint: "/huge?bytes=100000"))
+        let count = try await promise.map { $0.count }.onProgress(in: api.responseQueue) { seen.append($0) }.value
+        #expect(count == 100_000)
+        #expect(await eventually { seen.items.last?.completedBytes == 100_000 })
+    }
+
+    @Test func progressUpdatesEndWhenThePromiseSettles() async throws {
+        let api = try TestAPI()
+        let promise: Promise<Data> = api.request(route: api.get(endpoint: "/huge?bytes=1000000"))
+        var last: TransferProgress?
+        for await progress in promise.progressUpdates { last = progress }
+        #expect(last?.completedBytes == 1_000_000)
+        #expect(last?.fractionCompleted == 1)
+        #expect(promise.isPending == false)
+    }
+
+    @Test func aPromiseFromNoRequestReportsNothing() async throws {
+        let seen = Recorder<TransferProgress>()
+        let value = try await Promise(value: 1, in: .global()).onProgress { seen.append($0) }.value
+        #expect(value == 1)
+        #expect(seen.items.isEmpty)
+    }
+
+    // MARK: The channel
+
+    @Test func reportsAreCoalescedWhileTheQueueIsBusy() async throws {
+        let channel = ProgressChannel()
+        let queue = DispatchQueue(label: "busy")
+        let seen = Recorder<TransferProgress>()
+        channel.observe(on: queue) { seen.append($0) }
+        queue.suspend()
+        for bytes in 1...1000 {
+            channel.report(TransferProgress(direction: .download, completedBytes: Int64(bytes), totalBytes: 1000))
+        }
+        channel.report(TransferProgress(direction: .upload, completedBytes: 10, totalBytes: 10))
+        queue.resume()
+        #expect(await eventually { seen.items.count == 2 })
+        #expect(seen.items.map(\.completedBytes) == [1000, 10])
+    }
+
+    @Test func anAttemptThatStartsOverReportsOnlyOnceItPassesTheLastReport() async throws {
+        let channel = ProgressChannel()
+        let seen = Recorder<Int64>()
+        let queue = DispatchQueue(label: "progress")
+        channel.observe(on: queue) { seen.append($0.completedBytes) }
+        for bytes: Int64 in [0, 40, 80, 0, 40, 80, 120] {
+            channel.report(TransferProgress(direction: .upload, completedBytes: bytes, totalBytes: 120))
+            queue.sync {}  // delivered one by one
+        }
+        #expect(seen.items == [0, 40, 80, 120])
+    }
+
+    @Test func aLateObserverHearsTheLatestAtOnce() async throws {
+        let channel = ProgressChannel()
+        channel.report(TransferProgress(direction: .download, completedBytes: 7, totalBytes: nil))
+        let seen = Recorder<TransferProgress>()
+        channel.observe(on: .global()) { seen.append($0) }
+        #expect(await eventually { seen.items.count == 1 })
+        #expect(seen.items.first?.fractionCompleted == nil)
+    }
+}
