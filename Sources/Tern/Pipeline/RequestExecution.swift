@@ -253,7 +253,9 @@ final class RequestExecution: Sendable {
     private func evaluate(_ response: Response, leg: Leg, generation: Int, retries: Int) {
         do {
             if let next = try redirectPolicy.next(after: response.httpResponse, to: response.request, from: leg) {
-                return attempt(next)
+                // Adapters and the delegate run on the pipeline queue, as for the first attempt,
+                // not on the transport's, where they would hold up every other exchange.
+                return api.pipelineQueue.async { self.attempt(next) }
             }
         } catch {
             return finish(failed(error))

@@ -21,7 +21,6 @@ import TernTesting
             .onProgress { seen.append($0) }
             .value
         let uploads = reports(seen.items, .upload)
-        #expect(uploads.count > 1)
         #expect(uploads.last?.completedBytes == Int64(echo.bodySize))
         #expect(uploads.last?.totalBytes == Int64(echo.bodySize))
         #expect(uploads.last?.fractionCompleted == 1)
@@ -38,8 +37,8 @@ import TernTesting
         #expect(body.count == size)
         // Delivered before the result on a serial queue; on another queue, possibly just after.
         #expect(await eventually { seen.items.last?.completedBytes == Int64(size) })
+        // Coalesced: a queue that falls behind may hear only the last report.
         let downloads = reports(seen.items, .download)
-        #expect(downloads.count > 1)
         #expect(downloads.first?.totalBytes == Int64(size))
         #expect(downloads.allSatisfy { $0.totalBytes == Int64(size) })
     }
