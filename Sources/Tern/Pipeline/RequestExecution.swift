@@ -251,15 +251,8 @@ final class RequestExecution: Sendable {
     }
 
     private func evaluate(_ response: Response, leg: Leg, generation: Int, retries: Int) {
-        do {
-            if let next = try redirectPolicy.next(after: response.httpResponse, to: response.request, from: leg) {
-                // Adapters and the delegate run on the pipeline queue, as for the first attempt,
-                // not on the transport's, where they would hold up every other exchange.
-                return api.pipelineQueue.async { self.attempt(next) }
-            }
-        } catch {
-            return finish(failed(error))
-        }
+        // Only a 3xx can redirect: the rest skip the policy.
+        if (300..<400).contains(response.statusCode), handledRedirect(response, from: leg) { return }
         if let delegate = delegate(for: leg), delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
             let alreadyReplayed = state.withLock { state in
                 defer { state.replayedAfterRefresh = true }
@@ -276,6 +269,20 @@ final class RequestExecution: Sendable {
             return retry(leg, sent: response.request, retryAfter: retryAfter, otherwise: statusFailure(response))
         }
         finish(accepted ? .answered(response, parser: parser) : .failed(statusFailure(response)))
+    }
+
+    /// Sends the next leg when `response` is a redirect to follow, or fails the request when it
+    /// is one that must not be followed; returns whether it did either.
+    private func handledRedirect(_ response: Response, from leg: Leg) -> Bool {
+        do {
+            guard let next = try redirectPolicy.next(after: response.httpResponse, to: response.request, from: leg) else { return false }
+            // Adapters and the delegate run on the pipeline queue, as for the first attempt, not
+            // on the transport's, where they would hold up every other exchange.
+            api.pipelineQueue.async { self.attempt(next) }
+        } catch {
+            finish(failed(error))
+        }
+        return true
     }
 
     /// Waits out the backoff, then attempts again; fails with `failure` when the budget is spent.

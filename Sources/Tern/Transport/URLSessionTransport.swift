@@ -178,9 +178,12 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, Sendable {
     ) {
         completionHandler(.allow)
         // Anything but HTTP ends without a head, which the receiver reports as a bad response.
-        guard let http = response as? HTTPURLResponse, let receiver = receiver(of: dataTask) else { return }
-        exchanges.withLock { $0[dataTask.taskIdentifier]?.hasHead = true }
-        obey(receiver.didReceive(http), for: dataTask)
+        guard let http = response as? HTTPURLResponse else { return }
+        let receiver = exchanges.withLock { exchanges -> (any TransportReceiver)? in
+            exchanges[dataTask.taskIdentifier]?.hasHead = true
+            return exchanges[dataTask.taskIdentifier].flatMap { $0.isStopping ? nil : $0.receiver }
+        }
+        if let receiver { obey(receiver.didReceive(http), for: dataTask) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

@@ -147,11 +147,7 @@ import TernTesting
     @Test func aLoopStopsAfterTheLimitWithATypedError() async throws {
         let other = try OtherOrigin()
         let api = try TestAPI(baseURL: other.baseURL, configuration: APIConfiguration(retryPolicy: .never, redirectPolicy: RedirectPolicy(maximumRedirects: 3)))
-        let error = await apiError(of: api.request(route: api.get(endpoint: "/loop")) as Promise<Data>)
-        guard case .redirectFailed(let failure)? = error else {
-            Issue.record("expected redirectFailed, got \(String(describing: error))")
-            return
-        }
+        guard let failure = await redirectFailure(api.request(route: api.get(endpoint: "/loop")) as Promise<Data>) else { return }
         #expect(failure.reason == .tooManyRedirects(limit: 3))
         #expect(failure.location == "/loop")
         #expect(failure.description.contains("maximumRedirects"))
@@ -160,11 +156,7 @@ import TernTesting
 
     @Test func theDefaultFollowsTenRedirects() async throws {
         let api = try TestAPI()
-        let error = await apiError(of: api.request(route: api.get(endpoint: "/loop")) as Promise<Data>)
-        guard case .redirectFailed(let failure)? = error else {
-            Issue.record("expected redirectFailed, got \(String(describing: error))")
-            return
-        }
+        guard let failure = await redirectFailure(api.request(route: api.get(endpoint: "/loop")) as Promise<Data>) else { return }
         #expect(failure.reason == .tooManyRedirects(limit: 10))
     }
 
@@ -200,11 +192,7 @@ import TernTesting
     @Test(arguments: ["ftp://127.0.0.1/file", "http://", "javascript:alert(1)"])
     func aLocationThatIsNoHTTPURLFails(location: String) async throws {
         let api = try TestAPI()
-        let error = await apiError(of: api.request(route: api.get(endpoint: Self.redirect(302, to: location))) as Promise<Data>)
-        guard case .redirectFailed(let failure)? = error else {
-            Issue.record("expected redirectFailed, got \(String(describing: error))")
-            return
-        }
+        guard let failure = await redirectFailure(api.request(route: api.get(endpoint: Self.redirect(302, to: location))) as Promise<Data>) else { return }
         #expect(failure.reason == .invalidLocation)
         #expect(failure.location == location)
     }
@@ -264,11 +252,7 @@ import TernTesting
     @Test func fromHTTPSToHTTPFailsByDefault() async throws {
         let transport = Self.redirectingTransport(to: "http://secure.invalid/next")
         let api = try TestAPI(baseURL: "https://secure.invalid", transport: transport)
-        let error = await apiError(of: api.request(route: api.get(endpoint: "/start")) as Promise<Void>)
-        guard case .redirectFailed(let failure)? = error else {
-            Issue.record("expected redirectFailed, got \(String(describing: error))")
-            return
-        }
+        guard let failure = await redirectFailure(api.request(route: api.get(endpoint: "/start")) as Promise<Void>) else { return }
         #expect(failure.reason == .insecureRedirect)
         #expect(failure.description.contains("allowsInsecureRedirects"))
         #expect(transport.seen.items.count == 1)

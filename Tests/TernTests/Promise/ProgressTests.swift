@@ -62,13 +62,6 @@ import TernTesting
         #expect(promise.isPending == false)
     }
 
-    @Test func aPromiseFromNoRequestReportsNothing() async throws {
-        let seen = Recorder<TransferProgress>()
-        let value = try await Promise(value: 1, in: .global()).onProgress { seen.append($0) }.value
-        #expect(value == 1)
-        #expect(seen.items.isEmpty)
-    }
-
     // MARK: The channel
 
     @Test func reportsAreCoalescedWhileTheQueueIsBusy() async throws {

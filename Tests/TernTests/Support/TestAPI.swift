@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Testing
 import Tern
 
 struct Product: Codable, Sendable, Equatable {
@@ -58,4 +59,24 @@ extension APIError {
 /// The `APIError` a promise failed with, or `nil` if it succeeded or failed otherwise.
 func apiError<T>(of promise: Promise<T>) async -> APIError? {
     if case .failure(let error as APIError) = await promise.result { error } else { nil }
+}
+
+/// The `ResponseTooLarge` a promise failed with; records an issue naming what came instead.
+func tooLarge<T>(_ promise: Promise<T>) async -> APIError.ResponseTooLarge? {
+    let error = await apiError(of: promise)
+    guard case .responseTooLarge(let failure)? = error else {
+        Issue.record("expected responseTooLarge, got \(String(describing: error))")
+        return nil
+    }
+    return failure
+}
+
+/// The `RedirectFailure` a promise failed with; records an issue naming what came instead.
+func redirectFailure<T>(_ promise: Promise<T>) async -> APIError.RedirectFailure? {
+    let error = await apiError(of: promise)
+    guard case .redirectFailed(let failure)? = error else {
+        Issue.record("expected redirectFailed, got \(String(describing: error))")
+        return nil
+    }
+    return failure
 }

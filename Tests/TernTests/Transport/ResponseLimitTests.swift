@@ -5,15 +5,6 @@ import TernTesting
 
 /// The limit on response bodies kept in memory, and what a transfer that stops half-way says.
 @Suite(.timeLimit(.minutes(1))) struct ResponseLimitTests {
-    private func tooLarge<T>(_ promise: Promise<T>) async -> APIError.ResponseTooLarge? {
-        let error = await apiError(of: promise)
-        guard case .responseTooLarge(let failure)? = error else {
-            Issue.record("expected responseTooLarge, got \(String(describing: error))")
-            return nil
-        }
-        return failure
-    }
-
     /// An endless body used to reach 3 GB in 5 s. Now the transfer stops at the limit.
     @Test func anEndlessBodyStopsAtTheLimitAndClosesTheConnection() async throws {
         let server = try LoopbackServer { _ in ServerResponse(body: Data(repeating: 0x61, count: 64 * 1024)).with(.endless) }

@@ -57,11 +57,7 @@ import TernTesting
 
     @Test func theReceiverStopsAtTheChunkThatPassesTheLimit() async throws {
         let transport = EventTransport(.init(chunks: Array(repeating: Data(count: 400), count: 10)))
-        let error = await apiError(of: try api(transport, limit: 1000).request(route: .get("https://stream.invalid/x")) as Promise<Data>)
-        guard case .responseTooLarge(let failure)? = error else {
-            Issue.record("expected responseTooLarge, got \(String(describing: error))")
-            return
-        }
+        guard let failure = await tooLarge(try api(transport, limit: 1000).request(route: .get("https://stream.invalid/x")) as Promise<Data>) else { return }
         #expect(failure.receivedBytes == 1200)
         #expect(failure.statusCode == 200)
         #expect(transport.decisions.items == ["head proceed", "chunk proceed", "chunk proceed", "chunk stop"])
@@ -70,11 +66,7 @@ import TernTesting
 
     @Test func aDeclaredLengthOverTheLimitStopsBeforeTheBody() async throws {
         let transport = EventTransport(.init(headers: ["Content-Length": "5000"], chunks: [Data(count: 5000)]))
-        let error = await apiError(of: try api(transport, limit: 1000).request(route: .get("https://stream.invalid/x")) as Promise<Data>)
-        guard case .responseTooLarge(let failure)? = error else {
-            Issue.record("expected responseTooLarge, got \(String(describing: error))")
-            return
-        }
+        guard let failure = await tooLarge(try api(transport, limit: 1000).request(route: .get("https://stream.invalid/x")) as Promise<Data>) else { return }
         #expect(failure.declaredLength == 5000)
         #expect(transport.decisions.items == ["head stop"])
         #expect(transport.chunksOffered.items.isEmpty)
