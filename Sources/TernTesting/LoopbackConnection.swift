@@ -64,6 +64,9 @@ final class Connection {
         case .truncated(let count):
             _ = send(Self.head(of: response) + response.body.prefix(count))
             return false
+        case .stalled(let count, let seconds):
+            if send(Self.head(of: response) + response.body.prefix(count)) { waitForClose(upTo: seconds) }
+            return false
         case .endless:
             var headers = response.headers
             headers["Connection"] = "close"

@@ -17,6 +17,10 @@ public struct ServerResponse: Sendable {
         /// The status line, the headers with the full `Content-Length`, and only this many
         /// bytes of the body; then the connection closes.
         case truncated(afterBytes: Int)
+        /// The status line, the headers with the full `Content-Length`, and only this many bytes
+        /// of the body; then silence for this many seconds, or until the client closes the
+        /// connection, then the connection closes.
+        case stalled(afterBytes: Int, seconds: TimeInterval)
         /// The status line and headers without a length, then the body over and over until the
         /// client closes the connection (or 64 MiB have gone, so that a test gone wrong still
         /// ends, and soon: a flood over loopback starves everything else in the process).
@@ -54,6 +58,33 @@ public struct ServerResponse: Sendable {
     /// A plain-text response.
     public static func text(_ text: String, status: Int = 200) -> ServerResponse {
         ServerResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Data(text.utf8))
+    }
+
+    /// A file served as a server with range support serves it (RFC 9110, section 14): a 206 with
+    /// the rest of `body` when `request` asks for `bytes=<start>-` (or `<start>-<end>`) and its
+    /// `If-Range`, if any, matches `etag` or `lastModified`; a 416 when the range starts past the
+    /// end; else the whole body with a 200. `ETag`, `Last-Modified` and `Accept-Ranges` come
+    /// along.
+    public static func file(_ body: Data, for request: RecordedRequest, etag: String? = nil, lastModified: String? = nil) -> ServerResponse {
+        var headers: HTTPHeaders = ["Content-Type": "application/octet-stream", "Accept-Ranges": "bytes"]
+        if let etag { headers["ETag"] = etag }
+        if let lastModified { headers["Last-Modified"] = lastModified }
+        let whole = ServerResponse(headers: headers, body: body)
+        guard let range = request.headers["Range"], range.hasPrefix("bytes="),
+              case let bounds = range.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false),
+              bounds.count == 2, let start = Int(bounds[0]) else { return whole }
+        // If-Range compares strongly: a weak tag never matches.
+        if let condition = request.headers["If-Range"],
+           !(condition == etag && !condition.hasPrefix("W/")) && condition != lastModified {
+            return whole
+        }
+        guard start < body.count else {
+            headers["Content-Range"] = "bytes */\(body.count)"
+            return ServerResponse(status: 416, headers: headers)
+        }
+        let end = min(Int(bounds[1]) ?? body.count - 1, body.count - 1)
+        headers["Content-Range"] = "bytes \(start)-\(end)/\(body.count)"
+        return ServerResponse(status: 206, headers: headers, body: body.subdata(in: start..<(end + 1)))
     }
 
     /// A response with this behavior instead of the normal one.

@@ -191,6 +191,43 @@ extension APIError {
         }
     }
 
+    /// A download whose body could not be written to disk, or moved to its destination.
+    public struct FileFailure: Sendable, CustomStringConvertible {
+        /// What could not be done.
+        public enum Reason: Sendable, Equatable {
+            /// A file is at the destination already, and the download was not asked to replace it.
+            case destinationExists
+            /// The body could not be written beside the destination.
+            case writeFailed
+            /// The complete body could not be moved to the destination.
+            case moveFailed
+        }
+
+        /// What could not be done.
+        public let reason: Reason
+        /// Where the file was to go.
+        public let destination: URL
+        /// The file system's error, if there was one.
+        public let underlying: (any Error)?
+
+        /// Creates the failure.
+        public init(reason: Reason, destination: URL, underlying: (any Error)? = nil) {
+            self.reason = reason
+            self.destination = destination
+            self.underlying = underlying
+        }
+
+        public var description: String {
+            let path = bounded(destination.path)
+            let cause = underlying.map { ": \(bounded("\($0)"))" } ?? ""
+            return switch reason {
+            case .destinationExists: "A file is already at \(path); the download does not replace it unless asked to."
+            case .writeFailed: "The download's body could not be written beside \(path)\(cause)"
+            case .moveFailed: "The downloaded file could not be moved to \(path)\(cause)"
+            }
+        }
+    }
+
     /// A request or promise that took longer than it was allowed.
     public struct Timeout: Sendable, CustomStringConvertible {
         /// The time allowed, in seconds.

@@ -37,6 +37,8 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     case responseTooLarge(ResponseTooLarge)
     /// A redirect could not be followed: too many, from https to http, or to no valid location.
     case redirectFailed(RedirectFailure)
+    /// A download's file could not be written, or moved to its destination.
+    case fileFailed(FileFailure)
     /// The server answered with a status the request does not accept.
     case unacceptableStatus(StatusFailure)
     /// The response body could not be turned into the expected value.
@@ -55,6 +57,7 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
         case .cancelled: "The request was cancelled."
         case .responseTooLarge(let failure): "\(failure)"
         case .redirectFailed(let failure): "\(failure)"
+        case .fileFailed(let failure): "\(failure)"
         case .unacceptableStatus(let failure): "\(failure)"
         case .parsingFailed(let failure): "\(failure)"
         case .authentication(let failure): "\(failure)"

@@ -41,7 +41,7 @@ package struct Locked<State>: ~Copyable, Sendable {
     package init(_ state: consuming sending State) { box = Box(state) }
 
     @inlinable
-    package func withLock<Result: Sendable>(_ body: (inout sending State) -> Result) -> Result {
+    package func withLock<Result: Sendable, Failure: Error>(_ body: (inout sending State) throws(Failure) -> Result) throws(Failure) -> Result {
         box.lock.lock()
         defer { box.lock.unlock() }
         return body(&box.state)
@@ -54,8 +54,8 @@ package struct Locked<State>: ~Copyable, Sendable {
     package init(_ state: consuming sending State) { mutex = Mutex(state) }
 
     @inlinable
-    package func withLock<Result: Sendable>(_ body: (inout sending State) -> Result) -> Result {
-        mutex.withLock { state in body(&state) }
+    package func withLock<Result: Sendable, Failure: Error>(_ body: (inout sending State) throws(Failure) -> Result) throws(Failure) -> Result {
+        try mutex.withLock { state throws(Failure) in try body(&state) }
     }
     #endif
 }

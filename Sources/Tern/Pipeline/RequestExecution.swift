@@ -39,6 +39,8 @@ final class RequestExecution: Sendable {
     private let settle: Settle
     private let plugins: [any Plugin]
     private let progress: ProgressChannel
+    /// The file a download's body goes to; `nil` for a request whose body goes to memory.
+    private let download: DownloadFile?
     private let state = Locked(State())
 
     private struct State {
@@ -65,10 +67,12 @@ final class RequestExecution: Sendable {
         parameters: (any RequestParameters)?,
         options: RequestOptions,
         progress: ProgressChannel,
+        download: DownloadFile? = nil,
         settle: @escaping Settle
     ) {
         self.api = api
         self.progress = progress
+        self.download = download
         self.route = route
         self.parameters = parameters
         self.options = options
@@ -187,12 +191,16 @@ final class RequestExecution: Sendable {
         }
     }
 
-    private func send(_ request: TransportRequest, leg: Leg, generation: Int) {
+    private func send(_ signed: TransportRequest, leg: Leg, generation: Int) {
+        var ranged = signed
+        // A download goes on from the bytes it has, if it can.
+        download?.prepare(&ranged.urlRequest)
+        let request = ranged
         guard keep({ $0.attemptInFlight = request.urlRequest }) else { return }
         plugins.forEach { $0.willSend(request.urlRequest, api: api) }
         let startDate = Date()
         let startTime = DispatchTime.now().uptimeNanoseconds
-        let collector = ResponseCollector(limit: request.maximumBodySize, progress: progress) { [self] result in
+        let collector = ResponseCollector(limit: request.maximumBodySize, file: download, progress: progress) { [self] result in
             let duration = TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9
             received(result, for: request.urlRequest, leg: leg, generation: generation,
                      timing: Response.Timing(start: startDate, duration: duration))
@@ -223,6 +231,13 @@ final class RequestExecution: Sendable {
         case .failure(let error as URLError) where error.code == .cancelled:
             report(.failure(.cancelled), for: request)
             finish(.failed(.cancelled))
+        case .failure(let restart as DownloadRestart):
+            report(.failure(.transportFailed(.init(underlying: restart, method: method.rawValue, url: request.url))), for: request)
+            download?.discardBytes()
+            api.pipelineQueue.async { self.attempt(leg) }
+        case .failure(let failure as APIError):  // the download's file could not be written
+            report(.failure(failure), for: request)
+            finish(.failed(failure))
         case .failure(let error as BodyLimitExceeded):
             let failure = APIError.responseTooLarge(.init(
                 limit: error.limit, receivedBytes: error.receivedBytes, declaredLength: error.declaredLength,

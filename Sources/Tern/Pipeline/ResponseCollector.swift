@@ -3,29 +3,39 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Hears one exchange's events from the transport and gathers the response in memory, within
-/// the request's body limit, for any transport alike: a declared length over the limit stops
-/// the transfer before the body, and so does the chunk that passes it. Reports the transfer's
-/// progress both ways.
+/// Hears one exchange's events from the transport and gathers the response, for any transport
+/// alike: in memory within the request's body limit (a declared length over the limit stops the
+/// transfer before the body, and so does the chunk that passes it), or, for a download's
+/// accepted body, into its file chunk by chunk. Reports the transfer's progress both ways.
 final class ResponseCollector: TransportReceiver {
     private struct State {
         var response: HTTPURLResponse?
         var body = Data()
-        /// The body's length as announced, when it counts the bytes that arrive.
+        /// Whether the body goes to the download's file rather than to `body`.
+        var isToFile = false
+        /// The bytes the body started after: those a resumed download had on disk.
+        var offset: Int64 = 0
+        /// The body's bytes received.
+        var received: Int64 = 0
+        /// The body's whole length as announced (offset included), when it counts the bytes
+        /// that arrive.
         var expectedLength: Int64?
         /// Why the collector stopped the transfer, reported instead of the error stopping causes.
-        var stopped: BodyLimitExceeded?
+        var stopped: (any Error)?
     }
 
     private let limit: Int?
+    private let file: DownloadFile?
     private let progress: ProgressChannel
     private let completion: @Sendable (Result<TransportResponse, any Error>) -> Void
     // The transport calls one event at a time; the lock only makes that visible to the compiler,
     // and is never contended.
     private let state = Locked(State())
 
-    init(limit: Int?, progress: ProgressChannel, completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
+    init(limit: Int?, file: DownloadFile? = nil, progress: ProgressChannel,
+         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
         self.limit = limit
+        self.file = file
         self.progress = progress
         self.completion = completion
     }
@@ -35,38 +45,70 @@ final class ResponseCollector: TransportReceiver {
     }
 
     func didReceive(_ response: HTTPURLResponse) -> TransferDecision {
-        // Only an unencoded length says how large the body will be: the limit counts decompressed bytes.
-        let declared = response.value(forHTTPHeaderField: "Content-Encoding") == nil ? response.expectedContentLength : -1
-        let decision = state.withLock { state -> TransferDecision in
-            state.response = response
-            state.expectedLength = declared >= 0 ? declared : nil
-            if let limit, declared > limit {
-                state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(declared), statusCode: response.statusCode)
+        var target = DownloadFile.Target.memory
+        if let file {
+            do {
+                target = try file.target(for: response)
+            } catch {
+                state.withLock { $0.stopped = Self.writeFailure(error, writing: file) }
                 return .stop
             }
-            return .proceed
         }
-        if decision == .proceed {
-            progress.report(TransferProgress(direction: .download, completedBytes: 0, totalBytes: declared >= 0 ? declared : nil))
+        let started = state.withLock { state -> TransferProgress? in
+            state.response = response
+            switch target {
+            case .restart:
+                state.stopped = DownloadRestart()
+                return nil
+            case .file(let offset, let total):
+                state.isToFile = true
+                state.offset = offset
+                state.expectedLength = total
+            case .memory:
+                // Only an unencoded length says how large the body will be: the limit counts decompressed bytes.
+                let declared = response.value(forHTTPHeaderField: "Content-Encoding") == nil ? response.expectedContentLength : -1
+                state.expectedLength = declared >= 0 ? declared : nil
+                if let limit, declared > limit {
+                    state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(declared), statusCode: response.statusCode)
+                    return nil
+                }
+            }
+            return TransferProgress(direction: .download, completedBytes: state.offset, totalBytes: state.expectedLength)
         }
-        return decision
+        guard let started else { return .stop }
+        progress.report(started)
+        return .proceed
     }
 
     func didReceive(_ chunk: Data) -> TransferDecision {
         let received = state.withLock { state -> TransferProgress? in
             guard state.stopped == nil else { return nil }
-            if let limit, state.body.count + chunk.count > limit {
+            if state.isToFile, let file {
+                do {
+                    try file.write(chunk)
+                } catch {
+                    state.stopped = error is CancellationError ? URLError(.cancelled) : Self.writeFailure(error, writing: file)
+                    return nil
+                }
+            } else if let limit, state.body.count + chunk.count > limit {
                 state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: state.body.count + chunk.count,
                                                   statusCode: state.response?.statusCode)
                 state.body = Data()
                 return nil
+            } else {
+                state.body.append(chunk)
             }
-            state.body.append(chunk)
-            return TransferProgress(direction: .download, completedBytes: Int64(state.body.count), totalBytes: state.expectedLength)
+            state.received += Int64(chunk.count)
+            return TransferProgress(direction: .download, completedBytes: state.offset + state.received, totalBytes: state.expectedLength)
         }
         guard let received else { return .stop }
         progress.report(received)
         return .proceed
+    }
+
+    /// Why the transfer stops when the download's file cannot be written.
+    private static func writeFailure(_ error: any Error, writing file: DownloadFile) -> APIError {
+        .fileFailed(.init(reason: .writeFailed, destination: file.destination, underlying: error))
     }
 
     func didComplete(with error: (any Error)?) {
@@ -74,10 +116,19 @@ final class ResponseCollector: TransportReceiver {
             defer { state = State() }
             return state
         }
+        var error = error
+        if error == nil, state.isToFile, let file {
+            do { try file.endOfBody() } catch let failure { error = failure }
+        }
+        // FoundationNetworking reports a body cut short as an unknown error (libcurl's "partial
+        // file"); Apple's URLSession, as what it is, which retry policies know.
+        if (error as? URLError)?.code == .unknown, let expected = state.expectedLength, state.offset + state.received < expected {
+            error = URLError(.networkConnectionLost, userInfo: (error as? URLError)?.userInfo ?? [:])
+        }
         if let stopped = state.stopped {
             completion(.failure(stopped))
         } else if let error, let response = state.response, (error as? URLError)?.code != .cancelled {  // a cancel stays a cancel
-            completion(.failure(TransferInterrupted(response: response, receivedBytes: state.body.count, underlying: error)))
+            completion(.failure(TransferInterrupted(response: response, receivedBytes: Int(state.received), underlying: error)))
         } else if let error {
             completion(.failure(error))
         } else if let response = state.response {
@@ -86,4 +137,11 @@ final class ResponseCollector: TransportReceiver {
             completion(.failure(URLError(.badServerResponse)))
         }
     }
+}
+
+/// Why a download's attempt was stopped at its head: the server did not go on where asked (it
+/// answered 416, or a range other than the one asked for, or for a changed file), so the
+/// attempt starts over from the first byte.
+struct DownloadRestart: Error, CustomStringConvertible {
+    var description: String { "The server did not send the rest of the download from where it stopped; starting over." }
 }

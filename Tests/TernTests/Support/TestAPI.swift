@@ -48,6 +48,7 @@ extension APIError {
         case .cancelled: "cancelled"
         case .responseTooLarge: "responseTooLarge"
         case .redirectFailed: "redirectFailed"
+        case .fileFailed: "fileFailed"
         case .unacceptableStatus: "unacceptableStatus"
         case .parsingFailed: "parsingFailed"
         case .promise: "promise"

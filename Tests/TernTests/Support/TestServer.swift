@@ -52,11 +52,50 @@ enum TestServer {
             let location = request.queryItems.first { $0.name == "to" }?.value
             return ServerResponse(status: Int(segments.last ?? "") ?? 302, headers: location.map { ["Location": $0] } ?? [:],
                                   body: Data("moved".utf8))
+        case "download":
+            return download(request)
         case "loop":
             return ServerResponse(status: 302, headers: ["Location": "/loop"])
         default:
             return .json(#"{"code": 404, "message": "no route"}"#, status: 404)
         }
+    }
+
+    /// `/download?bytes=<n>&version=<v>`: a file of `n` bytes (200,000 unless given) whose content
+    /// and strong `ETag` depend on `version`, with range support. Options: `validator=weak`,
+    /// `lastModified` or `none`; `cut=<k>` or `stall=<k>`: a request without `Range` gets only
+    /// `k` bytes, then the connection closes or falls silent; `ignoreRange`: always the whole
+    /// file; `shift`: a 206 that starts one byte before the range asked for.
+    static func download(_ request: RecordedRequest) -> ServerResponse {
+        let query = Dictionary(request.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
+        let version = query["version"] ?? "1"
+        let body = downloadBody(bytes: Int(query["bytes"] ?? "") ?? 200_000, version: version)
+        let modified = "Sun, 22 Nov 2026 10:00:0\(version.count % 10) GMT"
+        var response = switch query["validator"] {
+        case "weak": ServerResponse.file(body, for: request, etag: "W/\"v\(version)\"")
+        case "lastModified": ServerResponse.file(body, for: request, lastModified: modified)
+        case "none": ServerResponse.file(body, for: request)
+        default: ServerResponse.file(body, for: request, etag: "\"v\(version)\"")
+        }
+        let ranged = request.headers["Range"] != nil
+        if query["ignoreRange"] != nil, ranged {
+            response = .file(body, for: RecordedRequest(method: request.method, target: request.target, headers: [:], body: Data()),
+                             etag: response.headers["ETag"], lastModified: response.headers["Last-Modified"])
+        }
+        if query["shift"] != nil, response.status == 206, let range = response.headers["Content-Range"],
+           let start = Int(range.dropFirst("bytes ".count).prefix { $0 != "-" }), start > 0 {
+            response.body = body.subdata(in: (start - 1)..<body.count)
+            response.headers["Content-Range"] = "bytes \(start - 1)-\(body.count - 1)/\(body.count)"
+        }
+        if !ranged, let cut = query["cut"].flatMap(Int.init) { return response.with(.truncated(afterBytes: cut)) }
+        if !ranged, let stall = query["stall"].flatMap(Int.init) { return response.with(.stalled(afterBytes: stall, seconds: 10)) }
+        return response
+    }
+
+    /// The content `/download` serves: different for each version.
+    static func downloadBody(bytes: Int, version: String) -> Data {
+        let seed = version.utf8.reduce(0) { $0 &+ Int($1) }
+        return Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8 &+ seed) })
     }
 }
 

@@ -1,0 +1,67 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension AbstractAPI {
+    /// Downloads a response's body to a file, streaming it to disk as it arrives, so that memory
+    /// stays flat whatever its size.
+    ///
+    /// The body goes to a hidden file beside `destination` and is moved there only once it is
+    /// complete and its response accepted: a failure never leaves a partial file at the
+    /// destination. Error responses are read into memory instead, for the error and the
+    /// delegate, within the request's body limit. Follow the transfer with
+    /// ``Promise/onProgress(in:_:)`` or ``Promise/progressUpdates``.
+    ///
+    /// A download that stops early keeps its bytes when they can be resumed (see
+    /// ``ResumableDownload``); a retry of the same request goes on from them too.
+    ///
+    /// ```swift
+    /// api.download(route: get(endpoint: "/exports/2026.zip"), to: destination, replacing: true)
+    ///     .onProgress { progress in bar.progress = progress.fraction ?? 0 }
+    ///     .onSuccess { file in open(file.fileURL) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - destination: Where the file goes, in a directory that exists.
+    ///   - replacing: Whether a file already at `destination` is replaced; if not, the download
+    ///     fails with ``APIError/FileFailure/Reason/destinationExists`` before it starts.
+    ///   - resumingFrom: The bytes an earlier download left, to go on from.
+    public func download(
+        route: Route,
+        parameters: (any RequestParameters)? = nil,
+        to destination: URL,
+        replacing: Bool = false,
+        resumingFrom resume: ResumableDownload? = nil,
+        options: RequestOptions = RequestOptions()
+    ) -> Promise<DownloadedFile> {
+        let queue = options.responseQueue ?? responseQueue
+        guard replacing || !FileManager.default.fileExists(atPath: destination.path) else {
+            return Promise(error: APIError.fileFailed(.init(reason: .destinationExists, destination: destination)), in: queue)
+        }
+        let file = DownloadFile(destination: destination, replacing: replacing, resumingFrom: resume)
+        let progress = ProgressChannel()
+        let promise = Promise<DownloadedFile>(queue: queue, state: PromiseState(), progress: progress)
+        let resolver = Promise<DownloadedFile>.Resolver(promise)
+        let execution = RequestExecution(api: self, route: route, parameters: parameters, options: options, progress: progress, download: file) { ending in
+            switch ending {
+            case .failed(let error):
+                file.abandon()
+                resolver.reject(error)
+            case .answered(let response, _):
+                do {
+                    let resumed = try file.deliver(body: response.body)
+                    resolver.fulfill(DownloadedFile(fileURL: destination, response: response, resumedBytes: resumed))
+                } catch let error as CocoaError where error.code == .fileWriteFileExists {
+                    return .fileFailed(.init(reason: .destinationExists, destination: destination, underlying: error))
+                } catch {
+                    return .fileFailed(.init(reason: .moveFailed, destination: destination, underlying: error))
+                }
+            }
+            return nil
+        }
+        resolver.onCancel { execution.cancel() }
+        pipelineQueue.async { execution.start() }
+        return promise
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The file a download writes, from the request's first attempt to its end: a hidden partial
+/// file beside the destination, moved into place only once the body is complete and accepted.
+///
+/// Attempts go on from the bytes already on disk when they can: a resumed download, a retry
+/// after the connection was lost. Each such attempt asks for the rest with `Range` and
+/// `If-Range`, and the answer's head decides (``target(for:)``) whether its body is appended,
+/// replaces the file, or goes to memory as an error body; or whether the attempt must start
+/// over without a range. When the request fails, the bytes stay for a later resume if they can
+/// be resumed, and are deleted if not.
+@usableFromInline
+final class DownloadFile: Sendable {
+    /// Where a response's body goes.
+    enum Target: Equatable {
+        /// Into memory: an error body, for the error and the delegate to read.
+        case memory
+        /// Into the file, after the `offset` bytes already there; `total` is the whole body's
+        /// length when known.
+        case file(offset: Int64, total: Int64?)
+        /// Nowhere: the server did not continue where asked, so the attempt starts over.
+        case restart
+    }
+
+    private struct State {
+        var partialFile: URL
+        var handle: FileHandle?
+        /// How many bytes of the body the partial file holds.
+        var offset: Int64 = 0
+        /// The body's total length, when the response said.
+        var total: Int64?
+        /// Where this attempt's bytes started: what an earlier one had written.
+        var resumedBytes: Int64 = 0
+        /// The strong validator of the body on disk, if it has one.
+        var validator: String?
+        var url: URL?
+        /// The offset the attempt in flight asked for, if it asked for a range.
+        var askedOffset: Int64?
+        var isPrepared = false
+        var isClosed = false
+    }
+
+    let destination: URL
+    let replacing: Bool
+    private let state: Locked<State>
+
+    init(destination: URL, replacing: Bool, resumingFrom resume: ResumableDownload?) {
+        self.destination = destination
+        self.replacing = replacing
+        let directory = destination.deletingLastPathComponent()
+        var state = State(partialFile: directory.appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).tern-partial"))
+        if let resume {
+            state.partialFile = resume.partialFile
+            state.offset = resume.offset
+            state.validator = resume.validator
+            state.url = resume.url
+        }
+        self.state = Locked(state)
+    }
+
+    /// Adds the headers that ask for the rest of the body, when there are bytes to go on from.
+    /// Called before each attempt is sent.
+    func prepare(_ request: inout URLRequest) {
+        state.withLock { state in
+            if !state.isPrepared {
+                state.isPrepared = true
+                // A resumed download goes on from the bytes really there, no more.
+                let size = fileSize(of: state.partialFile) ?? 0
+                if size < state.offset { state.offset = size }
+            }
+            guard state.offset > 0, let validator = state.validator else {
+                state.askedOffset = nil
+                return
+            }
+            state.askedOffset = state.offset
+            request.setValue("bytes=\(state.offset)-", forHTTPHeaderField: "Range")
+            request.setValue(validator, forHTTPHeaderField: "If-Range")
+            // Offsets count the bytes as stored: a compressed answer would not line up with them.
+            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        }
+    }
+
+    /// Where the body of `response` goes, and, for the file, opens it.
+    func target(for response: HTTPURLResponse) throws -> Target {
+        try state.withLock { state in
+            guard !state.isClosed else { return .memory }
+            let asked = state.askedOffset
+            switch response.statusCode {
+            case 206 where asked != nil:
+                guard let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")), range.start == asked,
+                      Self.strongValidator(of: response).map({ $0 == state.validator }) ?? true,
+                      Self.isIdentityEncoded(response) else { return .restart }
+                let handle = try FileHandle(forWritingTo: state.partialFile)
+                try handle.truncate(atOffset: UInt64(range.start))
+                state.handle = handle
+                state.resumedBytes = range.start
+                state.total = range.total
+                return .file(offset: range.start, total: range.total)
+            case 416 where asked != nil:
+                return .restart
+            case 200..<300:
+                // The whole body: whatever was on disk goes.
+                guard FileManager.default.createFile(atPath: state.partialFile.path, contents: nil) else {
+                    throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: state.partialFile.path])
+                }
+                state.handle = try FileHandle(forWritingTo: state.partialFile)
+                state.offset = 0
+                state.resumedBytes = 0
+                state.validator = Self.isIdentityEncoded(response) ? Self.strongValidator(of: response) : nil
+                state.url = response.url
+                let length = response.expectedContentLength
+                state.total = Self.isIdentityEncoded(response) && length >= 0 ? length : nil
+                return .file(offset: 0, total: state.total)
+            default:
+                return .memory
+            }
+        }
+    }
+
+    /// Appends a chunk of the body. Throws when it cannot be written, or once the request has
+    /// ended (a late chunk from a cancelled transfer).
+    func write(_ chunk: Data) throws {
+        try state.withLock { state in
+            guard let handle = state.handle, !state.isClosed else { throw CancellationError() }
+            try handle.write(contentsOf: chunk)
+            state.offset += Int64(chunk.count)
+        }
+    }
+
+    /// Closes the file after the attempt's last chunk; throws when fewer bytes arrived than the
+    /// response announced.
+    func endOfBody() throws {
+        try state.withLock { state in
+            try state.handle?.close()
+            state.handle = nil
+            if let total = state.total, state.offset != total {
+                throw URLError(.networkConnectionLost)
+            }
+        }
+    }
+
+    /// Starts over: the bytes on disk will not be asked for again.
+    func discardBytes() {
+        state.withLock { state in
+            try? state.handle?.close()
+            state.handle = nil
+            try? FileManager.default.removeItem(at: state.partialFile)
+            state.offset = 0
+            state.validator = nil
+        }
+    }
+
+    /// Moves the complete body to the destination; `body` is written first when no body went to
+    /// the file (a response accepted although not a 2xx). Returns how many bytes were resumed.
+    func deliver(body: Data) throws -> Int64 {
+        try state.withLock { state in
+            state.isClosed = true
+            let manager = FileManager.default
+            defer {
+                // Moved, or not movable: either way no longer the download's to keep.
+                try? manager.removeItem(at: state.partialFile)
+                try? manager.removeItem(at: ResumableDownload.recordFile(for: destination))
+            }
+            let handle = state.handle
+            state.handle = nil
+            try handle?.close()
+            if !manager.fileExists(atPath: state.partialFile.path) {
+                try body.write(to: state.partialFile)
+            }
+            if replacing {
+                // rename(2) replaces the destination in one step: it is never missing in between.
+                guard rename(state.partialFile.path, destination.path) == 0 else {
+                    throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                }
+            } else {
+                try manager.moveItem(at: state.partialFile, to: destination)
+            }
+            return state.resumedBytes
+        }
+    }
+
+    /// The request failed: keeps the bytes for a resume when they can be resumed, and deletes
+    /// them when not. Writes nothing more after this.
+    func abandon() {
+        state.withLock { state in
+            guard !state.isClosed else { return }
+            state.isClosed = true
+            try? state.handle?.close()
+            state.handle = nil
+            if state.offset > 0, let validator = state.validator, let url = state.url {
+                let resume = ResumableDownload(url: url, destination: destination, partialFile: state.partialFile,
+                                               offset: state.offset, validator: validator)
+                if (try? resume.record()) != nil { return }
+            }
+            try? FileManager.default.removeItem(at: state.partialFile)
+        }
+    }
+
+    /// The response's strong validator: an `ETag` that is not weak, else `Last-Modified`.
+    private static func strongValidator(of response: HTTPURLResponse) -> String? {
+        if let tag = response.value(forHTTPHeaderField: "ETag") {
+            return tag.hasPrefix("W/") ? nil : tag
+        }
+        return response.value(forHTTPHeaderField: "Last-Modified")
+    }
+
+    private static func isIdentityEncoded(_ response: HTTPURLResponse) -> Bool {
+        let encoding = response.value(forHTTPHeaderField: "Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased()
+        return encoding == nil || encoding == "identity" || encoding == ""
+    }
+}
+
+/// A `Content-Range` header of a 206: `bytes <start>-<end>/<total or *>`.
+struct ContentRange: Equatable {
+    let start: Int64
+    let end: Int64
+    let total: Int64?
+
+    init?(_ header: String?) {
+        guard let header, header.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = header.dropFirst("bytes ".count).split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        let bounds = spec[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard spec.count == 2, bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]), start >= 0, end >= start
+        else { return nil }
+        let total = Int64(spec[1])
+        guard spec[1] == "*" || (total.map { $0 > end } ?? false) else { return nil }
+        self.start = start
+        self.end = end
+        self.total = total
+    }
+}

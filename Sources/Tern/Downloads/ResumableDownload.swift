@@ -1,0 +1,70 @@
+import Foundation
+
+/// What a download that stopped early left behind, and what it takes to go on from there: the
+/// bytes already on disk, and the validator that proves the server still has the same file.
+///
+/// A download that fails or is cancelled after some of its body arrived keeps those bytes when
+/// the server gave a strong validator (an `ETag` that is not weak, else `Last-Modified`) and did
+/// not compress the body. Tern records them beside the destination; read the record back with
+/// ``pending(for:)``, or persist this value yourself (it is `Codable`), and pass it to
+/// ``AbstractAPI/download(route:parameters:to:replacing:resumingFrom:options:)``:
+///
+/// ```swift
+/// let resume = ResumableDownload.pending(for: destination)
+/// let file = try await api.download(route: route, to: destination, resumingFrom: resume).value
+/// ```
+///
+/// Without a strong validator nothing is kept: a failed download leaves no file behind.
+public struct ResumableDownload: Sendable, Codable, Hashable {
+    /// The URL that answered with the body, after any redirect.
+    public let url: URL
+    /// Where the finished file goes.
+    public let destination: URL
+    /// The bytes received so far.
+    public let partialFile: URL
+    /// How many bytes of the body `partialFile` holds.
+    public let offset: Int64
+    /// The response's strong `ETag`, or else its `Last-Modified`: sent as `If-Range`, so that the
+    /// server sends the rest only if the file has not changed, and the whole file if it has.
+    public let validator: String
+
+    /// Creates the value, for a download recorded elsewhere.
+    public init(url: URL, destination: URL, partialFile: URL, offset: Int64, validator: String) {
+        self.url = url
+        self.destination = destination
+        self.partialFile = partialFile
+        self.offset = offset
+        self.validator = validator
+    }
+
+    /// The download to `destination` that stopped early, if Tern kept one and its bytes are
+    /// still there.
+    public static func pending(for destination: URL) -> ResumableDownload? {
+        guard let data = FileManager.default.contents(atPath: recordFile(for: destination).path),
+              let record = try? JSONDecoder().decode(ResumableDownload.self, from: data),
+              record.destination.standardizedFileURL == destination.standardizedFileURL,
+              let size = fileSize(of: record.partialFile), size >= record.offset else { return nil }
+        return record
+    }
+
+    /// Deletes the bytes kept and the record of them: the download will not be resumed.
+    public func discard() {
+        try? FileManager.default.removeItem(at: partialFile)
+        try? FileManager.default.removeItem(at: Self.recordFile(for: destination))
+    }
+
+    /// Where Tern records a download to `destination` that can be resumed: a hidden file beside it.
+    static func recordFile(for destination: URL) -> URL {
+        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).tern-resume")
+    }
+
+    /// Writes the record of this download beside its destination.
+    func record() throws {
+        try JSONEncoder().encode(self).write(to: Self.recordFile(for: destination), options: .atomic)
+    }
+}
+
+/// The size of the file at `url`, or `nil` when there is none.
+func fileSize(of url: URL) -> Int64? {
+    (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
+}

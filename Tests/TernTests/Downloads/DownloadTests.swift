@@ -1,0 +1,209 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernTesting
+
+/// Downloads to a file, and resuming them, against a loopback server with range support.
+@Suite(.timeLimit(.minutes(1))) struct DownloadTests {
+    /// A directory of its own for each test, and a server that records what it receives.
+    final class Fixture: Sendable {
+        let directory: URL
+        let server: LoopbackServer
+        let received = Recorder<RecordedRequest>()
+        let api: TestAPI
+
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-download-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let received = received
+            server = try LoopbackServer { request in
+                received.append(request)
+                return TestServer.route(request)
+            }
+            api = try TestAPI(baseURL: server.baseURL)
+        }
+
+        deinit {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        var destination: URL { directory.appendingPathComponent("file.bin") }
+
+        /// The names of the files in the directory, hidden ones included.
+        var files: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted() }
+
+        /// A download of `/download` with `query`, without retries unless `retries` says so.
+        func download(_ query: String, replacing: Bool = false, resumingFrom resume: ResumableDownload? = nil,
+                      retryPolicy: RetryPolicy = .never) -> Promise<DownloadedFile> {
+            api.download(route: api.get(endpoint: "/download?\(query)"), to: destination, replacing: replacing,
+                         resumingFrom: resume, options: RequestOptions(retryPolicy: retryPolicy))
+        }
+    }
+
+    @Test func theBodyLandsAtTheDestinationAndNothingElseIsLeft() async throws {
+        let fixture = try Fixture()
+        let seen = Recorder<TransferProgress>()
+        let file = try await fixture.download("bytes=300000").onProgress { seen.append($0) }.value
+        #expect(file.fileURL == fixture.destination)
+        #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 300_000, version: "1"))
+        #expect(file.response.statusCode == 200)
+        #expect(file.response.body.isEmpty)
+        #expect(file.resumedBytes == 0)
+        #expect(fixture.files == ["file.bin"])
+        #expect(await eventually { seen.items.last?.completedBytes == 300_000 })
+        #expect(seen.items.allSatisfy { $0.direction == .download && $0.totalBytes == 300_000 })
+        // A fresh download asks for no range.
+        #expect(fixture.received.items.first?.headers["Range"] == nil)
+    }
+
+    @Test func anExistingFileIsKeptUnlessReplacingIsAsked() async throws {
+        let fixture = try Fixture()
+        try Data("old".utf8).write(to: fixture.destination)
+        let refused = await apiError(of: fixture.download("bytes=1000"))
+        guard case .fileFailed(let failure)? = refused else {
+            Issue.record("expected fileFailed, got \(String(describing: refused))")
+            return
+        }
+        #expect(failure.reason == .destinationExists)
+        #expect(try Data(contentsOf: fixture.destination) == Data("old".utf8))
+        #expect(fixture.received.items.isEmpty, "nothing is downloaded only to be thrown away")
+
+        _ = try await fixture.download("bytes=1000", replacing: true).value
+        #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 1000, version: "1"))
+        #expect(fixture.files == ["file.bin"])
+    }
+
+    @Test func anErrorStatusLeavesNoFileAndReadsItsBody() async throws {
+        let fixture = try Fixture()
+        let api = fixture.api
+        let error = await apiError(of: api.download(route: api.get(endpoint: "/nowhere"), to: fixture.destination))
+        guard case .unacceptableStatus(let failure)? = error else {
+            Issue.record("expected unacceptableStatus, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.statusCode == 404)
+        #expect(String(decoding: failure.body, as: UTF8.self).contains("no route"))
+        #expect(fixture.files.isEmpty)
+    }
+
+    @Test func aCutDownloadResumesFromItsBytesToAnIdenticalFile() async throws {
+        let fixture = try Fixture()
+        let error = await apiError(of: fixture.download("bytes=200000&cut=70000"))
+        #expect(error?.caseName == "transportFailed")
+        #expect(!FileManager.default.fileExists(atPath: fixture.destination.path))
+        let resume = try #require(ResumableDownload.pending(for: fixture.destination))
+        #expect(resume.offset == 70_000)
+        #expect(resume.validator == #""v1""#)
+
+        let seen = Recorder<TransferProgress>()
+        let file = try await fixture.download("bytes=200000&cut=70000", resumingFrom: resume).onProgress { seen.append($0) }.value
+        #expect(file.resumedBytes == 70_000)
+        #expect(file.response.statusCode == 206)
+        #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 200_000, version: "1"))
+        #expect(fixture.files == ["file.bin"], "the partial file and its record are gone")
+        let ranged = try #require(fixture.received.items.last)
+        #expect(ranged.headers["Range"] == "bytes=70000-")
+        #expect(ranged.headers["If-Range"] == #""v1""#)
+        #expect(ranged.headers["Accept-Encoding"] == "identity")
+        // Progress counts the bytes resumed: it starts there, not at zero.
+        #expect(seen.items.first?.completedBytes ?? 0 >= 70_000)
+        #expect(await eventually { seen.items.last?.completedBytes == 200_000 })
+    }
+
+    @Test func aRetryGoesOnFromTheBytesTheFailedAttemptWrote() async throws {
+        let fixture = try Fixture()
+        let file = try await fixture.download("bytes=150000&cut=50000", retryPolicy: RetryPolicy(baseDelay: 0.01, jitter: false)).value
+        #expect(file.resumedBytes == 50_000)
+        #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 150_000, version: "1"))
+        #expect(fixture.received.items.map { $0.headers["Range"] } == [nil, "bytes=50000-"])
+        #expect(fixture.files == ["file.bin"])
+    }
+
+    @Test(arguments: [
+        ("ignoreRange", "1"),  // the server ignores Range: a 200, written from the start
+        ("shift", "1"),  // a 206 from another offset than the one asked: not appended
+        ("", "2"),  // the file changed: If-Range fails, a 200 with the new content
+    ])
+    func aServerThatDoesNotGoOnWhereAskedGetsAFreshDownload(option: String, version: String) async throws {
+        let fixture = try Fixture()
+        _ = await apiError(of: fixture.download("bytes=120000&cut=40000"))
+        let resume = try #require(ResumableDownload.pending(for: fixture.destination))
+        let file = try await fixture.download("bytes=120000&version=\(version)&\(option)", resumingFrom: resume).value
+        #expect(file.resumedBytes == 0)
+        #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 120_000, version: version))
+        #expect(fixture.files == ["file.bin"])
+    }
+
+    @Test func a416StartsOver() async throws {
+        let fixture = try Fixture()
+        // A record of more bytes than the file now has: the server refuses the range.
+        let partial = fixture.directory.appendingPathComponent("partial")
+        try Data(count: 5000).write(to: partial)
+        let resume = ResumableDownload(url: URL(string: "http://127.0.0.1/")!, destination: fixture.destination,
+                                       partialFile: partial, offset: 5000, validator: #""v1""#)
+        let file = try await fixture.download("bytes=3000", resumingFrom: resume).value
+        #expect(file.resumedBytes == 0)
+        #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 3000, version: "1"))
+        #expect(fixture.received.items.map(\.headers["Range"]) == ["bytes=5000-", nil])
+        #expect(fixture.files == ["file.bin"])
+    }
+
+    @Test func lastModifiedServesWhenThereIsNoETag() async throws {
+        let fixture = try Fixture()
+        _ = await apiError(of: fixture.download("bytes=90000&cut=30000&validator=lastModified"))
+        let resume = try #require(ResumableDownload.pending(for: fixture.destination))
+        #expect(resume.validator.hasSuffix("GMT"))
+        let file = try await fixture.download("bytes=90000&validator=lastModified", resumingFrom: resume).value
+        #expect(file.resumedBytes == 30_000)
+        #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 90_000, version: "1"))
+    }
+
+    @Test(arguments: ["weak", "none"])
+    func withoutAStrongValidatorAFailureLeavesNothingBehind(validator: String) async throws {
+        let fixture = try Fixture()
+        let error = await apiError(of: fixture.download("bytes=90000&cut=30000&validator=\(validator)"))
+        #expect(error?.caseName == "transportFailed")
+        #expect(ResumableDownload.pending(for: fixture.destination) == nil)
+        #expect(fixture.files.isEmpty)
+    }
+
+    @Test func aCancelledDownloadKeepsItsBytesAndDiscardRemovesThem() async throws {
+        let fixture = try Fixture()
+        let promise = fixture.download("bytes=200000&stall=60000")
+        let seen = Recorder<TransferProgress>()
+        promise.onProgress { seen.append($0) }
+        #expect(await eventually { seen.items.last?.completedBytes == 60_000 })
+        promise.cancel()
+        #expect(await apiError(of: promise)?.isCancellation == true)
+        let resume = try #require(ResumableDownload.pending(for: fixture.destination))
+        #expect(resume.offset == 60_000)
+        #expect(fileSize(of: resume.partialFile) == 60_000)
+        resume.discard()
+        #expect(fixture.files.isEmpty)
+    }
+
+    @Test func aTimedOutDownloadCanBeResumed() async throws {
+        let fixture = try Fixture()
+        let api = fixture.api
+        let stalled = api.download(route: api.get(endpoint: "/download?bytes=100000&stall=25000"), to: fixture.destination,
+                                   options: RequestOptions(timeout: 1, retryPolicy: .never))
+        #expect(await apiError(of: stalled)?.caseName == "timeout")
+        let resume = try #require(ResumableDownload.pending(for: fixture.destination))
+        #expect(resume.offset == 25_000)
+        let file = try await fixture.download("bytes=100000", resumingFrom: resume).value
+        #expect(file.resumedBytes == 25_000)
+        #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 100_000, version: "1"))
+        #expect(fixture.files == ["file.bin"])
+    }
+
+    @Test func contentRangeIsReadStrictly() {
+        #expect(ContentRange("bytes 10-99/100") == ContentRange("bytes 10-99/100"))
+        #expect(ContentRange("bytes 10-99/100")?.start == 10)
+        #expect(ContentRange("bytes 10-99/*")?.total == nil)
+        #expect(ContentRange("bytes 10-99/*") != nil)
+        for invalid in [nil, "", "bytes */100", "bytes 10-9/100", "bytes 10-99/99", "items 0-1/2", "bytes -1-5/10", "bytes 1-2"] {
+            #expect(ContentRange(invalid) == nil, "\(String(describing: invalid))")
+        }
+    }
+}
