@@ -144,13 +144,10 @@ private struct FileSink {
     /// a FIFO blocks until something writes to it.
     func copy(contentsOf file: URL, partName: String, stoppingWhen ended: () -> Bool) throws {
         do {
-            let attributes = try FileManager.default.attributesOfItem(atPath: file.resolvingSymlinksInPath().path)
-            guard attributes[.type] as? FileAttributeType == .typeRegular, let size = attributes[.size] as? NSNumber else {
-                throw NotARegularFile(path: file.path)
-            }
+            let size = try regularFileSize(of: file)
             let input = try FileHandle(forReadingFrom: file)
             defer { try? input.close() }
-            var remaining = size.intValue
+            var remaining = Int(size)
             while remaining > 0, let chunk = try input.read(upToCount: min(Self.chunkSize, remaining)), !chunk.isEmpty {
                 guard !ended() else { throw APIError.cancelled }
                 try handle.write(contentsOf: chunk)
@@ -159,12 +156,6 @@ private struct FileSink {
         } catch {
             throw APIError.wrapping(error) { .encodingFailed(.init(parameter: partName, underlying: $0)) }
         }
-    }
-
-    /// A file part that is a device, a pipe or a directory.
-    struct NotARegularFile: Error, CustomStringConvertible {
-        let path: String
-        var description: String { "\(path) is not a regular file (a device, a pipe or a directory cannot be sent as a part)" }
     }
 
     func close() {

@@ -40,4 +40,6 @@ public enum RequestBody: Sendable, Equatable {
     /// A file, streamed from disk as it is sent, with its length known in advance.
     /// `isTemporary`: Tern made the file for this request and deletes it once the request ends.
     case file(URL, isTemporary: Bool)
+    /// A stream, made anew for each attempt.
+    case stream(BodyStream)
 }

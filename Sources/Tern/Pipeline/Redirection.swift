@@ -42,6 +42,7 @@ extension RedirectPolicy {
             request.httpBody = nil
             request.httpBodyStream = nil
             next.request.bodyFile = nil
+            next.request.bodyStream = nil
             for name in Self.bodyHeaders { request.setValue(nil, forHTTPHeaderField: name) }
         }
         next.removeCredentials(from: &request, policy: self)

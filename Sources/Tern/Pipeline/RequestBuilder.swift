@@ -55,6 +55,8 @@ enum RequestBuilder {
             return (TransportRequest(urlRequest: request, maximumBodySize: maximumBodySize), nil)
         case .file(let file, let isTemporary):
             return (TransportRequest(urlRequest: request, bodyFile: file, maximumBodySize: maximumBodySize), isTemporary ? file : nil)
+        case .stream(let stream):
+            return (TransportRequest(urlRequest: request, bodyStream: stream, maximumBodySize: maximumBodySize), nil)
         }
     }
 

@@ -200,7 +200,7 @@ final class RequestExecution: Sendable {
         plugins.forEach { $0.willSend(request.urlRequest, api: api) }
         let startDate = Date()
         let startTime = DispatchTime.now().uptimeNanoseconds
-        let collector = ResponseCollector(limit: request.maximumBodySize, file: download, progress: progress) { [self] result in
+        let collector = ResponseCollector(limit: request.maximumBodySize, uploadLength: request.bodyLength, file: download, progress: progress) { [self] result in
             let duration = TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9
             received(result, for: request.urlRequest, leg: leg, generation: generation,
                      timing: Response.Timing(start: startDate, duration: duration))

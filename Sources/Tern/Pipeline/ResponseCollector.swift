@@ -25,6 +25,8 @@ final class ResponseCollector: TransportReceiver {
     }
 
     private let limit: Int?
+    /// The request body's length, when Tern knows it and the transport may not.
+    private let uploadLength: Int64?
     private let file: DownloadFile?
     private let progress: ProgressChannel
     private let completion: @Sendable (Result<TransportResponse, any Error>) -> Void
@@ -32,16 +34,18 @@ final class ResponseCollector: TransportReceiver {
     // and is never contended.
     private let state = Locked(State())
 
-    init(limit: Int?, file: DownloadFile? = nil, progress: ProgressChannel,
+    init(limit: Int?, uploadLength: Int64? = nil, file: DownloadFile? = nil, progress: ProgressChannel,
          completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
         self.limit = limit
+        self.uploadLength = uploadLength
         self.file = file
         self.progress = progress
         self.completion = completion
     }
 
     func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {
-        progress.report(TransferProgress(direction: .upload, completedBytes: totalSent, totalBytes: totalExpected))
+        // FoundationNetworking sends a stream without saying how long it is.
+        progress.report(TransferProgress(direction: .upload, completedBytes: totalSent, totalBytes: totalExpected ?? uploadLength))
     }
 
     func didReceive(_ response: HTTPURLResponse) -> TransferDecision {

@@ -96,16 +96,29 @@ public struct TransportRequest: Sendable {
     public var urlRequest: URLRequest
     /// A body to stream from disk instead of `urlRequest.httpBody`, if any.
     public var bodyFile: URL?
+    /// A body to read from a stream instead of `urlRequest.httpBody`, if any: make a new stream
+    /// for each send.
+    public var bodyStream: BodyStream?
     /// The most bytes of response body to take, after decompression, or `nil` for no limit.
     /// Tern's receiver enforces it (it stops the transfer as soon as the body passes it); a
     /// transport can read it to stop earlier still.
     public var maximumBodySize: Int?
 
     /// Creates a transport request.
-    public init(urlRequest: URLRequest, bodyFile: URL? = nil, maximumBodySize: Int? = nil) {
+    public init(urlRequest: URLRequest, bodyFile: URL? = nil, bodyStream: BodyStream? = nil, maximumBodySize: Int? = nil) {
         self.urlRequest = urlRequest
         self.bodyFile = bodyFile
+        self.bodyStream = bodyStream
         self.maximumBodySize = maximumBodySize
+    }
+}
+
+extension TransportRequest {
+    /// The body's length when it is known before sending: what upload progress counts up to.
+    var bodyLength: Int64? {
+        if let stream = bodyStream { return stream.length }
+        if let file = bodyFile { return fileSize(of: file) }
+        return urlRequest.httpBody.map { Int64($0.count) }
     }
 }
 

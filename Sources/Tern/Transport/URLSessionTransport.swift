@@ -54,7 +54,13 @@ public final class URLSessionTransport: Transport {
 
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         guard let exchanges else { return sendThroughCallersSession(request, to: receiver) }
-        let (urlRequest, uploadFile) = Self.prepare(request)
+        let urlRequest: URLRequest, uploadFile: URL?
+        do {
+            (urlRequest, uploadFile) = try Self.prepare(request)
+        } catch {
+            receiver.didComplete(with: error)
+            return NoTask()
+        }
         let task = if let uploadFile {
             session.uploadTask(with: urlRequest, fromFile: uploadFile)
         } else {
@@ -90,7 +96,13 @@ public final class URLSessionTransport: Transport {
                 receiver.didComplete(with: URLError(.badServerResponse))
             }
         }
-        let (urlRequest, uploadFile) = Self.prepare(request)
+        let urlRequest: URLRequest, uploadFile: URL?
+        do {
+            (urlRequest, uploadFile) = try Self.prepare(request)
+        } catch {
+            receiver.didComplete(with: error)
+            return NoTask()
+        }
         let task = if let uploadFile {
             session.uploadTask(with: urlRequest, fromFile: uploadFile, completionHandler: handler)
         } else {
@@ -217,8 +229,9 @@ extension URLSessionTransport {
     /// The largest body file sent from memory rather than streamed from disk, on Linux.
     static let inMemoryUploadLimit = 16 << 20
 
-    /// The request to hand URLSession, with its body file, and the file to upload with
-    /// `uploadTask(with:fromFile:)`, if any.
+    /// The request to hand URLSession, with its body file or a new stream of its body, and the
+    /// file to upload with `uploadTask(with:fromFile:)`, if any. Throws what making the stream
+    /// threw.
     ///
     /// On Linux, never a file: FoundationNetworking reads a file body asynchronously and pauses
     /// the transfer while it waits, and cancelling such an upload crashes the process (a `try!`
@@ -226,7 +239,12 @@ extension URLSessionTransport {
     /// read from a stream never pauses, and survives the same storm. A file up to
     /// ``inMemoryUploadLimit`` is read into memory and goes out with its `Content-Length`; a
     /// larger one is streamed, which FoundationNetworking can only send chunked, without a length.
-    static func prepare(_ request: TransportRequest) -> (URLRequest, uploadFile: URL?) {
+    static func prepare(_ request: TransportRequest) throws -> (URLRequest, uploadFile: URL?) {
+        if let stream = request.bodyStream {
+            var urlRequest = request.urlRequest
+            urlRequest.httpBodyStream = try stream.makeStream()
+            return (urlRequest, nil)
+        }
         guard let file = request.bodyFile else { return (request.urlRequest, nil) }
         #if canImport(FoundationNetworking)
         var urlRequest = request.urlRequest

@@ -1,0 +1,45 @@
+import Foundation
+
+/// A file sent as the whole body, streamed from disk as it is sent, so memory stays flat
+/// whatever its size.
+///
+/// ```swift
+/// request(route: put(endpoint: "/backups/latest"), parameters: FileParameters(archive, contentType: "application/zip"))
+/// ```
+public struct FileParameters: RequestParameters {
+    /// The file.
+    public var fileURL: URL
+    /// The body's `Content-Type`.
+    public var contentType: String
+    public var headers: HTTPHeaders
+
+    /// Creates a file body.
+    public init(_ fileURL: URL, contentType: String = MIMEType.octetStream.rawValue, headers: HTTPHeaders = [:]) {
+        self.fileURL = fileURL
+        self.contentType = contentType
+        self.headers = headers
+    }
+
+    /// Refuses what is not a regular file, before anything is sent: `/dev/zero` never ends.
+    public func encode(into draft: inout RequestDraft) throws {
+        _ = try regularFileSize(of: fileURL)
+        draft.body = .file(fileURL, isTemporary: false)
+        draft.headers["Content-Type"] = contentType
+    }
+}
+
+/// The size of the regular file at `url`; throws when there is none, or it is a device, a pipe
+/// or a directory.
+func regularFileSize(of url: URL) throws -> Int64 {
+    let attributes = try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
+    guard attributes[.type] as? FileAttributeType == .typeRegular, let size = attributes[.size] as? NSNumber else {
+        throw NotARegularFile(path: url.path)
+    }
+    return size.int64Value
+}
+
+/// A file to send that is a device, a pipe or a directory.
+struct NotARegularFile: Error, CustomStringConvertible {
+    let path: String
+    var description: String { "\(path) is not a regular file (a device, a pipe or a directory cannot be sent)" }
+}
