@@ -60,6 +60,20 @@ enum Readme {
         }
 
         func delete(_ id: Int) -> Promise<Void> { request(route: delete(endpoint: "/products/\(id)")) }
+
+        // Uploads and downloads
+        func restore(_ archive: URL) -> Promise<Void> {   // streamed from disk as it is sent
+            request(route: put(endpoint: "/backups/latest"), parameters: FileParameters(archive, contentType: "application/zip"))
+        }
+
+        func publish(_ recording: URL, length: Int64) -> Promise<Void> {   // a new stream for each attempt
+            request(route: post(endpoint: "/recordings"),
+                    parameters: StreamParameters(length: length, contentType: "audio/ogg") { InputStream(url: recording)! })
+        }
+
+        func export(_ year: Int, to destination: URL) -> Promise<DownloadedFile> {
+            download(route: get(endpoint: "/exports/\(year).zip"), to: destination, replacing: true)
+        }
     }
 
     final class Signer: APIDelegate {
@@ -161,7 +175,23 @@ enum Readme {
             .finally(in: .main) { print("done") }
     }
 
-    // MARK: Upload and download progress
+    // MARK: Uploads and downloads
+
+    static func resume(shop: ShopAPI) async throws {
+        let destination = URL(fileURLWithPath: "/tmp/2026.zip")
+        do {
+            let file = try await shop.export(2026, to: destination).value
+            print(file.fileURL.path, file.response.statusCode)
+        } catch let error as APIError {
+            // Cut off, cancelled or timed out: the bytes that arrived are kept when they can be resumed.
+            if let resume = ResumableDownload.pending(for: destination) {
+                let file = try await shop.download(route: shop.get(endpoint: "/exports/2026.zip"), to: destination,
+                                                   replacing: true, resumingFrom: resume).value
+                print("resumed after \(file.resumedBytes) bytes", error.isCancellation)
+            }
+        }
+    }
+
 
     static func progress(shop: ShopAPI, pictureURL: URL) async {
         shop.upload(picture: pictureURL, for: 42)
