@@ -35,7 +35,12 @@ public struct MultipartParameters: RequestParameters {
         let boundary = try makeBoundary()
         let hasFiles = parts.contains { if case .file = $0.content { true } else { false } }
         if hasFiles {
+            #if canImport(FoundationNetworking)
+            let segments = try segments(boundary: boundary)
+            draft.body = .stream(BodyStream(length: segments.reduce(0) { $0 + $1.length }) { MultipartStream(segments) })
+            #else
             draft.body = .file(try writeFile(boundary: boundary, stoppingWhen: draft.endedCheck), isTemporary: true)
+            #endif
         } else {
             var body = Data()
             for part in parts {
@@ -61,6 +66,27 @@ public struct MultipartParameters: RequestParameters {
         }
         // Eight clashes in a row mean the parts were built to contain our boundaries.
         throw APIError.encodingFailed(.init(parameter: "MultipartParameters", underlying: BoundaryClash()))
+    }
+
+    /// The body as pieces to read in turn, with each file's length as it is now; refuses a file
+    /// part that is not a regular file.
+    private func segments(boundary: String) throws -> [MultipartStream.Segment] {
+        var segments: [MultipartStream.Segment] = []
+        for part in parts {
+            segments.append(.data(try Self.header(of: part, boundary: boundary)))
+            switch part.content {
+            case .data(let data):
+                segments.append(.data(data))
+            case .file(let file):
+                let length = try APIError.catching({ .encodingFailed(.init(parameter: part.name, underlying: $0)) }) {
+                    try regularFileSize(of: file)
+                }
+                segments.append(.file(file, length: length))
+            }
+            segments.append(.data(Self.crlf))
+        }
+        segments.append(.data(Self.closing(boundary)))
+        return segments
     }
 
     /// Writes the body to a new temporary file, copying file parts in 1 MiB steps; stops, and

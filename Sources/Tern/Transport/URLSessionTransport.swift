@@ -230,25 +230,31 @@ extension URLSessionTransport {
     static let inMemoryUploadLimit = 16 << 20
 
     /// The request to hand URLSession, with its body file or a new stream of its body, and the
-    /// file to upload with `uploadTask(with:fromFile:)`, if any. Throws what making the stream
-    /// threw.
+    /// file to upload with `uploadTask(with:fromFile:)`, if any. Throws what making or reading
+    /// the stream threw.
     ///
     /// On Linux, never a file: FoundationNetworking reads a file body asynchronously and pauses
     /// the transfer while it waits, and cancelling such an upload crashes the process (a `try!`
     /// on pausing a handle already gone) within a few hundred cancels. A body held in memory or
-    /// read from a stream never pauses, and survives the same storm. A file up to
-    /// ``inMemoryUploadLimit`` is read into memory and goes out with its `Content-Length`; a
-    /// larger one is streamed, which FoundationNetworking can only send chunked, without a length.
+    /// read from a stream never pauses, and survives the same storm. A file or a stream of known
+    /// length up to ``inMemoryUploadLimit`` is read into memory and goes out with its
+    /// `Content-Length`; a larger one is streamed, which FoundationNetworking can only send
+    /// chunked, without a length.
     static func prepare(_ request: TransportRequest) throws -> (URLRequest, uploadFile: URL?) {
+        var urlRequest = request.urlRequest
         if let stream = request.bodyStream {
-            var urlRequest = request.urlRequest
+            #if canImport(FoundationNetworking)
+            if let length = stream.length, length <= inMemoryUploadLimit {
+                urlRequest.httpBody = try Self.read(stream.makeStream(), length: Int(length))
+                return (urlRequest, nil)
+            }
+            #endif
             urlRequest.httpBodyStream = try stream.makeStream()
             return (urlRequest, nil)
         }
-        guard let file = request.bodyFile else { return (request.urlRequest, nil) }
+        guard let file = request.bodyFile else { return (urlRequest, nil) }
         #if canImport(FoundationNetworking)
-        var urlRequest = request.urlRequest
-        let size = ((try? FileManager.default.attributesOfItem(atPath: file.path)[.size]) as? NSNumber)?.intValue ?? .max
+        let size = fileSize(of: file) ?? .max
         if size <= inMemoryUploadLimit, let body = try? Data(contentsOf: file) {
             urlRequest.httpBody = body
         } else {
@@ -256,7 +262,27 @@ extension URLSessionTransport {
         }
         return (urlRequest, nil)
         #else
-        return (request.urlRequest, file)
+        return (urlRequest, file)
         #endif
+    }
+
+    /// The first `length` bytes of `stream`; throws when it fails or ends before them.
+    private static func read(_ stream: InputStream, length: Int) throws -> Data {
+        stream.open()
+        defer { stream.close() }
+        var body = Data(count: length)
+        var filled = 0
+        try body.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
+            let bytes = buffer.bindMemory(to: UInt8.self)
+            while filled < length {
+                guard let base = bytes.baseAddress else { break }
+                let count = stream.read(base + filled, maxLength: length - filled)
+                guard count > 0 else {
+                    throw stream.streamError ?? CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "the body stream ended after \(filled) of \(length) bytes"])
+                }
+                filled += count
+            }
+        }
+        return body
     }
 }

@@ -48,7 +48,7 @@ import TernTesting
     func eachSourceArrivesWholeWithItsProgress(source: Source) async throws {
         let receiver = try Receiver()
         let api = try TestAPI(baseURL: receiver.server.baseURL)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-upload-test-\(UUID().uuidString)")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-body-test-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
         let seen = Recorder<TransferProgress>()
         try await (api.request(route: api.put(endpoint: "/upload"), parameters: try Self.parameters(source, file: file)) as Promise<Void>)
