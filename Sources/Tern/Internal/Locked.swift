@@ -44,7 +44,7 @@ package struct Locked<State>: ~Copyable, Sendable {
     package func withLock<Result: Sendable, Failure: Error>(_ body: (inout sending State) throws(Failure) -> Result) throws(Failure) -> Result {
         box.lock.lock()
         defer { box.lock.unlock() }
-        return body(&box.state)
+        return try body(&box.state)
     }
     #else
     @usableFromInline

@@ -185,9 +185,14 @@ import TernTesting
 
     @Test func aTimedOutDownloadCanBeResumed() async throws {
         let fixture = try Fixture()
-        let api = fixture.api
+        let clock = TestClock()
+        let api = try TestAPI(baseURL: fixture.server.baseURL, clock: clock)
         let stalled = api.download(route: api.get(endpoint: "/download?bytes=100000&stall=25000"), to: fixture.destination,
-                                   options: RequestOptions(timeout: 1, retryPolicy: .never))
+                                   options: RequestOptions(timeout: 5, retryPolicy: .never))
+        let seen = Recorder<TransferProgress>()
+        stalled.onProgress { seen.append($0) }
+        #expect(await eventually { seen.items.last?.completedBytes == 25_000 })
+        clock.advance(by: 5)
         #expect(await apiError(of: stalled)?.caseName == "timeout")
         let resume = try #require(ResumableDownload.pending(for: fixture.destination))
         #expect(resume.offset == 25_000)

@@ -34,7 +34,7 @@ import Testing
     /// Apple platforms, a temporary file that URLSession uploads with its length.
     @Test func filePartsKeepTheLayoutAndTheirLengthIsKnown() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-part-\(UUID().uuidString).txt")
-        let contents = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 3) })
+        let contents = patterned(bytes: 200_000, seed: 3)
         try contents.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let (body, contentType) = try encode(MultipartParameters(parts: [Part(name: "doc", fileURL: file, mimeType: .octetStream)]))

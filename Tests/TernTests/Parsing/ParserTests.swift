@@ -60,7 +60,7 @@ import Tern
     @Test func dataStringAndResponseAreThereForTheAsking() async throws {
         let api = try TestAPI()
         let data: Data = try await api.request(route: api.get(endpoint: "/huge?bytes=300")).value
-        #expect(data == Data((0..<300).map { UInt8(truncatingIfNeeded: $0) }))
+        #expect(data == patterned(bytes: 300))
         let text: String = try await api.request(route: api.get(endpoint: "/products")).value
         #expect(text.hasPrefix(#"[{"name": "tern""#))
         let latin1: String = try await api.request(route: api.get(endpoint: "/latin1")).value

@@ -98,7 +98,7 @@ import TernTesting
         let transport = RecordingTransport()
         let api = try TestAPI(transport: transport)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-test-\(UUID().uuidString).jpg")
-        let contents = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        let contents = patterned(bytes: 1 << 20, seed: 7)
         try contents.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
 

@@ -134,7 +134,7 @@ import TernTesting
 
     @Test func a307ReplaysAFileBody() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-redirect-\(UUID().uuidString).bin")
-        let contents = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let contents = patterned(bytes: 300_000, seed: 7)
         try contents.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let api = try TestAPI()

@@ -23,7 +23,7 @@ import TernTesting
         deinit { server.stop() }
     }
 
-    static let payload = Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) })
+    static let payload = patterned(bytes: 400_000, seed: 13)
 
     enum Source: String, CaseIterable, Sendable {
         case data, file, stream, streamOfUnknownLength

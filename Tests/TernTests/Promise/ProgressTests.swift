@@ -14,7 +14,7 @@ import TernTesting
 
     @Test func anUploadReportsItsBodyUpToTheLastByte() async throws {
         let api = try TestAPI()
-        let payload = Data((0..<(512 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let payload = patterned(bytes: 512 << 10)
         let seen = Recorder<TransferProgress>()
         let echo: MultipartEcho = try await api.request(route: api.post(endpoint: "/multipart"),
                                                         parameters: MultipartParameters(parts: [Part(name: "blob", data: payload, filename: "blob.bin")]))

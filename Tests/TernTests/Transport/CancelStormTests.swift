@@ -9,7 +9,7 @@ import TernTesting
 @Suite(.timeLimit(.minutes(2))) struct CancelStormTests {
     private func file(bytes: Int) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("tern-storm-\(UUID().uuidString).bin")
-        try Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: url)
+        try patterned(bytes: bytes, seed: 7).write(to: url)
         return url
     }
 

@@ -63,7 +63,7 @@ import TernTesting
         defer { session.finishTasksAndInvalidate() }
         let api = try TestAPI(transport: URLSessionTransport(session: session))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-test-\(UUID().uuidString).bin")
-        let contents = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let contents = patterned(bytes: 100_000, seed: 13)
         try contents.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let echo: MultipartEcho = try await api.request(route: api.post(endpoint: "/multipart"),
@@ -80,6 +80,6 @@ import TernTesting
         let size = 1 << 20
         let body: Data = try await api.request(route: api.get(endpoint: "/huge?bytes=\(size)")).value
         #expect(body.count == size)
-        #expect(fnv1a(body) == fnv1a((0..<size).lazy.map { UInt8(truncatingIfNeeded: $0) }))
+        #expect(body == patterned(bytes: size))
     }
 }
