@@ -35,6 +35,10 @@ let package = Package(
             dependencies: ["PipelineFixtures", .product(name: "TernTesting", package: "Tern")]
         ),
         .executableTarget(
+            name: "TransferAB",
+            dependencies: [.product(name: "Tern", package: "Tern")]
+        ),
+        .executableTarget(
             name: "PipelineBenchmarks",
             dependencies: [
                 "PipelineFixtures",

@@ -6,21 +6,36 @@ import PipelineFixtures
 import TernTesting
 
 // The end-to-end comparison, steadier than the benchmark on a shared machine: Tern and raw
-// URLSession with JSONDecoder take turns in one process, against one loopback server, and the
-// medians are compared.
+// URLSession with JSONDecoder take turns in one process, against one server, and the medians
+// are compared. The server is nginx when `TERN_BENCH_URL` names one serving the fixture at
+// `/items` (`Benchmarks/nginx/bench` does it all), else one in this process, which shares the
+// cores and hides part of the client's cost.
 //
 //     swift run -c release EndToEndAB [in flight] [requests per round] [rounds]
+//     swift run -c release EndToEndAB fixture > items   # the body nginx serves
 
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "fixture" {
+    FileHandle.standardOutput.write(Fixtures.body)
+    exit(0)
+}
 let width = arguments.first.flatMap { Int($0) } ?? 1
 let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 500
 let rounds = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 20
 
-let server = try LoopbackServer { _ in
-    ServerResponse(headers: ["Content-Type": "application/json"], body: Fixtures.body)
+let baseURL: String
+var inProcess: LoopbackServer?
+if let outside = ProcessInfo.processInfo.environment["TERN_BENCH_URL"] {
+    baseURL = outside
+} else {
+    inProcess = try LoopbackServer { _ in
+        ServerResponse(headers: ["Content-Type": "application/json"], body: Fixtures.body)
+    }
+    baseURL = inProcess!.baseURL
 }
-let url = URL(string: server.baseURL + "/items")!
-let api = ItemsAPI(baseURL: server.baseURL, responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
+print("server: \(inProcess == nil ? "outside, " + baseURL : "in this process")")
+let url = URL(string: baseURL + "/items")!
+let api = ItemsAPI(baseURL: baseURL, responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
 let session = URLSession(configuration: .default)
 
 /// Runs one round of `count` requests, as wide as asked.

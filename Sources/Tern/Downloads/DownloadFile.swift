@@ -28,7 +28,10 @@ final class DownloadFile: Sendable {
     private struct State {
         var partialFile: URL
         var handle: FileHandle?
-        /// How many bytes of the body the partial file holds.
+        /// Chunks received but not yet written: written a mebibyte at a time, since a write per
+        /// network chunk made the disk fall behind the network, and chunks pile up in memory.
+        var unwritten = Data()
+        /// How many bytes of the body the partial file holds, counting those not yet written.
         var offset: Int64 = 0
         /// The body's total length, when the response said.
         var total: Int64?
@@ -65,6 +68,8 @@ final class DownloadFile: Sendable {
     /// Called before each attempt is sent.
     func prepare(_ request: inout URLRequest) {
         state.withLock { state in
+            // What an attempt cut short had gathered goes to disk first, or out of the count.
+            try? Self.close(&state)
             if !state.isPrepared {
                 state.isPrepared = true
                 // A resumed download goes on from the bytes really there, no more.
@@ -90,7 +95,7 @@ final class DownloadFile: Sendable {
             let asked = state.askedOffset
             switch response.statusCode {
             case 206 where asked != nil:
-                guard let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")), range.start == asked,
+                guard let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")), range.start == asked, range.start == state.offset,
                       Self.strongValidator(of: response).map({ $0 == state.validator }) ?? true,
                       Self.isIdentityEncoded(response) else { return .restart }
                 let handle = try FileHandle(forWritingTo: state.partialFile)
@@ -124,18 +129,42 @@ final class DownloadFile: Sendable {
     /// ended (a late chunk from a cancelled transfer).
     func write(_ chunk: Data) throws {
         try state.withLock { state in
-            guard let handle = state.handle, !state.isClosed else { throw CancellationError() }
-            try handle.write(contentsOf: chunk)
+            guard state.handle != nil, !state.isClosed else { throw CancellationError() }
+            state.unwritten.append(chunk)
             state.offset += Int64(chunk.count)
+            if state.unwritten.count >= Self.writeSize { try Self.flush(&state) }
         }
+    }
+
+    /// How many bytes are gathered before they are written.
+    private static let writeSize = 1 << 20
+
+    /// Writes what is gathered; on failure, forgets it, so that the offset counts only bytes on disk.
+    private static func flush(_ state: inout State) throws {
+        guard !state.unwritten.isEmpty, let handle = state.handle else { return }
+        defer { state.unwritten.removeAll(keepingCapacity: true) }
+        do {
+            try handle.write(contentsOf: state.unwritten)
+        } catch {
+            state.offset -= Int64(state.unwritten.count)
+            throw error
+        }
+    }
+
+    /// Writes what is gathered and closes the file.
+    private static func close(_ state: inout State) throws {
+        defer {
+            try? state.handle?.close()
+            state.handle = nil
+        }
+        try flush(&state)
     }
 
     /// Closes the file after the attempt's last chunk; throws when fewer bytes arrived than the
     /// response announced.
     func endOfBody() throws {
         try state.withLock { state in
-            try state.handle?.close()
-            state.handle = nil
+            try Self.close(&state)
             if let total = state.total, state.offset != total {
                 throw URLError(.networkConnectionLost)
             }
@@ -147,6 +176,7 @@ final class DownloadFile: Sendable {
         state.withLock { state in
             try? state.handle?.close()
             state.handle = nil
+            state.unwritten.removeAll()
             try? FileManager.default.removeItem(at: state.partialFile)
             state.offset = 0
             state.validator = nil
@@ -164,9 +194,7 @@ final class DownloadFile: Sendable {
                 try? manager.removeItem(at: state.partialFile)
                 try? manager.removeItem(at: ResumableDownload.recordFile(for: destination))
             }
-            let handle = state.handle
-            state.handle = nil
-            try handle?.close()
+            try Self.close(&state)
             if !manager.fileExists(atPath: state.partialFile.path) {
                 try body.write(to: state.partialFile)
             }
@@ -188,8 +216,7 @@ final class DownloadFile: Sendable {
         state.withLock { state in
             guard !state.isClosed else { return }
             state.isClosed = true
-            try? state.handle?.close()
-            state.handle = nil
+            try? Self.close(&state)
             if state.offset > 0, let validator = state.validator, let url = state.url {
                 let resume = ResumableDownload(url: url, destination: destination, partialFile: state.partialFile,
                                                offset: state.offset, validator: validator)
