@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What one request's pipeline needs from its API and its options, resolved once when the
+/// request starts: a request's option where it has one, else the API's.
+///
+/// The pipeline reads its settings here rather than reaching back into ``AbstractAPI``. The API
+/// itself stays reachable for what takes it as an argument (the delegate, plugins, the refresh)
+/// and for the delegate, which can change while a request runs.
+struct RequestContext: Sendable {
+    let api: AbstractAPI
+    let transport: any Transport
+    let clock: any APIClock
+    /// Where stages run that must not hold up the transport's queue.
+    let pipelineQueue: DispatchQueue
+    let refresher: RefreshCoordinator
+    let retryAccount: RetryAccount
+    let retryBudget: RetryBudget
+    let parser: any ResponseParser
+    /// The API's plugins, then the request's.
+    let plugins: [any Plugin]
+    let adapters: [any RequestAdapter]
+    let timeout: TimeInterval
+    let cachePolicy: URLRequest.CachePolicy
+    let commonHeaders: HTTPHeaders
+    let maximumBodySize: Int?
+    let validation: Validation
+    let retryPolicy: RetryPolicy
+    let redirectPolicy: RedirectPolicy
+    /// Whether the delegate signs the request and refreshes for it.
+    let authenticates: Bool
+
+    init(api: AbstractAPI, options: RequestOptions) {
+        let configuration = api.configuration
+        self.api = api
+        transport = api.transport
+        clock = api.clock
+        pipelineQueue = api.pipelineQueue
+        refresher = api.refresher
+        retryAccount = api.retryAccount
+        retryBudget = configuration.retryBudget
+        parser = options.parser ?? api.responseParser
+        plugins = api.plugins + options.plugins
+        adapters = configuration.adapters
+        timeout = options.timeout ?? configuration.timeout
+        cachePolicy = options.cachePolicy ?? configuration.cachePolicy
+        commonHeaders = configuration.commonHeaders
+        maximumBodySize = (options.maximumResponseSize ?? configuration.maximumResponseSize).bytes
+        validation = options.validation ?? configuration.validation
+        retryPolicy = options.retryPolicy ?? configuration.retryPolicy
+        redirectPolicy = options.redirectPolicy ?? configuration.redirectPolicy
+        authenticates = options.authenticates
+    }
+
+    /// The delegate that signs and refreshes for `leg`: none once the chain has left the
+    /// origin, or when the request does not authenticate. Read once per stage: the weak
+    /// reference sits behind the API's lock, which every request shares.
+    func delegate(for leg: Leg) -> (any APIDelegate)? {
+        authenticates && !leg.hasLeftOrigin ? api.delegate : nil
+    }
+}
