@@ -11,14 +11,14 @@ import Foundation
 ///
 /// - Each request gets a new random boundary, checked not to occur in any part held in memory
 ///   (file parts are not read for that: 128 random bits make a clash vanishingly unlikely).
-/// - File parts are never read whole into memory while the body is written: a body with file
-///   parts is assembled into a temporary file in 1 MiB steps, deleted when the request ends, so
-///   a retry can send it again. Only regular files can be parts (a device or a pipe never ends),
-///   and writing stops as soon as the request is cancelled or times out.
-/// - On Apple platforms the file is uploaded from disk with its `Content-Length`. On Linux a
-///   body up to 16 MiB is sent from memory with its `Content-Length`, and a larger one is
-///   streamed from disk, chunked: FoundationNetworking's own file uploads crash the process when
-///   cancelled in numbers, and it can stream a body only chunked.
+/// - File parts are never read whole into memory. On Linux the body is a ``BodyStream`` read
+///   part by part as it is sent, its length the sum of the parts, with no
+///   copy on disk; URLSession sends it from memory with its `Content-Length` up to 16 MiB, and
+///   streamed, chunked, above (FoundationNetworking can stream a body only so). On Apple
+///   platforms it is assembled into a temporary file in 1 MiB steps, uploaded from disk with its
+///   `Content-Length` and deleted when the request ends; writing stops as soon as the request
+///   is cancelled or times out. A retry sends the body again either way. Only regular files can
+///   be parts: a device or a pipe never ends.
 /// - Field names and file names are escaped as HTML does: `"` as `%22`, CR as `%0D`, LF as `%0A`.
 public struct MultipartParameters: RequestParameters {
     /// The parts, in order.
