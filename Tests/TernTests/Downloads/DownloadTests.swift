@@ -202,6 +202,53 @@ import TernTesting
         #expect(fixture.files == ["file.bin"])
     }
 
+    @Test func aDestinationInNoDirectoryFailsWithATypedError() async throws {
+        let fixture = try Fixture()
+        let api = fixture.api
+        let nowhere = fixture.directory.appendingPathComponent("missing/file.bin")
+        let error = await apiError(of: api.download(route: api.get(endpoint: "/download?bytes=1000"), to: nowhere))
+        guard case .fileFailed(let failure)? = error else {
+            Issue.record("expected fileFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.reason == .writeFailed)
+        #expect(fixture.files == [])
+    }
+
+    /// Downloads cancelled at every stage: each settles once, and what is left on disk is the
+    /// file, complete, or bytes that can be resumed, and nothing else.
+    @Test func aCancelStormLeavesOnlyWholeFilesOrResumableBytes() async throws {
+        let fixture = try Fixture()
+        let api = fixture.api
+        let destinations = (0..<40).map { fixture.directory.appendingPathComponent("file-\($0).bin") }
+        let promises = destinations.map { destination in
+            api.download(route: api.get(endpoint: "/download?bytes=200000"), to: destination, options: RequestOptions(retryPolicy: .never))
+        }
+        for (index, promise) in promises.enumerated() {
+            if index % 4 == 0 { try await Task.sleep(nanoseconds: 2_000_000) }
+            promise.cancel()
+        }
+        let whole = TestServer.downloadBody(bytes: 200_000, version: "1")
+        var outcomes: [String: Int] = [:]
+        for (promise, destination) in zip(promises, destinations) {
+            let error = await apiError(of: promise)
+            outcomes[error?.caseName ?? "downloaded", default: 0] += 1
+            if error == nil {
+                #expect(try Data(contentsOf: destination) == whole)
+            } else {
+                #expect(!FileManager.default.fileExists(atPath: destination.path))
+                if let resume = ResumableDownload.pending(for: destination) {
+                    #expect(try Data(contentsOf: resume.partialFile) == whole.prefix(Int(resume.offset)))
+                    resume.discard()
+                }
+            }
+        }
+        #expect(outcomes.values.reduce(0, +) == 40)
+        #expect(Set(outcomes.keys).isSubset(of: ["downloaded", "cancelled"]), "\(outcomes)")
+        let left = fixture.files.filter { !$0.hasPrefix("file-") }
+        #expect(left.isEmpty, "temporary files left: \(left)")
+    }
+
     @Test func contentRangeIsReadStrictly() {
         #expect(ContentRange("bytes 10-99/100") == ContentRange("bytes 10-99/100"))
         #expect(ContentRange("bytes 10-99/100")?.start == 10)
