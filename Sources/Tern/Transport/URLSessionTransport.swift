@@ -54,13 +54,7 @@ public final class URLSessionTransport: Transport {
 
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         guard let exchanges else { return sendThroughCallersSession(request, to: receiver) }
-        let urlRequest: URLRequest, uploadFile: URL?
-        do {
-            (urlRequest, uploadFile) = try Self.prepare(request)
-        } catch {
-            receiver.didComplete(with: error)
-            return NoTask()
-        }
+        guard let (urlRequest, uploadFile) = Self.prepared(request, reportingTo: receiver) else { return NoTask() }
         let task = if let uploadFile {
             session.uploadTask(with: urlRequest, fromFile: uploadFile)
         } else {
@@ -96,13 +90,7 @@ public final class URLSessionTransport: Transport {
                 receiver.didComplete(with: URLError(.badServerResponse))
             }
         }
-        let urlRequest: URLRequest, uploadFile: URL?
-        do {
-            (urlRequest, uploadFile) = try Self.prepare(request)
-        } catch {
-            receiver.didComplete(with: error)
-            return NoTask()
-        }
+        guard let (urlRequest, uploadFile) = Self.prepared(request, reportingTo: receiver) else { return NoTask() }
         let task = if let uploadFile {
             session.uploadTask(with: urlRequest, fromFile: uploadFile, completionHandler: handler)
         } else {
@@ -264,6 +252,16 @@ extension URLSessionTransport {
         #else
         return (urlRequest, file)
         #endif
+    }
+
+    /// What ``prepare(_:)`` makes of `request`, or `nil` once `receiver` has heard why it failed.
+    private static func prepared(_ request: TransportRequest, reportingTo receiver: any TransportReceiver) -> (URLRequest, URL?)? {
+        do {
+            return try prepare(request)
+        } catch {
+            receiver.didComplete(with: error)
+            return nil
+        }
     }
 
     /// The first `length` bytes of `stream`; throws when it fails or ends before them.

@@ -189,16 +189,22 @@ import TernTesting
         #expect(await eventually { stopped.items == [true] })
     }
 
+    /// A new sparse file of `bytes` zeros: it costs no disk until it is copied.
+    private func sparseFile(bytes: UInt64) throws -> URL {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-sparse-\(UUID().uuidString).bin")
+        #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: bytes)
+        try handle.close()
+        return file
+    }
+
     #if canImport(FoundationNetworking)
     /// A 2 GiB file part starts going out at once, with no copy of it on disk, and a cancel
     /// stops the upload and closes its connection.
     @Test func aHugeFilePartIsSentWithoutACopyAndStopsWhenCancelled() async throws {
-        let big = FileManager.default.temporaryDirectory.appendingPathComponent("tern-sparse-\(UUID().uuidString).bin")
-        #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
+        let big = try sparseFile(bytes: 2 << 30)
         defer { try? FileManager.default.removeItem(at: big) }
-        let handle = try FileHandle(forWritingTo: big)
-        try handle.truncate(atOffset: 2 << 30)   // 2 GiB, sparse: costs no disk to make
-        try handle.close()
         let server = try LoopbackServer(keepingBodiesUpTo: 0) { _ in .json("{}") }
         defer { server.stop() }
         let before = Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()))
@@ -218,12 +224,8 @@ import TernTesting
     /// Cancelling a request whose multipart body is being written stops the copy within a chunk
     /// and deletes the file; it used to go on to the end.
     @Test func cancellingWhileAMultipartBodyIsWrittenStopsTheCopy() async throws {
-        let big = FileManager.default.temporaryDirectory.appendingPathComponent("tern-sparse-\(UUID().uuidString).bin")
-        #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
+        let big = try sparseFile(bytes: 2 << 30)
         defer { try? FileManager.default.removeItem(at: big) }
-        let handle = try FileHandle(forWritingTo: big)
-        try handle.truncate(atOffset: 2 << 30)   // 2 GiB, sparse: costs no disk until copied
-        try handle.close()
         let before = Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()))
         let api = try TestAPI()
         let promise: Promise<Void> = api.request(route: api.post(endpoint: "/multipart"), parameters: MultipartParameters(parts: [Part(name: "big", fileURL: big)]))
