@@ -246,6 +246,15 @@ enum Readme {
         let unreachableShop = TestShopAPI(baseURL: closed.baseURL)   // fails: APIError.transportFailed
         let unreachable = unreachableShop.products()
 
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/products", query: ["page": "1"], answers: .json(#"[{"id": 1, "name": "tern", "price": 3}]"#)))
+        stubs.add(Stub(.post, "/login", answers: .status(401), .json(#"{"token": "fresh"}"#)))
+        stubs.add(Stub(.get, "/exports/**", answers: StubAnswer.text("zip").chunked(into: 1024).delayed(by: 2)))
+        stubs.add(Stub(.get, "/offline", answers: .failure(URLError(.notConnectedToInternet))))
+        let stubbedShop = TestShopAPI(baseURL: "https://shop.example", transport: stubs)
+        // Later: stubs.requests holds every request, bodies included (file and stream bodies read back).
+        _ = stubbedShop
+
         let clock = TestClock()
         let delayed = Promise(value: 1).delay(30, clock: clock)
         clock.advance(by: 30)                  // the 30 s are over at once

@@ -1,0 +1,85 @@
+import Foundation
+import Tern
+
+/// Which requests a ``StubTransport`` answers, and how: a method, a path pattern, and optionally
+/// query items, headers and a predicate that must all match; then its answers in turn, the last
+/// one again for every request after.
+///
+/// Path patterns match segment by segment: `*` is any one segment, and a trailing `**` any rest.
+///
+/// ```swift
+/// Stub(.get, "/products/*", query: ["page": "2"], answers: .json("[]"))
+/// Stub(.post, "/login", answers: .status(401), .json(#"{"token": "t"}"#))
+/// ```
+public struct Stub: Sendable, CustomStringConvertible {
+    /// The method, or `nil` for any.
+    public let method: HTTPMethod?
+    /// The path pattern.
+    public let path: String
+    /// Query items the request must have, with these values.
+    public let query: [String: String]
+    /// Headers the request must have, with these values (names in any case).
+    public let headers: [String: String]
+    /// A last test on the request, if any.
+    public let predicate: (@Sendable (RecordedRequest) -> Bool)?
+    /// The answers, in turn.
+    public let answers: [StubAnswer]
+
+    /// Creates a stub; it needs at least one answer.
+    public init(
+        _ method: HTTPMethod? = nil,
+        _ path: String,
+        query: [String: String] = [:],
+        headers: [String: String] = [:],
+        where predicate: (@Sendable (RecordedRequest) -> Bool)? = nil,
+        answers first: StubAnswer,
+        _ rest: StubAnswer...
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.predicate = predicate
+        answers = [first] + rest
+    }
+
+    public var description: String {
+        var text = "\(method?.rawValue ?? "any method") \(path)"
+        if !query.isEmpty { text += " query \(query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&"))" }
+        if !headers.isEmpty { text += " headers \(headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))" }
+        if predicate != nil { text += " and a predicate" }
+        return text
+    }
+
+    /// Why `request` does not match, or `nil` when it does.
+    func mismatch(with request: RecordedRequest) -> String? {
+        if let method, method.rawValue != request.method {
+            return "method is \(request.method), not \(method.rawValue)"
+        }
+        if !Self.matches(pattern: path, path: request.path.removingPercentEncoding ?? request.path) {
+            return "path \(request.path) does not match \(path)"
+        }
+        let items = request.queryItems
+        for (name, value) in query.sorted(by: { $0.key < $1.key }) where !items.contains(where: { $0 == (name, value) }) {
+            let sent = items.filter { $0.name == name }.map(\.value)
+            return sent.isEmpty ? "query has no \(name)" : "query \(name) is \(sent.joined(separator: ", ")), not \(value)"
+        }
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) where request.headers[name] != value {
+            return request.headers[name].map { "header \(name) is \($0), not \(value)" } ?? "header \(name) is missing"
+        }
+        if let predicate, !predicate(request) {
+            return "the predicate is false"
+        }
+        return nil
+    }
+
+    private static func matches(pattern: String, path: String) -> Bool {
+        let patterns = pattern.split(separator: "/", omittingEmptySubsequences: true)
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        for (index, expected) in patterns.enumerated() {
+            if expected == "**", index == patterns.count - 1 { return true }
+            guard index < segments.count, expected == "*" || expected == segments[index] else { return false }
+        }
+        return patterns.count == segments.count
+    }
+}

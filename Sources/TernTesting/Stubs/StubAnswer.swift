@@ -1,0 +1,71 @@
+import Foundation
+import Tern
+
+/// What a stub answers with: a response (status, headers, body), or a transport error; sent at
+/// once or after a delay on the stub transport's clock, whole or in chunks.
+///
+/// ```swift
+/// .json(#"{"id": 1}"#)
+/// .status(401)
+/// .json(product, status: 201).delayed(by: 2)
+/// .file(fixture, contentType: "image/png").chunked(into: 16_384)
+/// .failure(URLError(.notConnectedToInternet))
+/// ```
+public struct StubAnswer: Sendable {
+    enum Outcome: Sendable {
+        case response(status: Int, headers: HTTPHeaders, body: Data)
+        case failure(any Error & Sendable)
+    }
+
+    let outcome: Outcome
+    /// Seconds on the transport's clock before the answer starts.
+    var delay: TimeInterval = 0
+    /// The size of the body's chunks, or `nil` for one.
+    var chunkSize: Int?
+
+    /// A response with this status, headers and body.
+    public static func status(_ status: Int, headers: HTTPHeaders = [:], body: Data = Data()) -> StubAnswer {
+        StubAnswer(outcome: .response(status: status, headers: headers, body: body))
+    }
+
+    /// A JSON response with this text as its body, which need not be valid JSON.
+    public static func json(_ text: String, status: Int = 200) -> StubAnswer {
+        .status(status, headers: ["Content-Type": "application/json"], body: Data(text.utf8))
+    }
+
+    /// A JSON response with `value` encoded as its body.
+    public static func json(_ value: some Encodable, status: Int = 200, encoder: JSONEncoder = JSONEncoder()) throws -> StubAnswer {
+        .status(status, headers: ["Content-Type": "application/json"], body: try encoder.encode(value))
+    }
+
+    /// A plain-text response.
+    public static func text(_ text: String, status: Int = 200) -> StubAnswer {
+        .status(status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Data(text.utf8))
+    }
+
+    /// A response with a fixture file's contents as its body, read now.
+    public static func file(_ url: URL, contentType: String = MIMEType.octetStream.rawValue, status: Int = 200) throws -> StubAnswer {
+        .status(status, headers: ["Content-Type": contentType], body: try Data(contentsOf: url))
+    }
+
+    /// No response: the transport fails with `error`, as a lost connection would.
+    public static func failure(_ error: any Error & Sendable) -> StubAnswer {
+        StubAnswer(outcome: .failure(error))
+    }
+
+    /// The same answer, starting after `seconds` on the transport's clock (a `TestClock` moves
+    /// only when the test says so).
+    public func delayed(by seconds: TimeInterval) -> StubAnswer {
+        var copy = self
+        copy.delay = seconds
+        return copy
+    }
+
+    /// The same answer, its body sent in chunks of `size` bytes, so that download progress
+    /// and the body limit see them one by one.
+    public func chunked(into size: Int) -> StubAnswer {
+        var copy = self
+        copy.chunkSize = max(1, size)
+        return copy
+    }
+}

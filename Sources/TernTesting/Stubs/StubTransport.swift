@@ -1,0 +1,191 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Tern
+
+/// A transport that answers from stubs instead of the network, so that everything else in a test
+/// is the real pipeline: encoders, the delegate, refresh, retries, redirects, validation,
+/// plugins, parsing, progress.
+///
+/// ```swift
+/// let stubs = StubTransport()
+/// stubs.add(Stub(.get, "/products", answers: .json(#"[{"id": 1, "name": "tern", "price": 3}]"#)))
+/// let shop = ShopAPI(transport: stubs)
+/// let products = try await shop.products(page: 1).value
+/// #expect(stubs.requests.first?.queryItems.first?.value == "1")
+/// ```
+///
+/// The first stub that matches a request answers it (stubs added later are tried first, so a
+/// test can override a default). A request that matches none fails with an ``UnmatchedRequest``
+/// that lists every stub and why it did not match. Every request is recorded, body included (a
+/// file or stream body is read back).
+public final class StubTransport: Transport, Sendable {
+    private struct State {
+        var stubs: [(stub: Stub, served: Int)] = []
+        var requests: [RecordedRequest] = []
+    }
+
+    private let state = Locked(State())
+    private let clock: any APIClock
+    /// Where events are reported, one at a time.
+    private let queue = DispatchQueue(label: "tern.stub-transport")
+
+    /// Creates a transport without stubs; answers with a delay wait on `clock` (real time by
+    /// default; give the API's `TestClock` to control them).
+    public init(clock: (any APIClock)? = nil) {
+        self.clock = clock ?? SystemClock()
+    }
+
+    /// Adds a stub, tried before those added earlier.
+    public func add(_ stub: Stub) {
+        state.withLock { $0.stubs.insert((stub, 0), at: 0) }
+    }
+
+    /// Every request received, in order, bodies included.
+    public var requests: [RecordedRequest] { state.withLock { $0.requests } }
+
+    public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+        let exchange = Exchange(receiver: receiver, queue: queue)
+        let recorded: RecordedRequest
+        do {
+            recorded = try Self.record(request)
+        } catch {
+            queue.async { exchange.complete(with: error) }
+            return exchange
+        }
+        let answer = state.withLock { state -> Result<StubAnswer, UnmatchedRequest> in
+            state.requests.append(recorded)
+            var mismatches: [(stub: String, reason: String)] = []
+            for index in state.stubs.indices {
+                let (stub, served) = state.stubs[index]
+                if let reason = stub.mismatch(with: recorded) {
+                    mismatches.append((stub.description, reason))
+                    continue
+                }
+                state.stubs[index].served += 1
+                return .success(stub.answers[min(served, stub.answers.count - 1)])
+            }
+            return .failure(UnmatchedRequest(request: recorded, mismatches: mismatches))
+        }
+        let deliver: @Sendable () -> Void = { [queue] in
+            queue.async { exchange.run(answer, for: request, bodyLength: recorded.bodyLength) }
+        }
+        if case .success(let answer) = answer, answer.delay > 0 {
+            exchange.wait(clock.schedule(after: answer.delay, deliver))
+        } else {
+            deliver()
+        }
+        return exchange
+    }
+
+    /// The request as a server would record it: method, target, headers, and the whole body.
+    private static func record(_ request: TransportRequest) throws -> RecordedRequest {
+        let url = request.urlRequest.url
+        let components = url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: true) }
+        var target = components?.percentEncodedPath ?? "/"
+        if target.isEmpty { target = "/" }
+        if let query = components?.percentEncodedQuery { target += "?" + query }
+        let headers = HTTPHeaders((request.urlRequest.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key })
+        var body = request.urlRequest.httpBody ?? Data()
+        if let file = request.bodyFile {
+            body = try Data(contentsOf: file)
+        } else if let stream = request.bodyStream {
+            body = try read(stream.makeStream())
+        }
+        return RecordedRequest(method: request.urlRequest.httpMethod ?? "GET", target: target, headers: headers, body: body)
+    }
+
+    private static func read(_ stream: InputStream) throws -> Data {
+        stream.open()
+        defer { stream.close() }
+        var body = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = stream.read(&buffer, maxLength: buffer.count)
+            if count < 0 { throw stream.streamError ?? CocoaError(.fileReadUnknown) }
+            if count == 0 { return body }
+            body.append(contentsOf: buffer[0..<count])
+        }
+    }
+}
+
+/// One stubbed exchange: reports its answer's events to the receiver unless cancelled first,
+/// and completes exactly once.
+private final class Exchange: TransportTask {
+    private struct State {
+        var isCancelled = false
+        var isCompleted = false
+        var wait: (any Cancellable)?
+    }
+
+    private let receiver: any TransportReceiver
+    /// The transport's queue, where every event is reported.
+    private let queue: DispatchQueue
+    private let state = Locked(State())
+
+    init(receiver: any TransportReceiver, queue: DispatchQueue) {
+        self.receiver = receiver
+        self.queue = queue
+    }
+
+    func wait(_ wait: any Cancellable) {
+        let cancelled = state.withLock { state in
+            state.wait = wait
+            return state.isCancelled
+        }
+        if cancelled { wait.cancel() }
+    }
+
+    /// Stops the exchange: the receiver hears `URLError.cancelled`, unless it has completed.
+    func cancel() {
+        let wait = state.withLock { state -> (any Cancellable)? in
+            state.isCancelled = true
+            return state.wait
+        }
+        wait?.cancel()
+        // A waiting answer will not run: complete on the queue, after any event under way.
+        if wait != nil { queue.async { self.complete(with: URLError(.cancelled)) } }
+    }
+
+    private var isCancelled: Bool { state.withLock { $0.isCancelled } }
+
+    func run(_ answer: Result<StubAnswer, UnmatchedRequest>, for request: TransportRequest, bodyLength: Int) {
+        guard !isCancelled else { return complete(with: URLError(.cancelled)) }
+        if bodyLength > 0 {
+            receiver.didSendBodyData(Int64(bodyLength), of: Int64(bodyLength))
+        }
+        switch answer {
+        case .failure(let unmatched):
+            complete(with: unmatched)
+        case .success(let answer):
+            switch answer.outcome {
+            case .failure(let error):
+                complete(with: error)
+            case .response(let status, var headers, let body):
+                headers["Content-Length"] = String(body.count)
+                guard let url = request.urlRequest.url,
+                      let head = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary) else {
+                    return complete(with: URLError(.badServerResponse))
+                }
+                guard receiver.didReceive(head) == .proceed else { return complete(with: URLError(.cancelled)) }
+                let size = answer.chunkSize ?? max(body.count, 1)
+                for start in stride(from: 0, to: body.count, by: size) {
+                    guard !isCancelled else { return complete(with: URLError(.cancelled)) }
+                    let chunk = body.subdata(in: start..<min(start + size, body.count))
+                    guard receiver.didReceive(chunk) == .proceed else { return complete(with: URLError(.cancelled)) }
+                }
+                complete(with: nil)
+            }
+        }
+    }
+
+    /// Reports the end, once.
+    func complete(with error: (any Error)?) {
+        let first = state.withLock { state in
+            defer { state.isCompleted = true }
+            return !state.isCompleted
+        }
+        if first { receiver.didComplete(with: error) }
+    }
+}

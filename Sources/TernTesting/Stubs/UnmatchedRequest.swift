@@ -1,0 +1,23 @@
+import Foundation
+import Tern
+
+/// The error a ``StubTransport`` fails a request with when no stub matches it: it shows the
+/// request and every stub it was compared with, and why each did not match.
+///
+/// The request fails with ``APIError/transportFailed(_:)`` carrying it as `underlying`.
+public struct UnmatchedRequest: Error, Sendable, CustomStringConvertible {
+    /// The request as the transport received it.
+    public let request: RecordedRequest
+    /// Each stub, and why it did not match.
+    public let mismatches: [(stub: String, reason: String)]
+
+    public var description: String {
+        var text = "No stub matches \(request.method) \(request.target)"
+        guard !mismatches.isEmpty else { return text + ": there are no stubs." }
+        text += ". Compared with:"
+        for (index, mismatch) in mismatches.enumerated() {
+            text += "\n  \(index + 1). \(mismatch.stub): \(mismatch.reason)"
+        }
+        return text
+    }
+}
