@@ -6,10 +6,12 @@ import Tern
 /// one again for every request after.
 ///
 /// Path patterns match segment by segment: `*` is any one segment, and a trailing `**` any rest.
+/// A stub can also work its answer out from each request.
 ///
 /// ```swift
 /// Stub(.get, "/products/*", query: ["page": "2"], answers: .json("[]"))
 /// Stub(.post, "/login", answers: .status(401), .json(#"{"token": "t"}"#))
+/// Stub(.post, "/echo") { request in .status(200, body: request.body) }
 /// ```
 public struct Stub: Sendable, CustomStringConvertible {
     /// The method, or `nil` for any.
@@ -22,8 +24,10 @@ public struct Stub: Sendable, CustomStringConvertible {
     public let headers: [String: String]
     /// A last test on the request, if any.
     public let predicate: (@Sendable (RecordedRequest) -> Bool)?
-    /// The answers, in turn.
+    /// The answers, in turn; empty when ``respond`` works them out.
     public let answers: [StubAnswer]
+    /// Works out the answer to each request, if the stub has no fixed answers.
+    public let respond: (@Sendable (RecordedRequest) -> StubAnswer)?
 
     /// Creates a stub; it needs at least one answer.
     public init(
@@ -41,6 +45,30 @@ public struct Stub: Sendable, CustomStringConvertible {
         self.headers = headers
         self.predicate = predicate
         answers = [first] + rest
+        respond = nil
+    }
+
+    /// Creates a stub that works out its answer from each request it matches.
+    public init(
+        _ method: HTTPMethod? = nil,
+        _ path: String,
+        query: [String: String] = [:],
+        headers: [String: String] = [:],
+        where predicate: (@Sendable (RecordedRequest) -> Bool)? = nil,
+        respond: @escaping @Sendable (RecordedRequest) -> StubAnswer
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.predicate = predicate
+        answers = []
+        self.respond = respond
+    }
+
+    /// The answer to `request`, the stub's `served`-th (from 0).
+    func answer(to request: RecordedRequest, served: Int) -> StubAnswer {
+        respond?(request) ?? answers[min(served, answers.count - 1)]
     }
 
     public var description: String {

@@ -53,6 +53,29 @@ public struct StubAnswer: Sendable {
         StubAnswer(outcome: .failure(error))
     }
 
+    /// What a ``LoopbackServer`` would send for `response`, so that one handler can serve both:
+    /// `.delayed` waits on the transport's clock; `.hangUp` fails as an empty reply would; a
+    /// response cut short, stalled or endless fails as a lost connection, with no partial body.
+    public init(_ response: ServerResponse) {
+        let whole = Outcome.response(status: response.status, headers: response.headers, body: response.body)
+        switch response.behavior {
+        case .normal:
+            self.init(outcome: whole)
+        case .delayed(let seconds):
+            self.init(outcome: whole, delay: seconds)
+        case .hangUp:
+            self.init(outcome: .failure(URLError(.badServerResponse)))
+        case .truncated, .stalled, .stall, .endless:
+            self.init(outcome: .failure(URLError(.networkConnectionLost)))
+        }
+    }
+
+    init(outcome: Outcome, delay: TimeInterval = 0, chunkSize: Int? = nil) {
+        self.outcome = outcome
+        self.delay = delay
+        self.chunkSize = chunkSize
+    }
+
     /// The same answer, starting after `seconds` on the transport's clock (a `TestClock` moves
     /// only when the test says so).
     public func delayed(by seconds: TimeInterval) -> StubAnswer {

@@ -64,7 +64,7 @@ public final class StubTransport: Transport, Sendable {
                     continue
                 }
                 state.stubs[index].served += 1
-                return .success(stub.answers[min(served, stub.answers.count - 1)])
+                return .success(stub.answer(to: recorded, served: served))
             }
             return .failure(UnmatchedRequest(request: recorded, mismatches: mismatches))
         }
