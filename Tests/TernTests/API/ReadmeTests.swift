@@ -3,9 +3,9 @@ import Testing
 import Tern
 import TernTesting
 
-// Every snippet of README.md, compiled as part of the test target, so that the README cannot
-// drift from the API. Declarations stand as they are in the README; statements sit in functions.
-// Keep the two in step when either changes.
+// Every snippet of README.md and the DocC articles, compiled as part of the test target, so that
+// they cannot drift from the API. Declarations stand as they are in the documents; statements
+// sit in functions. `SnippetTests` checks that each snippet appears here line for line.
 enum Readme {
     // MARK: Quick start
 
@@ -60,20 +60,14 @@ enum Readme {
         }
 
         func delete(_ id: Int) -> Promise<Void> { request(route: delete(endpoint: "/products/\(id)")) }
+    }
 
-        // Uploads and downloads
-        func restore(_ archive: URL) -> Promise<Void> {   // streamed from disk as it is sent
-            request(route: put(endpoint: "/backups/latest"), parameters: FileParameters(archive, contentType: "application/zip"))
-        }
-
-        func publish(_ recording: URL, length: Int64) -> Promise<Void> {   // a new stream for each attempt
-            request(route: post(endpoint: "/recordings"),
-                    parameters: StreamParameters(length: length, contentType: "audio/ogg") { InputStream(url: recording)! })
-        }
-
-        func export(_ year: Int, to destination: URL) -> Promise<DownloadedFile> {
-            download(route: get(endpoint: "/exports/\(year).zip"), to: destination, replacing: true)
-        }
+    static func definingAnAPI() -> [Any] {
+        let shop = ShopAPI(responseParser: JSONParser())
+        let staging = APIConfiguration(name: "staging", commonHeaders: ["X-Client": "tern-demo/1.0"],
+                                       timeout: 20, cachePolicy: .reloadIgnoringLocalCacheData)
+        let stagingShop = ShopAPI(configuration: staging)
+        return [shop, stagingShop, signing(shop)]
     }
 
     final class Signer: APIDelegate {
@@ -84,19 +78,38 @@ enum Readme {
         }
     }
 
-    static func definingAnAPI() -> [Any] {
-        let shop = ShopAPI(responseParser: JSONParser())
-        let staging = APIConfiguration(name: "staging", commonHeaders: ["X-Client": "tern-demo/1.0"],
-                                       timeout: 20, cachePolicy: .reloadIgnoringLocalCacheData)
-        let stagingShop = ShopAPI(configuration: staging)
+    static func signing(_ shop: ShopAPI) -> Signer {
         let signer = Signer(token: "t-42")
         shop.delegate = signer
-        return [shop, stagingShop, signer]
+        return signer
+    }
+}
+
+// MARK: Uploads and downloads (an extension, so that the README's ShopAPI stays as shown)
+
+extension Readme.ShopAPI {
+    func restore(_ archive: URL) -> Promise<Void> {   // streamed from disk as it is sent
+        request(route: put(endpoint: "/backups/latest"), parameters: FileParameters(archive, contentType: "application/zip"))
     }
 
+    func publish(_ recording: URL, length: Int64) -> Promise<Void> {   // a new stream for each attempt
+        request(route: post(endpoint: "/recordings"),
+                parameters: StreamParameters(length: length, contentType: "audio/ogg") { InputStream(url: recording)! })
+    }
+
+    func export(_ year: Int, to destination: URL) -> Promise<DownloadedFile> {
+        download(route: get(endpoint: "/exports/\(year).zip"), to: destination, replacing: true)
+    }
+}
+
+extension Readme {
     // MARK: Parameters
 
-    static let noBrackets = URLParameters(["tags": ["a", "b"], "on": true], encoding: QueryEncoding(arrays: .noBrackets, bools: .literal))
+    static func noBrackets() -> URLParameters {
+        let query = URLParameters(["tags": ["a", "b"], "on": true], encoding: QueryEncoding(arrays: .noBrackets, bools: .literal))
+        // ?on=true&tags=a&tags=b
+        return query
+    }
 
     struct PlainText: RequestParameters {
         let text: String
@@ -119,7 +132,10 @@ enum Readme {
         func maybe(_ id: Int) -> Promise<Product?> { request(route: get(endpoint: "/maybe/\(id)")) }   // nil when empty
     }
 
-    static let parser = JSONParser(decoder: JSONDecoder(), keyPath: "data.items", errorType: ShopError.self)
+    static func keyPathParser() -> JSONParser {
+        let parser = JSONParser(decoder: JSONDecoder(), keyPath: "data.items", errorType: ShopError.self)
+        return parser
+    }
 
     final class PageParser: JSONParser, @unchecked Sendable {
         struct Page<T: Decodable>: Decodable { let page: Int; let results: T }
@@ -325,15 +341,19 @@ enum Readme {
         }
     }
 
-    static func retriesAndPlugins() -> [Any] {
-        let patient = APIConfiguration(retryPolicy: RetryPolicy(maxRetries: 4, baseDelay: 0.2),
-                                       retryBudget: RetryBudget(ratio: 0.1, minimumRetries: 5, window: 10))
-        let once = RequestOptions(retryPolicy: .never)
+    static func observing() -> [Any] {
         let activity = NetworkActivity { count in print("\(count) in flight") }
         let logger = LoggerPlugin(level: .verbose, redactingHeaders: ["X-Api-Key"], redactingQueryKeys: ["token"], includesCURL: true)
         let observed = APIConfiguration(adapters: [Versioned()], plugins: [Metrics(), activity, logger])
         let traced = RequestOptions(plugins: [Metrics()])            // for one request, after the API's
-        return [patient, once, observed, traced]
+        return [observed, traced]
+    }
+
+    static func retries() -> [Any] {
+        let patient = APIConfiguration(retryPolicy: RetryPolicy(maxRetries: 4, baseDelay: 0.2),
+                                       retryBudget: RetryBudget(ratio: 0.1, minimumRetries: 5, window: 10))
+        let once = RequestOptions(retryPolicy: .never)
+        return [patient, once]
     }
 
     // MARK: Redirects
@@ -392,7 +412,7 @@ enum Readme {
 
     @Test func theQueryRulesAreAsDocumented() throws {
         var draft = RequestDraft(method: .get, url: URL(string: "https://x.io/")!)
-        try Readme.noBrackets.encode(into: &draft)
+        try Readme.noBrackets().encode(into: &draft)
         #expect(draft.url.query == "on=true&tags=a&tags=b")
     }
 

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+/// Every Swift snippet of the README and the DocC articles must appear, line for line and in
+/// order, in a file the build compiles (the README's in `ReadmeTests`, mostly), so that what
+/// users copy is code that compiles today. Indentation is ignored, and so are the lines that
+/// wrap statements into a function there (`static func … {`, `}`, `_ = …`, `return …`);
+/// a snippet's `import` lines are left out. A `// Package.swift` fragment is checked against the
+/// manifest instead.
+@Suite struct SnippetTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()   // API
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The documents whose snippets are checked.
+    static var documents: [URL] {
+        let articles = (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Sources/Tern/Tern.docc").path)) ?? []
+        return [root.appendingPathComponent("README.md")]
+            + articles.filter { $0.hasSuffix(".md") }.sorted().map { root.appendingPathComponent("Sources/Tern/Tern.docc/\($0)") }
+    }
+
+    /// The trimmed, non-empty lines of every Swift file the package compiles.
+    static let compiled: [[String]] = {
+        var files: [[String]] = []
+        for folder in ["Sources", "Tests"] {
+            let base = root.appendingPathComponent(folder)
+            let paths = FileManager.default.enumerator(atPath: base.path)?.compactMap { $0 as? String } ?? []
+            for path in paths where path.hasSuffix(".swift") {
+                let text = (try? String(contentsOf: base.appendingPathComponent(path), encoding: .utf8)) ?? ""
+                files.append(lines(of: text))
+            }
+        }
+        return files
+    }()
+
+    static func lines(of text: String) -> [String] {
+        text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+    }
+
+    /// The fenced Swift blocks of a Markdown text, each with the line it starts on.
+    static func swiftBlocks(in markdown: String) -> [(line: Int, lines: [String])] {
+        var blocks: [(Int, [String])] = []
+        var current: (Int, [String])?
+        for (number, line) in markdown.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if var block = current {
+                if trimmed == "```" {
+                    blocks.append(block)
+                    current = nil
+                } else if !trimmed.isEmpty {
+                    block.1.append(trimmed)
+                    current = block
+                }
+            } else if trimmed == "```swift" {
+                current = (number + 1, [])
+            }
+        }
+        return blocks
+    }
+
+    /// Whether `block` appears in `file`, in order, with only wrapping lines between its lines.
+    static func contains(_ file: [String], _ block: [String]) -> Bool {
+        let block = block.filter { !$0.hasPrefix("import ") }
+        guard let first = block.first else { return true }
+        for start in file.indices where file[start] == first {
+            var line = start, wanted = 0
+            while wanted < block.count, line < file.count {
+                if file[line] == block[wanted] {
+                    wanted += 1
+                } else if !isWrapping(file[line]) {
+                    break
+                }
+                line += 1
+            }
+            if wanted == block.count { return true }
+        }
+        return false
+    }
+
+    /// A line that only wraps snippet statements into a compiled function.
+    static func isWrapping(_ line: String) -> Bool {
+        line == "}" || line.hasPrefix("_ = ") || line.hasPrefix("return ")
+            || (line.hasPrefix("static func ") && line.hasSuffix("{"))
+    }
+
+    /// A manifest fragment names the package's real product.
+    static func isManifestFragment(_ block: [String]) -> Bool {
+        block.first == "// Package.swift" || block.first?.hasPrefix(".package(") == true
+    }
+
+    @Test func theDocumentsHaveSnippets() {
+        let count = Self.documents.reduce(0) { total, url in
+            total + Self.swiftBlocks(in: (try? String(contentsOf: url, encoding: .utf8)) ?? "").count
+        }
+        #expect(count > 30, "found only \(count) snippets: is the path to the documents right?")
+    }
+
+    @Test(arguments: documents)
+    func everySnippetIsCompiledCode(document: URL) throws {
+        let markdown = try String(contentsOf: document, encoding: .utf8)
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        for block in Self.swiftBlocks(in: markdown) {
+            if Self.isManifestFragment(block.lines) {
+                let product = block.lines.first { $0.hasPrefix(".product(name: ") }
+                #expect(product == #".product(name: "Tern", package: "Tern"),"# && manifest.contains(#".library(name: "Tern""#),
+                        "\(document.lastPathComponent):\(block.line): the fragment names no product the manifest has")
+            } else if !Self.compiled.contains(where: { Self.contains($0, block.lines) }) {
+                Issue.record("\(document.lastPathComponent):\(block.line): this snippet is in no compiled file:\n\(block.lines.joined(separator: "\n"))")
+            }
+        }
+    }
+}
