@@ -23,10 +23,13 @@ extension AbstractAPI {
     /// ```
     ///
     /// - Parameters:
+    ///   - route: The method and URL; usually `get(endpoint:)`.
+    ///   - parameters: Query items or a body, as for any request.
     ///   - destination: Where the file goes, in a directory that exists.
     ///   - replacing: Whether a file already at `destination` is replaced; if not, the download
     ///     fails with ``APIError/FileFailure/Reason/destinationExists`` before it starts.
-    ///   - resumingFrom: The bytes an earlier download left, to go on from.
+    ///   - resume: The bytes an earlier download left, to go on from.
+    ///   - options: Settings for this request that override the API's.
     public func download(
         route: Route,
         parameters: (any RequestParameters)? = nil,
