@@ -3,10 +3,20 @@ import TernTesting
 
 /// The shop the demo talks to when it is given no URL: a loopback server in this process.
 enum DemoShop {
-    static func start() throws -> LoopbackServer {
+    /// The export's bytes: 2 MiB that a first download gets only half of.
+    static let export = Data((0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    /// Starts the shop; `/moved` redirects to `elsewhere`, another origin.
+    static func start(elsewhere: String) throws -> LoopbackServer {
         let flaky = FlakyCounter()
         return try LoopbackServer { request in
             switch (request.method, request.path) {
+            case ("GET", "/export"):
+                // Cut halfway unless the client asks for the rest: the connection drops mid-file.
+                let file = ServerResponse.file(export, for: request, etag: #""export-1""#)
+                return request.headers["Range"] == nil ? file.with(.truncated(afterBytes: export.count / 2)) : file
+            case ("GET", "/moved"):
+                return ServerResponse(status: 302, headers: ["Location": elsewhere + "/whoami"])
             case ("POST", "/token"):
                 return .json(#"{"token": "fresh"}"#)
             case ("GET", "/orders"):
@@ -32,6 +42,15 @@ enum DemoShop {
             default:
                 return .json(#"{"code": 404, "message": "no such route"}"#, status: 404)
             }
+        }
+    }
+}
+
+/// Another origin, which says what credentials reached it.
+enum Elsewhere {
+    static func start() throws -> LoopbackServer {
+        try LoopbackServer { request in
+            .json(#"{"authorization": "\#(request.headers["Authorization"] ?? "none")"}"#)
         }
     }
 }

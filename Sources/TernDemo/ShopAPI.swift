@@ -15,6 +15,10 @@ struct Picture: Codable, Sendable {
     let caption: String
 }
 
+struct Whoami: Codable, Sendable {
+    let authorization: String
+}
+
 struct ShopError: Codable, Error, Sendable {
     let code: Int
     let message: String
@@ -51,7 +55,16 @@ final class ShopAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
 
     func slow() -> Promise<Void> { request(route: get(endpoint: "/slow"), options: RequestOptions(timeout: 0.3)) }
 
+    func stalled() -> Promise<Void> { request(route: get(endpoint: "/slow")) }
+
     func orders() -> Promise<[Product]> { request(route: get(endpoint: "/orders")) }
+
+    func export(to destination: URL, resumingFrom resume: ResumableDownload? = nil) -> Promise<DownloadedFile> {
+        download(route: get(endpoint: "/export"), to: destination, replacing: true, resumingFrom: resume,
+                 options: RequestOptions(retryPolicy: .never))
+    }
+
+    func whoami() -> Promise<Whoami> { request(route: get(endpoint: "/moved")) }
 
     func flaky(log: LoggerPlugin) -> Promise<[Product]> {
         request(route: get(endpoint: "/flaky"), options: RequestOptions(retryPolicy: RetryPolicy(baseDelay: 0.05), plugins: [log]))

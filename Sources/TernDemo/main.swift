@@ -1,9 +1,18 @@
 import Tern
 
-// `tern-demo`: the quick start, run against a loopback shop in this process (no network).
+// `tern-demo`: a tour of Tern against a loopback shop in this process (no network).
 // `tern-demo <url>`: fetches the URL and prints the status, the headers and the start of the body.
+// `tern-demo --help`: says so.
 
-if let url = CommandLine.arguments.dropFirst().first {
+let help = """
+    tern-demo            a tour of Tern against a shop served in this process: no network
+    tern-demo <url>      fetches <url>, prints the status, the headers and the start of the body
+    tern-demo --help     this text
+    """
+
+if let argument = CommandLine.arguments.dropFirst().first, argument == "--help" || argument == "-h" {
+    print(help)
+} else if let url = CommandLine.arguments.dropFirst().first {
     let api = AbstractAPI(configuration: APIConfiguration(timeout: 30), responseQueue: .global())
     do {
         let response: Response = try await api.request(route: .get(url), options: RequestOptions(validation: .acceptAll)).value
@@ -14,7 +23,8 @@ if let url = CommandLine.arguments.dropFirst().first {
         print("error: \(error)")
     }
 } else {
-    let server = try DemoShop.start()
+    let elsewhere = try Elsewhere.start()
+    let server = try DemoShop.start(elsewhere: elsewhere.baseURL)
     let api = ShopAPI(baseURL: server.baseURL)
     print("Tern demo: a shop on \(server.baseURL)\n")
 
@@ -30,8 +40,21 @@ if let url = CommandLine.arguments.dropFirst().first {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-demo.png")
     try Data(repeating: 0x89, count: 256 * 1024).write(to: file)
     defer { try? FileManager.default.removeItem(at: file) }
-    let picture = try await api.upload(picture: file, for: 3).value
-    print("upload(picture:for:)     → the server got \(picture.bytes) bytes, caption \"\(picture.caption)\"")
+    let reports = Counter()
+    let picture = try await api.upload(picture: file, for: 3)
+        .onProgress(in: .global()) { if $0.direction == .upload, $0.fractionCompleted == 1 { reports.add() } }
+        .value
+    print("upload(picture:for:)     → the server got \(picture.bytes) bytes, caption \"\(picture.caption)\"; progress reached 100% \(reports.value)×")
+
+    // A download cut halfway keeps its bytes (the server gave an ETag) and resumes from them.
+    let export = FileManager.default.temporaryDirectory.appendingPathComponent("tern-demo-export.bin")
+    defer { try? FileManager.default.removeItem(at: export) }
+    if case .failure(let error) = await api.export(to: export).result, let resume = ResumableDownload.pending(for: export) {
+        print("export(to:)              → cut off: \(resume.offset) bytes kept (\(type(of: error)))")
+        let file = try await api.export(to: export, resumingFrom: resume).value
+        let whole = try Data(contentsOf: file.fileURL) == DemoShop.export
+        print("export(to:resumingFrom:) → \(file.response.statusCode), \(file.resumedBytes) bytes not fetched again, file intact: \(whole)")
+    }
 
     try await api.delete(3).value
     print("delete(_:)               → done")
@@ -55,6 +78,9 @@ if let url = CommandLine.arguments.dropFirst().first {
     api.delegate = tokens
     let orders = try await Promise.all([api.orders(), api.orders(), api.orders()], in: .global()).value
     print("orders() × 3, expired    → \(tokens.refreshCount) refresh, \(orders.count) answers")
+    // A redirect to another origin: Tern follows it, and the shop's token stays home.
+    let whoami = try await api.whoami().value
+    print("whoami() → 302 elsewhere → Authorization there: \(whoami.authorization)")
     api.delegate = nil
 
     // A busy endpoint: retried with backoff, each step logged.
@@ -62,10 +88,21 @@ if let url = CommandLine.arguments.dropFirst().first {
     let flaky = try await api.flaky(log: log).value
     print("flaky()                  → \(flaky.count) products after two 503s")
 
-    // Cancellation reaches the network task.
-    let pending = api.products(page: 3)
+    // Cancellation reaches the network task: the shop sees its connection close. (A request to a
+    // shop that is not answering: FoundationNetworking can crash when a cancel meets a transfer
+    // that is just completing.)
+    let pending = api.stalled()
+    try await Task.sleep(nanoseconds: 50_000_000)
     pending.cancel()
     if case .failure(let error) = await pending.result { print("cancel()                 → \(error)") }
 
     server.stop()
+    elsewhere.stop()
+}
+
+/// Counts from any thread.
+final class Counter: Sendable {
+    private let count = Locked(0)
+    var value: Int { count.withLock { $0 } }
+    func add() { count.withLock { $0 += 1 } }
 }
