@@ -85,7 +85,8 @@ public struct StubAnswer: Sendable {
     }
 
     /// The same answer, its body sent in chunks of `size` bytes, so that download progress
-    /// and the body limit see them one by one.
+    /// and the body limit see them one by one; the request's body is reported sent in steps of
+    /// the same size, for upload progress.
     public func chunked(into size: Int) -> StubAnswer {
         var copy = self
         copy.chunkSize = max(1, size)

@@ -152,8 +152,10 @@ private final class Exchange: TransportTask {
 
     func run(_ answer: Result<StubAnswer, UnmatchedRequest>, for request: TransportRequest, bodyLength: Int) {
         guard !isCancelled else { return complete(with: URLError(.cancelled)) }
-        if bodyLength > 0 {
-            receiver.didSendBodyData(Int64(bodyLength), of: Int64(bodyLength))
+        // The request body "goes out" in the answer's chunks too, so upload progress can be tested.
+        let step = (try? answer.get())?.chunkSize ?? max(bodyLength, 1)
+        for sent in stride(from: step, to: bodyLength + step, by: step) where bodyLength > 0 {
+            receiver.didSendBodyData(Int64(min(sent, bodyLength)), of: Int64(bodyLength))
         }
         switch answer {
         case .failure(let unmatched):

@@ -110,6 +110,20 @@ import TernTesting
         #expect(tooLarge?.declaredLength == 100_000)
     }
 
+    @Test func aChunkedAnswerReportsTheUploadInSteps() async throws {
+        let stubs = StubTransport()
+        stubs.add(Stub(.post, "/upload", answers: StubAnswer.status(204).chunked(into: 4096)))
+        let api = try api(stubs)
+        let seen = Recorder<TransferProgress>()
+        try await (api.request(route: api.post(endpoint: "/upload"), parameters: DataParameters(patterned(bytes: 10_000))) as Promise<Void>)
+            .onProgress(in: DispatchQueue(label: "progress")) { seen.append($0) }
+            .value
+        #expect(await eventually { seen.items.last { $0.direction == .upload }?.completedBytes == 10_000 })
+        let uploads = seen.items.filter { $0.direction == .upload }
+        #expect(uploads.allSatisfy { $0.totalBytes == 10_000 })
+        #expect(Set(uploads.map(\.completedBytes)).isSubset(of: [4096, 8192, 10_000]))
+    }
+
     @Test func aFailureAnswerIsATransportFailure() async throws {
         let stubs = StubTransport()
         stubs.add(Stub(nil, "/**", answers: .failure(URLError(.notConnectedToInternet))))
