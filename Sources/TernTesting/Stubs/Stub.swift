@@ -24,12 +24,11 @@ public struct Stub: Sendable, CustomStringConvertible {
     public let headers: [String: String]
     /// A last test on the request, if any.
     public let predicate: (@Sendable (RecordedRequest) -> Bool)?
-    /// The answers, in turn; empty when ``respond`` works them out.
-    public let answers: [StubAnswer]
-    /// Works out the answer to each request, if the stub has no fixed answers.
-    public let respond: (@Sendable (RecordedRequest) -> StubAnswer)?
+    /// The answer to a request, given how many requests the stub has answered before it.
+    private let answer: @Sendable (RecordedRequest, Int) -> StubAnswer
 
-    /// Creates a stub; it needs at least one answer.
+    /// Creates a stub that answers with `answers` in turn, the last one again for every request
+    /// after.
     public init(
         _ method: HTTPMethod? = nil,
         _ path: String,
@@ -39,13 +38,8 @@ public struct Stub: Sendable, CustomStringConvertible {
         answers first: StubAnswer,
         _ rest: StubAnswer...
     ) {
-        self.method = method
-        self.path = path
-        self.query = query
-        self.headers = headers
-        self.predicate = predicate
-        answers = [first] + rest
-        respond = nil
+        let answers = [first] + rest
+        self.init(method, path, query, headers, predicate) { _, served in answers[min(served, answers.count - 1)] }
     }
 
     /// Creates a stub that works out its answer from each request it matches.
@@ -57,18 +51,24 @@ public struct Stub: Sendable, CustomStringConvertible {
         where predicate: (@Sendable (RecordedRequest) -> Bool)? = nil,
         respond: @escaping @Sendable (RecordedRequest) -> StubAnswer
     ) {
+        self.init(method, path, query, headers, predicate) { request, _ in respond(request) }
+    }
+
+    private init(
+        _ method: HTTPMethod?, _ path: String, _ query: [String: String], _ headers: [String: String],
+        _ predicate: (@Sendable (RecordedRequest) -> Bool)?, answer: @escaping @Sendable (RecordedRequest, Int) -> StubAnswer
+    ) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
         self.predicate = predicate
-        answers = []
-        self.respond = respond
+        self.answer = answer
     }
 
     /// The answer to `request`, the stub's `served`-th (from 0).
     func answer(to request: RecordedRequest, served: Int) -> StubAnswer {
-        respond?(request) ?? answers[min(served, answers.count - 1)]
+        answer(request, served)
     }
 
     public var description: String {
