@@ -132,6 +132,12 @@ extension Readme {
         func maybe(_ id: Int) -> Promise<Product?> { request(route: get(endpoint: "/maybe/\(id)")) }   // nil when empty
     }
 
+    static func linkHeaders(shop: ShopAPI) async throws -> URL? {
+        let firstPage: Response = try await shop.request(route: shop.get(endpoint: "/products")).value
+        let nextPage = firstPage.link(rel: "next")   // nil on the last page
+        return nextPage
+    }
+
     static func keyPathParser() -> JSONParser {
         let parser = JSONParser(decoder: JSONDecoder(), keyPath: "data.items", errorType: ShopError.self)
         return parser

@@ -54,6 +54,10 @@ enum TestServer {
                                   body: Data("moved".utf8))
         case "download":
             return download(request)
+        case "linked":
+            // Relative targets, to be resolved against the URL that answered.
+            return ServerResponse(headers: ["Content-Type": "application/json", "Link": #"<items?page=2>; rel="next", </items?page=9>; rel="last""#],
+                                  body: Data("[]".utf8))
         case "loop":
             return ServerResponse(status: 302, headers: ["Location": "/loop"])
         default:
