@@ -71,7 +71,7 @@ final class Connection {
             var headers = response.headers
             headers["Connection"] = "close"
             var sent = 0
-            guard !response.body.isEmpty, send(Self.head(of: response.status, headers)) else { return false }
+            guard !response.body.isEmpty, send(Self.head(of: response.status, headers, response.repeatedFields)) else { return false }
             while sent < 1 << 26, send(response.body) { sent += response.body.count }
             return false
         case .normal:
@@ -82,12 +82,12 @@ final class Connection {
     private static func head(of response: ServerResponse) -> Data {
         var headers = response.headers
         headers["Content-Length"] = String(response.body.count)
-        return head(of: response.status, headers)
+        return head(of: response.status, headers, response.repeatedFields)
     }
 
-    private static func head(of status: Int, _ headers: HTTPHeaders) -> Data {
+    private static func head(of status: Int, _ headers: HTTPHeaders, _ repeated: [(name: String, value: String)]) -> Data {
         let reason = HTTPURLResponse.localizedString(forStatusCode: status).capitalized
-        let lines = headers.map { "\($0.name): \($0.value)\r\n" }.joined()
+        let lines = (headers.map { ($0.name, $0.value) } + repeated).map { "\($0): \($1)\r\n" }.joined()
         return Data("HTTP/1.1 \(status) \(reason)\r\n\(lines)\r\n".utf8)
     }
 

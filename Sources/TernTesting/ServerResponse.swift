@@ -35,6 +35,9 @@ public struct ServerResponse: Sendable {
     public var body: Data
     /// How it goes out.
     public var behavior: Behavior
+    /// Header fields sent as they are after ``headers``, even when a name repeats (two `Link`
+    /// or `Set-Cookie` fields, say), which ``headers`` cannot hold.
+    public var repeatedFields: [(name: String, value: String)] = []
 
     /// Creates a response.
     public init(status: Int = 200, headers: HTTPHeaders = [:], body: Data = Data(), behavior: Behavior = .normal) {

@@ -56,7 +56,7 @@ import Testing
         #expect(found.map(\.url.absoluteString) == ["https://a.example/2"])
     }
 
-    @Test func theResponseReadsItsLinksAgainstItsURLAfterARedirect() async throws {
+    @Test func theResponseReadsEveryLinkFieldAgainstItsURLAfterARedirect() async throws {
         let api = try TestAPI()
         let response: Response = try await api.request(route: api.get(endpoint: "/redirect/302?to=/linked/page")).value
         #expect(response.url?.path == "/linked/page")

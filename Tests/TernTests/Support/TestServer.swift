@@ -55,9 +55,10 @@ enum TestServer {
         case "download":
             return download(request)
         case "linked":
-            // Relative targets, to be resolved against the URL that answered.
-            return ServerResponse(headers: ["Content-Type": "application/json", "Link": #"<items?page=2>; rel="next", </items?page=9>; rel="last""#],
-                                  body: Data("[]".utf8))
+            // Two Link fields, relative targets to be resolved against the URL that answered.
+            var response = ServerResponse.json("[]")
+            response.repeatedFields = [("Link", #"<items?page=2>; rel="next""#), ("Link", #"</items?page=9>; rel="last""#)]
+            return response
         case "loop":
             return ServerResponse(status: 302, headers: ["Location": "/loop"])
         default:
