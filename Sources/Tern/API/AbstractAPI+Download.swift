@@ -38,33 +38,12 @@ extension AbstractAPI {
         resumingFrom resume: ResumableDownload? = nil,
         options: RequestOptions = RequestOptions()
     ) -> Promise<DownloadedFile> {
-        let queue = options.responseQueue ?? responseQueue
         guard replacing || !FileManager.default.fileExists(atPath: destination.path) else {
-            return Promise(error: APIError.fileFailed(.init(reason: .destinationExists, destination: destination)), in: queue)
+            return Promise(error: APIError.fileFailed(.init(reason: .destinationExists, destination: destination)),
+                           in: options.responseQueue ?? responseQueue)
         }
         let file = DownloadFile(destination: destination, replacing: replacing, resumingFrom: resume)
-        let progress = ProgressChannel()
-        let promise = Promise<DownloadedFile>(queue: queue, state: PromiseState(), progress: progress)
-        let resolver = Promise<DownloadedFile>.Resolver(promise)
-        let execution = RequestExecution(api: self, route: route, parameters: parameters, options: options, progress: progress, download: file) { ending in
-            switch ending {
-            case .failed(let error):
-                file.abandon()
-                resolver.reject(error)
-            case .answered(let response, _):
-                do {
-                    let resumed = try file.deliver(body: response.body)
-                    resolver.fulfill(DownloadedFile(fileURL: destination, response: response, resumedBytes: resumed))
-                } catch let error as CocoaError where error.code == .fileWriteFileExists {
-                    return .fileFailed(.init(reason: .destinationExists, destination: destination, underlying: error))
-                } catch {
-                    return .fileFailed(.init(reason: .moveFailed, destination: destination, underlying: error))
-                }
-            }
-            return nil
-        }
-        resolver.onCancel { execution.cancel() }
-        pipelineQueue.async { execution.start() }
-        return promise
+        return perform(route: route, parameters: parameters, options: options, download: file,
+                       decoding: ResponseDecoding { response, _ in try file.deliver(response) })
     }
 }

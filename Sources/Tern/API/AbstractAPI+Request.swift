@@ -74,12 +74,13 @@ extension AbstractAPI {
         route: Route,
         parameters: (any RequestParameters)?,
         options: RequestOptions,
+        download: DownloadFile? = nil,
         decoding: ResponseDecoding<Value>
     ) -> Promise<Value> {
         let progress = ProgressChannel()
         let promise = Promise<Value>(queue: options.responseQueue ?? responseQueue, state: PromiseState(), progress: progress)
         let resolver = Promise<Value>.Resolver(promise)
-        let execution = RequestExecution(api: self, route: route, parameters: parameters, options: options, progress: progress) { ending in
+        let execution = RequestExecution(api: self, route: route, parameters: parameters, options: options, progress: progress, download: download) { ending in
             switch ending {
             case .failed(let error):
                 resolver.reject(error)

@@ -183,9 +183,22 @@ final class DownloadFile: Sendable {
         }
     }
 
-    /// Moves the complete body to the destination; `body` is written first when no body went to
-    /// the file (a response accepted although not a 2xx). Returns how many bytes were resumed.
-    func deliver(body: Data) throws -> Int64 {
+    /// Moves the complete body of `response` to the destination; its in-memory body is written
+    /// first when none went to the file (a response accepted although not a 2xx).
+    @usableFromInline
+    func deliver(_ response: Response) throws(APIError) -> DownloadedFile {
+        do {
+            let resumed = try move(body: response.body)
+            return DownloadedFile(fileURL: destination, response: response, resumedBytes: resumed)
+        } catch let error as CocoaError where error.code == .fileWriteFileExists {
+            throw .fileFailed(.init(reason: .destinationExists, destination: destination, underlying: error))
+        } catch {
+            throw .fileFailed(.init(reason: .moveFailed, destination: destination, underlying: error))
+        }
+    }
+
+    /// Moves the body into place; returns how many bytes were resumed.
+    private func move(body: Data) throws -> Int64 {
         try state.withLock { state in
             state.isClosed = true
             let manager = FileManager.default
@@ -211,7 +224,7 @@ final class DownloadFile: Sendable {
     }
 
     /// The request failed: keeps the bytes for a resume when they can be resumed, and deletes
-    /// them when not. Writes nothing more after this.
+    /// them when not. Writes nothing more after this; does nothing after ``deliver(_:)``.
     func abandon() {
         state.withLock { state in
             guard !state.isClosed else { return }

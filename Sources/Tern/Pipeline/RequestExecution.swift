@@ -323,6 +323,8 @@ final class RequestExecution: Sendable {
             guard let error = settle(ending) else { return }
             failure = error
         }
+        // A download that failed keeps its bytes if they can be resumed, and deletes them if not.
+        download?.abandon()
         context.plugins.forEach { $0.didFail(failure, request: attempt, api: api) }
         _ = settle(.failed(failure))
     }

@@ -134,7 +134,10 @@ private final class Exchange: TransportTask {
             state.wait = wait
             return state.isCancelled
         }
-        if cancelled { wait.cancel() }
+        if cancelled {
+            wait.cancel()
+            queue.async { self.complete(with: URLError(.cancelled)) }
+        }
     }
 
     /// Stops the exchange: the receiver hears `URLError.cancelled`, unless it has completed.
