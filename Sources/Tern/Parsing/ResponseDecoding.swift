@@ -39,6 +39,17 @@ extension ResponseDecoding where Value: Decodable {
     }
 }
 
+extension ResponseDecoding where Value: Decodable {
+    /// What the `request` overloads pick for a value type: `Data` as it came, a `String` as
+    /// text, anything else through the parser.
+    @inlinable
+    static var automatic: ResponseDecoding {
+        if let data = ResponseDecoding<Data>.data as? ResponseDecoding { return data }
+        if let text = ResponseDecoding<String>.text as? ResponseDecoding { return text }
+        return .decodable
+    }
+}
+
 extension ResponseDecoding where Value == Void {
     /// The body does not matter.
     @inlinable

@@ -1,0 +1,11 @@
+extension AbstractAPI {
+    /// Sends a request value through the pipeline and returns its promise.
+    ///
+    /// ```swift
+    /// let products = try await api.send(.get("/products") as APIRequest<[Product]>).value
+    /// ```
+    @inlinable
+    public func send<Value>(_ request: APIRequest<Value>) -> Promise<Value> {
+        perform(route: request.route(in: self), parameters: request.parameters, options: request.options, decoding: request.decoding)
+    }
+}

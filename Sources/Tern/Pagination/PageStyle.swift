@@ -1,0 +1,66 @@
+import Foundation
+
+/// How a server numbers its pages, and so how a ``Paginator`` asks for the next one.
+///
+/// ```swift
+/// .pageNumber()                                          // ?page=1, ?page=2, … until an empty page
+/// .pageNumber(parameter: "p", first: 0)
+/// .cursor(parameter: "after", from: .body("meta.next"))  // {"meta": {"next": "c2"}} → ?after=c2
+/// .cursor(parameter: "pageToken", from: .header("X-Next-Page-Token"))
+/// .linkHeader                                            // Link: <https://…?page=2>; rel="next"
+/// ```
+public struct PageStyle: Sendable {
+    enum Kind: Sendable {
+        case number(parameter: String, first: Int)
+        case cursor(parameter: String, source: CursorSource)
+        case link
+    }
+
+    let kind: Kind
+
+    /// Numbered pages: the number goes in the query as `parameter`, from `first`, one more each
+    /// time, until a page comes back empty (Opera's defaults: `page`, from 1).
+    public static func pageNumber(parameter: String = "page", first: Int = 1) -> PageStyle {
+        PageStyle(kind: .number(parameter: parameter, first: first))
+    }
+
+    /// A cursor or token read from each page, sent back in the query as `parameter` for the
+    /// next; pagination ends when a page has none, or one already followed.
+    public static func cursor(parameter: String = "cursor", from source: CursorSource) -> PageStyle {
+        PageStyle(kind: .cursor(parameter: parameter, source: source))
+    }
+
+    /// The `next` link of each page's `Link` header (RFC 8288), followed as given; pagination
+    /// ends on a page without one, or one already followed.
+    public static var linkHeader: PageStyle { PageStyle(kind: .link) }
+
+    /// Where a page's cursor comes from.
+    public enum CursorSource: Sendable {
+        /// A string or number at a dot-separated key path of the JSON body, such as `"meta.next"`;
+        /// `null`, an empty string or no such key means there is no next page.
+        case body(String)
+        /// A response header; absent or empty means there is no next page.
+        case header(String)
+
+        /// The cursor `response` carries, if any.
+        func cursor(in response: Response) -> String? {
+            let cursor = switch self {
+            case .header(let name): response.headers[name]
+            case .body(let keyPath): Self.value(at: keyPath, in: response.body)
+            }
+            return cursor?.isEmpty == false ? cursor : nil
+        }
+
+        private static func value(at keyPath: String, in body: Data) -> String? {
+            var value = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
+            for key in keyPath.split(separator: ".") {
+                value = (value as? [String: Any])?[String(key)]
+            }
+            switch value {
+            case let text as String: return text
+            case let number as NSNumber where !(value is Bool): return number.stringValue
+            default: return nil
+            }
+        }
+    }
+}

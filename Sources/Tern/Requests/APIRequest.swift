@@ -1,0 +1,136 @@
+/// A request as a value: where it goes, what it sends, what it answers, and its options.
+///
+/// For teams that prefer request objects to methods (TRON's `APIRequest`, Get's `Request`,
+/// KiNetworking's operations). Build one with a leading dot, keep it in a `let`, pass it
+/// around, and send it with ``AbstractAPI/send(_:)``, through the same pipeline as
+/// ``AbstractAPI/request(route:parameters:options:)-(_,_,_)->Promise<Value>``: delegate,
+/// refresh, retries, plugins, parser.
+///
+/// ```swift
+/// enum Shop {
+///     static func products(page: Int) -> APIRequest<[Product]> {
+///         .get("/products", parameters: URLParameters(["page": page]))
+///     }
+///     static func delete(_ id: Int) -> APIRequest<Void> { .delete("/products/\(id)") }
+/// }
+///
+/// let products = try await api.send(Shop.products(page: 2)).value
+/// ```
+///
+/// The value type says what comes back, as it does for `request`: a `Decodable` model through
+/// the response parser, `Data` as it came, `String` as text, `Void` for nothing, or the whole
+/// ``Response``.
+public struct APIRequest<Value: Sendable>: Sendable {
+    /// The HTTP method.
+    public var method: HTTPMethod
+    /// A path under the API's ``BaseAPI/baseURL``, or an absolute URL.
+    public var path: String
+    /// Query items, body and headers.
+    public var parameters: (any RequestParameters)?
+    /// Settings that override the API's for this request.
+    public var options: RequestOptions
+    /// How the value comes out of the response.
+    @usableFromInline
+    let decoding: ResponseDecoding<Value>
+
+    @usableFromInline
+    init(_ method: HTTPMethod, _ path: String, _ parameters: (any RequestParameters)?, _ options: RequestOptions, decoding: ResponseDecoding<Value>) {
+        self.method = method
+        self.path = path
+        self.parameters = parameters
+        self.options = options
+        self.decoding = decoding
+    }
+
+    /// The route this request takes through `api`: its path under the base URL if `api` is a
+    /// ``BaseAPI``, else the path itself, which must then be an absolute URL.
+    @usableFromInline
+    func route(in api: AbstractAPI) -> Route {
+        guard let base = api as? any BaseAPI else { return Route(method: method, url: path) }
+        return base.route(method, endpoint: path)
+    }
+}
+
+extension APIRequest where Value: Decodable {
+    /// A request whose body decodes as `Value` (or is kept as `Data`, or read as a `String`).
+    @inlinable
+    public init(method: HTTPMethod, path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) {
+        self.init(method, path, parameters, options, decoding: .automatic)
+    }
+
+    /// A `GET` request.
+    @inlinable
+    public static func get(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
+        Self(.get, path, parameters, options, decoding: .automatic)
+    }
+
+    /// A `POST` request.
+    @inlinable
+    public static func post(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
+        Self(.post, path, parameters, options, decoding: .automatic)
+    }
+
+    /// A `PUT` request.
+    @inlinable
+    public static func put(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
+        Self(.put, path, parameters, options, decoding: .automatic)
+    }
+
+    /// A `PATCH` request.
+    @inlinable
+    public static func patch(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
+        Self(.patch, path, parameters, options, decoding: .automatic)
+    }
+
+    /// A `DELETE` request.
+    @inlinable
+    public static func delete(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
+        Self(.delete, path, parameters, options, decoding: .automatic)
+    }
+}
+
+extension APIRequest where Value == Void {
+    /// A request whose body does not matter.
+    @inlinable
+    public init(method: HTTPMethod, path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) {
+        self.init(method, path, parameters, options, decoding: .ignored)
+    }
+
+    /// A `POST` request whose body does not matter.
+    @inlinable
+    public static func post(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
+        Self(.post, path, parameters, options, decoding: .ignored)
+    }
+
+    /// A `PUT` request whose body does not matter.
+    @inlinable
+    public static func put(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
+        Self(.put, path, parameters, options, decoding: .ignored)
+    }
+
+    /// A `DELETE` request whose body does not matter.
+    @inlinable
+    public static func delete(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
+        Self(.delete, path, parameters, options, decoding: .ignored)
+    }
+
+    /// A `HEAD` request.
+    @inlinable
+    public static func head(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
+        Self(.head, path, parameters, options, decoding: .ignored)
+    }
+}
+
+extension APIRequest where Value == Response {
+    /// A request answered by the whole ``Response``: status, headers, body, timing.
+    @inlinable
+    public init(method: HTTPMethod, path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) {
+        self.init(method, path, parameters, options, decoding: .response)
+    }
+
+    /// A `GET` request answered by the whole ``Response``.
+    @inlinable
+    public static func get(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
+        Self(.get, path, parameters, options, decoding: .response)
+    }
+}
