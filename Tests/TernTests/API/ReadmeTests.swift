@@ -85,6 +85,53 @@ enum Readme {
     }
 }
 
+extension Readme {
+    // MARK: Request values
+
+    enum Shop {
+        static let catalog: APIRequest<[Product]> = .get("/products")
+        static func product(_ id: Int) -> APIRequest<Product> { .get("/products/\(id)") }
+        static func remove(_ id: Int) -> APIRequest<Void> { .delete("/products/\(id)") }
+        static let status: APIRequest<Response> = .get("/status")
+        static let search: APIRequest<[Product]> = .post("/search", parameters: JSONParameters(["term": "boots"]),
+                                                         options: RequestOptions(timeout: 5))
+    }
+
+    static func requestValues(shop: ShopAPI) async throws {
+        let product = try await shop.send(Shop.product(7)).value
+        try await shop.send(Shop.remove(7)).value
+        _ = product
+    }
+
+    // MARK: Pagination
+
+    static func pagination(shop: ShopAPI) async throws {
+        let catalog = Paginator<Product>(api: shop, request: Shop.catalog, style: .pageNumber())
+        catalog.query = "boots"                 // sent as ?q=boots; starts over, cancelling a load in flight
+        catalog.filters = ["color": "red"]      // the same
+        let firstPage = try await catalog.loadNextPage().value
+        if catalog.hasNextPage {
+            _ = try await catalog.loadNextPage().value
+        }
+        print(firstPage.index, catalog.elements.count, catalog.isLoading, catalog.lastError as Any)
+        _ = catalog.refresh()                   // the first page again, replacing the elements
+    }
+
+    static func pageStyles(shop: ShopAPI) -> [Any] {
+        let numbered = PageStyle.pageNumber(parameter: "page", first: 1)              // ?page=1, 2, … until an empty page
+        let cursors = PageStyle.cursor(parameter: "after", from: .body("meta.next"))  // or .header("X-Next-Cursor")
+        let links = PageStyle.linkHeader                                              // Link: <…?page=2>; rel="next"
+        let wrapped = Paginator<Product>(api: shop, request: Shop.catalog, style: cursors, collectionKeyPath: "data.items")
+        return [numbered, links, wrapped]
+    }
+
+    static func pageSequence(shop: ShopAPI) async throws {
+        for try await page in shop.pages(Shop.catalog, style: .linkHeader) {
+            print(page.index, page.elements.count)
+        }
+    }
+}
+
 // MARK: Uploads and downloads (an extension, so that the README's ShopAPI stays as shown)
 
 extension Readme.ShopAPI {
