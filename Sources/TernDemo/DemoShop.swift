@@ -27,6 +27,14 @@ enum DemoShop {
             case ("GET", "/products"):
                 let page = request.queryItems.first { $0.name == "page" }?.value ?? "1"
                 return .json(#"[{"id": 1, "name": "Arctic tern, page \#(page)", "price": 12}, {"id": 2, "name": "Sandwich tern", "price": 9}]"#)
+            case ("GET", "/catalog"):
+                // Three pages of two birds, each linking to the next as GitHub does.
+                let page = Int(request.queryItems.first { $0.name == "page" }?.value ?? "") ?? 1
+                let birds = ["Arctic tern", "Sandwich tern", "Common tern", "Little tern", "Roseate tern", "Sooty tern"]
+                let items = birds.enumerated().dropFirst((page - 1) * 2).prefix(2).map { #"{"id": \#($0.offset), "name": "\#($0.element)", "price": 5}"# }
+                var response = ServerResponse.json("[" + items.joined(separator: ", ") + "]")
+                if page < 3 { response.headers["Link"] = #"</catalog?page=\#(page + 1)>; rel="next", </catalog?page=3>; rel="last""# }
+                return response
             case ("POST", "/products"):
                 return ServerResponse(status: 201, headers: ["Content-Type": "application/json"], body: request.body)
             case ("POST", "/login"):

@@ -71,6 +71,11 @@ final class ShopAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
     }
 }
 
+/// The shop's requests as values, for those who prefer them to methods.
+enum Shop {
+    static let catalog: APIRequest<[Product]> = .get("/catalog")
+}
+
 /// Signs with the shop's token and gets a new one when the shop says it expired.
 final class DemoTokens: APIDelegate, @unchecked Sendable {
     private let lock = NSLock()

@@ -59,6 +59,13 @@ if let argument = CommandLine.arguments.dropFirst().first, argument == "--help" 
     try await api.delete(3).value
     print("delete(_:)               → done")
 
+    // Pages, as an async sequence following the shop's Link headers; each requested when needed.
+    var pages: [String] = []
+    for try await page in api.pages(Shop.catalog, style: .linkHeader) {
+        pages.append(page.elements.map(\.name).joined(separator: ", "))
+    }
+    print("pages(Shop.catalog)      → \(pages.count) pages: \(pages.joined(separator: " | "))")
+
     // Chaining, Osprey style, with a typed server error at the end of it.
     let failed = await api.login(user: "ada", password: "gull")
         .then { session in api.products(page: session.token.count) }
