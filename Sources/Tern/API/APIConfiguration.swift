@@ -41,6 +41,11 @@ public struct APIConfiguration: Sendable {
     public var adapters: [any RequestAdapter]
     /// Plugins that watch every request.
     public var plugins: [any Plugin]
+    /// Whether requests are answered by their ``RequestOptions/sampleData`` instead of the
+    /// transport (Opera's stub mode): for previews and demos. Everything else runs as usual; a
+    /// request without sample data fails with ``APIError/transportFailed(_:)`` and a
+    /// ``MissingSampleData``. `false` by default.
+    public var usesSampleData: Bool
 
     /// Creates a configuration.
     public init(
@@ -56,7 +61,8 @@ public struct APIConfiguration: Sendable {
         retryBudget: RetryBudget = .default,
         refreshLimit: RefreshLimit = RefreshLimit(),
         adapters: [any RequestAdapter] = [],
-        plugins: [any Plugin] = []
+        plugins: [any Plugin] = [],
+        usesSampleData: Bool = false
     ) {
         self.name = name
         self.commonHeaders = commonHeaders
@@ -71,6 +77,7 @@ public struct APIConfiguration: Sendable {
         self.refreshLimit = refreshLimit
         self.adapters = adapters
         self.plugins = plugins
+        self.usesSampleData = usesSampleData
     }
 
     /// A 60-second timeout, no common headers, 2xx accepted, bodies up to 64 MiB, up to 10

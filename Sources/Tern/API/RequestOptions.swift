@@ -31,6 +31,9 @@ public struct RequestOptions: Sendable {
     public var authenticates: Bool
     /// Plugins for this request, after the API's.
     public var plugins: [any Plugin]
+    /// What this request answers when its API answers with sample data
+    /// (``APIConfiguration/usesSampleData``); ignored otherwise.
+    public var sampleData: SampleData?
 
     /// Creates options; what is left `nil` comes from the API.
     public init(
@@ -43,7 +46,8 @@ public struct RequestOptions: Sendable {
         retryPolicy: RetryPolicy? = nil,
         redirectPolicy: RedirectPolicy? = nil,
         authenticates: Bool = true,
-        plugins: [any Plugin] = []
+        plugins: [any Plugin] = [],
+        sampleData: SampleData? = nil
     ) {
         self.timeout = timeout
         self.cachePolicy = cachePolicy
@@ -55,5 +59,6 @@ public struct RequestOptions: Sendable {
         self.redirectPolicy = redirectPolicy
         self.authenticates = authenticates
         self.plugins = plugins
+        self.sampleData = sampleData
     }
 }

@@ -35,7 +35,7 @@ struct RequestContext: Sendable {
     init(api: AbstractAPI, options: RequestOptions) {
         let configuration = api.configuration
         self.api = api
-        transport = api.transport
+        transport = configuration.usesSampleData ? SampleDataTransport(sample: options.sampleData) : api.transport
         clock = api.clock
         pipelineQueue = api.pipelineQueue
         refresher = api.refresher

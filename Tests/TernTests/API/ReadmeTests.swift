@@ -132,6 +132,26 @@ extension Readme {
     }
 }
 
+// MARK: Sample data (at file scope, as the README writes it)
+
+private typealias ShopAPI = Readme.ShopAPI
+
+extension ShopAPI {
+    func featured() -> Promise<[Product]> {
+        request(route: get(endpoint: "/featured"),
+                options: RequestOptions(sampleData: .json(#"[{"id": 1, "name": "Arctic tern", "price": 12}]"#)))
+    }
+}
+
+extension Readme {
+    static func sampleData(fixtureURL: URL) async throws -> [TernTests.Product] {
+        let preview = ShopAPI(configuration: APIConfiguration(usesSampleData: true))
+        let sampled: APIRequest<[Product]> = .get("/products").sample(.file(fixtureURL))   // read when used
+        _ = sampled
+        return try await preview.featured().value
+    }
+}
+
 // MARK: Uploads and downloads (an extension, so that the README's ShopAPI stays as shown)
 
 extension Readme.ShopAPI {
@@ -420,6 +440,11 @@ extension Readme {
 }
 
 @Suite(.timeLimit(.minutes(1))) struct ReadmeTests {
+    @Test func theSampleDataSnippetRuns() async throws {
+        let products = try await Readme.sampleData(fixtureURL: URL(fileURLWithPath: "/nonexistent"))
+        #expect(products.map(\.name) == ["Arctic tern"])
+    }
+
     @Test func theCannedTransportAnswers() async throws {
         #expect(try await Readme.transports().isEmpty)
     }
