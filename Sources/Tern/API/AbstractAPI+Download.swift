@@ -28,6 +28,9 @@ extension AbstractAPI {
     ///   - destination: Where the file goes, in a directory that exists.
     ///   - replacing: Whether a file already at `destination` is replaced; if not, the download
     ///     fails with ``APIError/FileFailure/Reason/destinationExists`` before it starts.
+    ///   - maximumSize: The largest file accepted. A larger one, announced or as it arrives,
+    ///     stops the transfer and fails with ``APIError/responseTooLarge(_:)``, leaving nothing
+    ///     on disk: set it when a server could send an endless body.
     ///   - resume: The bytes an earlier download left, to go on from.
     ///   - options: Settings for this request that override the API's.
     public func download(
@@ -35,6 +38,7 @@ extension AbstractAPI {
         parameters: (any RequestParameters)? = nil,
         to destination: URL,
         replacing: Bool = false,
+        maximumSize: SizeLimit = .unlimited,
         resumingFrom resume: ResumableDownload? = nil,
         options: RequestOptions = RequestOptions()
     ) -> Promise<DownloadedFile> {
@@ -42,7 +46,7 @@ extension AbstractAPI {
             return Promise(error: APIError.fileFailed(.init(reason: .destinationExists, destination: destination)),
                            in: options.responseQueue ?? responseQueue)
         }
-        let file = DownloadFile(destination: destination, replacing: replacing, resumingFrom: resume)
+        let file = DownloadFile(destination: destination, replacing: replacing, maximumSize: maximumSize, resumingFrom: resume)
         return perform(route: route, parameters: parameters, options: options, download: file,
                        decoding: ResponseDecoding { response, _ in try file.deliver(response) })
     }

@@ -48,11 +48,14 @@ final class DownloadFile: Sendable {
 
     let destination: URL
     let replacing: Bool
+    /// The largest file accepted, in bytes, or `nil` for any size.
+    let maximumSize: Int?
     private let state: Locked<State>
 
-    init(destination: URL, replacing: Bool, resumingFrom resume: ResumableDownload?) {
+    init(destination: URL, replacing: Bool, maximumSize: SizeLimit = .unlimited, resumingFrom resume: ResumableDownload?) {
         self.destination = destination
         self.replacing = replacing
+        self.maximumSize = maximumSize.bytes
         let directory = destination.deletingLastPathComponent()
         var state = State(partialFile: directory.appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).tern-partial"))
         if let resume {

@@ -212,6 +212,7 @@ final class RequestExecution: Sendable {
                 method: method.rawValue, url: request.url, statusCode: error.statusCode
             ))
             report(.failure(failure), for: request)
+            download?.discardBytes()   // a file too large is not one to resume
             finish(.failed(failure))
         case .failure(let error):
             let interrupted = error as? TransferInterrupted

@@ -68,6 +68,10 @@ final class ResponseCollector: TransportReceiver {
                 state.isToFile = true
                 state.offset = offset
                 state.expectedLength = total
+                if let limit = file?.maximumSize, let total, total > limit {
+                    state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(total), statusCode: response.statusCode)
+                    return nil
+                }
             case .memory:
                 // Only an unencoded length says how large the body will be: the limit counts decompressed bytes.
                 let declared = response.value(forHTTPHeaderField: "Content-Encoding") == nil ? response.expectedContentLength : -1
@@ -88,6 +92,11 @@ final class ResponseCollector: TransportReceiver {
         let received = state.withLock { state -> TransferProgress? in
             guard state.stopped == nil else { return nil }
             if state.isToFile, let file {
+                if let limit = file.maximumSize, state.offset + state.received + Int64(chunk.count) > limit {
+                    state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: Int(state.offset + state.received) + chunk.count,
+                                                      statusCode: state.response?.statusCode)
+                    return nil
+                }
                 do {
                     try file.write(chunk)
                 } catch {

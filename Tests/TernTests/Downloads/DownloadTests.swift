@@ -249,6 +249,27 @@ import TernTesting
         #expect(left.isEmpty, "temporary files left: \(left)")
     }
 
+    @Test func aFileOverItsAnnouncedLimitIsRefusedAtItsHead() async throws {
+        let fixture = try Fixture()
+        let download = fixture.api.download(route: fixture.api.get(endpoint: "/download?bytes=200000"), to: fixture.destination,
+                                            maximumSize: 100_000)
+        let failure = try #require(await tooLarge(download))
+        #expect(failure.limit == 100_000 && failure.declaredLength == 200_000 && failure.receivedBytes == 0)
+        #expect(await eventually { fixture.files.isEmpty })
+        #expect(ResumableDownload.pending(for: fixture.destination) == nil)
+    }
+
+    @Test func anEndlessBodyStopsAtTheLimitAndLeavesNothing() async throws {
+        let fixture = try Fixture()
+        let endless = try LoopbackServer { _ in ServerResponse(body: Data(repeating: 7, count: 64 << 10)).with(.endless) }
+        defer { endless.stop() }
+        let download = fixture.api.download(route: .get(endless.baseURL + "/forever"), to: fixture.destination, maximumSize: .megabytes(1))
+        let failure = try #require(await tooLarge(download))
+        #expect(failure.limit == 1 << 20 && failure.declaredLength == nil && failure.receivedBytes > 1 << 20)
+        #expect(await eventually { fixture.files.isEmpty })
+        #expect(await eventually { endless.openConnections == 0 })
+    }
+
     @Test func contentRangeIsReadStrictly() {
         #expect(ContentRange("bytes 10-99/100") == ContentRange("bytes 10-99/100"))
         #expect(ContentRange("bytes 10-99/100")?.start == 10)
