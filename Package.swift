@@ -14,7 +14,9 @@ let package = Package(
     // The library depends on the toolchain alone: Foundation, FoundationNetworking and Dispatch.
     dependencies: [],
     targets: [
-        .target(name: "Tern"),
+        // libcurl's variadic calls, made from C: libcurl itself is loaded at run time, on Linux.
+        .target(name: "CTernCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        .target(name: "Tern", dependencies: ["CTernCurl"]),
         .target(name: "TernTesting", dependencies: ["Tern"]),
         .executableTarget(name: "TernDemo", dependencies: ["Tern", "TernTesting"]),
         .testTarget(name: "TernTests", dependencies: ["Tern", "TernTesting"]),

@@ -140,7 +140,7 @@ final class AuthAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
 
     init(_ server: AuthServer, configuration: APIConfiguration = APIConfiguration(retryPolicy: .never), clock: (any APIClock)? = nil) {
         baseURL = server.baseURL
-        super.init(configuration: configuration, responseQueue: .global(), clock: clock)
+        super.init(configuration: configuration, transport: TestTransport.make(), responseQueue: .global(), clock: clock)
     }
 
     func secure(_ id: Int = 0) -> Promise<OK> { request(route: get(endpoint: "/secure/\(id)")) }

@@ -28,7 +28,7 @@ final class TestAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
         clock: (any APIClock)? = nil
     ) throws {
         self.baseURL = try baseURL ?? TestServer.baseURL
-        super.init(responseParser: parser, configuration: configuration, transport: transport, responseQueue: responseQueue, clock: clock)
+        super.init(responseParser: parser, configuration: configuration, transport: transport ?? TestTransport.make(), responseQueue: responseQueue, clock: clock)
     }
 
     /// Sends `parameters` to the echo route and returns what the server received.

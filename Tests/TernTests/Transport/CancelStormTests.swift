@@ -76,8 +76,10 @@ import TernTesting
         #expect(Set(outcomes.keys).isSubset(of: ["sent", "cancelled"]))
     }
 
-    /// A streamed body goes out chunked, and never with a `Content-Length` beside it: the two
-    /// together would frame the message twice. (Linux only: Apple platforms upload from the file.)
+    /// A large streamed body goes out with one framing, never a `Content-Length` beside chunks:
+    /// the two together would frame the message twice. FoundationNetworking can only send it
+    /// chunked; libcurl sends the length Tern knows. (Linux only: Apple platforms upload from the
+    /// file.)
     #if canImport(FoundationNetworking)
     @Test func aStreamedUploadArrivesWholeWithOneFraming() async throws {
         let size = URLSessionTransport.inMemoryUploadLimit + 1
@@ -86,8 +88,13 @@ import TernTesting
         let api = try TestAPI()
         let echo: MultipartEcho = try await api.request(route: api.post(endpoint: "/multipart"),
                                                         parameters: MultipartParameters(parts: [Part(name: "file", fileURL: part)])).value
-        #expect(echo.transferEncoding == "chunked")
-        #expect(echo.contentLength == nil)
+        if TestTransport.name == "curl" {
+            #expect(echo.transferEncoding == nil)
+            #expect(echo.contentLength.flatMap(Int.init) ?? 0 > size)
+        } else {
+            #expect(echo.transferEncoding == "chunked")
+            #expect(echo.contentLength == nil)
+        }
         #expect(echo.parts.first?.size == size)
         #expect(echo.parts.first?.checksum == fnv1a(try Data(contentsOf: part)))
     }

@@ -1,0 +1,85 @@
+#include "CTernCurl.h"
+#include <dlfcn.h>
+
+int tern_curl_load(TernCurl *curl, const char *path, const char **error) {
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        *error = dlerror();
+        return -1;
+    }
+    curl->library = library;
+#define TERN_FIND(field, name) \
+    if (!(*(void **)&curl->field = dlsym(library, name))) { *error = name; dlclose(library); return -1; }
+    TERN_FIND(global_init, "curl_global_init")
+    TERN_FIND(easy_init, "curl_easy_init")
+    TERN_FIND(easy_cleanup, "curl_easy_cleanup")
+    TERN_FIND(easy_reset, "curl_easy_reset")
+    TERN_FIND(easy_setopt, "curl_easy_setopt")
+    TERN_FIND(easy_getinfo, "curl_easy_getinfo")
+    TERN_FIND(easy_pause, "curl_easy_pause")
+    TERN_FIND(easy_strerror, "curl_easy_strerror")
+    TERN_FIND(multi_init, "curl_multi_init")
+    TERN_FIND(multi_setopt, "curl_multi_setopt")
+    TERN_FIND(multi_add_handle, "curl_multi_add_handle")
+    TERN_FIND(multi_remove_handle, "curl_multi_remove_handle")
+    TERN_FIND(multi_perform, "curl_multi_perform")
+    TERN_FIND(multi_poll, "curl_multi_poll")
+    TERN_FIND(multi_wakeup, "curl_multi_wakeup")
+    TERN_FIND(multi_info_read, "curl_multi_info_read")
+    TERN_FIND(multi_cleanup, "curl_multi_cleanup")
+    TERN_FIND(slist_append, "curl_slist_append")
+    TERN_FIND(slist_free_all, "curl_slist_free_all")
+    TERN_FIND(version, "curl_version")
+#undef TERN_FIND
+    return 0;
+}
+
+int tern_curl_setopt_long(const TernCurl *curl, void *easy, int option, long value) {
+    return curl->easy_setopt(easy, option, value);
+}
+
+int tern_curl_setopt_offset(const TernCurl *curl, void *easy, int option, int64_t value) {
+    return curl->easy_setopt(easy, option, value);
+}
+
+int tern_curl_setopt_pointer(const TernCurl *curl, void *easy, int option, const void *value) {
+    return curl->easy_setopt(easy, option, value);
+}
+
+int tern_curl_setopt_data_callback(const TernCurl *curl, void *easy, int option, tern_curl_data_callback callback) {
+    return curl->easy_setopt(easy, option, callback);
+}
+
+int tern_curl_setopt_progress_callback(const TernCurl *curl, void *easy, int option, tern_curl_progress_callback callback) {
+    return curl->easy_setopt(easy, option, callback);
+}
+
+int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *value) {
+    return curl->easy_getinfo(easy, info, value);
+}
+
+int tern_curl_getinfo_offset(const TernCurl *curl, void *easy, int info, int64_t *value) {
+    return curl->easy_getinfo(easy, info, value);
+}
+
+int tern_curl_multi_setopt_long(const TernCurl *curl, void *multi, int option, long value) {
+    return curl->multi_setopt(multi, option, value);
+}
+
+/// The layout of libcurl's CURLMsg.
+struct TernCurlMessage {
+    int kind;
+    void *easy;
+    union {
+        void *whatever;
+        int result;
+    } data;
+};
+
+int tern_curl_message_done(const void *message, void **easy, int *result) {
+    const struct TernCurlMessage *m = message;
+    if (m->kind != 1) return 0;  // CURLMSG_DONE
+    *easy = m->easy;
+    *result = m->data.result;
+    return 1;
+}

@@ -1,0 +1,57 @@
+// libcurl, loaded at run time: the functions Tern calls, and non-variadic doors to the variadic
+// ones. libcurl's option numbers and these prototypes are its stable ABI; declaring them here
+// spares Tern the curl headers (and a -dev package) at build time.
+#ifndef CTERN_CURL_H
+#define CTERN_CURL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// What a write, header or read callback looks like.
+typedef size_t (*tern_curl_data_callback)(char *buffer, size_t size, size_t count, void *context);
+/// What a transfer-progress callback looks like; non-zero aborts the transfer.
+typedef int (*tern_curl_progress_callback)(void *context, int64_t downloadTotal, int64_t downloaded, int64_t uploadTotal, int64_t uploaded);
+
+/// libcurl's entry points, found with dlsym.
+typedef struct TernCurl {
+    void *library;
+    int (*global_init)(long flags);
+    void *(*easy_init)(void);
+    void (*easy_cleanup)(void *easy);
+    void (*easy_reset)(void *easy);
+    int (*easy_setopt)(void *easy, int option, ...);
+    int (*easy_getinfo)(void *easy, int info, ...);
+    int (*easy_pause)(void *easy, int bitmask);
+    const char *(*easy_strerror)(int code);
+    void *(*multi_init)(void);
+    int (*multi_setopt)(void *multi, int option, ...);
+    int (*multi_add_handle)(void *multi, void *easy);
+    int (*multi_remove_handle)(void *multi, void *easy);
+    int (*multi_perform)(void *multi, int *running);
+    int (*multi_poll)(void *multi, void *extra, unsigned count, int timeout, int *ready);
+    int (*multi_wakeup)(void *multi);
+    void *(*multi_info_read)(void *multi, int *queued);
+    int (*multi_cleanup)(void *multi);
+    void *(*slist_append)(void *list, const char *text);
+    void (*slist_free_all)(void *list);
+    const char *(*version)(void);
+} TernCurl;
+
+/// Opens `path` (such as "libcurl.so.4") and finds every entry point; returns 0 on success,
+/// or -1 with `error` set to what failed.
+int tern_curl_load(TernCurl *curl, const char *path, const char **error);
+
+int tern_curl_setopt_long(const TernCurl *curl, void *easy, int option, long value);
+int tern_curl_setopt_offset(const TernCurl *curl, void *easy, int option, int64_t value);
+int tern_curl_setopt_pointer(const TernCurl *curl, void *easy, int option, const void *value);
+int tern_curl_setopt_data_callback(const TernCurl *curl, void *easy, int option, tern_curl_data_callback callback);
+int tern_curl_setopt_progress_callback(const TernCurl *curl, void *easy, int option, tern_curl_progress_callback callback);
+int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *value);
+int tern_curl_getinfo_offset(const TernCurl *curl, void *easy, int info, int64_t *value);
+int tern_curl_multi_setopt_long(const TernCurl *curl, void *multi, int option, long value);
+
+/// Reads a message of curl_multi_info_read: 1 with the finished handle and its result when the
+/// message says a transfer is done, 0 otherwise.
+int tern_curl_message_done(const void *message, void **easy, int *result);
+
+#endif

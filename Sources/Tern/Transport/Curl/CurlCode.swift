@@ -1,0 +1,38 @@
+#if os(Linux)
+import Foundation
+import FoundationNetworking
+
+/// What a libcurl result code means as a `URLError`, the error retry policies and callers
+/// already know from URLSession.
+enum CurlCode {
+    static let ok: Int32 = 0
+    static let writeError: Int32 = 23
+    static let readError: Int32 = 26
+    static let abortedByCallback: Int32 = 42
+
+    /// The `URLError` for `code`, with libcurl's message and the URL.
+    static func urlError(_ code: Int32, message: String, url: URL) -> URLError {
+        let kind: URLError.Code = switch code {
+        case 1: .unsupportedURL                     // CURLE_UNSUPPORTED_PROTOCOL
+        case 3: .badURL                             // CURLE_URL_MALFORMAT
+        case 5, 6: .cannotFindHost                  // CURLE_COULDNT_RESOLVE_PROXY, _HOST
+        case 7: .cannotConnectToHost                // CURLE_COULDNT_CONNECT
+        case 8, 16, 92: .badServerResponse          // CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, _STREAM
+        case 18, 55, 56: .networkConnectionLost     // CURLE_PARTIAL_FILE, CURLE_SEND_ERROR, _RECV_ERROR
+        case 28: .timedOut                          // CURLE_OPERATION_TIMEDOUT
+        case 35, 77: .secureConnectionFailed        // CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE
+        case 52: .badServerResponse                 // CURLE_GOT_NOTHING: an empty reply
+        case 58: .clientCertificateRejected         // CURLE_SSL_CERTPROBLEM
+        case 60: .serverCertificateUntrusted        // CURLE_PEER_FAILED_VERIFICATION
+        case 61: .cannotDecodeContentData           // CURLE_BAD_CONTENT_ENCODING
+        case abortedByCallback: .cancelled
+        default: .unknown
+        }
+        return URLError(kind, userInfo: [
+            NSLocalizedDescriptionKey: message,
+            NSURLErrorFailingURLErrorKey: url,
+            "CURLcode": Int(code),
+        ])
+    }
+}
+#endif

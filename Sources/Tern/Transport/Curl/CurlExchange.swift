@@ -1,0 +1,274 @@
+#if os(Linux)
+import CTernCurl
+import Foundation
+import FoundationNetworking
+
+/// One exchange over libcurl: its easy handle, configured from the request, and the callbacks
+/// that turn what libcurl reads and writes into the receiver's events.
+///
+/// Set up on the sender's thread, then touched only by the loop's thread, which runs every
+/// callback: hence `@unchecked Sendable`, with no lock.
+final class CurlExchange: @unchecked Sendable {
+    let easy: UnsafeMutableRawPointer
+    private let curl: UnsafePointer<TernCurl>
+    private let receiver: any TransportReceiver
+    private let url: URL
+    private var headerList: UnsafeMutableRawPointer?
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)   // CURL_ERROR_SIZE
+    private var body: Body?
+    /// The response head as it arrives: the status line, then its fields.
+    private var status = 0
+    private var httpVersion = "HTTP/1.1"
+    private var fields: [(name: String, value: String)] = []
+    private var hasHead = false
+    /// Whether the receiver said stop.
+    private var isStopped = false
+    /// Why the request body could not be read, if it could not.
+    private var bodyError: (any Error)?
+    /// The body bytes last reported sent.
+    private var reportedUpload: Int64 = 0
+    /// The body bytes handed to libcurl.
+    private var readBytes: Int64 = 0
+
+    /// Where the request body comes from, read as libcurl asks.
+    private enum Body {
+        case data(Data, offset: Int)
+        case stream(InputStream)
+    }
+
+    /// The body's length, when known.
+    private let bodyLength: Int64?
+
+    init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>) throws {
+        guard let url = request.urlRequest.url, let easy = curl.pointee.easy_init() else { throw URLError(.badURL) }
+        self.easy = easy
+        self.curl = curl
+        self.receiver = receiver
+        self.url = url
+        errorBuffer.initialize(repeating: 0, count: 256)
+        if let stream = request.bodyStream {
+            body = .stream(try stream.makeStream())
+            bodyLength = stream.length
+        } else if let file = request.bodyFile {
+            guard let stream = InputStream(url: file) else { throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: file.path]) }
+            body = .stream(stream)
+            bodyLength = fileSize(of: file)
+        } else if let data = request.urlRequest.httpBody {
+            body = .data(data, offset: 0)
+            bodyLength = Int64(data.count)
+        } else {
+            bodyLength = nil
+        }
+        if case .stream(let stream) = body { stream.open() }
+        configure(request.urlRequest)
+    }
+
+    deinit {
+        curl.pointee.easy_cleanup(easy)
+        if let headerList { curl.pointee.slist_free_all(headerList) }
+        errorBuffer.deallocate()
+        if case .stream(let stream) = body { stream.close() }
+    }
+
+    private func configure(_ request: URLRequest) {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        setLong(CurlOption.noSignal, 1)
+        setLong(CurlOption.protocols, 3)            // CURLPROTO_HTTP | CURLPROTO_HTTPS: no file://, no ftp://
+        setLong(CurlOption.tcpKeepAlive, 1)
+        setString(CurlOption.url, url.absoluteString)
+        setString(CurlOption.acceptEncoding, "")    // every encoding libcurl can decode, decoded
+        tern_curl_setopt_pointer(curl, easy, CurlOption.errorBuffer, errorBuffer)
+        tern_curl_setopt_pointer(curl, easy, CurlOption.writeData, context)
+        tern_curl_setopt_pointer(curl, easy, CurlOption.headerData, context)
+        tern_curl_setopt_data_callback(curl, easy, CurlOption.writeFunction, curlWrite)
+        tern_curl_setopt_data_callback(curl, easy, CurlOption.headerFunction, curlHeader)
+
+        let method = request.httpMethod ?? "GET"
+        var headers = request.allHTTPHeaderFields ?? [:]
+        if body != nil {
+            setLong(CurlOption.post, 1)
+            tern_curl_setopt_pointer(curl, easy, CurlOption.readData, context)
+            tern_curl_setopt_data_callback(curl, easy, CurlOption.readFunction, curlRead)
+            tern_curl_setopt_pointer(curl, easy, CurlOption.progressData, context)
+            tern_curl_setopt_progress_callback(curl, easy, CurlOption.progressFunction, curlProgress)
+            setLong(CurlOption.noProgress, 0)
+            if let bodyLength {
+                tern_curl_setopt_offset(curl, easy, CurlOption.postFieldSize, bodyLength)
+            } else {
+                headers["Transfer-Encoding"] = "chunked"
+            }
+            // libcurl's defaults for a POST, which URLSession does not add: a form content type,
+            // and a wait for "100 Continue" before large bodies.
+            if !headers.keys.contains(where: { $0.caseInsensitiveCompare("Content-Type") == .orderedSame }) { headers["Content-Type"] = "" }
+            headers["Expect"] = ""
+        }
+        if method == "HEAD" {
+            setLong(CurlOption.noBody, 1)
+        } else if method != (body == nil ? "GET" : "POST") {
+            setString(CurlOption.customRequest, method)
+        }
+        for (name, value) in headers {
+            // "Name;" sends a header with an empty value; "Name:" removes libcurl's own.
+            let line = value.isEmpty ? (isOwnHeader(name) ? "\(name):" : "\(name);") : "\(name): \(value)"
+            headerList = curl.pointee.slist_append(headerList, line)
+        }
+        if let headerList { tern_curl_setopt_pointer(curl, easy, CurlOption.httpHeader, headerList) }
+    }
+
+    /// Whether libcurl adds this header itself unless told not to.
+    private func isOwnHeader(_ name: String) -> Bool {
+        ["content-type", "expect", "accept", "user-agent"].contains(name.lowercased())
+    }
+
+    private func setLong(_ option: Int32, _ value: Int) {
+        tern_curl_setopt_long(curl, easy, option, value)
+    }
+
+    /// libcurl copies strings it is given.
+    private func setString(_ option: Int32, _ value: String) {
+        _ = value.withCString { tern_curl_setopt_pointer(curl, easy, option, $0) }
+    }
+
+    // MARK: Callbacks, on the loop's thread
+
+    fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard !hasHead else { return true }   // trailers of a chunked body
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        // Latin-1, as HTTP/1.1 reads field values (RFC 9110 §5.5): every byte is a character.
+        let line = String(bytes[..<end].map { Character(Unicode.Scalar($0)) })
+        if line.hasPrefix("HTTP/") {
+            // A new status line: the head of a response, or another after a 1xx.
+            let parts = line.split(separator: " ", maxSplits: 2)
+            httpVersion = parts.first.map(String.init) ?? "HTTP/1.1"
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            fields.removeAll()
+        } else if line.isEmpty {
+            guard !(100..<200).contains(status) else { return true }   // an interim response: the real one follows
+            return deliverHead()
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = String(line[..<colon])
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            fields.append((name, value))
+        } else if line.first == " " || line.first == "\t", let last = fields.popLast() {
+            // An obsolete folded line continues the field before it.
+            fields.append((last.name, last.value + " " + line.trimmingCharacters(in: .whitespaces)))
+        }
+        return true
+    }
+
+    private func deliverHead() -> Bool {
+        // What was sent is reported before the head, as the receiver expects.
+        reportUpload(sentBytes())
+        hasHead = true
+        var joined: [String: String] = [:]
+        var names: [String: String] = [:]
+        for (name, value) in fields {
+            let key = name.lowercased()
+            if let first = names[key] {
+                joined[first] = (joined[first].map { $0 + ", " } ?? "") + value
+            } else {
+                names[key] = name
+                joined[name] = value
+            }
+        }
+        guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: httpVersion, headerFields: joined) else { return false }
+        isStopped = receiver.didReceive(response) == .stop
+        return !isStopped
+    }
+
+    fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard !isStopped else { return false }
+        isStopped = receiver.didReceive(Data(bytes)) == .stop
+        return !isStopped
+    }
+
+    /// Fills `buffer` with the next bytes of the body; 0 at its end, `nil` when it failed.
+    fileprivate func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        switch body {
+        case .data(let data, let offset):
+            let count = min(buffer.count, data.count - offset)
+            let start = data.startIndex + offset
+            data.copyBytes(to: buffer.bindMemory(to: UInt8.self), from: start..<(start + count))
+            body = .data(data, offset: offset + count)
+            readBytes += Int64(count)
+            return count
+        case .stream(let stream):
+            guard let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
+            let count = stream.read(base, maxLength: buffer.count)
+            guard count >= 0 else {
+                bodyError = stream.streamError ?? CocoaError(.fileReadUnknown)
+                return nil
+            }
+            readBytes += Int64(count)
+            return count
+        case nil:
+            return 0
+        }
+    }
+
+    /// The body bytes libcurl has sent.
+    private func sentBytes() -> Int64 {
+        var sent: Int64 = 0
+        tern_curl_getinfo_offset(curl, easy, CurlInfo.uploadedBytes, &sent)
+        return sent
+    }
+
+    /// Reports `sent` body bytes, as libcurl counts them: for a chunked body, with the chunks'
+    /// framing, which the bytes read from the body leave out.
+    fileprivate func reportUpload(_ sent: Int64) {
+        let sent = bodyLength == nil ? min(sent, readBytes) : sent
+        guard body != nil, !hasHead, sent > reportedUpload else { return }
+        reportedUpload = sent
+        receiver.didSendBodyData(sent, of: bodyLength)
+    }
+
+    // MARK: The end
+
+    /// Reports how the exchange ended: `code` is libcurl's result, `nil` for a cancel.
+    func complete(_ code: Int32?) {
+        var error: (any Error)? = switch code {
+        case nil: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        case CurlCode.ok?: nil
+        case let code? where bodyError != nil && (code == CurlCode.abortedByCallback || code == CurlCode.readError): bodyError
+        case let code?: CurlCode.urlError(code, message: message(for: code), url: url)
+        }
+        if error == nil, !hasHead {
+            // A reply without a status line (HTTP/0.9) is no HTTP response.
+            if status >= 200 { _ = deliverHead() } else { error = URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
+        }
+        receiver.didComplete(with: error)
+    }
+
+    private func message(for code: Int32) -> String {
+        if errorBuffer.pointee != 0 { return String(cString: errorBuffer) }
+        return curl.pointee.easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code)"
+    }
+}
+
+// libcurl's callbacks: C functions, handed the exchange as their context.
+
+private let curlWrite: tern_curl_data_callback = { buffer, size, count, context in
+    guard let context, let buffer else { return 0 }
+    let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
+    return exchange.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count)) ? size * count : 0
+}
+
+private let curlHeader: tern_curl_data_callback = { buffer, size, count, context in
+    guard let context, let buffer else { return 0 }
+    let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
+    return exchange.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count)) ? size * count : 0
+}
+
+private let curlRead: tern_curl_data_callback = { buffer, size, count, context in
+    guard let context, let buffer else { return 0x1000_0000 }   // CURL_READFUNC_ABORT
+    let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
+    return exchange.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count)) ?? 0x1000_0000
+}
+
+private let curlProgress: tern_curl_progress_callback = { context, _, _, _, uploaded in
+    guard let context else { return 0 }
+    Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().reportUpload(uploaded)
+    return 0
+}
+#endif

@@ -1,0 +1,86 @@
+#if os(Linux)
+import CTernCurl
+import Foundation
+
+/// libcurl, opened once per process at run time: neither its headers nor a `-dev` package are
+/// needed to build Tern, and a system without it still runs Tern over URLSession.
+///
+/// `@unchecked Sendable`: its table of entry points is written once, before it is shared, and
+/// only read after.
+final class CurlLibrary: @unchecked Sendable {
+    /// Its entry points; immutable once loaded, and never freed.
+    let api: UnsafePointer<TernCurl>
+    /// Its version string, such as "libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 nghttp2/1.52.0".
+    let version: String
+
+    /// The process's libcurl, or why there is none.
+    static let shared: Result<CurlLibrary, CurlUnavailable> = {
+        do throws(CurlUnavailable) {
+            return .success(try CurlLibrary(path: "libcurl.so.4"))
+        } catch {
+            return .failure(error)
+        }
+    }()
+
+    private init(path: String) throws(CurlUnavailable) {
+        let api = UnsafeMutablePointer<TernCurl>.allocate(capacity: 1)
+        api.initialize(to: TernCurl())
+        var failure: UnsafePointer<CChar>?
+        guard tern_curl_load(api, path, &failure) == 0 else {
+            api.deallocate()
+            throw CurlUnavailable(reason: failure.map { String(cString: $0) } ?? "\(path) could not be opened")
+        }
+        // CURL_GLOBAL_ALL; once, before any other thread uses libcurl (Swift runs `static let` once).
+        guard api.pointee.global_init(3) == 0 else { throw CurlUnavailable(reason: "curl_global_init failed") }
+        self.api = UnsafePointer(api)
+        version = api.pointee.version().map { String(cString: $0) } ?? "libcurl"
+    }
+}
+
+/// Why libcurl could not be used: it is missing, or lacks an entry point Tern needs.
+public struct CurlUnavailable: Error, Sendable, CustomStringConvertible {
+    /// What failed, as the dynamic loader said it.
+    public let reason: String
+
+    public var description: String { "libcurl is not available: \(reason)" }
+}
+
+/// The libcurl option, info and code numbers Tern uses: libcurl's stable ABI, as its
+/// `curl.h` defines them (`CURLOPTTYPE_*` bases plus each option's number).
+enum CurlOption {
+    static let writeData: Int32 = 10_001
+    static let url: Int32 = 10_002
+    static let readData: Int32 = 10_009
+    static let errorBuffer: Int32 = 10_010
+    static let writeFunction: Int32 = 20_011
+    static let readFunction: Int32 = 20_012
+    static let httpHeader: Int32 = 10_023
+    static let headerData: Int32 = 10_029
+    static let customRequest: Int32 = 10_036
+    static let noProgress: Int32 = 43
+    static let noBody: Int32 = 44
+    static let post: Int32 = 47
+    static let progressData: Int32 = 10_057
+    static let sslVerifyPeer: Int32 = 64
+    static let caInfo: Int32 = 10_065
+    static let headerFunction: Int32 = 20_079
+    static let sslVerifyHost: Int32 = 81
+    static let noSignal: Int32 = 99
+    static let acceptEncoding: Int32 = 10_102
+    static let postFieldSize: Int32 = 30_120
+    static let protocols: Int32 = 181
+    static let progressFunction: Int32 = 20_219
+    static let tcpKeepAlive: Int32 = 213
+}
+
+/// `CURLINFO_*` numbers.
+enum CurlInfo {
+    /// `CURLINFO_SIZE_UPLOAD_T`: body bytes sent.
+    static let uploadedBytes: Int32 = 0x600000 + 7
+}
+
+/// `CURLMOPT_*` numbers.
+enum CurlMultiOption {
+    static let maxHostConnections: Int32 = 7
+}
+#endif

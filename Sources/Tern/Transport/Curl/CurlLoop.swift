@@ -1,0 +1,89 @@
+#if os(Linux)
+import CTernCurl
+import Foundation
+
+/// A libcurl multi handle and the thread that drives it: every transfer of a transport runs on
+/// this one thread, in libcurl's event loop, sharing its connections.
+///
+/// Other threads only hand it work (an exchange to start, one to cancel, the end) through its
+/// inbox, and wake it; everything else is the loop thread's.
+final class CurlLoop: @unchecked Sendable {
+    private let curl: UnsafePointer<TernCurl>
+    private let multi: UnsafeMutableRawPointer
+    private let inbox = Locked(Inbox())
+    /// The exchanges in libcurl's hands, by easy handle; the loop thread's alone.
+    private var running: [UnsafeMutableRawPointer: CurlExchange] = [:]
+
+    private struct Inbox {
+        var starts: [CurlExchange] = []
+        var cancels: [CurlExchange] = []
+        var isClosing = false
+    }
+
+    init(curl: UnsafePointer<TernCurl>, name: String) throws(CurlUnavailable) {
+        guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
+        self.curl = curl
+        self.multi = multi
+        let thread = Thread { [self] in run() }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Starts `exchange` on the loop.
+    func start(_ exchange: CurlExchange) {
+        inbox.withLock { $0.starts.append(exchange) }
+        _ = curl.pointee.multi_wakeup(multi)
+    }
+
+    /// Stops `exchange`, which then reports a cancel, unless it has ended already.
+    func cancel(_ exchange: CurlExchange) {
+        inbox.withLock { $0.cancels.append(exchange) }
+        _ = curl.pointee.multi_wakeup(multi)
+    }
+
+    /// Ends the loop once its transfers have ended; the thread then frees libcurl's handle.
+    func close() {
+        inbox.withLock { $0.isClosing = true }
+        _ = curl.pointee.multi_wakeup(multi)
+    }
+
+    private func run() {
+        var active: Int32 = 0
+        while true {
+            let work = inbox.withLock { inbox in
+                defer { inbox.starts.removeAll(); inbox.cancels.removeAll() }
+                return (inbox.starts, inbox.cancels, inbox.isClosing)
+            }
+            for exchange in work.0 {
+                if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
+                    running[exchange.easy] = exchange
+                } else {
+                    exchange.complete(CurlCode.abortedByCallback)
+                }
+            }
+            for exchange in work.1 where running.removeValue(forKey: exchange.easy) != nil {
+                _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
+                exchange.complete(nil)
+            }
+            _ = curl.pointee.multi_perform(multi, &active)
+            finishDone()
+            if work.2, running.isEmpty, inbox.withLock({ $0.starts.isEmpty }) { break }
+            _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
+        }
+        _ = curl.pointee.multi_cleanup(multi)
+    }
+
+    /// Reports every transfer libcurl has finished.
+    private func finishDone() {
+        var queued: Int32 = 0
+        while let message = curl.pointee.multi_info_read(multi, &queued) {
+            var easy: UnsafeMutableRawPointer?
+            var result: Int32 = 0
+            guard tern_curl_message_done(message, &easy, &result) == 1, let easy,
+                  let exchange = running.removeValue(forKey: easy) else { continue }
+            _ = curl.pointee.multi_remove_handle(multi, easy)
+            exchange.complete(result)
+        }
+    }
+}
+#endif

@@ -1,0 +1,65 @@
+#if os(Linux)
+import CTernCurl
+import Foundation
+import FoundationNetworking
+
+/// A transport over libcurl's multi interface, for Linux: one event thread per transport drives
+/// every transfer, with connection reuse, keep-alive, HTTP/2 where the system's libcurl has it,
+/// TLS with peer verification, proxies from the environment as curl reads them
+/// (`http_proxy`, `https_proxy`, `no_proxy`), and decompression.
+///
+/// libcurl is loaded at run time (`libcurl.so.4`, which FoundationNetworking itself links), so
+/// Tern needs no curl headers to build; where it cannot be loaded, `init()` throws
+/// ``CurlUnavailable``.
+///
+/// ```swift
+/// let api = ShopAPI(transport: try CurlTransport())
+/// ```
+///
+/// Unlike URLSession, it keeps no cookies and no cache: each request sends the headers Tern gives
+/// it, and nothing else but libcurl's `Accept: */*` and `Accept-Encoding`.
+public final class CurlTransport: Transport {
+    private let library: CurlLibrary
+    private let loop: CurlLoop
+
+    /// Creates a transport with an event thread of its own.
+    ///
+    /// - Throws: ``CurlUnavailable`` when libcurl cannot be loaded.
+    public init() throws(CurlUnavailable) {
+        library = try CurlLibrary.shared.get()
+        loop = try CurlLoop(curl: library.api, name: "tern.curl")
+    }
+
+    /// The libcurl this process loaded, such as "libcurl/7.88.1 OpenSSL/3.0.19 nghttp2/1.52.0",
+    /// or why there is none.
+    public static var libraryVersion: Result<String, CurlUnavailable> {
+        CurlLibrary.shared.map(\.version)
+    }
+
+    deinit {
+        loop.close()
+    }
+
+    public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+        let exchange: CurlExchange
+        do {
+            exchange = try CurlExchange(request, receiver: receiver, curl: library.api)
+        } catch {
+            receiver.didComplete(with: error)
+            return NoTask()
+        }
+        loop.start(exchange)
+        return CurlTask(exchange: exchange, loop: loop)
+    }
+
+    /// Cancels through the loop, which knows whether the exchange is still running.
+    private struct CurlTask: TransportTask {
+        let exchange: CurlExchange
+        let loop: CurlLoop
+
+        func cancel() {
+            loop.cancel(exchange)
+        }
+    }
+}
+#endif
