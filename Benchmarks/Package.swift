@@ -9,6 +9,7 @@ let package = Package(
     dependencies: [
         .package(name: "Tern", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
     ],
     targets: [
         .executableTarget(
@@ -33,6 +34,13 @@ let package = Package(
         .executableTarget(
             name: "EndToEndAB",
             dependencies: ["PipelineFixtures", .product(name: "TernTesting", package: "Tern")]
+        ),
+        .executableTarget(
+            name: "ClientsAB",
+            dependencies: [
+                "PipelineFixtures",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
         ),
         .executableTarget(
             name: "TransferAB",

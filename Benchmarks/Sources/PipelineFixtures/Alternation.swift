@@ -54,6 +54,28 @@ public enum Alternation {
                      pairs[pairs.count / 4], pairs[pairs.count / 2], pairs[3 * pairs.count / 4]))
     }
 
+    /// Runs `rounds` rounds of each side, `count` requests a round, each round starting with the
+    /// next side in turn, after two rounds of warm-up; prints each side's medians and its ratios
+    /// to the first side's, the baseline.
+    public static func compare(count: Int, rounds: Int, _ sides: [(name: String, body: () async throws -> Void)]) async throws {
+        var samples = Array(repeating: [Sample](), count: sides.count)
+        for round in 0..<rounds + 2 {
+            for offset in 0..<sides.count {
+                let index = (round + offset) % sides.count
+                let sample = try await measure(count, sides[index].body)
+                if round >= 2 { samples[index].append(sample) }
+            }
+        }
+        let baseline = (wall: median(samples[0].map(\.wall)), cpu: median(samples[0].map(\.cpu)))
+        for (side, measured) in zip(sides, samples) {
+            let wall = median(measured.map(\.wall))
+            let cpu = median(measured.map(\.cpu))
+            print(String(format: "%@: %6.0f req/s, %6.0f ns CPU per request: %.2fx throughput, %.2fx CPU of %@",
+                         side.name.padding(toLength: 24, withPad: " ", startingAt: 0), 1e9 / wall, cpu,
+                         baseline.wall / wall, cpu / baseline.cpu, sides[0].name))
+        }
+    }
+
     /// The middle value.
     public static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 }

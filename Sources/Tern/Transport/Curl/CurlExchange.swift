@@ -39,7 +39,7 @@ final class CurlExchange: @unchecked Sendable {
     /// The body's length, when known.
     private let bodyLength: Int64?
 
-    init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>) throws {
+    init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>, trusting certificates: URL?) throws {
         guard let url = request.urlRequest.url, let easy = curl.pointee.easy_init() else { throw URLError(.badURL) }
         self.easy = easy
         self.curl = curl
@@ -61,6 +61,7 @@ final class CurlExchange: @unchecked Sendable {
         }
         if case .stream(let stream) = body { stream.open() }
         configure(request.urlRequest)
+        if let certificates { setString(CurlOption.caInfo, certificates.path) }
     }
 
     deinit {
@@ -75,6 +76,8 @@ final class CurlExchange: @unchecked Sendable {
         setLong(CurlOption.noSignal, 1)
         setLong(CurlOption.protocols, 3)            // CURLPROTO_HTTP | CURLPROTO_HTTPS: no file://, no ftp://
         setLong(CurlOption.tcpKeepAlive, 1)
+        setLong(CurlOption.sslVerifyPeer, 1)        // libcurl's defaults, stated: the peer and its name are checked
+        setLong(CurlOption.sslVerifyHost, 2)
         setString(CurlOption.url, url.absoluteString)
         setString(CurlOption.acceptEncoding, "")    // every encoding libcurl can decode, decoded
         tern_curl_setopt_pointer(curl, easy, CurlOption.errorBuffer, errorBuffer)

@@ -21,13 +21,19 @@ import FoundationNetworking
 public final class CurlTransport: Transport {
     private let library: CurlLibrary
     private let loop: CurlLoop
+    /// The PEM file of certificate authorities trusted instead of the system's, if any.
+    public let trustedCertificates: URL?
 
     /// Creates a transport with an event thread of its own.
     ///
+    /// - Parameter trustedCertificates: A PEM file of the certificate authorities to trust
+    ///   instead of the system's, such as a test CA or a private one. Peers are verified
+    ///   either way, host names included.
     /// - Throws: ``CurlUnavailable`` when libcurl cannot be loaded.
-    public init() throws(CurlUnavailable) {
+    public init(trusting trustedCertificates: URL? = nil) throws(CurlUnavailable) {
         library = try CurlLibrary.shared.get()
         loop = try CurlLoop(curl: library.api, name: "tern.curl")
+        self.trustedCertificates = trustedCertificates
     }
 
     /// The libcurl this process loaded, such as "libcurl/7.88.1 OpenSSL/3.0.19 nghttp2/1.52.0",
@@ -43,7 +49,7 @@ public final class CurlTransport: Transport {
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange: CurlExchange
         do {
-            exchange = try CurlExchange(request, receiver: receiver, curl: library.api)
+            exchange = try CurlExchange(request, receiver: receiver, curl: library.api, trusting: trustedCertificates)
         } catch {
             receiver.didComplete(with: error)
             return NoTask()

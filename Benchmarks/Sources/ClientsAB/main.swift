@@ -1,0 +1,52 @@
+import AsyncHTTPClient
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PipelineFixtures
+import Tern
+
+// Clients side by side against one server outside this process (nginx: `Benchmarks/nginx/bench`
+// starts it and sets TERN_BENCH_URL): raw URLSession with JSONDecoder (the baseline), Tern over
+// URLSession, Tern over libcurl, and AsyncHTTPClient with JSONDecoder. Each side runs a round
+// of GET + decode in turn, so all see the same machine; medians, as ratios to URLSession.
+//
+//     swift run -c release ClientsAB [in flight] [requests per round] [rounds]
+
+let arguments = CommandLine.arguments.dropFirst()
+let width = arguments.first.flatMap { Int($0) } ?? 1
+let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 500
+let rounds = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 20
+guard let baseURL = ProcessInfo.processInfo.environment["TERN_BENCH_URL"] else {
+    print("set TERN_BENCH_URL to a server with the fixture at /items (Benchmarks/nginx/bench does)")
+    exit(1)
+}
+let url = URL(string: baseURL + "/items")!
+let session = URLSession(configuration: .default)
+let overURLSession = ItemsAPI(baseURL: baseURL, responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
+let overCurl = ItemsAPI(baseURL: baseURL, transport: try CurlTransport(), responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
+let client = HTTPClient.shared
+
+/// One GET + decode with AsyncHTTPClient.
+@Sendable func asyncHTTPClient() async throws -> [Item] {
+    let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(30))
+    let body = try await response.body.collect(upTo: 1 << 20)
+    return try JSONDecoder().decode([Item].self, from: Data(body.readableBytesView))
+}
+
+/// One round of `count` requests, as wide as asked.
+func round(_ request: @escaping @Sendable () async throws -> [Item]) async throws {
+    if width == 1 {
+        try await EndToEnd.sequential(count, request)
+    } else {
+        try await EndToEnd.inFlight(width, count, request)
+    }
+}
+
+print("\(width == 1 ? "Sequential" : "\(width) in flight"), against \(baseURL), \(try CurlTransport.libraryVersion.get()):")
+try await Alternation.compare(count: count, rounds: rounds, [
+    ("raw URLSession", { try await round { try await EndToEnd.raw(session, url) } }),
+    ("Tern over URLSession", { try await round { try await EndToEnd.tern(overURLSession) } }),
+    ("Tern over libcurl", { try await round { try await EndToEnd.tern(overCurl) } }),
+    ("AsyncHTTPClient", { try await round { try await asyncHTTPClient() } }),
+])
