@@ -32,7 +32,8 @@ import Tern
         }
 
         deinit {
-            process.terminate()
+            // s_server does not always stop on SIGTERM.
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             try? FileManager.default.removeItem(at: directory)
         }
