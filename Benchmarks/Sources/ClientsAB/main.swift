@@ -11,12 +11,13 @@ import Tern
 // URLSession, Tern over libcurl, and AsyncHTTPClient with JSONDecoder. Each side runs a round
 // of GET + decode in turn, so all see the same machine; medians, as ratios to URLSession.
 //
-//     swift run -c release ClientsAB [in flight] [requests per round] [rounds]
+//     swift run -c release ClientsAB [in flight] [requests per round] [rounds] [only sides whose name has this]
 
 let arguments = CommandLine.arguments.dropFirst()
 let width = arguments.first.flatMap { Int($0) } ?? 1
 let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 500
 let rounds = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 20
+let only = arguments.dropFirst(3).first
 guard let baseURL = ProcessInfo.processInfo.environment["TERN_BENCH_URL"] else {
     print("set TERN_BENCH_URL to a server with the fixture at /items (Benchmarks/nginx/bench does)")
     exit(1)
@@ -44,9 +45,10 @@ func round(_ request: @escaping @Sendable () async throws -> [Item]) async throw
 }
 
 print("\(width == 1 ? "Sequential" : "\(width) in flight"), against \(baseURL), \(try CurlTransport.libraryVersion.get()):")
-try await Alternation.compare(count: count, rounds: rounds, [
+let sides: [(name: String, body: () async throws -> Void)] = [
     ("raw URLSession", { try await round { try await EndToEnd.raw(session, url) } }),
     ("Tern over URLSession", { try await round { try await EndToEnd.tern(overURLSession) } }),
     ("Tern over libcurl", { try await round { try await EndToEnd.tern(overCurl) } }),
     ("AsyncHTTPClient", { try await round { try await asyncHTTPClient() } }),
-])
+]
+try await Alternation.compare(count: count, rounds: rounds, sides.filter { only == nil || $0.name.contains(only!) })

@@ -19,7 +19,8 @@ final class CurlExchange: @unchecked Sendable {
     /// The response head as it arrives: the status line, then its fields.
     private var status = 0
     private var httpVersion = "HTTP/1.1"
-    private var fields: [(name: String, value: String)] = []
+    /// The fields so far, each with its name lower-cased, to join repeated ones.
+    private var fields: [(name: String, key: String, value: String)] = []
     private var hasHead = false
     /// Whether the receiver said stop.
     private var isStopped = false
@@ -138,43 +139,59 @@ final class CurlExchange: @unchecked Sendable {
         guard !hasHead else { return true }   // trailers of a chunked body
         var end = bytes.count
         while end > 0, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        // Latin-1, as HTTP/1.1 reads field values (RFC 9110 §5.5): every byte is a character.
-        let line = String(bytes[..<end].map { Character(Unicode.Scalar($0)) })
-        if line.hasPrefix("HTTP/") {
+        let line = UnsafeRawBufferPointer(rebasing: bytes[..<end])
+        if line.starts(with: "HTTP/".utf8) {
             // A new status line: the head of a response, or another after a 1xx.
-            let parts = line.split(separator: " ", maxSplits: 2)
+            let parts = Self.text(line).split(separator: " ", maxSplits: 2)
             httpVersion = parts.first.map(String.init) ?? "HTTP/1.1"
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            fields.removeAll()
+            fields.removeAll(keepingCapacity: true)
         } else if line.isEmpty {
             guard !(100..<200).contains(status) else { return true }   // an interim response: the real one follows
             return deliverHead()
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = String(line[..<colon])
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            fields.append((name, value))
-        } else if line.first == " " || line.first == "\t", let last = fields.popLast() {
+        } else if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
             // An obsolete folded line continues the field before it.
-            fields.append((last.name, last.value + " " + line.trimmingCharacters(in: .whitespaces)))
+            if let last = fields.popLast() {
+                fields.append((last.name, last.key, last.value + " " + Self.text(line).trimmingCharacters(in: .whitespaces)))
+            }
+        } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            var start = colon + 1
+            var stop = line.count
+            while start < stop, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
+            while stop > start, line[stop - 1] == UInt8(ascii: " ") || line[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
+            let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
+            let key = name.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+                ? String(decoding: name.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
+                : nil
+            let text = Self.text(name)
+            fields.append((text, key ?? text, Self.text(UnsafeRawBufferPointer(rebasing: line[start..<stop]))))
         }
         return true
+    }
+
+    /// Header bytes as text: UTF-8 when they are ASCII, as they almost always are, else
+    /// Latin-1, as HTTP/1.1 reads field values (RFC 9110 §5.5): every byte a character.
+    private static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+        if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
+        return String(scalars)
     }
 
     private func deliverHead() -> Bool {
         // What was sent is reported before the head, as the receiver expects.
         reportUpload(sentBytes())
         hasHead = true
-        var joined: [String: String] = [:]
-        var names: [String: String] = [:]
-        for (name, value) in fields {
-            let key = name.lowercased()
-            if let first = names[key] {
-                joined[first] = (joined[first].map { $0 + ", " } ?? "") + value
+        // Repeated fields are joined with commas, under the first one's name, as URLSession does.
+        var byKey: [String: (name: String, value: String)] = Dictionary(minimumCapacity: fields.count)
+        for (name, key, value) in fields {
+            if let earlier = byKey[key] {
+                byKey[key] = (earlier.name, earlier.value + ", " + value)
             } else {
-                names[key] = name
-                joined[name] = value
+                byKey[key] = (name, value)
             }
         }
+        let joined = Dictionary(uniqueKeysWithValues: byKey.values.map { ($0.name, $0.value) })
         guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: httpVersion, headerFields: joined) else { return false }
         isStopped = receiver.didReceive(response) == .stop
         return !isStopped
