@@ -93,7 +93,7 @@ extension AbstractAPI {
             return nil
         }
         resolver.onCancel { execution.cancel() }
-        pipelineQueue.async { execution.start() }
+        startPipeline { execution.start() }
         return promise
     }
 }

@@ -52,6 +52,8 @@ open class AbstractAPI: @unchecked Sendable {
     let retryAccount = RetryAccount()
     /// The configuration's plugins, and the logger its log level asks for.
     let plugins: [any Plugin]
+    /// Runs work on the transport's own thread, when it has one.
+    private let transportThread: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
 
     /// Creates an API client.
     ///
@@ -75,6 +77,24 @@ open class AbstractAPI: @unchecked Sendable {
         self.responseQueue = responseQueue
         plugins = configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : [])
         pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent)
+        #if os(Linux)
+        if let curl = self.transport as? CurlTransport {
+            transportThread = { work in curl.schedule(work) }
+        } else {
+            transportThread = nil
+        }
+        #else
+        transportThread = nil
+        #endif
+    }
+
+    /// Starts a request's pipeline (building, signing, sending) off the caller's thread: on the
+    /// transport's own thread when it has one, which then sends without another hop, else on
+    /// the pipeline queue.
+    @usableFromInline
+    func startPipeline(_ start: @escaping @Sendable () -> Void) {
+        guard let transportThread else { return pipelineQueue.async(execute: start) }
+        transportThread(start)
     }
 
     /// The object that signs requests; held weakly.

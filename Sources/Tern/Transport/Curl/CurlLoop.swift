@@ -15,6 +15,7 @@ final class CurlLoop: @unchecked Sendable {
     private var running: [UnsafeMutableRawPointer: CurlExchange] = [:]
 
     private struct Inbox {
+        var jobs: [@Sendable () -> Void] = []
         var starts: [CurlExchange] = []
         var cancels: [CurlExchange] = []
         var isClosing = false
@@ -35,6 +36,12 @@ final class CurlLoop: @unchecked Sendable {
         _ = curl.pointee.multi_wakeup(multi)
     }
 
+    /// Runs `work` on the loop's thread, before the next transfers are started.
+    func schedule(_ work: @escaping @Sendable () -> Void) {
+        inbox.withLock { $0.jobs.append(work) }
+        _ = curl.pointee.multi_wakeup(multi)
+    }
+
     /// Stops `exchange`, which then reports a cancel, unless it has ended already.
     func cancel(_ exchange: CurlExchange) {
         inbox.withLock { $0.cancels.append(exchange) }
@@ -50,6 +57,8 @@ final class CurlLoop: @unchecked Sendable {
     private func run() {
         var active: Int32 = 0
         while true {
+            // Jobs first: what they send is started in this same turn.
+            for job in inbox.withLock({ inbox in defer { inbox.jobs.removeAll() }; return inbox.jobs }) { job() }
             let work = inbox.withLock { inbox in
                 defer { inbox.starts.removeAll(); inbox.cancels.removeAll() }
                 return (inbox.starts, inbox.cancels, inbox.isClosing)
@@ -67,13 +76,19 @@ final class CurlLoop: @unchecked Sendable {
             }
             _ = curl.pointee.multi_perform(multi, &active)
             finishDone()
-            if work.2, running.isEmpty, inbox.withLock({ $0.starts.isEmpty }) { break }
+            if work.2, running.isEmpty, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
         }
         _ = curl.pointee.multi_cleanup(multi)
     }
 
-    /// Reports every transfer libcurl has finished.
+    /// Where ends are reported while other transfers run: what the receiver does then (Tern
+    /// validates and decodes the response) runs on another core, and the loop goes on moving
+    /// bytes.
+    private let completions = DispatchQueue(label: "tern.curl.completion", attributes: .concurrent)
+
+    /// Reports every transfer libcurl has finished: at once when it was the only one, which
+    /// spares a sequential caller a thread hop.
     private func finishDone() {
         var queued: Int32 = 0
         while let message = curl.pointee.multi_info_read(multi, &queued) {
@@ -82,7 +97,12 @@ final class CurlLoop: @unchecked Sendable {
             guard tern_curl_message_done(message, &easy, &result) == 1, let easy,
                   let exchange = running.removeValue(forKey: easy) else { continue }
             _ = curl.pointee.multi_remove_handle(multi, easy)
-            exchange.complete(result)
+            let code = result
+            if running.isEmpty {
+                exchange.complete(code)
+            } else {
+                completions.async { exchange.complete(code) }
+            }
         }
     }
 }

@@ -46,6 +46,12 @@ public final class CurlTransport: Transport {
         loop.close()
     }
 
+    /// Runs `work` on the transport's thread, between its transfers: a request's first stages
+    /// run there, and what they send starts without another hop.
+    func schedule(_ work: @escaping @Sendable () -> Void) {
+        loop.schedule(work)
+    }
+
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange: CurlExchange
         do {
