@@ -24,7 +24,7 @@ guard let baseURL = ProcessInfo.processInfo.environment["TERN_BENCH_URL"] else {
 }
 let url = URL(string: baseURL + "/items")!
 let session = URLSession(configuration: .default)
-let overURLSession = ItemsAPI(baseURL: baseURL, responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
+let overURLSession = ItemsAPI(baseURL: baseURL, transport: URLSessionTransport(), responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
 let overCurl = ItemsAPI(baseURL: baseURL, transport: try CurlTransport(), responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
 let client = HTTPClient.shared
 

@@ -35,7 +35,7 @@ if let outside = ProcessInfo.processInfo.environment["TERN_BENCH_URL"] {
 }
 print("server: \(inProcess == nil ? "outside, " + baseURL : "in this process")")
 let url = URL(string: baseURL + "/items")!
-let api = ItemsAPI(baseURL: baseURL, responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
+let api = ItemsAPI(baseURL: baseURL, transport: URLSessionTransport(), responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
 let session = URLSession(configuration: .default)
 
 /// Runs one round of `count` requests, as wide as asked.

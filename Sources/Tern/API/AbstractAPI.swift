@@ -36,7 +36,9 @@ open class AbstractAPI: @unchecked Sendable {
     public let configuration: APIConfiguration
     /// The parser that turns bodies into values, unless a request's options name another.
     public let responseParser: any ResponseParser
-    /// What sends requests: a ``URLSessionTransport`` unless another was given.
+    /// What sends requests: unless another was given, a ``CurlTransport`` on Linux (a
+    /// ``URLSessionTransport`` where libcurl cannot be loaded) and a ``URLSessionTransport`` on
+    /// Apple platforms.
     public let transport: any Transport
     /// Where promises' callbacks run unless a request's options or the callback name a queue.
     public let responseQueue: DispatchQueue
@@ -60,7 +62,8 @@ open class AbstractAPI: @unchecked Sendable {
     /// - Parameters:
     ///   - responseParser: Turns bodies into values; ``JSONParser`` by default.
     ///   - configuration: Common headers, timeout, cache policy, validation.
-    ///   - transport: What sends requests; a new ``URLSessionTransport`` by default.
+    ///   - transport: What sends requests; by default a new ``CurlTransport`` on Linux, a new
+    ///     ``URLSessionTransport`` on Apple platforms.
     ///   - responseQueue: Where callbacks run; `.main` by default.
     ///   - clock: Where waits happen; real time by default, a `TestClock` in tests.
     public init(
@@ -73,7 +76,7 @@ open class AbstractAPI: @unchecked Sendable {
         self.clock = clock ?? SystemClock()
         self.responseParser = responseParser
         self.configuration = configuration
-        self.transport = transport ?? URLSessionTransport()
+        self.transport = transport ?? DefaultTransport.make()
         self.responseQueue = responseQueue
         plugins = configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : [])
         pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent)

@@ -3,7 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The default transport: a `URLSession`.
+/// A transport over a `URLSession`: the default on Apple platforms, and on Linux where libcurl
+/// cannot be loaded (there ``CurlTransport`` is the default).
 ///
 /// By default each API gets a session of its own, made from `URLSessionConfiguration.default`,
 /// whose delegate passes each exchange's events to Tern as they come. Its calls run on one

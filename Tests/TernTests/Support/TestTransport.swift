@@ -1,22 +1,36 @@
 import Foundation
 import Tern
 
-/// The transport the pipeline tests run over: URLSession unless `TERN_TEST_TRANSPORT=curl`, so
-/// the whole suite runs on each transport in turn (`.ci/run` runs it on both).
+/// The transport the pipeline tests run over: Tern's default (libcurl on Linux) unless
+/// `TERN_TEST_TRANSPORT` names `urlsession` or `curl`, so the whole suite runs on each transport
+/// in turn (`.ci/run` runs it on both).
 enum TestTransport {
-    static let name = ProcessInfo.processInfo.environment["TERN_TEST_TRANSPORT"] ?? "urlsession"
+    static let name = ProcessInfo.processInfo.environment["TERN_TEST_TRANSPORT"] ?? "default"
 
-    /// A new transport of the kind under test.
-    static func make() -> any Transport {
+    /// Whether the tests run over libcurl.
+    static var isCurl: Bool {
         #if os(Linux)
-        if name == "curl" {
+        name != "urlsession"
+        #else
+        false
+        #endif
+    }
+
+    /// A new transport of the kind under test, or `nil` for Tern's default.
+    static func make() -> (any Transport)? {
+        switch name {
+        case "urlsession":
+            return URLSessionTransport()
+        #if os(Linux)
+        case "curl":
             do {
                 return try CurlTransport()
             } catch {
                 fatalError("TERN_TEST_TRANSPORT=curl, but \(error)")
             }
-        }
         #endif
-        return URLSessionTransport()
+        default:
+            return nil
+        }
     }
 }

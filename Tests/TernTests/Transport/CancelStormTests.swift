@@ -88,7 +88,7 @@ import TernTesting
         let api = try TestAPI()
         let echo: MultipartEcho = try await api.request(route: api.post(endpoint: "/multipart"),
                                                         parameters: MultipartParameters(parts: [Part(name: "file", fileURL: part)])).value
-        if TestTransport.name == "curl" {
+        if TestTransport.isCurl {
             #expect(echo.transferEncoding == nil)
             #expect(echo.contentLength.flatMap(Int.init) ?? 0 > size)
         } else {

@@ -1,0 +1,26 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The transport an API gets when it is given none: ``CurlTransport`` on Linux, where libcurl
+/// can be loaded; ``URLSessionTransport`` elsewhere, and as the fallback, which is said once per
+/// process on standard error.
+enum DefaultTransport {
+    static func make() -> any Transport {
+        #if os(Linux)
+        do {
+            return try CurlTransport()
+        } catch {
+            if hasNoticedFallback.withLock({ noticed in defer { noticed = true }; return !noticed }) {
+                FileHandle.standardError.write(Data("Tern: \(error); requests go through URLSessionTransport instead.\n".utf8))
+            }
+        }
+        #endif
+        return URLSessionTransport()
+    }
+
+    #if os(Linux)
+    private static let hasNoticedFallback = Locked(false)
+    #endif
+}
