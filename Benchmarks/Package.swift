@@ -33,14 +33,19 @@ let package = Package(
         ),
         .executableTarget(
             name: "EndToEndAB",
-            dependencies: ["PipelineFixtures", .product(name: "TernTesting", package: "Tern")]
+            dependencies: ["PipelineFixtures", .product(name: "Tern", package: "Tern"), .product(name: "TernTesting", package: "Tern")]
         ),
         .executableTarget(
             name: "ClientsAB",
             dependencies: [
                 "PipelineFixtures",
+                .product(name: "Tern", package: "Tern"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
+        ),
+        .executableTarget(
+            name: "Soak",
+            dependencies: ["PipelineFixtures", .product(name: "Tern", package: "Tern")]
         ),
         .executableTarget(
             name: "TransferAB",

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import PipelineFixtures
+import Tern
 import TernTesting
 
 // The end-to-end comparison, steadier than the benchmark on a shared machine: Tern and raw
