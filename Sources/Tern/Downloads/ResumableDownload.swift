@@ -7,7 +7,7 @@ import Foundation
 /// the server gave a strong validator (an `ETag` that is not weak, else `Last-Modified`) and did
 /// not compress the body. Tern records them beside the destination; read the record back with
 /// ``pending(for:)``, or persist this value yourself (it is `Codable`), and pass it to
-/// ``AbstractAPI/download(route:parameters:to:replacing:resumingFrom:options:)``:
+/// ``AbstractAPI/download(route:parameters:to:replacing:maximumSize:resumingFrom:options:)``:
 ///
 /// ```swift
 /// let resume = ResumableDownload.pending(for: destination)

@@ -296,6 +296,15 @@ extension Readme {
 
     // MARK: Transports
 
+    #if os(Linux)
+    static func choosingATransport() throws -> [Any] {
+        let overCurl = TestShopAPI(baseURL: "https://shop.example", transport: try CurlTransport())
+        let privateCA = try CurlTransport(trusting: URL(fileURLWithPath: "/etc/shop/ca.pem"))   // instead of the system's CAs
+        let overURLSession = TestShopAPI(baseURL: "https://shop.example", transport: URLSessionTransport())
+        return [overCurl, privateCA, overURLSession]
+    }
+    #endif
+
     struct CannedTransport: WholeResponseTransport {
         func send(_ request: TransportRequest,
                   completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
@@ -304,6 +313,7 @@ extension Readme {
             return NoTask()
         }
     }
+
 
     static func transports() async throws -> [Product] {
         let offline = TestShopAPI(baseURL: "https://shop.example", transport: CannedTransport())
