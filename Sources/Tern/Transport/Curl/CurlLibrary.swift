@@ -81,6 +81,6 @@ enum CurlInfo {
 
 /// `CURLMOPT_*` numbers.
 enum CurlMultiOption {
-    static let maxHostConnections: Int32 = 7
+    static let maxConnects: Int32 = 6
 }
 #endif

@@ -21,10 +21,16 @@ final class CurlLoop: @unchecked Sendable {
         var isClosing = false
     }
 
+    /// How many idle connections are kept for reuse.
+    static let idleConnections = 32
+
     init(curl: UnsafePointer<TernCurl>, name: String) throws(CurlUnavailable) {
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
         self.curl = curl
         self.multi = multi
+        // Idle connections kept for reuse: libcurl's default, four per transfer ever running at
+        // once, would keep hundreds of sockets open after a burst.
+        tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, Self.idleConnections)
         let thread = Thread { [self] in run() }
         thread.name = name
         thread.start()
