@@ -96,11 +96,9 @@ final class CurlExchange: @unchecked Sendable {
             tern_curl_setopt_pointer(curl, easy, CurlOption.progressData, context)
             tern_curl_setopt_progress_callback(curl, easy, CurlOption.progressFunction, curlProgress)
             setLong(CurlOption.noProgress, 0)
-            if let bodyLength {
-                tern_curl_setopt_offset(curl, easy, CurlOption.postFieldSize, bodyLength)
-            } else {
-                headers["Transfer-Encoding"] = "chunked"
-            }
+            // Without a length libcurl sends the body chunked over HTTP/1.1, and as it is over
+            // HTTP/2, which has no chunks.
+            if let bodyLength { tern_curl_setopt_offset(curl, easy, CurlOption.postFieldSize, bodyLength) }
             // libcurl's defaults for a POST, which URLSession does not add: a form content type,
             // and a wait for "100 Continue" before large bodies.
             if !headers.keys.contains(where: { $0.caseInsensitiveCompare("Content-Type") == .orderedSame }) { headers["Content-Type"] = "" }
