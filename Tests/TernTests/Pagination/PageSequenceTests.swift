@@ -6,11 +6,10 @@ import TernTesting
 /// `for try await page in api.pages(…)`: lazy, complete, and cancelled with its Task.
 @Suite struct PageSequenceTests {
     let catalog: CatalogServer
-    let api: TestAPI
+    var api: TestAPI { catalog.api }
 
     init() throws {
         catalog = try CatalogServer()
-        api = try TestAPI(baseURL: catalog.baseURL)
     }
 
     @Test func everyPageInOrderWithoutTheEmptyLastOne() async throws {

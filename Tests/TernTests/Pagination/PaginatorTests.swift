@@ -6,11 +6,10 @@ import TernTesting
 /// Paginators against the catalog server, in each page style and against servers that loop.
 @Suite struct PaginatorTests {
     let catalog: CatalogServer
-    let api: TestAPI
+    var api: TestAPI { catalog.api }
 
     init() throws {
         catalog = try CatalogServer()
-        api = try TestAPI(baseURL: catalog.baseURL)
     }
 
     /// Loads pages until there is no next one, at most `limit`; returns the pages.

@@ -13,6 +13,8 @@ import TernTesting
 final class CatalogServer: Sendable {
     let server: LoopbackServer
     let requests = Recorder<RecordedRequest>()
+    /// An API pointed at it.
+    let api: TestAPI
 
     init() throws {
         let requests = requests
@@ -26,6 +28,7 @@ final class CatalogServer: Sendable {
             guard let delay = Int(request.value(of: "delay") ?? "") else { return response }
             return response.with(.delayed(Double(delay) / 1000))
         }
+        api = try TestAPI(baseURL: server.baseURL)
     }
 
     var baseURL: String { server.baseURL }
