@@ -20,6 +20,8 @@ struct PaginationState<Element: Sendable>: Sendable {
     private var pageCount = 0
     /// Bumped on every start over, so that a load from before it is ignored.
     private var generation = 0
+    /// How many loads have begun.
+    private var loadCount = 0
 
     /// A query and filters.
     struct Search: Sendable {
@@ -29,6 +31,8 @@ struct PaginationState<Element: Sendable>: Sendable {
 
     /// A page being loaded.
     struct Load: Sendable {
+        /// Tells this load from any other, so that only the load in flight can finish.
+        let number: Int
         let generation: Int
         let index: Int
         let cursor: PageCursor
@@ -50,17 +54,19 @@ struct PaginationState<Element: Sendable>: Sendable {
     /// Whether the load in flight, if any, is for the first page.
     var isLoadingFirstPage: Bool { load?.index == 0 }
 
-    /// Joins the load in flight, or begins one with the promise `makePromise` returns.
+    /// Joins the load in flight, or begins one with the promise `makePromise` returns. A load
+    /// whose every caller cancelled is not joined: it is on its way out, and another begins.
     mutating func start(_ makePromise: () -> Promise<Page<Element>>) -> Start {
-        if let load { return .join(load.promise) }
+        if let load, load.promise.isPending { return .join(load.promise) }
         guard let next else { return .exhausted(index: pageCount) }
-        let load = Load(generation: generation, index: pageCount, cursor: next, search: search, promise: makePromise())
+        loadCount += 1
+        let load = Load(number: loadCount, generation: generation, index: pageCount, cursor: next, search: search, promise: makePromise())
         self.load = load
         return .begin(load)
     }
 
     /// Records how `load` ended, and returns the page it made; `nil` when the load was stale
-    /// (started before a start over) and changed nothing.
+    /// (started before a start over, or replaced after its callers cancelled) and changed nothing.
     ///
     /// `answered` holds what the page was requested as (its URL before and after redirects),
     /// `proposed` what the page says comes next.
@@ -68,7 +74,7 @@ struct PaginationState<Element: Sendable>: Sendable {
         _ load: Load, with outcome: Result<(elements: [Element], body: Data, proposed: PageCursor?, response: Response), any Error>,
         answered: [PageCursor]
     ) -> Result<Page<Element>, any Error>? {
-        guard load.generation == generation else { return nil }
+        guard load.generation == generation, self.load?.number == load.number else { return nil }
         self.load = nil
         switch outcome {
         case .failure(let error):
@@ -92,13 +98,14 @@ struct PaginationState<Element: Sendable>: Sendable {
     /// Forgets every page and sets the search to `search`; returns the load to cancel, if any.
     mutating func startOver(with search: Search? = nil) -> Load? {
         let stale = load
-        self = PaginationState(search: search ?? self.search, generation: generation + 1)
+        self = PaginationState(search: search ?? self.search, generation: generation + 1, loadCount: loadCount)
         return stale
     }
 
-    private init(search: Search, generation: Int) {
+    private init(search: Search, generation: Int, loadCount: Int) {
         self.search = search
         self.generation = generation
+        self.loadCount = loadCount
     }
 
     /// A paginator's state before its first page.

@@ -43,6 +43,19 @@ import Testing
         #expect(state.elements.isEmpty && state.next == .first)
     }
 
+    @Test func aLoadEveryCallerCancelledIsReplacedNotJoined() throws {
+        var state = State()
+        let cancelled = try #require(begin(&state))
+        cancelled.promise.cancel()
+        let fresh = try #require(begin(&state))
+        #expect(fresh.number != cancelled.number && fresh.cursor == .first)
+        // The cancelled one ends later, and changes nothing.
+        let late = state.finish(cancelled, with: .failure(APIError.cancelled), answered: [])
+        #expect(late == nil && state.load?.number == fresh.number)
+        _ = state.finish(fresh, with: page([1, 2], next: .number(2)), answered: [])
+        #expect(state.elements == [1, 2] && state.load == nil)
+    }
+
     @Test func cancellationIsNotAnErrorToKeep() throws {
         var state = State()
         let load = try #require(begin(&state))
