@@ -14,7 +14,8 @@ final class CurlExchange: @unchecked Sendable {
     private let receiver: any TransportReceiver
     private let url: URL
     private var headerList: UnsafeMutableRawPointer?
-    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)   // CURL_ERROR_SIZE
+    /// Where libcurl writes what went wrong (CURL_ERROR_SIZE bytes).
+    private let errorBuffer: UnsafeMutablePointer<CChar>
     private var body: Body?
     /// The response head as it arrives: the status line, then its fields.
     private var status = 0
@@ -41,12 +42,8 @@ final class CurlExchange: @unchecked Sendable {
     private let bodyLength: Int64?
 
     init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>, trusting certificates: URL?) throws {
-        guard let url = request.urlRequest.url, let easy = curl.pointee.easy_init() else { throw URLError(.badURL) }
-        self.easy = easy
-        self.curl = curl
-        self.receiver = receiver
-        self.url = url
-        errorBuffer.initialize(repeating: 0, count: 256)
+        guard let url = request.urlRequest.url else { throw URLError(.badURL) }
+        // The body first: making its stream can fail, and nothing is to be freed yet then.
         if let stream = request.bodyStream {
             body = .stream(try stream.makeStream())
             bodyLength = stream.length
@@ -60,6 +57,13 @@ final class CurlExchange: @unchecked Sendable {
         } else {
             bodyLength = nil
         }
+        guard let easy = curl.pointee.easy_init() else { throw URLError(.cannotLoadFromNetwork) }
+        self.easy = easy
+        self.curl = curl
+        self.receiver = receiver
+        self.url = url
+        errorBuffer = .allocate(capacity: 256)
+        errorBuffer.initialize(repeating: 0, count: 256)
         if case .stream(let stream) = body { stream.open() }
         configure(request.urlRequest)
         if let certificates { setString(CurlOption.caInfo, certificates.path) }
