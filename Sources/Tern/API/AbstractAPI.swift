@@ -54,8 +54,8 @@ open class AbstractAPI: @unchecked Sendable {
     let retryAccount = RetryAccount()
     /// The configuration's plugins, and the logger its log level asks for.
     let plugins: [any Plugin]
-    /// Runs work on the transport's own thread, when it has one.
-    private let transportThread: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+    /// Runs work on the transport's own thread when it has one and it is idle; says whether it did.
+    private let transportThread: (@Sendable (@escaping @Sendable () -> Void) -> Bool)?
 
     /// Creates an API client.
     ///
@@ -82,7 +82,7 @@ open class AbstractAPI: @unchecked Sendable {
         pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent)
         #if os(Linux)
         if let curl = self.transport as? CurlTransport {
-            transportThread = { work in curl.schedule(work) }
+            transportThread = { work in curl.scheduleIfIdle(work) }
         } else {
             transportThread = nil
         }
@@ -92,12 +92,12 @@ open class AbstractAPI: @unchecked Sendable {
     }
 
     /// Starts a request's pipeline (building, signing, sending) off the caller's thread: on the
-    /// transport's own thread when it has one, which then sends without another hop, else on
-    /// the pipeline queue.
+    /// transport's own thread when it has one and nothing else runs there, which then sends
+    /// without another hop; else on the pipeline queue, in parallel with the transfers.
     @usableFromInline
     func startPipeline(_ start: @escaping @Sendable () -> Void) {
-        guard let transportThread else { return pipelineQueue.async(execute: start) }
-        transportThread(start)
+        if let transportThread, transportThread(start) { return }
+        pipelineQueue.async(execute: start)
     }
 
     /// The object that signs requests; held weakly.

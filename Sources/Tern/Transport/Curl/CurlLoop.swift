@@ -15,6 +15,8 @@ final class CurlLoop: @unchecked Sendable {
     private var running: [UnsafeMutableRawPointer: CurlExchange] = [:]
 
     private struct Inbox {
+        /// Exchanges started and not yet ended.
+        var inFlight = 0
         var jobs: [@Sendable () -> Void] = []
         var starts: [CurlExchange] = []
         var cancels: [CurlExchange] = []
@@ -38,14 +40,24 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Starts `exchange` on the loop.
     func start(_ exchange: CurlExchange) {
-        inbox.withLock { $0.starts.append(exchange) }
+        inbox.withLock { inbox in
+            inbox.starts.append(exchange)
+            inbox.inFlight += 1
+        }
         _ = curl.pointee.multi_wakeup(multi)
     }
 
-    /// Runs `work` on the loop's thread, before the next transfers are started.
-    func schedule(_ work: @escaping @Sendable () -> Void) {
-        inbox.withLock { $0.jobs.append(work) }
-        _ = curl.pointee.multi_wakeup(multi)
+    /// Runs `work` on the loop's thread, before the next transfers are started, if the loop
+    /// is idle: a busy loop moves bytes for others, and `work` had better run elsewhere.
+    /// Returns whether it took the work.
+    func scheduleIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let taken = inbox.withLock { inbox in
+            guard inbox.inFlight == 0, inbox.jobs.isEmpty else { return false }
+            inbox.jobs.append(work)
+            return true
+        }
+        if taken { _ = curl.pointee.multi_wakeup(multi) }
+        return taken
     }
 
     /// Stops `exchange`, which then reports a cancel, unless it has ended already.
@@ -73,11 +85,13 @@ final class CurlLoop: @unchecked Sendable {
                 if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
                     running[exchange.easy] = exchange
                 } else {
+                    ended()
                     exchange.complete(CurlCode.abortedByCallback)
                 }
             }
             for exchange in work.1 where running.removeValue(forKey: exchange.easy) != nil {
                 _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
+                ended()
                 exchange.complete(nil)
             }
             _ = curl.pointee.multi_perform(multi, &active)
@@ -86,6 +100,11 @@ final class CurlLoop: @unchecked Sendable {
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
         }
         _ = curl.pointee.multi_cleanup(multi)
+    }
+
+    /// Counts an exchange out of flight.
+    private func ended() {
+        inbox.withLock { $0.inFlight -= 1 }
     }
 
     /// Where ends are reported while other transfers run: what the receiver does then (Tern
@@ -103,6 +122,7 @@ final class CurlLoop: @unchecked Sendable {
             guard tern_curl_message_done(message, &easy, &result) == 1, let easy,
                   let exchange = running.removeValue(forKey: easy) else { continue }
             _ = curl.pointee.multi_remove_handle(multi, easy)
+            ended()
             let code = result
             if running.isEmpty {
                 exchange.complete(code)

@@ -46,10 +46,11 @@ public final class CurlTransport: Transport {
         loop.close()
     }
 
-    /// Runs `work` on the transport's thread, between its transfers: a request's first stages
-    /// run there, and what they send starts without another hop.
-    func schedule(_ work: @escaping @Sendable () -> Void) {
-        loop.schedule(work)
+    /// Runs `work` on the transport's thread when it has no transfer running, and returns
+    /// `true`; a request's first stages run there, and what they send starts without another
+    /// hop. A busy thread declines, and the caller runs `work` elsewhere.
+    func scheduleIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool {
+        loop.scheduleIfIdle(work)
     }
 
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
