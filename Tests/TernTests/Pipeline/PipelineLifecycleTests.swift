@@ -44,13 +44,21 @@ import TernTesting
         let server = try stallingServer()
         defer { server.stop() }
         let api = try TestAPI(baseURL: server.baseURL)
-        // The pipeline queue is busy, so the request cannot have started when it is cancelled.
+        // Wherever the request could start is busy, so it cannot have started when it is
+        // cancelled: the pipeline queue, and the libcurl thread, which then declines new work.
         let gate = DispatchSemaphore(value: 0)
         api.pipelineQueue.async(flags: .barrier) { gate.wait() }
+        #if os(Linux)
+        let loopGate = DispatchSemaphore(value: 0)
+        let holdsLoop = (api.transport as? CurlTransport)?.scheduleIfIdle { loopGate.wait() } ?? false
+        #endif
         let encoded = Recorder<Bool>()
         let promise: Promise<Data> = api.request(route: api.get(endpoint: "/slow"), parameters: Spy(encoded: encoded))
         promise.cancel()
         gate.signal()
+        #if os(Linux)
+        if holdsLoop { loopGate.signal() }
+        #endif
         #expect(await apiError(of: promise)?.caseName == "cancelled")
         api.pipelineQueue.sync(flags: .barrier) {}
         try await Task.sleep(nanoseconds: 50_000_000)
