@@ -66,7 +66,7 @@ final class CurlLoop: @unchecked Sendable {
         _ = curl.pointee.multi_wakeup(multi)
     }
 
-    /// Ends the loop once its transfers have ended; the thread then frees libcurl's handle.
+    /// Ends the loop's thread once its transfers have ended.
     func close() {
         inbox.withLock { $0.isClosing = true }
         _ = curl.pointee.multi_wakeup(multi)
@@ -99,6 +99,11 @@ final class CurlLoop: @unchecked Sendable {
             if work.2, running.isEmpty, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
         }
+    }
+
+    /// Frees libcurl's handle once nothing can wake it: the thread has ended, and no task that
+    /// could still be cancelled holds the loop.
+    deinit {
         _ = curl.pointee.multi_cleanup(multi)
     }
 
