@@ -169,7 +169,7 @@ import TernTesting
         products.query = "sandals"
         #expect(!products.isLoading)
         #expect(await apiError(of: stale)?.isCancellation == true)
-        #expect(await eventually { catalog.server.openConnections == 0 })
+        #expect(await eventually(timeout: 60) { catalog.server.openConnections == 0 })
         products.filters = [:]
         let page = try await products.loadNextPage().value
         #expect(page.index == 0)

@@ -7,9 +7,10 @@ import TernTesting
 ///
 /// Products are named after the query (`q`, "item" without one): `boots-1` … `boots-5`, priced
 /// 1 to 5. Any route takes `delay=<ms>`, or `stall=always` or `stall=first` (the server's first
-/// request only): no answer until the client hangs up;
-/// filters come back in each product's name (`color=red` → `item-1-red`). Bodies are written
-/// with sorted keys, the same bytes for the same products, as a real server's would be.
+/// request only): no answer until the client hangs up, or a minute has passed (FoundationNetworking
+/// under the thread sanitizer was seen to take over ten seconds to cancel). Filters come back in
+/// each product's name (`color=red` → `item-1-red`). Bodies are written with sorted keys, the
+/// same bytes for the same products, as a real server's would be.
 final class CatalogServer: Sendable {
     let server: LoopbackServer
     let requests = Recorder<RecordedRequest>()
@@ -21,7 +22,7 @@ final class CatalogServer: Sendable {
         server = try LoopbackServer { request in
             requests.append(request)
             switch request.value(of: "stall") {
-            case "first" where requests.items.count == 1, "always": return ServerResponse().with(.stall(10))
+            case "first" where requests.items.count == 1, "always": return ServerResponse().with(.stall(60))
             default: break
             }
             let response = Self.route(request)
