@@ -1,5 +1,15 @@
+#define _GNU_SOURCE
 #include "CTernCurl.h"
 #include <dlfcn.h>
+#include <pthread.h>
+
+void tern_name_this_thread(const char *name) {
+#if defined(__linux__)
+    pthread_setname_np(pthread_self(), name);
+#elif defined(__APPLE__)
+    pthread_setname_np(name);
+#endif
+}
 
 int tern_curl_load(TernCurl *curl, const char *path, const char **error) {
     void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);

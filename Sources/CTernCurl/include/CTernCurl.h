@@ -50,6 +50,9 @@ int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *val
 int tern_curl_getinfo_offset(const TernCurl *curl, void *easy, int info, int64_t *value);
 int tern_curl_multi_setopt_long(const TernCurl *curl, void *multi, int option, long value);
 
+/// Names the calling thread as the system shows it (15 characters at most on Linux).
+void tern_name_this_thread(const char *name);
+
 /// Reads a message of curl_multi_info_read: 1 with the finished handle and its result when the
 /// message says a transfer is done, 0 otherwise.
 int tern_curl_message_done(const void *message, void **easy, int *result);

@@ -23,19 +23,20 @@ final class CurlLoop: @unchecked Sendable {
         var isClosing = false
     }
 
+    /// The name of every loop's thread, as the system shows it.
+    static let threadName = "tern.curl"
+
     /// How many idle connections are kept for reuse.
     static let idleConnections = 32
 
-    init(curl: UnsafePointer<TernCurl>, name: String) throws(CurlUnavailable) {
+    init(curl: UnsafePointer<TernCurl>) throws(CurlUnavailable) {
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
         self.curl = curl
         self.multi = multi
         // Idle connections kept for reuse: libcurl's default, four per transfer ever running at
         // once, would keep hundreds of sockets open after a burst.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, Self.idleConnections)
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.start()
+        Thread { [self] in run() }.start()
     }
 
     /// Starts `exchange` on the loop.
@@ -73,6 +74,8 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     private func run() {
+        // Named for the system too (Foundation's name is its own), so tools and tests see it.
+        tern_name_this_thread(Self.threadName)
         var active: Int32 = 0
         while true {
             // Jobs first: what they send is started in this same turn.

@@ -20,7 +20,8 @@ import FoundationNetworking
 /// it, and nothing else but libcurl's `Accept: */*` and `Accept-Encoding`.
 public final class CurlTransport: Transport {
     private let library: CurlLibrary
-    private let loop: CurlLoop
+    /// The event loop; internal for the tests, which watch it end.
+    let loop: CurlLoop
     /// The PEM file of certificate authorities trusted instead of the system's, if any.
     public let trustedCertificates: URL?
 
@@ -32,7 +33,7 @@ public final class CurlTransport: Transport {
     /// - Throws: ``CurlUnavailable`` when libcurl cannot be loaded.
     public init(trusting trustedCertificates: URL? = nil) throws(CurlUnavailable) {
         library = try CurlLibrary.shared.get()
-        loop = try CurlLoop(curl: library.api, name: "tern.curl")
+        loop = try CurlLoop(curl: library.api)
         self.trustedCertificates = trustedCertificates
     }
 
