@@ -81,7 +81,8 @@ open class AbstractAPI: @unchecked Sendable {
         plugins = configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : [])
         pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent)
         #if os(Linux)
-        if let curl = self.transport as? CurlTransport {
+        // An API answering with sample data never uses its transport: nothing to start there.
+        if !configuration.usesSampleData, let curl = self.transport as? CurlTransport {
             transportThread = { work in curl.scheduleIfIdle(work) }
         } else {
             transportThread = nil
