@@ -21,6 +21,9 @@ final class CurlLoop: @unchecked Sendable {
         var starts: [CurlExchange] = []
         var cancels: [CurlExchange] = []
         var isClosing = false
+        /// Whether the loop is running jobs: what they start or cancel is read right after them,
+        /// in the same turn, so there is no need to wake the loop.
+        var isRunningJobs = false
     }
 
     /// The name of every loop's thread, as the system shows it.
@@ -41,11 +44,12 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Starts `exchange` on the loop.
     func start(_ exchange: CurlExchange) {
-        inbox.withLock { inbox in
+        let isAwake = inbox.withLock { inbox in
             inbox.starts.append(exchange)
             inbox.inFlight += 1
+            return inbox.isRunningJobs
         }
-        _ = curl.pointee.multi_wakeup(multi)
+        if !isAwake { _ = curl.pointee.multi_wakeup(multi) }
     }
 
     /// Runs `work` on the loop's thread, before the next transfers are started, if the loop
@@ -63,8 +67,11 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Stops `exchange`, which then reports a cancel, unless it has ended already.
     func cancel(_ exchange: CurlExchange) {
-        inbox.withLock { $0.cancels.append(exchange) }
-        _ = curl.pointee.multi_wakeup(multi)
+        let isAwake = inbox.withLock { inbox in
+            inbox.cancels.append(exchange)
+            return inbox.isRunningJobs
+        }
+        if !isAwake { _ = curl.pointee.multi_wakeup(multi) }
     }
 
     /// Ends the loop's thread once its transfers have ended.
@@ -79,9 +86,14 @@ final class CurlLoop: @unchecked Sendable {
         var active: Int32 = 0
         while true {
             // Jobs first: what they send is started in this same turn.
-            for job in inbox.withLock({ inbox in defer { inbox.jobs.removeAll() }; return inbox.jobs }) { job() }
+            let jobs = inbox.withLock { inbox in
+                defer { inbox.jobs.removeAll() }
+                inbox.isRunningJobs = !inbox.jobs.isEmpty
+                return inbox.jobs
+            }
+            for job in jobs { job() }
             let work = inbox.withLock { inbox in
-                defer { inbox.starts.removeAll(); inbox.cancels.removeAll() }
+                defer { inbox.starts.removeAll(); inbox.cancels.removeAll(); inbox.isRunningJobs = false }
                 return (inbox.starts, inbox.cancels, inbox.isClosing)
             }
             for exchange in work.0 {
