@@ -74,6 +74,12 @@ final class Connection {
             guard !response.body.isEmpty, send(Self.head(of: response.status, headers, response.repeatedFields)) else { return false }
             while sent < 1 << 26, send(response.body) { sent += response.body.count }
             return false
+        case .repeated(let times):
+            var headers = response.headers
+            headers["Content-Length"] = String(response.body.count * times)
+            guard send(Self.head(of: response.status, headers, response.repeatedFields)) else { return false }
+            for _ in 0..<times where !send(response.body) { return false }
+            return true
         case .normal:
             return send(Self.head(of: response) + response.body)
         }
