@@ -27,6 +27,26 @@ import TernTesting
         #expect(await eventually { loops.alive == 0 }, "\(loops.alive) of 20 loops still running")
     }
 
+    @Test func withoutLibcurlTheDefaultIsURLSessionSaidOnce() async throws {
+        let server = try LoopbackServer { _ in .text("over URLSession") }
+        defer { server.stop() }
+        let child = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { [url = server.baseURL as String] in
+            setenv("TERN_LIBCURL", "libtern-no-such-curl.so.4", 1)
+            guard case .failure = CurlTransport.libraryVersion else { exit(EXIT_FAILURE) }
+            let apis = [AbstractAPI(responseQueue: .global()), AbstractAPI(responseQueue: .global())]
+            for api in apis {
+                guard api.transport is URLSessionTransport else { exit(EXIT_FAILURE) }
+                let text: String = try await api.request(route: .get(url)).value
+                guard text == "over URLSession" else { exit(EXIT_FAILURE) }
+            }
+        }
+        let said = child.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
+        let lines = said.split(separator: "\n").filter { $0.hasPrefix("Tern:") }
+        #expect(lines.count == 1, "\(said)")
+        #expect(lines.first?.contains("libcurl is not available: libtern-no-such-curl.so.4") == true, "\(said)")
+        #expect(lines.first?.hasSuffix("requests go through URLSessionTransport instead.") == true, "\(said)")
+    }
+
     @Test func itIsLinuxsDefault() throws {
         let api = AbstractAPI(responseQueue: .global())
         #expect(api.transport is CurlTransport)

@@ -13,10 +13,14 @@ final class CurlLibrary: @unchecked Sendable {
     /// Its version string, such as "libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 nghttp2/1.52.0".
     let version: String
 
-    /// The process's libcurl, or why there is none.
+    /// The library loaded unless `TERN_LIBCURL` names another: the one FoundationNetworking links.
+    static let defaultPath = "libcurl.so.4"
+
+    /// The process's libcurl, or why there is none: the one `TERN_LIBCURL` names, if set (a path
+    /// or a soname), else ``defaultPath``.
     static let shared: Result<CurlLibrary, CurlUnavailable> = {
         do throws(CurlUnavailable) {
-            return .success(try CurlLibrary(path: "libcurl.so.4"))
+            return .success(try CurlLibrary(path: ProcessInfo.processInfo.environment["TERN_LIBCURL"] ?? defaultPath))
         } catch {
             return .failure(error)
         }

@@ -8,9 +8,9 @@ import FoundationNetworking
 /// TLS with peer verification, proxies from the environment as curl reads them
 /// (`http_proxy`, `https_proxy`, `no_proxy`), and decompression.
 ///
-/// libcurl is loaded at run time (`libcurl.so.4`, which FoundationNetworking itself links), so
-/// Tern needs no curl headers to build; where it cannot be loaded, `init()` throws
-/// ``CurlUnavailable``.
+/// libcurl is loaded at run time (`libcurl.so.4`, which FoundationNetworking itself links, or
+/// the one `TERN_LIBCURL` names), so Tern needs no curl headers to build; where it cannot be
+/// loaded, `init()` throws ``CurlUnavailable``.
 ///
 /// ```swift
 /// let api = ShopAPI(transport: try CurlTransport())
