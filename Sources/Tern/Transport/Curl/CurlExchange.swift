@@ -84,6 +84,9 @@ final class CurlExchange: @unchecked Sendable {
         setLong(CurlOption.sslVerifyPeer, 1)        // libcurl's defaults, stated: the peer and its name are checked
         setLong(CurlOption.sslVerifyHost, 2)
         setString(CurlOption.url, url.absoluteString)
+        // Requests sent together to an HTTPS origin wait to learn whether its first connection
+        // speaks HTTP/2, and then share it, rather than each opening a connection of its own.
+        if url.scheme?.lowercased() == "https" { setLong(CurlOption.pipeWait, 1) }
         setString(CurlOption.acceptEncoding, "")    // every encoding libcurl can decode, decoded
         tern_curl_setopt_pointer(curl, easy, CurlOption.errorBuffer, errorBuffer)
         tern_curl_setopt_pointer(curl, easy, CurlOption.writeData, context)

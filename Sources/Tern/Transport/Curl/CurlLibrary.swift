@@ -75,6 +75,7 @@ enum CurlOption {
     static let protocols: Int32 = 181
     static let progressFunction: Int32 = 20_219
     static let tcpKeepAlive: Int32 = 213
+    static let pipeWait: Int32 = 237
 }
 
 /// `CURLINFO_*` numbers.
