@@ -19,7 +19,7 @@ int tern_curl_load(TernCurl *curl, const char *path, const char **error) {
     }
     curl->library = library;
 #define TERN_FIND(field, name) \
-    if (!(*(void **)&curl->field = dlsym(library, name))) { *error = name; dlclose(library); return -1; }
+    if (!(*(void **)&curl->field = dlsym(library, name))) { *error = name; dlclose(library); return -2; }
     TERN_FIND(global_init, "curl_global_init")
     TERN_FIND(easy_init, "curl_easy_init")
     TERN_FIND(easy_cleanup, "curl_easy_cleanup")

@@ -38,7 +38,8 @@ typedef struct TernCurl {
 } TernCurl;
 
 /// Opens `path` (such as "libcurl.so.4") and finds every entry point; returns 0 on success,
-/// or -1 with `error` set to what failed.
+/// -1 with `error` set to the loader's message when the library cannot be opened, or -2 with
+/// `error` set to the name of an entry point it lacks.
 int tern_curl_load(TernCurl *curl, const char *path, const char **error);
 
 int tern_curl_setopt_long(const TernCurl *curl, void *easy, int option, long value);

@@ -47,6 +47,19 @@ import TernTesting
         #expect(lines.first?.hasSuffix("requests go through URLSessionTransport instead.") == true, "\(said)")
     }
 
+    @Test func aLibraryThatIsNotLibcurlIsRefusedByName() async throws {
+        // zlib: on every system that has libcurl, which links it.
+        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+            setenv("TERN_LIBCURL", "libz.so.1", 1)
+            do throws(CurlUnavailable) {
+                _ = try CurlTransport()
+            } catch {
+                print(error.reason)
+            }
+        }
+        #expect(child.map { String(decoding: $0.standardOutputContent, as: UTF8.self) } == "libz.so.1 has no curl_global_init\n")
+    }
+
     @Test func itIsLinuxsDefault() throws {
         let api = AbstractAPI(responseQueue: .global())
         #expect(api.transport is CurlTransport)

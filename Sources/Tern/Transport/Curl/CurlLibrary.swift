@@ -20,7 +20,8 @@ final class CurlLibrary: @unchecked Sendable {
     /// or a soname), else ``defaultPath``.
     static let shared: Result<CurlLibrary, CurlUnavailable> = {
         do throws(CurlUnavailable) {
-            return .success(try CurlLibrary(path: ProcessInfo.processInfo.environment["TERN_LIBCURL"] ?? defaultPath))
+            let named = ProcessInfo.processInfo.environment["TERN_LIBCURL"] ?? ""
+            return .success(try CurlLibrary(path: named.isEmpty ? defaultPath : named))
         } catch {
             return .failure(error)
         }
@@ -30,9 +31,13 @@ final class CurlLibrary: @unchecked Sendable {
         let api = UnsafeMutablePointer<TernCurl>.allocate(capacity: 1)
         api.initialize(to: TernCurl())
         var failure: UnsafePointer<CChar>?
-        guard tern_curl_load(api, path, &failure) == 0 else {
+        switch tern_curl_load(api, path, &failure) {
+        case 0:
+            break
+        case let code:
             api.deallocate()
-            throw CurlUnavailable(reason: failure.map { String(cString: $0) } ?? "\(path) could not be opened")
+            let detail = failure.map { String(cString: $0) }
+            throw CurlUnavailable(reason: code == -2 ? "\(path) has no \(detail ?? "entry point Tern needs")" : detail ?? "\(path) could not be opened")
         }
         // CURL_GLOBAL_ALL; once, before any other thread uses libcurl (Swift runs `static let` once).
         guard api.pointee.global_init(3) == 0 else { throw CurlUnavailable(reason: "curl_global_init failed") }
