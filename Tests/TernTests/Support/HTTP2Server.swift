@@ -14,23 +14,37 @@ final class HTTP2Server: @unchecked Sendable {
         let body: Data
     }
 
+    /// What a request gets instead of the answer.
+    enum Misbehavior {
+        /// Its stream is reset (RST_STREAM, INTERNAL_ERROR).
+        case reset
+        /// Nothing, ever.
+        case silence
+    }
+
     let certificates: TestCertificates
     let port: Int
     private let process: Process
     private let toServer = Pipe()
     private let fromServer = Pipe()
     private let body: Data
+    /// By request number, from 1: the requests not answered.
+    private let misbehaviors: [Int: Misbehavior]
     private let lock = NSLock()
     private var seenConnections = 0
     private var seenRequests: [Request] = []
+    private var seenResets: [UInt32] = []
     /// Request bodies so far, by stream, until the stream ends.
     private var bodies: [UInt32: Data] = [:]
 
     /// - Parameter body: What every request gets; one frame's worth (16 KiB) at most, so that
     ///   neither frame sizes nor flow control come into it.
-    init(answering body: Data) throws {
+    ///   - misbehaviors: The requests, numbered from 1 in the order they end, that get something
+    ///     else than the answer.
+    init(answering body: Data, misbehaving misbehaviors: [Int: Misbehavior] = [:]) throws {
         precondition(body.count <= 16_384)
         self.body = body
+        self.misbehaviors = misbehaviors
         certificates = try TestCertificates()
         port = try TestCertificates.freePort()
         process = try certificates.server(on: port, ["-alpn", "h2"], input: toServer, output: fromServer)
@@ -63,11 +77,13 @@ final class HTTP2Server: @unchecked Sendable {
     }
     var connections: Int { lock.withLock { seenConnections } }
     var requests: [Request] { lock.withLock { seenRequests } }
+    /// The streams the client reset.
+    var resets: [UInt32] { lock.withLock { seenResets } }
 
     // MARK: Frames
 
     private enum Kind: UInt8 {
-        case data = 0, headers = 1, settings = 4, ping = 6, continuation = 9
+        case data = 0, headers = 1, reset = 3, settings = 4, ping = 6, continuation = 9
     }
 
     private static let preface = Data("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
@@ -116,6 +132,8 @@ final class HTTP2Server: @unchecked Sendable {
         case .data:
             lock.withLock { bodies[stream, default: Data()].append(payload) }
             if flags & Self.endStream != 0 { answer(stream) }
+        case .reset:
+            lock.withLock { seenResets.append(stream) }
         default:
             break   // window updates, priorities, resets, goaway: nothing to answer
         }
@@ -123,7 +141,18 @@ final class HTTP2Server: @unchecked Sendable {
     }
 
     private func answer(_ stream: UInt32) {
-        lock.withLock { seenRequests.append(Request(stream: stream, body: bodies.removeValue(forKey: stream) ?? Data())) }
+        let number = lock.withLock {
+            seenRequests.append(Request(stream: stream, body: bodies.removeValue(forKey: stream) ?? Data()))
+            return seenRequests.count
+        }
+        switch misbehaviors[number] {
+        case .reset?:
+            return send(.reset, flags: 0, stream: stream, payload: Data([0, 0, 0, 2]))
+        case .silence?:
+            return
+        case nil:
+            break
+        }
         // HPACK: ":status: 200" from the static table (index 8), then content-type (31) and
         // content-length (28) as literals without indexing, their names from the table.
         var block = Data([0x88])
