@@ -75,6 +75,7 @@ final class Connection {
             while sent < 1 << 26, send(response.body) { sent += response.body.count }
             return false
         case .repeated(let times):
+            let times = max(times, 0)
             var headers = response.headers
             headers["Content-Length"] = String(response.body.count * times)
             guard send(Self.head(of: response.status, headers, response.repeatedFields)) else { return false }

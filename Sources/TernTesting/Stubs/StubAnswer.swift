@@ -54,9 +54,9 @@ public struct StubAnswer: Sendable {
     }
 
     /// What a ``LoopbackServer`` would send for `response`, so that one handler can serve both:
-    /// `.delayed` waits on the transport's clock; `.repeated` answers the whole body, built in
-    /// memory; `.hangUp` fails as an empty reply would; a
-    /// response cut short, stalled or endless fails as a lost connection, with no partial body.
+    /// `.delayed` waits on the transport's clock; `.repeated` answers the whole body, made in
+    /// memory; `.hangUp` fails as an empty reply would; a response cut short, stalled or endless
+    /// fails as a lost connection, with no partial body.
     public init(_ response: ServerResponse) {
         let whole = Outcome.response(status: response.status, headers: response.headers, body: response.body)
         switch response.behavior {
@@ -68,7 +68,7 @@ public struct StubAnswer: Sendable {
             self.init(outcome: .failure(URLError(.badServerResponse)))
         case .repeated(let times):
             self.init(outcome: .response(status: response.status, headers: response.headers,
-                                         body: Data(repeatElement(response.body, count: times).joined())))
+                                         body: Data(repeatElement(response.body, count: max(times, 0)).joined())))
         case .truncated, .stalled, .stall, .endless:
             self.init(outcome: .failure(URLError(.networkConnectionLost)))
         }
