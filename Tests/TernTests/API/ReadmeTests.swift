@@ -300,8 +300,9 @@ extension Readme {
     static func choosingATransport() throws -> [Any] {
         let overCurl = TestShopAPI(baseURL: "https://shop.example", transport: try CurlTransport())
         let privateCA = try CurlTransport(trusting: URL(fileURLWithPath: "/etc/shop/ca.pem"))   // instead of the system's CAs
+        let noCookies = try CurlTransport(cookies: nil)                                           // HTTPCookieStorage.shared by default
         let overURLSession = TestShopAPI(baseURL: "https://shop.example", transport: URLSessionTransport())
-        return [overCurl, privateCA, overURLSession]
+        return [overCurl, privateCA, noCookies, overURLSession]
     }
     #endif
 

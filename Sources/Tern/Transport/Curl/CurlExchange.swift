@@ -13,6 +13,10 @@ final class CurlExchange: @unchecked Sendable {
     private let curl: UnsafePointer<TernCurl>
     private let receiver: any TransportReceiver
     private let url: URL
+    /// Where the response's cookies go, if anywhere.
+    private let cookies: HTTPCookieStorage?
+    /// The URL whose domain a cookie policy of "only from the main document's domain" compares.
+    private let mainDocumentURL: URL?
     private var headerList: UnsafeMutableRawPointer?
     /// Where libcurl writes what went wrong (CURL_ERROR_SIZE bytes).
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -41,7 +45,8 @@ final class CurlExchange: @unchecked Sendable {
     /// The body's length, when known.
     private let bodyLength: Int64?
 
-    init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>, trusting certificates: URL?) throws {
+    init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>,
+         trusting certificates: URL?, cookies: HTTPCookieStorage?) throws {
         guard let url = request.urlRequest.url else { throw URLError(.badURL) }
         // The body first: making its stream can fail, and nothing is to be freed yet then.
         if let stream = request.bodyStream {
@@ -62,6 +67,8 @@ final class CurlExchange: @unchecked Sendable {
         self.curl = curl
         self.receiver = receiver
         self.url = url
+        self.cookies = request.urlRequest.httpShouldHandleCookies ? cookies : nil
+        mainDocumentURL = request.urlRequest.mainDocumentURL
         errorBuffer = .allocate(capacity: 256)
         errorBuffer.initialize(repeating: 0, count: 256)
         if case .stream(let stream) = body { stream.open() }
@@ -115,6 +122,13 @@ final class CurlExchange: @unchecked Sendable {
             setLong(CurlOption.noBody, 1)
         } else if method != (body == nil ? "GET" : "POST") {
             setString(CurlOption.customRequest, method)
+        }
+        // The stored cookies this URL matches, unless the request brings its own.
+        if let cookies, let stored = cookies.cookies(for: url), !stored.isEmpty,
+           !headers.keys.contains(where: { $0.lowercased() == "cookie" }) {
+            let now = Date()
+            let going = stored.filter { $0.goes(to: url, at: now) }
+            if !going.isEmpty { headers.merge(HTTPCookie.requestHeaderFields(with: going)) { own, _ in own } }
         }
         for (name, value) in headers {
             // "Name;" sends a header with an empty value; "Name:" removes libcurl's own.
@@ -197,9 +211,17 @@ final class CurlExchange: @unchecked Sendable {
             }
         }
         let joined = Dictionary(uniqueKeysWithValues: byKey.values.map { ($0.name, $0.value) })
+        if let cookies, byKey["set-cookie"] != nil { store(in: cookies) }
         guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: httpVersion, headerFields: joined) else { return false }
         isStopped = receiver.didReceive(response) == .stop
         return !isStopped
+    }
+
+    /// Keeps the cookies the response sets, each `Set-Cookie` field read on its own (joined, the
+    /// commas in their dates would be ambiguous).
+    private func store(in storage: HTTPCookieStorage) {
+        let set = fields.filter { $0.key == "set-cookie" }.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0.value], for: url) }
+        storage.setCookies(set, for: url, mainDocumentURL: mainDocumentURL)
     }
 
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
