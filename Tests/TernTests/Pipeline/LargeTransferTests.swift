@@ -31,8 +31,7 @@ import TernTesting
             _ = try await api.download(route: .get(url), to: URL(fileURLWithPath: path)).value
             print(try residentBytes("VmHWM") - before)
         }
-        let growth = child.flatMap { Int(String(decoding: $0.standardOutputContent, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }
-        #expect(growth.map { $0 < Self.allowedGrowth } == true, "peak resident memory grew \(growth.map { $0 >> 20 } ?? -1) MiB")
+        expectFlat(child)
         // Whole, and nothing else left beside it.
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["gibibyte.bin"])
         let handle = try FileHandle(forReadingFrom: destination)
@@ -62,10 +61,17 @@ import TernTesting
             try await (api.request(route: .put(url), parameters: FileParameters(URL(fileURLWithPath: path))) as Promise<Void>).value
             print(try residentBytes("VmHWM") - before)
         }
-        let growth = child.flatMap { Int(String(decoding: $0.standardOutputContent, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }
-        #expect(growth.map { $0 < Self.allowedGrowth } == true, "peak resident memory grew \(growth.map { $0 >> 20 } ?? -1) MiB")
+        expectFlat(child)
         #expect(received.items == [Self.gibibyte])
     }
+}
+
+/// Checks the growth of peak resident memory a child printed.
+private func expectFlat(_ child: ExitTest.Result?, sourceLocation: SourceLocation = #_sourceLocation) {
+    let printed = child.map { String(decoding: $0.standardOutputContent, as: UTF8.self) } ?? ""
+    let growth = Int(printed.trimmingCharacters(in: .whitespacesAndNewlines))
+    #expect(growth.map { $0 < LargeTransferTests.allowedGrowth } == true,
+            "peak resident memory grew \(growth.map { "\($0 >> 20) MiB" } ?? printed)", sourceLocation: sourceLocation)
 }
 
 /// A line of this process's `/proc/self/status` ("VmRSS", "VmHWM"), in bytes.

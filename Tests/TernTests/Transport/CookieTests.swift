@@ -61,14 +61,19 @@ import TernTesting
 #if os(Linux)
 /// What is particular to cookies over libcurl.
 @Suite struct CurlCookieTests {
-    @Test func aRequestsOwnCookieHeaderGoesAsItIs() async throws {
-        let sent = Recorder<String?>()
-        let server = try LoopbackServer { request in
+    /// A server that sets `session=abc` with every answer, and records each request's `Cookie`.
+    static func sessionServer(recording sent: Recorder<String?>) throws -> LoopbackServer {
+        try LoopbackServer { request in
             sent.append(request.headers["Cookie"])
             var response = ServerResponse.json("{}")
             response.repeatedFields = [("Set-Cookie", "session=abc; Path=/")]
             return response
         }
+    }
+
+    @Test func aRequestsOwnCookieHeaderGoesAsItIs() async throws {
+        let sent = Recorder<String?>()
+        let server = try Self.sessionServer(recording: sent)
         defer { server.stop() }
         let api = try TestAPI(baseURL: server.baseURL, transport: CurlTransport(cookies: CookieTests.storage()))
         try await (api.request(route: api.get(endpoint: "/first")) as Promise<Void>).value
@@ -107,12 +112,7 @@ import TernTesting
 
     @Test func withoutAStorageNoCookieIsKept() async throws {
         let sent = Recorder<String?>()
-        let server = try LoopbackServer { request in
-            sent.append(request.headers["Cookie"])
-            var response = ServerResponse.json("{}")
-            response.repeatedFields = [("Set-Cookie", "session=abc; Path=/")]
-            return response
-        }
+        let server = try Self.sessionServer(recording: sent)
         defer { server.stop() }
         let api = try TestAPI(baseURL: server.baseURL, transport: CurlTransport(cookies: nil))
         for _ in 0..<2 { try await (api.request(route: api.get(endpoint: "/")) as Promise<Void>).value }
