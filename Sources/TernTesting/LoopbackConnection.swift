@@ -74,6 +74,11 @@ final class Connection {
             guard !response.body.isEmpty, send(Self.head(of: response.status, headers, response.repeatedFields)) else { return false }
             while sent < 1 << 26, send(response.body) { sent += response.body.count }
             return false
+        case .endlessHead:
+            var sent = 0
+            guard send(Data("HTTP/1.1 \(response.status) Flood\r\n".utf8)) else { return false }
+            while sent < 1 << 26, send(Data("X-Flood-\(sent): \(String(repeating: "a", count: 64))\r\n".utf8)) { sent += 80 }
+            return false
         case .repeated(let times):
             let times = max(times, 0)
             var headers = response.headers

@@ -25,6 +25,9 @@ public struct ServerResponse: Sendable {
         /// client closes the connection (or 64 MiB have gone, so that a test gone wrong still
         /// ends, and soon: a flood over loopback starves everything else in the process).
         case endless
+        /// The status line, then header fields without end (or until 64 MiB have gone), never
+        /// the empty line that ends them; then the connection closes.
+        case endlessHead
         /// The body this many times over (none if negative), its whole length announced: a
         /// large response from a small body, sent without ever being held whole.
         case repeated(times: Int)

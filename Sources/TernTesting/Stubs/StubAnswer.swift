@@ -69,7 +69,7 @@ public struct StubAnswer: Sendable {
         case .repeated(let times):
             self.init(outcome: .response(status: response.status, headers: response.headers,
                                          body: Data(repeatElement(response.body, count: max(times, 0)).joined())))
-        case .truncated, .stalled, .stall, .endless:
+        case .truncated, .stalled, .stall, .endless, .endlessHead:
             self.init(outcome: .failure(URLError(.networkConnectionLost)))
         }
     }

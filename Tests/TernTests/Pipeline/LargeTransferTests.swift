@@ -8,7 +8,8 @@ import TernTesting
 /// A gibibyte each way through Linux's default transport, with memory that stays flat. Each
 /// transfer runs in a child process of its own (an exit test), which measures its own peak
 /// resident memory: in this process, the other tests' memory would be counted too. The server
-/// stays here, outside what is measured.
+/// stays here, outside what is measured. Both ends run at the lowest priority: at full speed
+/// they took the cores from tests running beside them that wait for less than a second.
 @Suite(.serialized) struct LargeTransferTests {
     static let gibibyte = 1 << 30
     /// How far above its resident memory before the transfer a child may peak: flat means a
@@ -18,7 +19,8 @@ import TernTesting
     @Test func aGibibyteDownloadKeepsMemoryFlat() async throws {
         let block = patterned(bytes: 1 << 20, seed: 3)
         let server = try LoopbackServer { _ in
-            ServerResponse(headers: ["Content-Type": "application/octet-stream"], body: block, behavior: .repeated(times: 1024))
+            lowerThisThreadsPriority()
+            return ServerResponse(headers: ["Content-Type": "application/octet-stream"], body: block, behavior: .repeated(times: 1024))
         }
         defer { server.stop() }
         let directory = try temporaryDirectory()
@@ -27,6 +29,7 @@ import TernTesting
 
         let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
             [url = server.baseURL + "/gibibyte" as String, path = destination.path as String] in
+            lowerThisThreadsPriority()
             let before = try residentBytes("VmRSS")
             let api = AbstractAPI(configuration: APIConfiguration(timeout: 300), responseQueue: .global())
             _ = try await api.download(route: .get(url), to: URL(fileURLWithPath: path)).value
@@ -43,7 +46,12 @@ import TernTesting
 
     @Test func aGibibyteUploadKeepsMemoryFlat() async throws {
         let received = Recorder<Int>()
+        // A connection's thread reads a body before the handler runs: the child sends a first,
+        // empty request, whose handler lowers the thread's priority, and the upload follows on
+        // the same connection.
         let server = try LoopbackServer(keepingBodiesUpTo: 0) { request in
+            lowerThisThreadsPriority()
+            guard request.method == "PUT" else { return ServerResponse(status: 204) }
             received.append(request.bodyLength)
             return ServerResponse(status: 204)
         }
@@ -57,8 +65,10 @@ import TernTesting
 
         let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
             [url = server.baseURL + "/upload" as String, path = source.path as String] in
+            lowerThisThreadsPriority()
             let before = try residentBytes("VmRSS")
             let api = AbstractAPI(configuration: APIConfiguration(timeout: 300), responseQueue: .global())
+            try await (api.request(route: .get(url)) as Promise<Void>).value
             try await (api.request(route: .put(url), parameters: FileParameters(URL(fileURLWithPath: path))) as Promise<Void>).value
             print(try residentBytes("VmHWM") - before)
         }
@@ -73,6 +83,12 @@ private func expectFlat(_ child: ExitTest.Result?, sourceLocation: SourceLocatio
     let growth = Int(printed.trimmingCharacters(in: .whitespacesAndNewlines))
     #expect(growth.map { $0 < LargeTransferTests.allowedGrowth } == true,
             "peak resident memory grew \(growth.map { "\($0 >> 20) MiB" } ?? printed)", sourceLocation: sourceLocation)
+}
+
+/// Gives the calling thread, and the threads it starts from now on, the lowest priority: Linux
+/// keeps one per thread, and "this process" (0) means the calling thread.
+private func lowerThisThreadsPriority() {
+    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
 }
 
 /// A line of this process's `/proc/self/status` ("VmRSS", "VmHWM"), in bytes.

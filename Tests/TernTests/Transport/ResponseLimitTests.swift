@@ -61,6 +61,25 @@ import TernTesting
         #expect(failure?.statusCode == 200)
     }
 
+    /// A head that never ends fails the request, typed, long before the timeout, and the
+    /// connection closes; Tern's own limit over libcurl, libcurl's (300 KB) under URLSession.
+    @Test func aHeadThatNeverEndsFailsTyped() async throws {
+        let server = try LoopbackServer { _ in ServerResponse().with(.endlessHead) }
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL)
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/flood")) as Promise<Data>)
+        guard case .transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.statusCode == nil, "no head was accepted")
+        if TestTransport.isCurl {
+            #expect(failure.urlError?.code == .badServerResponse)
+            #expect("\(failure)".contains("the response's head passed 256 KiB"), "\(failure)")
+        }
+        #expect(await eventually { server.openConnections == 0 })
+    }
+
     @Test(arguments: [-5, 0])
     func aLimitOfNothingTakesOnlyEmptyBodies(bytes: Int) async throws {
         let api = try TestAPI(configuration: APIConfiguration(maximumResponseSize: SizeLimit(bytes: bytes), retryPolicy: .never))

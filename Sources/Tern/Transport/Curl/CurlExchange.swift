@@ -31,6 +31,15 @@ final class CurlExchange: @unchecked Sendable {
     private var isStopped = false
     /// Why the request body could not be read, if it could not.
     private var bodyError: (any Error)?
+    /// The bytes of response heads so far (interim ones and trailers too).
+    private var headBytes = 0
+    /// Whether the heads passed ``headLimit``.
+    private var isHeadTooLarge = false
+
+    /// The most bytes of heads a response may send: a server that never ends its head would
+    /// otherwise be kept in memory until the timeout. (libcurl 8.3 and later, and Debian's
+    /// 7.88 since a backport, stop at 300 KB on their own.)
+    static let headLimit = 256 * 1024
     /// The body bytes last reported sent.
     private var reportedUpload: Int64 = 0
     /// The body bytes handed to libcurl.
@@ -155,6 +164,11 @@ final class CurlExchange: @unchecked Sendable {
     // MARK: Callbacks, on the loop's thread
 
     fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        headBytes += bytes.count
+        guard headBytes <= Self.headLimit else {
+            isHeadTooLarge = true
+            return false
+        }
         guard !hasHead else { return true }   // trailers of a chunked body
         var end = bytes.count
         while end > 0, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
@@ -278,6 +292,11 @@ final class CurlExchange: @unchecked Sendable {
         case nil: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url])
         case CurlCode.ok?: nil
         case let code? where bodyError != nil && (code == CurlCode.abortedByCallback || code == CurlCode.readError): bodyError
+        case CurlCode.writeError? where isHeadTooLarge:
+            URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the response's head passed \(Self.headLimit / 1024) KiB",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
         case let code?: CurlCode.urlError(code, message: message(for: code), url: url)
         }
         if error == nil, !hasHead {
