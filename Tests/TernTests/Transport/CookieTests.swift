@@ -101,6 +101,28 @@ import TernTesting
         #expect(sent.items == ["/login -", "/account account=1", "/account/orders account=1", "/accounting -", "/ -"])
     }
 
+    @Test func aFloodOfCookiesIsCappedAndUpdatesStillTakeEffect() async throws {
+        let server = try LoopbackServer { request in
+            // 300 new names each time (a response's head holds them: 256 KiB is the limit), then
+            // a new value for the first.
+            let round = request.path.dropFirst()
+            var response = ServerResponse(status: 204)
+            response.repeatedFields = round == "update" ? [("Set-Cookie", "c0-0=new; Path=/")]
+                : (0..<300).map { ("Set-Cookie", "c\(round)-\($0)=v; Path=/") }
+            return response
+        }
+        defer { server.stop() }
+        let storage = try CookieTests.storage()
+        let api = try TestAPI(baseURL: server.baseURL, transport: CurlTransport(cookies: storage))
+        try await (api.request(route: api.get(endpoint: "/0")) as Promise<Void>).value
+        #expect(storage.cookies?.count == CurlExchange.cookiesPerResponse)
+        for round in 1...5 { try await (api.request(route: api.get(endpoint: "/\(round)")) as Promise<Void>).value }
+        #expect(storage.cookies?.count == CurlExchange.cookiesPerHost)
+        try await (api.request(route: api.get(endpoint: "/update")) as Promise<Void>).value
+        #expect(storage.cookies?.first { $0.name == "c0-0" }?.value == "new")
+        #expect(storage.cookies?.count == CurlExchange.cookiesPerHost)
+    }
+
     @Test func pathsMatchAsRFC6265Says() {
         #expect(HTTPCookie.path("/account", matches: "/account"))
         #expect(HTTPCookie.path("/account/orders", matches: "/account"))

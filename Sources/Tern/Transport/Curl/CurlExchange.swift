@@ -231,11 +231,26 @@ final class CurlExchange: @unchecked Sendable {
         return !isStopped
     }
 
+    /// The most cookies taken from one response, and kept for one host: more than RFC 6265 asks
+    /// a client to keep (50 per domain, section 6.1), as browsers do. A server setting thousands
+    /// would grow the storage without end, and a persisted storage rewrites its file for each.
+    static let cookiesPerResponse = 50
+    static let cookiesPerHost = 180
+
     /// Keeps the cookies the response sets, each `Set-Cookie` field read on its own (joined, the
-    /// commas in their dates would be ambiguous).
+    /// commas in their dates would be ambiguous): new ones while the host has room, and new
+    /// values for those it has.
     private func store(in storage: HTTPCookieStorage) {
-        let set = fields.filter { $0.key == "set-cookie" }.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0.value], for: url) }
-        storage.setCookies(set, for: url, mainDocumentURL: mainDocumentURL)
+        let set = fields.filter { $0.key == "set-cookie" }.prefix(Self.cookiesPerResponse)
+            .flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0.value], for: url) }
+        let kept = Set((storage.cookies(for: url) ?? []).map(\.name))
+        var room = Self.cookiesPerHost - kept.count
+        var taken: [HTTPCookie] = []
+        for cookie in set where kept.contains(cookie.name) || room > 0 {
+            if !kept.contains(cookie.name) { room -= 1 }
+            taken.append(cookie)
+        }
+        storage.setCookies(taken, for: url, mainDocumentURL: mainDocumentURL)
     }
 
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
