@@ -48,7 +48,18 @@ final class HTTP2Server: @unchecked Sendable {
         certificates = try TestCertificates()
         port = try TestCertificates.freePort()
         process = try certificates.server(on: port, ["-alpn", "h2"], input: toServer, output: fromServer)
-        Thread { [self] in readFrames() }.start()
+        // Holds the server only while it handles bytes: waiting for them, it lets the server go,
+        // whose end stops s_server, whose end ends the wait.
+        let input = fromServer.fileHandleForReading
+        Thread { [weak self] in
+            var buffer = Data()
+            while true {
+                let chunk = input.availableData
+                guard !chunk.isEmpty, let self else { return }   // s_server or the server has gone
+                buffer.append(chunk)
+                while let consumed = self.handleNext(in: buffer) { buffer.removeFirst(consumed) }
+            }
+        }.start()
     }
 
     deinit {
@@ -90,17 +101,6 @@ final class HTTP2Server: @unchecked Sendable {
     private static let endStream: UInt8 = 0x1
     private static let endHeaders: UInt8 = 0x4
     private static let ack: UInt8 = 0x1
-
-    private func readFrames() {
-        var buffer = Data()
-        let input = fromServer.fileHandleForReading
-        while true {
-            let chunk = input.availableData
-            guard !chunk.isEmpty else { return }   // s_server has gone
-            buffer.append(chunk)
-            while let consumed = handleNext(in: buffer) { buffer.removeFirst(consumed) }
-        }
-    }
 
     /// Handles the preface or frame at the start of `buffer`; returns its length, or `nil` until
     /// it has all arrived.
