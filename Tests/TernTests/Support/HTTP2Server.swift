@@ -37,8 +37,9 @@ final class HTTP2Server: @unchecked Sendable {
     /// Request bodies so far, by stream, until the stream ends.
     private var bodies: [UInt32: Data] = [:]
 
-    /// - Parameter body: What every request gets; one frame's worth (16 KiB) at most, so that
-    ///   neither frame sizes nor flow control come into it.
+    /// - Parameters:
+    ///   - body: What every request gets; one frame's worth (16 KiB) at most, so that neither
+    ///     frame sizes nor flow control come into it.
     ///   - misbehaviors: The requests, numbered from 1 in the order they end, that get something
     ///     else than the answer.
     init(answering body: Data, misbehaving misbehaviors: [Int: Misbehavior] = [:]) throws {
