@@ -35,6 +35,25 @@ let benchmarks: @Sendable () -> Void = {
         Overhead.byHand(benchmark.scaledIterations.count, pipeline: pipeline, delivery: delivery) { blackHole($0) }
     }
 
+    // MARK: Decoding alone: Tern's JSON parser (its tape on Linux) against plain JSONDecoder,
+    // on the end-to-end body (16 items, 1.3 KB) and on a body of 1,000 items (80 KB).
+
+    let parser = JSONParser()
+    let head = HTTPURLResponse(url: Fixtures.url, statusCode: 200, httpVersion: nil, headerFields: nil)!
+    for (size, body) in [("1.3 KB", Fixtures.body), ("80 KB", Fixtures.body(items: 1_000))] {
+        Benchmark("Decoding \(size): Tern's JSONParser") { benchmark in
+            for _ in benchmark.scaledIterations {
+                let items: [Item] = try parser.getInstance(from: body, response: head)
+                blackHole(items)
+            }
+        }
+
+        Benchmark("Decoding \(size): plain JSONDecoder") { benchmark in
+            let decoder = JSONDecoder()
+            for _ in benchmark.scaledIterations { blackHole(try decoder.decode([Item].self, from: body)) }
+        }
+    }
+
     // MARK: End to end, over loopback: Tern against raw URLSession and JSONDecoder.
 
     let server = try! LoopbackServer { _ in

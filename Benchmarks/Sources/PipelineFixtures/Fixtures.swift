@@ -11,10 +11,13 @@ public struct Item: Codable, Sendable {
 /// The payload and address every pipeline benchmark uses.
 public enum Fixtures {
     /// A JSON array of 16 items, about 1 KB, as the measurements in LINUX_NOTES used.
-    public static let body: Data = {
-        let items = (1...16).map { Item(id: $0, name: "item-\($0)", price: Double($0) * 1.5, tags: ["a", "b"]) }
+    public static let body = body(items: 16)
+
+    /// A JSON array of `count` items like those of ``body``.
+    public static func body(items count: Int) -> Data {
+        let items = (1...count).map { Item(id: $0, name: "item-\($0)", price: Double($0) * 1.5, tags: ["a", "b"]) }
         return try! JSONEncoder().encode(items)
-    }()
+    }
 
     /// Where the items are, for the baselines that build their requests by hand.
     public static let url = URL(string: "http://127.0.0.1/items")!

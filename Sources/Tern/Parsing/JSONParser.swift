@@ -62,9 +62,9 @@ open class JSONParser: ResponseParser, @unchecked Sendable {
 
     /// Decodes a value from a body: the override point for envelopes that need code.
     open func getInstance<T: Decodable>(from data: Data, response: HTTPURLResponse) throws -> T {
-        guard !keyPath.isEmpty else { return try decoder.decode(T.self, from: data) }
+        guard !keyPath.isEmpty else { return try decoder.decodeFaster(T.self, from: data) }
         return try EnvelopePath.$keys.withValue(keyPath) {
-            try decoder.decode(KeyPathEnvelope<T>.self, from: data).value
+            try decoder.decodeFaster(KeyPathEnvelope<T>.self, from: data).value
         }
     }
 
@@ -74,7 +74,7 @@ open class JSONParser: ResponseParser, @unchecked Sendable {
     }
 
     private func decodeError<ServerError: Decodable & Error & Sendable>(_ type: ServerError.Type, from body: Data) -> ServerError? {
-        try? decoder.decode(type, from: body)
+        try? decoder.decodeFaster(type, from: body)
     }
 }
 

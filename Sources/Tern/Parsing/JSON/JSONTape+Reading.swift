@@ -1,0 +1,158 @@
+import Foundation
+
+/// A tape's values read as Swift values, each as `JSONDecoder` reads it; what it would read
+/// otherwise, or refuse, fails the document so that `JSONDecoder` decides.
+extension JSONTape {
+    @inline(__always)
+    func isNull(_ index: Int) -> Bool { values[index].kind == .null }
+
+    func bool(at index: Int) throws(TapeFailure) -> Bool {
+        switch values[index].kind {
+        case .true: return true
+        case .false: return false
+        default: throw fail()
+        }
+    }
+
+    func string(at index: Int) throws(TapeFailure) -> String {
+        let value = values[index]
+        guard value.kind == .string else { throw fail() }
+        let bytes = span(of: value)
+        return value.traits & JSONTape.plain != 0 ? String(decoding: bytes, as: UTF8.self) : Self.unescaped(bytes)
+    }
+
+    /// An integer written without fraction or exponent that fits `T`; `JSONDecoder` takes the
+    /// rest (`1.0`, `1e3`, `-0`) by ways of its own.
+    func integer<T: FixedWidthInteger>(at index: Int, as type: T.Type) throws(TapeFailure) -> T {
+        let value = values[index]
+        guard value.kind == .number, value.traits & JSONTape.integral != 0 else { throw fail() }
+        let bytes = span(of: value)
+        let negative = bytes[0] == UInt8(ascii: "-")
+        var result: T = 0
+        for byte in bytes.dropFirst(negative ? 1 : 0) {
+            let digit = T(truncatingIfNeeded: byte &- UInt8(ascii: "0"))
+            let (shifted, overflowed) = result.multipliedReportingOverflow(by: 10)
+            let (next, carried) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+            guard !overflowed, !carried else { throw fail() }
+            result = next
+        }
+        guard !negative || result != 0 else { throw fail() }
+        return result
+    }
+
+    func double(at index: Int) throws(TapeFailure) -> Double {
+        let value = values[index]
+        guard value.kind == .number else { throw fail() }
+        let bytes = span(of: value)
+        if let exact = Self.exactDouble(bytes) { return exact }
+        return try checked(Double(String(decoding: bytes, as: UTF8.self)), from: bytes)
+    }
+
+    func float(at index: Int) throws(TapeFailure) -> Float {
+        let value = values[index]
+        guard value.kind == .number else { throw fail() }
+        let bytes = span(of: value)
+        return try checked(Float(String(decoding: bytes, as: UTF8.self)), from: bytes)
+    }
+
+    /// A parsed floating-point number, refused as `JSONDecoder` refuses it: infinite, or
+    /// rounded to zero from digits that are not all zeros.
+    private func checked<F: BinaryFloatingPoint>(_ parsed: F?, from bytes: UnsafeRawBufferPointer) throws(TapeFailure) -> F {
+        guard let parsed, parsed.isFinite else { throw fail() }
+        if parsed == 0 {
+            for byte in bytes {
+                if byte | 0x20 == UInt8(ascii: "e") { break }
+                if byte >= UInt8(ascii: "1"), byte <= UInt8(ascii: "9") { throw fail() }
+            }
+        }
+        return parsed
+    }
+
+    /// Powers of ten that a `Double` holds exactly.
+    private static let exactPowersOfTen: [Double] = (0...22).map { exponent in
+        (0..<exponent).reduce(1.0) { power, _ in power * 10 }
+    }
+
+    /// A decimal without exponent whose digits fit 2^53, whose fraction has at most 22 digits:
+    /// one correctly rounded division of two exact doubles gives the nearest double, as
+    /// `strtod` would (Clinger's fast path).
+    private static func exactDouble(_ bytes: UnsafeRawBufferPointer) -> Double? {
+        guard bytes.count <= 17 else { return nil }
+        var mantissa: Int64 = 0
+        var digits = 0
+        var fractionDigits = 0
+        var inFraction = false
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                mantissa = mantissa * 10 + Int64(byte &- UInt8(ascii: "0"))
+                digits += 1
+                if inFraction { fractionDigits += 1 }
+            case UInt8(ascii: "."): inFraction = true
+            case UInt8(ascii: "-"): continue
+            default: return nil
+            }
+        }
+        guard digits <= 15 else { return nil }
+        let magnitude = Double(mantissa) / exactPowersOfTen[fractionDigits]
+        return bytes[0] == UInt8(ascii: "-") ? -magnitude : magnitude
+    }
+
+    /// A string's text with its escapes undone; the scanner has checked every escape, and
+    /// paired every surrogate.
+    private static func unescaped(_ bytes: UnsafeRawBufferPointer) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "\\") else {
+                text.append(byte)
+                index += 1
+                continue
+            }
+            let escaped = bytes[index + 1]
+            index += 2
+            switch escaped {
+            case UInt8(ascii: "b"): text.append(0x08)
+            case UInt8(ascii: "f"): text.append(0x0C)
+            case UInt8(ascii: "n"): text.append(0x0A)
+            case UInt8(ascii: "r"): text.append(0x0D)
+            case UInt8(ascii: "t"): text.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = UInt32(hexUnit(bytes, at: index))
+                index += 4
+                if scalar & 0xFC00 == 0xD800 {
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (UInt32(hexUnit(bytes, at: index + 2)) - 0xDC00)
+                    index += 6
+                }
+                appendUTF8(of: scalar, to: &text)
+            default: text.append(escaped)
+            }
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    private static func hexUnit(_ bytes: UnsafeRawBufferPointer, at start: Int) -> UInt16 {
+        bytes[start..<start + 4].reduce(0) { unit, byte in unit << 4 | UInt16(JSONTapeScanner.hexValue(byte) ?? 0) }
+    }
+
+    private static func appendUTF8(of scalar: UInt32, to text: inout [UInt8]) {
+        switch scalar {
+        case ..<0x80:
+            text.append(UInt8(scalar))
+        case ..<0x800:
+            text.append(0xC0 | UInt8(scalar >> 6))
+            text.append(0x80 | UInt8(scalar & 0x3F))
+        case ..<0x10000:
+            text.append(0xE0 | UInt8(scalar >> 12))
+            text.append(0x80 | UInt8(scalar >> 6 & 0x3F))
+            text.append(0x80 | UInt8(scalar & 0x3F))
+        default:
+            text.append(0xF0 | UInt8(scalar >> 18))
+            text.append(0x80 | UInt8(scalar >> 12 & 0x3F))
+            text.append(0x80 | UInt8(scalar >> 6 & 0x3F))
+            text.append(0x80 | UInt8(scalar & 0x3F))
+        }
+    }
+}

@@ -1,0 +1,241 @@
+import Foundation
+
+/// Reads a document into a tape's values in one pass, checking it against RFC 8259 as it goes.
+struct JSONTapeScanner {
+    private let bytes: UnsafeRawBufferPointer
+    private var position = 0
+    private var values: [JSONTape.Value] = []
+
+    /// `JSONDecoder`'s own nesting limit: deeper documents are its to refuse.
+    static let maximumDepth = 512
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+        values.reserveCapacity(bytes.count / 8 + 2)
+    }
+
+    /// The document's values and a null after them, or `nil` when the document is not
+    /// strict UTF-8 JSON.
+    mutating func scan() -> [JSONTape.Value]? {
+        do throws(Refusal) {
+            try value(depth: 0)
+            skipWhitespace()
+            guard position == bytes.count else { return nil }
+        } catch {
+            return nil
+        }
+        values.append(JSONTape.Value(kind: .null, traits: 0, first: 0, last: 0))
+        return values
+    }
+
+    private struct Refusal: Error {}
+
+    @inline(__always)
+    private func byte(at index: Int) -> UInt8 {
+        index < bytes.count ? bytes[index] : 0
+    }
+
+    @inline(__always)
+    private mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): position += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func value(depth: Int) throws(Refusal) {
+        skipWhitespace()
+        switch byte(at: position) {
+        case UInt8(ascii: "{"): try object(depth: depth + 1)
+        case UInt8(ascii: "["): try array(depth: depth + 1)
+        case UInt8(ascii: "\""): try string()
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
+        case UInt8(ascii: "t"): try literal("true", .true)
+        case UInt8(ascii: "f"): try literal("false", .false)
+        case UInt8(ascii: "n"): try literal("null", .null)
+        default: throw Refusal()
+        }
+    }
+
+    private mutating func object(depth: Int) throws(Refusal) {
+        guard depth <= Self.maximumDepth else { throw Refusal() }
+        let index = values.count
+        values.append(JSONTape.Value(kind: .object, traits: 0, first: 0, last: 0))
+        position += 1
+        skipWhitespace()
+        var count: UInt32 = 0
+        var traits = JSONTape.plainASCIIKeys
+        if byte(at: position) != UInt8(ascii: "}") {
+            while true {
+                skipWhitespace()
+                guard byte(at: position) == UInt8(ascii: "\"") else { throw Refusal() }
+                try string()
+                if values[values.count - 1].traits != JSONTape.plain | JSONTape.ascii { traits = 0 }
+                skipWhitespace()
+                guard byte(at: position) == UInt8(ascii: ":") else { throw Refusal() }
+                position += 1
+                try value(depth: depth)
+                count += 1
+                skipWhitespace()
+                let separator = byte(at: position)
+                position += 1
+                if separator == UInt8(ascii: "}") { break }
+                guard separator == UInt8(ascii: ",") else { throw Refusal() }
+            }
+        } else {
+            position += 1
+        }
+        values[index] = JSONTape.Value(kind: .object, traits: traits, first: count, last: UInt32(values.count))
+    }
+
+    private mutating func array(depth: Int) throws(Refusal) {
+        guard depth <= Self.maximumDepth else { throw Refusal() }
+        let index = values.count
+        values.append(JSONTape.Value(kind: .array, traits: 0, first: 0, last: 0))
+        position += 1
+        skipWhitespace()
+        var count: UInt32 = 0
+        if byte(at: position) != UInt8(ascii: "]") {
+            while true {
+                try value(depth: depth)
+                count += 1
+                skipWhitespace()
+                let separator = byte(at: position)
+                position += 1
+                if separator == UInt8(ascii: "]") { break }
+                guard separator == UInt8(ascii: ",") else { throw Refusal() }
+            }
+        } else {
+            position += 1
+        }
+        values[index] = JSONTape.Value(kind: .array, traits: 0, first: count, last: UInt32(values.count))
+    }
+
+    private mutating func literal(_ word: StaticString, _ kind: JSONTape.Kind) throws(Refusal) {
+        let length = word.utf8CodeUnitCount
+        guard position + length <= bytes.count,
+              memcmp(bytes.baseAddress! + position, word.utf8Start, length) == 0 else { throw Refusal() }
+        position += length
+        values.append(JSONTape.Value(kind: kind, traits: 0, first: 0, last: 0))
+    }
+
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
+    private mutating func number() throws(Refusal) {
+        let start = position
+        var traits = JSONTape.integral
+        if byte(at: position) == UInt8(ascii: "-") { position += 1 }
+        switch byte(at: position) {
+        case UInt8(ascii: "0"): position += 1
+        case UInt8(ascii: "1")...UInt8(ascii: "9"): skipDigits()
+        default: throw Refusal()
+        }
+        if byte(at: position) == UInt8(ascii: ".") {
+            traits = 0
+            position += 1
+            guard isDigit(byte(at: position)) else { throw Refusal() }
+            skipDigits()
+        }
+        if byte(at: position) | 0x20 == UInt8(ascii: "e") {
+            traits = 0
+            position += 1
+            if byte(at: position) == UInt8(ascii: "+") || byte(at: position) == UInt8(ascii: "-") { position += 1 }
+            guard isDigit(byte(at: position)) else { throw Refusal() }
+            skipDigits()
+        }
+        values.append(JSONTape.Value(kind: .number, traits: traits, first: UInt32(start), last: UInt32(position)))
+    }
+
+    @inline(__always)
+    private func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+
+    @inline(__always)
+    private mutating func skipDigits() {
+        while isDigit(byte(at: position)) { position += 1 }
+    }
+
+    /// A string, its escapes and UTF-8 checked: control characters, lone surrogates and
+    /// malformed UTF-8 are refused.
+    private mutating func string() throws(Refusal) {
+        position += 1
+        let start = position
+        var traits = JSONTape.plain | JSONTape.ascii
+        while true {
+            guard position < bytes.count else { throw Refusal() }
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") { break }
+            if byte == UInt8(ascii: "\\") {
+                traits &= ~JSONTape.plain
+                try escape()
+            } else if byte < 0x20 {
+                throw Refusal()
+            } else if byte < 0x80 {
+                position += 1
+            } else {
+                traits &= ~JSONTape.ascii
+                try multibyte()
+            }
+        }
+        values.append(JSONTape.Value(kind: .string, traits: traits, first: UInt32(start), last: UInt32(position)))
+        position += 1
+    }
+
+    private mutating func escape() throws(Refusal) {
+        position += 1
+        switch byte(at: position) {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+             UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            position += 1
+        case UInt8(ascii: "u"):
+            let unit = try hexUnit(at: position + 1)
+            position += 5
+            if unit & 0xFC00 == 0xDC00 { throw Refusal() }
+            if unit & 0xFC00 == 0xD800 {
+                guard byte(at: position) == UInt8(ascii: "\\"), byte(at: position + 1) == UInt8(ascii: "u"),
+                      try hexUnit(at: position + 2) & 0xFC00 == 0xDC00 else { throw Refusal() }
+                position += 6
+            }
+        default:
+            throw Refusal()
+        }
+    }
+
+    private func hexUnit(at start: Int) throws(Refusal) -> UInt16 {
+        guard start + 4 <= bytes.count else { throw Refusal() }
+        var unit: UInt16 = 0
+        for index in start..<start + 4 {
+            guard let digit = JSONTapeScanner.hexValue(bytes[index]) else { throw Refusal() }
+            unit = unit << 4 | UInt16(digit)
+        }
+        return unit
+    }
+
+    /// The value of a hexadecimal digit.
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// One well-formed UTF-8 sequence of two to four bytes (Unicode's table 3-7).
+    private mutating func multibyte() throws(Refusal) {
+        let lead = bytes[position]
+        let (length, low, high): (Int, UInt8, UInt8) = switch lead {
+        case 0xC2...0xDF: (2, 0x80, 0xBF)
+        case 0xE0: (3, 0xA0, 0xBF)
+        case 0xE1...0xEC, 0xEE...0xEF: (3, 0x80, 0xBF)
+        case 0xED: (3, 0x80, 0x9F)
+        case 0xF0: (4, 0x90, 0xBF)
+        case 0xF1...0xF3: (4, 0x80, 0xBF)
+        case 0xF4: (4, 0x80, 0x8F)
+        default: throw Refusal()
+        }
+        guard position + length <= bytes.count, (low...high).contains(bytes[position + 1]) else { throw Refusal() }
+        for index in position + 2 ..< position + length where bytes[index] & 0xC0 != 0x80 { throw Refusal() }
+        position += length
+    }
+}

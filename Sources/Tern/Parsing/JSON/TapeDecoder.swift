@@ -1,0 +1,118 @@
+import Foundation
+
+/// A `Decoder` for one value of a ``JSONTape``; it is its own single-value container, as
+/// `JSONDecoder`'s is.
+final class TapeDecoder: Decoder, SingleValueDecodingContainer {
+    let tape: JSONTape
+    /// The value's index in the tape.
+    let index: Int
+    /// The decoder of the value around this one, and the key this one sits under: the coding
+    /// path, made only when asked for.
+    let parent: TapeDecoder?
+    let key: TapePathKey
+
+    init(tape: JSONTape, index: Int, parent: TapeDecoder?, key: TapePathKey) {
+        self.tape = tape
+        self.index = index
+        self.parent = parent
+        self.key = key
+    }
+
+    var codingPath: [any CodingKey] {
+        var path: [any CodingKey] = []
+        var decoder: TapeDecoder? = self
+        while let current = decoder {
+            if let key = current.key.codingKey { path.append(key) }
+            decoder = current.parent
+        }
+        return path.reversed()
+    }
+
+    var userInfo: [CodingUserInfoKey: Any] { tape.userInfo }
+
+    /// A decoder for a value inside this one.
+    func child(at index: Int, key: TapePathKey) -> TapeDecoder {
+        TapeDecoder(tape: tape, index: index, parent: self, key: key)
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        guard tape.values[index].kind == .object else { throw tape.fail() }
+        return KeyedDecodingContainer(TapeKeyedContainer<Key>(decoder: self))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        guard tape.values[index].kind == .array else { throw tape.fail() }
+        return TapeUnkeyedContainer(decoder: self)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+
+    func decodeNil() -> Bool { tape.isNull(index) }
+    func decode(_ type: Bool.Type) throws -> Bool { try tape.bool(at: index) }
+    func decode(_ type: String.Type) throws -> String { try tape.string(at: index) }
+    func decode(_ type: Double.Type) throws -> Double { try tape.double(at: index) }
+    func decode(_ type: Float.Type) throws -> Float { try tape.float(at: index) }
+    func decode(_ type: Int.Type) throws -> Int { try tape.integer(at: index, as: type) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try tape.integer(at: index, as: type) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try tape.integer(at: index, as: type) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try tape.integer(at: index, as: type) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try tape.integer(at: index, as: type) }
+    func decode(_ type: UInt.Type) throws -> UInt { try tape.integer(at: index, as: type) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try tape.integer(at: index, as: type) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try tape.integer(at: index, as: type) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try tape.integer(at: index, as: type) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try tape.integer(at: index, as: type) }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try tape.decode(type, at: index, parent: parent, key: key)
+    }
+}
+
+/// The key a value sits under, kept as it came until a coding path is asked for.
+enum TapePathKey {
+    /// The document itself.
+    case root
+    /// A member of an object.
+    case member(any CodingKey)
+    /// An element of an array, at this position.
+    case element(Int)
+
+    var codingKey: (any CodingKey)? {
+        switch self {
+        case .root: nil
+        case .member(let key): key
+        case .element(let position): ElementKey(position)
+        }
+    }
+
+    /// An array position in a coding path, named as `JSONDecoder` names it.
+    private struct ElementKey: CodingKey {
+        let intValue: Int?
+        var stringValue: String { "Index \(intValue ?? 0)" }
+        init(_ position: Int) { intValue = position }
+        init?(stringValue: String) { nil }
+        init?(intValue: Int) { self.intValue = intValue }
+    }
+}
+
+extension JSONTape {
+    /// A `Decodable` value at `index`. The types `JSONDecoder` reads in ways of its own are read
+    /// here as it reads them, or left to it; the common leaves skip making a decoder.
+    func decode<T: Decodable>(_ type: T.Type, at index: Int, parent: TapeDecoder?, key: TapePathKey) throws -> T {
+        if T.self == String.self { return unsafeBitCast(try string(at: index), to: T.self) }
+        if T.self == Int.self { return unsafeBitCast(try integer(at: index, as: Int.self), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try double(at: index), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try bool(at: index), to: T.self) }
+        if T.self == Date.self, dates != .deferredToDate {
+            let seconds = try double(at: index)
+            return unsafeBitCast(Date(timeIntervalSince1970: dates == .secondsSince1970 ? seconds : seconds / 1000), to: T.self)
+        }
+        if T.self == URL.self {
+            guard let url = URL(string: try string(at: index)) else { throw fail() }
+            return unsafeBitCast(url, to: T.self)
+        }
+        // Base64 data and decimals go by `JSONDecoder`'s own readers, which this tape does not copy.
+        if T.self == Data.self || T.self == Decimal.self { throw fail() }
+        return try T(from: TapeDecoder(tape: self, index: index, parent: parent, key: key))
+    }
+}

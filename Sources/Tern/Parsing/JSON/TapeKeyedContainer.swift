@@ -1,0 +1,159 @@
+import Foundation
+
+/// An object's members, found by key as `JSONDecoder` finds them: the first member of a name
+/// wins, and names compare as Swift strings do.
+struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: TapeDecoder
+    /// Members by name, for objects whose names must be compared as strings (escaped or not
+    /// ASCII) or that are too large to search one by one; `nil` when bytes compare.
+    private let names: [String: Int]?
+
+    /// Objects up to this size are searched member by member.
+    private static var searchedMembers: UInt32 { 16 }
+
+    init(decoder: TapeDecoder) {
+        self.decoder = decoder
+        let object = decoder.tape.values[decoder.index]
+        if object.traits & JSONTape.plainASCIIKeys != 0, object.first <= Self.searchedMembers {
+            names = nil
+        } else {
+            var names: [String: Int] = [:]
+            names.reserveCapacity(Int(object.first))
+            for (name, value) in Self.members(of: decoder) where names[name] == nil { names[name] = value }
+            self.names = names
+        }
+    }
+
+    /// Every member's name and the index of its value, in document order.
+    private static func members(of decoder: TapeDecoder) -> [(String, Int)] {
+        let tape = decoder.tape
+        var member = decoder.index + 1
+        return (0..<Int(tape.values[decoder.index].first)).map { _ in
+            defer { member = tape.skip(member + 1) }
+            return ((try? tape.string(at: member)) ?? "", member + 1)
+        }
+    }
+
+    var codingPath: [any CodingKey] { decoder.codingPath }
+
+    var allKeys: [Key] {
+        var seen = Set<String>()
+        return Self.members(of: decoder).compactMap { name, _ in
+            seen.insert(name).inserted ? Key(stringValue: name) : nil
+        }
+    }
+
+    func contains(_ key: Key) -> Bool { find(key) != nil }
+
+    /// The index of the value under `key`, if the object has one.
+    private func find(_ key: Key) -> Int? {
+        let name = key.stringValue
+        if let names { return names[name] }
+        let tape = decoder.tape
+        let found = name.utf8.withContiguousStorageIfAvailable { wanted -> Int?? in
+            guard !wanted.contains(where: { $0 >= 0x80 }) else { return .none }
+            var member = decoder.index + 1
+            for _ in 0..<tape.values[decoder.index].first {
+                let candidate = tape.values[member]
+                if Int(candidate.last - candidate.first) == wanted.count,
+                   memcmp(tape.bytes.baseAddress! + Int(candidate.first), wanted.baseAddress!, wanted.count) == 0 {
+                    return member + 1
+                }
+                member = tape.skip(member + 1)
+            }
+            return .some(nil)
+        }
+        if let found, let result = found { return result }
+        // A name that is not plain ASCII may still equal one that is, as Swift compares strings.
+        return Self.members(of: decoder).first { $0.0 == name }?.1
+    }
+
+    private func value(for key: Key) throws -> Int {
+        guard let index = find(key) else { throw decoder.tape.fail() }
+        return index
+    }
+
+    /// What `read` makes of the value under `key`; `nil` when there is none or it is null.
+    private func ifPresent<T>(_ key: Key, _ read: (Int) throws -> T) rethrows -> T? {
+        guard let index = find(key), !decoder.tape.isNull(index) else { return nil }
+        return try read(index)
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool { decoder.tape.isNull(try value(for: key)) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.tape.bool(at: value(for: key)) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.tape.string(at: value(for: key)) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.tape.double(at: value(for: key)) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.tape.float(at: value(for: key)) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(forKey: key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(forKey: key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(forKey: key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(forKey: key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(forKey: key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(forKey: key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(forKey: key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(forKey: key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(forKey: key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(forKey: key) }
+
+    private func integer<T: FixedWidthInteger>(forKey key: Key) throws -> T {
+        try decoder.tape.integer(at: value(for: key), as: T.self)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try decoder.tape.decode(type, at: value(for: key), parent: decoder, key: .member(key))
+    }
+
+    // Absent or null is nil, as in `JSONDecoder`; these skip the protocol's default, which
+    // would search the object three times.
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        try ifPresent(key) { try decoder.tape.bool(at: $0) }
+    }
+
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        try ifPresent(key) { try decoder.tape.string(at: $0) }
+    }
+
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        try ifPresent(key) { try decoder.tape.double(at: $0) }
+    }
+
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        try ifPresent(key) { try decoder.tape.integer(at: $0, as: type) }
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        try ifPresent(key) { try decoder.tape.decode(type, at: $0, parent: decoder, key: .member(key)) }
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        try decoder.child(at: value(for: key), key: .member(key)).container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try decoder.child(at: value(for: key), key: .member(key)).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder {
+        superDecoder(named: SuperKey())
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        superDecoder(named: key)
+    }
+
+    /// A decoder for the member named `key`, or for null when there is none, as in `JSONDecoder`.
+    private func superDecoder(named key: some CodingKey) -> TapeDecoder {
+        let index = (key as? Key).flatMap(find) ?? Self.members(of: decoder).first { $0.0 == key.stringValue }?.1
+            ?? decoder.tape.missing
+        return decoder.child(at: index, key: .member(key))
+    }
+
+    /// `"super"`, the key `superDecoder()` reads.
+    private struct SuperKey: CodingKey {
+        var stringValue: String { "super" }
+        var intValue: Int? { nil }
+        init() {}
+        init?(stringValue: String) { nil }
+        init?(intValue: Int) { nil }
+    }
+}

@@ -1,0 +1,310 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// The tape decoder against `JSONDecoder` itself: wherever the tape gives a value it is the one
+/// `JSONDecoder` gives, and whatever `JSONDecoder` refuses the tape leaves to it.
+@Suite struct TapeDecodingTests {
+    /// Checks the invariant on one document, and returns whether the tape decoded it.
+    @discardableResult
+    private func agree<T: Decodable & Equatable>(
+        _ type: T.Type, _ json: String, decoder: JSONDecoder = JSONDecoder(), sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
+        agree(type, Data(json.utf8), decoder: decoder, sourceLocation: sourceLocation)
+    }
+
+    @discardableResult
+    private func agree<T: Decodable & Equatable>(
+        _ type: T.Type, _ data: Data, decoder: JSONDecoder = JSONDecoder(), sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
+        let byTape = decoder.decodedByTape(type, from: data)
+        let byFoundation = Result { try decoder.decode(type, from: data) }
+        let faster = Result { try decoder.decodeFaster(type, from: data) }
+        switch byFoundation {
+        case .success(let expected):
+            if let byTape { #expect(byTape == expected, sourceLocation: sourceLocation) }
+            #expect((try? faster.get()) == expected, sourceLocation: sourceLocation)
+        case .failure(let expected):
+            #expect(byTape == nil, "the tape decoded what JSONDecoder refuses: \(expected)", sourceLocation: sourceLocation)
+            #expect(String(describing: faster) == String(describing: byFoundation), sourceLocation: sourceLocation)
+        }
+        return byTape != nil
+    }
+
+    struct Item: Codable, Equatable {
+        let id: Int
+        let name: String
+        let price: Double
+        let tags: [String]
+        var note: String?
+    }
+
+    @Test func decodesWhatJSONDecoderDecodes() {
+        #expect(agree([Item].self, #"[{"id":1,"name":"tern","price":1.5,"tags":["a","b"]},{"price":3,"tags":[],"name":"gull","id":-2,"note":null}]"#))
+        #expect(agree([Item].self, " \n[ {\"id\" : 1 , \"name\":\"x\",\"price\":1e2,\"tags\":[\"\"],\"note\":\"n\"} ]\t"))
+        #expect(agree([String: Int].self, #"{"b":2,"a":1,"":0}"#))
+        #expect(agree([Int: String].self, #"{"1":"one","22":"two"}"#))
+        #expect(agree([[Int?]].self, "[[1,null],[],[null]]"))
+        #expect(agree(Int?.self, "null"))
+        #expect(agree(String.self, #""fragment""#))
+        #expect(agree(Bool.self, "true"))
+        #expect(agree([Int8].self, "[127,-128,0]"))
+        #expect(agree([UInt64].self, "[18446744073709551615,0]"))
+        #expect(agree([Int64].self, "[9223372036854775807,-9223372036854775808]"))
+    }
+
+    @Test func readsStringsAsJSONDecoderDoes() {
+        let texts = [#""plain""#, #""tab\tquote\"slash\/back\\""#, #""\u00e9\u0000\b\f\n\r""#, #""\ud83d\ude00 and é and 𝄞""#, #""""#]
+        for text in texts { #expect(agree(String.self, text)) }
+    }
+
+    @Test func readsNumbersAsJSONDecoderDoes() {
+        let doubles = ["0", "-0", "-0.0", "0.1", "1.5", "123.456", "1e-7", "2.5E+3", "123456789012345678", "0.30000000000000004",
+                       "1.7976931348623157e308", "5e-324", "99999999999999999999", "0.000000000000000000001", "1234567.8901234"]
+        for number in doubles { #expect(agree(Double.self, number)) }
+        for number in ["3.4028235e38", "1.17549435e-38", "0.1", "16777217"] { #expect(agree(Float.self, number)) }
+        for number in ["1e400", "-1e400", "1e-400", "0.0e-400"] { agree(Double.self, number) }
+        // JSONDecoder reads these integers its own way; the tape leaves them to it.
+        for number in ["1.0", "1e2", "-0", "128", "1.5"] { #expect(!agree(Int8.self, number)) }
+        #expect(!agree(UInt.self, "-1"))
+    }
+
+    @Test func leavesWhatItDoesNotReadToJSONDecoder() {
+        let documents = ["", " ", "[1,]", #"{"a":1,}"#, "[01]", "[1.]", "[.5]", "[+1]", "[NaN]", #"["unterminated"#, "[1] x", "[1]]",
+                         "\u{FEFF}[1]", "[tru]", "nul", #"["\ud800"]"#, #"["\udc00"]"#, #"["\x"]"#, "[\"a\u{01}\"]", "{1:2}", "[1 2]"]
+        for document in documents { #expect(!agree([Int].self, document)) }
+        #expect(!agree([String].self, Data([0x5B, 0x22, 0xC3, 0x28, 0x22, 0x5D])))
+        #expect(!agree([String].self, Data([0x5B, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x5D])))
+        #expect(!agree([Int].self, "[1,2]".data(using: .utf16)!))
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        #expect(!agree(Nested.self, deep))
+        let allowed = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+        #expect(agree(Nested.self, allowed))
+    }
+
+    /// Arrays in arrays, as deep as the document goes.
+    indirect enum Nested: Decodable, Equatable {
+        case list([Nested])
+        init(from decoder: any Decoder) throws { self = .list(try [Nested](from: decoder)) }
+    }
+
+    @Test func errorsAreJSONDecodersOwn() {
+        #expect(!agree(Item.self, #"{"id":"1","name":"x","price":1,"tags":[]}"#))
+        #expect(!agree(Item.self, #"{"name":"x","price":1,"tags":[]}"#))
+        #expect(!agree(Item.self, #"{"id":null,"name":"x","price":1,"tags":[]}"#))
+        #expect(!agree([Item].self, #"[{"id":1,"name":"x","price":1,"tags":[2]}]"#))
+        #expect(!agree(Bool.self, "1"))
+    }
+
+    /// A type that swallows an error: the tape must not keep a value made after one.
+    struct Lenient: Decodable, Equatable {
+        let count: Int
+        enum CodingKeys: CodingKey { case count }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            if let count = try? container.decode(Int.self, forKey: .count) {
+                self.count = count
+            } else {
+                count = Int(try container.decode(Double.self, forKey: .count))
+            }
+        }
+    }
+
+    @Test func aCaughtErrorSendsTheDocumentToJSONDecoder() {
+        #expect(!agree(Lenient.self, #"{"count":2.0}"#))
+        #expect(agree(Lenient.self, #"{"count":2}"#))
+    }
+
+    @Test func keysMatchAsJSONDecoderMatchesThem() {
+        struct Keys: Decodable, Equatable { let id: Int; let K: Int? }
+        #expect(agree(Keys.self, #"{"id":1,"id":2}"#))
+        #expect(agree(Keys.self, #"{"\u0069d":3}"#))
+        #expect(agree(Keys.self, "{\"id\":1,\"\u{212A}\":7}"))
+        #expect(agree(Keys.self, #"{"id":1,"K":null}"#))
+        let wide = (0..<40).map { "\"k\($0)\":\($0)" }.joined(separator: ",")
+        #expect(agree(Keys.self, "{\(wide),\"id\":5,\"id\":6,\"K\":1}"))
+        #expect(agree([String: Int].self, "{\(wide),\"k3\":99}"))
+    }
+
+    /// What a type saw of its decoder: its coding path and the keys the object offered.
+    struct Witness: Decodable, Equatable {
+        let path: [String]
+        let keys: [String]
+        let inner: [Inner]
+        struct Inner: Decodable, Equatable {
+            let path: [String]
+            init(from decoder: any Decoder) throws { path = decoder.codingPath.map(\.stringValue) }
+        }
+        enum CodingKeys: String, CodingKey { case inner, a, b }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            path = container.codingPath.map(\.stringValue)
+            keys = container.allKeys.map(\.stringValue).sorted()
+            inner = try container.decode([Inner].self, forKey: .inner)
+        }
+    }
+
+    @Test func codingPathsAndKeysAreJSONDecoders() {
+        #expect(agree([String: Witness].self, #"{"w":{"a":1,"b":2,"a":3,"c":4,"inner":[{},{}]}}"#))
+    }
+
+    /// Records what an unkeyed container reports as it goes.
+    struct Walk: Decodable, Equatable {
+        var steps: [String] = []
+        init(from decoder: any Decoder) throws {
+            var container = try decoder.unkeyedContainer()
+            steps.append("count \(container.count ?? -1)")
+            while !container.isAtEnd {
+                if try container.decodeNil() { steps.append("nil at \(container.currentIndex)"); continue }
+                steps.append("\(try container.decodeIfPresent(Int.self) ?? -1)")
+            }
+            steps.append("\(String(describing: try container.decodeIfPresent(String.self))) \(container.currentIndex) \(container.isAtEnd)")
+        }
+    }
+
+    @Test func unkeyedContainersCountAsJSONDecodersDo() {
+        #expect(agree(Walk.self, "[1,null,2]"))
+        #expect(agree(Walk.self, "[]"))
+    }
+
+    class Animal: Decodable, Equatable {
+        let name: String
+        static func == (lhs: Animal, rhs: Animal) -> Bool { lhs.name == rhs.name }
+    }
+
+    final class Bird: Animal, @unchecked Sendable {
+        let wings: Int
+        enum CodingKeys: CodingKey { case wings }
+        required init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            wings = try container.decode(Int.self, forKey: .wings)
+            try super.init(from: container.superDecoder())
+        }
+        static func == (lhs: Bird, rhs: Bird) -> Bool { lhs.name == rhs.name && lhs.wings == rhs.wings }
+    }
+
+    @Test func superDecodersReadTheirKey() {
+        #expect(agree(Bird.self, #"{"wings":2,"super":{"name":"tern"}}"#))
+        #expect(!agree(Bird.self, #"{"wings":2}"#))
+    }
+
+    @Test func datesAndURLsFollowTheDecodersStrategy() {
+        for strategy in [JSONDecoder.DateDecodingStrategy.deferredToDate, .secondsSince1970, .millisecondsSince1970] {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = strategy
+            #expect(agree([Date].self, "[0, 1700000000.5, -12]", decoder: decoder))
+        }
+        #expect(agree([URL].self, #"["https://example.com/a?b=c", "relative/path"]"#))
+        #expect(!agree([URL].self, #"[""]"#))
+    }
+
+    @Test func settingsTheTapeDoesNotFollowGoToJSONDecoder() {
+        struct Snake: Decodable, Equatable { let itemCount: Int }
+        let snake = JSONDecoder()
+        snake.keyDecodingStrategy = .convertFromSnakeCase
+        #expect(!agree(Snake.self, #"{"item_count":3}"#, decoder: snake))
+        let iso = JSONDecoder()
+        iso.dateDecodingStrategy = .iso8601
+        #expect(!agree([Date].self, #"["2026-11-23T10:00:00Z"]"#, decoder: iso))
+        final class Custom: JSONDecoder, @unchecked Sendable {}
+        #expect(!agree([Int].self, "[1]", decoder: Custom()))
+        #expect(!agree([Decimal].self, "[1.25]"))
+        #expect(!agree(Data.self, #""AAE=""#))
+    }
+
+    @Test func userInfoReachesTheType() {
+        struct Scaled: Decodable, Equatable {
+            let value: Int
+            init(value: Int) { self.value = value }
+            init(from decoder: any Decoder) throws {
+                value = try decoder.singleValueContainer().decode(Int.self) * (decoder.userInfo[.scale] as? Int ?? 1)
+            }
+        }
+        let decoder = JSONDecoder()
+        decoder.userInfo[.scale] = 10
+        #expect(agree([Scaled].self, "[1,2]", decoder: decoder))
+        #expect(decoder.decodedByTape([Scaled].self, from: Data("[3]".utf8)) == [Scaled(value: 30)] as [Scaled]?)
+    }
+
+    /// Documents with random structure, spacing, escapes and numbers, each decoded by both.
+    @Test func randomDocumentsDecodeAlike() {
+        var generator = SplitMix(seed: 0x7E57)
+        var decodedByTape = 0
+        for _ in 0..<400 {
+            let document = RandomNode.document(depth: 3, using: &generator)
+            if agree(RandomNode.self, document) { decodedByTape += 1 }
+        }
+        #expect(decodedByTape > 100)
+    }
+
+    /// The same documents with a byte changed: wherever the tape still decodes one, it agrees.
+    @Test func damagedDocumentsDecodeAlikeOrGoToJSONDecoder() {
+        var generator = SplitMix(seed: 0xDA3A)
+        for _ in 0..<1_500 {
+            var bytes = Array(RandomNode.document(depth: 2, using: &generator).utf8)
+            let position = Int(generator.next() % UInt64(bytes.count))
+            let replacements: [UInt8] = [0x22, 0x5C, 0x2C, 0x7B, 0x7D, 0x5B, 0x5D, 0x3A, 0x30, 0x2D, 0x65, 0x2E, 0x20, 0x00, 0xC3, 0xFF, 0x75]
+            bytes[position] = replacements[Int(generator.next() % UInt64(replacements.count))]
+            agree(RandomNode.self, Data(bytes))
+        }
+    }
+}
+
+extension CodingUserInfoKey {
+    fileprivate static let scale = CodingUserInfoKey(rawValue: "scale")!
+}
+
+/// A deterministic generator, so that a failure can be replayed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A tree whose documents are written by hand, in every spelling JSON allows.
+struct RandomNode: Decodable, Equatable {
+    let name: String
+    let weight: Double
+    let count: Int
+    let flag: Bool?
+    let labels: [String: String]
+    let children: [RandomNode]
+
+    static func document(depth: Int, using generator: inout SplitMix) -> String {
+        var members = [
+            "\"name\":\(string(using: &generator))",
+            "\"weight\":\(number(integral: false, using: &generator))",
+            "\"count\":\(number(integral: true, using: &generator))",
+            "\"labels\":{\((0..<Int.random(in: 0...3, using: &generator)).map { _ in "\(string(using: &generator)):\(string(using: &generator))" }.joined(separator: ","))}",
+            "\"children\":[\(depth == 0 ? "" : (0..<Int.random(in: 0...2, using: &generator)).map { _ in document(depth: depth - 1, using: &generator) }.joined(separator: " , "))]",
+        ]
+        switch Int.random(in: 0...2, using: &generator) {
+        case 0: members.append("\"flag\":null")
+        case 1: members.append("\"flag\":\(Bool.random(using: &generator))")
+        default: break
+        }
+        members.shuffle(using: &generator)
+        let space = [" ", "", "\n\t", "\r\n"].randomElement(using: &generator)!
+        return "{\(space)" + members.joined(separator: ",\(space)") + "\(space)}"
+    }
+
+    private static func string(using generator: inout SplitMix) -> String {
+        let pieces = ["a", "tern", "é", "\\u00e9", "\\\"", "\\\\", "\\/", "\\n", "\\ud83d\\ude00", "😀", "\\u0000", " ", "K", "\u{212A}", "汉"]
+        return "\"" + (0..<Int.random(in: 0...4, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined() + "\""
+    }
+
+    private static func number(integral: Bool, using generator: inout SplitMix) -> String {
+        let sign = Bool.random(using: &generator) ? "-" : ""
+        let whole = Bool.random(using: &generator) ? "0" : String(UInt64.random(in: 1...UInt64.max >> UInt64.random(in: 1...63, using: &generator), using: &generator))
+        guard !integral || Int.random(in: 0...9, using: &generator) == 0 else { return sign + whole }
+        let fraction = Bool.random(using: &generator) ? "." + String(UInt32.random(in: 0...999_999, using: &generator)) : ""
+        let exponent = Int.random(in: 0...3, using: &generator) == 0 ? ["e", "E"].randomElement(using: &generator)! + ["", "+", "-"].randomElement(using: &generator)! + String(Int.random(in: 0...330, using: &generator)) : ""
+        return sign + whole + fraction + exponent
+    }
+}
