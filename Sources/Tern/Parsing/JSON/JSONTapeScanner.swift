@@ -18,7 +18,7 @@ struct JSONTapeScanner {
     /// strict UTF-8 JSON.
     mutating func scan() -> [JSONTape.Value]? {
         do throws(Refusal) {
-            try value(depth: 0)
+            try document()
             skipWhitespace()
             guard position == bytes.count else { return nil }
         } catch {
@@ -29,6 +29,78 @@ struct JSONTapeScanner {
     }
 
     private struct Refusal: Error {}
+
+    /// A container whose contents are being read.
+    private struct Open {
+        /// Its index in the values.
+        let index: Int
+        let isObject: Bool
+        /// Its members or elements so far.
+        var count: UInt32 = 0
+        /// For an object, whether every key so far is plain ASCII.
+        var traits = JSONTape.plainASCIIKeys
+    }
+
+    /// One value at the top, read without recursion: a hostile document's nesting costs a
+    /// list entry per level, never a stack frame.
+    private mutating func document() throws(Refusal) {
+        var open: [Open] = []
+        nextValue: while true {
+            skipWhitespace()
+            switch byte(at: position) {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                guard open.count < Self.maximumDepth else { throw Refusal() }
+                let isObject = bytes[position] == UInt8(ascii: "{")
+                open.append(Open(index: values.count, isObject: isObject))
+                values.append(JSONTape.Value(kind: isObject ? .object : .array, traits: 0, first: 0, last: 0))
+                position += 1
+                skipWhitespace()
+                if byte(at: position) == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                    position += 1
+                    close(open.removeLast())
+                } else {
+                    if isObject { try key(of: &open[open.count - 1]) }
+                    continue nextValue
+                }
+            case UInt8(ascii: "\""): try string()
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
+            case UInt8(ascii: "t"): try literal("true", .true)
+            case UInt8(ascii: "f"): try literal("false", .false)
+            case UInt8(ascii: "n"): try literal("null", .null)
+            default: throw Refusal()
+            }
+            // A value has ended: it was the document, or one more in the innermost container.
+            while !open.isEmpty {
+                open[open.count - 1].count += 1
+                skipWhitespace()
+                let separator = byte(at: position)
+                position += 1
+                if separator == UInt8(ascii: ",") {
+                    if open[open.count - 1].isObject { try key(of: &open[open.count - 1]) }
+                    continue nextValue
+                }
+                guard separator == (open[open.count - 1].isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else { throw Refusal() }
+                close(open.removeLast())
+            }
+            return
+        }
+    }
+
+    /// A member's key and its colon.
+    private mutating func key(of object: inout Open) throws(Refusal) {
+        skipWhitespace()
+        guard byte(at: position) == UInt8(ascii: "\"") else { throw Refusal() }
+        try string()
+        if values[values.count - 1].traits != JSONTape.plain | JSONTape.ascii { object.traits = 0 }
+        skipWhitespace()
+        guard byte(at: position) == UInt8(ascii: ":") else { throw Refusal() }
+        position += 1
+    }
+
+    private mutating func close(_ container: Open) {
+        values[container.index] = JSONTape.Value(kind: container.isObject ? .object : .array, traits: container.isObject ? container.traits : 0,
+                                                 first: container.count, last: UInt32(values.count))
+    }
 
     @inline(__always)
     private func byte(at index: Int) -> UInt8 {
@@ -43,74 +115,6 @@ struct JSONTapeScanner {
             default: return
             }
         }
-    }
-
-    private mutating func value(depth: Int) throws(Refusal) {
-        skipWhitespace()
-        switch byte(at: position) {
-        case UInt8(ascii: "{"): try object(depth: depth + 1)
-        case UInt8(ascii: "["): try array(depth: depth + 1)
-        case UInt8(ascii: "\""): try string()
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
-        case UInt8(ascii: "t"): try literal("true", .true)
-        case UInt8(ascii: "f"): try literal("false", .false)
-        case UInt8(ascii: "n"): try literal("null", .null)
-        default: throw Refusal()
-        }
-    }
-
-    private mutating func object(depth: Int) throws(Refusal) {
-        guard depth <= Self.maximumDepth else { throw Refusal() }
-        let index = values.count
-        values.append(JSONTape.Value(kind: .object, traits: 0, first: 0, last: 0))
-        position += 1
-        skipWhitespace()
-        var count: UInt32 = 0
-        var traits = JSONTape.plainASCIIKeys
-        if byte(at: position) != UInt8(ascii: "}") {
-            while true {
-                skipWhitespace()
-                guard byte(at: position) == UInt8(ascii: "\"") else { throw Refusal() }
-                try string()
-                if values[values.count - 1].traits != JSONTape.plain | JSONTape.ascii { traits = 0 }
-                skipWhitespace()
-                guard byte(at: position) == UInt8(ascii: ":") else { throw Refusal() }
-                position += 1
-                try value(depth: depth)
-                count += 1
-                skipWhitespace()
-                let separator = byte(at: position)
-                position += 1
-                if separator == UInt8(ascii: "}") { break }
-                guard separator == UInt8(ascii: ",") else { throw Refusal() }
-            }
-        } else {
-            position += 1
-        }
-        values[index] = JSONTape.Value(kind: .object, traits: traits, first: count, last: UInt32(values.count))
-    }
-
-    private mutating func array(depth: Int) throws(Refusal) {
-        guard depth <= Self.maximumDepth else { throw Refusal() }
-        let index = values.count
-        values.append(JSONTape.Value(kind: .array, traits: 0, first: 0, last: 0))
-        position += 1
-        skipWhitespace()
-        var count: UInt32 = 0
-        if byte(at: position) != UInt8(ascii: "]") {
-            while true {
-                try value(depth: depth)
-                count += 1
-                skipWhitespace()
-                let separator = byte(at: position)
-                position += 1
-                if separator == UInt8(ascii: "]") { break }
-                guard separator == UInt8(ascii: ",") else { throw Refusal() }
-            }
-        } else {
-            position += 1
-        }
-        values[index] = JSONTape.Value(kind: .array, traits: 0, first: count, last: UInt32(values.count))
     }
 
     private mutating func literal(_ word: StaticString, _ kind: JSONTape.Kind) throws(Refusal) {
