@@ -55,6 +55,17 @@ extension JSONTape {
         return try checked(Float(String(decoding: bytes, as: UTF8.self)), from: bytes)
     }
 
+    /// A number without exponent, through the parser `JSONDecoder` uses for decimals (which
+    /// `Decimal(string:)` calls too); numbers with an exponent are left to it.
+    func decimal(at index: Int) throws(TapeFailure) -> Decimal {
+        let value = values[index]
+        guard value.kind == .number else { throw fail() }
+        let bytes = span(of: value)
+        guard !bytes.contains(where: { $0 | 0x20 == UInt8(ascii: "e") }),
+              let decimal = Decimal(string: String(decoding: bytes, as: UTF8.self)) else { throw fail() }
+        return decimal
+    }
+
     /// A parsed floating-point number, refused as `JSONDecoder` refuses it: infinite, or
     /// rounded to zero from digits that are not all zeros.
     private func checked<F: BinaryFloatingPoint>(_ parsed: F?, from bytes: UnsafeRawBufferPointer) throws(TapeFailure) -> F {

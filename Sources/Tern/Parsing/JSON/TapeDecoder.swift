@@ -111,8 +111,9 @@ extension JSONTape {
             guard let url = URL(string: try string(at: index)) else { throw fail() }
             return unsafeBitCast(url, to: T.self)
         }
-        // Base64 data and decimals go by `JSONDecoder`'s own readers, which this tape does not copy.
-        if T.self == Data.self || T.self == Decimal.self { throw fail() }
+        if T.self == Decimal.self { return unsafeBitCast(try decimal(at: index), to: T.self) }
+        // Base64 data goes by `JSONDecoder`'s own reader, which this tape does not copy.
+        if T.self == Data.self { throw fail() }
         return try T(from: TapeDecoder(tape: self, index: index, parent: parent, key: key))
     }
 }
