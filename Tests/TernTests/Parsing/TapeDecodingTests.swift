@@ -213,6 +213,19 @@ import Testing
         #expect(!agree([URL].self, #"[""]"#))
     }
 
+    @Test func readsDataAsJSONDecoderDoes() throws {
+        var generator = SplitMix(seed: 0xDA7A)
+        let blobs = (0..<100).map { _ in Data((0..<Int.random(in: 0...40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }) }
+        #expect(agree([Data].self, try JSONEncoder().encode(blobs)))
+        for text in ["AAE", "AAE=", "A", "====", "AA=E", #"AA\u003d\u003d"#, "not base64!", "", #"AQID\nBA=="#] {
+            agree(Data.self, "\"\(text)\"")
+        }
+        let deferred = JSONDecoder()
+        deferred.dataDecodingStrategy = .deferredToData
+        #expect(agree(Data.self, "[1,2,255]", decoder: deferred))
+        #expect(!agree(Data.self, "[256]", decoder: deferred))
+    }
+
     @Test func settingsTheTapeDoesNotFollowGoToJSONDecoder() {
         struct Snake: Decodable, Equatable { let itemCount: Int }
         let snake = JSONDecoder()
@@ -221,9 +234,11 @@ import Testing
         let iso = JSONDecoder()
         iso.dateDecodingStrategy = .iso8601
         #expect(!agree([Date].self, #"["2026-11-23T10:00:00Z"]"#, decoder: iso))
+        let custom = JSONDecoder()
+        custom.dataDecodingStrategy = .custom { _ in Data([7]) }
+        #expect(!agree(Data.self, "0", decoder: custom))
         final class Custom: JSONDecoder, @unchecked Sendable {}
         #expect(!agree([Int].self, "[1]", decoder: Custom()))
-        #expect(!agree(Data.self, #""AAE=""#))
     }
 
     @Test func userInfoReachesTheType() {

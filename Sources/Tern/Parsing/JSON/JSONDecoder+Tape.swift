@@ -14,23 +14,30 @@ extension JSONDecoder {
 
     /// The value a tape decodes from `data`, or `nil` when it leaves the document to `JSONDecoder`.
     func decodedByTape<T: Decodable>(_ type: T.Type, from data: Data) -> T? {
-        guard let dates = tapeDateReading, let tape = JSONTape(data, dates: dates, userInfo: userInfo) else { return nil }
+        guard let settings = tapeSettings, let tape = JSONTape(data, settings: settings, userInfo: userInfo) else { return nil }
         let value = try? tape.decode(type, at: 0, parent: nil, key: .root)
         return tape.failed ? nil : value
     }
 
-    /// How a tape reads dates for this decoder, or `nil` when its settings are not the tape's to
-    /// follow: a subclass, keys converted, JSON5, non-conforming floats, dates other than numbers.
-    private var tapeDateReading: JSONTape.DateReading? {
+    /// How a tape reads this decoder's values, or `nil` when its settings are not the tape's to
+    /// follow: a subclass, keys converted, JSON5, non-conforming floats, dates other than
+    /// numbers, data decoded by a closure.
+    private var tapeSettings: JSONTape.Settings? {
         #if canImport(Darwin)
         return nil
         #else
         guard Swift.type(of: self) == JSONDecoder.self, case .useDefaultKeys = keyDecodingStrategy,
               case .throw = nonConformingFloatDecodingStrategy, !allowsJSON5, !assumesTopLevelDictionary else { return nil }
+        let dates: JSONTape.DateReading
         switch dateDecodingStrategy {
-        case .deferredToDate: return .deferredToDate
-        case .secondsSince1970: return .secondsSince1970
-        case .millisecondsSince1970: return .millisecondsSince1970
+        case .deferredToDate: dates = .deferredToDate
+        case .secondsSince1970: dates = .secondsSince1970
+        case .millisecondsSince1970: dates = .millisecondsSince1970
+        default: return nil
+        }
+        switch dataDecodingStrategy {
+        case .base64: return JSONTape.Settings(dates: dates, base64Data: true)
+        case .deferredToData: return JSONTape.Settings(dates: dates, base64Data: false)
         default: return nil
         }
         #endif

@@ -11,8 +11,8 @@ final class JSONTape {
     let bytes: UnsafeMutableRawBufferPointer
     /// Every value, containers before their contents, an object's keys before their values.
     let values: [Value]
-    /// How dates are read.
-    let dates: DateReading
+    /// How dates and data are read.
+    let settings: Settings
     /// The decoder's `userInfo`.
     let userInfo: [CodingUserInfoKey: Any]
     /// Set once anything has failed: a decoding error, a number read differently from
@@ -49,13 +49,21 @@ final class JSONTape {
     /// An object whose keys are all plain ASCII strings, which compare byte for byte.
     static let plainASCIIKeys: UInt8 = 8
 
-    /// How a tape reads `Date` values, from the decoder's strategy.
+    /// The decoder's strategies for the values `JSONDecoder` reads in ways of its own.
+    struct Settings {
+        /// How `Date` values are read.
+        var dates: DateReading
+        /// Whether `Data` values are Base64 strings, or left to `Data`'s own decoding.
+        var base64Data: Bool
+    }
+
+    /// How a tape reads `Date` values.
     enum DateReading {
         case deferredToDate, secondsSince1970, millisecondsSince1970
     }
 
     /// Reads `data`, or returns `nil` when it is not JSON this tape takes.
-    init?(_ data: Data, dates: DateReading, userInfo: [CodingUserInfoKey: Any]) {
+    init?(_ data: Data, settings: Settings, userInfo: [CodingUserInfoKey: Any]) {
         guard data.count < Int(UInt32.max) else { return nil }
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(data.count, 1), alignment: 1)
         data.copyBytes(to: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), count: data.count)
@@ -66,7 +74,7 @@ final class JSONTape {
         }
         self.bytes = bytes
         self.values = values
-        self.dates = dates
+        self.settings = settings
         self.userInfo = userInfo
     }
 
