@@ -213,7 +213,7 @@ extension Readme {
     final class PageParser: JSONParser, @unchecked Sendable {
         struct Page<T: Decodable>: Decodable { let page: Int; let results: T }
         override func getInstance<T: Decodable>(from data: Data, response: HTTPURLResponse) throws -> T {
-            try decoder.decode(Page<T>.self, from: data).results      // {"page": 1, "results": [...]}
+            try decode(Page<T>.self, from: data).results      // {"page": 1, "results": [...]}
         }
     }
 
