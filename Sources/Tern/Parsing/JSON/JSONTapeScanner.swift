@@ -11,7 +11,9 @@ struct JSONTapeScanner {
 
     init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
-        values.reserveCapacity(bytes.count / 8 + 2)
+        // A guess that fits typical bodies at once, capped: a huge document of one string
+        // should not reserve room for millions of values.
+        values.reserveCapacity(min(bytes.count / 6, 1 << 16) + 2)
     }
 
     /// The document's values and a null after them, or `nil` when the document is not
