@@ -46,26 +46,39 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func contains(_ key: Key) -> Bool { find(key) != nil }
 
     /// The index of the value under `key`, if the object has one.
-    private func find(_ key: Key) -> Int? {
+    private func find(_ key: some CodingKey) -> Int? {
         let name = key.stringValue
         if let names { return names[name] }
+        switch searchBytes(for: name) {
+        case .found(let index): return index
+        case .absent: return nil
+        case .undecided:
+            // A name that is not ASCII may still equal one that is, as Swift compares strings.
+            return Self.members(of: decoder).first { $0.0 == name }?.1
+        }
+    }
+
+    /// What comparing a name's bytes with each member's found: the value's index, none, or
+    /// nothing certain, for a name not ASCII (or not stored contiguously).
+    private enum ByteSearch {
+        case found(Int), absent, undecided
+    }
+
+    private func searchBytes(for name: String) -> ByteSearch {
         let tape = decoder.tape
-        let found = name.utf8.withContiguousStorageIfAvailable { wanted -> Int?? in
-            guard !wanted.contains(where: { $0 >= 0x80 }) else { return .none }
+        return name.utf8.withContiguousStorageIfAvailable { wanted -> ByteSearch in
+            guard !wanted.contains(where: { $0 >= 0x80 }) else { return .undecided }
             var member = decoder.index + 1
             for _ in 0..<tape.values[decoder.index].first {
                 let candidate = tape.values[member]
                 if Int(candidate.last - candidate.first) == wanted.count,
                    memcmp(tape.bytes.baseAddress! + Int(candidate.first), wanted.baseAddress!, wanted.count) == 0 {
-                    return member + 1
+                    return .found(member + 1)
                 }
                 member = tape.skip(member + 1)
             }
-            return .some(nil)
-        }
-        if let found, let result = found { return result }
-        // A name that is not plain ASCII may still equal one that is, as Swift compares strings.
-        return Self.members(of: decoder).first { $0.0 == name }?.1
+            return .absent
+        } ?? .undecided
     }
 
     private func value(for key: Key) throws -> Int {
@@ -143,9 +156,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     /// A decoder for the member named `key`, or for null when there is none, as in `JSONDecoder`.
     private func superDecoder(named key: some CodingKey) -> TapeDecoder {
-        let index = (key as? Key).flatMap(find) ?? Self.members(of: decoder).first { $0.0 == key.stringValue }?.1
-            ?? decoder.tape.missing
-        return decoder.child(at: index, key: .member(key))
+        decoder.child(at: find(key) ?? decoder.tape.missing, key: .member(key))
     }
 
     /// `"super"`, the key `superDecoder()` reads.
