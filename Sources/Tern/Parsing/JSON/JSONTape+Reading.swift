@@ -66,17 +66,33 @@ extension JSONTape {
         return decimal
     }
 
-    /// A parsed floating-point number, refused as `JSONDecoder` refuses it: infinite, or
-    /// rounded to zero from digits that are not all zeros.
+    /// A parsed floating-point number, refused as `JSONDecoder` refuses it: infinite, or zero
+    /// where ``isTrueZero(_:)`` says the digits were not.
     private func checked<F: BinaryFloatingPoint>(_ parsed: F?, from bytes: UnsafeRawBufferPointer) throws(TapeFailure) -> F {
-        guard let parsed, parsed.isFinite else { throw fail() }
-        if parsed == 0 {
-            for byte in bytes {
-                if byte | 0x20 == UInt8(ascii: "e") { break }
-                if byte >= UInt8(ascii: "1"), byte <= UInt8(ascii: "9") { throw fail() }
+        guard let parsed, parsed.isFinite, parsed != 0 || Self.isTrueZero(bytes) else { throw fail() }
+        return parsed
+    }
+
+    /// `JSONDecoder`'s test of whether a number that parsed as zero was written as zero, in its
+    /// own order: four bytes at a time from the start, then the last one to three bytes from the
+    /// end backwards, stopping at the first nonzero digit (not zero) or exponent sign (zero). So
+    /// it refuses `0e6` and takes `0e-1`; the tape refuses exactly what it refuses.
+    static func isTrueZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        func verdict(_ byte: UInt8) -> Bool? {
+            switch byte {
+            case UInt8(ascii: "1")...UInt8(ascii: "9"): false
+            case UInt8(ascii: "e"), UInt8(ascii: "E"): true
+            default: nil
             }
         }
-        return parsed
+        let blocks = bytes.count / 4 * 4
+        for byte in bytes[..<blocks] {
+            if let verdict = verdict(byte) { return verdict }
+        }
+        for byte in bytes[blocks...].reversed() {
+            if let verdict = verdict(byte) { return verdict }
+        }
+        return true
     }
 
     /// Powers of ten that a `Double` holds exactly.
