@@ -75,6 +75,22 @@ import Testing
         #expect(!agree(UInt.self, "-1"))
     }
 
+    /// Strings of random bytes and escapes, valid or not, as values and as keys.
+    @Test func randomStringsReadAlike() {
+        var generator = SplitMix(seed: 0x5721)
+        let pieces: [[UInt8]] = [[0x61], [0x20], [0x7F], [0x00], [0x1F], [0x09], [0xC3, 0xA9], [0xC3], [0xA9], [0xE2, 0x82, 0xAC], [0xED, 0xA0, 0x80],
+                                 [0xF0, 0x9F, 0x98, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xC0, 0xAF], [0xFF], Array(#"\n"#.utf8), Array(#"\""#.utf8),
+                                 Array(#"\/"#.utf8), Array(#"\x"#.utf8), Array(#"\u00e9"#.utf8), Array(#"\u0000"#.utf8), Array(#"\uD83D\uDE00"#.utf8),
+                                 Array(#"\ud83d"#.utf8), Array(#"\uDE00"#.utf8), Array(#"\uD83Dx"#.utf8), Array(#"\u12"#.utf8), Array(#"\uFFFF"#.utf8), [0x5C]]
+        var decodedByTape = 0
+        for _ in 0..<3_000 {
+            let text = (0..<Int.random(in: 0...5, using: &generator)).flatMap { _ in pieces.randomElement(using: &generator)! }
+            if agree(String.self, Data([0x22] + text + [0x22])) { decodedByTape += 1 }
+            agree([String: Int].self, Data(Array(#"{""#.utf8) + text + Array(#"":1}"#.utf8)))
+        }
+        #expect(decodedByTape > 300)
+    }
+
     /// Numbers of every shape JSON allows, read as each numeric type.
     @Test func randomNumbersReadAlike() {
         var generator = SplitMix(seed: 0x1234)
