@@ -75,7 +75,7 @@ extension JSONTape {
 
     /// `JSONDecoder`'s test of whether a number that parsed as zero was written as zero, in its
     /// own order: four bytes at a time from the start, then the last one to three bytes from the
-    /// end backwards, stopping at the first nonzero digit (not zero) or exponent sign (zero). So
+    /// end backwards, stopping at the first nonzero digit (not zero) or exponent letter (zero). So
     /// it refuses `0e6` and takes `0e-1`; the tape refuses exactly what it refuses.
     static func isTrueZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
         func verdict(_ byte: UInt8) -> Bool? {
@@ -100,7 +100,7 @@ extension JSONTape {
         (0..<exponent).reduce(1.0) { power, _ in power * 10 }
     }
 
-    /// A decimal without exponent whose digits fit 2^53, whose fraction has at most 22 digits:
+    /// A decimal without exponent of at most 15 digits (so below 2^53), at most 22 after the point:
     /// one correctly rounded division of two exact doubles gives the nearest double, as
     /// `strtod` would (Clinger's fast path).
     private static func exactDouble(_ bytes: UnsafeRawBufferPointer) -> Double? {
