@@ -6,7 +6,8 @@ import Dispatch
 /// Reports are monotonic per direction: an attempt that starts over (a retry, a redirect)
 /// reports again only once it passes what was already reported. They are coalesced per
 /// observer: while a delivery waits for its queue, newer reports replace the waiting one, so a
-/// download of a million chunks does not queue a million blocks.
+/// download of a million chunks does not queue a million blocks. An observer has one delivery
+/// scheduled at a time, so that its reports arrive in order even on a concurrent queue.
 @usableFromInline
 final class ProgressChannel: Sendable {
     private struct Observer {
@@ -14,6 +15,8 @@ final class ProgressChannel: Sendable {
         let body: @Sendable (TransferProgress) -> Void
         /// The latest reports not yet delivered, upload first.
         var waiting: [TransferProgress] = []
+        /// Whether a delivery is scheduled or running.
+        var isDelivering = false
     }
 
     private struct State {
@@ -31,7 +34,7 @@ final class ProgressChannel: Sendable {
     func observe(on queue: DispatchQueue, _ body: @escaping @Sendable (TransferProgress) -> Void) {
         let index = state.withLock { state -> Int? in
             let known = [state.latestUpload, state.latestDownload].compactMap { $0 }
-            state.observers.append(Observer(queue: queue, body: body, waiting: known))
+            state.observers.append(Observer(queue: queue, body: body, waiting: known, isDelivering: !known.isEmpty))
             return known.isEmpty ? nil : state.observers.count - 1
         }
         if let index { queue.async { self.drain(index) } }
@@ -45,7 +48,10 @@ final class ProgressChannel: Sendable {
             if progress.direction == .upload { state.latestUpload = progress } else { state.latestDownload = progress }
             var scheduled: [(Int, DispatchQueue)] = []
             for index in state.observers.indices {
-                if state.observers[index].waiting.isEmpty { scheduled.append((index, state.observers[index].queue)) }
+                if !state.observers[index].isDelivering {
+                    state.observers[index].isDelivering = true
+                    scheduled.append((index, state.observers[index].queue))
+                }
                 state.observers[index].waiting.removeAll { $0.direction == progress.direction }
                 state.observers[index].waiting.append(progress)
             }
@@ -56,11 +62,21 @@ final class ProgressChannel: Sendable {
         }
     }
 
+    /// Delivers what waits, then schedules itself again if more came meanwhile: a new block,
+    /// not a loop, so that a steady stream of reports cannot hold a serial queue.
     private func drain(_ index: Int) {
         let (body, reports) = state.withLock { state in
             defer { state.observers[index].waiting = [] }
             return (state.observers[index].body, state.observers[index].waiting)
         }
         reports.forEach(body)
+        let again = state.withLock { state -> DispatchQueue? in
+            guard !state.observers[index].waiting.isEmpty else {
+                state.observers[index].isDelivering = false
+                return nil
+            }
+            return state.observers[index].queue
+        }
+        again?.async { self.drain(index) }
     }
 }
