@@ -45,6 +45,11 @@ import Testing
         #expect(agree([String: Int].self, #"{"b":2,"a":1,"":0}"#))
         #expect(agree([Int: String].self, #"{"1":"one","22":"two"}"#))
         #expect(agree([[Int?]].self, "[[1,null],[],[null]]"))
+        // Arrays are read at their full length at once; other collections as they read themselves.
+        #expect(agree([String: [[Item]]].self, #"{"a":[[{"id":1,"name":"x","price":2,"tags":["t"]}],[]],"b":[]}"#))
+        #expect(agree(Set<Int>.self, "[3,1,2,3]"))
+        #expect(agree(ContiguousArray<String>.self, #"["a","b"]"#))
+        #expect(!agree([Int].self, #"{"0":1}"#))
         #expect(agree(Int?.self, "null"))
         #expect(agree(String.self, #""fragment""#))
         #expect(agree(Bool.self, "true"))

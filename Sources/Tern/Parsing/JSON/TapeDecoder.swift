@@ -116,6 +116,35 @@ extension JSONTape {
             return unsafeBitCast(url, to: T.self)
         }
         if T.self == Decimal.self { return unsafeBitCast(try decimal(at: index), to: T.self) }
-        return try T(from: TapeDecoder(tape: self, index: index, parent: parent, key: key))
+        let decoder = TapeDecoder(tape: self, index: index, parent: parent, key: key)
+        if values[index].kind == .array, let array = T.self as? any TapeDecodableArray.Type {
+            return try decodeArray(array, with: decoder)
+        }
+        return try T(from: decoder)
+    }
+
+    /// An array of `T`, which is `Array`, read at its full length at once.
+    private func decodeArray<T, A: TapeDecodableArray>(_ array: A.Type, with decoder: TapeDecoder) throws -> T {
+        unsafeBitCast(try A(elementsOf: decoder), to: T.self)
+    }
+}
+
+/// `Array`, read element by element into room for all of them, where `Array.init(from:)`
+/// grows as it goes, looking its storage's type up at each step.
+protocol TapeDecodableArray {
+    init(elementsOf decoder: TapeDecoder) throws
+}
+
+extension Array: TapeDecodableArray where Element: Decodable {
+    init(elementsOf decoder: TapeDecoder) throws {
+        let tape = decoder.tape
+        let count = Int(tape.values[decoder.index].first)
+        self.init()
+        reserveCapacity(count)
+        var element = decoder.index + 1
+        for position in 0..<count {
+            append(try tape.decode(Element.self, at: element, parent: decoder, key: .element(position)))
+            element = tape.skip(element)
+        }
     }
 }

@@ -58,12 +58,6 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         }
     }
 
-    /// What comparing a name's bytes with each member's found: the value's index, none, or
-    /// nothing certain, for a name not ASCII (or not stored contiguously).
-    private enum ByteSearch {
-        case found(Int), absent, undecided
-    }
-
     private func searchBytes(for name: String) -> ByteSearch {
         let tape = decoder.tape
         return name.utf8.withContiguousStorageIfAvailable { wanted -> ByteSearch in
@@ -167,4 +161,11 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         init?(stringValue: String) { nil }
         init?(intValue: Int) { nil }
     }
+}
+
+/// What comparing a name's bytes with each member's found: the value's index, none, or nothing
+/// certain, for a name not ASCII (or not stored contiguously). Outside the generic container, so
+/// that a search does not look its type's metadata up.
+private enum ByteSearch {
+    case found(Int), absent, undecided
 }
