@@ -61,12 +61,46 @@ import TernTesting
         }
         #expect(child.map { String(decoding: $0.standardOutputContent, as: UTF8.self) } == "libz.so.1 has no curl_global_init\n")
     }
+
+    @Test func theLoopSleepsOnceRequestsStop() async throws {
+        // In a child process, whose only busy loop thread is this transport's: after a run of
+        // requests one after another (each lingered after for the next), the thread must use
+        // next to no CPU. A loop that kept waiting would use most of a core.
+        await #expect(processExitsWith: .success) {
+            let server = try LoopbackServer { _ in .json("[]") }
+            let api = AbstractAPI(transport: try CurlTransport(), responseQueue: .global())
+            for _ in 0..<50 {
+                let body: Data = try await api.request(route: .get(server.baseURL + "/")).value
+                guard body == Data("[]".utf8) else { exit(EXIT_FAILURE) }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            let before = loopThreadsCPUTicks()
+            try await Task.sleep(for: .seconds(1))
+            let used = loopThreadsCPUTicks() - before
+            guard used < 10 else {   // clock ticks: a tenth of a second, at 100 per second
+                print("the loop used \(used) ticks while idle")
+                exit(EXIT_FAILURE)
+            }
+            server.stop()
+        }
+    }
     #endif
 
     @Test func itIsLinuxsDefault() throws {
         let api = AbstractAPI(responseQueue: .global())
         #expect(api.transport is CurlTransport)
         #expect(try CurlTransport.libraryVersion.get().hasPrefix("libcurl/"))
+    }
+}
+/// The user and system CPU time, in clock ticks, of this process's threads named as libcurl loops.
+private func loopThreadsCPUTicks() -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.reduce(0) { total, task in
+        guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+              let nameEnd = stat.lastIndex(of: ")"), stat.contains("(\(CurlLoop.threadName))") else { return total }
+        // After the name: state, then ten fields, then user and system time.
+        let fields = stat[stat.index(after: nameEnd)...].split(separator: " ")
+        return total + (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
     }
 }
 #endif

@@ -21,9 +21,13 @@ final class CurlLoop: @unchecked Sendable {
         var starts: [CurlExchange] = []
         var cancels: [CurlExchange] = []
         var isClosing = false
-        /// Whether the loop is running jobs: what they start or cancel is read right after them,
-        /// in the same turn, so there is no need to wake the loop.
-        var isRunningJobs = false
+        /// Whether the loop will read the inbox again before it sleeps, so that nothing put in
+        /// needs to wake it: while it runs jobs, and while it waits for the next request after
+        /// one that ran alone.
+        var isAwake = false
+
+        /// Whether there is anything for the loop to do.
+        var hasWork: Bool { !jobs.isEmpty || !starts.isEmpty || !cancels.isEmpty || isClosing }
     }
 
     /// The name of every loop's thread, as the system shows it.
@@ -31,6 +35,13 @@ final class CurlLoop: @unchecked Sendable {
 
     /// How many idle connections are kept for reuse.
     static let idleConnections = 32
+
+    /// How long the loop stays awake for the next request after one that ran alone, in
+    /// nanoseconds. A caller sending one request after another sends the next about 30 µs after
+    /// the last was delivered (measured against nginx on loopback); finding the loop awake spares
+    /// it a wakeup and the loop a sleep, which saves more CPU than the wait costs. After the last
+    /// request of a burst the wait costs at most this much.
+    static let lingering: UInt64 = 50_000
 
     init(curl: UnsafePointer<TernCurl>) throws(CurlUnavailable) {
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
@@ -47,7 +58,7 @@ final class CurlLoop: @unchecked Sendable {
         let isAwake = inbox.withLock { inbox in
             inbox.starts.append(exchange)
             inbox.inFlight += 1
-            return inbox.isRunningJobs
+            return inbox.isAwake
         }
         if !isAwake { _ = curl.pointee.multi_wakeup(multi) }
     }
@@ -56,12 +67,12 @@ final class CurlLoop: @unchecked Sendable {
     /// is idle: a busy loop moves bytes for others, and `work` had better run elsewhere.
     /// Returns whether it took the work.
     func scheduleIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool {
-        let taken = inbox.withLock { inbox in
-            guard inbox.inFlight == 0, inbox.jobs.isEmpty else { return false }
+        let (taken, isAwake) = inbox.withLock { inbox in
+            guard inbox.inFlight == 0, inbox.jobs.isEmpty else { return (false, false) }
             inbox.jobs.append(work)
-            return true
+            return (true, inbox.isAwake)
         }
-        if taken { _ = curl.pointee.multi_wakeup(multi) }
+        if taken, !isAwake { _ = curl.pointee.multi_wakeup(multi) }
         return taken
     }
 
@@ -69,7 +80,7 @@ final class CurlLoop: @unchecked Sendable {
     func cancel(_ exchange: CurlExchange) {
         let isAwake = inbox.withLock { inbox in
             inbox.cancels.append(exchange)
-            return inbox.isRunningJobs
+            return inbox.isAwake
         }
         if !isAwake { _ = curl.pointee.multi_wakeup(multi) }
     }
@@ -88,12 +99,12 @@ final class CurlLoop: @unchecked Sendable {
             // Jobs first: what they send is started in this same turn.
             let jobs = inbox.withLock { inbox in
                 defer { inbox.jobs.removeAll() }
-                inbox.isRunningJobs = !inbox.jobs.isEmpty
+                inbox.isAwake = !inbox.jobs.isEmpty
                 return inbox.jobs
             }
             for job in jobs { job() }
             let work = inbox.withLock { inbox in
-                defer { inbox.starts.removeAll(); inbox.cancels.removeAll(); inbox.isRunningJobs = false }
+                defer { inbox.starts.removeAll(); inbox.cancels.removeAll(); inbox.isAwake = false }
                 return (inbox.starts, inbox.cancels, inbox.isClosing)
             }
             for exchange in work.0 {
@@ -110,8 +121,9 @@ final class CurlLoop: @unchecked Sendable {
                 exchange.complete(nil)
             }
             _ = curl.pointee.multi_perform(multi, &active)
-            finishDone()
+            let finishedAlone = finishDone()
             if work.2, running.isEmpty, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
+            if finishedAlone, lingerForWork() { continue }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
         }
     }
@@ -133,8 +145,10 @@ final class CurlLoop: @unchecked Sendable {
     private let completions = DispatchQueue(label: "tern.curl.completion", attributes: .concurrent)
 
     /// Reports every transfer libcurl has finished: at once when it was the only one, which
-    /// spares a sequential caller a thread hop.
-    private func finishDone() {
+    /// spares a sequential caller a thread hop. Returns whether it reported the only one, with
+    /// the loop marked awake, since its caller may send the next request right away.
+    private func finishDone() -> Bool {
+        var finishedAlone = false
         var queued: Int32 = 0
         while let message = curl.pointee.multi_info_read(multi, &queued) {
             var easy: UnsafeMutableRawPointer?
@@ -145,10 +159,28 @@ final class CurlLoop: @unchecked Sendable {
             ended()
             let code = result
             if running.isEmpty {
+                inbox.withLock { $0.isAwake = true }
+                finishedAlone = true
                 exchange.complete(code)
             } else {
                 completions.async { exchange.complete(code) }
             }
+        }
+        return finishedAlone
+    }
+
+    /// Waits up to ``lingering`` for work, yielding the core to any thread that wants it;
+    /// returns whether work came. Marks the loop asleep before returning none, so that what
+    /// comes after wakes it.
+    private func lingerForWork() -> Bool {
+        let deadline = DispatchTime.now().uptimeNanoseconds + Self.lingering
+        repeat {
+            if inbox.withLock(\.hasWork) { return true }
+            sched_yield()
+        } while DispatchTime.now().uptimeNanoseconds < deadline
+        return inbox.withLock { inbox in
+            inbox.isAwake = false
+            return inbox.hasWork
         }
     }
 }
