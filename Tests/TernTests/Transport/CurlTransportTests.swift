@@ -27,6 +27,24 @@ import TernTesting
         #expect(await eventually { loops.alive == 0 }, "\(loops.alive) of 20 loops still running")
     }
 
+    @Test func workHandedOverWhileTheLoopRunsJobsRunsWithoutWaitingForItsTimeout() throws {
+        // A job handed over while the loop runs another finds the loop awake, and does not wake
+        // it: the loop must run it next rather than sleep until its poll times out (a second).
+        let transport = try CurlTransport()
+        let (running, handedOver, ran) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        // Warm-ups, so that no wakeup sent before the loop first slept is still pending.
+        for _ in 0..<2 {
+            #expect(transport.scheduleIfIdle { ran.signal() })
+            ran.wait()
+        }
+        #expect(transport.scheduleIfIdle { running.signal(); handedOver.wait() })
+        running.wait()
+        let start = DispatchTime.now()
+        #expect(transport.scheduleIfIdle { ran.signal() })
+        handedOver.signal()
+        #expect(ran.wait(timeout: start + 0.9) == .success)
+    }
+
     // Exit tests that capture values need Swift 6.3.
     #if compiler(>=6.3)
     @Test func withoutLibcurlTheDefaultIsURLSessionSaidOnce() async throws {

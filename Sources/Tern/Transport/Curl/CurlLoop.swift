@@ -103,11 +103,13 @@ final class CurlLoop: @unchecked Sendable {
                 return inbox.jobs
             }
             for job in jobs { job() }
+            // From here on what is put in wakes the loop; jobs put in while it ran the others did
+            // not, and are run next turn.
             let work = inbox.withLock { inbox in
                 defer { inbox.starts.removeAll(); inbox.cancels.removeAll(); inbox.isAwake = false }
-                return (inbox.starts, inbox.cancels, inbox.isClosing)
+                return (starts: inbox.starts, cancels: inbox.cancels, isClosing: inbox.isClosing, jobsWaiting: !inbox.jobs.isEmpty)
             }
-            for exchange in work.0 {
+            for exchange in work.starts {
                 if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
                     running[exchange.easy] = exchange
                 } else {
@@ -115,15 +117,15 @@ final class CurlLoop: @unchecked Sendable {
                     exchange.complete(CurlCode.abortedByCallback)
                 }
             }
-            for exchange in work.1 where running.removeValue(forKey: exchange.easy) != nil {
+            for exchange in work.cancels where running.removeValue(forKey: exchange.easy) != nil {
                 _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
                 ended()
                 exchange.complete(nil)
             }
             _ = curl.pointee.multi_perform(multi, &active)
             let finishedAlone = finishDone()
-            if work.2, running.isEmpty, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
-            if finishedAlone, lingerForWork() { continue }
+            if work.isClosing, running.isEmpty, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
+            if work.jobsWaiting || (finishedAlone && lingerForWork()) { continue }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
         }
     }
