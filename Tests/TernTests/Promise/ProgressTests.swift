@@ -106,6 +106,29 @@ import TernTesting
         #expect(seen.items == [1, 2])
     }
 
+    @Test func aReportComingWhileAnotherIsDeliveredGoesBeforeWhatIsQueuedAfterIt() async throws {
+        // `progressUpdates` relies on it: the result, queued after the last report on the same
+        // serial queue, ends the stream after that report, not before.
+        let channel = ProgressChannel()
+        let queue = DispatchQueue(label: "progress")
+        let seen = Recorder<String>()
+        let (firstStarted, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        channel.observe(on: queue) { progress in
+            if progress.completedBytes == 1 {
+                firstStarted.signal()
+                release.wait()
+            }
+            seen.append("\(progress.completedBytes)")
+        }
+        channel.report(TransferProgress(direction: .download, completedBytes: 1, totalBytes: 2))
+        firstStarted.wait()
+        channel.report(TransferProgress(direction: .download, completedBytes: 2, totalBytes: 2))
+        queue.async { seen.append("result") }
+        release.signal()
+        #expect(await eventually { seen.items.count == 3 })
+        #expect(seen.items == ["1", "2", "result"])
+    }
+
     @Test func anAttemptThatStartsOverReportsOnlyOnceItPassesTheLastReport() async throws {
         let channel = ProgressChannel()
         let seen = Recorder<Int64>()
