@@ -16,6 +16,10 @@ import FoundationNetworking
 /// let api = ShopAPI(transport: try CurlTransport())
 /// ```
 ///
+/// After a transfer that ran alone the thread stays awake for up to 50 µs, yielding its core,
+/// in case the next request comes at once (as from a caller awaiting one request after
+/// another), which then needs no wakeup; then it sleeps until there is work.
+///
 /// Cookies are kept as a URLSession with the default configuration keeps them: in
 /// `HTTPCookieStorage.shared`, unless told otherwise. There is no cache: each request sends the
 /// headers Tern gives it, its cookies, and libcurl's `Accept: */*` and `Accept-Encoding`.
