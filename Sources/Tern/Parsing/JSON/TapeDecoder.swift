@@ -116,11 +116,30 @@ extension JSONTape {
             return unsafeBitCast(url, to: T.self)
         }
         if T.self == Decimal.self { return unsafeBitCast(try decimal(at: index), to: T.self) }
-        let decoder = TapeDecoder(tape: self, index: index, parent: parent, key: key)
-        if values[index].kind == .array, let array = T.self as? any TapeDecodableArray.Type {
-            return try decodeArray(array, with: decoder)
+        if values[index].kind == .array {
+            // Arrays of the common leaves need no decoder, nor a look for their conformance.
+            if T.self == [String].self { return unsafeBitCast(try elements(ofArrayAt: index) { value, _ in try string(at: value) }, to: T.self) }
+            if T.self == [Int].self { return unsafeBitCast(try elements(ofArrayAt: index) { value, _ in try integer(at: value, as: Int.self) }, to: T.self) }
+            if T.self == [Double].self { return unsafeBitCast(try elements(ofArrayAt: index) { value, _ in try double(at: value) }, to: T.self) }
+            let decoder = TapeDecoder(tape: self, index: index, parent: parent, key: key)
+            if let array = T.self as? any TapeDecodableArray.Type { return try decodeArray(array, with: decoder) }
+            return try T(from: decoder)
         }
-        return try T(from: decoder)
+        return try T(from: TapeDecoder(tape: self, index: index, parent: parent, key: key))
+    }
+
+    /// The elements of the array at `index`, each read by `read` from its value's index and its
+    /// position, into room made for all of them at once.
+    func elements<Element>(ofArrayAt index: Int, _ read: (_ value: Int, _ position: Int) throws -> Element) throws -> [Element] {
+        let count = Int(values[index].first)
+        var elements: [Element] = []
+        elements.reserveCapacity(count)
+        var value = index + 1
+        for position in 0..<count {
+            elements.append(try read(value, position))
+            value = skip(value)
+        }
+        return elements
     }
 
     /// An array of `T`, which is `Array`, read at its full length at once.
@@ -138,13 +157,8 @@ protocol TapeDecodableArray {
 extension Array: TapeDecodableArray where Element: Decodable {
     init(elementsOf decoder: TapeDecoder) throws {
         let tape = decoder.tape
-        let count = Int(tape.values[decoder.index].first)
-        self.init()
-        reserveCapacity(count)
-        var element = decoder.index + 1
-        for position in 0..<count {
-            append(try tape.decode(Element.self, at: element, parent: decoder, key: .element(position)))
-            element = tape.skip(element)
+        self = try tape.elements(ofArrayAt: decoder.index) { value, position in
+            try tape.decode(Element.self, at: value, parent: decoder, key: .element(position))
         }
     }
 }
