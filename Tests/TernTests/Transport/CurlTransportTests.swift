@@ -81,9 +81,9 @@ import TernTesting
     }
 
     @Test func theLoopSleepsOnceRequestsStop() async throws {
-        // In a child process, whose only busy loop thread is this transport's: after a run of
-        // requests one after another (each lingered after for the next), the thread must use
-        // next to no CPU. A loop that kept waiting would use most of a core.
+        // In a child process, whose only busy loop thread is this transport's: after requests
+        // sent one after another, for which the loop stays awake a moment after each response,
+        // its thread must use next to no CPU. A loop that kept waiting would use most of a core.
         await #expect(processExitsWith: .success) {
             let server = try LoopbackServer { _ in .json("[]") }
             let api = AbstractAPI(transport: try CurlTransport(), responseQueue: .global())
@@ -110,6 +110,7 @@ import TernTesting
         #expect(try CurlTransport.libraryVersion.get().hasPrefix("libcurl/"))
     }
 }
+
 /// The user and system CPU time, in clock ticks, of this process's threads named as libcurl loops.
 private func loopThreadsCPUTicks() -> Int {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
