@@ -149,4 +149,41 @@ import TernTesting
         #expect(await eventually { seen.items.count == 1 })
         #expect(seen.items.first?.fractionCompleted == nil)
     }
+
+    @Test func aStormOfReportsReachesEveryObserverInOrderAndLastBeforeTheResult() async throws {
+        // One thread reports as a transport does while observers join on serial and concurrent
+        // queues, each slower than the reports, so that reports keep coming while deliveries
+        // run; each hears an increasing sequence ending with the last report, and on a serial
+        // queue the result queued after that report comes after it.
+        let channel = ProgressChannel()
+        let total: Int64 = 20_000
+        let serial = DispatchQueue(label: "serial")
+        let concurrent = DispatchQueue(label: "concurrent", attributes: .concurrent)
+        let heard = (0..<6).map { _ in Recorder<Int64>() }
+        let observersAdded = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            for (index, recorder) in heard.enumerated() {
+                channel.observe(on: index.isMultiple(of: 2) ? serial : concurrent) { progress in
+                    usleep(300)
+                    recorder.append(progress.completedBytes)
+                }
+                usleep(500)
+            }
+            observersAdded.signal()
+        }
+        for bytes in 1...total {
+            channel.report(TransferProgress(direction: .download, completedBytes: bytes, totalBytes: total))
+            if bytes.isMultiple(of: 5_000), bytes < total { usleep(1_000) }
+        }
+        observersAdded.wait()
+        let result = Recorder<Int64>()
+        serial.async { result.append(heard[0].items.last ?? 0) }
+        for recorder in heard {
+            #expect(await eventually { recorder.items.last == total })
+            let items = recorder.items
+            #expect(zip(items, items.dropFirst()).allSatisfy { $0 < $1 }, "out of order")
+        }
+        #expect(await eventually { result.items.count == 1 })
+        #expect(result.items == [total])
+    }
 }
