@@ -45,6 +45,23 @@ import TernTesting
         #expect(ran.wait(timeout: start + 0.9) == .success)
     }
 
+    @Test func requestsFarApartAreNotWaitedFor() async throws {
+        // The loop waits for a next request only while requests come within that wait of the
+        // last answer; these come 20 ms apart, so at most the first answer is waited after, and
+        // the loop, not waiting, must not sleep marked awake (the next would not wake it).
+        let server = try LoopbackServer { _ in .json("[]") }
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        let api = AbstractAPI(transport: transport, responseQueue: .global())
+        for _ in 0..<10 {
+            let body: Data = try await api.request(route: .get(server.baseURL + "/")).value
+            #expect(body == Data("[]".utf8))
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(transport.loop.lingerCount <= 1)
+        #expect(transport.loop.sleepsMarkedAwakeCount == 0)
+    }
+
     // Exit tests that capture values need Swift 6.3.
     #if compiler(>=6.3)
     @Test func withoutLibcurlTheDefaultIsURLSessionSaidOnce() async throws {
@@ -86,7 +103,8 @@ import TernTesting
         // its thread must use next to no CPU. A loop that kept waiting would use most of a core.
         await #expect(processExitsWith: .success) {
             let server = try LoopbackServer { _ in .json("[]") }
-            let api = AbstractAPI(transport: try CurlTransport(), responseQueue: .global())
+            let transport = try CurlTransport()
+            let api = AbstractAPI(transport: transport, responseQueue: .global())
             for _ in 0..<50 {
                 let body: Data = try await api.request(route: .get(server.baseURL + "/")).value
                 guard body == Data("[]".utf8) else { exit(EXIT_FAILURE) }
@@ -99,6 +117,7 @@ import TernTesting
                 print("the loop used \(used) ticks while idle")
                 exit(EXIT_FAILURE)
             }
+            guard transport.loop.sleepsMarkedAwakeCount == 0 else { exit(EXIT_FAILURE) }
             server.stop()
         }
     }

@@ -13,6 +13,13 @@ final class CurlLoop: @unchecked Sendable {
     private let inbox = Locked(Inbox())
     /// The exchanges in libcurl's hands, by easy handle; the loop thread's alone.
     private var running: [UnsafeMutableRawPointer: CurlExchange] = [:]
+    /// When the loop last answered the only request in flight, until the next request comes
+    /// (uptime nanoseconds); the loop thread's.
+    private var answeredAloneAt: UInt64?
+    /// Whether the request that came after the last such answer came within ``lingering``: the
+    /// loop waits for the next one only if so, and a caller whose requests come further apart
+    /// costs no waiting. The loop thread's.
+    private var nextCameSoon = true
 
     private struct Inbox {
         /// Exchanges started and not yet ended.
@@ -25,6 +32,13 @@ final class CurlLoop: @unchecked Sendable {
         /// needs to wake it: while it runs jobs, and while it waits for the next request after
         /// one that ran alone.
         var isAwake = false
+        /// When the latest request was put in (uptime nanoseconds).
+        var lastArrival: UInt64 = 0
+        /// How many times the loop has waited for a next request.
+        var lingers = 0
+        /// How many times the loop found itself marked awake as it was about to sleep; every
+        /// path to sleep marks it asleep first, and the tests check that this stays 0.
+        var sleepsMarkedAwake = 0
 
         /// Whether there is anything for the loop to do.
         var hasWork: Bool { !jobs.isEmpty || !starts.isEmpty || !cancels.isEmpty || isClosing }
@@ -40,8 +54,15 @@ final class CurlLoop: @unchecked Sendable {
     /// nanoseconds. A caller sending one request after another sends the next about 30 µs after
     /// the last was delivered (measured against nginx on loopback); finding the loop awake spares
     /// it a wakeup and the loop a sleep, which save about the CPU the wait costs, and 10–15% of
-    /// the time per request. After the last request of a burst the wait costs at most this much.
+    /// the time per request. After the last request of a burst the wait costs at most this much;
+    /// a caller whose requests come further apart than this costs it once, not per request.
     static let lingering: UInt64 = 50_000
+
+    /// How many times the loop has waited for a next request.
+    var lingerCount: Int { inbox.withLock { $0.lingers } }
+
+    /// How many times the loop was about to sleep marked awake, which no path should leave it.
+    var sleepsMarkedAwakeCount: Int { inbox.withLock { $0.sleepsMarkedAwake } }
 
     init(curl: UnsafePointer<TernCurl>) throws(CurlUnavailable) {
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
@@ -55,9 +76,11 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Starts `exchange` on the loop.
     func start(_ exchange: CurlExchange) {
+        let now = DispatchTime.now().uptimeNanoseconds
         let isAwake = inbox.withLock { inbox in
             inbox.starts.append(exchange)
             inbox.inFlight += 1
+            inbox.lastArrival = now
             return inbox.isAwake
         }
         if !isAwake { _ = curl.pointee.multi_wakeup(multi) }
@@ -67,9 +90,11 @@ final class CurlLoop: @unchecked Sendable {
     /// is idle: a busy loop moves bytes for others, and `work` had better run elsewhere.
     /// Returns whether it took the work.
     func scheduleIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
         let (taken, isAwake) = inbox.withLock { inbox in
             guard inbox.inFlight == 0, inbox.jobs.isEmpty else { return (false, false) }
             inbox.jobs.append(work)
+            inbox.lastArrival = now
             return (true, inbox.isAwake)
         }
         if taken, !isAwake { _ = curl.pointee.multi_wakeup(multi) }
@@ -97,10 +122,15 @@ final class CurlLoop: @unchecked Sendable {
         var active: Int32 = 0
         while true {
             // Jobs first: what they send is started in this same turn.
-            let jobs = inbox.withLock { inbox in
+            let (jobs, arrived) = inbox.withLock { inbox in
                 defer { inbox.jobs.removeAll() }
                 inbox.isAwake = !inbox.jobs.isEmpty
-                return inbox.jobs
+                let arrived = inbox.jobs.isEmpty && inbox.starts.isEmpty ? nil : inbox.lastArrival
+                return (inbox.jobs, arrived)
+            }
+            if let arrived, let answered = answeredAloneAt {
+                nextCameSoon = arrived <= answered + Self.lingering
+                answeredAloneAt = nil
             }
             for job in jobs { job() }
             // From here on what is put in wakes the loop; jobs put in while it ran the others did
@@ -124,8 +154,10 @@ final class CurlLoop: @unchecked Sendable {
             }
             _ = curl.pointee.multi_perform(multi, &active)
             let finishedAlone = finishDone()
+            if finishedAlone { answeredAloneAt = DispatchTime.now().uptimeNanoseconds }
             if work.isClosing, running.isEmpty, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
-            if work.jobsWaiting || (finishedAlone && lingerForWork()) { continue }
+            if work.jobsWaiting || (finishedAlone && nextCameSoon && lingerForWork()) { continue }
+            if sleepingMarkedAwake() { continue }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
         }
     }
@@ -147,8 +179,10 @@ final class CurlLoop: @unchecked Sendable {
     private let completions = DispatchQueue(label: "tern.curl.completion", attributes: .concurrent)
 
     /// Reports every transfer libcurl has finished: at once when it was the only one, which
-    /// spares a sequential caller a thread hop. Returns whether it reported the only one, with
-    /// the loop marked awake, since its caller may send the next request right away.
+    /// spares a sequential caller a thread hop. Returns whether it reported the only one. When
+    /// the loop is to wait for a next request after that, it is marked awake first, since the
+    /// caller may send the next one before the report returns; ``lingerForWork()`` marks it
+    /// asleep again.
     private func finishDone() -> Bool {
         var finishedAlone = false
         var queued: Int32 = 0
@@ -161,7 +195,7 @@ final class CurlLoop: @unchecked Sendable {
             ended()
             let code = result
             if running.isEmpty {
-                inbox.withLock { $0.isAwake = true }
+                if nextCameSoon { inbox.withLock { $0.isAwake = true } }
                 finishedAlone = true
                 exchange.complete(code)
             } else {
@@ -171,10 +205,22 @@ final class CurlLoop: @unchecked Sendable {
         return finishedAlone
     }
 
+    /// Marks the loop asleep, should it not be: asleep and marked awake, it would not be woken by
+    /// what is put in, which would wait until its poll timed out. Returns whether work waits.
+    private func sleepingMarkedAwake() -> Bool {
+        inbox.withLock { inbox in
+            guard inbox.isAwake else { return false }
+            inbox.isAwake = false
+            inbox.sleepsMarkedAwake += 1
+            return inbox.hasWork
+        }
+    }
+
     /// Waits up to ``lingering`` for work, yielding the core to any thread that wants it;
     /// returns whether work came. Marks the loop asleep before returning none, so that what
     /// comes after wakes it.
     private func lingerForWork() -> Bool {
+        inbox.withLock { $0.lingers += 1 }
         let deadline = DispatchTime.now().uptimeNanoseconds + Self.lingering
         repeat {
             if inbox.withLock(\.hasWork) { return true }
