@@ -18,7 +18,8 @@ import FoundationNetworking
 ///
 /// After a transfer that ran alone the thread stays awake for up to 50 µs, yielding its core,
 /// in case the next request comes at once (as from a caller awaiting one request after
-/// another), which then needs no wakeup; then it sleeps until there is work.
+/// another), which then needs no wakeup; then it sleeps until there is work. It stops waiting
+/// so while requests come further apart than that.
 ///
 /// Cookies are kept as a URLSession with the default configuration keeps them: in
 /// `HTTPCookieStorage.shared`, unless told otherwise. There is no cache: each request sends the
