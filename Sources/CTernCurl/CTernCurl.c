@@ -2,6 +2,9 @@
 #include "CTernCurl.h"
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <errno.h>
 
 void tern_name_this_thread(const char *name) {
 #if defined(__linux__)
@@ -62,6 +65,27 @@ int tern_curl_setopt_data_callback(const TernCurl *curl, void *easy, int option,
 
 int tern_curl_setopt_progress_callback(const TernCurl *curl, void *easy, int option, tern_curl_progress_callback callback) {
     return curl->easy_setopt(easy, option, callback);
+}
+
+int tern_curl_setopt_prereq_callback(const TernCurl *curl, void *easy, int option, tern_curl_prereq_callback callback) {
+    return curl->easy_setopt(easy, option, callback);
+}
+
+int tern_curl_getinfo_socket(const TernCurl *curl, void *easy, int info, int *value) {
+    return curl->easy_getinfo(easy, info, value);
+}
+
+int tern_socket_has_input(int socket, int localPort) {
+    struct sockaddr_storage address;
+    socklen_t length = sizeof address;
+    if (getsockname(socket, (struct sockaddr *)&address, &length) != 0) return -1;
+    int port = address.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&address)->sin6_port)
+             : address.ss_family == AF_INET ? ntohs(((struct sockaddr_in *)&address)->sin_port) : -1;
+    if (port != localPort) return -1;
+    char byte;
+    ssize_t count = recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (count > 0 || count == 0) return 1;   // bytes waiting, or the peer hung up
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : 1;
 }
 
 int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *value) {

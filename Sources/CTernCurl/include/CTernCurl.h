@@ -12,6 +12,10 @@ typedef size_t (*tern_curl_data_callback)(char *buffer, size_t size, size_t coun
 /// What a transfer-progress callback looks like; non-zero aborts the transfer.
 typedef int (*tern_curl_progress_callback)(void *context, int64_t downloadTotal, int64_t downloaded, int64_t uploadTotal, int64_t uploaded);
 
+/// What a pre-request callback looks like (CURLOPT_PREREQFUNCTION): called once a connection is
+/// chosen, before the request is written to it; non-zero aborts the transfer.
+typedef int (*tern_curl_prereq_callback)(void *context, char *primaryIP, char *localIP, int primaryPort, int localPort);
+
 /// libcurl's entry points, found with dlsym.
 typedef struct TernCurl {
     void *library;
@@ -47,9 +51,15 @@ int tern_curl_setopt_offset(const TernCurl *curl, void *easy, int option, int64_
 int tern_curl_setopt_pointer(const TernCurl *curl, void *easy, int option, const void *value);
 int tern_curl_setopt_data_callback(const TernCurl *curl, void *easy, int option, tern_curl_data_callback callback);
 int tern_curl_setopt_progress_callback(const TernCurl *curl, void *easy, int option, tern_curl_progress_callback callback);
+int tern_curl_setopt_prereq_callback(const TernCurl *curl, void *easy, int option, tern_curl_prereq_callback callback);
+int tern_curl_getinfo_socket(const TernCurl *curl, void *easy, int info, int *value);
 int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *value);
 int tern_curl_getinfo_offset(const TernCurl *curl, void *easy, int info, int64_t *value);
 int tern_curl_multi_setopt_long(const TernCurl *curl, void *multi, int option, long value);
+
+/// Whether `socket` is connected to local port `localPort` and has input waiting to be read (or
+/// its peer has closed it): 1 if so, 0 if it is idle, -1 if it is not that connection.
+int tern_socket_has_input(int socket, int localPort);
 
 /// Names the calling thread as the system shows it (15 characters at most on Linux).
 void tern_name_this_thread(const char *name);

@@ -16,6 +16,16 @@ enum TestTransport {
         #endif
     }
 
+    /// Whether the transport under test refuses a connection on which bytes came while it was
+    /// idle: libcurl does, through Tern; FoundationNetworking's URLSession does not.
+    static var refusesStrayBytes: Bool {
+        #if canImport(FoundationNetworking)
+        isCurl
+        #else
+        true
+        #endif
+    }
+
     /// A new transport of the kind under test that keeps its cookies in `storage`.
     static func make(keepingCookiesIn storage: HTTPCookieStorage) -> any Transport {
         #if os(Linux)

@@ -57,5 +57,46 @@ import Tern
         #expect(failure.urlError?.code == .serverCertificateUntrusted)
         #expect("\(failure)".contains("certificate"))
     }
+
+    @Test func aStrayResponseOverTLSIsNeverTakenForTheNextAnswer() async throws {
+        // s_server relays one connection at a time between its standard streams and the client:
+        // a thread answers each request with its path, and the test sends a whole stray response
+        // on the idle connection.
+        let certificates = try TestCertificates()
+        let port = try TestCertificates.freePort()
+        let (input, output) = (Pipe(), Pipe())
+        let process = try certificates.server(on: port, [], input: input, output: output)
+        defer { stopServer(process) }
+        let answer = { @Sendable (body: String) in input.fileHandleForWriting.write(Data(RawServer.Connection.response(body).utf8)) }
+        Thread {
+            var buffer = Data()
+            while case let chunk = output.fileHandleForReading.availableData, !chunk.isEmpty {
+                buffer.append(chunk)
+                while let end = buffer.range(of: Data("\r\n\r\n".utf8)) {
+                    let head = String(decoding: buffer[..<end.lowerBound], as: UTF8.self)
+                    buffer.removeSubrange(..<end.upperBound)
+                    answer(ConnectionReuseTests.name(of: head))
+                }
+            }
+        }.start()
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never),
+                              transport: try CurlTransport(trusting: certificates.authority), responseQueue: .global())
+        let base = "https://127.0.0.1:\(port)"
+        var first = await (api.request(route: .get(base + "/first")) as Promise<String>).result
+        for _ in 0..<100 {
+            // Until s_server listens.
+            guard case .failure(APIError.transportFailed(let failure)) = first, failure.urlError?.code == .cannotConnectToHost else { break }
+            try await Task.sleep(for: .milliseconds(50))
+            first = await (api.request(route: .get(base + "/first")) as Promise<String>).result
+        }
+        #expect(try first.get() == "first")
+        try await Task.sleep(for: .milliseconds(100))
+        answer("stray")
+        try await Task.sleep(for: .milliseconds(200))
+        for index in 0..<3 {
+            let next: String = try await api.request(route: .get(base + "/next\(index)")).value
+            #expect(next == "next\(index)")
+        }
+    }
 }
 #endif

@@ -53,9 +53,16 @@ final class CurlExchange: @unchecked Sendable {
 
     /// The body's length, when known.
     private let bodyLength: Int64?
+    /// The loop's idle connections, checked for stray bytes before one carries this request.
+    private let connections: CurlConnections
+    /// Whether the connection libcurl chose had bytes waiting before the request was written,
+    /// and was refused.
+    private var refusedConnection = false
+    /// Whether the exchange runs again, on a new connection, after one was refused.
+    private var isOnNewConnection = false
 
     init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>,
-         trusting certificates: URL?, cookies: HTTPCookieStorage?) throws {
+         connections: CurlConnections, trusting certificates: URL?, cookies: HTTPCookieStorage?) throws {
         guard let url = request.urlRequest.url else { throw URLError(.badURL) }
         // The body first: making its stream can fail, and nothing is to be freed yet then.
         if let stream = request.bodyStream {
@@ -76,6 +83,7 @@ final class CurlExchange: @unchecked Sendable {
         self.curl = curl
         self.receiver = receiver
         self.url = url
+        self.connections = connections
         self.cookies = request.urlRequest.httpShouldHandleCookies ? cookies : nil
         mainDocumentURL = request.urlRequest.mainDocumentURL
         errorBuffer = .allocate(capacity: 256)
@@ -109,6 +117,13 @@ final class CurlExchange: @unchecked Sendable {
         tern_curl_setopt_pointer(curl, easy, CurlOption.headerData, context)
         tern_curl_setopt_data_callback(curl, easy, CurlOption.writeFunction, curlWrite)
         tern_curl_setopt_data_callback(curl, easy, CurlOption.headerFunction, curlHeader)
+        if tern_curl_setopt_prereq_callback(curl, easy, CurlOption.prereqFunction, curlPrereq) == 0 {
+            tern_curl_setopt_pointer(curl, easy, CurlOption.prereqData, context)
+        } else {
+            // A libcurl older than 7.80 cannot say which connection a request goes on before it
+            // is written: reusing none is the one way to never read a stray answer there.
+            setLong(CurlOption.forbidReuse, 1)
+        }
 
         let method = request.httpMethod ?? "GET"
         var headers = request.allHTTPHeaderFields ?? [:]
@@ -162,6 +177,24 @@ final class CurlExchange: @unchecked Sendable {
     }
 
     // MARK: Callbacks, on the loop's thread
+
+    /// Whether the request may be written on the connection libcurl chose: not if bytes came on
+    /// it while it was idle, which the request would read as its answer.
+    fileprivate func connectionChosen(localPort: Int32) -> Bool {
+        guard connections.hasStrayInput(localPort: localPort) else { return true }
+        refusedConnection = true
+        return false
+    }
+
+    /// Readies the exchange to run again on a new connection when the one libcurl chose was
+    /// refused before anything was written, once; returns whether it is to run again.
+    func retryOnNewConnection() -> Bool {
+        guard refusedConnection, !isOnNewConnection, readBytes == 0, !hasHead else { return false }
+        refusedConnection = false
+        isOnNewConnection = true
+        setLong(CurlOption.freshConnect, 1)
+        return true
+    }
 
     fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
         headBytes += bytes.count
@@ -271,12 +304,22 @@ final class CurlExchange: @unchecked Sendable {
             return count
         case .stream(let stream):
             guard let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
-            let count = stream.read(base, maxLength: buffer.count)
+            // Never more than the stated length: past it, a byte would be read as another request.
+            let remaining = bodyLength.map { Int(clamping: $0 - readBytes) } ?? buffer.count
+            guard remaining > 0 else { return 0 }
+            let count = stream.read(base, maxLength: min(buffer.count, remaining))
             guard count >= 0 else {
                 bodyError = stream.streamError ?? CocoaError(.fileReadUnknown)
                 return nil
             }
             readBytes += Int64(count)
+            guard let bodyLength else { return count }
+            // At the stated end the stream must end too; before it, it must not.
+            var extra: UInt8 = 0
+            if count == 0 || (readBytes == bodyLength && stream.read(&extra, maxLength: 1) > 0) {
+                bodyError = BodyLengthMismatch(statedLength: bodyLength, actualLength: readBytes + (count == 0 ? 0 : 1))
+                return nil
+            }
             return count
         case nil:
             return 0
@@ -293,7 +336,7 @@ final class CurlExchange: @unchecked Sendable {
     /// Reports `sent` body bytes, as libcurl counts them: for a chunked body, with the chunks'
     /// framing, which the bytes read from the body leave out.
     fileprivate func reportUpload(_ sent: Int64) {
-        let sent = bodyLength == nil ? min(sent, readBytes) : sent
+        let sent = min(sent, readBytes)
         guard body != nil, !hasHead, sent > reportedUpload else { return }
         reportedUpload = sent
         receiver.didSendBodyData(sent, of: bodyLength)
@@ -307,6 +350,11 @@ final class CurlExchange: @unchecked Sendable {
         case nil: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url])
         case CurlCode.ok?: nil
         case let code? where bodyError != nil && (code == CurlCode.abortedByCallback || code == CurlCode.readError): bodyError
+        case CurlCode.abortedByCallback? where refusedConnection:
+            URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the server sent bytes on a new connection before the request",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
         case CurlCode.writeError? where isHeadTooLarge:
             URLError(.badServerResponse, userInfo: [
                 NSLocalizedDescriptionKey: "the response's head passed \(Self.headLimit / 1024) KiB",
@@ -345,6 +393,11 @@ private let curlRead: tern_curl_data_callback = { buffer, size, count, context i
     guard let context, let buffer else { return 0x1000_0000 }   // CURL_READFUNC_ABORT
     let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
     return exchange.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count)) ?? 0x1000_0000
+}
+
+private let curlPrereq: tern_curl_prereq_callback = { context, _, _, _, localPort in
+    guard let context else { return 1 }   // CURL_PREREQFUNC_ABORT
+    return Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().connectionChosen(localPort: localPort) ? 0 : 1
 }
 
 private let curlProgress: tern_curl_progress_callback = { context, _, _, _, uploaded in

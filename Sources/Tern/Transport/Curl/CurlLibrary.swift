@@ -81,12 +81,23 @@ enum CurlOption {
     static let progressFunction: Int32 = 20_219
     static let tcpKeepAlive: Int32 = 213
     static let pipeWait: Int32 = 237
+    static let freshConnect: Int32 = 74
+    static let forbidReuse: Int32 = 75
+    static let caPath: Int32 = 10_097
+    static let prereqFunction: Int32 = 20_312
+    static let prereqData: Int32 = 10_313
 }
 
 /// `CURLINFO_*` numbers.
 enum CurlInfo {
     /// `CURLINFO_SIZE_UPLOAD_T`: body bytes sent.
     static let uploadedBytes: Int32 = 0x600000 + 7
+    /// `CURLINFO_LOCAL_PORT`: the local port of the transfer's connection.
+    static let localPort: Int32 = 0x200000 + 42
+    /// `CURLINFO_ACTIVESOCKET`: the socket of the transfer's connection, while it is open.
+    static let activeSocket: Int32 = 0x500000 + 44
+    /// `CURLINFO_HTTP_VERSION`: the HTTP version the transfer spoke.
+    static let httpVersion: Int32 = 0x200000 + 46
 }
 
 /// `CURLMOPT_*` numbers.

@@ -11,6 +11,8 @@ final class CurlLoop: @unchecked Sendable {
     private let curl: UnsafePointer<TernCurl>
     private let multi: UnsafeMutableRawPointer
     private let inbox = Locked(Inbox())
+    /// The idle connections, checked before reuse; the loop thread's.
+    let connections: CurlConnections
     /// The exchanges in libcurl's hands, by easy handle; the loop thread's alone.
     private var running: [UnsafeMutableRawPointer: CurlExchange] = [:]
     /// When the loop last answered the only request in flight, until the next request comes
@@ -68,6 +70,7 @@ final class CurlLoop: @unchecked Sendable {
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
         self.curl = curl
         self.multi = multi
+        connections = CurlConnections(curl: curl)
         // Idle connections kept for reuse: libcurl's default, four per transfer ever running at
         // once, would keep hundreds of sockets open after a burst.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, Self.idleConnections)
@@ -189,9 +192,13 @@ final class CurlLoop: @unchecked Sendable {
         while let message = curl.pointee.multi_info_read(multi, &queued) {
             var easy: UnsafeMutableRawPointer?
             var result: Int32 = 0
-            guard tern_curl_message_done(message, &easy, &result) == 1, let easy,
-                  let exchange = running.removeValue(forKey: easy) else { continue }
+            guard tern_curl_message_done(message, &easy, &result) == 1, let easy, let exchange = running[easy] else { continue }
+            // Before the handle leaves the multi handle, which alone can still name its socket.
+            connections.transferEnded(on: easy)
             _ = curl.pointee.multi_remove_handle(multi, easy)
+            // A connection refused before the request was written: the request goes again.
+            if exchange.retryOnNewConnection(), curl.pointee.multi_add_handle(multi, easy) == 0 { continue }
+            running[easy] = nil
             ended()
             let code = result
             if running.isEmpty {

@@ -70,7 +70,7 @@ public final class CurlTransport: Transport {
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange: CurlExchange
         do {
-            exchange = try CurlExchange(request, receiver: receiver, curl: library.api, trusting: trustedCertificates, cookies: cookieStorage)
+            exchange = try CurlExchange(request, receiver: receiver, curl: library.api, connections: loop.connections, trusting: trustedCertificates, cookies: cookieStorage)
         } catch {
             receiver.didComplete(with: error)
             return NoTask()

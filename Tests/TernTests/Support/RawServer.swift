@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// A server on 127.0.0.1 that plays a script on each connection, byte for byte: for what no
+/// well-behaved server does (stray responses on idle connections, lying lengths, bodies where
+/// none may be). Each connection runs its script on a thread of its own; the script is told which
+/// connection it has (0, 1, …), so that a test can tell a reused connection from a new one.
+final class RawServer: @unchecked Sendable {
+    /// A connection as a script sees it.
+    final class Connection {
+        let socket: Int32
+        /// Which connection this is, counting from 0 in the order they were accepted.
+        let index: Int
+        private var buffer = [UInt8]()
+
+        init(socket: Int32, index: Int) {
+            self.socket = socket
+            self.index = index
+        }
+
+        /// The next request's head and its `Content-Length` body, as text; `nil` once the client
+        /// has closed the connection.
+        func readRequest() -> String? {
+            guard let head = readHead() else { return nil }
+            let length = head.split(separator: "\r\n").lazy
+                .compactMap { line -> Int? in
+                    let parts = line.split(separator: ":", maxSplits: 1)
+                    guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                    return Int(parts[1].trimmingCharacters(in: .whitespaces))
+                }.first ?? 0
+            while buffer.count < length { guard fill() else { return nil } }
+            defer { buffer.removeFirst(length) }
+            return head + String(decoding: buffer[..<length], as: UTF8.self)
+        }
+
+        /// The next request's head, through its blank line; what follows stays unread.
+        func readHead() -> String? {
+            while true {
+                if let end = find([13, 10, 13, 10]) {
+                    defer { buffer.removeFirst(end + 4) }
+                    return String(decoding: buffer[..<(end + 4)], as: UTF8.self)
+                }
+                guard fill() else { return nil }
+            }
+        }
+
+        /// Reads whatever comes within `seconds`, up to `limit` bytes: what a client sent past its
+        /// request, or nothing.
+        func readAvailable(for seconds: Double, limit: Int = 1 << 20) -> [UInt8] {
+            let deadline = Date().addingTimeInterval(seconds)
+            while buffer.count < limit, Date() < deadline {
+                var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000))) > 0, fill() else { break }
+            }
+            defer { buffer.removeAll() }
+            return buffer
+        }
+
+        /// Sends `text` as it is.
+        @discardableResult
+        func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+        /// Sends `bytes` as they are.
+        @discardableResult
+        func send(_ bytes: [UInt8]) -> Bool {
+            var sent = 0
+            while sent < bytes.count {
+                let count = bytes[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard count > 0 else { return false }
+                sent += count
+            }
+            return true
+        }
+
+        /// Waits `milliseconds`.
+        func pause(_ milliseconds: Int) {
+            usleep(useconds_t(milliseconds * 1000))
+        }
+
+        private func fill() -> Bool {
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return false }
+            buffer.append(contentsOf: chunk[..<count])
+            return true
+        }
+
+        private func find(_ pattern: [UInt8]) -> Int? {
+            guard buffer.count >= pattern.count else { return nil }
+            return (0...(buffer.count - pattern.count)).first { buffer[$0..<($0 + pattern.count)].elementsEqual(pattern) }
+        }
+    }
+
+    let port: Int
+    private let listener: Int32
+    private let lock = NSLock()
+    private var accepted = 0
+    private var sockets: [Int32] = []
+    private var isStopped = false
+
+    /// Starts listening; `script` plays each connection, which is closed when it returns.
+    init(script: @escaping @Sendable (Connection) -> Void) throws {
+        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var yes: Int32 = 1
+        setsockopt(listening, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listening, $0, length) == 0 && getsockname(listening, $0, &length) == 0
+            }
+        }
+        guard bound, listen(listening, 128) == 0 else {
+            close(listening)
+            throw TestError(code: Int(errno))
+        }
+        listener = listening
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread { [self] in
+            while true {
+                let client = accept(listening, nil, nil)
+                guard client >= 0 else { close(listening); return }
+                let index: Int? = lock.withLock {
+                    guard !isStopped else { return nil }
+                    sockets.append(client)
+                    defer { accepted += 1 }
+                    return accepted
+                }
+                guard let index else { close(client); return }
+                Thread { [self] in
+                    script(Connection(socket: client, index: index))
+                    lock.withLock { sockets.removeAll { $0 == client } }
+                    close(client)
+                }.start()
+            }
+        }.start()
+    }
+
+    deinit { stop() }
+
+    /// How many connections the server has accepted.
+    var connections: Int { lock.withLock { accepted } }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Stops accepting and hangs up every connection.
+    func stop() {
+        let open: [Int32] = lock.withLock {
+            guard !isStopped else { return [] }
+            isStopped = true
+            return sockets
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        for socket in open { shutdown(socket, Int32(SHUT_RDWR)) }
+    }
+}
+
+extension RawServer.Connection {
+    /// A whole response with `body`, its length stated, the connection kept open.
+    static func response(_ body: String, status: String = "200 OK", headers: String = "") -> String {
+        "HTTP/1.1 \(status)\r\nContent-Length: \(body.utf8.count)\r\nContent-Type: text/plain\r\n\(headers)\r\n\(body)"
+    }
+}

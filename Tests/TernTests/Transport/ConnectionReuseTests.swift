@@ -1,0 +1,137 @@
+import Dispatch
+import Foundation
+import Testing
+import Tern
+
+/// No request gets another's answer: a connection on which the server sent bytes nobody asked
+/// for (a stray response, a body after a HEAD's head, a 204's body) is closed, never reused.
+///
+/// Over libcurl, and over URLSession where Apple's networking carries it. On Linux URLSession
+/// runs on FoundationNetworking's own libcurl handles, which reuse such a connection (as libcurl
+/// 7.88 does on its own) and which Tern cannot reach; the README says so.
+@Suite(.timeLimit(.minutes(1)), .enabled(if: TestTransport.refusesStrayBytes, "FoundationNetworking reuses a connection with unread input"))
+struct ConnectionReuseTests {
+    /// The path of a request, without its slash: what the scripts answer with.
+    static func name(of request: String) -> String {
+        let target = request.split(separator: " ").dropFirst().first ?? "/"
+        return String(target.dropFirst())
+    }
+
+    /// Answers each request with its name, and after the first answer on the first connection
+    /// sends `stray` once `delay` milliseconds later.
+    static func server(stray: String, delay: Int) throws -> RawServer {
+        try RawServer { connection in
+            var first = connection.index == 0
+            while let request = connection.readRequest() {
+                let isHead = request.hasPrefix("HEAD ")
+                connection.send(isHead ? "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n" : RawServer.Connection.response(name(of: request)))
+                if first {
+                    first = false
+                    connection.pause(delay)
+                    connection.send(stray)
+                }
+            }
+        }
+    }
+
+    func api() throws -> AbstractAPI {
+        AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
+    }
+
+    @Test(arguments: [0, 5, 200])
+    func aStrayResponseOnAnIdleConnectionIsNeverTakenForTheNextAnswer(delay: Int) async throws {
+        let server = try Self.server(stray: RawServer.Connection.response("stray"), delay: delay)
+        defer { server.stop() }
+        let api = try api()
+        let first: String = try await api.request(route: .get(server.baseURL + "/first")).value
+        #expect(first == "first")
+        try await Task.sleep(for: .milliseconds(delay + 100))
+        for index in 0..<6 {
+            let answer: String = try await api.request(route: .get(server.baseURL + "/next\(index)")).value
+            #expect(answer == "next\(index)")
+        }
+    }
+
+    @Test func aBodyAfterAHeadsHeadIsNeverTakenForTheNextAnswer() async throws {
+        let server = try Self.server(stray: "hello", delay: 5)
+        defer { server.stop() }
+        let api = try api()
+        let head: Data = try await api.request(route: .head(server.baseURL + "/head")).value
+        #expect(head.isEmpty)
+        try await Task.sleep(for: .milliseconds(100))
+        let answer: String = try await api.request(route: .get(server.baseURL + "/after"), parameters: nil).value
+        #expect(answer == "after")
+    }
+
+    @Test(arguments: ["204 No Content", "304 Not Modified"])
+    func aBodyAfterABodilessStatusIsNeverTakenForTheNextAnswer(status: String) async throws {
+        let server = try RawServer { connection in
+            var first = connection.index == 0
+            while let request = connection.readRequest() {
+                if first {
+                    first = false
+                    // The body the status forbids, with a whole response inside it.
+                    connection.send("HTTP/1.1 \(status)\r\nContent-Length: 0\r\n\r\n")
+                    connection.pause(5)
+                    connection.send(RawServer.Connection.response("stray"))
+                } else {
+                    connection.send(RawServer.Connection.response(Self.name(of: request)))
+                }
+            }
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(validation: .acceptAll, retryPolicy: .never), transport: TestTransport.make(),
+                              responseQueue: .global())
+        _ = try await (api.request(route: .get(server.baseURL + "/first")) as Promise<Data>).value
+        try await Task.sleep(for: .milliseconds(100))
+        let answer: String = try await api.request(route: .get(server.baseURL + "/after")).value
+        #expect(answer == "after")
+    }
+
+    @Test func bytesAfterACancelledBodyAreNeverTakenForTheNextAnswer() async throws {
+        let (halfSent, cancelled) = (Recorder<Int>(), DispatchSemaphore(value: 0))
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                if Self.name(of: request) == "slow" {
+                    // Half the body, then the rest and a stray response once the client gave up.
+                    connection.send("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello")
+                    halfSent.append(1)
+                    _ = cancelled.wait(timeout: .now() + 10)
+                    connection.pause(50)
+                    connection.send("world" + RawServer.Connection.response("stray"))
+                } else {
+                    connection.send(RawServer.Connection.response(Self.name(of: request)))
+                }
+            }
+        }
+        defer { server.stop() }
+        let api = try api()
+        let slow: Promise<String> = api.request(route: .get(server.baseURL + "/slow"))
+        #expect(await eventually { !halfSent.items.isEmpty })
+        slow.cancel()
+        cancelled.signal()
+        #expect(await apiError(of: slow)?.isCancellation == true)
+        try await Task.sleep(for: .milliseconds(200))
+        for index in 0..<3 {
+            let answer: String = try await api.request(route: .get(server.baseURL + "/next\(index)")).value
+            #expect(answer == "next\(index)")
+        }
+    }
+
+    @Test func aWellBehavedServerKeepsItsConnection() async throws {
+        // The check must not cost what keep-alive is for: with no stray bytes, one connection.
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                connection.send(RawServer.Connection.response(Self.name(of: request)))
+            }
+        }
+        defer { server.stop() }
+        let api = try api()
+        for index in 0..<5 {
+            let answer: String = try await api.request(route: .get(server.baseURL + "/r\(index)")).value
+            #expect(answer == "r\(index)")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(server.connections == 1)
+    }
+}
