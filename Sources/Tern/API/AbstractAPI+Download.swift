@@ -42,6 +42,10 @@ extension AbstractAPI {
         resumingFrom resume: ResumableDownload? = nil,
         options: RequestOptions = RequestOptions()
     ) -> Promise<DownloadedFile> {
+        guard destination.isFileURL else {
+            return Promise(error: APIError.fileFailed(.init(reason: .notAFileURL, destination: destination)),
+                           in: options.responseQueue ?? responseQueue)
+        }
         guard replacing || !FileManager.default.fileExists(atPath: destination.path) else {
             return Promise(error: APIError.fileFailed(.init(reason: .destinationExists, destination: destination)),
                            in: options.responseQueue ?? responseQueue)

@@ -201,6 +201,8 @@ extension APIError {
             case writeFailed
             /// The complete body could not be moved to the destination.
             case moveFailed
+            /// The destination is not a `file:` URL.
+            case notAFileURL
         }
 
         /// What could not be done.
@@ -224,6 +226,7 @@ extension APIError {
             case .destinationExists: "A file is already at \(path); the download does not replace it unless asked to."
             case .writeFailed: "The download's body could not be written beside \(path)\(cause)"
             case .moveFailed: "The downloaded file could not be moved to \(path)\(cause)"
+            case .notAFileURL: "The download's destination \(bounded(destination.absoluteString)) is not a file: URL."
             }
         }
     }

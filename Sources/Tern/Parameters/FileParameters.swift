@@ -28,9 +28,11 @@ public struct FileParameters: RequestParameters {
     }
 }
 
-/// The size of the regular file at `url`; throws when there is none, or it is a device, a pipe
-/// or a directory.
+/// The size of the regular file at `url`; throws when `url` is not a `file:` URL (an `https:`
+/// URL whose path happens to exist on disk names no local file), when there is no file, or when
+/// it is a device, a pipe or a directory.
 func regularFileSize(of url: URL) throws -> Int64 {
+    guard url.isFileURL else { throw NotAFileURL(url: url) }
     let attributes = try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
     guard attributes[.type] as? FileAttributeType == .typeRegular, let size = attributes[.size] as? NSNumber else {
         throw NotARegularFile(path: url.path)
@@ -42,4 +44,10 @@ func regularFileSize(of url: URL) throws -> Int64 {
 struct NotARegularFile: Error, CustomStringConvertible {
     let path: String
     var description: String { "\(path) is not a regular file (a device, a pipe or a directory cannot be sent)" }
+}
+
+/// A file to send named by a URL that is not a `file:` URL.
+struct NotAFileURL: Error, CustomStringConvertible {
+    let url: URL
+    var description: String { "\(url.absoluteString) is not a file: URL (only a local file can be sent as a file body)" }
 }

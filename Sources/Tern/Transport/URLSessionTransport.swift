@@ -265,7 +265,8 @@ extension URLSessionTransport {
         }
     }
 
-    /// The first `length` bytes of `stream`; throws when it fails or ends before them.
+    /// The `length` bytes of `stream`; throws ``BodyLengthMismatch`` when it ends before them or
+    /// goes on after them, and what it failed with when it fails.
     private static func read(_ stream: InputStream, length: Int) throws -> Data {
         stream.open()
         defer { stream.close() }
@@ -276,11 +277,16 @@ extension URLSessionTransport {
             while filled < length {
                 guard let base = bytes.baseAddress else { break }
                 let count = stream.read(base + filled, maxLength: length - filled)
-                guard count > 0 else {
-                    throw stream.streamError ?? CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "the body stream ended after \(filled) of \(length) bytes"])
-                }
+                guard count >= 0 else { throw stream.streamError ?? CocoaError(.fileReadUnknown) }
+                // Asked at the end of a stream without an error, FoundationNetworking's
+                // `streamError` crashes: an early end is told apart by the count alone.
+                guard count > 0 else { throw BodyLengthMismatch(statedLength: Int64(length), actualLength: Int64(filled)) }
                 filled += count
             }
+        }
+        var extra: UInt8 = 0
+        guard stream.read(&extra, maxLength: 1) <= 0 else {
+            throw BodyLengthMismatch(statedLength: Int64(length), actualLength: Int64(length) + 1)
         }
         return body
     }

@@ -107,4 +107,100 @@ import TernTesting
         }
         #expect(failure.description.contains("not a regular file"))
     }
+
+    /// The `BodyLengthMismatch` a promise failed with; records an issue naming what came instead.
+    static func lengthMismatch<T>(_ promise: Promise<T>) async -> BodyLengthMismatch? {
+        let error = await apiError(of: promise)
+        guard case .transportFailed(let failure)? = error, let mismatch = failure.underlying as? BodyLengthMismatch else {
+            Issue.record("expected a BodyLengthMismatch, got \(String(describing: error))")
+            return nil
+        }
+        return mismatch
+    }
+
+    @Test func aStreamLongerThanItsStatedLengthSmugglesNothing() async throws {
+        // The bytes past the stated length are a whole request: sent, the server would answer it
+        // as the next one on the connection.
+        let receiver = try Receiver()
+        let api = try TestAPI(baseURL: receiver.server.baseURL)
+        let smuggled = Data("GET /smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        let body = Data(repeating: 0x61, count: 1000)
+        let parameters = StreamParameters(length: 1000) { InputStream(data: body + smuggled) }
+        let seen = Recorder<TransferProgress>()
+        let upload: Promise<Void> = api.request(route: api.put(endpoint: "/upload"), parameters: parameters)
+        upload.onProgress { seen.append($0) }
+        #expect(await Self.lengthMismatch(upload) == BodyLengthMismatch(statedLength: 1000, actualLength: 1001))
+        // The next request gets its own answer, and the smuggled one never arrived.
+        try await (api.request(route: api.get(endpoint: "/after")) as Promise<Void>).value
+        #expect(receiver.received.items.map(\.target) == ["/after"])
+        #expect(seen.items.allSatisfy { $0.completedBytes <= 1000 })
+    }
+
+    @Test func aStreamShorterThanItsStatedLengthFailsAtOnce() async throws {
+        let receiver = try Receiver()
+        let api = try TestAPI(baseURL: receiver.server.baseURL,
+                              configuration: APIConfiguration(timeout: 30, retryPolicy: .never))
+        let parameters = StreamParameters(length: 1000) { InputStream(data: Data(repeating: 0x61, count: 400)) }
+        let started = Date()
+        let upload: Promise<Void> = api.request(route: api.put(endpoint: "/upload"), parameters: parameters)
+        #expect(await Self.lengthMismatch(upload) == BodyLengthMismatch(statedLength: 1000, actualLength: 400))
+        #expect(Date().timeIntervalSince(started) < 15, "it waited for the timeout")
+        try await (api.request(route: api.get(endpoint: "/after")) as Promise<Void>).value
+        #expect(receiver.received.items.map(\.target) == ["/after"])
+    }
+
+    @Test(.enabled(if: TestTransport.isCurl, "URLSession on Linux sends a file over 16 MiB chunked, with no length to hold it to"))
+    func aFileThatShrinksWhileItIsSentFailsAtOnce() async throws {
+        // The server takes the head, then waits while the file is cut to half; the body is too
+        // large to have left the client by then.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-shrinking-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let size = 64 << 20
+        try Data(count: size).write(to: file)
+        let (headArrived, cut) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let server = try RawServer { connection in
+            guard connection.readHead() != nil else { return }
+            headArrived.signal()
+            cut.wait()
+            _ = connection.readAvailable(for: 5, limit: .max)
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(),
+                              responseQueue: .global())
+        let seen = Recorder<TransferProgress>()
+        let upload: Promise<Void> = api.request(route: .put(server.baseURL + "/upload"), parameters: FileParameters(file))
+        upload.onProgress { seen.append($0) }
+        #expect(headArrived.wait(timeout: .now() + 10) == .success)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: UInt64(size / 2))
+        try handle.close()
+        cut.signal()
+        let mismatch = await Self.lengthMismatch(upload)
+        #expect(mismatch?.statedLength == Int64(size))
+        #expect((mismatch?.actualLength ?? .max) <= Int64(size / 2))
+        #expect(seen.items.allSatisfy { $0.completedBytes <= Int64(size) })
+    }
+
+    @Test func aFileURLThatIsNotAFileURLIsRefusedBeforeAnythingIsRead() async throws {
+        // The path exists on disk; the URL still names no local file.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-not-a-file-url-\(UUID().uuidString)")
+        try Data("secret".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let remote = try #require(URL(string: "https://example.com" + file.path))
+        let api = try TestAPI()
+        for parameters: any RequestParameters in [FileParameters(remote), MultipartParameters(parts: [Part(name: "file", fileURL: remote)])] {
+            let error = await apiError(of: api.request(route: api.put(endpoint: "/echo"), parameters: parameters) as Promise<Void>)
+            guard case .encodingFailed(let failure)? = error else {
+                Issue.record("expected encodingFailed, got \(String(describing: error))")
+                continue
+            }
+            #expect(failure.description.contains("not a file: URL"), "\(failure)")
+        }
+        let download = await apiError(of: api.download(route: api.get(endpoint: "/echo"), to: remote))
+        guard case .fileFailed(let failure)? = download else {
+            Issue.record("expected fileFailed, got \(String(describing: download))")
+            return
+        }
+        #expect(failure.reason == .notAFileURL)
+    }
 }
