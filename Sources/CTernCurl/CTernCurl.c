@@ -117,3 +117,38 @@ int tern_curl_message_done(const void *message, void **easy, int *result) {
     *result = m->data.result;
     return 1;
 }
+
+typedef struct psl_ctx_st psl_ctx_t;
+static const psl_ctx_t *tern_psl;
+static int (*tern_psl_acceptable)(const psl_ctx_t *, const char *, const char *);
+static int (*tern_psl_public)(const psl_ctx_t *, const char *, int);
+static pthread_once_t tern_psl_once = PTHREAD_ONCE_INIT;
+
+static void tern_psl_open(void) {
+#if defined(__linux__)
+    void *library = dlopen("libpsl.so.5", RTLD_NOW | RTLD_LOCAL);
+    if (!library) return;
+    psl_ctx_t *(*latest)(const char *) = (psl_ctx_t *(*)(const char *))dlsym(library, "psl_latest");
+    const psl_ctx_t *(*builtin)(void) = (const psl_ctx_t *(*)(void))dlsym(library, "psl_builtin");
+    *(void **)&tern_psl_acceptable = dlsym(library, "psl_is_cookie_domain_acceptable");
+    *(void **)&tern_psl_public = dlsym(library, "psl_is_public_suffix2");
+    if (!tern_psl_acceptable || !tern_psl_public) return;
+    // The newer of the list built in and the system's file; kept for the process's life.
+    const psl_ctx_t *context = latest ? latest(NULL) : NULL;
+    if (!context && builtin) context = builtin();
+    tern_psl = context;
+#endif
+}
+
+int tern_psl_load(void) {
+    pthread_once(&tern_psl_once, tern_psl_open);
+    return tern_psl != NULL && tern_psl_acceptable != NULL && tern_psl_public != NULL;
+}
+
+int tern_psl_is_public_suffix(const char *domain) {
+    return tern_psl_public(tern_psl, domain, 0x03);   // PSL_TYPE_ANY, with the "*" rule
+}
+
+int tern_psl_cookie_domain_acceptable(const char *host, const char *domain) {
+    return tern_psl_acceptable(tern_psl, host, domain);
+}

@@ -61,6 +61,20 @@ int tern_curl_multi_setopt_long(const TernCurl *curl, void *multi, int option, l
 /// its peer has closed it): 1 if so, 0 if it is idle, -1 if it is not that connection.
 int tern_socket_has_input(int socket, int localPort);
 
+/// The public suffix list from the system's libpsl ("libpsl.so.5", which libcurl links where
+/// it has PSL), loaded once: 1 if it is there, 0 if not.
+int tern_psl_load(void);
+
+/// Whether a cookie from `host` may be set for `domain` (both lower-case ASCII, the domain
+/// without a leading dot): 1 if so, 0 if not: `domain` is a public suffix, or not `host` nor a
+/// parent of it, or `host` is an IP address and `domain` another. Call only after
+/// tern_psl_load returned 1.
+int tern_psl_cookie_domain_acceptable(const char *host, const char *domain);
+
+/// Whether `domain` (lower-case ASCII) is a public suffix, such as "com", "co.uk" or a name the
+/// list does not know ("example", "localhost"): 1 if so. Call only after tern_psl_load returned 1.
+int tern_psl_is_public_suffix(const char *domain);
+
 /// Names the calling thread as the system shows it (15 characters at most on Linux).
 void tern_name_this_thread(const char *name);
 

@@ -41,6 +41,8 @@ public struct APIConfiguration: Sendable {
     public var adapters: [any RequestAdapter]
     /// Plugins that watch every request.
     public var plugins: [any Plugin]
+    /// Where the API keeps cookies: in a ``CookieJar`` of its own, in memory, by default.
+    public var cookies: CookieKeeping
     /// Whether requests are answered by their ``RequestOptions/sampleData`` instead of the
     /// transport (Opera's stub mode): for previews and demos. Everything else runs as usual; a
     /// request without sample data fails with ``APIError/transportFailed(_:)`` and a
@@ -62,6 +64,7 @@ public struct APIConfiguration: Sendable {
         refreshLimit: RefreshLimit = RefreshLimit(),
         adapters: [any RequestAdapter] = [],
         plugins: [any Plugin] = [],
+        cookies: CookieKeeping = .inAJarOfItsOwn,
         usesSampleData: Bool = false
     ) {
         self.name = name
@@ -77,6 +80,7 @@ public struct APIConfiguration: Sendable {
         self.refreshLimit = refreshLimit
         self.adapters = adapters
         self.plugins = plugins
+        self.cookies = cookies
         self.usesSampleData = usesSampleData
     }
 

@@ -42,6 +42,9 @@ open class AbstractAPI: @unchecked Sendable {
     public let transport: any Transport
     /// Where promises' callbacks run unless a request's options or the callback name a queue.
     public let responseQueue: DispatchQueue
+    /// Where this API keeps cookies, as its configuration's ``APIConfiguration/cookies`` says;
+    /// `nil` when it keeps none.
+    public let cookieJar: CookieJar?
     /// Where requests are built, sent and parsed.
     @usableFromInline
     let pipelineQueue: DispatchQueue
@@ -78,6 +81,7 @@ open class AbstractAPI: @unchecked Sendable {
         self.configuration = configuration
         self.transport = transport ?? DefaultTransport.make()
         self.responseQueue = responseQueue
+        cookieJar = configuration.cookies.makeJar()
         plugins = configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : [])
         pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent)
         #if os(Linux)

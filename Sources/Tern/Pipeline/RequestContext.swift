@@ -29,6 +29,7 @@ struct RequestContext: Sendable {
     let validation: Validation
     let retryPolicy: RetryPolicy
     let redirectPolicy: RedirectPolicy
+    let cookieJar: CookieJar?
     /// Whether the delegate signs the request and refreshes for it.
     let authenticates: Bool
 
@@ -51,6 +52,7 @@ struct RequestContext: Sendable {
         validation = options.validation ?? configuration.validation
         retryPolicy = options.retryPolicy ?? configuration.retryPolicy
         redirectPolicy = options.redirectPolicy ?? configuration.redirectPolicy
+        cookieJar = api.cookieJar
         authenticates = options.authenticates
     }
 

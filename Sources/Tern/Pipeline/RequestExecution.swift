@@ -168,6 +168,7 @@ final class RequestExecution: Sendable {
         var ranged = signed
         // A download goes on from the bytes it has, if it can.
         download?.prepare(&ranged.urlRequest)
+        addCookies(to: &ranged.urlRequest, leg: leg)
         let request = ranged
         guard let attempt = state.withLock({ $0.send(request.urlRequest) }) else { return }
         context.plugins.forEach { $0.willSend(request.urlRequest, api: api) }
@@ -180,6 +181,22 @@ final class RequestExecution: Sendable {
         }
         let task = context.transport.send(request, to: collector)
         if !state.withLock({ $0.started(task, attempt: attempt) }) { task.cancel() }
+    }
+
+    /// The jar's cookies for the request's URL, unless it brings its own `Cookie` or its chain has
+    /// left the origin (from then on no credential goes out); the transport adds none of its own.
+    private func addCookies(to request: inout URLRequest, leg: Leg) {
+        request.httpShouldHandleCookies = false
+        guard let jar = context.cookieJar, !leg.hasLeftOrigin, let url = request.url,
+              request.value(forHTTPHeaderField: "Cookie") == nil, let cookies = jar.headerValue(for: url) else { return }
+        request.setValue(cookies, forHTTPHeaderField: "Cookie")
+    }
+
+    /// Keeps the cookies a response sets, from any stop of the chain.
+    private func keepCookies(of response: HTTPURLResponse, for request: URLRequest) {
+        guard let jar = context.cookieJar, let url = request.url,
+              let joined = response.value(forHTTPHeaderField: "Set-Cookie") else { return }
+        jar.setCookies(from: SetCookieFields.split(joined), for: url)
     }
 
     // MARK: Stages 4 to 6: refresh, retry, or validate and parse
@@ -228,6 +245,7 @@ final class RequestExecution: Sendable {
                 finish(.failed(failure))
             }
         case .success(let raw):
+            keepCookies(of: raw.httpResponse, for: request)
             let response = Response(request: request, httpResponse: raw.httpResponse, body: raw.body, timing: timing)
             report(.success(response), for: request)
             evaluate(response, leg: leg, generation: generation, retries: retries)

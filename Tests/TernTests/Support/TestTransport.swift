@@ -26,22 +26,6 @@ enum TestTransport {
         #endif
     }
 
-    /// A new transport of the kind under test that keeps its cookies in `storage`.
-    static func make(keepingCookiesIn storage: HTTPCookieStorage) -> any Transport {
-        #if os(Linux)
-        if isCurl {
-            do {
-                return try CurlTransport(cookies: storage)
-            } catch {
-                fatalError("the tests run over libcurl, but \(error)")
-            }
-        }
-        #endif
-        let configuration = URLSessionConfiguration.default
-        configuration.httpCookieStorage = storage
-        return URLSessionTransport(configuration: configuration)
-    }
-
     /// A new transport of the kind under test, or `nil` for Tern's default.
     static func make() -> (any Transport)? {
         switch name {

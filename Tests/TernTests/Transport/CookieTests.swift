@@ -3,36 +3,34 @@ import Testing
 @testable import Tern
 import TernTesting
 
-/// Cookies are kept as URLSession keeps them, on either transport: set from responses (each
-/// `Set-Cookie` on its own), sent back to the host that set them, and to no other.
+/// Cookies over either transport: each API keeps its own in a jar, set from responses (each
+/// `Set-Cookie` on its own), sent back to the host that set them and to no other, and never what
+/// a browser would refuse.
 @Suite struct CookieTests {
-    /// A cookie storage of its own for each test, kept in memory only.
-    static func storage() throws -> HTTPCookieStorage {
-        try #require(URLSessionConfiguration.ephemeral.httpCookieStorage)
+    /// A server that sets `fields` on `/set`, and records each other request's `Cookie`.
+    static func server(setting fields: [String], recording sent: Recorder<String>) throws -> LoopbackServer {
+        try LoopbackServer { request in
+            var response = ServerResponse.json("{}")
+            if request.path == "/set" {
+                response.repeatedFields = fields.map { ("Set-Cookie", $0) }
+            } else {
+                sent.append("\(request.path) \(request.headers["Cookie"] ?? "-")")
+            }
+            return response
+        }
     }
 
     @Test func cookiesSetByAResponseGoBackWithTheNextRequest() async throws {
-        let cookies = Recorder<String?>()
-        let server = try LoopbackServer { request in
-            guard request.path == "/login" else {
-                cookies.append(request.headers["Cookie"])
-                return .json("{}")
-            }
-            var response = ServerResponse.json("{}")
-            // Two fields, one with a date whose comma a joined header would make ambiguous.
-            response.repeatedFields = [("Set-Cookie", "session=abc; Path=/; HttpOnly"),
-                                       ("Set-Cookie", "theme=dark; Path=/; Expires=Wed, 21 Oct 2099 07:28:00 GMT")]
-            return response
-        }
+        let sent = Recorder<String>()
+        // Two fields, one with a date whose comma a joined header would make ambiguous.
+        let server = try Self.server(setting: ["session=abc; Path=/; HttpOnly", "theme=dark; Path=/; Expires=Wed, 21 Oct 2099 07:28:00 GMT"],
+                                     recording: sent)
         defer { server.stop() }
-        let storage = try Self.storage()
-        let api = try TestAPI(baseURL: server.baseURL, transport: TestTransport.make(keepingCookiesIn: storage))
-        try await (api.request(route: api.post(endpoint: "/login")) as Promise<Void>).value
-        #expect(Set(storage.cookies?.map { "\($0.name)=\($0.value)" } ?? []) == ["session=abc", "theme=dark"])
-
+        let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(retryPolicy: .never))
+        try await (api.request(route: api.post(endpoint: "/set")) as Promise<Void>).value
+        #expect(Set(api.cookieJar?.all.map { "\($0.name)=\($0.value)" } ?? []) == ["session=abc", "theme=dark"])
         try await (api.request(route: api.get(endpoint: "/me")) as Promise<Void>).value
-        let sent = try #require(cookies.items.first ?? nil)
-        #expect(Set(sent.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }) == ["session=abc", "theme=dark"])
+        #expect(sent.items == ["/me session=abc; theme=dark"])
     }
 
     @Test func cookiesStayWithTheHostThatSetThem() async throws {
@@ -42,103 +40,195 @@ import TernTesting
             return .json("{}")
         }
         defer { other.stop() }
-        // 127.0.0.1 sets a cookie on a redirect to localhost: another host for cookies.
+        // 127.0.0.1 sets cookies on a redirect to localhost: another host. The one naming
+        // localhost as its domain is refused: an IP address sets cookies for itself alone.
         let server = try LoopbackServer { _ in
             var response = ServerResponse(status: 302, headers: ["Location": "http://localhost:\(other.port)/landing"])
-            response.repeatedFields = [("Set-Cookie", "session=abc; Path=/")]
+            response.repeatedFields = [("Set-Cookie", "session=abc; Path=/"), ("Set-Cookie", "planted=1; Domain=localhost; Path=/")]
             return response
         }
         defer { server.stop() }
-        let storage = try Self.storage()
-        let api = try TestAPI(baseURL: server.baseURL, transport: TestTransport.make(keepingCookiesIn: storage))
+        let api = try TestAPI(baseURL: server.baseURL)
         try await (api.request(route: api.get(endpoint: "/login")) as Promise<Void>).value
-        #expect(storage.cookies(for: URL(string: server.baseURL)!)?.map(\.value) == ["abc"])
-        #expect(elsewhere.items.count == 1)
-        #expect(elsewhere.items.first == .some(nil), "localhost got \(String(describing: elsewhere.items.first))")
-    }
-}
-
-#if os(Linux)
-/// What is particular to cookies over libcurl.
-@Suite struct CurlCookieTests {
-    /// A server that sets `session=abc` with every answer, and records each request's `Cookie`.
-    static func sessionServer(recording sent: Recorder<String?>) throws -> LoopbackServer {
-        try LoopbackServer { request in
-            sent.append(request.headers["Cookie"])
-            var response = ServerResponse.json("{}")
-            response.repeatedFields = [("Set-Cookie", "session=abc; Path=/")]
-            return response
-        }
+        #expect(api.cookieJar?.cookies(for: URL(string: server.baseURL)!).map(\.value) == ["abc"])
+        #expect(api.cookieJar?.all.count == 1)
+        #expect(elsewhere.items == [nil])
+        try await (api.request(route: .get("http://localhost:\(other.port)/again")) as Promise<Void>).value
+        #expect(elsewhere.items == [nil, nil])
     }
 
-    @Test func aRequestsOwnCookieHeaderGoesAsItIs() async throws {
-        let sent = Recorder<String?>()
-        let server = try Self.sessionServer(recording: sent)
-        defer { server.stop() }
-        let api = try TestAPI(baseURL: server.baseURL, transport: CurlTransport(cookies: CookieTests.storage()))
-        try await (api.request(route: api.get(endpoint: "/first")) as Promise<Void>).value
-        try await (api.request(route: api.get(endpoint: "/second"), parameters: URLParameters([:], headers: ["Cookie": "mine=1"])) as Promise<Void>).value
-        #expect(sent.items == [nil, "mine=1"])
-    }
-
-    @Test func aCookieGoesOnlyWhereItsPathAndSecureFlagAllow() async throws {
+    @Test func whatABrowserRefusesIsNeitherKeptNorSent() async throws {
         let sent = Recorder<String>()
+        let server = try Self.server(setting: [
+            "cr=a\rb; Path=/", "vt=a\u{0B}b; Path=/", "del=a\u{7F}b; Path=/",   // control characters
+            "secure=1; Path=/; Secure",                                        // Secure over plain http
+            "__Host-x=1; Path=/", "__Secure-y=1; Path=/",                      // prefixes without Secure
+            "ip=1; Domain=127.0.0.2; Path=/", "tld=1; Domain=com; Path=/",     // another host, a public suffix
+            "kept=1; Path=/",
+        ], recording: sent)
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL)
+        try await (api.request(route: api.get(endpoint: "/set")) as Promise<Void>).value
+        try await (api.request(route: api.get(endpoint: "/next")) as Promise<Void>).value
+        #expect(api.cookieJar?.all.map(\.name) == ["kept"])
+        #expect(sent.items == ["/next kept=1"])
+    }
+
+    @Test func maxAgeZeroDeletesAndMaxAgeWinsOverExpires() async throws {
+        let sent = Recorder<String>()
+        let round = Recorder<Int>()
         let server = try LoopbackServer { request in
-            sent.append("\(request.path) \(request.headers["Cookie"] ?? "-")")
             var response = ServerResponse.json("{}")
-            if request.path == "/login" {
-                response.repeatedFields = [("Set-Cookie", "account=1; Path=/account"), ("Set-Cookie", "secret=2; Path=/; Secure"),
-                                           ("Set-Cookie", "old=3; Path=/; Expires=Thu, 01 Jan 2004 00:00:00 GMT")]
+            if request.path == "/set" {
+                round.append(1)
+                response.repeatedFields = round.items.count == 1
+                    ? [("Set-Cookie", "a=1; Path=/"), ("Set-Cookie", "b=1; Path=/; Max-Age=-1; Expires=Wed, 21 Oct 2099 07:28:00 GMT")]
+                    : [("Set-Cookie", "a=1; Path=/; Max-Age=0")]
+            } else {
+                sent.append(request.headers["Cookie"] ?? "-")
             }
             return response
         }
         defer { server.stop() }
-        let api = try TestAPI(baseURL: server.baseURL, transport: CurlTransport(cookies: CookieTests.storage()))
-        for path in ["/login", "/account", "/account/orders", "/accounting", "/"] {
+        let api = try TestAPI(baseURL: server.baseURL)
+        for path in ["/set", "/check", "/set", "/check"] {
             try await (api.request(route: api.get(endpoint: path)) as Promise<Void>).value
         }
-        // The Secure one never goes over plain HTTP, nor the expired one anywhere.
-        #expect(sent.items == ["/login -", "/account account=1", "/account/orders account=1", "/accounting -", "/ -"])
+        #expect(sent.items == ["a=1", "-"])
     }
 
-    @Test func aFloodOfCookiesIsCappedAndUpdatesStillTakeEffect() async throws {
-        let server = try LoopbackServer { request in
-            // 300 new names each time (a response's head holds them: 256 KiB is the limit), then
-            // a new value for the first.
-            let round = request.path.dropFirst()
-            var response = ServerResponse(status: 204)
-            response.repeatedFields = round == "update" ? [("Set-Cookie", "c0-0=new; Path=/")]
-                : (0..<300).map { ("Set-Cookie", "c\(round)-\($0)=v; Path=/") }
-            return response
-        }
+    @Test func aRequestsOwnCookieHeaderGoesAsItIs() async throws {
+        let sent = Recorder<String>()
+        let server = try Self.server(setting: ["session=abc; Path=/"], recording: sent)
         defer { server.stop() }
-        let storage = try CookieTests.storage()
-        let api = try TestAPI(baseURL: server.baseURL, transport: CurlTransport(cookies: storage))
-        try await (api.request(route: api.get(endpoint: "/0")) as Promise<Void>).value
-        #expect(storage.cookies?.count == CurlExchange.cookiesPerResponse)
-        for round in 1...5 { try await (api.request(route: api.get(endpoint: "/\(round)")) as Promise<Void>).value }
-        #expect(storage.cookies?.count == CurlExchange.cookiesPerHost)
-        try await (api.request(route: api.get(endpoint: "/update")) as Promise<Void>).value
-        #expect(storage.cookies?.first { $0.name == "c0-0" }?.value == "new")
-        #expect(storage.cookies?.count == CurlExchange.cookiesPerHost)
+        let api = try TestAPI(baseURL: server.baseURL)
+        try await (api.request(route: api.get(endpoint: "/set")) as Promise<Void>).value
+        try await (api.request(route: api.get(endpoint: "/mine"), parameters: URLParameters([:], headers: ["Cookie": "mine=1"])) as Promise<Void>).value
+        #expect(sent.items == ["/mine mine=1"])
+    }
+
+    @Test func anAPIThatKeepsNoCookiesSendsNone() async throws {
+        let sent = Recorder<String>()
+        let server = try Self.server(setting: ["session=abc; Path=/"], recording: sent)
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(retryPolicy: .never, cookies: .none))
+        try await (api.request(route: api.get(endpoint: "/set")) as Promise<Void>).value
+        try await (api.request(route: api.get(endpoint: "/next")) as Promise<Void>).value
+        #expect(api.cookieJar == nil)
+        #expect(sent.items == ["/next -"])
+    }
+
+    @Test func eachAPIHasAJarOfItsOwnUnlessItSharesOne() async throws {
+        let sent = Recorder<String>()
+        let server = try Self.server(setting: ["session=abc; Path=/"], recording: sent)
+        defer { server.stop() }
+        let first = try TestAPI(baseURL: server.baseURL)
+        let second = try TestAPI(baseURL: server.baseURL)
+        try await (first.request(route: first.get(endpoint: "/set")) as Promise<Void>).value
+        try await (second.request(route: second.get(endpoint: "/second")) as Promise<Void>).value
+        let jar = CookieJar()
+        let sharing = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(retryPolicy: .never, cookies: .shared(jar)))
+        try await (sharing.request(route: sharing.get(endpoint: "/set")) as Promise<Void>).value
+        let other = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(retryPolicy: .never, cookies: .shared(jar)))
+        try await (other.request(route: other.get(endpoint: "/shared")) as Promise<Void>).value
+        #expect(sent.items == ["/second -", "/shared session=abc"])
+    }
+}
+
+/// The jar's rules alone, for hosts a loopback server cannot be.
+@Suite struct CookieJarTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func names(_ jar: CookieJar, for url: String) -> [String] {
+        jar.cookies(for: URL(string: url)!, at: now).map(\.name)
+    }
+
+    @Test(.enabled(if: PublicSuffixes.isAvailable, "the system has no libpsl"))
+    func publicSuffixesAndOtherSitesAreRefused() {
+        let jar = CookieJar()
+        jar.setCookies(from: ["uk=1; Domain=co.uk", "com=1; Domain=com", "bare=1; Domain=example", "local=1; Domain=localhost",
+                              "other=1; Domain=example.org", "parent=1; Domain=shop.co.uk", "dotted=1; Domain=.shop.co.uk",
+                              "host=1"],
+                       for: URL(string: "https://www.shop.co.uk/")!, at: now)
+        #expect(Set(names(jar, for: "https://www.shop.co.uk/")) == ["parent", "dotted", "host"])
+        #expect(Set(names(jar, for: "https://api.shop.co.uk/")) == ["parent", "dotted"])
+        #expect(names(jar, for: "https://bank.co.uk/").isEmpty)
+        #expect(names(jar, for: "https://example.com/").isEmpty)
+        // A host that is itself a public suffix sets host-only cookies, for itself alone.
+        jar.setCookies(from: ["self=1; Domain=localhost"], for: URL(string: "http://localhost/")!, at: now)
+        #expect(names(jar, for: "http://localhost/") == ["self"])
+        #expect(names(jar, for: "http://app.localhost/").isEmpty)
+    }
+
+    @Test func anIPAddressSetsCookiesForItselfAlone() {
+        let jar = CookieJar()
+        jar.setCookies(from: ["a=1; Domain=0.0.1", "b=1; Domain=10.0.0.1", "c=1"], for: URL(string: "http://10.0.0.1/")!, at: now)
+        #expect(Set(names(jar, for: "http://10.0.0.1/")) == ["b", "c"])
+        #expect(names(jar, for: "http://20.10.0.0.1/").isEmpty)
+        #expect(jar.all.allSatisfy { $0.isHostOnly })
+    }
+
+    @Test func expiryFollowsMaxAgeThenExpiresAndNeverPassesFourHundredDays() throws {
+        let jar = CookieJar()
+        let url = URL(string: "https://shop.example.com/")!
+        jar.setCookies(from: ["short=1; Max-Age=60; Expires=Wed, 21 Oct 2099 07:28:00 GMT", "long=1; Max-Age=999999999",
+                              "dated=1; Expires=Wednesday, 21-Oct-99 07:28:00 GMT", "bad=1; Max-Age=1x"],
+                       for: url, at: now)
+        let byName = Dictionary(uniqueKeysWithValues: jar.cookies(for: url, at: now).map { ($0.name, $0) })
+        #expect(byName["short"]?.expires == now.addingTimeInterval(60))
+        #expect(byName["long"]?.expires == now.addingTimeInterval(400 * 24 * 3600))
+        #expect(byName["bad"]?.expires == nil)
+        // 99 is 1999: in the past.
+        #expect(byName["dated"] == nil)
+        #expect(jar.cookies(for: url, at: now.addingTimeInterval(61)).map(\.name).contains("short") == false)
+    }
+
+    @Test func cookieDatesAreReadInEveryFormatServersUse() {
+        let expected = Date(timeIntervalSince1970: 4_096_250_880)   // 2099-10-21 07:28:00 UTC
+        for text in ["Wed, 21 Oct 2099 07:28:00 GMT", "Wednesday, 21-Oct-2099 07:28:00 GMT", "Wed Oct 21 07:28:00 2099", "21 Oct 2099 7:28:0"] {
+            #expect(CookieDate.parse(text) == expected, "\(text)")
+        }
+        for text in ["31 Feb 2099 07:28:00", "21 Oct 2099", "21 Foo 2099 07:28:00", "21 Oct 1600 07:28:00", "21 Oct 2099 24:00:00"] {
+            #expect(CookieDate.parse(text) == nil, "\(text)")
+        }
+    }
+
+    @Test func aSecureCookieCannotBeShadowedFromPlainHTTP() {
+        let jar = CookieJar()
+        jar.setCookies(from: ["id=secret; Secure"], for: URL(string: "https://example.com/")!, at: now)
+        jar.setCookies(from: ["id=planted"], for: URL(string: "http://example.com/")!, at: now)
+        #expect(jar.cookies(for: URL(string: "https://example.com/")!, at: now).map(\.value) == ["secret"])
+    }
+
+    @Test func domainsAndTheWholeJarAreCapped() {
+        let jar = CookieJar(maximumPerDomain: 50, maximumCount: 3000)
+        for host in 0..<300 {
+            let url = URL(string: "https://h\(host).example.com/")!
+            jar.setCookies(from: (0..<60).map { "c\($0)=v" }, for: url, at: now.addingTimeInterval(Double(host)))
+        }
+        #expect(jar.all.count == 3000)
+        #expect(names(jar, for: "https://h299.example.com/").count == 50)
+        // The oldest hosts went first; the newest kept their newest 50.
+        #expect(names(jar, for: "https://h0.example.com/").isEmpty)
+        #expect(!names(jar, for: "https://h299.example.com/").contains("c0"))
     }
 
     @Test func pathsMatchAsRFC6265Says() {
-        #expect(HTTPCookie.path("/account", matches: "/account"))
-        #expect(HTTPCookie.path("/account/orders", matches: "/account"))
-        #expect(HTTPCookie.path("/account/orders", matches: "/account/"))
-        #expect(HTTPCookie.path("/anything", matches: "/"))
-        #expect(!HTTPCookie.path("/accounting", matches: "/account"))
-        #expect(!HTTPCookie.path("/", matches: "/account"))
+        #expect(Cookie.path("/account", matches: "/account"))
+        #expect(Cookie.path("/account/orders", matches: "/account"))
+        #expect(Cookie.path("/account/orders", matches: "/account/"))
+        #expect(Cookie.path("/anything", matches: "/"))
+        #expect(!Cookie.path("/accounting", matches: "/account"))
+        #expect(!Cookie.path("/", matches: "/account"))
+        let jar = CookieJar()
+        jar.setCookies(from: ["a=1; Path=/account", "b=1"], for: URL(string: "https://x.example.com/account/orders")!, at: now)
+        #expect(names(jar, for: "https://x.example.com/account/orders/7") == ["a", "b"])
+        #expect(names(jar, for: "https://x.example.com/accounting").isEmpty)
     }
 
-    @Test func withoutAStorageNoCookieIsKept() async throws {
-        let sent = Recorder<String?>()
-        let server = try Self.sessionServer(recording: sent)
-        defer { server.stop() }
-        let api = try TestAPI(baseURL: server.baseURL, transport: CurlTransport(cookies: nil))
-        for _ in 0..<2 { try await (api.request(route: api.get(endpoint: "/")) as Promise<Void>).value }
-        #expect(sent.items == [nil, nil])
+    @Test func joinedSetCookieFieldsAreSplitWhereANewCookieBegins() {
+        #expect(SetCookieFields.split("a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT, b=2; Path=/") == ["a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT", "b=2; Path=/"])
+        #expect(SetCookieFields.split("a=1,b=2") == ["a=1", "b=2"])
+        #expect(SetCookieFields.split("a=x,y") == ["a=x,y"])
     }
 }
-#endif

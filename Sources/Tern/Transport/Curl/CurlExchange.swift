@@ -13,10 +13,6 @@ final class CurlExchange: @unchecked Sendable {
     private let curl: UnsafePointer<TernCurl>
     private let receiver: any TransportReceiver
     private let url: URL
-    /// Where the response's cookies go, if anywhere.
-    private let cookies: HTTPCookieStorage?
-    /// The URL whose domain a cookie policy of "only from the main document's domain" compares.
-    private let mainDocumentURL: URL?
     private var headerList: UnsafeMutableRawPointer?
     /// Where libcurl writes what went wrong (CURL_ERROR_SIZE bytes).
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -62,7 +58,7 @@ final class CurlExchange: @unchecked Sendable {
     private var isOnNewConnection = false
 
     init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>,
-         connections: CurlConnections, trusting certificates: URL?, cookies: HTTPCookieStorage?) throws {
+         connections: CurlConnections, trusting certificates: URL?) throws {
         guard let url = request.urlRequest.url else { throw URLError(.badURL) }
         // The body first: making its stream can fail, and nothing is to be freed yet then.
         if let stream = request.bodyStream {
@@ -84,13 +80,15 @@ final class CurlExchange: @unchecked Sendable {
         self.receiver = receiver
         self.url = url
         self.connections = connections
-        self.cookies = request.urlRequest.httpShouldHandleCookies ? cookies : nil
-        mainDocumentURL = request.urlRequest.mainDocumentURL
         errorBuffer = .allocate(capacity: 256)
         errorBuffer.initialize(repeating: 0, count: 256)
         if case .stream(let stream) = body { stream.open() }
         configure(request.urlRequest)
-        if let certificates { setString(CurlOption.caInfo, certificates.path) }
+        if let certificates {
+            // That authority alone: not the system's directory of authorities besides.
+            setString(CurlOption.caInfo, certificates.path)
+            tern_curl_setopt_pointer(curl, easy, CurlOption.caPath, nil)
+        }
     }
 
     deinit {
@@ -146,13 +144,6 @@ final class CurlExchange: @unchecked Sendable {
             setLong(CurlOption.noBody, 1)
         } else if method != (body == nil ? "GET" : "POST") {
             setString(CurlOption.customRequest, method)
-        }
-        // The stored cookies this URL matches, unless the request brings its own.
-        if let cookies, let stored = cookies.cookies(for: url), !stored.isEmpty,
-           !headers.keys.contains(where: { $0.lowercased() == "cookie" }) {
-            let now = Date()
-            let going = stored.filter { $0.goes(to: url, at: now) }
-            if !going.isEmpty { headers.merge(HTTPCookie.requestHeaderFields(with: going)) { own, _ in own } }
         }
         for (name, value) in headers {
             // "Name;" sends a header with an empty value; "Name:" removes libcurl's own.
@@ -258,32 +249,9 @@ final class CurlExchange: @unchecked Sendable {
             }
         }
         let joined = Dictionary(uniqueKeysWithValues: byKey.values.map { ($0.name, $0.value) })
-        if let cookies, byKey["set-cookie"] != nil { store(in: cookies) }
         guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: httpVersion, headerFields: joined) else { return false }
         isStopped = receiver.didReceive(response) == .stop
         return !isStopped
-    }
-
-    /// The most cookies taken from one response, and kept for one host: more than RFC 6265 asks
-    /// a client to keep (50 per domain, section 6.1), as browsers do. A server setting thousands
-    /// would grow the storage without end, and a persisted storage rewrites its file for each.
-    static let cookiesPerResponse = 50
-    static let cookiesPerHost = 180
-
-    /// Keeps the cookies the response sets, each `Set-Cookie` field read on its own (joined, the
-    /// commas in their dates would be ambiguous): new ones while the host has room, and new
-    /// values for those it has.
-    private func store(in storage: HTTPCookieStorage) {
-        let set = fields.filter { $0.key == "set-cookie" }.prefix(Self.cookiesPerResponse)
-            .flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0.value], for: url) }
-        let kept = Set((storage.cookies(for: url) ?? []).map(\.name))
-        var room = Self.cookiesPerHost - kept.count
-        var taken: [HTTPCookie] = []
-        for cookie in set where kept.contains(cookie.name) || room > 0 {
-            if !kept.contains(cookie.name) { room -= 1 }
-            taken.append(cookie)
-        }
-        storage.setCookies(taken, for: url, mainDocumentURL: mainDocumentURL)
     }
 
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -21,33 +21,26 @@ import FoundationNetworking
 /// another), which then needs no wakeup; then it sleeps until there is work. It stops waiting
 /// so while requests come further apart than that.
 ///
-/// Cookies are kept as a URLSession with the default configuration keeps them: in
-/// `HTTPCookieStorage.shared`, unless told otherwise. There is no cache: each request sends the
-/// headers Tern gives it, its cookies, and libcurl's `Accept: */*` and `Accept-Encoding`.
+/// It keeps no cookies (each API keeps its own, in its ``CookieJar``) and no cache: each request
+/// sends the headers Tern gives it and libcurl's `Accept: */*` and `Accept-Encoding`.
 public final class CurlTransport: Transport {
     private let library: CurlLibrary
     /// The event loop; internal for the tests, which watch it end.
     let loop: CurlLoop
     /// The PEM file of certificate authorities trusted instead of the system's, if any.
     public let trustedCertificates: URL?
-    /// Where cookies are kept: sent with the requests they match, and set from every response,
-    /// as URLSession does with its configuration's storage; `nil` for none.
-    public let cookieStorage: HTTPCookieStorage?
 
     /// Creates a transport with an event thread of its own.
     ///
     /// - Parameters:
     ///   - trustedCertificates: A PEM file of the certificate authorities to trust instead of
     ///     the system's, such as a test CA or a private one. Peers are verified either way, host
-    ///     names included.
-    ///   - cookieStorage: Where cookies are kept: the process's shared storage by default, as
-    ///     with URLSession's default configuration (which saves it to disk); `nil` for none.
+    ///     names included. Only they are trusted then, not the system's too.
     /// - Throws: ``CurlUnavailable`` when libcurl cannot be loaded.
-    public init(trusting trustedCertificates: URL? = nil, cookies cookieStorage: HTTPCookieStorage? = .shared) throws(CurlUnavailable) {
+    public init(trusting trustedCertificates: URL? = nil) throws(CurlUnavailable) {
         library = try CurlLibrary.shared.get()
         loop = try CurlLoop(curl: library.api)
         self.trustedCertificates = trustedCertificates
-        self.cookieStorage = cookieStorage
     }
 
     /// The libcurl this process loaded, such as "libcurl/7.88.1 OpenSSL/3.0.19 nghttp2/1.52.0",
@@ -70,7 +63,7 @@ public final class CurlTransport: Transport {
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange: CurlExchange
         do {
-            exchange = try CurlExchange(request, receiver: receiver, curl: library.api, connections: loop.connections, trusting: trustedCertificates, cookies: cookieStorage)
+            exchange = try CurlExchange(request, receiver: receiver, curl: library.api, connections: loop.connections, trusting: trustedCertificates)
         } catch {
             receiver.didComplete(with: error)
             return NoTask()

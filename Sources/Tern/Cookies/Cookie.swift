@@ -1,0 +1,134 @@
+import Foundation
+
+/// A cookie a server set, as a ``CookieJar`` keeps it (RFC 6265bis, section 5.7).
+public struct Cookie: Sendable, Hashable, CustomStringConvertible {
+    /// The cookie's name.
+    public let name: String
+    /// The cookie's value.
+    public let value: String
+    /// The host it goes to, or the domain whose hosts it goes to; lower-case, no leading dot.
+    public let domain: String
+    /// Whether it goes to ``domain`` alone, not to its subdomains: set without a `Domain`
+    /// attribute.
+    public let isHostOnly: Bool
+    /// The path it goes to, and the paths under it.
+    public let path: String
+    /// When it expires; `nil` for a cookie that lasts as long as the jar.
+    public let expires: Date?
+    /// Whether it goes over `https` only.
+    public let isSecure: Bool
+    /// Whether the server marked it `HttpOnly` (scripts could not read it in a browser).
+    public let isHTTPOnly: Bool
+    /// When it was first set: older cookies go first among those of one path length.
+    let created: Date
+
+    public var description: String { "\(name)=\(value); Domain=\(domain)\(isHostOnly ? " (host only)" : ""); Path=\(path)" }
+
+    /// Whether it goes with a request to `url` at `now` (RFC 6265bis, section 5.8.3).
+    func goes(to host: String, path requestPath: String, isSecure secureRequest: Bool, at now: Date) -> Bool {
+        if let expires, expires <= now { return false }
+        if isSecure, !secureRequest { return false }
+        guard isHostOnly ? host == domain : Self.host(host, matches: domain) else { return false }
+        return Self.path(requestPath, matches: path)
+    }
+
+    /// Section 5.1.3: the same host, or one under the domain (never an IP address under one).
+    static func host(_ host: String, matches domain: String) -> Bool {
+        host == domain || (host.hasSuffix("." + domain) && !isIPAddress(host))
+    }
+
+    /// Section 5.1.4: the same path, or one under the cookie's.
+    static func path(_ requestPath: String, matches cookiePath: String) -> Bool {
+        guard requestPath.hasPrefix(cookiePath) else { return false }
+        return requestPath.count == cookiePath.count || cookiePath.hasSuffix("/")
+            || requestPath.dropFirst(cookiePath.count).first == "/"
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address rather than a name.
+    static func isIPAddress(_ host: String) -> Bool {
+        host.contains(":") || (!host.isEmpty && host.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") })
+    }
+
+    /// Section 5.1.4: the directory of the request's path, the default path of a cookie set
+    /// without one.
+    static func defaultPath(of requestPath: String) -> String {
+        guard requestPath.hasPrefix("/"), let slash = requestPath.lastIndex(of: "/"), slash != requestPath.startIndex else { return "/" }
+        return String(requestPath[..<slash])
+    }
+}
+
+extension Cookie {
+    /// The longest a cookie may last, from when it is set (RFC 6265bis: 400 days).
+    static let longestLife: TimeInterval = 400 * 24 * 3600
+    /// The most bytes of a cookie's name and value together (section 5.6).
+    static let longestNameAndValue = 4096
+
+    /// What one `Set-Cookie` field sets, read as RFC 6265bis section 5.6 says (the domain and the
+    /// store's rules come after, in ``CookieJar``); `nil` when the field is to be ignored: it
+    /// holds a control character, or has no name, or its name and value are too long.
+    init?(parsing field: String, host: String, path requestPath: String, now: Date) {
+        // Control characters other than HTAB make the whole field ignored: CR, VT and DEL too.
+        guard !field.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) else { return nil }
+        var attributes = field.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        let pair = attributes.removeFirst()
+        guard let equals = pair.firstIndex(of: "=") else { return nil }
+        let name = pair[..<equals].trimmingCharacters(in: .whitespaces)
+        let value = pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, name.utf8.count + value.utf8.count <= Self.longestNameAndValue else { return nil }
+
+        var domain: String?
+        var path: String?
+        var expires: Date?
+        var maxAge: Date?
+        var isSecure = false
+        var isHTTPOnly = false
+        for attribute in attributes {
+            let parts = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
+            let argument = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+            switch key {
+            case "expires":
+                if let date = CookieDate.parse(argument) { expires = date }
+            case "max-age":
+                // Digits, with an optional leading minus; zero or less expires it at once.
+                let digits = argument.hasPrefix("-") ? argument.dropFirst() : Substring(argument)
+                guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { continue }
+                let seconds = argument.hasPrefix("-") ? 0 : min(Double(digits) ?? .infinity, Self.longestLife)
+                maxAge = seconds <= 0 ? .distantPast : now.addingTimeInterval(seconds)
+            case "domain":
+                guard !argument.isEmpty else { continue }
+                domain = (argument.hasPrefix(".") ? String(argument.dropFirst()) : argument).lowercased()
+            case "path":
+                path = argument.hasPrefix("/") ? argument : nil
+            case "secure":
+                isSecure = true
+            case "httponly":
+                isHTTPOnly = true
+            default:
+                continue
+            }
+        }
+        self.name = name
+        self.value = value
+        // Max-Age wins over Expires; neither lasts past 400 days.
+        self.expires = (maxAge ?? expires).map { min($0, now.addingTimeInterval(Self.longestLife)) }
+        self.domain = domain ?? host
+        isHostOnly = domain == nil
+        self.path = path ?? Self.defaultPath(of: requestPath)
+        self.isSecure = isSecure
+        self.isHTTPOnly = isHTTPOnly
+        created = now
+    }
+
+    /// The same cookie for another domain, host-only.
+    func hostOnly(for host: String) -> Cookie {
+        Cookie(name: name, value: value, domain: host, isHostOnly: true, path: path, expires: expires,
+               isSecure: isSecure, isHTTPOnly: isHTTPOnly, created: created)
+    }
+
+    /// The same cookie, first set at `date`.
+    func created(at date: Date) -> Cookie {
+        Cookie(name: name, value: value, domain: domain, isHostOnly: isHostOnly, path: path, expires: expires,
+               isSecure: isSecure, isHTTPOnly: isHTTPOnly, created: date)
+    }
+}

@@ -1,0 +1,178 @@
+import CTernCurl
+import Foundation
+
+/// Where an API keeps the cookies servers set, in memory, following RFC 6265bis as browsers do:
+/// set from each response's `Set-Cookie` fields, and sent back with the requests they match.
+///
+/// What a browser refuses, the jar refuses: a cookie for a public suffix (`Domain=co.uk`,
+/// `Domain=com`, a bare `Domain=example`) or for a domain the host is not in; one for an IP
+/// address set by another host; a field with a control character (CR, VT, DEL); a `Secure`
+/// cookie, or one that would shadow a `Secure` one, from plain `http`; `__Secure-` and `__Host-`
+/// names without what their prefix demands. `Max-Age` (which wins) and `Expires` are honoured,
+/// and `Max-Age=0` deletes; no cookie lasts past 400 days. It keeps at most
+/// ``maximumPerDomain`` cookies per domain and ``maximumCount`` in all, dropping the least
+/// recently set first.
+///
+/// The public suffix list is the system's (libpsl, which libcurl links on Linux). Where there is
+/// none, a cookie never goes further than the host that set it: its `Domain` is honoured only
+/// when it is that host.
+///
+/// Each ``APIConfiguration`` made gets a jar of its own; APIs made from one configuration value
+/// share it. Nothing is written to disk.
+///
+/// ```swift
+/// let api = ShopAPI(configuration: APIConfiguration(cookies: CookieJar()))
+/// print(api.configuration.cookies?.all ?? [])
+/// ```
+public final class CookieJar: Sendable {
+    /// The most cookies kept for one domain (RFC 6265bis asks for at least 50).
+    public let maximumPerDomain: Int
+    /// The most cookies kept in all (RFC 6265bis asks for at least 3,000).
+    public let maximumCount: Int
+
+    /// The cookies, by the domain (or host) each goes to.
+    private let store = Locked([String: [Cookie]]())
+
+    /// Creates an empty jar.
+    public init(maximumPerDomain: Int = 50, maximumCount: Int = 3000) {
+        self.maximumPerDomain = maximumPerDomain
+        self.maximumCount = maximumCount
+    }
+
+    /// Every cookie the jar holds that has not expired.
+    public var all: [Cookie] {
+        let now = Date()
+        return store.withLock { $0.values.flatMap { $0.filter { $0.expires.map { $0 > now } ?? true } } }
+    }
+
+    /// The cookies that go with a request to `url`, in the order they are sent.
+    public func cookies(for url: URL) -> [Cookie] {
+        cookies(for: url, at: Date())
+    }
+
+    /// Forgets every cookie.
+    public func removeAll() {
+        store.withLock { $0.removeAll() }
+    }
+
+    /// Keeps what the `Set-Cookie` fields of a response to `url` set, each field read on its own.
+    public func setCookies(from fields: [String], for url: URL) {
+        setCookies(from: fields, for: url, at: Date())
+    }
+
+    // MARK: With the time given, for the tests
+
+    func cookies(for url: URL, at now: Date) -> [Cookie] {
+        guard let host = url.host?.lowercased(), !host.isEmpty else { return [] }
+        let path = url.path.isEmpty ? "/" : url.path
+        let isSecure = url.scheme?.lowercased() == "https"
+        let domains = Self.domains(of: host)
+        let found = store.withLock { store in
+            domains.flatMap { store[$0] ?? [] }.filter { $0.goes(to: host, path: path, isSecure: isSecure, at: now) }
+        }
+        // Longer paths first, then older cookies (section 5.8.3).
+        return found.sorted { ($0.path.count, $1.created) > ($1.path.count, $0.created) }
+    }
+
+    /// The `Cookie` field for a request to `url`, if any cookie goes with it.
+    func headerValue(for url: URL) -> String? {
+        let cookies = cookies(for: url, at: Date())
+        return cookies.isEmpty ? nil : cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
+    }
+
+    func setCookies(from fields: [String], for url: URL, at now: Date) {
+        guard let host = url.host?.lowercased(), !host.isEmpty else { return }
+        let path = url.path.isEmpty ? "/" : url.path
+        let isSecure = url.scheme?.lowercased() == "https"
+        for field in fields {
+            guard let parsed = Cookie(parsing: field, host: host, path: path, now: now),
+                  let cookie = Self.admitted(parsed, host: host, isSecure: isSecure) else { continue }
+            store.withLock { store in keep(cookie, from: isSecure, in: &store, at: now) }
+        }
+    }
+
+    // MARK: The storage model (RFC 6265bis, section 5.7)
+
+    /// The cookie as it may be stored for `host`, or `nil` when it is refused.
+    private static func admitted(_ cookie: Cookie, host: String, isSecure: Bool) -> Cookie? {
+        var cookie = cookie
+        if !cookie.isHostOnly {
+            if cookie.domain == host {
+                // `Domain` naming the host itself: host-only where the host is a public suffix or
+                // an address, or no list says which hosts are.
+                if Cookie.isIPAddress(host) || PublicSuffixes.isPublicSuffix(host) { cookie = cookie.hostOnly(for: host) }
+            } else if Cookie.isIPAddress(host) || !Cookie.host(host, matches: cookie.domain)
+                        || !PublicSuffixes.acceptsCookie(from: host, for: cookie.domain) {
+                return nil
+            }
+        }
+        if cookie.isSecure, !isSecure { return nil }
+        let name = cookie.name.lowercased()
+        if name.hasPrefix("__secure-"), !cookie.isSecure { return nil }
+        if name.hasPrefix("__host-"), !cookie.isSecure || !cookie.isHostOnly || cookie.path != "/" { return nil }
+        return cookie
+    }
+
+    /// Stores `cookie` in place of the one of its name, domain and path, or deletes that one if
+    /// `cookie` has expired; then holds the jar to its limits.
+    private func keep(_ cookie: Cookie, from isSecure: Bool, in store: inout [String: [Cookie]], at now: Date) {
+        // From plain http, no cookie may take the place of (or shadow) a Secure one.
+        if !isSecure, store.values.contains(where: { list in
+            list.contains { $0.isSecure && $0.name == cookie.name && (Cookie.host($0.domain, matches: cookie.domain) || Cookie.host(cookie.domain, matches: $0.domain))
+                && Cookie.path(cookie.path, matches: $0.path) }
+        }) { return }
+        var list = store[cookie.domain] ?? []
+        var kept = cookie
+        if let index = list.firstIndex(where: { $0.name == cookie.name && $0.path == cookie.path && $0.isHostOnly == cookie.isHostOnly }) {
+            kept = cookie.created(at: list[index].created)
+            list.remove(at: index)
+        }
+        list.removeAll { $0.expires.map { $0 <= now } ?? false }
+        if let expires = cookie.expires, expires <= now {
+            store[cookie.domain] = list.isEmpty ? nil : list
+            return
+        }
+        list.append(kept)
+        // The least recently set go first (each list is in the order its cookies were set).
+        if list.count > maximumPerDomain { list.removeFirst(list.count - maximumPerDomain) }
+        store[cookie.domain] = list
+        var count = store.values.reduce(0) { $0 + $1.count }
+        while count > maximumCount, let oldest = store.min(by: { ($0.value.first?.created ?? .distantFuture) < ($1.value.first?.created ?? .distantFuture) }) {
+            var trimmed = oldest.value
+            trimmed.removeFirst()
+            store[oldest.key] = trimmed.isEmpty ? nil : trimmed
+            count -= 1
+        }
+    }
+
+    /// The host and each domain above it: where cookies for `host` may be kept.
+    private static func domains(of host: String) -> [String] {
+        guard !Cookie.isIPAddress(host) else { return [host] }
+        var domains = [host]
+        var rest = Substring(host)
+        while let dot = rest.firstIndex(of: ".") {
+            rest = rest[rest.index(after: dot)...]
+            if !rest.isEmpty { domains.append(String(rest)) }
+        }
+        return domains
+    }
+}
+
+/// The public suffix list, from the system's libpsl where it can be loaded.
+enum PublicSuffixes {
+    /// Whether the list could be loaded.
+    static let isAvailable = tern_psl_load() == 1
+
+    /// Whether `host` may set a cookie for `domain`: `domain` is `host` or a parent of it, and
+    /// no public suffix. Without the list, only for `host` itself.
+    static func acceptsCookie(from host: String, for domain: String) -> Bool {
+        guard isAvailable, host.allSatisfy(\.isASCII), domain.allSatisfy(\.isASCII) else { return false }
+        return tern_psl_cookie_domain_acceptable(host, domain) == 1
+    }
+
+    /// Whether `domain` is a public suffix; every domain is, without the list.
+    static func isPublicSuffix(_ domain: String) -> Bool {
+        guard isAvailable, domain.allSatisfy(\.isASCII) else { return true }
+        return tern_psl_is_public_suffix(domain) == 1
+    }
+}
