@@ -8,6 +8,7 @@ extension Promise {
         guard !promises.isEmpty else { return Promise<[Value]>(value: [], in: queue) }
         let combined = Promise<[Value]>(queue: queue, state: PromiseState())
         let values = Collector<Value>(count: promises.count)
+        let failure = FirstClaim()
         let releaseAll: @Sendable () -> Void = { promises.forEach { release($0) } }
         for (index, promise) in promises.enumerated() {
             promise.register(Callback(queue: nil) { result, loop in
@@ -15,7 +16,11 @@ extension Promise {
                 case .success(let value):
                     if let all = values.store(value, at: index) { combined.settle(.success(all), in: &loop) }
                 case .failure(let error):
-                    if combined.settle(.failure(error)) { releaseAll() }
+                    // The others are cancelled before the failure is heard, so that what runs on
+                    // it never finds one still pending.
+                    guard failure.claim() else { return }
+                    releaseAll()
+                    combined.settle(.failure(error))
                 }
             }, asDependent: true)
         }
@@ -46,10 +51,14 @@ extension Promise {
     public static func race(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<Value> {
         guard !promises.isEmpty else { return Promise(error: APIError.promise(.noPromises), in: queue) }
         let winner = Promise(queue: queue, state: PromiseState())
+        let first = FirstClaim()
         let releaseAll: @Sendable () -> Void = { promises.forEach { release($0) } }
         for promise in promises {
             promise.register(Callback(queue: nil) { result, _ in
-                if winner.settle(result) { releaseAll() }
+                // The losers are cancelled before the winner is heard.
+                guard first.claim() else { return }
+                releaseAll()
+                winner.settle(result)
             }, asDependent: true)
         }
         winner.onCancel(releaseAll)
@@ -63,12 +72,16 @@ extension Promise {
         guard !promises.isEmpty else { return Promise(error: APIError.promise(.allFailed([])), in: queue) }
         let winner = Promise(queue: queue, state: PromiseState())
         let errors = Collector<any Error>(count: promises.count)
+        let first = FirstClaim()
         let releaseAll: @Sendable () -> Void = { promises.forEach { release($0) } }
         for (index, promise) in promises.enumerated() {
             promise.register(Callback(queue: nil) { result, loop in
                 switch result {
                 case .success:
-                    if winner.settle(result) { releaseAll() }
+                    // The losers are cancelled before the winner is heard.
+                    guard first.claim() else { return }
+                    releaseAll()
+                    winner.settle(result)
                 case .failure(let error):
                     if let all = errors.store(error, at: index) {
                         winner.settle(.failure(APIError.promise(.allFailed(all))), in: &loop)
@@ -78,6 +91,26 @@ extension Promise {
         }
         winner.onCancel(releaseAll)
         return winner
+    }
+}
+
+/// Says yes to the first caller only: which settlement of several wins, decided before the
+/// losers are cancelled and the winner is settled.
+@usableFromInline
+final class FirstClaim: Sendable {
+    @usableFromInline
+    let claimed = Locked(false)
+
+    @inlinable
+    init() {}
+
+    /// Whether this is the first call.
+    @inlinable
+    func claim() -> Bool {
+        claimed.withLock { claimed in
+            defer { claimed = true }
+            return !claimed
+        }
     }
 }
 

@@ -83,6 +83,26 @@ import Testing
         await #expect(throws: APIError.self) { try await Promise<Int>.race([], in: queue).value }
     }
 
+    @Test(arguments: ["all", "race", "any"])
+    func theLosersAreCancelledBeforeTheCombinedPromiseSettles(combinator: String) {
+        // What runs the moment the combined promise settles finds no loser still pending.
+        let pending = (0..<3).map { _ in Promise<Int>.pending(in: queue) }
+        let promises = pending.map(\.promise)
+        let losersPending = Locked<[Bool]?>(nil)
+        func watch<T>(_ combined: Promise<T>) {
+            combined.register(Callback(queue: nil) { _, _ in
+                losersPending.withLock { $0 = [promises[0].isPending, promises[2].isPending] }
+            }, asDependent: false)
+        }
+        switch combinator {
+        case "all": watch(Promise.all(promises, in: queue))
+        case "race": watch(Promise.race(promises, in: queue))
+        default: watch(Promise.any(promises, in: queue))
+        }
+        if combinator == "any" { pending[1].resolver.fulfill(1) } else { pending[1].resolver.reject(TestError(code: 1)) }
+        #expect(losersPending.withLock { $0 } == [false, false])
+    }
+
     @Test func anyTakesTheFirstSuccessOrReportsEveryError() async throws {
         let pending = (0..<3).map { _ in Promise<Int>.pending(in: queue) }
         let any = Promise.any(pending.map(\.promise), in: queue)
