@@ -123,6 +123,73 @@ import TernTesting
     }
     #endif
 
+    /// A server that holds each connection's answers `delay` milliseconds, and counts how many
+    /// connections it has open at once.
+    final class CountingServer: Sendable {
+        final class Counts: Sendable {
+            let state = Locked((open: 0, most: 0))
+        }
+
+        let server: RawServer
+        let counts = Counts()
+
+        init(delay: Int) throws {
+            let counts = counts
+            server = try RawServer { connection in
+                counts.state.withLock { $0.open += 1; $0.most = max($0.most, $0.open) }
+                defer { counts.state.withLock { $0.open -= 1 } }
+                while connection.readRequest() != nil {
+                    connection.pause(delay)
+                    connection.send(RawServer.Connection.response("ok"))
+                }
+            }
+        }
+
+        var most: Int { counts.state.withLock { $0.most } }
+    }
+
+    @Test func connectionsToAHostAreCappedAndTheRestWait() async throws {
+        let counting = try CountingServer(delay: 5)
+        defer { counting.server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
+        let answers: [String] = try await Promise.all((0..<300).map { _ in api.request(route: .get(counting.server.baseURL + "/")) }, in: .global()).value
+        #expect(answers.count == 300 && answers.allSatisfy { $0 == "ok" })
+        #expect(counting.most <= CurlTransport.defaultConnectionsPerHost, "\(counting.most) connections at once")
+        #expect(counting.most > 1)
+    }
+
+    @Test func aRequestWaitingForAConnectionTimesOutOnTime() async throws {
+        let counting = try CountingServer(delay: 3000)
+        defer { counting.server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: try CurlTransport(maximumConnectionsPerHost: 2),
+                              responseQueue: .global())
+        let busy: [Promise<String>] = (0..<2).map { _ in api.request(route: .get(counting.server.baseURL + "/")) }
+        defer { busy.forEach { $0.cancel() } }
+        #expect(await eventually { counting.most == 2 })
+        let started = Date()
+        let waiting: Promise<String> = api.request(route: .get(counting.server.baseURL + "/"), options: RequestOptions(timeout: 0.3))
+        guard case .timeout? = await apiError(of: waiting) else {
+            Issue.record("expected a timeout")
+            return
+        }
+        #expect(Date().timeIntervalSince(started) < 2.5)
+        #expect(counting.most == 2)
+    }
+
+    #if compiler(>=6.3)
+    @Test func twoThousandRequestsAtOnceFitUnderALowDescriptorLimit() async throws {
+        let server = try LoopbackServer { _ in .text("ok") }
+        defer { server.stop() }
+        await #expect(processExitsWith: .success) { [url = server.baseURL as String] in
+            var limit = rlimit(rlim_cur: 256, rlim_max: 256)
+            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
+            let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
+            let answers: [String] = try await Promise.all((0..<2000).map { _ in api.request(route: .get(url + "/")) }, in: .global()).value
+            exit(answers.allSatisfy { $0 == "ok" } ? EXIT_SUCCESS : EXIT_FAILURE)
+        }
+    }
+    #endif
+
     @Test func itIsLinuxsDefault() throws {
         let api = AbstractAPI(responseQueue: .global())
         #expect(api.transport is CurlTransport)

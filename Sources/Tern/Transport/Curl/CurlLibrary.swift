@@ -103,5 +103,6 @@ enum CurlInfo {
 /// `CURLMOPT_*` numbers.
 enum CurlMultiOption {
     static let maxConnects: Int32 = 6
+    static let maxHostConnections: Int32 = 7
 }
 #endif

@@ -66,7 +66,7 @@ final class CurlLoop: @unchecked Sendable {
     /// How many times the loop was about to sleep marked awake, which no path should leave it.
     var sleepsMarkedAwakeCount: Int { inbox.withLock { $0.sleepsMarkedAwake } }
 
-    init(curl: UnsafePointer<TernCurl>) throws(CurlUnavailable) {
+    init(curl: UnsafePointer<TernCurl>, connectionsPerHost: Int) throws(CurlUnavailable) {
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
         self.curl = curl
         self.multi = multi
@@ -74,6 +74,8 @@ final class CurlLoop: @unchecked Sendable {
         // Idle connections kept for reuse: libcurl's default, four per transfer ever running at
         // once, would keep hundreds of sockets open after a burst.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, Self.idleConnections)
+        // Requests past the cap wait in libcurl's queue for a connection to the host to free up.
+        tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxHostConnections, connectionsPerHost)
         Thread { [self] in run() }.start()
     }
 

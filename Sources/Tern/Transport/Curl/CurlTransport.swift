@@ -27,6 +27,12 @@ public final class CurlTransport: Transport {
     private let library: CurlLibrary
     /// The event loop; internal for the tests, which watch it end.
     let loop: CurlLoop
+    /// The most connections open to one host at once unless a transport is told otherwise: as
+    /// many as AsyncHTTPClient opens (browsers open six), so that thousands of requests at once
+    /// queue for a few sockets instead of exhausting the process's descriptors.
+    public static let defaultConnectionsPerHost = 8
+    /// The most connections open to one host at once.
+    public let maximumConnectionsPerHost: Int
     /// The PEM file of certificate authorities trusted instead of the system's, if any.
     public let trustedCertificates: URL?
 
@@ -36,10 +42,14 @@ public final class CurlTransport: Transport {
     ///   - trustedCertificates: A PEM file of the certificate authorities to trust instead of
     ///     the system's, such as a test CA or a private one. Peers are verified either way, host
     ///     names included. Only they are trusted then, not the system's too.
+    ///   - maximumConnectionsPerHost: The most connections open to one host (and port) at once;
+    ///     requests past it wait, their timeouts running, for one to free up. HTTP/2 requests
+    ///     share one connection whatever the cap.
     /// - Throws: ``CurlUnavailable`` when libcurl cannot be loaded.
-    public init(trusting trustedCertificates: URL? = nil) throws(CurlUnavailable) {
+    public init(trusting trustedCertificates: URL? = nil, maximumConnectionsPerHost: Int = CurlTransport.defaultConnectionsPerHost) throws(CurlUnavailable) {
         library = try CurlLibrary.shared.get()
-        loop = try CurlLoop(curl: library.api)
+        loop = try CurlLoop(curl: library.api, connectionsPerHost: max(1, maximumConnectionsPerHost))
+        self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
         self.trustedCertificates = trustedCertificates
     }
 
