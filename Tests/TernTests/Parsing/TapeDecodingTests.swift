@@ -150,6 +150,63 @@ import Testing
         #expect(!agree(Nested.self, nested(100_000)))
     }
 
+    /// 128-bit integers, read under `try?`: the tape leaves them to JSONDecoder, which reads them.
+    struct Wide: Decodable, Equatable {
+        let signed: Int128?
+        let unsigned: UInt128?
+        let list: [Int128]?
+
+        init(signed: Int128?, unsigned: UInt128?, list: [Int128]?) {
+            (self.signed, self.unsigned, self.list) = (signed, unsigned, list)
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            signed = try? container.decode(Int128.self, forKey: .signed)
+            unsigned = try? container.decode(UInt128.self, forKey: .unsigned)
+            var elements = try container.nestedUnkeyedContainer(forKey: .list)
+            var list: [Int128] = []
+            while !elements.isAtEnd, let element = try? elements.decode(Int128.self) { list.append(element) }
+            self.list = list.isEmpty ? nil : list
+        }
+
+        enum CodingKeys: CodingKey { case signed, unsigned, list }
+    }
+
+    @Test func leavesWideIntegersToJSONDecoder() throws {
+        #expect(!agree(Wide.self, #"{"signed":-170141183460469231731687303715884105728,"unsigned":340282366920938463463374607431768211455,"list":[1,-2]}"#))
+        #expect(!agree(Int128.self, "12345678901234567890123"))
+        let wide = try JSONDecoder().decodeFaster(Wide.self, from: Data(#"{"signed":-5,"unsigned":7,"list":[1]}"#.utf8))
+        #expect(wide == Wide(signed: -5, unsigned: 7, list: [1]))
+    }
+
+    @Test func leavesTwoNamesForOneIntegerKeyToJSONDecoder() {
+        #expect(!agree([Int: String].self, #"{"1":"a","01":"b"}"#))
+        #expect(agree([Int: String].self, #"{"1":"a","2":"b"}"#))
+    }
+
+    /// A type that keeps its decoder, to read from it once decoding has returned.
+    final class Keeper: Decodable, @unchecked Sendable {
+        let decoder: any Decoder
+        init(from decoder: any Decoder) throws { self.decoder = decoder }
+    }
+
+    @Test func aDecoderKeptPastDecodingThrowsDecodingErrors() throws {
+        let keeper = try #require(JSONDecoder().decodedByTape(Keeper.self, from: Data(#"{"name":"x","super":{"id":1}}"#.utf8)))
+        let container = try keeper.decoder.container(keyedBy: AnyKey.self)
+        #expect(try container.decode(String.self, forKey: AnyKey("name")) == "x")
+        #expect(throws: DecodingError.self) { try container.decode(Int.self, forKey: AnyKey("name")) }
+        #expect(throws: DecodingError.self) { try container.superDecoder().container(keyedBy: AnyKey.self).decode(String.self, forKey: AnyKey("id")) }
+    }
+
+    struct AnyKey: CodingKey {
+        let stringValue: String
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+
     /// Arrays in arrays, as deep as the document goes.
     indirect enum Nested: Decodable, Equatable {
         case list([Nested])

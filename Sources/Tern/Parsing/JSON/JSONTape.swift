@@ -91,10 +91,12 @@ final class JSONTape {
         return value.kind == .object || value.kind == .array ? Int(value.last) : index + 1
     }
 
-    /// Marks the document as one for `JSONDecoder` and returns the error to throw.
+    /// Marks the document as one for `JSONDecoder` and returns the error to throw. While the
+    /// document is decoded, no one sees it: `JSONDecoder` decodes the document again and throws
+    /// its own. A decoder a type kept and uses after that throws it to the type.
     func fail() -> TapeFailure {
         failed = true
-        return TapeFailure()
+        return TapeFailure.dataCorrupted(.init(codingPath: [], debugDescription: "The value could not be decoded as the type asked."))
     }
 
     /// The bytes of a string or number.
@@ -104,5 +106,7 @@ final class JSONTape {
     }
 }
 
-/// What a tape decoder throws: the document has failed, and `JSONDecoder` will say how.
-struct TapeFailure: Error {}
+/// What a tape decoder throws: the document has failed, and `JSONDecoder` will say how. A
+/// `DecodingError`, so that a decoder a type keeps and uses after decoding throws what any
+/// decoder would.
+typealias TapeFailure = DecodingError

@@ -62,6 +62,11 @@ final class TapeDecoder: Decoder, SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try tape.integer(at: index, as: type) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try tape.integer(at: index, as: type) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try tape.integer(at: index, as: type) }
+    // 128-bit integers are left to JSONDecoder, which reads them by paths of its own.
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decode(_ type: Int128.Type) throws -> Int128 { throw tape.fail() }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decode(_ type: UInt128.Type) throws -> UInt128 { throw tape.fail() }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try tape.decode(type, at: index, parent: parent, key: key)

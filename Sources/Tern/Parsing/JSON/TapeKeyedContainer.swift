@@ -38,9 +38,14 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     var allKeys: [Key] {
         var seen = Set<String>()
-        return Self.members(of: decoder).compactMap { name, _ in
+        var numbers = Set<Int>()
+        let keys = Self.members(of: decoder).compactMap { name, _ in
             seen.insert(name).inserted ? Key(stringValue: name) : nil
         }
+        // Two names for one number ("1" and "01", read as `[Int: T]` keys): which one wins
+        // depends on JSONDecoder's order of keys, so the document is its to decode.
+        if keys.contains(where: { key in key.intValue.map { !numbers.insert($0).inserted } ?? false }) { _ = decoder.tape.fail() }
+        return keys
     }
 
     func contains(_ key: Key) -> Bool { find(key) != nil }
@@ -101,6 +106,10 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(forKey: key) }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(forKey: key) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(forKey: key) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { throw decoder.tape.fail() }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { throw decoder.tape.fail() }
 
     private func integer<T: FixedWidthInteger>(forKey key: Key) throws -> T {
         try decoder.tape.integer(at: value(for: key), as: T.self)

@@ -63,6 +63,10 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try take { try $0.integer(at: $1, as: type) } }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try take { try $0.integer(at: $1, as: type) } }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try take { try $0.integer(at: $1, as: type) } }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func decode(_ type: Int128.Type) throws -> Int128 { throw decoder.tape.fail() }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { throw decoder.tape.fail() }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let (decoder, position) = (decoder, currentIndex)
