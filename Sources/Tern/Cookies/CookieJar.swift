@@ -21,8 +21,9 @@ import Foundation
 /// share it. Nothing is written to disk.
 ///
 /// ```swift
-/// let api = ShopAPI(configuration: APIConfiguration(cookies: CookieJar()))
-/// print(api.configuration.cookies?.all ?? [])
+/// let jar = CookieJar()
+/// let shop = ShopAPI(configuration: APIConfiguration(cookies: .shared(jar)))
+/// print(jar.all)
 /// ```
 public final class CookieJar: Sendable {
     /// The most cookies kept for one domain (RFC 6265bis asks for at least 50).

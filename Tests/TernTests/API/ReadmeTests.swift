@@ -297,6 +297,16 @@ extension Readme {
     // MARK: Transports
 
     #if os(Linux)
+    // MARK: Security
+
+    static func security() throws -> [Any] {
+        let jar = CookieJar()
+        let signedIn = APIConfiguration(cookies: .shared(jar))          // one jar for several APIs
+        let stateless = APIConfiguration(cookies: .none)                 // no cookie kept or sent
+        let fewer = try CurlTransport(maximumConnectionsPerHost: 4)      // 8 by default; the rest wait
+        return [signedIn, stateless, fewer]
+    }
+
     static func choosingATransport() throws -> [Any] {
         let overCurl = TestShopAPI(baseURL: "https://shop.example", transport: try CurlTransport())
         let privateCA = try CurlTransport(trusting: URL(fileURLWithPath: "/etc/shop/ca.pem"))   // that CA alone, not the system's

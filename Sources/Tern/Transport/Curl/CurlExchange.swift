@@ -31,6 +31,10 @@ final class CurlExchange: @unchecked Sendable {
     private var headBytes = 0
     /// Whether the heads passed ``headLimit``.
     private var isHeadTooLarge = false
+    /// Whether the head being read has had its status line.
+    private var hasStatusLine = false
+    /// Why the response's head cannot be trusted, if it cannot: the transfer was stopped.
+    private var protocolError: String?
 
     /// The most bytes of heads a response may send: a server that never ends its head would
     /// otherwise be kept in memory until the timeout. (libcurl 8.3 and later, and Debian's
@@ -197,14 +201,28 @@ final class CurlExchange: @unchecked Sendable {
         var end = bytes.count
         while end > 0, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         let line = UnsafeRawBufferPointer(rebasing: bytes[..<end])
-        if line.starts(with: "HTTP/".utf8) {
+        if !hasStatusLine || line.starts(with: "HTTP/".utf8) {
+            // The first line of a head, or of a head after a 1xx: a status line, or no HTTP.
+            guard ResponseHeadCheck.isStatusLine(line) else {
+                protocolError = "its status line is not HTTP's: \(Self.text(UnsafeRawBufferPointer(rebasing: line.prefix(64))))"
+                return false
+            }
+            hasStatusLine = true
             // A new status line: the head of a response, or another after a 1xx.
             let parts = Self.text(line).split(separator: " ", maxSplits: 2)
             httpVersion = parts.first.map(String.init) ?? "HTTP/1.1"
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             fields.removeAll(keepingCapacity: true)
         } else if line.isEmpty {
-            guard !(100..<200).contains(status) else { return true }   // an interim response: the real one follows
+            // An interim response: the real one follows, with a status line of its own.
+            guard !(100..<200).contains(status) else {
+                hasStatusLine = false
+                return true
+            }
+            if let problem = ResponseHeadCheck.problem(with: fields) {
+                protocolError = problem
+                return false
+            }
             return deliverHead()
         } else if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
             // An obsolete folded line continues the field before it.
@@ -226,10 +244,11 @@ final class CurlExchange: @unchecked Sendable {
         return true
     }
 
-    /// Header bytes as text: UTF-8 when they are ASCII, as they almost always are, else
-    /// Latin-1, as HTTP/1.1 reads field values (RFC 9110 §5.5): every byte a character.
+    /// Header bytes as text: UTF-8 when they are valid UTF-8 (ASCII, as they almost always are,
+    /// or a `Location` with a name in another script, as browsers read it), else Latin-1, as
+    /// HTTP/1.1 reads field values (RFC 9110 §5.5): every byte a character.
     private static func text(_ bytes: UnsafeRawBufferPointer) -> String {
-        if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
         return String(scalars)
@@ -321,6 +340,18 @@ final class CurlExchange: @unchecked Sendable {
         case CurlCode.abortedByCallback? where refusedConnection:
             URLError(.badServerResponse, userInfo: [
                 NSLocalizedDescriptionKey: "the server sent bytes on a new connection before the request",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        case CurlCode.writeError? where protocolError != nil:
+            URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the response cannot be trusted: \(protocolError ?? "")",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        case let code? where (code == 1 || code == 27) && !hasHead && status == 0:
+            // libcurl's own refusals of a status line: a code of more than three digits
+            // (CURLE_UNSUPPORTED_PROTOCOL), a line past its 100 KB (CURLE_OUT_OF_MEMORY).
+            URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the response cannot be trusted: \(message(for: code))",
                 NSURLErrorFailingURLErrorKey: url,
             ])
         case CurlCode.writeError? where isHeadTooLarge:

@@ -1,0 +1,88 @@
+#if os(Linux)
+import Foundation
+import Testing
+import Tern
+
+/// Response heads over libcurl that frame a body two ways, or are no HTTP at all: each fails at
+/// once with a typed error that says why, and the connection goes with it.
+@Suite(.timeLimit(.minutes(1))) struct HostileHeadTests {
+    /// A server answering `/hostile` with `head` (and `body`), and anything else with its name.
+    static func server(head: String, body: String = "hello") throws -> RawServer {
+        try RawServer { connection in
+            while let request = connection.readRequest() {
+                let name = ConnectionReuseTests.name(of: request)
+                connection.send(name == "hostile" ? head + "\r\n\r\n" + body : RawServer.Connection.response(name))
+            }
+        }
+    }
+
+    func api() throws -> AbstractAPI {
+        AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
+    }
+
+    static let untrustworthy = [
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 30",
+        "HTTP/1.1 200 OK\r\nContent-Length: 5, 30",
+        "HTTP/1.1 200 OK\r\nContent-Length: +5",
+        "HTTP/1.1 200 OK\r\nContent-Length: 0x5",
+        "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999",
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked",
+        "http/1.1 200 OK\r\nContent-Length: 5",
+        "HTTP/1.1 2000 OK\r\nContent-Length: 5",
+        "HTTP/1.1 302 Found\r\nLocation: /a\r\nLocation: /b\r\nContent-Length: 5",
+    ]
+
+    @Test(arguments: untrustworthy)
+    func aHeadThatFramesItsBodyTwoWaysFailsAtOnce(head: String) async throws {
+        let server = try Self.server(head: head)
+        defer { server.stop() }
+        let api = try api()
+        let started = Date()
+        let error = await apiError(of: api.request(route: .get(server.baseURL + "/hostile")) as Promise<String>)
+        guard case .transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.urlError?.code == .badServerResponse)
+        #expect("\(failure)".contains("cannot be trusted"), "\(failure)")
+        #expect(Date().timeIntervalSince(started) < 10)
+        // The next request has a connection of its own and its own answer.
+        let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
+        #expect(next == "next")
+    }
+
+    @Test func aRepeatedLengthThatAgreesIsOneLength() async throws {
+        let server = try Self.server(head: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5, 5")
+        defer { server.stop() }
+        let body: String = try await api().request(route: .get(server.baseURL + "/hostile")).value
+        #expect(body == "hello")
+    }
+
+    @Test func aStatusLineOfTwoHundredKilobytesFailsWithATypedError() async throws {
+        let server = try Self.server(head: "HTTP/1.1 200 " + String(repeating: "O", count: 200_000) + "\r\nContent-Length: 5")
+        defer { server.stop() }
+        let error = await apiError(of: try api().request(route: .get(server.baseURL + "/hostile")) as Promise<String>)
+        guard case .transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.urlError?.code == .badServerResponse, "\(failure)")
+    }
+
+    @Test func aLocationInUTF8IsFollowedAsWritten() async throws {
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                let target = request.split(separator: " ")[1]
+                if target == "/start" {
+                    connection.send("HTTP/1.1 302 Found\r\nLocation: /caf\u{E9}/\u{65E5}\r\nContent-Length: 0\r\n\r\n")
+                } else {
+                    connection.send(RawServer.Connection.response(String(target)))
+                }
+            }
+        }
+        defer { server.stop() }
+        let landed: String = try await api().request(route: .get(server.baseURL + "/start")).value
+        #expect(landed == "/caf%C3%A9/%E6%97%A5")
+    }
+}
+#endif
