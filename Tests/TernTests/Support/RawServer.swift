@@ -135,8 +135,12 @@ final class RawServer: @unchecked Sendable {
                 guard let index else { close(client); return }
                 Thread { [self] in
                     script(Connection(socket: client, index: index))
-                    lock.withLock { sockets.removeAll { $0 == client } }
-                    close(client)
+                    // Closed under the lock, so that `stop()` never shuts down a number that
+                    // another test's socket took meanwhile.
+                    lock.withLock {
+                        sockets.removeAll { $0 == client }
+                        close(client)
+                    }
                 }.start()
             }
         }.start()
@@ -151,13 +155,14 @@ final class RawServer: @unchecked Sendable {
 
     /// Stops accepting and hangs up every connection.
     func stop() {
-        let open: [Int32] = lock.withLock {
-            guard !isStopped else { return [] }
-            isStopped = true
-            return sockets
+        let wasStopped = lock.withLock {
+            defer { isStopped = true }
+            // Under the lock: a connection's thread closes its socket under it too.
+            if !isStopped { for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) } }
+            return isStopped
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        for socket in open { shutdown(socket, Int32(SHUT_RDWR)) }
+        // Once: the accept loop closes the listener when this wakes it.
+        if !wasStopped { shutdown(listener, Int32(SHUT_RDWR)) }
     }
 }
 
