@@ -51,6 +51,11 @@ public final class CookieJar: Sendable {
         cookies(for: url, at: Date())
     }
 
+    /// Whether the jar holds no cookie: a request then looks nothing up.
+    public var isEmpty: Bool {
+        store.withLock { $0.isEmpty }
+    }
+
     /// Forgets every cookie.
     public func removeAll() {
         store.withLock { $0.removeAll() }

@@ -99,7 +99,7 @@ final class DownloadFile: Sendable {
             switch response.statusCode {
             case 206 where asked != nil:
                 guard let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")), range.start == asked, range.start == state.offset,
-                      Self.strongValidator(of: response).map({ $0 == state.validator }) ?? true,
+                      Self.response(response, keeps: state.validator),
                       Self.isIdentityEncoded(response) else { return .restart }
                 let handle = try FileHandle(forWritingTo: state.partialFile)
                 try handle.truncate(atOffset: UInt64(range.start))
@@ -242,12 +242,27 @@ final class DownloadFile: Sendable {
         }
     }
 
-    /// The response's strong validator: an `ETag` that is not weak, else `Last-Modified`.
+    /// The response's strong validator (RFC 9110, section 8.8): an `ETag` that is not weak; with
+    /// no `ETag`, a `Last-Modified` at least a second before the response's `Date` (a file changed
+    /// within the second it was sent in could keep its date).
     private static func strongValidator(of response: HTTPURLResponse) -> String? {
         if let tag = response.value(forHTTPHeaderField: "ETag") {
             return tag.hasPrefix("W/") ? nil : tag
         }
-        return response.value(forHTTPHeaderField: "Last-Modified")
+        guard let modified = response.value(forHTTPHeaderField: "Last-Modified"), let modifiedDate = CookieDate.parse(modified),
+              let date = response.value(forHTTPHeaderField: "Date").flatMap(CookieDate.parse),
+              date.timeIntervalSince(modifiedDate) >= 1 else { return nil }
+        return modified
+    }
+
+    /// Whether a 206 says its range is of the same file as the bytes on disk, whose validator is
+    /// `validator`: the same `ETag` (a 206 carries the one a 200 would), or for a date, no `ETag`
+    /// and no other `Last-Modified`.
+    private static func response(_ response: HTTPURLResponse, keeps validator: String?) -> Bool {
+        guard let validator else { return false }
+        let tag = response.value(forHTTPHeaderField: "ETag")
+        if validator.hasPrefix("\"") { return tag == validator }
+        return tag == nil && (response.value(forHTTPHeaderField: "Last-Modified").map { $0 == validator } ?? true)
     }
 
     private static func isIdentityEncoded(_ response: HTTPURLResponse) -> Bool {

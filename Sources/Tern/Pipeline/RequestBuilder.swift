@@ -38,6 +38,8 @@ enum RequestBuilder {
         // fire first, and stays within what FoundationNetworking can count.
         let sessionTimeout = min(timeout.rounded(.up) + 1, maximumSessionTimeout)
         var request = URLRequest(url: draft.url, cachePolicy: cachePolicy, timeoutInterval: sessionTimeout)
+        // Cookies are the API's jar's, added per stop of a redirect chain; the transport adds none.
+        request.httpShouldHandleCookies = false
         // Each of these setters is costly on Linux (the method is compared case-insensitively with
         // six others; each header name is capitalized and compared with every header set so far),
         // so set only what differs from the default, and the headers, merged already, at once.

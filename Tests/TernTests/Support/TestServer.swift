@@ -72,7 +72,9 @@ enum TestServer {
     /// `k` bytes, then the connection closes or falls silent (for 45 s: under the thread sanitizer
     /// and a full suite, FoundationNetworking took over ten seconds to act on a cancel, and the
     /// server hanging up first turned the cancel into a lost connection); `ignoreRange`: always the whole
-    /// file; `shift`: a 206 that starts one byte before the range asked for.
+    /// file; `shift`: a 206 that starts one byte before the range asked for; `unvalidated`: a 206
+    /// with neither `ETag` nor `Last-Modified`; `validator=lastModifiedNow`: a `Last-Modified`
+    /// of the same second as the answer's `Date`.
     static func download(_ request: RecordedRequest) -> ServerResponse {
         let query = Dictionary(request.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
         let version = query["version"] ?? "1"
@@ -80,9 +82,14 @@ enum TestServer {
         let modified = "Sun, 22 Nov 2026 10:00:0\(version.count % 10) GMT"
         var response = switch query["validator"] {
         case "weak": ServerResponse.file(body, for: request, etag: "W/\"v\(version)\"")
-        case "lastModified": ServerResponse.file(body, for: request, lastModified: modified)
+        case "lastModified", "lastModifiedNow": ServerResponse.file(body, for: request, lastModified: modified)
         case "none": ServerResponse.file(body, for: request)
         default: ServerResponse.file(body, for: request, etag: "\"v\(version)\"")
+        }
+        // The time of the answer: an hour after the file changed, or the same second for
+        // `lastModifiedNow`, which makes its date no strong validator.
+        if response.headers["Last-Modified"] != nil {
+            response.headers["Date"] = query["validator"] == "lastModifiedNow" ? modified : "Sun, 22 Nov 2026 11:00:00 GMT"
         }
         let ranged = request.headers["Range"] != nil
         if query["ignoreRange"] != nil, ranged {
@@ -93,6 +100,13 @@ enum TestServer {
            let start = Int(range.dropFirst("bytes ".count).prefix { $0 != "-" }), start > 0 {
             response.body = body.subdata(in: (start - 1)..<body.count)
             response.headers["Content-Range"] = "bytes \(start - 1)-\(body.count - 1)/\(body.count)"
+        }
+        if query["unvalidated"] != nil, ranged {
+            // If-Range ignored, and a 206 that names no validator: which file its range is of,
+            // nothing says.
+            var headers = request.headers
+            headers["If-Range"] = nil
+            response = .file(body, for: RecordedRequest(method: request.method, target: request.target, headers: headers, body: Data()))
         }
         if !ranged, let cut = query["cut"].flatMap(Int.init) { return response.with(.truncated(afterBytes: cut)) }
         if !ranged, let stall = query["stall"].flatMap(Int.init) { return response.with(.stalled(afterBytes: stall, seconds: 45)) }
