@@ -23,8 +23,14 @@ public final class URLSessionTransport: Transport {
     /// The exchanges in flight, when the session is ours.
     private let exchanges: ExchangeTable?
 
-    /// Creates a transport over a new session made from `configuration`.
+    /// Creates a transport over a new session made from `configuration`, which keeps no cookies:
+    /// each API keeps its own, in its ``CookieJar``.
     public init(configuration: URLSessionConfiguration = .default) {
+        // A copy, so that the caller's stays as it was.
+        let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
         let exchanges = ExchangeTable()
         let delegateQueue = OperationQueue()
         delegateQueue.name = "tern.transport"
@@ -37,7 +43,8 @@ public final class URLSessionTransport: Transport {
         self.exchanges = exchanges
     }
 
-    /// Creates a transport over a session of the caller's, which is never invalidated here.
+    /// Creates a transport over a session of the caller's, which is never invalidated here. Its
+    /// configuration's cookie storage, if any, keeps and sends cookies besides the API's jar.
     public init(session: URLSession) {
         self.session = session
         exchanges = nil

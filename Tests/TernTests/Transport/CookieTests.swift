@@ -57,6 +57,34 @@ import TernTesting
         #expect(elsewhere.items == [nil, nil])
     }
 
+    @Test func aChainThatLeftTheOriginCarriesNoCookieBackToIt() async throws {
+        // 127.0.0.1 set a cookie; a request to it is sent to localhost, which sends it back: from
+        // the moment the chain left, no cookie goes out, as no other credential does.
+        let sent = Recorder<String>()
+        let away = try LoopbackServer { request in
+            ServerResponse(status: 302, headers: ["Location": request.queryItems.first { $0.name == "to" }?.value ?? "/"])
+        }
+        defer { away.stop() }
+        let server = try LoopbackServer { request in
+            var response = ServerResponse.json("{}")
+            switch request.path {
+            case "/set": response.repeatedFields = [("Set-Cookie", "session=abc; Path=/")]
+            case "/out":
+                let back = "http://127.0.0.1:\(request.headers["Host"]?.split(separator: ":").last ?? "")/back"
+                response = ServerResponse(status: 302, headers: ["Location": "http://localhost:\(away.port)/bounce?to=\(back)"])
+            default: break
+            }
+            sent.append("\(request.path) \(request.headers["Cookie"] ?? "-")")
+            return response
+        }
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL)
+        for path in ["/set", "/out", "/home"] {
+            try await (api.request(route: api.get(endpoint: path)) as Promise<Void>).value
+        }
+        #expect(sent.items == ["/set -", "/out session=abc", "/back -", "/home session=abc"])
+    }
+
     @Test func whatABrowserRefusesIsNeitherKeptNorSent() async throws {
         let sent = Recorder<String>()
         let server = try Self.server(setting: [
