@@ -1,7 +1,7 @@
 import Foundation
 
 /// A cookie a server set, as a ``CookieJar`` keeps it (RFC 6265bis, section 5.7).
-public struct Cookie: Sendable, Hashable, CustomStringConvertible {
+public struct Cookie: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The cookie's name.
     public let name: String
     /// The cookie's value.

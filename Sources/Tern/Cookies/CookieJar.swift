@@ -17,8 +17,10 @@ import Foundation
 /// none, a cookie never goes further than the host that set it: its `Domain` is honoured only
 /// when it is that host.
 ///
-/// Each ``APIConfiguration`` made gets a jar of its own; APIs made from one configuration value
-/// share it. Nothing is written to disk.
+/// Each API gets a jar of its own, in memory, unless its configuration shares one. A jar made
+/// with a file keeps its cookies there across launches: those with an expiry (a cookie without
+/// one lasts as long as the jar, as a browser's lasts as long as its session), written whole
+/// and atomically (readable by the user alone) after each change.
 ///
 /// ```swift
 /// let jar = CookieJar()
@@ -31,13 +33,34 @@ public final class CookieJar: Sendable {
     /// The most cookies kept in all (RFC 6265bis asks for at least 3,000).
     public let maximumCount: Int
 
+    /// The file the jar keeps its cookies in, if any.
+    public let file: URL?
+
     /// The cookies, by the domain (or host) each goes to.
     private let store = Locked([String: [Cookie]]())
+    /// Writes the file, one version after another; the count of changes so far, and of the
+    /// version written last, so that a late older version never replaces a newer one.
+    private let writer = DispatchQueue(label: "tern.cookies")
+    private let versions = Locked((made: 0, written: 0))
 
-    /// Creates an empty jar.
-    public init(maximumPerDomain: Int = 50, maximumCount: Int = 3000) {
+    /// Creates a jar, empty or with the cookies `file` holds.
+    ///
+    /// - Parameters:
+    ///   - file: Where to keep cookies across launches; `nil` (the default) for memory alone. A
+    ///     file that cannot be read as a jar's is ignored, and replaced at the first change.
+    ///   - maximumPerDomain: The most cookies kept for one domain.
+    ///   - maximumCount: The most cookies kept in all.
+    public init(file: URL? = nil, maximumPerDomain: Int = 50, maximumCount: Int = 3000) {
+        self.file = file
         self.maximumPerDomain = maximumPerDomain
         self.maximumCount = maximumCount
+        guard let file, let data = try? Data(contentsOf: file), let saved = try? JSONDecoder().decode([Cookie].self, from: data) else { return }
+        let now = Date()
+        store.withLock { store in
+            for cookie in saved where cookie.expires.map({ $0 > now }) ?? false {
+                store[cookie.domain, default: []].append(cookie)
+            }
+        }
     }
 
     /// Every cookie the jar holds that has not expired.
@@ -59,6 +82,7 @@ public final class CookieJar: Sendable {
     /// Forgets every cookie.
     public func removeAll() {
         store.withLock { $0.removeAll() }
+        save()
     }
 
     /// Keeps what the `Set-Cookie` fields of a response to `url` set, each field read on its own.
@@ -90,11 +114,51 @@ public final class CookieJar: Sendable {
         guard let host = url.host?.lowercased(), !host.isEmpty else { return }
         let path = url.path.isEmpty ? "/" : url.path
         let isSecure = url.scheme?.lowercased() == "https"
+        var changed = false
         for field in fields {
             guard let parsed = Cookie(parsing: field, host: host, path: path, now: now),
                   let cookie = Self.admitted(parsed, host: host, isSecure: isSecure) else { continue }
             store.withLock { store in keep(cookie, from: isSecure, in: &store, at: now) }
+            changed = true
         }
+        if changed { save() }
+    }
+
+    /// Writes the cookies that outlive a session to ``file``, if the jar has one.
+    private func save() {
+        guard let file else { return }
+        let version = versions.withLock { versions in
+            versions.made += 1
+            return versions.made
+        }
+        writer.async { [self] in
+            // Read when written: a later change's own write comes after, with what it changed.
+            guard versions.withLock({ $0.written < version }) else { return }
+            let lasting = all.filter { $0.expires != nil }
+            guard let data = try? JSONEncoder().encode(lasting), Self.write(data, to: file) else { return }
+            versions.withLock { $0.written = max($0.written, version) }
+        }
+    }
+
+    /// Writes `data` to `file` whole or not at all, readable by the user alone from the start
+    /// (cookies are credentials): into a new file beside it, then renamed over it.
+    private static func write(_ data: Data, to file: URL) -> Bool {
+        let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { return false }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        let written = (try? handle.write(contentsOf: data)) != nil && (try? handle.synchronize()) != nil
+        try? handle.close()
+        guard written, rename(temporary.path, file.path) == 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            return false
+        }
+        return true
+    }
+
+    /// Waits until what has changed is written to ``file``.
+    func waitForWrites() {
+        writer.sync {}
     }
 
     // MARK: The storage model (RFC 6265bis, section 5.7)

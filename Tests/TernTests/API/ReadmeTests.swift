@@ -300,7 +300,7 @@ extension Readme {
     // MARK: Security
 
     static func security() throws -> [Any] {
-        let jar = CookieJar()
+        let jar = CookieJar(file: URL(fileURLWithPath: "/var/lib/shop/cookies"))   // kept across launches
         let signedIn = APIConfiguration(cookies: .shared(jar))          // one jar for several APIs
         let stateless = APIConfiguration(cookies: .none)                 // no cookie kept or sent
         let fewer = try CurlTransport(maximumConnectionsPerHost: 4)      // 8 by default; the rest wait

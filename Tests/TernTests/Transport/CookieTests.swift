@@ -254,6 +254,31 @@ import TernTesting
         #expect(names(jar, for: "https://x.example.com/accounting").isEmpty)
     }
 
+    @Test func aJarWithAFileKeepsItsLastingCookiesAcrossLaunches() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cookies-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("cookies.json")
+        let url = URL(string: "https://shop.example.com/")!
+        let first = CookieJar(file: file)
+        first.setCookies(from: ["lasting=1; Max-Age=3600", "session=2", "gone=3; Max-Age=3600"], for: url)
+        first.setCookies(from: ["gone=3; Max-Age=0"], for: url)
+        first.waitForWrites()
+        #expect(Set(first.all.map(\.name)) == ["lasting", "session"])
+        // The next launch: what lasts, and nothing else.
+        #expect(CookieJar(file: file).cookies(for: url).map(\.name) == ["lasting"])
+        let permissions = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber
+        #expect(permissions?.intValue == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["cookies.json"])
+        // A damaged file is no jar: an empty one instead, and replaced at the first change.
+        try Data("{not json".utf8).write(to: file)
+        let fresh = CookieJar(file: file)
+        #expect(fresh.isEmpty)
+        fresh.setCookies(from: ["new=1; Max-Age=60"], for: url)
+        fresh.waitForWrites()
+        #expect(CookieJar(file: file).cookies(for: url).map(\.name) == ["new"])
+    }
+
     @Test func joinedSetCookieFieldsAreSplitWhereANewCookieBegins() {
         #expect(SetCookieFields.split("a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT, b=2; Path=/") == ["a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT", "b=2; Path=/"])
         #expect(SetCookieFields.split("a=1,b=2") == ["a=1", "b=2"])
