@@ -320,8 +320,8 @@ final class CurlExchange: @unchecked Sendable {
         return sent
     }
 
-    /// Reports `sent` body bytes, as libcurl counts them: for a chunked body, with the chunks'
-    /// framing, which the bytes read from the body leave out.
+    /// Reports `sent` body bytes, as libcurl counts them, but never more than were read from the
+    /// body: libcurl's count of a chunked body includes the chunks' framing.
     fileprivate func reportUpload(_ sent: Int64) {
         let sent = min(sent, readBytes)
         guard body != nil, !hasHead, sent > reportedUpload else { return }
