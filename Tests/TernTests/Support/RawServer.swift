@@ -166,6 +166,21 @@ final class RawServer: @unchecked Sendable {
     }
 }
 
+extension RawServer {
+    /// Copies bytes both ways between two sockets until either side closes.
+    static func relay(_ first: Int32, _ second: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            var sockets = [pollfd(fd: first, events: Int16(POLLIN), revents: 0), pollfd(fd: second, events: Int16(POLLIN), revents: 0)]
+            guard poll(&sockets, 2, 10_000) > 0 else { return }
+            for (from, to) in [(0, second), (1, first)] where sockets[from].revents != 0 {
+                let count = buffer.withUnsafeMutableBytes { recv(sockets[from].fd, $0.baseAddress, $0.count, 0) }
+                guard count > 0, buffer.withUnsafeBytes({ Glibc.send(to, $0.baseAddress, count, Int32(MSG_NOSIGNAL)) }) == count else { return }
+            }
+        }
+    }
+}
+
 extension RawServer.Connection {
     /// A whole response with `body`, its length stated, the connection kept open.
     static func response(_ body: String, status: String = "200 OK", headers: String = "") -> String {

@@ -46,6 +46,54 @@ import TernTesting
         #expect(proxied.items.isEmpty)
     }
 
+    @Test func aTunnelsHeadIsNotTheResponses() async throws {
+        // Through the tunnel, s_server answers with a file that holds a whole 404; the proxy's
+        // "200 Connection established" must not be taken for that answer.
+        let certificates = try TestCertificates()
+        try Data("HTTP/1.0 404 Not Found\r\nContent-Length: 4\r\n\r\nnope".utf8)
+            .write(to: certificates.directory.appendingPathComponent("answer"))
+        let port = try TestCertificates.freePort()
+        let server = try certificates.server(on: port, ["-HTTP"])
+        defer { stopServer(server) }
+        let proxy = try RawServer { client in
+            guard let head = client.readHead(), head.hasPrefix("CONNECT 127.0.0.1:\(port) ") else { return }
+            let upstream = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+            guard connected else { return }
+            defer { close(upstream) }
+            client.send("HTTP/1.1 200 Connection established\r\n\r\n")
+            RawServer.relay(client.socket, upstream)
+        }
+        defer { proxy.stop() }
+        // The child prints what it got and exits 0 either way, so that the parent can say what.
+        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+            [proxyURL = proxy.baseURL as String, authority = certificates.authority.path as String, port = port as Int] in
+            setenv("https_proxy", proxyURL, 1)
+            let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never),
+                                  transport: try CurlTransport(trusting: URL(fileURLWithPath: authority)), responseQueue: .global())
+            var result = await (api.request(route: .get("https://127.0.0.1:\(port)/answer")) as Promise<Data>).result
+            for _ in 0..<100 {
+                // Until s_server listens: the proxy hangs up on a tunnel it cannot open.
+                guard case .failure(APIError.transportFailed) = result else { break }
+                try await Task.sleep(for: .milliseconds(50))
+                result = await (api.request(route: .get("https://127.0.0.1:\(port)/answer")) as Promise<Data>).result
+            }
+            if case .failure(APIError.unacceptableStatus(let failure)) = result, failure.statusCode == 404 {
+                print("404")
+            } else {
+                print("\(result)")
+            }
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        #expect(printed.hasPrefix("404"), "\(printed)")
+    }
+
     @Test func httpsProxyTunnelsWithConnect() async throws {
         let seen = Recorder<RecordedRequest>()
         // A proxy that refuses the tunnel: the request fails, typed, and the proxy saw it asked.

@@ -16,8 +16,9 @@ import Tern
         }
     }
 
+    /// A long timeout: the failures must be the typed errors, not it.
     func api() throws -> AbstractAPI {
-        AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
+        AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
     }
 
     static let untrustworthy = [
@@ -37,7 +38,6 @@ import Tern
         let server = try Self.server(head: head)
         defer { server.stop() }
         let api = try api()
-        let started = Date()
         let error = await apiError(of: api.request(route: .get(server.baseURL + "/hostile")) as Promise<String>)
         guard case .transportFailed(let failure)? = error else {
             Issue.record("expected transportFailed, got \(String(describing: error))")
@@ -45,7 +45,6 @@ import Tern
         }
         #expect(failure.urlError?.code == .badServerResponse)
         #expect("\(failure)".contains("cannot be trusted"), "\(failure)")
-        #expect(Date().timeIntervalSince(started) < 10)
         // The next request has a connection of its own and its own answer.
         let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
         #expect(next == "next")

@@ -114,6 +114,8 @@ final class CurlExchange: @unchecked Sendable {
         // speaks HTTP/2, and then share it, rather than each opening a connection of its own.
         if url.scheme?.lowercased() == "https" { setLong(CurlOption.pipeWait, 1) }
         setString(CurlOption.acceptEncoding, "")    // every encoding libcurl can decode, decoded
+        // A proxy's answer to CONNECT is no head of the response: only the server's is.
+        setLong(CurlOption.suppressConnectHeaders, 1)
         tern_curl_setopt_pointer(curl, easy, CurlOption.errorBuffer, errorBuffer)
         tern_curl_setopt_pointer(curl, easy, CurlOption.writeData, context)
         tern_curl_setopt_pointer(curl, easy, CurlOption.headerData, context)

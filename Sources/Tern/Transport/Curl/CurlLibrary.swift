@@ -86,6 +86,7 @@ enum CurlOption {
     static let caPath: Int32 = 10_097
     static let prereqFunction: Int32 = 20_312
     static let prereqData: Int32 = 10_313
+    static let suppressConnectHeaders: Int32 = 265
 }
 
 /// `CURLINFO_*` numbers.
