@@ -139,7 +139,8 @@ import TernTesting
                 counts.state.withLock { $0.open += 1; $0.most = max($0.most, $0.open) }
                 defer { counts.state.withLock { $0.open -= 1 } }
                 while connection.readRequest() != nil {
-                    connection.pause(delay)
+                    // Waits on the socket, so that a client or a stop that hangs up ends the wait.
+                    _ = connection.readAvailable(for: Double(delay) / 1000)
                     connection.send(RawServer.Connection.response("ok"))
                 }
             }
@@ -159,9 +160,11 @@ import TernTesting
     }
 
     @Test func aRequestWaitingForAConnectionTimesOutOnTime() async throws {
-        let counting = try CountingServer(delay: 30_000)
+        // Held far longer than any run of the suite takes, sanitized or not.
+        let counting = try CountingServer(delay: 600_000)
         defer { counting.server.stop() }
-        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: try CurlTransport(maximumConnectionsPerHost: 2),
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 1200, retryPolicy: .never),
+                              transport: try CurlTransport(maximumConnectionsPerHost: 2),
                               responseQueue: .global())
         let busy: [Promise<String>] = (0..<2).map { _ in api.request(route: .get(counting.server.baseURL + "/")) }
         defer { busy.forEach { $0.cancel() } }
