@@ -18,8 +18,8 @@ struct ConnectionReuseTests {
     }
 
     /// Answers each request with its name, and after the first answer on the first connection
-    /// sends `stray` once `delay` milliseconds later.
-    static func server(stray: String, delay: Int) throws -> RawServer {
+    /// sends `stray` once `delay` milliseconds later, and notes it in `strayed`.
+    static func server(stray: String, delay: Int, strayed: Recorder<Int>) throws -> RawServer {
         try RawServer { connection in
             var first = connection.index == 0
             while let request = connection.readRequest() {
@@ -29,9 +29,17 @@ struct ConnectionReuseTests {
                     first = false
                     connection.pause(delay)
                     connection.send(stray)
+                    strayed.append(1)
                 }
             }
         }
+    }
+
+    /// Waits until the server has sent its stray bytes, so that they wait on the idle connection
+    /// before the next request (sent after them, no client could tell them from its answer).
+    static func waitUntilSent(_ strayed: Recorder<Int>) async throws {
+        #expect(await eventually { !strayed.items.isEmpty })
+        try await Task.sleep(for: .milliseconds(20))
     }
 
     func api() throws -> AbstractAPI {
@@ -40,12 +48,13 @@ struct ConnectionReuseTests {
 
     @Test(arguments: [0, 5, 200])
     func aStrayResponseOnAnIdleConnectionIsNeverTakenForTheNextAnswer(delay: Int) async throws {
-        let server = try Self.server(stray: RawServer.Connection.response("stray"), delay: delay)
+        let strayed = Recorder<Int>()
+        let server = try Self.server(stray: RawServer.Connection.response("stray"), delay: delay, strayed: strayed)
         defer { server.stop() }
         let api = try api()
         let first: String = try await api.request(route: .get(server.baseURL + "/first")).value
         #expect(first == "first")
-        try await Task.sleep(for: .milliseconds(delay + 100))
+        try await Self.waitUntilSent(strayed)
         for index in 0..<6 {
             let answer: String = try await api.request(route: .get(server.baseURL + "/next\(index)")).value
             #expect(answer == "next\(index)")
@@ -53,18 +62,20 @@ struct ConnectionReuseTests {
     }
 
     @Test func aBodyAfterAHeadsHeadIsNeverTakenForTheNextAnswer() async throws {
-        let server = try Self.server(stray: "hello", delay: 5)
+        let strayed = Recorder<Int>()
+        let server = try Self.server(stray: "hello", delay: 5, strayed: strayed)
         defer { server.stop() }
         let api = try api()
         let head: Data = try await api.request(route: .head(server.baseURL + "/head")).value
         #expect(head.isEmpty)
-        try await Task.sleep(for: .milliseconds(100))
+        try await Self.waitUntilSent(strayed)
         let answer: String = try await api.request(route: .get(server.baseURL + "/after"), parameters: nil).value
         #expect(answer == "after")
     }
 
     @Test(arguments: ["204 No Content", "304 Not Modified"])
     func aBodyAfterABodilessStatusIsNeverTakenForTheNextAnswer(status: String) async throws {
+        let strayed = Recorder<Int>()
         let server = try RawServer { connection in
             var first = connection.index == 0
             while let request = connection.readRequest() {
@@ -74,6 +85,7 @@ struct ConnectionReuseTests {
                     connection.send("HTTP/1.1 \(status)\r\nContent-Length: 0\r\n\r\n")
                     connection.pause(5)
                     connection.send(RawServer.Connection.response("stray"))
+                    strayed.append(1)
                 } else {
                     connection.send(RawServer.Connection.response(Self.name(of: request)))
                 }
@@ -83,7 +95,7 @@ struct ConnectionReuseTests {
         let api = AbstractAPI(configuration: APIConfiguration(validation: .acceptAll, retryPolicy: .never), transport: TestTransport.make(),
                               responseQueue: .global())
         _ = try await (api.request(route: .get(server.baseURL + "/first")) as Promise<Data>).value
-        try await Task.sleep(for: .milliseconds(100))
+        try await Self.waitUntilSent(strayed)
         let answer: String = try await api.request(route: .get(server.baseURL + "/after")).value
         #expect(answer == "after")
     }

@@ -92,7 +92,8 @@ import Tern
         #expect(try first.get() == "first")
         try await Task.sleep(for: .milliseconds(100))
         answer("stray")
-        try await Task.sleep(for: .milliseconds(200))
+        // s_server relays it when it reads it: no signal says when, so a generous wait.
+        try await Task.sleep(for: .milliseconds(500))
         for index in 0..<3 {
             let next: String = try await api.request(route: .get(base + "/next\(index)")).value
             #expect(next == "next\(index)")
