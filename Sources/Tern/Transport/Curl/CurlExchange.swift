@@ -53,6 +53,9 @@ final class CurlExchange: @unchecked Sendable {
 
     /// The body's length, when known.
     private let bodyLength: Int64?
+    /// The plain-HTTP origin ("host:port") whose running exchanges the loop counts against its
+    /// cap, or `nil` for HTTPS, left to libcurl's.
+    let admissionOrigin: String?
     /// The loop's idle connections, checked for stray bytes before one carries this request.
     private let connections: CurlConnections
     /// Whether the connection libcurl chose had bytes waiting before the request was written,
@@ -83,6 +86,7 @@ final class CurlExchange: @unchecked Sendable {
         self.curl = curl
         self.receiver = receiver
         self.url = url
+        admissionOrigin = url.scheme?.lowercased() == "http" ? "\(url.host?.lowercased() ?? ""):\(url.port ?? 80)" : nil
         self.connections = connections
         errorBuffer = .allocate(capacity: 256)
         errorBuffer.initialize(repeating: 0, count: 256)

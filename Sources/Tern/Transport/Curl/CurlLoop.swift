@@ -13,6 +13,8 @@ final class CurlLoop: @unchecked Sendable {
     private let inbox = Locked(Inbox())
     /// The idle connections, checked before reuse; the loop thread's.
     let connections: CurlConnections
+    /// Which exchanges run and which wait for their origin; the loop thread's.
+    private var admission: CurlAdmission<CurlExchange>
     /// The exchanges in libcurl's hands, by easy handle; the loop thread's alone.
     private var running: [UnsafeMutableRawPointer: CurlExchange] = [:]
     /// When the loop last answered the only request in flight, until the next request comes
@@ -71,6 +73,7 @@ final class CurlLoop: @unchecked Sendable {
         self.curl = curl
         self.multi = multi
         connections = CurlConnections(curl: curl)
+        admission = CurlAdmission(limit: connectionsPerHost)
         // Idle connections kept for reuse: libcurl's default, four per transfer ever running at
         // once, would keep hundreds of sockets open after a burst.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, Self.idleConnections)
@@ -144,18 +147,19 @@ final class CurlLoop: @unchecked Sendable {
                 defer { inbox.starts.removeAll(); inbox.cancels.removeAll(); inbox.isAwake = false }
                 return (starts: inbox.starts, cancels: inbox.cancels, isClosing: inbox.isClosing, jobsWaiting: !inbox.jobs.isEmpty)
             }
-            for exchange in work.starts {
-                if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
-                    running[exchange.easy] = exchange
-                } else {
-                    ended()
-                    exchange.complete(CurlCode.abortedByCallback)
-                }
+            for exchange in work.starts where admission.admit(exchange, origin: exchange.admissionOrigin) {
+                add(exchange)
             }
-            for exchange in work.cancels where running.removeValue(forKey: exchange.easy) != nil {
-                _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
-                ended()
-                exchange.complete(nil)
+            for exchange in work.cancels {
+                if running.removeValue(forKey: exchange.easy) != nil {
+                    _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
+                    ended()
+                    exchange.complete(nil)
+                    if let next = admission.release(origin: exchange.admissionOrigin) { add(next) }
+                } else if admission.withdraw(exchange, origin: exchange.admissionOrigin) {
+                    ended()
+                    exchange.complete(nil)
+                }
             }
             _ = curl.pointee.multi_perform(multi, &active)
             let finishedAlone = finishDone()
@@ -171,6 +175,18 @@ final class CurlLoop: @unchecked Sendable {
     /// could still be cancelled holds the loop.
     deinit {
         _ = curl.pointee.multi_cleanup(multi)
+    }
+
+    /// Hands `exchange`, admitted, to libcurl; one libcurl refuses ends at once, and the next
+    /// waiting for its origin goes in its place.
+    private func add(_ exchange: CurlExchange) {
+        if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
+            running[exchange.easy] = exchange
+            return
+        }
+        ended()
+        exchange.complete(CurlCode.abortedByCallback)
+        if let next = admission.release(origin: exchange.admissionOrigin) { add(next) }
     }
 
     /// Counts an exchange out of flight.
@@ -202,6 +218,7 @@ final class CurlLoop: @unchecked Sendable {
             if exchange.retryOnNewConnection(), curl.pointee.multi_add_handle(multi, easy) == 0 { continue }
             running[easy] = nil
             ended()
+            if let next = admission.release(origin: exchange.admissionOrigin) { add(next) }
             let code = result
             if running.isEmpty {
                 if nextCameSoon { inbox.withLock { $0.isAwake = true } }

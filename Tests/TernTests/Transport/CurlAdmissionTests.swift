@@ -1,0 +1,64 @@
+#if os(Linux)
+import Testing
+@testable import Tern
+
+/// The loop's per-origin cap as a value: which exchanges run, which wait, in what order.
+@Suite struct CurlAdmissionTests {
+    final class Job {}
+
+    @Test func pastTheLimitExchangesWaitAndRunInTheOrderTheyCame() {
+        var admission = CurlAdmission<Job>(limit: 2)
+        let jobs = (0..<5).map { _ in Job() }
+        let check1 = jobs.map { admission.admit($0, origin: "a:80") } == [true, true, false, false, false]
+        #expect(check1)
+        let check2 = admission.release(origin: "a:80") === jobs[2]
+        #expect(check2)
+        let check3 = admission.release(origin: "a:80") === jobs[3]
+        #expect(check3)
+        #expect(admission.runningCount(to: "a:80") == 2)
+        let check4 = admission.release(origin: "a:80") === jobs[4]
+        #expect(check4)
+        let check5 = admission.release(origin: "a:80") == nil
+        #expect(check5)
+        let check6 = admission.release(origin: "a:80") == nil
+        #expect(check6)
+        #expect(admission.runningCount(to: "a:80") == 0)
+    }
+
+    @Test func originsAreCountedApartAndHTTPSIsNotCounted() {
+        var admission = CurlAdmission<Job>(limit: 1)
+        let check7 = admission.admit(Job(), origin: "a:80")
+        #expect(check7)
+        let check8 = admission.admit(Job(), origin: "b:80")
+        #expect(check8)
+        let check9 = !admission.admit(Job(), origin: "a:80")
+        #expect(check9)
+        let check10 = (0..<100).allSatisfy { _ in admission.admit(Job(), origin: nil) }
+        #expect(check10)
+        let check11 = admission.release(origin: nil) == nil
+        #expect(check11)
+    }
+
+    @Test func aWaitingExchangeCancelledLeavesTheLineAndARunningOneDoesNot() {
+        var admission = CurlAdmission<Job>(limit: 1)
+        let (running, first, second) = (Job(), Job(), Job())
+        let check12 = admission.admit(running, origin: "a:80")
+        #expect(check12)
+        let check13 = !admission.admit(first, origin: "a:80")
+        #expect(check13)
+        let check14 = !admission.admit(second, origin: "a:80")
+        #expect(check14)
+        let check15 = !admission.withdraw(running, origin: "a:80")
+        #expect(check15)
+        let check16 = admission.withdraw(first, origin: "a:80")
+        #expect(check16)
+        let check17 = !admission.withdraw(first, origin: "a:80")
+        #expect(check17)
+        // A newcomer never jumps a line that is waiting.
+        let check18 = admission.release(origin: "a:80") === second
+        #expect(check18)
+        let check19 = !admission.admit(Job(), origin: "a:80")
+        #expect(check19)
+    }
+}
+#endif
