@@ -179,6 +179,27 @@ import TernTesting
         #expect(counting.most == 2)
     }
 
+    #if compiler(>=6.3)
+    @Test func twoThousandRequestsAtOnceFitUnderALowDescriptorLimit() async throws {
+        let server = try LoopbackServer { _ in .text("ok") }
+        defer { server.stop() }
+        // The child prints what failed and exits 0 either way, so that the parent can say what.
+        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [url = server.baseURL as String] in
+            var limit = rlimit(rlim_cur: 256, rlim_max: 256)
+            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
+            let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try CurlTransport(),
+                                  responseQueue: .global())
+            let results = await withTaskGroup(of: Result<String, any Error>.self) { group in
+                for _ in 0..<2000 { group.addTask { await (api.request(route: .get(url + "/")) as Promise<String>).result } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let failures = results.filter { (try? $0.get()) != "ok" }
+            print(failures.isEmpty ? "all 2000 ok" : "\(failures.count) of 2000 failed, first: \(failures[0])")
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        #expect(printed.contains("all 2000 ok"), "\(printed)")
+    }
+    #endif
 
     @Test func itIsLinuxsDefault() throws {
         let api = AbstractAPI(responseQueue: .global())

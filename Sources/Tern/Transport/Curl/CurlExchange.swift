@@ -92,10 +92,9 @@ final class CurlExchange: @unchecked Sendable {
         errorBuffer.initialize(repeating: 0, count: 256)
         if case .stream(let stream) = body { stream.open() }
         configure(request.urlRequest)
-        if let certificates {
-            // That authority alone: not the system's directory of authorities besides.
-            setString(CurlOption.caInfo, certificates.path)
-            tern_curl_setopt_pointer(curl, easy, CurlOption.caPath, nil)
+        let trust = certificates.map { CurlTrust.only(certificates: $0) } ?? .system
+        for (option, value) in trust.options {
+            if let value { setString(option, value) } else { tern_curl_setopt_pointer(curl, easy, option, nil) }
         }
     }
 
