@@ -37,7 +37,7 @@ public struct MultipartParameters: RequestParameters {
         if hasFiles {
             #if canImport(FoundationNetworking)
             let segments = try segments(boundary: boundary)
-            draft.body = .stream(BodyStream(length: segments.reduce(0) { $0 + $1.length }) { MultipartStream(segments) })
+            draft.body = .stream(BodyStream(length: segments.reduce(0) { $0 + $1.length }) { SegmentStream(segments) })
             #else
             draft.body = .file(try writeFile(boundary: boundary, stoppingWhen: draft.endedCheck), isTemporary: true)
             #endif
@@ -70,8 +70,8 @@ public struct MultipartParameters: RequestParameters {
 
     /// The body as pieces to read in turn, with each file's length as it is now; refuses a file
     /// part that is not a regular file.
-    private func segments(boundary: String) throws -> [MultipartStream.Segment] {
-        var segments: [MultipartStream.Segment] = []
+    private func segments(boundary: String) throws -> [SegmentStream.Segment] {
+        var segments: [SegmentStream.Segment] = []
         for part in parts {
             segments.append(.data(try Self.header(of: part, boundary: boundary)))
             switch part.content {

@@ -44,6 +44,9 @@ final class RequestExecution: Sendable {
     /// The file a download's body goes to; `nil` for a request whose body goes to memory.
     private let download: DownloadFile?
     private let state = Locked(ExecutionState())
+    /// When the request was asked for: its timeout counts from here, not from when the pipeline
+    /// queue got to it (behind thousands of others, that was seen to be a second later).
+    private let askedAt: TimeInterval
 
     @usableFromInline
     init(
@@ -56,6 +59,7 @@ final class RequestExecution: Sendable {
         settle: @escaping Settle
     ) {
         context = RequestContext(api: api, options: options)
+        askedAt = context.clock.now
         self.route = route
         self.parameters = parameters
         self.progress = progress
@@ -76,8 +80,10 @@ final class RequestExecution: Sendable {
         guard timeout > 0 else {  // NaN too
             return finish(.failed(.invalidRequest(.init(reason: .invalidTimeout(timeout), method: route.method.rawValue))))
         }
-        // The timeout spans the whole request from here: building its body, every attempt, refreshes.
-        let timer = timeout.isFinite ? context.clock.schedule(after: timeout) { [self] in timedOut(after: timeout) } : nil
+        // The timeout spans the whole request: waiting for the pipeline, building its body, every
+        // attempt, refreshes.
+        let remaining = timeout - (context.clock.now - askedAt)
+        let timer = timeout.isFinite ? context.clock.schedule(after: max(remaining, 0)) { [self] in timedOut(after: timeout) } : nil
         guard state.withLock({ $0.begin(timer: timer) }) else { return timer?.cancel() ?? () }
         do {
             let (request, temporaryFile) = try RequestBuilder.build(

@@ -12,7 +12,8 @@ import FoundationNetworking
 /// (validated and parsed) right there: a hop to a concurrent queue cost more than parsing in
 /// parallel gained (measured with `EndToEndAB`: 1.13× raw URLSession's time per request with
 /// the hop, 1.02× without). When the transport is released (after the last request that uses it
-/// has finished) that session is invalidated.
+/// has finished) that session is invalidated. On Linux, requests to a plain-HTTP origin past the
+/// configuration's `httpMaximumConnectionsPerHost` wait their turn in Tern, in order.
 ///
 /// A session passed in stays the caller's: it is used as it is and never invalidated, and since
 /// Tern is not its delegate, its responses arrive whole, so a body over the limit is refused
@@ -21,7 +22,7 @@ public final class URLSessionTransport: Transport {
     /// The session requests go through.
     public let session: URLSession
     /// The exchanges in flight, when the session is ours.
-    private let exchanges: ExchangeTable?
+    private let exchanges: SessionExchanges?
 
     /// Creates a transport over a new session made from `configuration`, which keeps no cookies:
     /// each API keeps its own, in its ``CookieJar``.
@@ -31,7 +32,11 @@ public final class URLSessionTransport: Transport {
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
-        let exchanges = ExchangeTable()
+        #if canImport(FoundationNetworking)
+        let exchanges = SessionExchanges(connectionsPerHost: configuration.httpMaximumConnectionsPerHost)
+        #else
+        let exchanges = SessionExchanges(connectionsPerHost: nil)
+        #endif
         let delegateQueue = OperationQueue()
         delegateQueue.name = "tern.transport"
         delegateQueue.maxConcurrentOperationCount = 1
@@ -62,27 +67,7 @@ public final class URLSessionTransport: Transport {
 
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         guard let exchanges else { return sendThroughCallersSession(request, to: receiver) }
-        guard let (urlRequest, uploadFile) = Self.prepared(request, reportingTo: receiver) else { return NoTask() }
-        let task = if let uploadFile {
-            session.uploadTask(with: urlRequest, fromFile: uploadFile)
-        } else {
-            session.dataTask(with: urlRequest)
-        }
-        exchanges.begin(task, receiver: receiver)
-        task.resume()
-        return ExchangeTask(task: task, table: exchanges)
-    }
-
-    /// A task that is cancelled only while its exchange is open. FoundationNetworking crashes
-    /// now and then when a cancel races the task's own completion (its task registry removes the
-    /// task twice); a cancel that comes after the completion was delivered is skipped.
-    private struct ExchangeTask: TransportTask {
-        let task: URLSessionTask
-        let table: ExchangeTable
-
-        func cancel() {
-            if table.isOpen(task) { task.cancel() }
-        }
+        return exchanges.send(request, to: receiver, on: session)
     }
 
     /// A session that is not ours has no delegate of ours: its completion handlers get whole
@@ -129,98 +114,6 @@ private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable 
     }
 }
 
-/// The session's delegate: passes each task's events to its receiver.
-private final class ExchangeTable: NSObject, URLSessionDataDelegate, Sendable {
-    private struct Exchange {
-        let receiver: any TransportReceiver
-        /// Whether the receiver said stop: the task is being cancelled, and hears no more chunks.
-        var isStopping = false
-        /// Whether the receiver has heard the head.
-        var hasHead = false
-    }
-
-    private let exchanges = Locked([Int: Exchange]())
-    /// Where the session calls this delegate; held here, since an operation queue does not
-    /// retain its underlying queue.
-    let queue = DispatchQueue(label: "tern.transport", qos: .userInteractive)
-
-    func begin(_ task: URLSessionTask, receiver: any TransportReceiver) {
-        exchanges.withLock { $0[task.taskIdentifier] = Exchange(receiver: receiver) }
-    }
-
-    /// Whether `task` has not completed yet.
-    func isOpen(_ task: URLSessionTask) -> Bool {
-        exchanges.withLock { $0[task.taskIdentifier] != nil }
-    }
-
-    /// The receiver of `task`, unless it has said stop.
-    private func receiver(of task: URLSessionTask) -> (any TransportReceiver)? {
-        exchanges.withLock { exchanges in
-            exchanges[task.taskIdentifier].flatMap { $0.isStopping ? nil : $0.receiver }
-        }
-    }
-
-    /// Stops `task` when its receiver says so, once.
-    private func obey(_ decision: TransferDecision, for task: URLSessionTask) {
-        guard decision == .stop else { return }
-        exchanges.withLock { $0[task.taskIdentifier]?.isStopping = true }
-        task.cancel()
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        didSendBodyData bytesSent: Int64,
-        totalBytesSent: Int64,
-        totalBytesExpectedToSend: Int64
-    ) {
-        // Unknown is -1 on Apple platforms, 0 for a stream on Linux.
-        receiver(of: task)?.didSendBodyData(totalBytesSent, of: totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : nil)
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        dataTask: URLSessionDataTask,
-        didReceive response: URLResponse,
-        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
-    ) {
-        completionHandler(.allow)
-        // Anything but HTTP ends without a head, which the receiver reports as a bad response.
-        guard let http = response as? HTTPURLResponse else { return }
-        let receiver = exchanges.withLock { exchanges -> (any TransportReceiver)? in
-            exchanges[dataTask.taskIdentifier]?.hasHead = true
-            return exchanges[dataTask.taskIdentifier].flatMap { $0.isStopping ? nil : $0.receiver }
-        }
-        if let receiver { obey(receiver.didReceive(http), for: dataTask) }
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let receiver = receiver(of: dataTask) else { return }
-        obey(receiver.didReceive(data), for: dataTask)
-    }
-
-    /// Tern follows redirects itself, through its pipeline: the session follows none, and the
-    /// 3xx is the response.
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest,
-        completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        // FoundationNetworking skips the head of a 3xx without a Location; the task has it.
-        if !exchange.hasHead, error == nil, let response = task.response as? HTTPURLResponse {
-            _ = exchange.receiver.didReceive(response)
-        }
-        exchange.receiver.didComplete(with: error)
-    }
-}
-
 extension URLSessionTransport {
     /// The largest body file sent from memory rather than streamed from disk, on Linux.
     static let inMemoryUploadLimit = 16 << 20
@@ -235,13 +128,17 @@ extension URLSessionTransport {
     /// read from a stream never pauses, and survives the same storm. A file or a stream of known
     /// length up to ``inMemoryUploadLimit`` is read into memory and goes out with its
     /// `Content-Length`; a larger one is streamed, which FoundationNetworking can only send
-    /// chunked, without a length.
+    /// chunked, without a length: a ``SegmentStream`` holds it to the length it had.
     static func prepare(_ request: TransportRequest) throws -> (URLRequest, uploadFile: URL?) {
         var urlRequest = request.urlRequest
         if let stream = request.bodyStream {
             #if canImport(FoundationNetworking)
-            if let length = stream.length, length <= inMemoryUploadLimit {
-                urlRequest.httpBody = try Self.read(stream.makeStream(), length: Int(length))
+            if let length = stream.length {
+                if length <= inMemoryUploadLimit {
+                    urlRequest.httpBody = try Self.read(stream.makeStream(), length: Int(length))
+                } else {
+                    urlRequest.httpBodyStream = SegmentStream([.stream(stream, length: length)])
+                }
                 return (urlRequest, nil)
             }
             #endif
@@ -250,8 +147,9 @@ extension URLSessionTransport {
         }
         guard let file = request.bodyFile else { return (urlRequest, nil) }
         #if canImport(FoundationNetworking)
-        let size = fileSize(of: file) ?? .max
-        if size <= inMemoryUploadLimit, let body = try? Data(contentsOf: file) {
+        if let size = fileSize(of: file), size > inMemoryUploadLimit {
+            urlRequest.httpBodyStream = SegmentStream([.file(file, length: size)])
+        } else if let body = try? Data(contentsOf: file) {
             urlRequest.httpBody = body
         } else {
             urlRequest.httpBodyStream = InputStream(url: file)
@@ -263,7 +161,7 @@ extension URLSessionTransport {
     }
 
     /// What ``prepare(_:)`` makes of `request`, or `nil` once `receiver` has heard why it failed.
-    private static func prepared(_ request: TransportRequest, reportingTo receiver: any TransportReceiver) -> (URLRequest, URL?)? {
+    static func prepared(_ request: TransportRequest, reportingTo receiver: any TransportReceiver) -> (URLRequest, URL?)? {
         do {
             return try prepare(request)
         } catch {

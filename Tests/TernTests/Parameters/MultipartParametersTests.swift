@@ -61,9 +61,18 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-part-\(UUID().uuidString).txt")
         try Data(count: 5000).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let stream = MultipartStream([.data(Data("head".utf8)), .file(file, length: 5000)])
+        let stream = SegmentStream([.data(Data("head".utf8)), .file(file, length: 5000)])
         try Data(count: 10).write(to: file)
-        #expect(throws: MultipartStream.FileShrank.self) { try readAll(stream, step: 4096) }
+        #expect(throws: BodyLengthMismatch(statedLength: 5004, actualLength: 14)) { try readAll(stream, step: 4096) }
+    }
+
+    @Test func aStreamPieceIsHeldToItsLength() throws {
+        let short = SegmentStream([.data(Data("head".utf8)), .stream(BodyStream(length: 20) { InputStream(data: Data(count: 10)) }, length: 20)])
+        #expect(throws: BodyLengthMismatch(statedLength: 24, actualLength: 14)) { try readAll(short, step: 4096) }
+        let long = SegmentStream([.stream(BodyStream(length: 20) { InputStream(data: Data(count: 30)) }, length: 20), .data(Data("tail".utf8))])
+        #expect(throws: BodyLengthMismatch(statedLength: 24, actualLength: 21)) { try readAll(long, step: 4096) }
+        let exact = SegmentStream([.stream(BodyStream(length: 20) { InputStream(data: Data(count: 20)) }, length: 20), .data(Data("tail".utf8))])
+        #expect(try readAll(exact, step: 7) == Data(count: 20) + Data("tail".utf8))
     }
 
     /// Everything `stream` gives, read `step` bytes at a time; throws its error.

@@ -86,6 +86,25 @@ import TernTesting
         #expect(await eventually { server.openConnections == 0 })
     }
 
+    /// The timeout counts from the call, not from when the pipeline got to the request: behind
+    /// 3,000 others over URLSession, that was seen to be a second later.
+    @Test func theTimeoutCountsFromTheCallNotFromWhenThePipelineStarts() async throws {
+        let clock = TestClock()
+        let stubs = StubTransport(clock: clock)
+        stubs.add(Stub(.get, "/slow", answers: StubAnswer.text("late").delayed(by: 30)))
+        let api = try TestAPI(baseURL: "https://shop.example", transport: stubs, clock: clock)
+        // The pipeline is busy for 3 s of the test clock's time before it starts the request.
+        let busy = DispatchSemaphore(value: 0)
+        api.pipelineQueue.async(flags: .barrier) { busy.wait() }
+        let promise: Promise<String> = api.request(route: api.get(endpoint: "/slow"), options: RequestOptions(timeout: 5))
+        clock.advance(by: 3)
+        busy.signal()
+        #expect(await clock.waitForScheduled(2), "the request's timeout and the answer's delay")
+        #expect(clock.scheduledDelays.contains(2))
+        clock.advance(by: 2)
+        #expect(await apiError(of: promise)?.caseName == "timeout")
+    }
+
     @Test func theConfigurationsTimeoutApplies() async throws {
         let server = try stallingServer()
         defer { server.stop() }

@@ -86,7 +86,7 @@ final class CurlExchange: @unchecked Sendable {
         self.curl = curl
         self.receiver = receiver
         self.url = url
-        admissionOrigin = url.scheme?.lowercased() == "http" ? "\(url.host?.lowercased() ?? ""):\(url.port ?? 80)" : nil
+        admissionOrigin = url.admissionOrigin
         self.connections = connections
         errorBuffer = .allocate(capacity: 256)
         errorBuffer.initialize(repeating: 0, count: 256)

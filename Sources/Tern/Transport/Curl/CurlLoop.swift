@@ -14,7 +14,7 @@ final class CurlLoop: @unchecked Sendable {
     /// The idle connections, checked before reuse; the loop thread's.
     let connections: CurlConnections
     /// Which exchanges run and which wait for their origin; the loop thread's.
-    private var admission: CurlAdmission<CurlExchange>
+    private var admission: HostAdmission<CurlExchange>
     /// The exchanges in libcurl's hands, by easy handle; the loop thread's alone.
     private var running: [UnsafeMutableRawPointer: CurlExchange] = [:]
     /// When the loop last answered the only request in flight, until the next request comes
@@ -73,7 +73,7 @@ final class CurlLoop: @unchecked Sendable {
         self.curl = curl
         self.multi = multi
         connections = CurlConnections(curl: curl)
-        admission = CurlAdmission(limit: connectionsPerHost)
+        admission = HostAdmission(limit: connectionsPerHost)
         // Idle connections kept for reuse: libcurl's default, four per transfer ever running at
         // once, would keep hundreds of sockets open after a burst.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, Self.idleConnections)

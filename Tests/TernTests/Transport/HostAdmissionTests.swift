@@ -1,13 +1,13 @@
-#if os(Linux)
+import Foundation
 import Testing
 @testable import Tern
 
-/// The loop's per-origin cap as a value: which exchanges run, which wait, in what order.
-@Suite struct CurlAdmissionTests {
+/// The transports' per-origin cap as a value: which exchanges run, which wait, in what order.
+@Suite struct HostAdmissionTests {
     final class Job {}
 
     @Test func pastTheLimitExchangesWaitAndRunInTheOrderTheyCame() {
-        var admission = CurlAdmission<Job>(limit: 2)
+        var admission = HostAdmission<Job>(limit: 2)
         let jobs = (0..<5).map { _ in Job() }
         let check1 = jobs.map { admission.admit($0, origin: "a:80") } == [true, true, false, false, false]
         #expect(check1)
@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func originsAreCountedApartAndHTTPSIsNotCounted() {
-        var admission = CurlAdmission<Job>(limit: 1)
+        var admission = HostAdmission<Job>(limit: 1)
         let check7 = admission.admit(Job(), origin: "a:80")
         #expect(check7)
         let check8 = admission.admit(Job(), origin: "b:80")
@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func aWaitingExchangeCancelledLeavesTheLineAndARunningOneDoesNot() {
-        var admission = CurlAdmission<Job>(limit: 1)
+        var admission = HostAdmission<Job>(limit: 1)
         let (running, first, second) = (Job(), Job(), Job())
         let check12 = admission.admit(running, origin: "a:80")
         #expect(check12)
@@ -60,5 +60,10 @@ import Testing
         let check19 = !admission.admit(Job(), origin: "a:80")
         #expect(check19)
     }
+
+    @Test func onlyPlainHTTPOriginsAreCountedWithTheirPorts() {
+        #expect(URL(string: "http://Shop.Example/a")?.admissionOrigin == "shop.example:80")
+        #expect(URL(string: "http://127.0.0.1:8080/")?.admissionOrigin == "127.0.0.1:8080")
+        #expect(URL(string: "https://shop.example/")?.admissionOrigin == nil)
+    }
 }
-#endif

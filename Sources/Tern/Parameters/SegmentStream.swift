@@ -1,0 +1,128 @@
+import Foundation
+
+/// A body read piece by piece as it is sent, each piece held to its length: a multipart body's
+/// boundaries and headers from memory and its files a read at a time (so no copy of the body is
+/// made, whatever its size), or on Linux a large file or stream that URLSession sends chunked,
+/// with no `Content-Length` to hold it to.
+///
+/// Each file gives exactly the length it had when the body was encoded (the total is announced
+/// from those): a file that grew is cut there. A piece that ends early, or a stream that goes on
+/// past its length, fails the stream with ``BodyLengthMismatch``.
+final class SegmentStream: InputStream {
+    /// A piece of the body.
+    enum Segment: Sendable {
+        case data(Data)
+        case file(URL, length: Int64)
+        /// A stream, made when it is first read.
+        case stream(BodyStream, length: Int64)
+
+        var length: Int64 {
+            switch self {
+            case .data(let data): Int64(data.count)
+            case .file(_, let length), .stream(_, let length): length
+            }
+        }
+    }
+
+    private let segments: [Segment]
+    private var index = 0
+    /// How far into the current segment reading has got.
+    private var position: Int64 = 0
+    private var file: FileHandle?
+    /// The stream segment being read, once opened.
+    private var stream: InputStream?
+    /// Bytes given so far, over all segments.
+    private var given: Int64 = 0
+    private let length: Int64
+    private var status = Stream.Status.notOpen
+    private var failure: (any Error)?
+
+    init(_ segments: [Segment]) {
+        self.segments = segments
+        length = segments.reduce(0) { $0 + $1.length }
+        super.init(data: Data())
+    }
+
+    override func open() {
+        if status == .notOpen { status = .open }
+    }
+
+    override func close() {
+        try? file?.close()
+        file = nil
+        stream?.close()
+        stream = nil
+        status = .closed
+    }
+
+    override var streamStatus: Stream.Status { status }
+    override var streamError: (any Error)? { failure }
+    override var hasBytesAvailable: Bool { status == .open && index < segments.count }
+
+    override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>) -> Bool {
+        false
+    }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+        guard status == .open, len > 0 else { return status == .atEnd ? 0 : -1 }
+        while index < segments.count {
+            let segment = segments[index]
+            let remaining = segment.length - position
+            do {
+                guard remaining > 0 else {
+                    try finish(segment)
+                    continue
+                }
+                let count = try read(segment, into: buffer, upTo: Int(min(Int64(len), remaining)))
+                guard count > 0 else { throw BodyLengthMismatch(statedLength: length, actualLength: given) }
+                position += Int64(count)
+                given += Int64(count)
+                return count
+            } catch {
+                failure = error
+                status = .error
+                return -1
+            }
+        }
+        status = .atEnd
+        return 0
+    }
+
+    /// Up to `count` bytes of `segment` from where reading has got; 0 when it has no more.
+    private func read(_ segment: Segment, into buffer: UnsafeMutablePointer<UInt8>, upTo count: Int) throws -> Int {
+        switch segment {
+        case .data(let data):
+            let start = data.startIndex + Int(position)
+            data.copyBytes(to: buffer, from: start..<(start + count))
+            return count
+        case .file(let url, _):
+            if file == nil { file = try FileHandle(forReadingFrom: url) }
+            guard let chunk = try file?.read(upToCount: count) else { return 0 }
+            chunk.copyBytes(to: buffer, count: chunk.count)
+            return chunk.count
+        case .stream(let body, _):
+            let source = try stream ?? body.makeStream()
+            if stream == nil {
+                source.open()
+                stream = source
+            }
+            let read = source.read(buffer, maxLength: count)
+            if read < 0 { throw source.streamError ?? CocoaError(.fileReadUnknown) }
+            return read
+        }
+    }
+
+    /// Moves past `segment`, read to its length: a stream must end there.
+    private func finish(_ segment: Segment) throws {
+        if case .stream = segment, let source = stream {
+            var extra: UInt8 = 0
+            if source.read(&extra, maxLength: 1) > 0 { throw BodyLengthMismatch(statedLength: length, actualLength: given + 1) }
+            source.close()
+            stream = nil
+        }
+        try? file?.close()
+        file = nil
+        index += 1
+        position = 0
+    }
+}

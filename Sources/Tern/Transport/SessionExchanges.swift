@@ -1,0 +1,210 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The delegate of a ``URLSessionTransport``'s own session: starts each request's task when its
+/// origin has room, and passes the task's events to the request's receiver.
+///
+/// On Linux, requests to a plain-HTTP origin beyond the session's connections per host wait
+/// here (``HostAdmission``), not in FoundationNetworking, which takes every task at once: a
+/// request that times out while it waits is then dropped for nothing, where cancelling 3,000
+/// tasks inside FoundationNetworking kept both cores busy for a second and held back every
+/// callback. Apple's URLSession gets every task at once.
+final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
+    private struct Exchange {
+        let request: SessionRequest
+        /// The body as FoundationNetworking reads it, when it is Tern's stream: read here only
+        /// once the task has completed, when FoundationNetworking is done with it.
+        nonisolated(unsafe) let body: SegmentStream?
+        /// Whether the receiver said stop: the task is being cancelled, and hears no more chunks.
+        var isStopping = false
+        /// Whether the receiver has heard the head.
+        var hasHead = false
+    }
+
+    private let exchanges = Locked([Int: Exchange]())
+    /// The requests running and waiting per origin.
+    private let admission: Locked<HostAdmission<SessionRequest>>
+    /// Whether requests are counted at all: not where the session takes them all.
+    private let countsOrigins: Bool
+    /// Where the session calls this delegate; held here, since an operation queue does not
+    /// retain its underlying queue.
+    let queue = DispatchQueue(label: "tern.transport", qos: .userInteractive)
+
+    /// Counts requests to each plain-HTTP origin against `connectionsPerHost`, or none if `nil`.
+    init(connectionsPerHost: Int?) {
+        // Not an optional `Locked`: made from `Optional.map`, one crashed the process.
+        admission = Locked(HostAdmission(limit: connectionsPerHost ?? 1))
+        countsOrigins = connectionsPerHost != nil
+    }
+
+    /// Sends `request` on `session` now, or once its origin has room.
+    func send(_ request: TransportRequest, to receiver: any TransportReceiver, on session: URLSession) -> any TransportTask {
+        let origin = countsOrigins ? request.urlRequest.url?.admissionOrigin : nil
+        let sent = SessionRequest(request, receiver: receiver, origin: origin, exchanges: self)
+        if admission.withLock({ $0.admit(sent, origin: origin) }) { start(sent, on: session) }
+        return sent
+    }
+
+    /// Starts the task of a request that was admitted.
+    private func start(_ sent: SessionRequest, on session: URLSession) {
+        guard !sent.isCancelled, let (urlRequest, uploadFile) = URLSessionTransport.prepared(sent.request, reportingTo: sent.receiver) else {
+            if sent.isCancelled { sent.receiver.didComplete(with: URLError(.cancelled)) }
+            return ended(sent, on: session)
+        }
+        let task = if let uploadFile {
+            session.uploadTask(with: urlRequest, fromFile: uploadFile)
+        } else {
+            session.dataTask(with: urlRequest)
+        }
+        let exchange = Exchange(request: sent, body: urlRequest.httpBodyStream as? SegmentStream)
+        exchanges.withLock { $0[task.taskIdentifier] = exchange }
+        task.resume()
+        // Cancelled while the task was made: it ends like any cancelled task.
+        if !sent.started(task) { cancel(task) }
+    }
+
+    /// `sent` has ended: the next request waiting for its origin starts.
+    private func ended(_ sent: SessionRequest, on session: URLSession) {
+        guard let next = admission.withLock({ $0.release(origin: sent.origin) }) else { return }
+        start(next, on: session)
+    }
+
+    /// Takes `sent` out of its origin's line; whether it was waiting there.
+    func withdraw(_ sent: SessionRequest) -> Bool {
+        admission.withLock { $0.withdraw(sent, origin: sent.origin) }
+    }
+
+    /// Cancels `task` while it is open. FoundationNetworking crashes now and then when a cancel
+    /// races the task's own completion (its task registry removes the task twice); a cancel
+    /// that comes after the completion was delivered is skipped.
+    func cancel(_ task: URLSessionTask) {
+        if exchanges.withLock({ $0[task.taskIdentifier] != nil }) { task.cancel() }
+    }
+
+    /// The receiver of `task`, unless it has said stop.
+    private func receiver(of task: URLSessionTask) -> (any TransportReceiver)? {
+        exchanges.withLock { exchanges in
+            exchanges[task.taskIdentifier].flatMap { $0.isStopping ? nil : $0.request.receiver }
+        }
+    }
+
+    /// Stops `task` when its receiver says so, once.
+    private func obey(_ decision: TransferDecision, for task: URLSessionTask) {
+        guard decision == .stop else { return }
+        exchanges.withLock { $0[task.taskIdentifier]?.isStopping = true }
+        task.cancel()
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        // Unknown is -1 on Apple platforms, 0 for a stream on Linux.
+        receiver(of: task)?.didSendBodyData(totalBytesSent, of: totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : nil)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        completionHandler(.allow)
+        // Anything but HTTP ends without a head, which the receiver reports as a bad response.
+        guard let http = response as? HTTPURLResponse else { return }
+        let receiver = exchanges.withLock { exchanges -> (any TransportReceiver)? in
+            exchanges[dataTask.taskIdentifier]?.hasHead = true
+            return exchanges[dataTask.taskIdentifier].flatMap { $0.isStopping ? nil : $0.request.receiver }
+        }
+        if let receiver { obey(receiver.didReceive(http), for: dataTask) }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let receiver = receiver(of: dataTask) else { return }
+        obey(receiver.didReceive(data), for: dataTask)
+    }
+
+    /// Tern follows redirects itself, through its pipeline: the session follows none, and the
+    /// 3xx is the response.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        let receiver = exchange.request.receiver
+        // FoundationNetworking skips the head of a 3xx without a Location; the task has it.
+        if !exchange.hasHead, error == nil, let response = task.response as? HTTPURLResponse {
+            _ = receiver.didReceive(response)
+        }
+        // A body that broke its length stopped the upload; FoundationNetworking says only that
+        // the transfer was aborted. (Only Tern's own stream is asked: FoundationNetworking's
+        // crashes when asked for its error at its end.)
+        receiver.didComplete(with: error.map { exchange.body?.streamError ?? $0 })
+        ended(exchange.request, on: session)
+    }
+}
+
+/// One request sent through a ``SessionExchanges``: waiting for its turn at its origin, then
+/// running as a task. Cancelling it takes it out of the line, or cancels its task.
+final class SessionRequest: TransportTask, Sendable {
+    private enum Stage {
+        case waiting
+        case running(URLSessionTask)
+        case cancelled
+    }
+
+    let request: TransportRequest
+    let receiver: any TransportReceiver
+    /// The origin it is counted against, or `nil` if none.
+    let origin: String?
+    private let exchanges: SessionExchanges
+    private let stage = Locked(Stage.waiting)
+
+    init(_ request: TransportRequest, receiver: any TransportReceiver, origin: String?, exchanges: SessionExchanges) {
+        self.request = request
+        self.receiver = receiver
+        self.origin = origin
+        self.exchanges = exchanges
+    }
+
+    var isCancelled: Bool {
+        stage.withLock { if case .cancelled = $0 { true } else { false } }
+    }
+
+    /// Records that `task` runs it; `false` if it was cancelled first.
+    func started(_ task: URLSessionTask) -> Bool {
+        stage.withLock { stage in
+            guard case .waiting = stage else { return false }
+            stage = .running(task)
+            return true
+        }
+    }
+
+    func cancel() {
+        let before = stage.withLock { stage in
+            defer { if case .waiting = stage { stage = .cancelled } }
+            return stage
+        }
+        switch before {
+        case .waiting:
+            // Not in the line: it is being started, and its starter sees it cancelled.
+            if exchanges.withdraw(self) { receiver.didComplete(with: URLError(.cancelled)) }
+        case .running(let task):
+            exchanges.cancel(task)
+        case .cancelled:
+            break
+        }
+    }
+}

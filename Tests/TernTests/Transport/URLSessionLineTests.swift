@@ -1,0 +1,56 @@
+#if canImport(FoundationNetworking)
+import Foundation
+import FoundationNetworking
+import Testing
+import Tern
+
+/// On Linux, requests to a plain-HTTP origin past the session's connections per host wait in
+/// Tern, not in FoundationNetworking: cancelling thousands of its tasks at once (when they timed
+/// out together) kept both cores busy for a second and held back every callback.
+@Suite(.timeLimit(.minutes(1))) struct URLSessionLineTests {
+    /// Counts the requests handed to the transport.
+    final class Sent: Plugin {
+        let requests = Recorder<URL?>()
+        func willSend(_ request: URLRequest, api: AbstractAPI) { requests.append(request.url) }
+    }
+
+    /// How many tasks the session has.
+    func taskCount(_ session: URLSession) async -> Int {
+        await withCheckedContinuation { continuation in session.getAllTasks { continuation.resume(returning: $0.count) } }
+    }
+
+    @Test func pastTheCapRequestsWaitInTernAndRunInTurn() async throws {
+        // The first two connections are held until the client hangs up; the rest answer at once.
+        let server = try RawServer { connection in
+            while connection.readRequest() != nil {
+                if connection.index < 2 { _ = connection.readAvailable(for: 600) }
+                connection.send(RawServer.Connection.response("ok"))
+            }
+        }
+        defer { server.stop() }
+        let configuration = URLSessionConfiguration.default
+        configuration.httpMaximumConnectionsPerHost = 2
+        let transport = URLSessionTransport(configuration: configuration)
+        let sent = Sent()
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never, plugins: [sent]), transport: transport, responseQueue: .global())
+        let held: [Promise<String>] = (0..<2).map { _ in api.request(route: .get(server.baseURL + "/held")) }
+        let waiting: [Promise<String>] = (0..<10).map { _ in api.request(route: .get(server.baseURL + "/waiting")) }
+        #expect(await eventually { sent.requests.items.count == 12 })
+        // Every request has gone to the transport; the session was given two tasks.
+        for _ in 0..<20 {
+            #expect(await taskCount(transport.session) == 2)
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        // One that waits is cancelled: it settles at once, without a task.
+        waiting[0].cancel()
+        #expect(await apiError(of: waiting[0])?.isCancellation == true)
+        #expect(held.allSatisfy { $0.isPending })
+        // The held ones end: the rest run in turn, on connections of their own.
+        held.forEach { $0.cancel() }
+        for promise in waiting.dropFirst() {
+            #expect(try await promise.value == "ok")
+        }
+        #expect(await taskCount(transport.session) == 0)
+    }
+}
+#endif
