@@ -105,14 +105,38 @@ open class AbstractAPI: @unchecked Sendable {
         pipelineQueue.async(execute: start)
     }
 
-    /// The object that signs requests; held weakly.
+    /// The object that signs requests; held weakly, so keep it alive elsewhere (a delegate that
+    /// is released while set is reported once on standard error, as its requests go out
+    /// unsigned).
     public var delegate: (any APIDelegate)? {
         get { delegateReference.withLock { $0.object } }
-        set { delegateReference.withLock { $0.object = newValue } }
+        set { delegateReference.withLock { $0 = WeakDelegate(object: newValue, wasSet: newValue != nil) } }
+    }
+
+    /// The delegate, for a request about to be signed. One that was set and has since been
+    /// released is reported once, as an error: `api.delegate = TokenStore()` compiles, and the
+    /// store is gone at once.
+    var signingDelegate: (any APIDelegate)? {
+        let (delegate, released) = delegateReference.withLock { reference in
+            let released = reference.object == nil && reference.wasSet && !reference.releaseReported
+            if released { reference.releaseReported = true }
+            return (reference.object, released)
+        }
+        if released {
+            let name = "\(type(of: self)) (\"\(configuration.name)\")"
+            let message = "Tern error: the delegate of \(name) was released, so its requests go out unsigned. "
+                + "An API holds its delegate weakly: keep a strong reference to it elsewhere.\n"
+            FileHandle.standardError.write(Data(message.utf8))
+        }
+        return delegate
     }
 }
 
 /// A weak reference to the delegate, kept behind the API's lock.
 private struct WeakDelegate {
     weak var object: (any APIDelegate)?
+    /// Whether a delegate was set (and not set back to `nil`).
+    var wasSet = false
+    /// Whether its release has been reported.
+    var releaseReported = false
 }

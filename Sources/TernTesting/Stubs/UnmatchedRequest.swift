@@ -8,7 +8,7 @@ import Tern
 public struct UnmatchedRequest: Error, Sendable, CustomStringConvertible {
     /// The request as the transport received it.
     public let request: RecordedRequest
-    /// Each stub, and why it did not match.
+    /// Each stub, and why it did not match, in the order they were tried: the last added first.
     public let mismatches: [(stub: String, reason: String)]
 
     public var description: String {
