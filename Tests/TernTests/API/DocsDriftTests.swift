@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+/// What the docs list must not fall behind the code: a check per list, failing when a case or a
+/// type is added and the docs are not.
+@Suite struct DocsDriftTests {
+    /// The cases of `APIError`, read from its declaration.
+    static var apiErrorCases: [String] {
+        let source = (try? String(contentsOf: SnippetTests.root.appendingPathComponent("Sources/Tern/Errors/APIError.swift"), encoding: .utf8)) ?? ""
+        let declaration = source.components(separatedBy: "public enum APIError").dropFirst().first?.components(separatedBy: "\n}").first ?? ""
+        return declaration.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("    case ") else { return nil }
+            return line.dropFirst("    case ".count).prefix { $0.isLetter || $0.isNumber }.description
+        }
+    }
+
+    @Test func apiErrorHasItsCases() {
+        #expect(Self.apiErrorCases.count >= 12, "\(Self.apiErrorCases): is the path to APIError.swift right?")
+    }
+
+    @Test(arguments: ["README.md", "Sources/Tern/Tern.docc/ResponsesAndErrors.md"])
+    func everyAPIErrorCaseIsInTheErrorTable(document: String) throws {
+        let text = try String(contentsOf: SnippetTests.root.appendingPathComponent(document), encoding: .utf8)
+        for name in Self.apiErrorCases {
+            let hasRow = text.contains("| `.\(name)` |")
+            #expect(hasRow, "\(document) has no row for APIError.\(name)")
+        }
+    }
+
+    @Test func everySourceFolderIsInTheLayoutTable() throws {
+        let readme = try String(contentsOf: SnippetTests.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let sources = SnippetTests.root.appendingPathComponent("Sources/Tern")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { name in
+            var isFolder: ObjCBool = false
+            return !name.hasSuffix(".docc") && FileManager.default.fileExists(atPath: sources.appendingPathComponent(name).path, isDirectory: &isFolder) && isFolder.boolValue
+        }
+        #expect(folders.count > 10, "\(folders): is the path to Sources/Tern right?")
+        for folder in folders {
+            let hasRow = readme.contains("| `\(folder)/` |")
+            #expect(hasRow, "the README's source layout has no row for \(folder)/")
+        }
+    }
+}
