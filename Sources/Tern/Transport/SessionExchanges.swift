@@ -21,6 +21,12 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         var isStopping = false
         /// Whether the receiver has heard the head.
         var hasHead = false
+        /// The body's announced length, once the head has come, and how much of it has.
+        var announcedLength: Int64?
+        var receivedLength: Int64 = 0
+
+        /// Whether the whole announced body has come: the task is about to complete on its own.
+        var hasWholeBody: Bool { announcedLength.map { receivedLength >= $0 } ?? false }
     }
 
     private let exchanges = Locked([Int: Exchange]())
@@ -77,10 +83,14 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     /// Cancels `task` while it is open. FoundationNetworking crashes now and then when a cancel
-    /// races the task's own completion (its task registry removes the task twice); a cancel
-    /// that comes after the completion was delivered is skipped.
+    /// races the task's own completion (its task registry removes the task twice): a cancel that
+    /// comes after the completion was delivered is skipped, and so is one that comes once the
+    /// whole announced body has arrived, when the completion is on its way.
     func cancel(_ task: URLSessionTask) {
-        if exchanges.withLock({ $0[task.taskIdentifier] != nil }) { task.cancel() }
+        let isOpen = exchanges.withLock { exchanges in
+            exchanges[task.taskIdentifier].map { !$0.hasWholeBody } ?? false
+        }
+        if isOpen { task.cancel() }
     }
 
     /// The receiver of `task`, unless it has said stop.
@@ -119,13 +129,22 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         guard let http = response as? HTTPURLResponse else { return }
         let receiver = exchanges.withLock { exchanges -> (any TransportReceiver)? in
             exchanges[dataTask.taskIdentifier]?.hasHead = true
+            // Bytes arrive decompressed: only an unencoded body's length can be counted against.
+            let encoding = http.value(forHTTPHeaderField: "Content-Encoding")?.lowercased() ?? "identity"
+            if http.expectedContentLength >= 0, encoding == "identity" {
+                exchanges[dataTask.taskIdentifier]?.announcedLength = http.expectedContentLength
+            }
             return exchanges[dataTask.taskIdentifier].flatMap { $0.isStopping ? nil : $0.request.receiver }
         }
         if let receiver { obey(receiver.didReceive(http), for: dataTask) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let receiver = receiver(of: dataTask) else { return }
+        let receiver = exchanges.withLock { exchanges -> (any TransportReceiver)? in
+            exchanges[dataTask.taskIdentifier]?.receivedLength += Int64(data.count)
+            return exchanges[dataTask.taskIdentifier].flatMap { $0.isStopping ? nil : $0.request.receiver }
+        }
+        guard let receiver else { return }
         obey(receiver.didReceive(data), for: dataTask)
     }
 
