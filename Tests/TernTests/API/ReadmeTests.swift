@@ -22,13 +22,16 @@ enum Readme {
 
     static func quickStart() async throws {
         let api = GitHubAPI(responseParser: JSONParser())
+        let repositories = try await api.repositories(of: "apple").value
+        print(repositories.count)
+    }
+
+    static func quickStartWithCallbacks(_ api: GitHubAPI) -> Never {
         api.repositories(of: "apple")
             .onSuccess { repositories in print(repositories.count) }
             .onError { error in print(error) }
-            .finally { print("done") }
-
-        let repositories = try await api.repositories(of: "apple").value   // async/await bridge
-        _ = repositories
+            .finally { exit(0) }
+        dispatchMain()
     }
 
     // MARK: Defining an API
