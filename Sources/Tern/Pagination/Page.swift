@@ -2,17 +2,27 @@
 public struct Page<Element: Sendable>: Sendable {
     /// The page's elements.
     public let elements: [Element]
-    /// The page's place in the pagination, from 0.
-    public let index: Int
+    /// The page's place among those loaded: 0 for the first, whatever the server numbers it.
+    public let position: Int
+    /// The number the server knows the page by, the one sent in the query, for
+    /// ``PageStyle/pageNumber(parameter:first:)``; `nil` for cursors, links and the empty page
+    /// that answers a load after the last.
+    public let number: Int?
     /// Whether another page follows.
     public let hasNext: Bool
     /// The response the page came in; `nil` for the empty page that answers a load after the last.
     public let response: Response?
 
+    /// The page's place among those loaded, from 0: not the server's page number, which is
+    /// ``number``.
+    @available(*, deprecated, renamed: "position", message: "index counts from 0 whatever the server numbers its pages; the server's number is `number`")
+    public var index: Int { position }
+
     /// Creates a page.
-    public init(elements: [Element], index: Int, hasNext: Bool, response: Response?) {
+    public init(elements: [Element], position: Int, number: Int? = nil, hasNext: Bool, response: Response?) {
         self.elements = elements
-        self.index = index
+        self.position = position
+        self.number = number
         self.hasNext = hasNext
         self.response = response
     }

@@ -34,6 +34,16 @@ public struct PageStyle: Sendable {
     /// ends on a page without one, or one already followed.
     public static var linkHeader: PageStyle { PageStyle(kind: .link) }
 
+    /// The number a page asked for as `cursor` goes by on the server: numbered pages only.
+    func number(of cursor: PageCursor) -> Int? {
+        guard case .number(_, let first) = kind else { return nil }
+        switch cursor {
+        case .first: return first
+        case .number(let number): return number
+        case .token, .url: return nil
+        }
+    }
+
     /// Where a page's cursor comes from.
     public enum CursorSource: Sendable {
         /// A string or number at a dot-separated key path of the JSON body, such as `"meta.next"`;

@@ -35,6 +35,8 @@ struct PaginationState<Element: Sendable>: Sendable {
         let number: Int
         let generation: Int
         let index: Int
+        /// The page's number as the server knows it, for numbered pages.
+        let pageNumber: Int?
         let cursor: PageCursor
         let search: Search
         /// Settles with the page; every caller gets a promise that follows it.
@@ -56,11 +58,13 @@ struct PaginationState<Element: Sendable>: Sendable {
 
     /// Joins the load in flight, or begins one with the promise `makePromise` returns. A load
     /// whose every caller cancelled is not joined: it is on its way out, and another begins.
-    mutating func start(_ makePromise: () -> Promise<Page<Element>>) -> Start {
+    /// `pageNumber` says what number, if any, the server knows a page by.
+    mutating func start(pageNumber: (PageCursor) -> Int? = { _ in nil }, _ makePromise: () -> Promise<Page<Element>>) -> Start {
         if let load, load.promise.isPending { return .join(load.promise) }
         guard let next else { return .exhausted(index: pageCount) }
         loadCount += 1
-        let load = Load(number: loadCount, generation: generation, index: pageCount, cursor: next, search: search, promise: makePromise())
+        let load = Load(number: loadCount, generation: generation, index: pageCount, pageNumber: pageNumber(next), cursor: next,
+                        search: search, promise: makePromise())
         self.load = load
         return .begin(load)
     }
@@ -91,7 +95,7 @@ struct PaginationState<Element: Sendable>: Sendable {
             pageCount += 1
             let fresh = repeated ? [] : page.elements
             elements += fresh
-            return .success(Page(elements: fresh, index: load.index, hasNext: next != nil, response: page.response))
+            return .success(Page(elements: fresh, position: load.index, number: load.pageNumber, hasNext: next != nil, response: page.response))
         }
     }
 

@@ -93,12 +93,14 @@ public final class Paginator<Element: Decodable & Sendable>: Sendable {
     /// Cancelling the promise cancels the request once no other caller waits for it.
     public func loadNextPage() -> Promise<Page<Element>> {
         let queue = request.options.responseQueue ?? api.responseQueue
-        let start = state.withLock { state in state.start { Promise<Page<Element>>(queue: queue, state: PromiseState()) } }
+        let start = state.withLock { state in
+            state.start(pageNumber: style.number(of:)) { Promise<Page<Element>>(queue: queue, state: PromiseState()) }
+        }
         switch start {
         case .join(let promise):
             return promise.map { $0 }
         case .exhausted(let index):
-            return Promise(value: Page(elements: [], index: index, hasNext: false, response: nil), in: queue)
+            return Promise(value: Page(elements: [], position: index, hasNext: false, response: nil), in: queue)
         case .begin(let load):
             send(load)
             return load.promise.map { $0 }
@@ -157,9 +159,8 @@ public final class Paginator<Element: Decodable & Sendable>: Sendable {
         switch (style.kind, load.cursor) {
         case (_, .url):
             return PageParameters(base: nil, query: [:], headers: request.parameters?.headers ?? [:])
-        case (.number(let parameter, let first), _):
-            guard case .number(let number) = load.cursor else { query[parameter] = first; break }
-            query[parameter] = number
+        case (.number(let parameter, _), _):
+            query[parameter] = style.number(of: load.cursor)
         case (.cursor(let parameter, _), .token(let token)):
             query[parameter] = token
         default:

@@ -116,7 +116,7 @@ extension Readme {
         if catalog.hasNextPage {
             _ = try await catalog.loadNextPage().value
         }
-        print(firstPage.index, catalog.elements.count, catalog.isLoading, catalog.lastError as Any)
+        print(firstPage.number ?? 0, catalog.elements.count, catalog.isLoading, catalog.lastError as Any)
         _ = catalog.refresh()                   // the first page again, replacing the elements
     }
 
@@ -130,7 +130,7 @@ extension Readme {
 
     static func pageSequence(shop: ShopAPI) async throws {
         for try await page in shop.pages(Shop.catalog, style: .linkHeader) {
-            print(page.index, page.elements.count)
+            print(page.number ?? 0, page.elements.count)
         }
     }
 }

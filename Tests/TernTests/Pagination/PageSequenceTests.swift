@@ -17,7 +17,7 @@ import TernTesting
         var indexes: [Int] = []
         for try await page in api.pages(APIRequest<[Product]>.get("/numbered")) {
             names += page.elements.map(\.name)
-            indexes.append(page.index)
+            indexes.append(page.position)
         }
         #expect(names == ["item-1", "item-2", "item-3", "item-4", "item-5"])
         #expect(indexes == [0, 1, 2])
@@ -47,7 +47,7 @@ import TernTesting
         #expect(catalog.requests.items.count == 1)
         // Each iteration starts over at the first page.
         for try await page in pages {
-            #expect(page.index == 0)
+            #expect(page.position == 0)
             break
         }
         #expect(catalog.sent("page", to: "/numbered") == ["1", "1"])

@@ -24,7 +24,7 @@ import Testing
     @Test func aSecondCallJoinsTheLoadInFlight() throws {
         var state = State()
         let load = try #require(begin(&state))
-        guard case .join(let joined) = state.start({ Promise<Page<Int>>(value: Page(elements: [], index: 9, hasNext: false, response: nil)) }) else {
+        guard case .join(let joined) = state.start({ Promise<Page<Int>>(value: Page(elements: [], position: 9, hasNext: false, response: nil)) }) else {
             Issue.record("expected to join")
             return
         }
@@ -86,7 +86,7 @@ import Testing
         load = try #require(begin(&state))
         _ = state.finish(load, with: page([], next: .number(2)), answered: [])
         #expect(state.next == nil)
-        guard case .exhausted(index: 1) = state.start({ Promise(value: Page(elements: [], index: 0, hasNext: false, response: nil)) }) else {
+        guard case .exhausted(index: 1) = state.start({ Promise(value: Page(elements: [], position: 0, hasNext: false, response: nil)) }) else {
             Issue.record("expected no next page")
             return
         }

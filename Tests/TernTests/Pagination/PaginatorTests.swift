@@ -26,13 +26,15 @@ import TernTesting
         #expect(products.hasNextPage && !products.isLoading && products.elements.isEmpty)
         let pages = try await loadAll(products)
         #expect(pages.map(\.elements.count) == [2, 2, 1, 0])
-        #expect(pages.map(\.index) == [0, 1, 2, 3])
+        #expect(pages.map(\.position) == [0, 1, 2, 3])
+        // The number the server knows each page by, the one in its query: from 1 here.
+        #expect(pages.map(\.number) == [1, 2, 3, 4])
         #expect(pages.map(\.hasNext) == [true, true, true, false])
         #expect(products.elements.map(\.name) == ["item-1", "item-2", "item-3", "item-4", "item-5"])
         #expect(catalog.sent("page", to: "/numbered") == ["1", "2", "3", "4"])
         // After the last page, a load answers an empty page without a request.
         let after = try await products.loadNextPage().value
-        #expect(after.elements.isEmpty && !after.hasNext && after.response == nil && after.index == 4)
+        #expect(after.elements.isEmpty && !after.hasNext && after.response == nil && after.position == 4)
         #expect(catalog.requests.items.count == 4)
     }
 
@@ -44,6 +46,7 @@ import TernTesting
         let pages = try await loadAll(products)
         #expect(products.elements.map(\.name) == ["boots-3-red", "boots-4-red", "boots-5-red"])
         #expect(pages.count == 3)
+        #expect(pages.map(\.number) == [2, 3, 4])
         let sent = catalog.requests.items.map(\.query)
         #expect(sent == ["per_page=2&color=red&page=2&q=boots", "per_page=2&color=red&page=3&q=boots", "per_page=2&color=red&page=4&q=boots"])
     }
@@ -54,6 +57,7 @@ import TernTesting
         let pages = try await loadAll(products)
         #expect(pages.map(\.elements.count) == [2, 2, 1])
         #expect(pages.last?.hasNext == false)
+        #expect(pages.allSatisfy { $0.number == nil }, "a cursor's pages have no number")
         #expect(products.elements.map(\.price) == [1, 2, 3, 4, 5])
         #expect(catalog.sent("after", to: "/cursor") == [nil, "c2", "c4"])
     }
@@ -131,7 +135,7 @@ import TernTesting
         let loads = (0..<8).map { _ in products.loadNextPage() }
         #expect(products.isLoading && products.isLoadingFirstPage)
         for load in loads {
-            #expect(try await load.value.index == 0)
+            #expect(try await load.value.position == 0)
         }
         #expect(products.elements.count == 2)
         #expect(catalog.requests.items.count == 1)
@@ -155,7 +159,7 @@ import TernTesting
         #expect(await apiError(of: load)?.isCancellation == true)
         // At once: the cancelled load is not joined, a new one begins.
         let page = try await products.loadNextPage().value
-        #expect(page.index == 0 && page.elements.count == 2)
+        #expect(page.position == 0 && page.elements.count == 2)
         #expect(products.lastError == nil && products.elements.count == 2 && !products.isLoading)
         #expect(await eventually { catalog.server.openConnections <= 1 })
     }
@@ -172,7 +176,7 @@ import TernTesting
         #expect(await eventually(timeout: 60) { catalog.server.openConnections == 0 })
         products.filters = [:]
         let page = try await products.loadNextPage().value
-        #expect(page.index == 0)
+        #expect(page.position == 0)
         #expect(products.elements.map(\.name) == ["sandals-1", "sandals-2"])
         #expect(catalog.sent("q", to: "/numbered") == ["boots", "sandals"])
     }
@@ -182,7 +186,7 @@ import TernTesting
         _ = try await loadAll(products, limit: 2)
         #expect(products.elements.count == 4)
         let first = try await products.refresh().value
-        #expect(first.index == 0)
+        #expect(first.position == 0)
         #expect(products.elements.map(\.name) == ["item-1", "item-2"])
         #expect(catalog.sent("page", to: "/numbered") == ["1", "2", "1"])
     }

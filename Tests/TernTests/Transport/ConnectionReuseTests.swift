@@ -123,7 +123,8 @@ struct ConnectionReuseTests {
         #expect(await eventually { !halfSent.items.isEmpty })
         slow.cancel()
         cancelled.signal()
-        #expect(await apiError(of: slow)?.isCancellation == true)
+        let error = await apiError(of: slow)
+        #expect(error?.isCancellation == true, "\(String(describing: error))")
         try await Task.sleep(for: .milliseconds(200))
         for index in 0..<3 {
             let answer: String = try await api.request(route: .get(server.baseURL + "/next\(index)")).value
