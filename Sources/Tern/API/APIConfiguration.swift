@@ -3,17 +3,27 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// What an API's requests share, per environment (as in KiNetworking).
+/// What an API's requests share, per environment (as in Osprey and KiNetworking): its base URL,
+/// common headers, timeout and policies.
 ///
 /// ```swift
 /// extension APIConfiguration {
-///     static let staging = APIConfiguration(name: "staging", commonHeaders: ["X-Client": "ios/4.2"], timeout: 20)
+///     static let production = APIConfiguration(name: "production", baseURL: "https://shop.example/api/v2")
+///     static let staging = APIConfiguration(name: "staging", baseURL: "https://staging.shop.example/api/v2",
+///                                           commonHeaders: ["X-Client": "ios/4.2"], timeout: 20)
 /// }
-/// let api = ShopAPI(configuration: .staging)
+/// let shop = Shop(client: APIClient(configuration: .staging))
 /// ```
+///
+/// A base URL known only at run time (from settings, a login screen, a test server) goes in the
+/// same way: `APIConfiguration(baseURL: serverURL)`, or `configuration.baseURL = serverURL` on a
+/// copy of an environment.
 public struct APIConfiguration: Sendable {
     /// The environment's name, such as "production" or "staging".
     public var name: String
+    /// The URL a route's relative URL is joined to (`.get("/products")`); `nil` by default, when
+    /// routes must be absolute (or come from a ``BaseAPI``'s ``BaseAPI/baseURL``). See ``Route``.
+    public var baseURL: String?
     /// Headers every request sends; parameters and the delegate can override them.
     public var commonHeaders: HTTPHeaders
     /// Seconds a request may take in all, retries and credential refresh included, unless its
@@ -52,6 +62,7 @@ public struct APIConfiguration: Sendable {
     /// Creates a configuration.
     public init(
         name: String = "default",
+        baseURL: String? = nil,
         commonHeaders: HTTPHeaders = [:],
         timeout: TimeInterval = 60,
         cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy,
@@ -68,6 +79,7 @@ public struct APIConfiguration: Sendable {
         usesSampleData: Bool = false
     ) {
         self.name = name
+        self.baseURL = baseURL
         self.commonHeaders = commonHeaders
         self.timeout = timeout
         self.cachePolicy = cachePolicy

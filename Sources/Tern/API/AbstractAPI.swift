@@ -3,20 +3,23 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The base class of a web service's client: subclass it once per service, and write one short
-/// method per endpoint that returns a ``Promise``.
+/// What every client of a web service is: the base of ``APIClient`` and of subclasses written
+/// in Osprey's style, one per service, with one short method per endpoint returning a ``Promise``.
+///
+/// The way Swift 6 checks is to hold an ``APIClient`` in a `Sendable` struct of your own (see
+/// there). A subclass works too, but Swift cannot check a subclass of a non-final class: it
+/// must restate `@unchecked Sendable`, and keep its stored properties immutable and `Sendable`
+/// itself, because an API is used from many threads at once.
 ///
 /// ```swift
-/// final class ShopAPI: AbstractAPI, BaseAPI {
-///     let baseURL = "https://shop.example/api/v2"
-///
+/// final class ShopAPI: AbstractAPI, @unchecked Sendable {   // only `let`s of Sendable types
 ///     func products(page: Int) -> Promise<[Product]> {
-///         request(route: get(endpoint: "/products"), parameters: URLParameters(["page": page]))
+///         request(route: .get("/products"), parameters: URLParameters(["page": page]))
 ///     }
-///     func delete(_ id: Int) -> Promise<Void> { request(route: delete(endpoint: "/products/\(id)")) }
+///     func delete(_ id: Int) -> Promise<Void> { request(route: .delete("/products/\(id)")) }
 /// }
 ///
-/// let api = ShopAPI(responseParser: JSONParser())
+/// let api = ShopAPI(configuration: APIConfiguration(baseURL: "https://shop.example/api/v2"))
 /// ```
 ///
 /// Building, encoding, sending, validating and parsing all run on a background queue of the
@@ -27,10 +30,6 @@ import FoundationNetworking
 /// Each request holds what it needs (configuration, transport, parser) until it settles, so
 /// releasing the API while requests are in flight is safe: they complete and settle as usual,
 /// then the API's session is invalidated.
-///
-/// Subclasses must keep their stored properties immutable and `Sendable` (a `let baseURL`),
-/// because an API is used from many threads at once; that is why this open class can only be
-/// marked `@unchecked Sendable`.
 open class AbstractAPI: @unchecked Sendable {
     /// What every request shares: common headers, timeout, cache policy, validation.
     public let configuration: APIConfiguration
@@ -103,6 +102,15 @@ open class AbstractAPI: @unchecked Sendable {
     func startPipeline(_ start: @escaping @Sendable () -> Void) {
         if let transportThread, transportThread(start) { return }
         pipelineQueue.async(execute: start)
+    }
+
+    /// `route` with a relative URL (no scheme: `/products`) joined to the API's base URL, its
+    /// configuration's or else a ``BaseAPI``'s; an absolute one as it is. A relative route with
+    /// no base URL stays as it is, and fails the request as an invalid URL.
+    func resolved(_ route: Route) -> Route {
+        guard !AbsoluteURL.hasScheme(route.url),
+              let base = configuration.baseURL ?? (self as? any BaseAPI)?.baseURL else { return route }
+        return Route(method: route.method, url: EndpointJoining.join(base: base, endpoint: route.url))
     }
 
     /// The object that signs requests; held weakly, so keep it alive elsewhere (a delegate that

@@ -1,11 +1,16 @@
-/// An API whose endpoints live under one base URL.
+/// An API whose endpoints live under a base URL it declares as a property: the older form of
+/// ``APIConfiguration/baseURL``, which keeps it in the configuration, per environment.
 ///
 /// ```swift
-/// final class ShopAPI: AbstractAPI, BaseAPI {
+/// final class ShopAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
 ///     let baseURL = "https://shop.example/api/v2"
-///     func product(_ id: Int) -> Promise<Product> { request(route: get(endpoint: "/products/\(id)")) }
+///     func product(_ id: Int) -> Promise<Product> { request(route: .get("/products/\(id)")) }
 /// }
 /// ```
+///
+/// A relative route (`.get("/products")`) joins the configuration's base URL when it names one,
+/// else this one. The helpers below (`get(endpoint:)`, …) build the same routes, but as methods
+/// they show up among the client's own; prefer ``Route``'s.
 ///
 /// Endpoints join the base URL with exactly one slash, however either side is written; the
 /// base URL's own path and query are kept; an endpoint that is an absolute URL is used as it

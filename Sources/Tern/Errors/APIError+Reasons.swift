@@ -8,7 +8,7 @@ extension APIError {
     public struct InvalidRequest: Sendable, CustomStringConvertible {
         /// What was wrong.
         public enum Reason: Sendable, Equatable {
-            /// The string is not a valid URL.
+            /// The string is not a valid URL, or is a relative one with no base URL to join it to.
             case invalidURL(String)
             /// A header name or value contains a line break or another character HTTP forbids,
             /// which would let it inject headers or requests.
@@ -40,6 +40,9 @@ extension APIError {
 
         public var description: String {
             switch reason {
+            case .invalidURL(let string) where !AbsoluteURL.hasScheme(string) && !string.contains(":"):
+                "Invalid request: \"\(quoted(string))\" is a relative URL, and the API has no base URL to join it to "
+                    + "(set APIConfiguration.baseURL)\(method.map { " (for \(quoted($0, limit: 64)))" } ?? "")."
             case .invalidURL(let string):
                 "Invalid request: \"\(quoted(string))\" is not a valid URL\(method.map { " (for \(quoted($0, limit: 64)))" } ?? "")."
             case .invalidHeader(let name):

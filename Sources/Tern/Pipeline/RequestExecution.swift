@@ -60,7 +60,7 @@ final class RequestExecution: Sendable {
     ) {
         context = RequestContext(api: api, options: options)
         askedAt = context.clock.now
-        self.route = route
+        self.route = api.resolved(route)
         self.parameters = parameters
         self.progress = progress
         self.download = download

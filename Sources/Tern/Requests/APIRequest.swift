@@ -23,7 +23,7 @@
 public struct APIRequest<Value: Sendable>: Sendable {
     /// The HTTP method.
     public var method: HTTPMethod
-    /// A path under the API's ``BaseAPI/baseURL``, or an absolute URL.
+    /// A path under the API's base URL (``APIConfiguration/baseURL``), or an absolute URL.
     public var path: String
     /// Query items, body and headers.
     public var parameters: (any RequestParameters)?
@@ -42,12 +42,11 @@ public struct APIRequest<Value: Sendable>: Sendable {
         self.decoding = decoding
     }
 
-    /// The route this request takes through `api`: its path under the base URL if `api` is a
-    /// ``BaseAPI``, else the path itself, which must then be an absolute URL.
+    /// The route this request takes through `api`: its path under the API's base URL (see
+    /// ``APIConfiguration/baseURL``), or the path itself when it is an absolute URL.
     @usableFromInline
     func route(in api: AbstractAPI) -> Route {
-        guard let base = api as? any BaseAPI else { return Route(method: method, url: path) }
-        return base.route(method, endpoint: path)
+        api.resolved(Route(method: method, url: path))
     }
 }
 

@@ -1,20 +1,23 @@
 /// Where a request goes: an HTTP method and a URL.
 ///
-/// Build one with the method's name, from an absolute URL or, inside a ``BaseAPI``, from an
-/// endpoint under its base URL:
+/// Build one with the method's name, from a path under the API's base URL or from an absolute URL:
 ///
 /// ```swift
-/// request(route: .get("https://api.example.com/status"))
-/// request(route: post(endpoint: "/products"))        // in a BaseAPI
-/// request(route: Route(method: "PURGE", url: "https://cdn.example.com/cache"))
+/// client.request(route: .post("/products"))                      // joined to APIConfiguration.baseURL
+/// client.request(route: .get("https://status.example.com/health"))  // used as it is
+/// client.request(route: Route(method: "PURGE", url: "/cache"))
 /// ```
+///
+/// A relative URL joins the base URL with exactly one slash between them, however either side
+/// is written; the base URL's own path and query are kept (`https://x/api?key=k` and
+/// `/items?page=2` make `https://x/api/items?key=k&page=2`).
 ///
 /// The URL stays a string until the request is built, so an invalid one fails the request with
 /// ``APIError/InvalidRequest/Reason/invalidURL(_:)`` instead of crashing here.
 public struct Route: Sendable, Equatable, CustomStringConvertible {
     /// The HTTP method.
     public var method: HTTPMethod
-    /// The URL, absolute.
+    /// The URL: absolute, or relative to the API's base URL.
     public var url: String
 
     /// Creates a route for any method, standard or not.
