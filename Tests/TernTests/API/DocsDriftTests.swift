@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func everySourceFolderIsInTheLayoutTable() throws {
-        let readme = try String(contentsOf: SnippetTests.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let layout = try String(contentsOf: SnippetTests.root.appendingPathComponent("Sources/Tern/Tern.docc/SourceLayout.md"), encoding: .utf8)
         let sources = SnippetTests.root.appendingPathComponent("Sources/Tern")
         let folders = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { name in
             var isFolder: ObjCBool = false
@@ -36,8 +36,8 @@ import Testing
         }
         #expect(folders.count > 10, "\(folders): is the path to Sources/Tern right?")
         for folder in folders {
-            let hasRow = readme.contains("| `\(folder)/` |")
-            #expect(hasRow, "the README's source layout has no row for \(folder)/")
+            let hasRow = layout.contains("| `\(folder)/` |")
+            #expect(hasRow, "the source layout article has no row for \(folder)/")
         }
     }
 }

@@ -7,33 +7,6 @@ import TernTesting
 // they cannot drift from the API. Declarations stand as they are in the documents; statements
 // sit in functions. `SnippetTests` checks that each snippet appears here line for line.
 enum Readme {
-    // MARK: Quick start
-
-    struct Repository: Decodable, Sendable { let name: String }
-
-    final class GitHubAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
-        let baseURL = "https://api.github.com"
-
-        func repositories(of user: String) -> Promise<[Repository]> {
-            request(route: get(endpoint: "/users/\(user)/repos"),
-                    parameters: URLParameters(["per_page": 50, "sort": "updated"]))
-        }
-    }
-
-    static func quickStart() async throws {
-        let api = GitHubAPI(responseParser: JSONParser())
-        let repositories = try await api.repositories(of: "apple").value
-        print(repositories.count)
-    }
-
-    static func quickStartWithCallbacks(_ api: GitHubAPI) -> Never {
-        api.repositories(of: "apple")
-            .onSuccess { repositories in print(repositories.count) }
-            .onError { error in print(error) }
-            .finally { exit(0) }
-        dispatchMain()
-    }
-
     // MARK: Defining an API
 
     struct Product: Codable, Sendable { let id: Int; let name: String; let price: Int }
@@ -41,35 +14,31 @@ enum Readme {
     struct Picture: Codable, Sendable { let bytes: Int }
     struct ShopError: Codable, Error, Sendable { let code: Int; let message: String }
 
-    final class ShopAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
-        let baseURL = "https://shop.example/api/v2"
-
+    final class ShopAPI: AbstractAPI, @unchecked Sendable {   // only `let`s of Sendable types
         func products(page: Int) -> Promise<[Product]> {
-            request(route: get(endpoint: "/products"), parameters: URLParameters(["page": page, "tags": ["a", "b"]]))
+            request(route: .get("/products"), parameters: URLParameters(["page": page, "tags": ["a", "b"]]))
         }
 
         func add(_ product: Product) -> Promise<Product> {
-            request(route: post(endpoint: "/products"), parameters: JSONParameters(product, headers: ["X-Trace": "1"]))
+            request(route: .post("/products"), parameters: JSONParameters(product, headers: ["X-Trace": "1"]))
         }
 
         func login(user: String, password: String) -> Promise<Session> {
-            request(route: post(endpoint: "/login"), parameters: FormParameters(["user": user, "password": password]))
+            request(route: .post("/login"), parameters: FormParameters(["user": user, "password": password]))
         }
 
         func upload(picture: URL, for id: Int) -> Promise<Picture> {
             let part = Part(name: "picture", fileURL: picture, mimeType: .png)   // streamed from disk
-            return request(route: patch(endpoint: "/products/\(id)/picture"),
+            return request(route: .patch("/products/\(id)/picture"),
                            parameters: MultipartParameters(parts: [part, Part(name: "caption", value: "front")]))
         }
 
-        func delete(_ id: Int) -> Promise<Void> { request(route: delete(endpoint: "/products/\(id)")) }
+        func delete(_ id: Int) -> Promise<Void> { request(route: .delete("/products/\(id)")) }
     }
 
     static func definingAnAPI() -> [Any] {
-        let shop = ShopAPI(responseParser: JSONParser())
-        let staging = APIConfiguration(name: "staging", commonHeaders: ["X-Client": "tern-demo/1.0"],
-                                       timeout: 20, cachePolicy: .reloadIgnoringLocalCacheData)
-        let stagingShop = ShopAPI(configuration: staging)
+        let shop = ShopAPI(configuration: .production)
+        let stagingShop = ShopAPI(configuration: .staging)
         return [shop, stagingShop, signing(shop)]
     }
 
@@ -141,14 +110,14 @@ private typealias ShopAPI = Readme.ShopAPI
 
 extension ShopAPI {
     func featured() -> Promise<[Product]> {
-        request(route: get(endpoint: "/featured"),
+        request(route: .get("/featured"),
                 options: RequestOptions(sampleData: .json(#"[{"id": 1, "name": "Arctic tern", "price": 12}]"#)))
     }
 }
 
 extension Readme {
     static func sampleData(fixtureURL: URL) async throws -> [TernTests.Product] {
-        let preview = ShopAPI(configuration: APIConfiguration(usesSampleData: true))
+        let preview = ShopAPI(configuration: APIConfiguration(baseURL: "https://shop.example", usesSampleData: true))
         let sampled: APIRequest<[Product]> = .get("/products").sample(.file(fixtureURL))   // read when used
         _ = sampled
         return try await preview.featured().value
@@ -159,16 +128,16 @@ extension Readme {
 
 extension Readme.ShopAPI {
     func restore(_ archive: URL) -> Promise<Void> {   // streamed from disk as it is sent
-        request(route: put(endpoint: "/backups/latest"), parameters: FileParameters(archive, contentType: "application/zip"))
+        request(route: .put("/backups/latest"), parameters: FileParameters(archive, contentType: "application/zip"))
     }
 
     func publish(_ recording: URL, length: Int64) -> Promise<Void> {   // a new stream for each attempt
-        request(route: post(endpoint: "/recordings"),
+        request(route: .post("/recordings"),
                 parameters: StreamParameters(length: length, contentType: "audio/ogg") { InputStream(url: recording)! })
     }
 
     func export(_ year: Int, to destination: URL) -> Promise<DownloadedFile> {
-        download(route: get(endpoint: "/exports/\(year).zip"), to: destination, replacing: true)
+        download(route: .get("/exports/\(year).zip"), to: destination, replacing: true)
     }
 }
 
@@ -192,18 +161,18 @@ extension Readme {
 
     // MARK: Responses
 
-    final class FilesAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
-        let baseURL = "https://files.example"
-        func file(_ id: Int) -> Promise<Product> { request(route: get(endpoint: "/files/\(id)")) }      // decoded
-        func raw(_ id: Int) -> Promise<Data> { request(route: get(endpoint: "/files/\(id)/raw")) }     // the body
-        func readme() -> Promise<String> { request(route: get(endpoint: "/README")) }                  // text, by charset
-        func whole(_ id: Int) -> Promise<Response> { request(route: get(endpoint: "/files/\(id)")) }   // everything
-        func exists(_ id: Int) -> Promise<Void> { request(route: head(endpoint: "/files/\(id)")) }     // nothing
-        func maybe(_ id: Int) -> Promise<Product?> { request(route: get(endpoint: "/maybe/\(id)")) }   // nil when empty
+    struct FilesAPI: Sendable {
+        let client: APIClient
+        func file(_ id: Int) -> Promise<Product> { client.request(route: .get("/files/\(id)")) }      // decoded
+        func raw(_ id: Int) -> Promise<Data> { client.request(route: .get("/files/\(id)/raw")) }     // the body
+        func readme() -> Promise<String> { client.request(route: .get("/README")) }                  // text, by charset
+        func whole(_ id: Int) -> Promise<Response> { client.request(route: .get("/files/\(id)")) }   // everything
+        func exists(_ id: Int) -> Promise<Void> { client.request(route: .head("/files/\(id)")) }     // nothing
+        func maybe(_ id: Int) -> Promise<Product?> { client.request(route: .get("/maybe/\(id)")) }   // nil when empty
     }
 
     static func linkHeaders(shop: ShopAPI) async throws -> URL? {
-        let firstPage: Response = try await shop.request(route: shop.get(endpoint: "/products")).value
+        let firstPage: Response = try await shop.request(route: .get("/products")).value
         let nextPage = firstPage.link(rel: "next")   // nil on the last page
         return nextPage
     }
@@ -242,7 +211,7 @@ extension Readme {
         let task = Task { try await shop.products(page: 1).value }
         task.cancel()                               // the same, from Swift concurrency
 
-        let report: Promise<Data> = shop.request(route: shop.get(endpoint: "/report"), options: RequestOptions(timeout: 2.5))
+        let report: Promise<Data> = shop.request(route: .get("/report"), options: RequestOptions(timeout: 2.5))
         _ = report
 
         let serverShop = ShopAPI(responseParser: JSONParser(), responseQueue: .global())
@@ -277,7 +246,7 @@ extension Readme {
         } catch let error as APIError {
             // Cut off, cancelled or timed out: the bytes that arrived are kept when they can be resumed.
             if let resume = ResumableDownload.pending(for: destination) {
-                let file = try await shop.download(route: shop.get(endpoint: "/exports/2026.zip"), to: destination,
+                let file = try await shop.download(route: .get("/exports/2026.zip"), to: destination,
                                                    replacing: true, resumingFrom: resume).value
                 print("resumed after \(file.resumedBytes) bytes", error.isCancellation)
             }
@@ -310,72 +279,7 @@ extension Readme {
         return [signedIn, stateless, fewer]
     }
 
-    static func choosingATransport() throws -> [Any] {
-        let overCurl = TestShopAPI(baseURL: "https://shop.example", transport: try CurlTransport())
-        let privateCA = try CurlTransport(trusting: URL(fileURLWithPath: "/etc/shop/ca.pem"))   // that CA alone, not the system's
-        let overURLSession = TestShopAPI(baseURL: "https://shop.example", transport: URLSessionTransport())
-        return [overCurl, privateCA, overURLSession]
-    }
     #endif
-
-    struct CannedTransport: WholeResponseTransport {
-        func send(_ request: TransportRequest,
-                  completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
-            let response = HTTPURLResponse(url: request.urlRequest.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!
-            completion(.success(TransportResponse(httpResponse: response, body: Data("[]".utf8))))
-            return NoTask()
-        }
-    }
-
-
-    static func transports() async throws -> [Product] {
-        let offline = TestShopAPI(baseURL: "https://shop.example", transport: CannedTransport())
-        return try await offline.products().value
-    }
-
-    // MARK: Testing your API
-
-    final class TestShopAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
-        let baseURL: String
-        init(baseURL: String, transport: (any Transport)? = nil, clock: (any APIClock)? = nil) {
-            self.baseURL = baseURL
-            super.init(transport: transport, responseQueue: .global(), clock: clock)
-        }
-        func products() -> Promise<[Product]> { request(route: get(endpoint: "/products")) }
-    }
-
-    /// The snippets' products, and how their request to the closed port ended. Awaited, not
-    /// waited for: a test blocking a shared pool thread can starve the pipelines of tests
-    /// running beside it.
-    static func testing() async throws -> (products: [Product], unreachable: APIError?) {
-        let server = try LoopbackServer { request in
-            request.path == "/products" ? .json(#"[{"id": 1, "name": "tern", "price": 3}]"#) : ServerResponse(status: 404)
-        }
-        defer { server.stop() }
-        let testShop = TestShopAPI(baseURL: server.baseURL)
-
-        let closed = try ClosedPort()
-        let unreachableShop = TestShopAPI(baseURL: closed.baseURL)   // fails: APIError.transportFailed
-        let unreachable = unreachableShop.products()
-
-        let stubs = StubTransport()
-        stubs.add(Stub(.get, "/products", query: ["page": "1"], answers: .json(#"[{"id": 1, "name": "tern", "price": 3}]"#)))
-        stubs.add(Stub(.post, "/login", answers: .status(401), .json(#"{"token": "fresh"}"#)))
-        stubs.add(Stub(.get, "/exports/**", answers: StubAnswer.text("zip").chunked(into: 1024).delayed(by: 2)))
-        stubs.add(Stub(.get, "/offline", answers: .failure(URLError(.notConnectedToInternet))))
-        let stubbedShop = TestShopAPI(baseURL: "https://shop.example", transport: stubs)
-        // Later: stubs.requests holds every request, bodies included (file and stream bodies read back).
-        _ = stubbedShop
-
-        let clock = TestClock()
-        let delayed = Promise(value: 1).delay(30, clock: clock)
-        clock.advance(by: 30)                  // the 30 s are over at once
-        let clockedShop = TestShopAPI(baseURL: server.baseURL, clock: clock)
-        _ = (delayed, clockedShop)
-
-        let refused = await apiError(of: unreachable)   // settled while the port is still reserved
-        return (try await testShop.products().value, refused)
-    }
 
     // MARK: Limits
 
@@ -385,43 +289,7 @@ extension Readme {
         return [bounded, bigExport]
     }
 
-    // MARK: Authentication
-
-    struct Tokens: Decodable, Sendable { let access: String; let refresh: String }
-
-    final class TokenStore: APIDelegate, @unchecked Sendable {   // its one var is behind the lock
-        private let lock = NSLock()
-        private var tokens: Tokens
-        private let tokenURL: String
-        init(_ tokens: Tokens, tokenURL: String) { self.tokens = tokens; self.tokenURL = tokenURL }
-
-        var current: Tokens {
-            lock.lock(); defer { lock.unlock() }
-            return tokens
-        }
-
-        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
-            request.setValue("Bearer \(current.access)", forHTTPHeaderField: "Authorization")
-        }
-
-        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
-            let refreshed: Promise<Tokens> = api.request(
-                route: .post(tokenURL),
-                parameters: FormParameters(["grant_type": "refresh_token", "refresh_token": current.refresh]),
-                options: RequestOptions(authenticates: false))      // not signed, not held for itself
-            return refreshed.map { [self] new in
-                lock.lock(); defer { lock.unlock() }
-                tokens = new
-            }
-        }
-    }
-
-    static func authentication() -> [AnyObject] {
-        let store = TokenStore(Tokens(access: "a-1", refresh: "r-1"), tokenURL: "https://shop.example/oauth/token")
-        let securedShop = ShopAPI(responseParser: JSONParser())
-        securedShop.delegate = store                                 // held weakly: keep `store`
-        return [store, securedShop]
-    }
+    // MARK: Authentication (the store is in TourSnippets)
 
     // MARK: Retries, adapters, plugins
 
@@ -468,46 +336,12 @@ extension Readme {
         #expect(products.map(\.name) == ["Arctic tern"])
     }
 
-    @Test func theCannedTransportAnswers() async throws {
-        #expect(try await Readme.transports().isEmpty)
-    }
-
-    @Test func theTokenStoreSignsAndRefreshesAgainstATokenServer() async throws {
-        // The README's store, with a loopback token server in place of shop.example.
-        let server = try LoopbackServer { request in
-            switch request.path {
-            case "/oauth/token":
-                let form = String(decoding: request.body, as: UTF8.self)
-                return form.contains("refresh_token=r-1") ? .json(#"{"access": "a-2", "refresh": "r-2"}"#) : ServerResponse(status: 400)
-            default:
-                return request.headers["Authorization"] == "Bearer a-2" ? .json(#"[]"#) : ServerResponse(status: 401)
-            }
-        }
-        defer { server.stop() }
-        let store = Readme.TokenStore(Readme.Tokens(access: "a-1", refresh: "r-1"), tokenURL: server.baseURL + "/oauth/token")
-        let api = Readme.TestShopAPI(baseURL: server.baseURL)
-        api.delegate = store
-        #expect(try await api.products().value.isEmpty)
-        #expect(store.current.access == "a-2")
-        withExtendedLifetime(store) {}
-    }
-
-    @Test func theTestingSnippetRuns() async throws {
-        let (products, error) = try await Readme.testing()
-        #expect(products.map(\.name) == ["tern"])
-        guard case APIError.transportFailed(let failure)? = error else {
-            Issue.record("expected transportFailed, got \(String(describing: error))")
-            return
-        }
-        #expect(failure.urlError?.code == .cannotConnectToHost)
-    }
-
     @Test func theCustomEncoderAndThePageParserRun() async throws {
         let echo = try await TestAPI().echo(.post, Readme.PlainText(text: "hello"))
         #expect(String(decoding: echo.body, as: UTF8.self) == "hello")
         #expect(echo.header("Content-Type") == "text/plain; charset=utf-8")
         let pages = try TestAPI(parser: Readme.PageParser())
-        let products: [Product] = try await pages.request(route: pages.get(endpoint: "/page")).value
+        let products: [Product] = try await pages.request(route: .get("/page")).value
         #expect(products.count == 1)
     }
 

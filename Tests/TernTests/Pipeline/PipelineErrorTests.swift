@@ -8,14 +8,16 @@ import TernTesting
 @Suite(.timeLimit(.minutes(1))) struct PipelineErrorTests {
     @Test(arguments: ["not a url", "http://", "://missing-scheme", "", "http://127.0.0.1:99999/a", "http://127.0.0.1:8o/a"])
     func anInvalidURLIsNamed(url: String) async throws {
-        let api = try TestAPI()
+        // No base URL: a relative one would join it.
+        let api = APIClient(configuration: APIConfiguration(retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
         let error = await apiError(of: api.request(route: .get(url)) as Promise<Void>)
         guard case .invalidRequest(let failure)? = error else {
             Issue.record("expected invalidRequest for \"\(url)\", got \(String(describing: error))")
             return
         }
         #expect(failure.reason == .invalidURL(url))
-        #expect(failure.description == "Invalid request: \"\(url)\" is not a valid URL (for GET).")
+        let why = url.contains(":") ? "is not a valid URL" : "is a relative URL, and the API has no base URL to join it to (set APIConfiguration.baseURL)"
+        #expect(failure.description == "Invalid request: \"\(url)\" \(why) (for GET).")
     }
 
     @Test func encodingFailuresNameTheParameter() async throws {

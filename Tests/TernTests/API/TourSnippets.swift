@@ -1,0 +1,266 @@
+import Foundation
+import Synchronization
+import Testing
+import Tern
+import TernTesting
+
+// The README's snippets in the style it teaches (a service is a Sendable struct holding an
+// APIClient), and the articles' that use it; `SnippetTests` checks they appear here line for
+// line. Compiled, and where a test below says so, run.
+
+extension APIConfiguration {
+    static let production = APIConfiguration(name: "production", baseURL: "https://shop.example/api/v2")
+    static let staging = APIConfiguration(name: "staging", baseURL: "https://staging.shop.example/api/v2",
+                                          commonHeaders: ["X-Client": "tern-demo/1.0"], timeout: 20)
+}
+
+enum Tour {
+    typealias Product = Readme.Product
+    typealias Picture = Readme.Picture
+    typealias ShopError = Readme.ShopError
+
+    // MARK: Quick start
+
+    struct Repository: Decodable, Sendable { let name: String }
+
+    struct GitHub: Sendable {
+        let client = APIClient(configuration: APIConfiguration(baseURL: "https://api.github.com"))
+
+        func repositories(of user: String) -> Promise<[Repository]> {
+            client.request(route: .get("/users/\(user)/repos"), parameters: URLParameters(["per_page": 50]))
+        }
+    }
+
+    static func quickStart() async throws -> GitHub {
+        let github = GitHub()
+        let repositories = try await github.repositories(of: "apple").value
+        print(repositories.count)
+        return github
+    }
+
+    static func quickStartWithCallbacks(_ github: GitHub) -> Never {
+        github.repositories(of: "apple")
+            .onSuccess { repositories in print(repositories.count) }
+            .onError { error in print(error) }
+            .finally { exit(0) }
+        dispatchMain()
+    }
+
+    // MARK: Defining a service
+
+    struct ShopAPI: Sendable {
+        let client: APIClient
+
+        func products(page: Int) -> Promise<[Product]> {
+            client.request(route: .get("/products"), parameters: URLParameters(["page": page, "tags": ["a", "b"]]))
+        }
+
+        func add(_ product: Product) -> Promise<Product> {
+            client.request(route: .post("/products"), parameters: JSONParameters(product))
+        }
+
+        func delete(_ id: Int) -> Promise<Void> { client.request(route: .delete("/products/\(id)")) }
+    }
+
+    static func definingAService() -> [ShopAPI] {
+        let shop = ShopAPI(client: APIClient(configuration: .production))
+        let local = ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: "http://127.0.0.1:8080")))
+        return [shop, local]
+    }
+
+    // MARK: The tour
+
+    static func progress(shop: ShopAPI, pictureURL: URL) {
+        shop.upload(picture: pictureURL, for: 42)
+            .onProgress(in: .main) { progress in print(progress.direction, progress.fractionCompleted ?? 0) }
+    }
+
+    static func errors(shop: ShopAPI) {
+        shop.products(page: 1).onError { error in
+            switch error as? APIError {
+            case .cancelled?:
+                break
+            case .unacceptableStatus(let failure)? where failure.statusCode == 404:
+                print("no products")
+            case .unacceptableStatus(let failure)?:
+                print(failure.serverError(as: ShopError.self)?.message ?? "\(failure)")
+            default:
+                print(error)   // "Could not parse Array<Product> at [1].price from GET https://… (status 200): …"
+            }
+        }
+    }
+
+    static func pages(shop: ShopAPI) async throws {
+        for try await page in shop.client.pages(APIRequest<[Product]>.get("/products"), style: .linkHeader) {
+            print(page.elements.count)
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    static func authentication(shop: ShopAPI) -> TokenStore {
+        let tokens = TokenStore(Tokens(access: "a-1", refresh: "r-1"), tokenURL: "https://shop.example/oauth/token")
+        shop.client.delegate = tokens                                // held weakly: keep `tokens`
+        return tokens
+    }
+
+    static func policies() -> APIConfiguration {
+        let patient = APIConfiguration(baseURL: "https://shop.example/api/v2", timeout: 20,
+                                       retryPolicy: RetryPolicy(maxRetries: 4, baseDelay: 0.2),
+                                       redirectPolicy: RedirectPolicy(maximumRedirects: 3))
+        return patient
+    }
+
+    #if os(Linux)
+    static func privateCA() throws -> ShopAPI {
+        let privateCA = try CurlTransport(trusting: URL(fileURLWithPath: "/etc/shop/ca.pem"))   // that CA alone
+        let internalShop = ShopAPI(client: APIClient(configuration: .production, transport: privateCA))
+        return internalShop
+    }
+
+    static func choosingATransport() throws -> [Any] {
+        let overCurl = ShopAPI(client: APIClient(configuration: .production, transport: try CurlTransport()))
+        let overURLSession = ShopAPI(client: APIClient(configuration: .production, transport: URLSessionTransport()))
+        return [overCurl, overURLSession]
+    }
+    #endif
+
+    static func stubbed() async throws -> [Product] {
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/api/v2/products", answers: .json(#"[{"id": 1, "name": "tern", "price": 3}]"#)))
+        let stubbedShop = ShopAPI(client: APIClient(configuration: .production, transport: stubs))
+        let stubbed = try await stubbedShop.products(page: 1).value   // one product, no network
+        return stubbed
+    }
+
+    struct CannedTransport: WholeResponseTransport {
+        func send(_ request: TransportRequest,
+                  completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
+            let response = HTTPURLResponse(url: request.urlRequest.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!
+            completion(.success(TransportResponse(httpResponse: response, body: Data("[]".utf8))))
+            return NoTask()
+        }
+    }
+
+    static func transports() async throws -> [Product] {
+        let offline = ShopAPI(client: APIClient(configuration: .production, transport: CannedTransport()))
+        return try await offline.products(page: 1).value
+    }
+
+    // MARK: Testing with stubs
+
+    /// The snippets' products, and how their request to the closed port ended. Awaited, not
+    /// waited for: a test blocking a shared pool thread can starve the pipelines of tests
+    /// running beside it.
+    static func testing() async throws -> (products: [Product], unreachable: APIError?) {
+        let server = try LoopbackServer { request in
+            request.path == "/products" ? .json(#"[{"id": 1, "name": "tern", "price": 3}]"#) : ServerResponse(status: 404)
+        }
+        defer { server.stop() }
+        let testShop = ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL), responseQueue: .global()))
+
+        let closed = try ClosedPort()
+        let unreachableShop = ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: closed.baseURL)))   // fails: transportFailed
+        let unreachable = unreachableShop.products(page: 1)
+
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/products", query: ["page": "1"], answers: .json(#"[{"id": 1, "name": "tern", "price": 3}]"#)))
+        stubs.add(Stub(.post, "/login", answers: .status(401), .json(#"{"token": "fresh"}"#)))
+        stubs.add(Stub(.get, "/exports/**", answers: StubAnswer.text("zip").chunked(into: 1024).delayed(by: 2)))
+        stubs.add(Stub(.get, "/offline", answers: .failure(URLError(.notConnectedToInternet))))
+        let stubbedShop = ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: "https://shop.example"), transport: stubs))
+        // Later: stubs.requests holds every request, bodies included (file and stream bodies read back).
+        _ = stubbedShop
+
+        let clock = TestClock()
+        let delayed = Promise(value: 1).delay(30, clock: clock)
+        clock.advance(by: 30)                  // the 30 s are over at once
+        let clockedShop = ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL), clock: clock))
+        _ = (delayed, clockedShop)
+
+        let refused = await apiError(of: unreachable)   // settled while the port is still reserved
+        return (try await testShop.products(page: 1).value, refused)
+    }
+}
+
+private typealias ShopAPI = Tour.ShopAPI
+typealias Picture = Readme.Picture
+
+extension ShopAPI {
+    func upload(picture: URL, for id: Int) -> Promise<Picture> {
+        let part = Part(name: "picture", fileURL: picture, mimeType: .png)   // streamed from disk
+        return client.request(route: .patch("/products/\(id)/picture"),
+                              parameters: MultipartParameters(parts: [part, Part(name: "caption", value: "front")]))
+    }
+
+    func export(_ year: Int, to destination: URL) -> Promise<DownloadedFile> {
+        client.download(route: .get("/exports/\(year).zip"), to: destination, replacing: true)
+    }
+}
+
+// MARK: Authentication (at file scope, as the article writes it)
+
+struct Tokens: Decodable, Sendable { let access: String; let refresh: String }
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)   // Mutex; before those, a lock of your own
+final class TokenStore: APIDelegate {
+    private let tokens: Mutex<Tokens>
+    private let tokenURL: String
+    init(_ tokens: Tokens, tokenURL: String) { self.tokens = Mutex(tokens); self.tokenURL = tokenURL }
+
+    var current: Tokens { tokens.withLock { $0 } }
+
+    func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+        request.setValue("Bearer \(current.access)", forHTTPHeaderField: "Authorization")
+    }
+
+    func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+        let refreshed: Promise<Tokens> = api.request(
+            route: .post(tokenURL),
+            parameters: FormParameters(["grant_type": "refresh_token", "refresh_token": current.refresh]),
+            options: RequestOptions(authenticates: false))      // not signed, not held for itself
+        return refreshed.map { [self] new in tokens.withLock { $0 = new } }
+    }
+}
+
+
+@Suite(.timeLimit(.minutes(1))) struct TourTests {
+    @Test func theStubbedShopAnswersFromItsStub() async throws {
+        #expect(try await Tour.stubbed().map(\.name) == ["tern"])
+    }
+
+    @Test func theCannedTransportAnswers() async throws {
+        #expect(try await Tour.transports().isEmpty)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @Test func theTokenStoreSignsAndRefreshesAgainstATokenServer() async throws {
+        // The documents' store, with a loopback token server in place of shop.example.
+        let server = try LoopbackServer { request in
+            switch request.path {
+            case "/oauth/token":
+                let form = String(decoding: request.body, as: UTF8.self)
+                return form.contains("refresh_token=r-1") ? .json(#"{"access": "a-2", "refresh": "r-2"}"#) : ServerResponse(status: 400)
+            default:
+                return request.headers["Authorization"] == "Bearer a-2" ? .json(#"[]"#) : ServerResponse(status: 401)
+            }
+        }
+        defer { server.stop() }
+        let shop = Tour.ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL), responseQueue: .global()))
+        let tokens = Tour.authentication(shop: shop)
+        let store = TokenStore(Tokens(access: "a-1", refresh: "r-1"), tokenURL: server.baseURL + "/oauth/token")
+        shop.client.delegate = store
+        #expect(try await shop.products(page: 1).value.isEmpty)
+        #expect(store.current.access == "a-2")
+        withExtendedLifetime((store, tokens)) {}
+    }
+
+    @Test func theTestingSnippetRuns() async throws {
+        let (products, error) = try await Tour.testing()
+        #expect(products.map(\.name) == ["tern"])
+        guard case APIError.transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.urlError?.code == .cannotConnectToHost)
+    }
+}
