@@ -24,50 +24,51 @@ struct ShopError: Codable, Error, Sendable {
     let message: String
 }
 
-/// The README's shop client, word for word, and a few endpoints more for the rest of the tour.
-final class ShopAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
-    let baseURL: String
+/// The README's shop service, and a few endpoints more for the rest of the tour: a struct that
+/// Swift checks, holding a client whose configuration has the shop's base URL.
+struct ShopAPI: Sendable {
+    let client: APIClient
 
     init(baseURL: String) {
-        self.baseURL = baseURL
-        super.init(responseParser: JSONParser(errorType: ShopError.self), responseQueue: .global())
+        client = APIClient(responseParser: JSONParser(errorType: ShopError.self), configuration: APIConfiguration(name: "demo", baseURL: baseURL),
+                           responseQueue: .global())
     }
 
     func products(page: Int) -> Promise<[Product]> {
-        request(route: get(endpoint: "/products"), parameters: URLParameters(["page": page, "tags": ["a", "b"]]))
+        client.request(route: .get("/products"), parameters: URLParameters(["page": page, "tags": ["a", "b"]]))
     }
 
     func add(_ product: Product) -> Promise<Product> {
-        request(route: post(endpoint: "/products"), parameters: JSONParameters(product, headers: ["X-Trace": "1"]))
+        client.request(route: .post("/products"), parameters: JSONParameters(product, headers: ["X-Trace": "1"]))
     }
 
     func login(user: String, password: String) -> Promise<Session> {
-        request(route: post(endpoint: "/login"), parameters: FormParameters(["user": user, "password": password]))
+        client.request(route: .post("/login"), parameters: FormParameters(["user": user, "password": password]))
     }
 
     func upload(picture: URL, for id: Int) -> Promise<Picture> {
         let part = Part(name: "picture", fileURL: picture, mimeType: .png)   // streamed from disk
-        return request(route: patch(endpoint: "/products/\(id)/picture"),
-                       parameters: MultipartParameters(parts: [part, Part(name: "caption", value: "front")]))
+        return client.request(route: .patch("/products/\(id)/picture"),
+                              parameters: MultipartParameters(parts: [part, Part(name: "caption", value: "front")]))
     }
 
-    func delete(_ id: Int) -> Promise<Void> { request(route: delete(endpoint: "/products/\(id)")) }
+    func delete(_ id: Int) -> Promise<Void> { client.request(route: .delete("/products/\(id)")) }
 
-    func slow() -> Promise<Void> { request(route: get(endpoint: "/slow"), options: RequestOptions(timeout: 0.3)) }
+    func slow() -> Promise<Void> { client.request(route: .get("/slow"), options: RequestOptions(timeout: 0.3)) }
 
-    func stalled() -> Promise<Void> { request(route: get(endpoint: "/slow")) }
+    func stalled() -> Promise<Void> { client.request(route: .get("/slow")) }
 
-    func orders() -> Promise<[Product]> { request(route: get(endpoint: "/orders")) }
+    func orders() -> Promise<[Product]> { client.request(route: .get("/orders")) }
 
     func export(to destination: URL, resumingFrom resume: ResumableDownload? = nil) -> Promise<DownloadedFile> {
-        download(route: get(endpoint: "/export"), to: destination, replacing: true, resumingFrom: resume,
-                 options: RequestOptions(retryPolicy: .never))
+        client.download(route: .get("/export"), to: destination, replacing: true, resumingFrom: resume,
+                        options: RequestOptions(retryPolicy: .never))
     }
 
-    func whoami() -> Promise<Whoami> { request(route: get(endpoint: "/moved")) }
+    func whoami() -> Promise<Whoami> { client.request(route: .get("/moved")) }
 
     func flaky(log: LoggerPlugin) -> Promise<[Product]> {
-        request(route: get(endpoint: "/flaky"), options: RequestOptions(retryPolicy: RetryPolicy(baseDelay: 0.05), plugins: [log]))
+        client.request(route: .get("/flaky"), options: RequestOptions(retryPolicy: RetryPolicy(baseDelay: 0.05), plugins: [log]))
     }
 }
 

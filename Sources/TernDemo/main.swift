@@ -13,7 +13,7 @@ let help = """
 if let argument = CommandLine.arguments.dropFirst().first, argument == "--help" || argument == "-h" {
     print(help)
 } else if let url = CommandLine.arguments.dropFirst().first {
-    let api = AbstractAPI(configuration: APIConfiguration(timeout: 30), responseQueue: .global())
+    let api = APIClient(configuration: APIConfiguration(timeout: 30), responseQueue: .global())
     do {
         let response: Response = try await api.request(route: .get(url), options: RequestOptions(validation: .acceptAll)).value
         print("\(response.statusCode) from \(response.url?.absoluteString ?? url) in \(Int(response.timing.duration * 1000)) ms")
@@ -61,7 +61,7 @@ if let argument = CommandLine.arguments.dropFirst().first, argument == "--help" 
 
     // Pages, as an async sequence following the shop's Link headers; each requested when needed.
     var pages: [String] = []
-    for try await page in api.pages(Shop.catalog, style: .linkHeader) {
+    for try await page in api.client.pages(Shop.catalog, style: .linkHeader) {
         pages.append(page.elements.map(\.name).joined(separator: ", "))
     }
     print("pages(Shop.catalog)      → \(pages.count) pages: \(pages.joined(separator: " | "))")
@@ -82,13 +82,13 @@ if let argument = CommandLine.arguments.dropFirst().first, argument == "--help" 
 
     // Expired credentials: three calls at once, one refresh, each call replayed once.
     let tokens = DemoTokens(baseURL: server.baseURL)
-    api.delegate = tokens
+    api.client.delegate = tokens
     let orders = try await Promise.all([api.orders(), api.orders(), api.orders()], in: .global()).value
     print("orders() × 3, expired    → \(tokens.refreshCount) refresh, \(orders.count) answers")
     // A redirect to another origin: Tern follows it, and the shop's token stays home.
     let whoami = try await api.whoami().value
     print("whoami() → 302 elsewhere → Authorization there: \(whoami.authorization)")
-    api.delegate = nil
+    api.client.delegate = nil
 
     // A busy endpoint: retried with backoff, each step logged.
     let log = LoggerPlugin(level: .request) { line in print("                           \(line)") }

@@ -12,7 +12,7 @@ import Darwin
 ///
 /// ```swift
 /// let closed = try ClosedPort()
-/// let api = ShopAPI(baseURL: closed.baseURL)   // every request fails: connection refused
+/// let shop = ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: closed.baseURL)))   // every request fails: connection refused
 /// ```
 public final class ClosedPort: Sendable {
     /// The reserved port.

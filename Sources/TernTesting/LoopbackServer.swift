@@ -14,7 +14,7 @@ import Tern
 ///     request.path == "/products" ? .json(#"[{"name":"tern"}]"#) : ServerResponse(status: 404)
 /// }
 /// defer { server.stop() }
-/// let api = ShopAPI(baseURL: server.baseURL)
+/// let shop = ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL)))
 /// ```
 ///
 /// Each connection gets a thread; connections are kept alive; `Expect: 100-continue` is

@@ -6,9 +6,9 @@ extension Promise {
     /// Blocks the calling thread until the promise settles, for synchronous tests and scripts.
     ///
     /// Never call it on the queue the promise delivers to. Fails with
-    /// ``APIError/timeout(_:)`` if the promise is still pending after `timeout` seconds.
+    /// `APIError.timeout` if the promise is still pending after `timeout` seconds.
     ///
-    /// - Throws: The promise's error, or ``APIError/timeout(_:)``.
+    /// - Throws: The promise's error, or `APIError.timeout`.
     public func wait(timeout: TimeInterval = 10) throws -> Value {
         let settled = DispatchSemaphore(value: 0)
         onResult(in: .global()) { _ in settled.signal() }

@@ -17,7 +17,7 @@ extension AbstractAPI {
     /// ``ResumableDownload``); a retry of the same request goes on from them too.
     ///
     /// ```swift
-    /// api.download(route: get(endpoint: "/exports/2026.zip"), to: destination, replacing: true)
+    /// client.download(route: .get("/exports/2026.zip"), to: destination, replacing: true)
     ///     .onProgress { progress in bar.progress = progress.fraction ?? 0 }
     ///     .onSuccess { file in open(file.fileURL) }
     /// ```

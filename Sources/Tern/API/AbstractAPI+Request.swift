@@ -12,7 +12,7 @@ extension AbstractAPI {
     ///
     /// ```swift
     /// func products(page: Int) -> Promise<[Product]> {
-    ///     request(route: get(endpoint: "/products"), parameters: URLParameters(["page": page]))
+    ///     client.request(route: .get("/products"), parameters: URLParameters(["page": page]))
     /// }
     /// ```
     @inlinable

@@ -6,7 +6,7 @@ import FoundationNetworking
 /// Settings for one request that override the API's.
 ///
 /// ```swift
-/// request(route: get(endpoint: "/report"), options: RequestOptions(timeout: 2.5, responseQueue: .global()))
+/// client.request(route: .get("/report"), options: RequestOptions(timeout: 2.5, responseQueue: .global()))
 /// ```
 public struct RequestOptions: Sendable {
     /// Seconds the request may take in all, retries and refresh included, from sending to the

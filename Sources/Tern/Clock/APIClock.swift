@@ -9,7 +9,7 @@ import Dispatch
 ///
 /// ```swift
 /// let clock = TestClock()
-/// let api = ShopAPI(clock: clock)
+/// let client = APIClient(configuration: .production, clock: clock)
 /// …
 /// clock.advance(by: 0.5)   // the retry's backoff has passed
 /// ```

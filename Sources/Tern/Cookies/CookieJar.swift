@@ -24,7 +24,7 @@ import Foundation
 ///
 /// ```swift
 /// let jar = CookieJar()
-/// let shop = ShopAPI(configuration: APIConfiguration(cookies: .shared(jar)))
+/// let client = APIClient(configuration: APIConfiguration(baseURL: "https://shop.example", cookies: .shared(jar)))
 /// print(jar.all)
 /// ```
 public final class CookieJar: Sendable {

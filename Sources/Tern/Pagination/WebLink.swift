@@ -3,7 +3,7 @@ import Foundation
 /// One link of a `Link` header (RFC 8288): a target and its relations, such as a page's `next`.
 ///
 /// ```swift
-/// let response: Response = try await api.request(route: api.get(endpoint: "/repos")).value
+/// let response: Response = try await client.request(route: .get("/repos")).value
 /// if let next = response.link(rel: "next") { … }
 /// ```
 public struct WebLink: Sendable, Equatable {

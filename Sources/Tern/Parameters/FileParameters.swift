@@ -4,7 +4,7 @@ import Foundation
 /// whatever its size.
 ///
 /// ```swift
-/// request(route: put(endpoint: "/backups/latest"), parameters: FileParameters(archive, contentType: "application/zip"))
+/// client.request(route: .put("/backups/latest"), parameters: FileParameters(archive, contentType: "application/zip"))
 /// ```
 public struct FileParameters: RequestParameters {
     /// The file.

@@ -6,7 +6,7 @@ import FoundationNetworking
 /// Decodes JSON bodies with a `JSONDecoder`.
 ///
 /// ```swift
-/// let api = ShopAPI(responseParser: JSONParser())
+/// let client = APIClient(responseParser: JSONParser(), configuration: .production)
 ///
 /// // Values inside an envelope: {"data": {"items": [...]}}
 /// JSONParser(keyPath: "data.items")

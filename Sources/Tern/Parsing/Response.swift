@@ -8,7 +8,7 @@ import FoundationNetworking
 /// Ask for it as an endpoint's value when you need more than the decoded body:
 ///
 /// ```swift
-/// func download(_ id: Int) -> Promise<Response> { request(route: get(endpoint: "/files/\(id)")) }
+/// func download(_ id: Int) -> Promise<Response> { client.request(route: .get("/files/\(id)")) }
 /// ```
 public struct Response: Sendable {
     /// The request as it was sent, headers included.

@@ -2,7 +2,7 @@
 ///
 /// ```swift
 /// let logger = LoggerPlugin(level: .verbose, redactingHeaders: ["X-Api-Key"], redactingQueryKeys: ["token"], includesCURL: true)
-/// let api = ShopAPI(configuration: APIConfiguration(plugins: [logger]))
+/// let client = APIClient(configuration: APIConfiguration(baseURL: "https://shop.example", plugins: [logger]))
 /// ```
 ///
 /// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` are always redacted, and so

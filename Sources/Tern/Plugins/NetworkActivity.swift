@@ -3,7 +3,7 @@
 ///
 /// ```swift
 /// let activity = NetworkActivity { count in DispatchQueue.main.async { spinner.isHidden = count == 0 } }
-/// let api = ShopAPI(configuration: APIConfiguration(plugins: [activity]))
+/// let client = APIClient(configuration: APIConfiguration(baseURL: "https://shop.example", plugins: [activity]))
 /// ```
 public final class NetworkActivity: Plugin {
     private let count = Locked(0)

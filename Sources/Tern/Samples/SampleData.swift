@@ -7,8 +7,8 @@ import Foundation
 ///
 /// ```swift
 /// func featured() -> Promise<[Product]> {
-///     request(route: get(endpoint: "/featured"),
-///             options: RequestOptions(sampleData: .json(#"[{"id": 1, "name": "Arctic tern", "price": 12}]"#)))
+///     client.request(route: .get("/featured"),
+///                    options: RequestOptions(sampleData: .json(#"[{"id": 1, "name": "Arctic tern", "price": 12}]"#)))
 /// }
 /// static let catalog: APIRequest<[Product]> = .get("/products").sample(.json("[]"))
 /// ```

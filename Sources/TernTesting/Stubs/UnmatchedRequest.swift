@@ -4,7 +4,7 @@ import Tern
 /// The error a ``StubTransport`` fails a request with when no stub matches it: it shows the
 /// request and every stub it was compared with, and why each did not match.
 ///
-/// The request fails with ``APIError/transportFailed(_:)`` carrying it as `underlying`.
+/// The request fails with `APIError.transportFailed` carrying it as `underlying`.
 public struct UnmatchedRequest: Error, Sendable, CustomStringConvertible {
     /// The request as the transport received it.
     public let request: RecordedRequest

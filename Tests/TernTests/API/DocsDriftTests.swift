@@ -40,4 +40,36 @@ import Testing
             #expect(hasRow, "the source layout article has no row for \(folder)/")
         }
     }
+
+    /// The public top-level types declared in a module's sources: `public` or `open` at the
+    /// start of a line, then the kind and the name.
+    static func publicTypes(inModule module: String) -> [String] {
+        let folder = SnippetTests.root.appendingPathComponent("Sources/\(module)")
+        let paths = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
+        let kinds = ["class ", "struct ", "enum ", "protocol ", "actor ", "typealias "]
+        var names: [String] = []
+        for path in paths where path.hasSuffix(".swift") {
+            let text = (try? String(contentsOf: folder.appendingPathComponent(path), encoding: .utf8)) ?? ""
+            for line in text.split(separator: "\n") where line.hasPrefix("public ") || line.hasPrefix("open ") {
+                var rest = line.drop { $0 != " " }.dropFirst()
+                if rest.hasPrefix("final ") { rest = rest.dropFirst("final ".count) }
+                guard let kind = kinds.first(where: { rest.hasPrefix($0) }) else { continue }
+                names.append(String(rest.dropFirst(kind.count).prefix { $0.isLetter || $0.isNumber || $0 == "_" }))
+            }
+        }
+        return names.sorted()
+    }
+
+    @Test(arguments: [("Tern", "Sources/Tern/Tern.docc"), ("TernTesting", "Sources/TernTesting/TernTesting.docc")])
+    func everyPublicTypeIsLinkedFromTheCatalog(module: String, catalog: String) throws {
+        let folder = SnippetTests.root.appendingPathComponent(catalog)
+        let text = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".md") }
+            .map { try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8) }.joined()
+        let types = Self.publicTypes(inModule: module)
+        #expect(types.count > 8, "\(types): is the path to Sources/\(module) right?")
+        for type in types {
+            let linked = text.contains("``\(type)``")
+            #expect(linked, "\(catalog) links nowhere to \(type)")
+        }
+    }
 }

@@ -14,7 +14,7 @@ import Testing
     /// The documents whose snippets are checked.
     static var documents: [URL] {
         let articles = (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Sources/Tern/Tern.docc").path)) ?? []
-        return [root.appendingPathComponent("README.md")]
+        return [root.appendingPathComponent("README.md"), root.appendingPathComponent("Sources/TernTesting/TernTesting.docc/TernTesting.md")]
             + articles.filter { $0.hasSuffix(".md") }.sorted().map { root.appendingPathComponent("Sources/Tern/Tern.docc/\($0)") }
     }
 

@@ -13,7 +13,7 @@ import FoundationNetworking
 /// loaded, `init()` throws ``CurlUnavailable``.
 ///
 /// ```swift
-/// let api = ShopAPI(transport: try CurlTransport())
+/// let client = APIClient(configuration: .production, transport: try CurlTransport())
 /// ```
 ///
 /// After a transfer that ran alone the thread stays awake for up to 50 µs, yielding its core,
