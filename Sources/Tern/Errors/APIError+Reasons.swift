@@ -40,7 +40,7 @@ extension APIError {
 
         public var description: String {
             switch reason {
-            case .invalidURL(let string) where !AbsoluteURL.hasScheme(string) && !string.contains(":"):
+            case .invalidURL(let string) where !AbsoluteURL.hasScheme(string):
                 "Invalid request: \"\(quoted(string))\" is a relative URL, and the API has no base URL to join it to "
                     + "(set APIConfiguration.baseURL)\(method.map { " (for \(quoted($0, limit: 64)))" } ?? "")."
             case .invalidURL(let string):

@@ -16,7 +16,7 @@ import TernTesting
             return
         }
         #expect(failure.reason == .invalidURL(url))
-        let why = url.contains(":") ? "is not a valid URL" : "is a relative URL, and the API has no base URL to join it to (set APIConfiguration.baseURL)"
+        let why = url.hasPrefix("http") ? "is not a valid URL" : "is a relative URL, and the API has no base URL to join it to (set APIConfiguration.baseURL)"
         #expect(failure.description == "Invalid request: \"\(url)\" \(why) (for GET).")
     }
 
