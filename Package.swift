@@ -13,13 +13,20 @@ let package = Package(
     ],
     // The library depends on the toolchain alone: Foundation, FoundationNetworking and Dispatch.
     dependencies: [],
+    // The layers, each depending only on those below it; the compiler refuses an upward
+    // reference. Users import Tern, which re-exports the two below.
     targets: [
+        // Promises, the clock, the errors and HTTP's vocabulary: what every layer speaks.
+        .target(name: "TernCore"),
         // libcurl's variadic calls, made from C: libcurl itself is loaded at run time, on Linux.
         .target(name: "CTernCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
-        .target(name: "Tern", dependencies: ["CTernCurl"]),
+        // What carries bytes: the Transport protocol, CurlTransport, URLSessionTransport.
+        .target(name: "TernTransport", dependencies: ["TernCore", "CTernCurl"]),
+        // The API and its pipeline: parameters, parsing, plugins, pagination, downloads, cookies.
+        .target(name: "Tern", dependencies: ["TernCore", "TernTransport"]),
         .target(name: "TernTesting", dependencies: ["Tern"]),
         .executableTarget(name: "TernDemo", dependencies: ["Tern", "TernTesting"]),
-        .testTarget(name: "TernTests", dependencies: ["Tern", "TernTesting"]),
+        .testTarget(name: "TernTests", dependencies: ["TernCore", "TernTransport", "Tern", "TernTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,4 @@
-// Tern's public API speaks URLRequest, HTTPURLResponse and DispatchQueue, so `import Tern`
-// brings them along, on Linux (where they live in FoundationNetworking) as on Apple platforms.
-@_exported import Dispatch
-@_exported import Foundation
-#if canImport(FoundationNetworking)
-@_exported import FoundationNetworking
-#endif
+// `import Tern` is all a user writes: it brings the layers below (promises, errors, transports)
+// and Foundation's networking types, which Tern's API speaks.
+@_exported import TernCore
+@_exported import TernTransport

@@ -56,8 +56,9 @@ open class AbstractAPI: @unchecked Sendable {
     let retryAccount = RetryAccount()
     /// The configuration's plugins, and the logger its log level asks for.
     let plugins: [any Plugin]
-    /// Runs work on the transport's own thread when it has one and it is idle; says whether it did.
-    private let transportThread: (@Sendable (@escaping @Sendable () -> Void) -> Bool)?
+    /// Whether a request's first stages may run on the transport's own thread (see
+    /// ``Transport/runIfIdle(_:)``).
+    private let startsOnTransport: Bool
 
     /// Creates an API client.
     ///
@@ -83,16 +84,8 @@ open class AbstractAPI: @unchecked Sendable {
         cookieJar = configuration.cookies.makeJar()
         plugins = configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : [])
         pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent)
-        #if os(Linux)
         // An API answering with sample data never uses its transport: nothing to start there.
-        if !configuration.usesSampleData, let curl = self.transport as? CurlTransport {
-            transportThread = { work in curl.scheduleIfIdle(work) }
-        } else {
-            transportThread = nil
-        }
-        #else
-        transportThread = nil
-        #endif
+        startsOnTransport = !configuration.usesSampleData
     }
 
     /// Starts a request's pipeline (building, signing, sending) off the caller's thread: on the
@@ -100,7 +93,7 @@ open class AbstractAPI: @unchecked Sendable {
     /// without another hop; else on the pipeline queue, in parallel with the transfers.
     @usableFromInline
     func startPipeline(_ start: @escaping @Sendable () -> Void) {
-        if let transportThread, transportThread(start) { return }
+        if startsOnTransport, transport.runIfIdle(start) { return }
         pipelineQueue.async(execute: start)
     }
 

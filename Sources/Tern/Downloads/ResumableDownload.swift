@@ -63,8 +63,3 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
         try JSONEncoder().encode(self).write(to: Self.recordFile(for: destination), options: .atomic)
     }
 }
-
-/// The size of the file at `url`, or `nil` when there is none.
-func fileSize(of url: URL) -> Int64? {
-    (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
-}

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 @Suite(.timeLimit(.minutes(1))) struct TimerQueueTests {
     @Test func actionsRunInDeadlineOrderAndNotBefore() async throws {

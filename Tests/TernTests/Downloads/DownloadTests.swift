@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 import TernTesting
 
 /// Downloads to a file, and resuming them, against a loopback server with range support.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// The paginator's rules, without I/O: one load at a time, stale loads ignored, loops ended.
 @Suite struct PaginationStateTests {

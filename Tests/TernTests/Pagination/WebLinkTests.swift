@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// `Link` headers as servers really send them (RFC 8288).
 @Suite struct WebLinkTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 @Suite struct MultipartParametersTests {
     private func encode(_ parameters: MultipartParameters) throws -> (body: RequestBody, contentType: String) {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 @Suite struct QueryEncodingTests {
     private func query(_ parameters: URLParameters) throws -> String {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// The tape decoder against `JSONDecoder` itself: wherever the tape gives a value it is the one
 /// `JSONDecoder` gives, and whatever `JSONDecoder` refuses the tape leaves to it.

@@ -4,6 +4,8 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// The request's state machine on its own, without I/O: which steps may happen in which phase,
 /// and what a finished request hands over to stop. (Steps are taken outside `#expect`, which

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 import TernTesting
 
 /// Cancellation, timeouts, queues and lifetime: every request settles exactly once.
@@ -50,7 +52,7 @@ import TernTesting
         api.pipelineQueue.async(flags: .barrier) { gate.wait() }
         #if os(Linux)
         let loopGate = DispatchSemaphore(value: 0)
-        let holdsLoop = (api.transport as? CurlTransport)?.scheduleIfIdle { loopGate.wait() } ?? false
+        let holdsLoop = (api.transport as? CurlTransport)?.runIfIdle { loopGate.wait() } ?? false
         #endif
         let encoded = Recorder<Bool>()
         let promise: Promise<Data> = api.request(route: api.get(endpoint: "/slow"), parameters: Spy(encoded: encoded))

@@ -1,5 +1,7 @@
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// The single-flight refresh rules on their own.
 @Suite struct RefreshStateTests {

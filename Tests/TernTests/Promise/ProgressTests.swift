@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 import TernTesting
 
 /// Upload and download progress on a request's promise, against the loopback server.

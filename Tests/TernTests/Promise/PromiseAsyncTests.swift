@@ -1,6 +1,8 @@
 import Dispatch
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// The bridge to async/await, both ways.
 @Suite(.timeLimit(.minutes(1))) struct PromiseAsyncTests {

@@ -1,6 +1,8 @@
 import Dispatch
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// Cancellation, down a chain and up it.
 @Suite(.timeLimit(.minutes(1))) struct PromiseCancellationTests {

@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// `all`, `race` and `any`.
 @Suite(.timeLimit(.minutes(1))) struct PromiseCombinatorTests {

@@ -1,6 +1,8 @@
 import Dispatch
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// Where callbacks run.
 @Suite(.timeLimit(.minutes(1))) struct PromiseQueueTests {

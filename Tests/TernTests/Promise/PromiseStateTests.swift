@@ -1,5 +1,7 @@
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// The state machine on its own: no queues, no locks. Swift Testing's macros capture their
 /// argument in a closure, so every mutation happens on the line before the expectation.

@@ -1,6 +1,8 @@
 import Dispatch
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// Many threads settling, chaining and cancelling at once: every promise settles exactly once.
 @Suite(.timeLimit(.minutes(1))) struct PromiseStressTests {

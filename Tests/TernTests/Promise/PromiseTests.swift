@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// The Promises/A+ rules that apply to Swift, plus the "Zalgo" rule and bad use.
 @Suite(.timeLimit(.minutes(1))) struct PromiseTests {

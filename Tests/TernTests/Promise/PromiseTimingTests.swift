@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// `timeout`, `delay` and `retry`. These check order and outcome, never speed: the machines
 /// are shared, so the only bounds are generous lower ones.

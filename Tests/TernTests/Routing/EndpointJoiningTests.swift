@@ -1,5 +1,7 @@
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 @Suite struct EndpointJoiningTests {
     @Test(arguments: [

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 import TernTesting
 
 /// Cancel storms against a real server. On Linux, cancelled `uploadTask(fromFile:)` uploads

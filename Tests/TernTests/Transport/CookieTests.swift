@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 import TernTesting
 
 /// Cookies over either transport: each API keeps its own in a jar, set from responses (each

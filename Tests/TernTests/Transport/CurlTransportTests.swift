@@ -2,6 +2,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 import TernTesting
 
 /// What is particular to the libcurl transport; everything else runs on it with the whole suite.
@@ -34,13 +36,13 @@ import TernTesting
         let (running, handedOver, ran) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         // Warm-ups, so that no wakeup sent before the loop first slept is still pending.
         for _ in 0..<2 {
-            #expect(transport.scheduleIfIdle { ran.signal() })
+            #expect(transport.runIfIdle { ran.signal() })
             ran.wait()
         }
-        #expect(transport.scheduleIfIdle { running.signal(); handedOver.wait() })
+        #expect(transport.runIfIdle { running.signal(); handedOver.wait() })
         running.wait()
         let start = DispatchTime.now()
-        #expect(transport.scheduleIfIdle { ran.signal() })
+        #expect(transport.runIfIdle { ran.signal() })
         handedOver.signal()
         #expect(ran.wait(timeout: start + 0.9) == .success)
     }

@@ -2,6 +2,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// What `CurlTransport(trusting:)` tells libcurl: that file of authorities and no directory
 /// besides. (The handshake itself is tested in `CurlTLSTests`; no test can plant an authority

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// The transports' per-origin cap as a value: which exchanges run, which wait, in what order.
 @Suite struct HostAdmissionTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 import TernTesting
 
 /// The limit on response bodies kept in memory, and what a transfer that stops half-way says.

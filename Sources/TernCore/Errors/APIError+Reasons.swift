@@ -399,7 +399,7 @@ extension APIError {
 
 extension DecodingError {
     /// The coding path of the failure, written as `items[2].price`.
-    var codingPathDescription: String {
+    package var codingPathDescription: String {
         let context: Context? = switch self {
         case .typeMismatch(_, let context), .valueNotFound(_, let context),
              .keyNotFound(_, let context), .dataCorrupted(let context): context

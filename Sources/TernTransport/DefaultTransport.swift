@@ -6,8 +6,8 @@ import FoundationNetworking
 /// The transport an API gets when it is given none: ``CurlTransport`` on Linux, where libcurl
 /// can be loaded; ``URLSessionTransport`` elsewhere, and as the fallback, which is said once per
 /// process on standard error.
-enum DefaultTransport {
-    static func make() -> any Transport {
+package enum DefaultTransport {
+    package static func make() -> any Transport {
         #if os(Linux)
         do {
             return try CurlTransport()

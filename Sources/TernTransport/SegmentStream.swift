@@ -8,15 +8,15 @@ import Foundation
 /// Each file gives exactly the length it had when the body was encoded (the total is announced
 /// from those): a file that grew is cut there. A piece that ends early, or a stream that goes on
 /// past its length, fails the stream with ``BodyLengthMismatch``.
-final class SegmentStream: InputStream {
+package final class SegmentStream: InputStream {
     /// A piece of the body.
-    enum Segment: Sendable {
+    package enum Segment: Sendable {
         case data(Data)
         case file(URL, length: Int64)
         /// A stream, made when it is first read.
         case stream(BodyStream, length: Int64)
 
-        var length: Int64 {
+        package var length: Int64 {
             switch self {
             case .data(let data): Int64(data.count)
             case .file(_, let length), .stream(_, let length): length
@@ -37,17 +37,17 @@ final class SegmentStream: InputStream {
     private var status = Stream.Status.notOpen
     private var failure: (any Error)?
 
-    init(_ segments: [Segment]) {
+    package init(_ segments: [Segment]) {
         self.segments = segments
         length = segments.reduce(0) { $0 + $1.length }
         super.init(data: Data())
     }
 
-    override func open() {
+    package override func open() {
         if status == .notOpen { status = .open }
     }
 
-    override func close() {
+    package override func close() {
         try? file?.close()
         file = nil
         stream?.close()
@@ -55,15 +55,15 @@ final class SegmentStream: InputStream {
         status = .closed
     }
 
-    override var streamStatus: Stream.Status { status }
-    override var streamError: (any Error)? { failure }
-    override var hasBytesAvailable: Bool { status == .open && index < segments.count }
+    package override var streamStatus: Stream.Status { status }
+    package override var streamError: (any Error)? { failure }
+    package override var hasBytesAvailable: Bool { status == .open && index < segments.count }
 
-    override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>) -> Bool {
+    package override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>) -> Bool {
         false
     }
 
-    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+    package override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
         guard status == .open, len > 0 else { return status == .atEnd ? 0 : -1 }
         while index < segments.count {
             let segment = segments[index]

@@ -35,7 +35,7 @@ public final class Promise<Value: Sendable>: Sendable {
     let progress: ProgressChannel?
 
     @inlinable
-    init(queue: DispatchQueue, state: consuming PromiseState<Value>, progress: ProgressChannel? = nil) {
+    package init(queue: DispatchQueue, state: consuming PromiseState<Value>, progress: ProgressChannel? = nil) {
         self.queue = queue
         self.state = Locked(state)
         self.progress = progress
@@ -166,7 +166,7 @@ public final class Promise<Value: Sendable>: Sendable {
     /// starts here, and dispatches every callback that has a queue: user code never runs inside
     /// the call that registered it.
     @inlinable
-    func register(_ callback: Callback<Value>, pinning: Bool = false, asDependent: Bool = false) {
+    package func register(_ callback: Callback<Value>, pinning: Bool = false, asDependent: Bool = false) {
         if state.withLock({ $0.register(callback, pinning: pinning, asDependent: asDependent) }) {
             DeliveryLoop.run(self, on: nil)
         }

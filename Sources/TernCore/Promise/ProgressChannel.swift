@@ -13,7 +13,7 @@ import Dispatch
 /// One delivery runs at a time, so that reports arrive in order even on a concurrent queue: a
 /// delivery that finds another running leaves its reports to that one.
 @usableFromInline
-final class ProgressChannel: Sendable {
+package final class ProgressChannel: Sendable {
     private struct Observer {
         let queue: DispatchQueue
         let body: @Sendable (TransferProgress) -> Void
@@ -34,7 +34,7 @@ final class ProgressChannel: Sendable {
     private let state = Locked(State())
 
     @usableFromInline
-    init() {}
+    package init() {}
 
     /// Adds an observer, who hears the latest reports at once if there are any.
     func observe(on queue: DispatchQueue, _ body: @escaping @Sendable (TransferProgress) -> Void) {
@@ -47,7 +47,7 @@ final class ProgressChannel: Sendable {
     }
 
     /// Records a report and queues its delivery to every observer with none queued.
-    func report(_ progress: TransferProgress) {
+    package func report(_ progress: TransferProgress) {
         let scheduled = state.withLock { state -> [(Int, DispatchQueue)] in
             let latest = progress.direction == .upload ? state.latestUpload : state.latestDownload
             if let latest, progress.completedBytes <= latest.completedBytes, progress.totalBytes == latest.totalBytes { return [] }

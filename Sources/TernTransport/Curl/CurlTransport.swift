@@ -66,7 +66,7 @@ public final class CurlTransport: Transport {
     /// Runs `work` on the transport's thread when it has no transfer running, and returns
     /// `true`; a request's first stages run there, and what they send starts without another
     /// hop. A busy thread declines, and the caller runs `work` elsewhere.
-    func scheduleIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool {
+    public func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool {
         loop.scheduleIfIdle(work)
     }
 

@@ -10,7 +10,7 @@ protocol Upstream: AnyObject, Sendable {
 /// queues, so that every rule is unit-tested on its own. ``Promise`` keeps it behind its lock
 /// and carries out the returned actions after unlocking.
 @usableFromInline
-struct PromiseState<Value: Sendable>: Sendable {
+package struct PromiseState<Value: Sendable>: Sendable {
     /// What a caller must do after settling or cancelling.
     @usableFromInline
     struct Settlement: Sendable {
@@ -55,6 +55,12 @@ struct PromiseState<Value: Sendable>: Sendable {
     init(result: Result<Value, any Error>? = nil, upstream: (any Upstream)? = nil) {
         self.result = result
         self.upstream = upstream
+    }
+
+    /// A pending state, for a promise the layers above settle themselves.
+    @inlinable
+    package init() {
+        self.init(result: nil, upstream: nil)
     }
 
     @inlinable

@@ -1,9 +1,9 @@
 /// What Tern checks of a URL string before it parses it, read byte by byte: this runs for every
 /// request, and asking a parsed `URL` for its scheme and host builds strings each time.
-enum AbsoluteURL {
+package enum AbsoluteURL {
     /// Whether `string` starts with a URI scheme followed by "://" (RFC 3986 §3.1): a letter,
     /// then letters, digits, "+", "-" or ".".
-    static func hasScheme(_ string: String) -> Bool {
+    package static func hasScheme(_ string: String) -> Bool {
         string.withUTF8Bytes { authority(in: $0) != nil }
     }
 
@@ -11,7 +11,7 @@ enum AbsoluteURL {
     /// `https://x.io/a` and `http://x:8080` do; `http:///a`, `http://:80`, `http://x:99999`
     /// and `mailto:x` do not. (Foundation parses a port out of range, and the transport then
     /// fails as if the network had.)
-    static func hasSchemeAndHost(_ string: String) -> Bool {
+    package static func hasSchemeAndHost(_ string: String) -> Bool {
         string.withUTF8Bytes { bytes in
             guard var authority = authority(in: bytes) else { return false }
             if let at = authority.last(where: { bytes[$0] == UInt8(ascii: "@") }) {

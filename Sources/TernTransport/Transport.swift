@@ -15,6 +15,18 @@ public protocol Transport: Sendable {
     /// in order, ending with exactly one ``TransportReceiver/didComplete(with:)``. Returns a task
     /// that can cancel the exchange.
     func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask
+
+    /// Runs `work` on the transport's own thread, if it has one and nothing runs there now, and
+    /// returns `true`; otherwise runs nothing and returns `false` at once. A request's first
+    /// stages (building, signing, adapters, plugins) run there when they can, and what they send
+    /// then starts without another hop. A transport without a thread of its own keeps the
+    /// default, which declines.
+    func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool
+}
+
+extension Transport {
+    /// Declines: the transport has no thread of its own.
+    public func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool { false }
 }
 
 /// What hears an exchange's events: Tern's pipeline, which decides from the head and from each
@@ -115,7 +127,7 @@ public struct TransportRequest: Sendable {
 
 extension TransportRequest {
     /// The body's length when it is known before sending: what upload progress counts up to.
-    var bodyLength: Int64? {
+    package var bodyLength: Int64? {
         if let stream = bodyStream { return stream.length }
         if let file = bodyFile { return fileSize(of: file) }
         return urlRequest.httpBody.map { Int64($0.count) }

@@ -1,6 +1,6 @@
 extension [any CodingKey] {
     /// The path written as people read it: `items[2].price`.
-    var pathDescription: String {
+    package var pathDescription: String {
         reduce(into: "") { text, key in
             if let index = key.intValue {
                 text += "[\(index)]"

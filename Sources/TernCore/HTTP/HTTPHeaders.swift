@@ -92,7 +92,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// The first field whose name or value HTTP forbids: names must be tokens (RFC 9110 §5.1);
     /// values may hold visible characters, spaces and tabs, but no other control character
     /// (RFC 9110 §5.5): CR and LF would inject headers, and the others are mangled on the way.
-    var firstInvalidField: Field? {
+    package var firstInvalidField: Field? {
         // Control characters are single bytes in UTF-8 that no other character contains.
         fields.first { field in
             !field.name.isHTTPToken || field.value.withUTF8Bytes { $0.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F } }
@@ -103,7 +103,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// `Transfer-Encoding`, `Connection`, `Host`, `Upgrade`…): those are the transport's to set,
     /// from the body it actually sends. One set by hand that disagrees with the body puts the
     /// next request on a kept-alive connection out of step with its response.
-    var firstFramingField: Field? {
+    package var firstFramingField: Field? {
         fields.first { field in
             Self.framingNames.contains { $0.utf8.count == field.name.utf8.count && $0.caseInsensitiveEquals(field.name) }
         }
@@ -136,7 +136,7 @@ extension String {
 
     /// Whether this is an HTTP token (RFC 9110 §5.6.2), as header names and methods must be:
     /// one or more visible ASCII characters other than delimiters.
-    var isHTTPToken: Bool {
+    package var isHTTPToken: Bool {
         !isEmpty && withUTF8Bytes { bytes in bytes.allSatisfy(\.isHTTPTokenByte) }
     }
 }

@@ -13,7 +13,7 @@ extension Promise {
         let settled = SettledHint()
 
         @inlinable
-        init(_ promise: Promise<Value>) {
+        package init(_ promise: Promise<Value>) {
             self.promise = promise
         }
 

@@ -178,7 +178,7 @@ extension Promise {
     }
 
     @inlinable
-    static func isCancellation(_ error: any Error) -> Bool {
+    package static func isCancellation(_ error: any Error) -> Bool {
         (error as? APIError)?.isCancellation == true
     }
 }

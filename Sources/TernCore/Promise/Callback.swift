@@ -10,7 +10,7 @@ protocol Deliverable: AnyObject, Sendable {
 
 /// One registered reaction to a promise's result.
 @usableFromInline
-struct Callback<Value: Sendable>: Sendable {
+package struct Callback<Value: Sendable>: Sendable {
     /// What a callback does with the result.
     @usableFromInline
     enum Action: Sendable {
@@ -28,7 +28,7 @@ struct Callback<Value: Sendable>: Sendable {
     let action: Action
 
     @inlinable
-    init(queue: DispatchQueue?, body: @escaping @Sendable (Result<Value, any Error>, inout DeliveryLoop) -> Void) {
+    package init(queue: DispatchQueue?, body: @escaping @Sendable (Result<Value, any Error>, inout DeliveryLoop) -> Void) {
         self.queue = queue
         self.action = .run(body)
     }
@@ -57,7 +57,7 @@ struct Callback<Value: Sendable>: Sendable {
 /// queue hop through code the compiler has specialized. Past ``maxDepth`` nested deliveries the
 /// promise waits in a backlog instead, so a chain of any length runs in bounded stack depth.
 @usableFromInline
-struct DeliveryLoop {
+package struct DeliveryLoop {
     /// The queue whose thread runs this loop; `nil` for a thread that belongs to no queue of ours.
     @usableFromInline
     let queue: DispatchQueue?

@@ -75,12 +75,12 @@ extension APIError {
     /// `error` as it is when it is an `APIError` already, else what `wrap` makes of it: Tern's
     /// own errors pass through every stage unchanged.
     @usableFromInline
-    static func wrapping(_ error: any Error, _ wrap: (any Error) -> APIError) -> APIError {
+    package static func wrapping(_ error: any Error, _ wrap: (any Error) -> APIError) -> APIError {
         error as? APIError ?? wrap(error)
     }
 
     /// Runs `body`; what it throws comes out through ``wrapping(_:_:)``.
-    static func catching<T>(_ wrap: (any Error) -> APIError, _ body: () throws -> T) throws(APIError) -> T {
+    package static func catching<T>(_ wrap: (any Error) -> APIError, _ body: () throws -> T) throws(APIError) -> T {
         do {
             return try body()
         } catch {
@@ -91,13 +91,13 @@ extension APIError {
 
 /// How a request and its response are named in error messages: method and URL, each cut to a
 /// readable length (a 10 MB query must not make a 10 MB message).
-func describe(_ method: String?, _ url: URL?) -> String {
+package func describe(_ method: String?, _ url: URL?) -> String {
     [method.map { quoted($0, limit: 64) }, url.map(describe)].compactMap { $0 }.joined(separator: " ")
 }
 
 /// A URL for an error message: bounded, and with any password in it hidden, since messages end
 /// up in logs and crash reports.
-func describe(_ url: URL) -> String {
+package func describe(_ url: URL) -> String {
     guard url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
         return bounded(url.absoluteString)
     }
