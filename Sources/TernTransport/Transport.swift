@@ -104,33 +104,42 @@ public protocol TransportTask: Sendable {
 
 /// A request ready for the wire.
 public struct TransportRequest: Sendable {
-    /// Method, URL, headers, and an in-memory body if any.
+    /// Method, URL, headers, and the body when ``body`` is ``TransportBody/inRequest``.
     public var urlRequest: URLRequest
-    /// A body to stream from disk instead of `urlRequest.httpBody`, if any.
-    public var bodyFile: URL?
-    /// A body to read from a stream instead of `urlRequest.httpBody`, if any: make a new stream
-    /// for each send.
-    public var bodyStream: BodyStream?
+    /// Where the body comes from: one place, never two.
+    public var body: TransportBody
     /// The most bytes of response body to take, after decompression, or `nil` for no limit.
     /// Tern's receiver enforces it (it stops the transfer as soon as the body passes it); a
     /// transport can read it to stop earlier still.
     public var maximumBodySize: Int?
 
     /// Creates a transport request.
-    public init(urlRequest: URLRequest, bodyFile: URL? = nil, bodyStream: BodyStream? = nil, maximumBodySize: Int? = nil) {
+    public init(urlRequest: URLRequest, body: TransportBody = .inRequest, maximumBodySize: Int? = nil) {
         self.urlRequest = urlRequest
-        self.bodyFile = bodyFile
-        self.bodyStream = bodyStream
+        self.body = body
         self.maximumBodySize = maximumBodySize
     }
+}
+
+/// Where a transport request's body comes from.
+public enum TransportBody: Sendable {
+    /// The request's own `httpBody`, or no body when it has none: bytes in memory, where a
+    /// delegate that signs the request can read them.
+    case inRequest
+    /// A file, streamed from disk as it is sent.
+    case file(URL)
+    /// A stream: make a new one for each send.
+    case stream(BodyStream)
 }
 
 extension TransportRequest {
     /// The body's length when it is known before sending: what upload progress counts up to.
     package var bodyLength: Int64? {
-        if let stream = bodyStream { return stream.length }
-        if let file = bodyFile { return fileSize(of: file) }
-        return urlRequest.httpBody.map { Int64($0.count) }
+        switch body {
+        case .inRequest: urlRequest.httpBody.map { Int64($0.count) }
+        case .file(let file): fileSize(of: file)
+        case .stream(let stream): stream.length
+        }
     }
 }
 

@@ -131,7 +131,10 @@ extension URLSessionTransport {
     /// chunked, without a length: a ``SegmentStream`` holds it to the length it had.
     static func prepare(_ request: TransportRequest) throws -> (URLRequest, uploadFile: URL?) {
         var urlRequest = request.urlRequest
-        if let stream = request.bodyStream {
+        switch request.body {
+        case .inRequest:
+            return (urlRequest, nil)
+        case .stream(let stream):
             #if canImport(FoundationNetworking)
             if let length = stream.length {
                 if length <= inMemoryUploadLimit {
@@ -144,20 +147,20 @@ extension URLSessionTransport {
             #endif
             urlRequest.httpBodyStream = try stream.makeStream()
             return (urlRequest, nil)
+        case .file(let file):
+            #if canImport(FoundationNetworking)
+            if let size = fileSize(of: file), size > inMemoryUploadLimit {
+                urlRequest.httpBodyStream = SegmentStream([.file(file, length: size)])
+            } else if let body = try? Data(contentsOf: file) {
+                urlRequest.httpBody = body
+            } else {
+                urlRequest.httpBodyStream = InputStream(url: file)
+            }
+            return (urlRequest, nil)
+            #else
+            return (urlRequest, file)
+            #endif
         }
-        guard let file = request.bodyFile else { return (urlRequest, nil) }
-        #if canImport(FoundationNetworking)
-        if let size = fileSize(of: file), size > inMemoryUploadLimit {
-            urlRequest.httpBodyStream = SegmentStream([.file(file, length: size)])
-        } else if let body = try? Data(contentsOf: file) {
-            urlRequest.httpBody = body
-        } else {
-            urlRequest.httpBodyStream = InputStream(url: file)
-        }
-        return (urlRequest, nil)
-        #else
-        return (urlRequest, file)
-        #endif
     }
 
     /// What ``prepare(_:)`` makes of `request`, or `nil` once `receiver` has heard why it failed.

@@ -41,8 +41,7 @@ extension RedirectPolicy {
             request.httpMethod = HTTPMethod.get.rawValue
             request.httpBody = nil
             request.httpBodyStream = nil
-            next.request.bodyFile = nil
-            next.request.bodyStream = nil
+            next.request.body = .inRequest
             for name in Self.bodyHeaders { request.setValue(nil, forHTTPHeaderField: name) }
         }
         next.removeCredentials(from: &request, policy: self)

@@ -56,9 +56,9 @@ enum RequestBuilder {
             request.httpBody = data
             return (TransportRequest(urlRequest: request, maximumBodySize: maximumBodySize), nil)
         case .file(let file, let isTemporary):
-            return (TransportRequest(urlRequest: request, bodyFile: file, maximumBodySize: maximumBodySize), isTemporary ? file : nil)
+            return (TransportRequest(urlRequest: request, body: .file(file), maximumBodySize: maximumBodySize), isTemporary ? file : nil)
         case .stream(let stream):
-            return (TransportRequest(urlRequest: request, bodyStream: stream, maximumBodySize: maximumBodySize), nil)
+            return (TransportRequest(urlRequest: request, body: .stream(stream), maximumBodySize: maximumBodySize), nil)
         }
     }
 

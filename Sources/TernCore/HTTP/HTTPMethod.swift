@@ -3,7 +3,7 @@
 /// ```swift
 /// let purge: HTTPMethod = "PURGE"
 /// ```
-public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct HTTPMethod: WireName {
     /// The method's name, as sent on the wire.
     public let rawValue: String
 
@@ -11,13 +11,6 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     public init(rawValue: String) {
         self.rawValue = rawValue
     }
-
-    /// Creates a method from a string literal.
-    public init(stringLiteral value: String) {
-        self.init(rawValue: value)
-    }
-
-    public var description: String { rawValue }
 
     /// `GET`
     public static let get: HTTPMethod = "GET"

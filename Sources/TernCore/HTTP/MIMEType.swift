@@ -1,6 +1,6 @@
 /// A media type, such as `image/png`, with constants for common ones and a guess from a file
 /// extension.
-public struct MIMEType: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct MIMEType: WireName {
     /// The media type as sent in `Content-Type`.
     public let rawValue: String
 
@@ -8,13 +8,6 @@ public struct MIMEType: RawRepresentable, Hashable, Sendable, ExpressibleByStrin
     public init(rawValue: String) {
         self.rawValue = rawValue
     }
-
-    /// Creates a media type from a string literal.
-    public init(stringLiteral value: String) {
-        self.init(rawValue: value)
-    }
-
-    public var description: String { rawValue }
 
     /// `application/octet-stream`: bytes of no particular type.
     public static let octetStream: MIMEType = "application/octet-stream"

@@ -87,11 +87,10 @@ public final class StubTransport: Transport, Sendable {
         if target.isEmpty { target = "/" }
         if let query = components?.percentEncodedQuery { target += "?" + query }
         let headers = HTTPHeaders((request.urlRequest.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key })
-        var body = request.urlRequest.httpBody ?? Data()
-        if let file = request.bodyFile {
-            body = try Data(contentsOf: file)
-        } else if let stream = request.bodyStream {
-            body = try read(stream.makeStream())
+        let body = switch request.body {
+        case .inRequest: request.urlRequest.httpBody ?? Data()
+        case .file(let file): try Data(contentsOf: file)
+        case .stream(let stream): try read(stream.makeStream())
         }
         return RecordedRequest(method: request.urlRequest.httpMethod ?? "GET", target: target, headers: headers, body: body)
     }

@@ -68,18 +68,21 @@ final class CurlExchange: @unchecked Sendable {
          connections: CurlConnections, trusting certificates: URL?) throws {
         guard let url = request.urlRequest.url else { throw URLError(.badURL) }
         // The body first: making its stream can fail, and nothing is to be freed yet then.
-        if let stream = request.bodyStream {
+        switch request.body {
+        case .stream(let stream):
             body = .stream(try stream.makeStream())
             bodyLength = stream.length
-        } else if let file = request.bodyFile {
+        case .file(let file):
             guard let stream = InputStream(url: file) else { throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: file.path]) }
             body = .stream(stream)
             bodyLength = fileSize(of: file)
-        } else if let data = request.urlRequest.httpBody {
-            body = .data(data, offset: 0)
-            bodyLength = Int64(data.count)
-        } else {
-            bodyLength = nil
+        case .inRequest:
+            if let data = request.urlRequest.httpBody {
+                body = .data(data, offset: 0)
+                bodyLength = Int64(data.count)
+            } else {
+                bodyLength = nil
+            }
         }
         guard let easy = curl.pointee.easy_init() else { throw URLError(.cannotLoadFromNetwork) }
         self.easy = easy

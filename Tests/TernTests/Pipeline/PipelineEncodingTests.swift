@@ -116,10 +116,16 @@ import TernTesting
         let sent = try #require(transport.requests.items.first)
         #if canImport(FoundationNetworking)
         // No copy of the body on disk: the parts are read as they are sent.
-        #expect(sent.bodyFile == nil)
-        #expect(sent.bodyStream?.length == Int64(echo.bodySize))
+        guard case .stream(let stream) = sent.body else {
+            Issue.record("expected a streamed body, got \(sent.body)")
+            return
+        }
+        #expect(stream.length == Int64(echo.bodySize))
         #else
-        let file = try #require(sent.bodyFile)
+        guard case .file(let file) = sent.body else {
+            Issue.record("expected a file body, got \(sent.body)")
+            return
+        }
         #expect(file.lastPathComponent.hasPrefix("tern-upload-"))
         #expect(!FileManager.default.fileExists(atPath: file.path))
         #endif

@@ -1,0 +1,88 @@
+import Foundation
+
+/// A whole body sent as it is, with its content type: bytes in memory, a file streamed from
+/// disk, or a stream made anew for each attempt. Its three initializers go by the names users of
+/// other libraries know, ``DataParameters``, ``FileParameters`` and ``StreamParameters``:
+///
+/// ```swift
+/// DataParameters(pngData, contentType: "image/png")
+/// FileParameters(archive, contentType: "application/zip")   // memory stays flat whatever its size
+/// StreamParameters(length: size, contentType: "audio/ogg") { InputStream(url: recording)! }
+/// ```
+///
+/// A file must be a regular file, checked before anything is sent (`/dev/zero` never ends); a
+/// stream's `length`, when given, is what upload progress counts to, and the stream is held to
+/// it (see ``BodyLengthMismatch``).
+public struct BodyParameters: RequestParameters {
+    /// The body.
+    public var body: RequestBody
+    /// The body's `Content-Type`.
+    public var contentType: String
+    public var headers: HTTPHeaders
+
+    /// A body of bytes in memory.
+    public init(_ data: Data, contentType: String = MIMEType.octetStream.rawValue, headers: HTTPHeaders = [:]) {
+        self.init(body: .data(data), contentType: contentType, headers: headers)
+    }
+
+    /// A file, streamed from disk as it is sent.
+    public init(_ fileURL: URL, contentType: String = MIMEType.octetStream.rawValue, headers: HTTPHeaders = [:]) {
+        self.init(body: .file(fileURL, isTemporary: false), contentType: contentType, headers: headers)
+    }
+
+    /// A body read from a stream as it is sent, for one too large for memory that is not one
+    /// file (a recording in progress, bytes decrypted on the fly); `length`, when given, is the
+    /// total that upload progress reports.
+    public init(
+        length: Int64? = nil,
+        contentType: String = MIMEType.octetStream.rawValue,
+        headers: HTTPHeaders = [:],
+        makeStream: @escaping @Sendable () throws -> InputStream
+    ) {
+        self.init(body: .stream(BodyStream(length: length, makeStream: makeStream)), contentType: contentType, headers: headers)
+    }
+
+    private init(body: RequestBody, contentType: String, headers: HTTPHeaders) {
+        self.body = body
+        self.contentType = contentType
+        self.headers = headers
+    }
+
+    /// Refuses a file that is not a regular file before anything is sent.
+    public func encode(into draft: inout RequestDraft) throws {
+        if case .file(let file, _) = body { _ = try regularFileSize(of: file) }
+        draft.body = body
+        draft.headers["Content-Type"] = contentType
+    }
+}
+
+/// Bytes in memory as the body: ``BodyParameters``, by the name Osprey's and TRON's users know.
+public typealias DataParameters = BodyParameters
+/// A file streamed from disk as the body: ``BodyParameters``.
+public typealias FileParameters = BodyParameters
+/// A stream as the body, made anew for each attempt: ``BodyParameters``.
+public typealias StreamParameters = BodyParameters
+
+/// The size of the regular file at `url`; throws when `url` is not a `file:` URL (an `https:`
+/// URL whose path happens to exist on disk names no local file), when there is no file, or when
+/// it is a device, a pipe or a directory.
+func regularFileSize(of url: URL) throws -> Int64 {
+    guard url.isFileURL else { throw NotAFileURL(url: url) }
+    let attributes = try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
+    guard attributes[.type] as? FileAttributeType == .typeRegular, let size = attributes[.size] as? NSNumber else {
+        throw NotARegularFile(path: url.path)
+    }
+    return size.int64Value
+}
+
+/// A file to send that is a device, a pipe or a directory.
+struct NotARegularFile: Error, CustomStringConvertible {
+    let path: String
+    var description: String { "\(path) is not a regular file (a device, a pipe or a directory cannot be sent)" }
+}
+
+/// A file to send named by a URL that is not a `file:` URL.
+struct NotAFileURL: Error, CustomStringConvertible {
+    let url: URL
+    var description: String { "\(url.absoluteString) is not a file: URL (only a local file can be sent as a file body)" }
+}
