@@ -56,6 +56,8 @@ open class AbstractAPI: @unchecked Sendable {
     let retryAccount = RetryAccount()
     /// The configuration's plugins, and the logger its log level asks for.
     let plugins: [any Plugin]
+    /// What the plugins are told of this API.
+    let apiContext: APIContext
     /// Whether a request's first stages may run on the transport's own thread (see
     /// ``Transport/runIfIdle(_:)``).
     private let startsOnTransport: Bool
@@ -83,6 +85,7 @@ open class AbstractAPI: @unchecked Sendable {
         self.responseQueue = responseQueue
         cookieJar = configuration.cookies.makeJar()
         plugins = configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : [])
+        apiContext = APIContext(configuration: configuration)
         pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent)
         // An API answering with sample data never uses its transport: nothing to start there.
         startsOnTransport = !configuration.usesSampleData

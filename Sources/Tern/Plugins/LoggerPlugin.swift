@@ -48,7 +48,7 @@ public struct LoggerPlugin: Plugin {
         self.sink = sink
     }
 
-    public func willSend(_ request: URLRequest, api: AbstractAPI) {
+    public func willSend(_ request: URLRequest, api: APIContext) {
         guard level >= .request else { return }
         var lines = ["→ \(request.httpMethod ?? "GET") \(redacted(request.url))"]
         if level >= .verbose {
@@ -59,7 +59,7 @@ public struct LoggerPlugin: Plugin {
         sink(lines.joined(separator: "\n"))
     }
 
-    public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: AbstractAPI) {
+    public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
         guard level >= .response else { return }
         let subject = "\(request.httpMethod ?? "GET") \(redacted(request.url))"
         switch result {
@@ -77,12 +77,12 @@ public struct LoggerPlugin: Plugin {
         }
     }
 
-    public func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: AbstractAPI) {
+    public func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: APIContext) {
         guard level >= .request else { return }
         sink("↻ retry \(retry) of \(request.httpMethod ?? "GET") \(redacted(request.url)) in \(Self.milliseconds(delay))")
     }
 
-    public func didRefresh(_ result: Result<Void, any Error>, api: AbstractAPI) {
+    public func didRefresh(_ result: Result<Void, any Error>, api: APIContext) {
         guard level >= .request else { return }
         switch result {
         case .success: sink("⟳ credentials refreshed")

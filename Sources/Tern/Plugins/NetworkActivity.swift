@@ -17,11 +17,11 @@ public final class NetworkActivity: Plugin {
     /// The attempts in flight now.
     public var inFlight: Int { count.withLock { $0 } }
 
-    public func willSend(_ request: URLRequest, api: AbstractAPI) {
+    public func willSend(_ request: URLRequest, api: APIContext) {
         onChange(count.withLock { $0 += 1; return $0 })
     }
 
-    public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: AbstractAPI) {
+    public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
         onChange(count.withLock { $0 -= 1; return $0 })
     }
 }

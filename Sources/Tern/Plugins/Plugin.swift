@@ -1,5 +1,8 @@
 /// Watches an API's requests: what goes out, what comes back, retries and refreshes.
 ///
+/// Each hook gets the request and an ``APIContext``, a value with the API's configuration:
+/// a plugin observes, it does not reach back into the API.
+///
 /// Register plugins for an API in ``APIConfiguration/plugins`` or for one request in
 /// ``RequestOptions/plugins``; they are called in that order, API first. Every hook has a default
 /// that does nothing. Hooks run on background threads and must return quickly.
@@ -9,21 +12,21 @@
 /// cancelled.
 public protocol Plugin: Sendable {
     /// An attempt is about to go out, exactly as it will be sent (signed, adapted).
-    func willSend(_ request: URLRequest, api: AbstractAPI)
+    func willSend(_ request: URLRequest, api: APIContext)
     /// An attempt ended: its response, or why there was none.
-    func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: AbstractAPI)
+    func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext)
     /// A request will be sent again after `delay` seconds; `retry` counts from 1.
-    func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: AbstractAPI)
+    func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: APIContext)
     /// The API's credential refresh ended.
-    func didRefresh(_ result: Result<Void, any Error>, api: AbstractAPI)
+    func didRefresh(_ result: Result<Void, any Error>, api: APIContext)
     /// A request failed for good.
-    func didFail(_ error: APIError, request: URLRequest?, api: AbstractAPI)
+    func didFail(_ error: APIError, request: URLRequest?, api: APIContext)
 }
 
 extension Plugin {
-    public func willSend(_ request: URLRequest, api: AbstractAPI) {}
-    public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: AbstractAPI) {}
-    public func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: AbstractAPI) {}
-    public func didRefresh(_ result: Result<Void, any Error>, api: AbstractAPI) {}
-    public func didFail(_ error: APIError, request: URLRequest?, api: AbstractAPI) {}
+    public func willSend(_ request: URLRequest, api: APIContext) {}
+    public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {}
+    public func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: APIContext) {}
+    public func didRefresh(_ result: Result<Void, any Error>, api: APIContext) {}
+    public func didFail(_ error: APIError, request: URLRequest?, api: APIContext) {}
 }

@@ -300,7 +300,7 @@ extension Readme {
     }
 
     struct Metrics: Plugin {
-        func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: AbstractAPI) {
+        func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
             if case .success(let response) = result { print(request.url?.path ?? "", response.timing.duration) }
         }
     }

@@ -19,16 +19,16 @@ import TernTesting
     /// Records every hook, in order.
     final class Journal: Plugin, @unchecked Sendable {
         let entries = Recorder<String>()
-        func willSend(_ request: URLRequest, api: AbstractAPI) { entries.append("willSend \(request.url!.path)") }
-        func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: AbstractAPI) {
+        func willSend(_ request: URLRequest, api: APIContext) { entries.append("willSend \(request.url!.path)") }
+        func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
             switch result {
             case .success(let response): entries.append("didReceive \(response.statusCode)")
             case .failure(let error): entries.append("didReceive \(error.caseName)")
             }
         }
-        func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: AbstractAPI) { entries.append("didRetry \(retry)") }
-        func didRefresh(_ result: Result<Void, any Error>, api: AbstractAPI) { entries.append("didRefresh") }
-        func didFail(_ error: APIError, request: URLRequest?, api: AbstractAPI) { entries.append("didFail \(error.caseName)") }
+        func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: APIContext) { entries.append("didRetry \(retry)") }
+        func didRefresh(_ result: Result<Void, any Error>, api: APIContext) { entries.append("didRefresh") }
+        func didFail(_ error: APIError, request: URLRequest?, api: APIContext) { entries.append("didFail \(error.caseName)") }
     }
 
     @Test func adaptersRunInTheOrderGiven() async throws {
@@ -58,6 +58,24 @@ import TernTesting
         let expected = ["willSend /status/503", "didReceive 503", "didRetry 1", "willSend /status/503", "didReceive 503", "didFail unacceptableStatus"]
         #expect(journal.entries.items == expected)
         #expect(requestJournal.entries.items == expected)
+    }
+
+    /// Records the configuration each hook was told of.
+    final class Environments: Plugin, Sendable {
+        let names = Recorder<String>()
+        func willSend(_ request: URLRequest, api: APIContext) { names.append("willSend \(api.configuration.name)") }
+        func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
+            names.append("didReceive \(api.configuration.name) \(api.configuration.baseURL ?? "-")")
+        }
+    }
+
+    @Test func hooksAreToldTheAPIsConfigurationAsAValue() async throws {
+        let environments = Environments()
+        let base = try TestServer.baseURL
+        let client = APIClient(configuration: APIConfiguration(name: "staging", baseURL: base, retryPolicy: .never, plugins: [environments]),
+                               transport: TestTransport.make(), responseQueue: .global())
+        let _: Data = try await client.request(route: .get("/echo")).value
+        #expect(environments.names.items == ["willSend staging", "didReceive staging \(base)"])
     }
 
     @Test func everyAttemptEndsWithOneDidReceiveEvenWhenCancelled() async throws {

@@ -33,7 +33,7 @@ import TernTesting
     /// Records the `Authorization` header of every request the plugins see.
     final class Watcher: Plugin, @unchecked Sendable {
         let sent = Recorder<String>()
-        func willSend(_ request: URLRequest, api: AbstractAPI) {
+        func willSend(_ request: URLRequest, api: APIContext) {
             sent.append(request.value(forHTTPHeaderField: "Authorization") ?? "none")
         }
     }

@@ -11,7 +11,7 @@ import Tern
     /// Counts the requests handed to the transport.
     final class Sent: Plugin {
         let requests = Recorder<URL?>()
-        func willSend(_ request: URLRequest, api: AbstractAPI) { requests.append(request.url) }
+        func willSend(_ request: URLRequest, api: APIContext) { requests.append(request.url) }
     }
 
     /// How many tasks the session has.
