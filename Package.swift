@@ -17,14 +17,14 @@ let package = Package(
     // reference. Users import Tern, which re-exports the two below.
     targets: [
         // Promises, the clock, the errors and HTTP's vocabulary: what every layer speaks.
-        .target(name: "TernCore"),
+        .target(name: "TernCore", exclude: ["PUBLIC.md"]),
         // libcurl's variadic calls, made from C: libcurl itself is loaded at run time, on Linux.
         .target(name: "CTernCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // What carries bytes: the Transport protocol, CurlTransport, URLSessionTransport.
-        .target(name: "TernTransport", dependencies: ["TernCore", "CTernCurl"]),
+        .target(name: "TernTransport", dependencies: ["TernCore", "CTernCurl"], exclude: ["PUBLIC.md"]),
         // The API and its pipeline: parameters, parsing, plugins, pagination, downloads, cookies.
-        .target(name: "Tern", dependencies: ["TernCore", "TernTransport"]),
-        .target(name: "TernTesting", dependencies: ["Tern"]),
+        .target(name: "Tern", dependencies: ["TernCore", "TernTransport"], exclude: ["PUBLIC.md"]),
+        .target(name: "TernTesting", dependencies: ["Tern"], exclude: ["PUBLIC.md"]),
         .executableTarget(name: "TernDemo", dependencies: ["Tern", "TernTesting"]),
         .testTarget(name: "TernTests", dependencies: ["TernCore", "TernTransport", "Tern", "TernTesting"]),
     ],

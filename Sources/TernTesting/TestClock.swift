@@ -31,8 +31,10 @@ public final class TestClock: APIClock, Sendable {
     /// Creates a clock at time zero.
     public init() {}
 
+    /// The current time, in seconds.
     public var now: TimeInterval { state.withLock { $0.current } }
 
+    /// Runs `action` once `delay` seconds have passed; cancelling what it returns stops it.
     public func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) -> any Cancellable {
         let id = state.withLock { state in
             state.nextID += 1

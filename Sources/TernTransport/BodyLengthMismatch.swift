@@ -16,6 +16,7 @@ public struct BodyLengthMismatch: Error, Sendable, Equatable, CustomStringConver
         self.actualLength = actualLength
     }
 
+    /// What went wrong, in words.
     public var description: String {
         actualLength > statedLength
             ? "The request body ran past its stated length of \(statedLength) bytes; it was stopped there, and its connection closed."

@@ -65,6 +65,7 @@ public final class URLSessionTransport: Transport {
         DispatchQueue.global().async { session.finishTasksAndInvalidate() }
     }
 
+    /// Starts sending `request` and reports its exchange to `receiver`.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         guard let exchanges else { return sendThroughCallersSession(request, to: receiver) }
         return exchanges.send(request, to: receiver, on: session)

@@ -96,12 +96,12 @@ final class HeldRefresh: APIDelegate, @unchecked Sendable {
     }
 }
 
-final class RefreshAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
-    let baseURL = "http://127.0.0.1"
+final class RefreshAPI: AbstractAPI, @unchecked Sendable {
     init(transport: TokenTransport) {
-        super.init(configuration: APIConfiguration(timeout: .infinity, retryPolicy: .never), transport: transport, responseQueue: .global())
+        super.init(configuration: APIConfiguration(baseURL: "http://127.0.0.1", timeout: .infinity, retryPolicy: .never), transport: transport,
+                   responseQueue: .global())
     }
-    func item() -> Promise<Void> { request(route: get(endpoint: "/item")) }
+    func item() -> Promise<Void> { request(route: .get("/item")) }
 }
 
 let benchmarks: @Sendable () -> Void = {

@@ -6,14 +6,12 @@ import TernTesting
 // Compare the peak of the 1 GiB upload with that of the 1 MiB one; this target runs in a
 // process of its own so that no other benchmark's memory blurs the figure.
 
-final class UploadAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
-    let baseURL: String
+final class UploadAPI: AbstractAPI, @unchecked Sendable {
     init(baseURL: String) {
-        self.baseURL = baseURL
-        super.init(configuration: APIConfiguration(timeout: 600), responseQueue: .global())
+        super.init(configuration: APIConfiguration(baseURL: baseURL, timeout: 600), responseQueue: .global())
     }
     func upload(_ file: URL) -> Promise<Data> {
-        request(route: post(endpoint: "/upload"), parameters: MultipartParameters(parts: [
+        request(route: .post("/upload"), parameters: MultipartParameters(parts: [
             Part(name: "file", fileURL: file), Part(name: "caption", value: "benchmark"),
         ]))
     }

@@ -37,14 +37,11 @@ public struct InstantTransport: WholeResponseTransport {
 }
 
 /// The API under measurement.
-public final class ItemsAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
-    public let baseURL: String
-
+public final class ItemsAPI: AbstractAPI, @unchecked Sendable {
     public init(baseURL: String, transport: (any Transport)? = nil, responseQueue: DispatchQueue) {
-        self.baseURL = baseURL
-        super.init(transport: transport, responseQueue: responseQueue)
+        super.init(configuration: APIConfiguration(baseURL: baseURL), transport: transport, responseQueue: responseQueue)
     }
 
     /// `GET /items`, decoded.
-    public func items() -> Promise<[Item]> { request(route: get(endpoint: "/items")) }
+    public func items() -> Promise<[Item]> { request(route: .get("/items")) }
 }

@@ -68,13 +68,13 @@ case "storm-get", "storm-upload":
     try Data(repeating: 7, count: 64 << 10).write(to: part)
     defer { try? FileManager.default.removeItem(at: part) }
     // Warm up first: connections and threads that stay open for the process are not a leak.
-    _ = try await storm(20, wave: 10) { api.request(route: api.get(endpoint: "/items")) }
+    _ = try await storm(20, wave: 10) { api.request(route: .get("/items")) }
     try await Task.sleep(nanoseconds: 500_000_000)
     let descriptors = openDescriptors()
     let uploads = temporaryUploads()
     let outcomes = try await storm(count, wave: mode == "storm-get" ? 100 : 50) {
-        if mode == "storm-get" { return api.request(route: api.get(endpoint: "/items")) }
-        return api.request(route: api.post(endpoint: "/upload"), parameters: MultipartParameters(parts: [Part(name: "file", fileURL: part)]))
+        if mode == "storm-get" { return api.request(route: .get("/items")) }
+        return api.request(route: .post("/upload"), parameters: MultipartParameters(parts: [Part(name: "file", fileURL: part)]))
     }
     // Let connections the cancels closed be closed, and idle ones expire.
     try await Task.sleep(nanoseconds: 1_000_000_000)

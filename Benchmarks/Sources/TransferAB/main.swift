@@ -23,11 +23,9 @@ let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("ter
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: scratch) }
 
-final class TransferAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
-    let baseURL: String
+final class TransferAPI: AbstractAPI, @unchecked Sendable {
     init(baseURL: String) {
-        self.baseURL = baseURL
-        super.init(configuration: APIConfiguration(timeout: .infinity, retryPolicy: .never), responseQueue: .global())
+        super.init(configuration: APIConfiguration(baseURL: baseURL, timeout: .infinity, retryPolicy: .never), responseQueue: .global())
     }
 }
 
@@ -63,7 +61,7 @@ if direction == "upload" {
 let start = DispatchTime.now().uptimeNanoseconds
 switch (direction, side) {
 case ("download", "tern"):
-    let file = try await api.download(route: api.get(endpoint: "/blob/\(mebibytes)"), to: destination).value
+    let file = try await api.download(route: .get("/blob/\(mebibytes)"), to: destination).value
     precondition(fileSize(file.fileURL) == size, "short download")
 case ("download", "raw"):
     try await raw { session, done in
@@ -74,7 +72,7 @@ case ("download", "raw"):
     }
     precondition(fileSize(destination) == size, "short download")
 case ("upload", "tern"):
-    try await (api.request(route: api.post(endpoint: "/upload"), parameters: FileParameters(upload)) as Promise<Void>).value
+    try await (api.request(route: .post("/upload"), parameters: FileParameters(upload)) as Promise<Void>).value
 case ("upload", "raw"):
     try await raw { session, done in
         var request = URLRequest(url: URL(string: base + "/upload")!)

@@ -9,8 +9,8 @@
 /// ```
 ///
 /// A relative route (`.get("/products")`) joins the configuration's base URL when it names one,
-/// else this one. The helpers below (`get(endpoint:)`, …) build the same routes, but as methods
-/// they show up among the client's own; prefer ``Route``'s.
+/// else this one: routes come from ``Route``, not from the client, so that the client's
+/// autocompletion lists its own endpoints alone.
 ///
 /// Endpoints join the base URL with exactly one slash, however either side is written; the
 /// base URL's own path and query are kept; an endpoint that is an absolute URL is used as it
@@ -22,22 +22,22 @@ public protocol BaseAPI {
 
 extension BaseAPI {
     /// A route for `method` to `endpoint` under ``baseURL``.
-    public func route(_ method: HTTPMethod, endpoint: String) -> Route {
+    package func route(_ method: HTTPMethod, endpoint: String) -> Route {
         Route(method: method, url: EndpointJoining.join(base: baseURL, endpoint: endpoint))
     }
 
     /// A `GET` route to `endpoint` under ``baseURL``.
-    public func get(endpoint: String) -> Route { route(.get, endpoint: endpoint) }
+    package func get(endpoint: String) -> Route { route(.get, endpoint: endpoint) }
     /// A `POST` route to `endpoint` under ``baseURL``.
-    public func post(endpoint: String) -> Route { route(.post, endpoint: endpoint) }
+    package func post(endpoint: String) -> Route { route(.post, endpoint: endpoint) }
     /// A `PUT` route to `endpoint` under ``baseURL``.
-    public func put(endpoint: String) -> Route { route(.put, endpoint: endpoint) }
+    package func put(endpoint: String) -> Route { route(.put, endpoint: endpoint) }
     /// A `PATCH` route to `endpoint` under ``baseURL``.
-    public func patch(endpoint: String) -> Route { route(.patch, endpoint: endpoint) }
+    package func patch(endpoint: String) -> Route { route(.patch, endpoint: endpoint) }
     /// A `DELETE` route to `endpoint` under ``baseURL``.
-    public func delete(endpoint: String) -> Route { route(.delete, endpoint: endpoint) }
+    package func delete(endpoint: String) -> Route { route(.delete, endpoint: endpoint) }
     /// A `HEAD` route to `endpoint` under ``baseURL``.
-    public func head(endpoint: String) -> Route { route(.head, endpoint: endpoint) }
+    package func head(endpoint: String) -> Route { route(.head, endpoint: endpoint) }
     /// An `OPTIONS` route to `endpoint` under ``baseURL``.
-    public func options(endpoint: String) -> Route { route(.options, endpoint: endpoint) }
+    package func options(endpoint: String) -> Route { route(.options, endpoint: endpoint) }
 }

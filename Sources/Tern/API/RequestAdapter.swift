@@ -27,6 +27,7 @@ public struct CompositeAdapter: RequestAdapter {
         self.adapters = adapters
     }
 
+    /// Runs each adapter in turn.
     public func adapt(_ request: inout URLRequest) throws {
         for adapter in adapters {
             try adapter.adapt(&request)

@@ -22,6 +22,7 @@ public struct Cookie: Sendable, Hashable, Codable, CustomStringConvertible {
     /// When it was first set: older cookies go first among those of one path length.
     let created: Date
 
+    /// The cookie and its attributes, as text.
     public var description: String { "\(name)=\(value); Domain=\(domain)\(isHostOnly ? " (host only)" : ""); Path=\(path)" }
 
     /// Whether it goes with a request to `url` at `now` (RFC 6265bis, section 5.8.3).

@@ -10,7 +10,7 @@ import Foundation
 /// cookie, or one that would shadow a `Secure` one, from plain `http`; `__Secure-` and `__Host-`
 /// names without what their prefix demands. `Max-Age` (which wins) and `Expires` are honoured,
 /// and `Max-Age=0` deletes; no cookie lasts past 400 days. It keeps at most
-/// ``maximumPerDomain`` cookies per domain and ``maximumCount`` in all, dropping the least
+/// `maximumPerDomain` cookies per domain and `maximumCount` in all, dropping the least
 /// recently set first.
 ///
 /// The public suffix list is the system's (libpsl, which libcurl links on Linux). Where there is
@@ -29,12 +29,12 @@ import Foundation
 /// ```
 public final class CookieJar: Sendable {
     /// The most cookies kept for one domain (RFC 6265bis asks for at least 50).
-    public let maximumPerDomain: Int
+    package let maximumPerDomain: Int
     /// The most cookies kept in all (RFC 6265bis asks for at least 3,000).
-    public let maximumCount: Int
+    package let maximumCount: Int
 
     /// The file the jar keeps its cookies in, if any.
-    public let file: URL?
+    package let file: URL?
 
     /// The cookies, by the domain (or host) each goes to.
     private let store = Locked([String: [Cookie]]())

@@ -29,7 +29,7 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
     public let validator: String
 
     /// Creates the value, for a download recorded elsewhere.
-    public init(url: URL, destination: URL, partialFile: URL, offset: Int64, validator: String) {
+    package init(url: URL, destination: URL, partialFile: URL, offset: Int64, validator: String) {
         self.url = url
         self.destination = destination
         self.partialFile = partialFile

@@ -13,11 +13,6 @@ public struct Page<Element: Sendable>: Sendable {
     /// The response the page came in; `nil` for the empty page that answers a load after the last.
     public let response: Response?
 
-    /// The page's place among those loaded, from 0: not the server's page number, which is
-    /// ``number``.
-    @available(*, deprecated, renamed: "position", message: "index counts from 0 whatever the server numbers its pages; the server's number is `number`")
-    public var index: Int { position }
-
     /// Creates a page.
     public init(elements: [Element], position: Int, number: Int? = nil, hasNext: Bool, response: Response?) {
         self.elements = elements

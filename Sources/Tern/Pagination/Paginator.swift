@@ -20,13 +20,13 @@ import Foundation
 /// than the first page's ends it too: the API would sign that request with its credentials.
 public final class Paginator<Element: Decodable & Sendable>: Sendable {
     /// The API the pages come from.
-    public let api: AbstractAPI
+    package let api: AbstractAPI
     /// The request for the first page; later pages add to its query, or follow links.
-    public let request: APIRequest<[Element]>
+    package let request: APIRequest<[Element]>
     /// How pages are numbered.
-    public let style: PageStyle
+    package let style: PageStyle
     /// The query parameter ``query`` is sent as.
-    public let queryParameter: String
+    package let queryParameter: String
     private let parser: any ResponseParser
     /// Where the first page is, and so where next links may lead.
     private let origin: Origin?
@@ -71,8 +71,9 @@ public final class Paginator<Element: Decodable & Sendable>: Sendable {
     /// Why the last load failed, until a load succeeds or pagination starts over.
     public var lastError: (any Error)? { state.withLock { $0.lastError } }
 
-    /// The search text, sent as ``queryParameter``. Setting it starts over: the elements are
-    /// forgotten and a load in flight is cancelled; ``loadNextPage()`` then loads the first page.
+    /// The search text, sent under the `queryParameter` given at creation. Setting it starts
+    /// over: the elements are forgotten and a load in flight is cancelled; ``loadNextPage()``
+    /// then loads the first page.
     public var query: String? {
         get { state.withLock { $0.search.query } }
         set { startOver { $0.query = newValue } }

@@ -18,6 +18,7 @@ public struct BodyParameters: RequestParameters {
     public var body: RequestBody
     /// The body's `Content-Type`.
     public var contentType: String
+    /// The request's own headers; they win over the encoder's and the configuration's.
     public var headers: HTTPHeaders
 
     /// A body of bytes in memory.

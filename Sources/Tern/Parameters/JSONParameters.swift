@@ -11,6 +11,7 @@ public struct JSONParameters<Value: Encodable & Sendable>: RequestParameters {
     public var value: Value
     /// The encoder that writes it.
     public var encoder: JSONEncoder
+    /// The request's own headers; they win over the encoder's and the configuration's.
     public var headers: HTTPHeaders
 
     /// Creates JSON parameters; configure `encoder` for dates, key strategies and formatting.
@@ -20,6 +21,7 @@ public struct JSONParameters<Value: Encodable & Sendable>: RequestParameters {
         self.headers = headers
     }
 
+    /// Writes the parameters and their `Content-Type` into `draft`.
     public func encode(into draft: inout RequestDraft) throws {
         do {
             draft.body = .data(try encoder.encode(value))

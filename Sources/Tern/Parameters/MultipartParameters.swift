@@ -23,6 +23,7 @@ import Foundation
 public struct MultipartParameters: RequestParameters {
     /// The parts, in order.
     public var parts: [Part]
+    /// The request's own headers; they win over the encoder's and the configuration's.
     public var headers: HTTPHeaders
 
     /// Creates a multipart body.
@@ -31,6 +32,7 @@ public struct MultipartParameters: RequestParameters {
         self.headers = headers
     }
 
+    /// Writes the parameters and their `Content-Type` into `draft`.
     public func encode(into draft: inout RequestDraft) throws {
         let boundary = try makeBoundary()
         let hasFiles = parts.contains { if case .file = $0.content { true } else { false } }

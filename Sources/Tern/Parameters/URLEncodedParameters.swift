@@ -27,6 +27,7 @@ public struct URLEncodedParameters<Destination: URLEncodedDestination>: RequestP
     let source: QueryParameterSource
     /// How values are written.
     public var encoding: QueryEncoding
+    /// The request's own headers; they win over the encoder's and the configuration's.
     public var headers: HTTPHeaders
 
     /// Creates parameters from a dictionary of strings, numbers, booleans, arrays,
@@ -50,6 +51,7 @@ public struct URLEncodedParameters<Destination: URLEncodedDestination>: RequestP
         self.headers = headers
     }
 
+    /// Writes the parameters and their `Content-Type` into `draft`.
     public func encode(into draft: inout RequestDraft) throws {
         try Destination.place(encoding.encode(try source.members()), in: &draft)
     }
@@ -63,6 +65,7 @@ public protocol URLEncodedDestination: Sendable {
 
 /// The URL's query: appended after any query the URL already has.
 public enum QueryStringDestination: URLEncodedDestination {
+    /// Puts the encoded query where this destination sends it.
     public static func place(_ query: String, in draft: inout RequestDraft) throws {
         guard !query.isEmpty else { return }
         guard var components = URLComponents(url: draft.url, resolvingAgainstBaseURL: false) else {
@@ -81,6 +84,7 @@ public enum QueryStringDestination: URLEncodedDestination {
 
 /// An `application/x-www-form-urlencoded` body.
 public enum FormBodyDestination: URLEncodedDestination {
+    /// Puts the encoded query where this destination sends it.
     public static func place(_ query: String, in draft: inout RequestDraft) throws {
         draft.body = .data(Data(query.utf8))
         draft.headers["Content-Type"] = "application/x-www-form-urlencoded; charset=utf-8"

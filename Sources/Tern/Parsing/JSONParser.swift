@@ -64,6 +64,7 @@ open class JSONParser: ResponseParser, @unchecked Sendable {
     /// `application/json`
     open var acceptHeader: String? { "application/json" }
 
+    /// Decodes `type` from the response's body, at the key path when one is set.
     public func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
         try getInstance(from: response.body, response: response.httpResponse)
     }
@@ -82,6 +83,7 @@ open class JSONParser: ResponseParser, @unchecked Sendable {
         try decoder.decodeFaster(type, from: data)
     }
 
+    /// The server's error body decoded as the error type, when one is set and the body decodes.
     open func serverError(from response: Response) -> (any Error & Sendable)? {
         guard let errorType, !response.body.isEmpty else { return nil }
         return decodeError(errorType, from: response.body)

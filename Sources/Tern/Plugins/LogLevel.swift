@@ -9,6 +9,7 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
     /// Requests and responses with their headers and bodies.
     case verbose
 
+    /// Whether `lhs` prints less than `rhs`.
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
         lhs.rawValue < rhs.rawValue
     }

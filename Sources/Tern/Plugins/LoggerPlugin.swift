@@ -17,15 +17,15 @@
 /// ```
 public struct LoggerPlugin: Plugin {
     /// How much to print.
-    public let level: LogLevel
+    package let level: LogLevel
     /// Header names whose values are replaced by `<redacted>`, lowercased.
-    public let redactedHeaders: Set<String>
+    package let redactedHeaders: Set<String>
     /// Query keys whose values are replaced by `<redacted>`, lowercased.
-    public let redactedQueryKeys: Set<String>
+    package let redactedQueryKeys: Set<String>
     /// Whether `.verbose` also prints each request as a cURL command.
-    public let includesCURL: Bool
+    package let includesCURL: Bool
     /// How many bytes of a body `.verbose` prints.
-    public let bodyLimit: Int
+    package let bodyLimit: Int
     private let sink: @Sendable (String) -> Void
 
     /// Headers always redacted.
@@ -48,6 +48,7 @@ public struct LoggerPlugin: Plugin {
         self.sink = sink
     }
 
+    /// Does nothing.
     public func willSend(_ request: URLRequest, api: APIContext) {
         guard level >= .request else { return }
         var lines = ["→ \(request.httpMethod ?? "GET") \(redacted(request.url))"]
@@ -59,6 +60,7 @@ public struct LoggerPlugin: Plugin {
         sink(lines.joined(separator: "\n"))
     }
 
+    /// Does nothing.
     public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
         guard level >= .response else { return }
         let subject = "\(request.httpMethod ?? "GET") \(redacted(request.url))"
@@ -77,11 +79,13 @@ public struct LoggerPlugin: Plugin {
         }
     }
 
+    /// Does nothing.
     public func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: APIContext) {
         guard level >= .request else { return }
         sink("↻ retry \(retry) of \(request.httpMethod ?? "GET") \(redacted(request.url)) in \(Self.milliseconds(delay))")
     }
 
+    /// Does nothing.
     public func didRefresh(_ result: Result<Void, any Error>, api: APIContext) {
         guard level >= .request else { return }
         switch result {

@@ -24,9 +24,14 @@ public protocol Plugin: Sendable {
 }
 
 extension Plugin {
+    /// Does nothing.
     public func willSend(_ request: URLRequest, api: APIContext) {}
+    /// Does nothing.
     public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {}
+    /// Does nothing.
     public func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: APIContext) {}
+    /// Does nothing.
     public func didRefresh(_ result: Result<Void, any Error>, api: APIContext) {}
+    /// Does nothing.
     public func didFail(_ error: APIError, request: URLRequest?, api: APIContext) {}
 }

@@ -26,6 +26,7 @@ public struct Route: Sendable, Equatable, CustomStringConvertible {
         self.url = url
     }
 
+    /// The method and the URL, as in `GET https://shop.example/products`.
     public var description: String { "\(method) \(url)" }
 
     /// A `GET` route.

@@ -34,6 +34,7 @@ public struct MissingSampleData: Error, Sendable, CustomStringConvertible {
     /// The request's URL.
     public let url: URL
 
+    /// What went wrong, in words.
     public var description: String {
         "\(method ?? "GET") \(url.absoluteString) has no sample data, and its API answers with sample data only "
             + "(APIConfiguration.usesSampleData): give it RequestOptions(sampleData:)"

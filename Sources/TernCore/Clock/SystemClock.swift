@@ -12,10 +12,12 @@ public final class SystemClock: APIClock {
     /// Creates a clock with a timer queue of its own.
     public init() {}
 
+    /// The current time, in seconds.
     public var now: TimeInterval {
         TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1e9
     }
 
+    /// Runs `action` once `delay` seconds have passed; cancelling what it returns stops it.
     public func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) -> any Cancellable {
         timers.schedule(after: delay, action)
     }

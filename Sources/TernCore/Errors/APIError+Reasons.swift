@@ -33,11 +33,12 @@ extension APIError {
         public let method: String?
 
         /// Creates the reason.
-        public init(reason: Reason, method: String? = nil) {
+        package init(reason: Reason, method: String? = nil) {
             self.reason = reason
             self.method = method
         }
 
+        /// What went wrong, in words.
         public var description: String {
             switch reason {
             case .invalidURL(let string) where !AbsoluteURL.hasScheme(string):
@@ -72,11 +73,12 @@ extension APIError {
         public let underlying: any Error
 
         /// Creates the failure.
-        public init(parameter: String, underlying: any Error) {
+        package init(parameter: String, underlying: any Error) {
             self.parameter = parameter
             self.underlying = underlying
         }
 
+        /// What went wrong, in words.
         public var description: String {
             "Could not encode the parameter \(bounded(parameter)): \(bounded("\(underlying)"))"
         }
@@ -96,7 +98,7 @@ extension APIError {
         public let receivedBytes: Int?
 
         /// Creates the failure.
-        public init(underlying: any Error, method: String?, url: URL?, statusCode: Int? = nil, receivedBytes: Int? = nil) {
+        package init(underlying: any Error, method: String?, url: URL?, statusCode: Int? = nil, receivedBytes: Int? = nil) {
             self.underlying = underlying
             self.method = method
             self.url = url
@@ -107,6 +109,7 @@ extension APIError {
         /// The `URLError`, when the transport reported one.
         public var urlError: URLError? { underlying as? URLError }
 
+        /// What went wrong, in words.
         public var description: String {
             let reason = urlError.map { "\($0.localizedDescription) (URLError \($0.code.rawValue))" } ?? bounded("\(underlying)")
             guard let statusCode else { return "\(describe(method, url)) failed before a response arrived: \(reason)" }
@@ -132,7 +135,7 @@ extension APIError {
         public let statusCode: Int?
 
         /// Creates the failure.
-        public init(limit: Int, receivedBytes: Int, declaredLength: Int?, method: String?, url: URL?, statusCode: Int?) {
+        package init(limit: Int, receivedBytes: Int, declaredLength: Int?, method: String?, url: URL?, statusCode: Int?) {
             self.limit = limit
             self.receivedBytes = receivedBytes
             self.declaredLength = declaredLength
@@ -141,6 +144,7 @@ extension APIError {
             self.statusCode = statusCode
         }
 
+        /// What went wrong, in words.
         public var description: String {
             let size = declaredLength.map { "announced \($0) bytes" } ?? "passed it at \(receivedBytes) bytes"
             return "\(describe(method, url)): the response body is over the limit of \(SizeLimit(bytes: limit)) (it \(size)); "
@@ -173,7 +177,7 @@ extension APIError {
         public let location: String
 
         /// Creates the failure.
-        public init(reason: Reason, method: String?, url: URL?, statusCode: Int, location: String) {
+        package init(reason: Reason, method: String?, url: URL?, statusCode: Int, location: String) {
             self.reason = reason
             self.method = method
             self.url = url
@@ -181,6 +185,7 @@ extension APIError {
             self.location = location
         }
 
+        /// What went wrong, in words.
         public var description: String {
             let redirect = "\(describe(method, url)) was redirected (\(statusCode)) to \"\(quoted(location))\""
             return switch reason {
@@ -216,12 +221,13 @@ extension APIError {
         public let underlying: (any Error)?
 
         /// Creates the failure.
-        public init(reason: Reason, destination: URL, underlying: (any Error)? = nil) {
+        package init(reason: Reason, destination: URL, underlying: (any Error)? = nil) {
             self.reason = reason
             self.destination = destination
             self.underlying = underlying
         }
 
+        /// What went wrong, in words.
         public var description: String {
             let path = bounded(destination.path)
             let cause = underlying.map { ": \(bounded("\($0)"))" } ?? ""
@@ -244,12 +250,13 @@ extension APIError {
         public let url: URL?
 
         /// Creates the timeout; leave `method` and `url` out for a promise's.
-        public init(interval: TimeInterval, method: String? = nil, url: URL? = nil) {
+        package init(interval: TimeInterval, method: String? = nil, url: URL? = nil) {
             self.interval = interval
             self.method = method
             self.url = url
         }
 
+        /// What went wrong, in words.
         public var description: String {
             let subject = url == nil ? "The promise" : describe(method, url)
             return "\(subject) timed out after \(interval) s."
@@ -273,7 +280,7 @@ extension APIError {
         public let serverError: (any Error & Sendable)?
 
         /// Creates the failure.
-        public init(method: String?, url: URL?, statusCode: Int, headers: HTTPHeaders, body: Data, serverError: (any Error & Sendable)?) {
+        package init(method: String?, url: URL?, statusCode: Int, headers: HTTPHeaders, body: Data, serverError: (any Error & Sendable)?) {
             self.method = method
             self.url = url
             self.statusCode = statusCode
@@ -287,6 +294,7 @@ extension APIError {
             serverError as? ServerError
         }
 
+        /// What went wrong, in words.
         public var description: String {
             var text = "\(describe(method, url)) answered \(statusCode) "
                 + HTTPURLResponse.localizedString(forStatusCode: statusCode)
@@ -314,7 +322,7 @@ extension APIError {
 
         /// Creates the failure; `body` is cut to its first ``APIError/snippetLength`` bytes, copied,
         /// so that the error does not keep a large body alive.
-        public init(type: String, method: String?, url: URL?, statusCode: Int, codingPath: String, underlying: any Error, body: Data) {
+        package init(type: String, method: String?, url: URL?, statusCode: Int, codingPath: String, underlying: any Error, body: Data) {
             self.type = type
             self.method = method
             self.url = url
@@ -324,6 +332,7 @@ extension APIError {
             self.bodySnippet = body.prefix(APIError.snippetLength).withUnsafeBytes { Data($0) }
         }
 
+        /// What went wrong, in words.
         public var description: String {
             let location = codingPath.isEmpty ? "" : " at \(codingPath)"
             return "Could not parse \(type)\(location) from \(describe(method, url)) (status \(statusCode)): "
@@ -360,6 +369,7 @@ extension APIError {
         /// was not implemented).
         case refreshUnavailable
 
+        /// What went wrong, in words.
         public var description: String {
             switch self {
             case .refreshFailed(let error): "The credentials could not be refreshed: \(error)"
@@ -383,6 +393,7 @@ extension APIError {
         /// Every promise given to ``Promise/any(_:in:)`` failed; their errors, in the order given.
         case allFailed([any Error])
 
+        /// What went wrong, in words.
         public var description: String {
             switch self {
             case .validationFailed: "The promise's value failed validation."

@@ -48,6 +48,7 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     /// A promise was misused or could not settle; see ``PromiseFailure``.
     case promise(PromiseFailure)
 
+    /// What went wrong, in words.
     public var description: String {
         switch self {
         case .invalidRequest(let failure): "\(failure)"

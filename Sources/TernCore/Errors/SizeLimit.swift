@@ -27,6 +27,7 @@ public struct SizeLimit: Sendable, Hashable, ExpressibleByIntegerLiteral, Custom
     /// No limit.
     public static let unlimited = SizeLimit(bytes: nil)
 
+    /// The limit, in words.
     public var description: String {
         guard let bytes else { return "no limit" }
         return bytes >= 1 << 20 && bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"

@@ -114,6 +114,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Proxy-Connection", "Host", "Upgrade", "TE", "Trailer",
     ]
 
+    /// The headers, as text.
     public var description: String {
         fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
     }

@@ -16,7 +16,7 @@ public struct TransferProgress: Sendable, Equatable {
     public let totalBytes: Int64?
 
     /// Creates a report.
-    public init(direction: Direction, completedBytes: Int64, totalBytes: Int64?) {
+    package init(direction: Direction, completedBytes: Int64, totalBytes: Int64?) {
         self.direction = direction
         self.completedBytes = completedBytes
         self.totalBytes = totalBytes

@@ -71,6 +71,7 @@ public struct Stub: Sendable, CustomStringConvertible {
         answer(request, served)
     }
 
+    /// The stub, as an unmatched request lists it.
     public var description: String {
         var text = "\(method?.rawValue ?? "any method") \(path)"
         if !query.isEmpty { text += " query \(query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&"))" }

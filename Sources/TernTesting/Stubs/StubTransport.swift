@@ -45,6 +45,7 @@ public final class StubTransport: Transport, Sendable {
     /// Every request received, in order, bodies included.
     public var requests: [RecordedRequest] { state.withLock { $0.requests } }
 
+    /// Starts sending `request` and reports its exchange to `receiver`.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange = Exchange(receiver: receiver, queue: queue)
         let recorded: RecordedRequest

@@ -11,6 +11,7 @@ public struct UnmatchedRequest: Error, Sendable, CustomStringConvertible {
     /// Each stub, and why it did not match, in the order they were tried: the last added first.
     public let mismatches: [(stub: String, reason: String)]
 
+    /// What went wrong, in words.
     public var description: String {
         var text = "No stub matches \(request.method) \(request.target)"
         guard !mismatches.isEmpty else { return text + ": there are no stubs." }

@@ -51,6 +51,7 @@ public struct CurlUnavailable: Error, Sendable, CustomStringConvertible {
     /// What failed, as the dynamic loader said it.
     public let reason: String
 
+    /// What went wrong, in words.
     public var description: String { "libcurl is not available: \(reason)" }
 }
 

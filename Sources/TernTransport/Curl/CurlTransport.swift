@@ -70,6 +70,7 @@ public final class CurlTransport: Transport {
         loop.scheduleIfIdle(work)
     }
 
+    /// Starts sending `request` and reports its exchange to `receiver`.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange: CurlExchange
         do {
