@@ -21,8 +21,6 @@ struct RequestContext: Sendable {
     let parser: any ResponseParser
     /// The API's plugins, then the request's.
     let plugins: [any Plugin]
-    /// What plugins are told of the API.
-    let apiContext: APIContext
     let adapters: [any RequestAdapter]
     let timeout: TimeInterval
     let cachePolicy: URLRequest.CachePolicy
@@ -46,7 +44,6 @@ struct RequestContext: Sendable {
         retryBudget = configuration.retryBudget
         parser = options.parser ?? api.responseParser
         plugins = api.plugins + options.plugins
-        apiContext = api.apiContext
         adapters = configuration.adapters
         timeout = options.timeout ?? configuration.timeout
         cachePolicy = options.cachePolicy ?? configuration.cachePolicy

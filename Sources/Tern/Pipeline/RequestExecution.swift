@@ -177,7 +177,7 @@ final class RequestExecution: Sendable {
         addCookies(to: &ranged.urlRequest, leg: leg)
         let request = ranged
         guard let attempt = state.withLock({ $0.send(request.urlRequest) }) else { return }
-        context.plugins.forEach { $0.willSend(request.urlRequest, api: context.apiContext) }
+        context.plugins.forEach { $0.willSend(request.urlRequest, api: api.apiContext) }
         let startDate = Date()
         let startTime = DispatchTime.now().uptimeNanoseconds
         let collector = ResponseCollector(limit: request.maximumBodySize, uploadLength: request.bodyLength, file: download, progress: progress) { [self] result in
@@ -296,7 +296,7 @@ final class RequestExecution: Sendable {
         }
         guard let retry = state.withLock({ $0.backOff() }) else { return }
         let delay = context.retryPolicy.delay(beforeRetry: retry, retryAfter: retryAfter) { Double.random(in: $0) }
-        context.plugins.forEach { $0.didRetry(sent, retry: retry, after: delay, api: context.apiContext) }
+        context.plugins.forEach { $0.didRetry(sent, retry: retry, after: delay, api: api.apiContext) }
         let wait = context.clock.schedule(after: delay) { [self] in
             context.pipelineQueue.async { self.attempt(leg) }
         }
@@ -349,7 +349,7 @@ final class RequestExecution: Sendable {
         }
         // A download that failed keeps its bytes if they can be resumed, and deletes them if not.
         download?.abandon()
-        context.plugins.forEach { $0.didFail(failure, request: attempt, api: context.apiContext) }
+        context.plugins.forEach { $0.didFail(failure, request: attempt, api: api.apiContext) }
         _ = settle(.failed(failure))
     }
 
@@ -360,7 +360,7 @@ final class RequestExecution: Sendable {
 
     /// Tells plugins how an attempt ended.
     private func report(_ result: Result<Response, APIError>, for request: URLRequest) {
-        context.plugins.forEach { $0.didReceive(result, for: request, api: context.apiContext) }
+        context.plugins.forEach { $0.didReceive(result, for: request, api: api.apiContext) }
     }
 
     /// The method a request went out with: encoders, adapters and the delegate may have changed
