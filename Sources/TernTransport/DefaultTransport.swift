@@ -7,7 +7,12 @@ import FoundationNetworking
 /// can be loaded; ``URLSessionTransport`` elsewhere, and as the fallback, which is said once per
 /// process on standard error.
 package enum DefaultTransport {
-    package static func make() -> any Transport {
+    /// The one every API given no transport shares: one event thread, one connection pool and
+    /// one per-host cap for the process, however many APIs it makes (500 APIs were 500 threads
+    /// and 1,000 descriptors, idle). Made when the first such API is.
+    package static let shared: any Transport = make()
+
+    private static func make() -> any Transport {
         #if os(Linux)
         do {
             return try CurlTransport()

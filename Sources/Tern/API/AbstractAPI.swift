@@ -35,7 +35,8 @@ open class AbstractAPI: @unchecked Sendable {
     public let configuration: APIConfiguration
     /// The parser that turns bodies into values, unless a request's options name another.
     public let responseParser: any ResponseParser
-    /// What sends requests: unless another was given, a ``CurlTransport`` on Linux (a
+    /// What sends requests: unless another was given, the transport every such API in the
+    /// process shares (one event thread, one connection pool), a ``CurlTransport`` on Linux (a
     /// ``URLSessionTransport`` where libcurl cannot be loaded) and a ``URLSessionTransport`` on
     /// Apple platforms.
     public let transport: any Transport
@@ -67,8 +68,9 @@ open class AbstractAPI: @unchecked Sendable {
     /// - Parameters:
     ///   - responseParser: Turns bodies into values; ``JSONParser`` by default.
     ///   - configuration: Common headers, timeout, cache policy, validation.
-    ///   - transport: What sends requests; by default a new ``CurlTransport`` on Linux, a new
-    ///     ``URLSessionTransport`` on Apple platforms.
+    ///   - transport: What sends requests; by default the one every API given none shares, a
+    ///     ``CurlTransport`` on Linux and a ``URLSessionTransport`` on Apple platforms. Pass one
+    ///     for an API that wants its own thread, connections or trust.
     ///   - responseQueue: Where callbacks run; `.main` by default.
     ///   - clock: Where waits happen; real time by default, a `TestClock` in tests.
     public init(
@@ -81,7 +83,7 @@ open class AbstractAPI: @unchecked Sendable {
         self.clock = clock ?? SystemClock()
         self.responseParser = responseParser
         self.configuration = configuration
-        self.transport = transport ?? DefaultTransport.make()
+        self.transport = transport ?? DefaultTransport.shared
         self.responseQueue = responseQueue
         cookieJar = configuration.cookies.makeJar()
         plugins = configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : [])

@@ -1,9 +1,10 @@
 import Foundation
 import Tern
 
-/// The transport the pipeline tests run over: Tern's default (libcurl on Linux) unless
+/// The transport the pipeline tests run over: Tern's default kind (libcurl on Linux) unless
 /// `TERN_TEST_TRANSPORT` names `urlsession` or `curl`, so the whole suite runs on each transport
-/// in turn (`.ci/run` runs it on both).
+/// in turn (`.ci/run` runs it on both). Each test's API gets one of its own, not the transport
+/// APIs share by default: tests running side by side would share its connections and its cap.
 enum TestTransport {
     static let name = ProcessInfo.processInfo.environment["TERN_TEST_TRANSPORT"] ?? "default"
 
@@ -26,12 +27,14 @@ enum TestTransport {
         #endif
     }
 
-    /// A new transport of the kind under test, or `nil` for Tern's default.
+    /// A new transport of the kind under test.
     static func make() -> (any Transport)? {
         switch name {
         case "urlsession":
             return URLSessionTransport()
         #if os(Linux)
+        case "default":
+            return (try? CurlTransport()) ?? URLSessionTransport()
         case "curl":
             do {
                 return try CurlTransport()

@@ -207,11 +207,48 @@ import TernTesting
     }
     #endif
 
+    #if compiler(>=6.3)
+    @Test func fiveHundredAPIsShareOneLoopAndItsConnections() async throws {
+        let server = try LoopbackServer { _ in .text("ok") }
+        defer { server.stop() }
+        // In a process of its own, so that no other test's threads or sockets are counted.
+        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [url = server.baseURL as String] in
+            let descriptors = { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
+            let before = descriptors()
+            let clients = (0..<500).map { _ in APIClient(configuration: APIConfiguration(baseURL: url), responseQueue: .global()) }
+            let answers = await withTaskGroup(of: String?.self) { group in
+                for client in clients { group.addTask { try? await (client.request(route: .get("/")) as Promise<String>).value } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            try await Task.sleep(for: .milliseconds(200))   // idle
+            print("answered \(answers.filter { $0 == "ok" }.count), loops \(loopThreadCount()), descriptors +\(descriptors() - before)")
+            withExtendedLifetime(clients) {}
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        let numbers = printed.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        #expect(numbers.count == 3, "\(printed)")
+        guard numbers.count == 3 else { return }
+        #expect(numbers[0] == 500, "\(printed)")
+        #expect(numbers[1] == 1, "\(printed)")
+        // The loop's own (its multi handle and wakeup) and at most the per-host cap of idle
+        // connections: an API each, as before, held two per API and a socket each.
+        #expect(numbers[2] <= 4 + CurlTransport.defaultConnectionsPerHost, "\(printed)")
+    }
+    #endif
+
     @Test func itIsLinuxsDefault() throws {
         let api = AbstractAPI(responseQueue: .global())
         #expect(api.transport is CurlTransport)
         #expect(try CurlTransport.libraryVersion.get().hasPrefix("libcurl/"))
     }
+}
+
+/// How many of this process's threads are libcurl loops.
+private func loopThreadCount() -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.filter { task in
+        (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix(CurlLoop.threadName) == true
+    }.count
 }
 
 /// The user and system CPU time, in clock ticks, of this process's threads named as libcurl loops.
