@@ -9,12 +9,14 @@ import Testing
         let timers = TimerQueue()
         let fired = Recorder<Int>()
         let started = Date()
-        for (index, delay) in [0.06, 0.02, 0.04].enumerated() {
+        // Deadlines 200 ms apart: scheduling the three, even under the thread sanitizer on a
+        // busy machine, takes far less (20 ms apart, a CI run once saw them out of order).
+        for (index, delay) in [0.6, 0.2, 0.4].enumerated() {
             _ = timers.schedule(after: delay) { fired.append(index) }
         }
         #expect(await eventually { fired.items.count == 3 })
         #expect(fired.items == [1, 2, 0])
-        #expect(Date().timeIntervalSince(started) >= 0.06)
+        #expect(Date().timeIntervalSince(started) >= 0.6)
     }
 
     @Test func aCancelledActionNeverRuns() async throws {
