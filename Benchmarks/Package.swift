@@ -27,6 +27,11 @@ let package = Package(
         ),
         // Not package-benchmark targets: the same comparisons as plain executables, each
         // side taking turns in one process.
+        // The floor: libcurl's multi interface driven from C, against the same nginx.
+        .executableTarget(
+            name: "RawCurl",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
         .executableTarget(
             name: "OverheadAB",
             dependencies: ["PipelineFixtures"]

@@ -49,6 +49,8 @@ let sides: [(name: String, body: () async throws -> Void)] = [
     ("raw URLSession", { try await round { try await EndToEnd.raw(session, url) } }),
     ("Tern over URLSession", { try await round { try await EndToEnd.tern(overURLSession) } }),
     ("Tern over libcurl", { try await round { try await EndToEnd.tern(overCurl) } }),
+    // The body as bytes, undecoded: what RawCurl, the floor, does.
+    ("Tern over libcurl, bytes", { try await round { _ = try await (overCurl.request(route: .get("/items")) as Promise<Data>).value; return [] } }),
     ("AsyncHTTPClient", { try await round { try await asyncHTTPClient() } }),
 ]
 try await Alternation.compare(count: count, rounds: rounds, sides.filter { only == nil || $0.name.contains(only!) })

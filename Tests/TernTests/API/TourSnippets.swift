@@ -17,7 +17,6 @@ extension APIConfiguration {
 enum Tour {
     typealias Product = Readme.Product
     typealias Picture = Readme.Picture
-    typealias ShopError = Readme.ShopError
 
     // MARK: Quick start
 
@@ -73,21 +72,6 @@ enum Tour {
     static func progress(shop: ShopAPI, pictureURL: URL) {
         shop.upload(picture: pictureURL, for: 42)
             .onProgress(in: .main) { progress in print(progress.direction, progress.fractionCompleted ?? 0) }
-    }
-
-    static func errors(shop: ShopAPI) {
-        shop.products(page: 1).onError { error in
-            switch error as? APIError {
-            case .cancelled?:
-                break
-            case .unacceptableStatus(let failure)? where failure.statusCode == 404:
-                print("no products")
-            case .unacceptableStatus(let failure)?:
-                print(failure.serverError(as: ShopError.self)?.message ?? "\(failure)")
-            default:
-                print(error)   // "Could not parse Array<Product> at [1].price from GET https://… (status 200): …"
-            }
-        }
     }
 
     static func pages(shop: ShopAPI) async throws {
