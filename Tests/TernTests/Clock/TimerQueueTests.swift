@@ -22,8 +22,9 @@ import Testing
     @Test func aCancelledActionNeverRuns() async throws {
         let timers = TimerQueue()
         let fired = Recorder<String>()
-        let cancelled = timers.schedule(after: 0.01) { fired.append("cancelled") }
-        _ = timers.schedule(after: 0.03) { fired.append("kept") }
+        // Due before the kept one, and far enough off that it is surely cancelled in time.
+        let cancelled = timers.schedule(after: 0.3) { fired.append("cancelled") }
+        _ = timers.schedule(after: 0.6) { fired.append("kept") }
         cancelled.cancel()
         cancelled.cancel()
         #expect(await eventually { fired.items == ["kept"] })
