@@ -32,6 +32,11 @@ let package = Package(
             name: "RawCurl",
             linkerSettings: [.linkedLibrary("dl")]
         ),
+        // Tern's JSONParser against JSONDecoder on payloads in the shape of real APIs.
+        .executableTarget(
+            name: "JSONAB",
+            dependencies: ["PipelineFixtures", .product(name: "Tern", package: "Tern")]
+        ),
         .executableTarget(
             name: "OverheadAB",
             dependencies: ["PipelineFixtures"]

@@ -26,8 +26,10 @@ import FoundationNetworking
 /// }
 /// ```
 ///
-/// On Linux it decodes faster than `JSONDecoder` alone, with the same values and errors: it
-/// reads a body once into a flat list of values and decodes from that, and gives `JSONDecoder`
+/// On Linux it reads JSON itself, with the same values and errors as `JSONDecoder` (faster on
+/// most payloads, slower for types that use `try?` for optional members; see the Benchmarks
+/// article): it reads a body once into a flat list of values and decodes from that, and gives
+/// `JSONDecoder`
 /// every document it would not read exactly the same way — anything but strict UTF-8 JSON, a
 /// value that fails to decode (errors are `JSONDecoder`'s own), and decoders set to convert
 /// keys, read JSON5, or read dates from strings or closures. A document handed on was decoded
