@@ -242,6 +242,42 @@ import Testing
         #expect(agree(Lenient.self, #"{"count":2}"#))
     }
 
+    /// A type that reads optional members with `try?`, and keeps what each read threw.
+    struct Forgiving: Decodable, Equatable {
+        let name: String?
+        let count: Int?
+        let small: UInt8?
+        let ratio: Double?
+        let weight: Float?
+        let flag: Bool?
+        let errors: [String]
+        enum CodingKeys: String, CodingKey { case name, count, small, ratio, weight, flag }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            var errors: [String] = []
+            func attempt<T>(_ read: () throws -> T) -> T? {
+                do { return try read() } catch { errors.append(String(describing: error)); return nil }
+            }
+            name = attempt { try container.decode(String.self, forKey: .name) }
+            count = attempt { try container.decode(Int.self, forKey: .count) }
+            small = attempt { try container.decode(UInt8.self, forKey: .small) }
+            ratio = attempt { try container.decode(Double.self, forKey: .ratio) }
+            weight = attempt { try container.decode(Float.self, forKey: .weight) }
+            flag = attempt { try container.decode(Bool.self, forKey: .flag) }
+            self.errors = errors
+        }
+    }
+
+    @Test func aNullCaughtByTheTypeStaysTheTapesWithJSONDecodersError() {
+        let nulls = #"[{"name":null,"count":null,"small":null,"ratio":null,"weight":null,"flag":true},{"name":"a","count":1,"small":2,"ratio":0.5,"weight":1.5,"flag":false}]"#
+        // The errors the type kept are part of its value: they must be JSONDecoder's, word for word.
+        #expect(agree([Forgiving].self, nulls))
+        let decoded = JSONDecoder().decodedByTape([Forgiving].self, from: Data(nulls.utf8))
+        #expect(decoded?.first?.errors.count == 5)
+        // A null Bool is a type mismatch in JSONDecoder: the tape leaves that to it.
+        #expect(!agree([Forgiving].self, #"[{"name":"a","count":1,"small":2,"ratio":0.5,"weight":1.5,"flag":null}]"#))
+    }
+
     @Test func keysMatchAsJSONDecoderMatchesThem() {
         struct Keys: Decodable, Equatable { let id: Int; let K: Int? }
         #expect(agree(Keys.self, #"{"id":1,"id":2}"#))

@@ -5,23 +5,50 @@ import Foundation
 struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: TapeDecoder
     /// Members by name, for objects whose names must be compared as strings (escaped or not
-    /// ASCII) or that are too large to search one by one; `nil` when bytes compare.
+    /// ASCII); `nil` when bytes compare.
     private let names: [String: Int]?
+    /// For a large object whose names compare as bytes: the first member with each hash of its
+    /// name's bytes, by that hash (the index of the name). Building it makes no strings, which
+    /// a dictionary of names did for every member of every wide object (80 for a GitHub
+    /// repository), whatever few members the type asked for.
+    private let hashed: [UInt64: Int]?
 
     /// Objects up to this size are searched member by member.
     private static var searchedMembers: UInt32 { 16 }
 
     init(decoder: TapeDecoder) {
         self.decoder = decoder
-        let object = decoder.tape.values[decoder.index]
-        if object.traits & JSONTape.plainASCIIKeys != 0, object.first <= Self.searchedMembers {
+        let tape = decoder.tape
+        let object = tape.values[decoder.index]
+        if object.traits & JSONTape.plainASCIIKeys != 0 {
             names = nil
+            guard object.first > Self.searchedMembers else { hashed = nil; return }
+            var hashed: [UInt64: Int] = [:]
+            hashed.reserveCapacity(Int(object.first))
+            var member = decoder.index + 1
+            for _ in 0..<object.first {
+                let hash = Self.hash(tape.span(of: tape.values[member]))
+                if hashed[hash] == nil { hashed[hash] = member }   // the first of a name wins
+                member = tape.skip(member + 1)
+            }
+            self.hashed = hashed
         } else {
+            hashed = nil
             var names: [String: Int] = [:]
             names.reserveCapacity(Int(object.first))
             for (name, value) in Self.members(of: decoder) where names[name] == nil { names[name] = value }
             self.names = names
         }
+    }
+
+    /// FNV-1a of `bytes`.
+    @inline(__always)
+    private static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        return hash
     }
 
     /// Every member's name and the index of its value, in document order.
@@ -67,6 +94,16 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let tape = decoder.tape
         return name.utf8.withContiguousStorageIfAvailable { wanted -> ByteSearch in
             guard !wanted.contains(where: { $0 >= 0x80 }) else { return .undecided }
+            if let hashed {
+                // No member has the name's hash: none has the name. One has it: it is the first
+                // with that name, unless two names share the hash, which the search below settles.
+                guard let member = hashed[Self.hash(UnsafeRawBufferPointer(wanted))] else { return .absent }
+                let candidate = tape.values[member]
+                if Int(candidate.last - candidate.first) == wanted.count,
+                   memcmp(tape.bytes.baseAddress! + Int(candidate.first), wanted.baseAddress!, wanted.count) == 0 {
+                    return .found(member + 1)
+                }
+            }
             var member = decoder.index + 1
             for _ in 0..<tape.values[decoder.index].first {
                 let candidate = tape.values[member]
@@ -85,6 +122,17 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return index
     }
 
+    /// The index of the value under `key` for a string or a number: a null one throws what
+    /// `JSONDecoder` throws, word for word, and the document stays the tape's. A type that reads
+    /// optional members with `try?` catches it and goes on as it would there; sending the whole
+    /// document to `JSONDecoder` instead made such types decode at half its speed.
+    private func nonNull(_ key: Key, _ type: Any.Type) throws -> Int {
+        let index = try value(for: key)
+        guard decoder.tape.isNull(index) else { return index }
+        throw DecodingError.valueNotFound(type, .init(codingPath: codingPath + [key],
+                                                      debugDescription: "Cannot get value of type \(type) -- found null value instead"))
+    }
+
     /// What `read` makes of the value under `key`; `nil` when there is none or it is null.
     private func ifPresent<T>(_ key: Key, _ read: (Int) throws -> T) rethrows -> T? {
         guard let index = find(key), !decoder.tape.isNull(index) else { return nil }
@@ -93,9 +141,9 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decodeNil(forKey key: Key) throws -> Bool { decoder.tape.isNull(try value(for: key)) }
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.tape.bool(at: value(for: key)) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.tape.string(at: value(for: key)) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.tape.double(at: value(for: key)) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.tape.float(at: value(for: key)) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.tape.string(at: nonNull(key, type)) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.tape.double(at: nonNull(key, type)) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.tape.float(at: nonNull(key, type)) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(forKey: key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(forKey: key) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(forKey: key) }
@@ -112,7 +160,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { throw decoder.tape.fail() }
 
     private func integer<T: FixedWidthInteger>(forKey key: Key) throws -> T {
-        try decoder.tape.integer(at: value(for: key), as: T.self)
+        try decoder.tape.integer(at: nonNull(key, T.self), as: T.self)
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
