@@ -278,6 +278,36 @@ import Testing
         #expect(!agree([Forgiving].self, #"[{"name":"a","count":1,"small":2,"ratio":0.5,"weight":1.5,"flag":null}]"#))
     }
 
+    @Test func namesFromSnakeCaseAreReadAsJSONDecoderReadsThem() {
+        let snake = JSONDecoder()
+        snake.keyDecodingStrategy = .convertFromSnakeCase
+        struct Repository: Decodable, Equatable {
+            let id: Int
+            let htmlUrl: String
+            let stargazersCount: Int
+            let sha256Sum: String?
+            let license: License?
+            struct License: Decodable, Equatable { let spdxId: String? }
+        }
+        let members = (0..<30).map { "\"extra_\($0 % 7 == 0 ? "x" : "y")_field\($0)\":\($0)" }.joined(separator: ",")
+        let plain = #"{"id":1,"html_url":"https://x","stargazers_count":3,"sha256_sum":"ab","license":{"spdx_id":"MIT"}}"#
+        #expect(agree(Repository.self, plain, decoder: snake))
+        #expect(snake.decodedByTape(Repository.self, from: Data(plain.utf8)) != nil)
+        let wide = #"{"id":1,"html_url":"https://x","stargazers_count":3,"#.dropLast() + "," + members + "}"
+        #expect(agree(Repository.self, String(wide), decoder: snake))
+        #expect(snake.decodedByTape(Repository.self, from: Data(wide.utf8)) != nil)
+        #expect(agree(Repository.self, #"{"id":1,"html_url":"a","html_url":"b","stargazers_count":3}"#, decoder: snake))
+        // A dictionary's keys are not converted by JSONDecoder; what enumerates keys is its.
+        #expect(!agree([String: Int].self, #"{"a_b":1,"c":2,"long_name_here":3}"#, decoder: snake))
+        #expect(!agree([[String: Int]].self, #"[{"a_b":1},{"a_b":2,"a_b":3}]"#, decoder: snake))
+        // Names JSONDecoder converts by rules of its own are left to it.
+        struct Odd: Decodable, Equatable { let x1st: Int?; let x1St: Int?; let aB: Int?; let a: Int? }
+        for odd in [#"{"x_1st":1}"#, #"{"_a":1}"#, #"{"a_":1}"#, #"{"a__b":1}"#, #"{"A_B":1}"#, #"{"a_b":1,"aB":2}"#, #"{"a-b":1}"#] {
+            #expect(!agree(Odd.self, odd, decoder: snake), "\(odd)")
+        }
+        #expect(agree(Odd.self, #"{"a_b":4,"a":5}"#, decoder: snake))
+    }
+
     @Test func keysMatchAsJSONDecoderMatchesThem() {
         struct Keys: Decodable, Equatable { let id: Int; let K: Int? }
         #expect(agree(Keys.self, #"{"id":1,"id":2}"#))
@@ -376,9 +406,9 @@ import Testing
 
     @Test func settingsTheTapeDoesNotFollowGoToJSONDecoder() {
         struct Snake: Decodable, Equatable { let itemCount: Int }
-        let snake = JSONDecoder()
-        snake.keyDecodingStrategy = .convertFromSnakeCase
-        #expect(!agree(Snake.self, #"{"item_count":3}"#, decoder: snake))
+        let customKeys = JSONDecoder()
+        customKeys.keyDecodingStrategy = .custom { path in path.last! }
+        #expect(!agree(Snake.self, #"{"itemCount":3}"#, decoder: customKeys))
         let iso = JSONDecoder()
         iso.dateDecodingStrategy = .iso8601
         #expect(!agree([Date].self, #"["2026-11-23T10:00:00Z"]"#, decoder: iso))

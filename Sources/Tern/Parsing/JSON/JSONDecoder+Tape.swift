@@ -20,14 +20,20 @@ extension JSONDecoder {
     }
 
     /// How a tape reads this decoder's values, or `nil` when its settings are not the tape's to
-    /// follow: a subclass, keys converted, JSON5, non-conforming floats, dates other than
-    /// numbers, data decoded by a closure.
+    /// follow: a subclass, keys converted other than from snake case, JSON5, non-conforming
+    /// floats, dates other than numbers, data decoded by a closure.
     private var tapeSettings: JSONTape.Settings? {
         #if canImport(Darwin)
         return nil
         #else
-        guard Swift.type(of: self) == JSONDecoder.self, case .useDefaultKeys = keyDecodingStrategy,
-              case .throw = nonConformingFloatDecodingStrategy, !allowsJSON5, !assumesTopLevelDictionary else { return nil }
+        let snakeCase: Bool
+        switch keyDecodingStrategy {
+        case .useDefaultKeys: snakeCase = false
+        case .convertFromSnakeCase: snakeCase = true
+        default: return nil
+        }
+        guard Swift.type(of: self) == JSONDecoder.self, case .throw = nonConformingFloatDecodingStrategy, !allowsJSON5,
+              !assumesTopLevelDictionary else { return nil }
         let dates: JSONTape.DateReading
         switch dateDecodingStrategy {
         case .deferredToDate: dates = .deferredToDate
@@ -36,8 +42,8 @@ extension JSONDecoder {
         default: return nil
         }
         switch dataDecodingStrategy {
-        case .base64: return JSONTape.Settings(dates: dates, base64Data: true)
-        case .deferredToData: return JSONTape.Settings(dates: dates, base64Data: false)
+        case .base64: return JSONTape.Settings(dates: dates, base64Data: true, snakeCase: snakeCase)
+        case .deferredToData: return JSONTape.Settings(dates: dates, base64Data: false, snakeCase: snakeCase)
         default: return nil
         }
         #endif

@@ -55,6 +55,8 @@ final class JSONTape {
         var dates: DateReading
         /// Whether `Data` values are Base64 strings, or left to `Data`'s own decoding.
         var base64Data: Bool
+        /// Whether names are converted from snake case (`html_url` is read as `htmlUrl`).
+        var snakeCase = false
     }
 
     /// How a tape reads `Date` values.

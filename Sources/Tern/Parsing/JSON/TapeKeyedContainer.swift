@@ -7,11 +7,14 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// Members by name, for objects whose names must be compared as strings (escaped or not
     /// ASCII); `nil` when bytes compare.
     private let names: [String: Int]?
-    /// For a large object whose names compare as bytes: the first member with each hash of its
-    /// name's bytes, by that hash (the index of the name). Building it makes no strings, which
-    /// a dictionary of names did for every member of every wide object (80 for a GitHub
+    /// For a large object whose names compare as bytes, and for every object whose names are
+    /// read from snake case: the first member with each hash of its name (converted, from snake
+    /// case), by that hash (the index of the name). Building it makes no strings, which a
+    /// dictionary of names did for every member of every wide object (80 for a GitHub
     /// repository), whatever few members the type asked for.
     private let hashed: [UInt64: Int]?
+    /// Whether names are read from snake case.
+    private let snakeCase: Bool
 
     /// Objects up to this size are searched member by member.
     private static var searchedMembers: UInt32 { 16 }
@@ -20,15 +23,22 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         self.decoder = decoder
         let tape = decoder.tape
         let object = tape.values[decoder.index]
-        if object.traits & JSONTape.plainASCIIKeys != 0 {
+        snakeCase = tape.settings.snakeCase
+        if snakeCase, object.traits & JSONTape.plainASCIIKeys == 0 { _ = tape.fail() }   // names JSONDecoder converts its way
+        if object.traits & JSONTape.plainASCIIKeys != 0 || snakeCase {
             names = nil
-            guard object.first > Self.searchedMembers else { hashed = nil; return }
+            guard object.first > Self.searchedMembers || snakeCase else { hashed = nil; return }
             var hashed: [UInt64: Int] = [:]
             hashed.reserveCapacity(Int(object.first))
             var member = decoder.index + 1
             for _ in 0..<object.first {
-                let hash = Self.hash(tape.span(of: tape.values[member]))
-                if hashed[hash] == nil { hashed[hash] = member }   // the first of a name wins
+                let name = tape.span(of: tape.values[member])
+                let hash = snakeCase ? SnakeCaseName.hash(name) : NameHash.of(name)
+                if let hash {
+                    if hashed[hash] == nil { hashed[hash] = member }   // the first of a name wins, as in JSONDecoder
+                } else {
+                    _ = tape.fail()
+                }
                 member = tape.skip(member + 1)
             }
             self.hashed = hashed
@@ -41,15 +51,6 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         }
     }
 
-    /// FNV-1a of `bytes`.
-    @inline(__always)
-    private static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-        }
-        return hash
-    }
 
     /// Every member's name and the index of its value, in document order.
     private static func members(of decoder: TapeDecoder) -> [(String, Int)] {
@@ -66,6 +67,9 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     var allKeys: [Key] {
         var seen = Set<String>()
         var numbers = Set<Int>()
+        // Read from snake case, keys are converted for a type that lists them and not for a
+        // dictionary, which JSONDecoder reads apart: the document is its.
+        if snakeCase { _ = decoder.tape.fail() }
         let keys = Self.members(of: decoder).compactMap { name, _ in
             seen.insert(name).inserted ? Key(stringValue: name) : nil
         }
@@ -85,6 +89,8 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         case .found(let index): return index
         case .absent: return nil
         case .undecided:
+            // Names read from snake case, compared with a name stored apart: JSONDecoder's.
+            guard !snakeCase else { _ = decoder.tape.fail(); return nil }
             // A name that is not ASCII may still equal one that is, as Swift compares strings.
             return Self.members(of: decoder).first { $0.0 == name }?.1
         }
@@ -93,28 +99,33 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func searchBytes(for name: String) -> ByteSearch {
         let tape = decoder.tape
         return name.utf8.withContiguousStorageIfAvailable { wanted -> ByteSearch in
-            guard !wanted.contains(where: { $0 >= 0x80 }) else { return .undecided }
+            guard !wanted.contains(where: { $0 >= 0x80 }) else {
+                // One not ASCII may equal a converted name as Swift compares strings: JSONDecoder's.
+                if snakeCase { _ = tape.fail(); return .absent }
+                return .undecided
+            }
             if let hashed {
                 // No member has the name's hash: none has the name. One has it: it is the first
                 // with that name, unless two names share the hash, which the search below settles.
-                guard let member = hashed[Self.hash(UnsafeRawBufferPointer(wanted))] else { return .absent }
-                let candidate = tape.values[member]
-                if Int(candidate.last - candidate.first) == wanted.count,
-                   memcmp(tape.bytes.baseAddress! + Int(candidate.first), wanted.baseAddress!, wanted.count) == 0 {
-                    return .found(member + 1)
-                }
+                guard let member = hashed[NameHash.of(wanted)] else { return .absent }
+                if matches(tape.values[member], wanted) { return .found(member + 1) }
             }
             var member = decoder.index + 1
             for _ in 0..<tape.values[decoder.index].first {
-                let candidate = tape.values[member]
-                if Int(candidate.last - candidate.first) == wanted.count,
-                   memcmp(tape.bytes.baseAddress! + Int(candidate.first), wanted.baseAddress!, wanted.count) == 0 {
-                    return .found(member + 1)
-                }
+                if matches(tape.values[member], wanted) { return .found(member + 1) }
                 member = tape.skip(member + 1)
             }
             return .absent
         } ?? .undecided
+    }
+
+    /// Whether the member name `candidate` is `wanted`, converted from snake case if names are.
+    @inline(__always)
+    private func matches(_ candidate: JSONTape.Value, _ wanted: UnsafeBufferPointer<UInt8>) -> Bool {
+        let tape = decoder.tape
+        if snakeCase { return SnakeCaseName.converts(tape.span(of: candidate), to: wanted) }
+        return Int(candidate.last - candidate.first) == wanted.count
+            && memcmp(tape.bytes.baseAddress! + Int(candidate.first), wanted.baseAddress!, wanted.count) == 0
     }
 
     private func value(for key: Key) throws -> Int {
