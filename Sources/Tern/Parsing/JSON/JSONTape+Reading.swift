@@ -125,61 +125,72 @@ extension JSONTape {
         return bytes[0] == UInt8(ascii: "-") ? -magnitude : magnitude
     }
 
-    /// A string's text with its escapes undone; the scanner has checked every escape, and
-    /// paired every surrogate.
+    /// A string's text with its escapes undone (the scanner has checked every escape, and paired
+    /// every surrogate), written straight into the string's own storage: no escape lengthens its
+    /// text (`\uXXXX` is at most three bytes of UTF-8, a surrogate pair's twelve four), so the
+    /// escaped length is room enough.
     private static func unescaped(_ bytes: UnsafeRawBufferPointer) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            guard byte == UInt8(ascii: "\\") else {
-                text.append(byte)
-                index += 1
-                continue
-            }
-            let escaped = bytes[index + 1]
-            index += 2
-            switch escaped {
-            case UInt8(ascii: "b"): text.append(0x08)
-            case UInt8(ascii: "f"): text.append(0x0C)
-            case UInt8(ascii: "n"): text.append(0x0A)
-            case UInt8(ascii: "r"): text.append(0x0D)
-            case UInt8(ascii: "t"): text.append(0x09)
-            case UInt8(ascii: "u"):
-                var scalar = UInt32(hexUnit(bytes, at: index))
-                index += 4
-                if scalar & 0xFC00 == 0xD800 {
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (UInt32(hexUnit(bytes, at: index + 2)) - 0xDC00)
-                    index += 6
-                }
-                appendUTF8(of: scalar, to: &text)
-            default: text.append(escaped)
-            }
+        guard #available(macOS 11.0, iOS 14.0, tvOS 14.0, watchOS 7.0, *) else {
+            // Not reached: on Apple platforms the tape leaves every document to JSONDecoder.
+            return String(decoding: bytes, as: UTF8.self)
         }
-        return String(decoding: text, as: UTF8.self)
+        return String(unsafeUninitializedCapacity: bytes.count) { text in
+            var index = 0, count = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                guard byte == UInt8(ascii: "\\") else {
+                    text[count] = byte
+                    count += 1
+                    index += 1
+                    continue
+                }
+                let escaped = bytes[index + 1]
+                index += 2
+                switch escaped {
+                case UInt8(ascii: "b"): text[count] = 0x08; count += 1
+                case UInt8(ascii: "f"): text[count] = 0x0C; count += 1
+                case UInt8(ascii: "n"): text[count] = 0x0A; count += 1
+                case UInt8(ascii: "r"): text[count] = 0x0D; count += 1
+                case UInt8(ascii: "t"): text[count] = 0x09; count += 1
+                case UInt8(ascii: "u"):
+                    var scalar = UInt32(hexUnit(bytes, at: index))
+                    index += 4
+                    if scalar & 0xFC00 == 0xD800 {
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (UInt32(hexUnit(bytes, at: index + 2)) - 0xDC00)
+                        index += 6
+                    }
+                    writeUTF8(of: scalar, to: text, at: &count)
+                default: text[count] = escaped; count += 1
+                }
+            }
+            return count
+        }
     }
 
     private static func hexUnit(_ bytes: UnsafeRawBufferPointer, at start: Int) -> UInt16 {
         bytes[start..<start + 4].reduce(0) { unit, byte in unit << 4 | UInt16(JSONTapeScanner.hexValue(byte) ?? 0) }
     }
 
-    private static func appendUTF8(of scalar: UInt32, to text: inout [UInt8]) {
+    private static func writeUTF8(of scalar: UInt32, to text: UnsafeMutableBufferPointer<UInt8>, at count: inout Int) {
         switch scalar {
         case ..<0x80:
-            text.append(UInt8(scalar))
+            text[count] = UInt8(scalar)
+            count += 1
         case ..<0x800:
-            text.append(0xC0 | UInt8(scalar >> 6))
-            text.append(0x80 | UInt8(scalar & 0x3F))
+            text[count] = 0xC0 | UInt8(scalar >> 6)
+            text[count + 1] = 0x80 | UInt8(scalar & 0x3F)
+            count += 2
         case ..<0x10000:
-            text.append(0xE0 | UInt8(scalar >> 12))
-            text.append(0x80 | UInt8(scalar >> 6 & 0x3F))
-            text.append(0x80 | UInt8(scalar & 0x3F))
+            text[count] = 0xE0 | UInt8(scalar >> 12)
+            text[count + 1] = 0x80 | UInt8(scalar >> 6 & 0x3F)
+            text[count + 2] = 0x80 | UInt8(scalar & 0x3F)
+            count += 3
         default:
-            text.append(0xF0 | UInt8(scalar >> 18))
-            text.append(0x80 | UInt8(scalar >> 12 & 0x3F))
-            text.append(0x80 | UInt8(scalar >> 6 & 0x3F))
-            text.append(0x80 | UInt8(scalar & 0x3F))
+            text[count] = 0xF0 | UInt8(scalar >> 18)
+            text[count + 1] = 0x80 | UInt8(scalar >> 12 & 0x3F)
+            text[count + 2] = 0x80 | UInt8(scalar >> 6 & 0x3F)
+            text[count + 3] = 0x80 | UInt8(scalar & 0x3F)
+            count += 4
         }
     }
 }
