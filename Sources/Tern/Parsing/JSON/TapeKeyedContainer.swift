@@ -51,7 +51,6 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         }
     }
 
-
     /// Every member's name and the index of its value, in document order.
     private static func members(of decoder: TapeDecoder) -> [(String, Int)] {
         let tape = decoder.tape
