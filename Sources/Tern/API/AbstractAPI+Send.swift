@@ -6,6 +6,7 @@ extension AbstractAPI {
     /// ```
     @inlinable
     public func send<Value>(_ request: APIRequest<Value>) -> Promise<Value> {
-        perform(route: request.route(in: self), parameters: request.parameters, options: request.options, decoding: request.decoding)
+        // The pipeline joins the route to the base URL, once.
+        perform(route: request.route, parameters: request.parameters, options: request.options, decoding: request.decoding)
     }
 }

@@ -42,11 +42,15 @@ public struct APIRequest<Value: Sendable>: Sendable {
         self.decoding = decoding
     }
 
-    /// The route this request takes through `api`: its path under the API's base URL (see
-    /// ``APIConfiguration/baseURL``), or the path itself when it is an absolute URL.
+    /// The route as written: a path the pipeline joins to the API's base URL (see
+    /// ``APIConfiguration/baseURL``), or an absolute URL.
     @usableFromInline
+    var route: Route { Route(method: method, url: path) }
+
+    /// The route this request takes through `api`, joined already: for the paginator, which
+    /// needs the origin before the pipeline runs.
     func route(in api: AbstractAPI) -> Route {
-        api.resolved(Route(method: method, url: path))
+        api.resolved(route)
     }
 }
 
