@@ -16,6 +16,9 @@ typedef int (*tern_curl_progress_callback)(void *context, int64_t downloadTotal,
 /// chosen, before the request is written to it; non-zero aborts the transfer.
 typedef int (*tern_curl_prereq_callback)(void *context, char *primaryIP, char *localIP, int primaryPort, int localPort);
 
+/// What a debug callback looks like (CURLOPT_DEBUGFUNCTION): `kind` is a curl_infotype.
+typedef int (*tern_curl_debug_callback)(void *easy, int kind, char *data, size_t size, void *context);
+
 /// libcurl's entry points, found with dlsym.
 typedef struct TernCurl {
     void *library;
@@ -52,6 +55,7 @@ int tern_curl_setopt_pointer(const TernCurl *curl, void *easy, int option, const
 int tern_curl_setopt_data_callback(const TernCurl *curl, void *easy, int option, tern_curl_data_callback callback);
 int tern_curl_setopt_progress_callback(const TernCurl *curl, void *easy, int option, tern_curl_progress_callback callback);
 int tern_curl_setopt_prereq_callback(const TernCurl *curl, void *easy, int option, tern_curl_prereq_callback callback);
+int tern_curl_setopt_debug_callback(const TernCurl *curl, void *easy, int option, tern_curl_debug_callback callback);
 int tern_curl_getinfo_socket(const TernCurl *curl, void *easy, int info, int *value);
 int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *value);
 int tern_curl_getinfo_offset(const TernCurl *curl, void *easy, int info, int64_t *value);

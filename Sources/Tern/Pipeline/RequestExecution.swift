@@ -174,13 +174,15 @@ final class RequestExecution: Sendable {
         var ranged = signed
         // A download goes on from the bytes it has, if it can.
         download?.prepare(&ranged.urlRequest)
+        // Its body goes to the file, under the file's limit; the transport stops only past both.
+        if let download { ranged.maximumBodySize = download.maximumSize.flatMap { file in signed.maximumBodySize.map { max($0, file) } } }
         addCookies(to: &ranged.urlRequest, leg: leg)
         let request = ranged
         guard let attempt = state.withLock({ $0.send(request.urlRequest) }) else { return }
         context.plugins.forEach { $0.willSend(request.urlRequest, api: api.apiContext) }
         let startDate = Date()
         let startTime = DispatchTime.now().uptimeNanoseconds
-        let collector = ResponseCollector(limit: request.maximumBodySize, uploadLength: request.bodyLength, file: download, progress: progress) { [self] result in
+        let collector = ResponseCollector(limit: signed.maximumBodySize, uploadLength: request.bodyLength, file: download, progress: progress) { [self] result in
             let duration = TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9
             received(result, for: request.urlRequest, attempt: attempt, leg: leg, generation: generation,
                      timing: Response.Timing(start: startDate, duration: duration))

@@ -140,6 +140,8 @@ final class ResponseCollector: TransportReceiver {
         }
         if let stopped = state.stopped {
             completion(.failure(stopped))
+        } else if let tooLarge = error as? BodyLimitExceeded {   // a transport that stopped before the limit's bytes came
+            completion(.failure(tooLarge))
         } else if let error, let response = state.response, (error as? URLError)?.code != .cancelled {  // a cancel stays a cancel
             completion(.failure(TransferInterrupted(response: response, receivedBytes: Int(state.received), underlying: error)))
         } else if let error {

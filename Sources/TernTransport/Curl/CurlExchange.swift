@@ -63,6 +63,15 @@ final class CurlExchange: @unchecked Sendable {
     private var refusedConnection = false
     /// Whether the exchange runs again, on a new connection, after one was refused.
     private var isOnNewConnection = false
+    /// The most body bytes the receiver takes, if it has a limit.
+    private let maximumBodySize: Int?
+    /// The body bytes received.
+    private var receivedBytes = 0
+    /// The framing of a chunked body, read for the sizes its chunks declare, and the most they
+    /// may declare; `nil` unless the body is chunked and limited.
+    private var chunks: (framing: ChunkFraming, limit: UInt64)?
+    /// Why the transfer was stopped, when its chunks declared more than the limit.
+    private var declaredTooLarge: BodyLimitExceeded?
 
     init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>,
          connections: CurlConnections, trusting certificates: URL?) throws {
@@ -91,6 +100,7 @@ final class CurlExchange: @unchecked Sendable {
         self.url = url
         admissionOrigin = url.admissionOrigin
         self.connections = connections
+        maximumBodySize = request.maximumBodySize
         errorBuffer = .allocate(capacity: 256)
         errorBuffer.initialize(repeating: 0, count: 256)
         if case .stream(let stream) = body { stream.open() }
@@ -127,6 +137,11 @@ final class CurlExchange: @unchecked Sendable {
         tern_curl_setopt_pointer(curl, easy, CurlOption.headerData, context)
         tern_curl_setopt_data_callback(curl, easy, CurlOption.writeFunction, curlWrite)
         tern_curl_setopt_data_callback(curl, easy, CurlOption.headerFunction, curlHeader)
+        // Called only once verbose, which a chunked body turns on (see watchChunks()).
+        tern_curl_setopt_pointer(curl, easy, CurlOption.debugData, context)
+        tern_curl_setopt_debug_callback(curl, easy, CurlOption.debugFunction, curlDebug)
+        tern_curl_setopt_pointer(curl, easy, CurlOption.progressData, context)
+        tern_curl_setopt_progress_callback(curl, easy, CurlOption.progressFunction, curlProgress)
         if tern_curl_setopt_prereq_callback(curl, easy, CurlOption.prereqFunction, curlPrereq) == 0 {
             tern_curl_setopt_pointer(curl, easy, CurlOption.prereqData, context)
         } else {
@@ -141,8 +156,6 @@ final class CurlExchange: @unchecked Sendable {
             setLong(CurlOption.post, 1)
             tern_curl_setopt_pointer(curl, easy, CurlOption.readData, context)
             tern_curl_setopt_data_callback(curl, easy, CurlOption.readFunction, curlRead)
-            tern_curl_setopt_pointer(curl, easy, CurlOption.progressData, context)
-            tern_curl_setopt_progress_callback(curl, easy, CurlOption.progressFunction, curlProgress)
             setLong(CurlOption.noProgress, 0)
             // Without a length libcurl sends the body chunked over HTTP/1.1, and as it is over
             // HTTP/2, which has no chunks.
@@ -278,13 +291,57 @@ final class CurlExchange: @unchecked Sendable {
         let joined = Dictionary(uniqueKeysWithValues: byKey.values.map { ($0.name, $0.value) })
         guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: httpVersion, headerFields: joined) else { return false }
         isStopped = receiver.didReceive(response) == .stop
+        if !isStopped { watchChunks(of: response) }
         return !isStopped
     }
 
+    /// Reads a chunked body's framing as it arrives when the body has a limit, to stop at once a
+    /// body whose chunks declare more than it: libcurl would wait for every declared byte.
+    ///
+    /// libcurl hands raw body bytes, before it decodes the chunks, to its debug callback, and only
+    /// when verbose: so verbose is turned on for this one body (libcurl's other messages go to the
+    /// callback too, and are dropped). The progress callback, which libcurl calls after each read,
+    /// then stops the transfer.
+    private func watchChunks(of response: HTTPURLResponse) {
+        guard let maximumBodySize, httpVersion.hasPrefix("HTTP/1"),
+              response.value(forHTTPHeaderField: "Transfer-Encoding")?.lowercased().contains("chunked") == true else { return }
+        var limit = UInt64(maximumBodySize)
+        // The chunks carry the body encoded, and the limit counts it decoded: an encoded body
+        // may be larger than its decoding by a few bytes per block (stored deflate blocks, zstd
+        // and brotli headers), never by a thousandth.
+        if response.value(forHTTPHeaderField: "Content-Encoding") != nil { limit += limit / 1024 + 1024 }
+        chunks = (ChunkFraming(), limit)
+        setLong(CurlOption.noProgress, 0)
+        setLong(CurlOption.verbose, 1)
+    }
+
+    /// Raw body bytes, chunk framing included, when the body's chunks are watched.
+    fileprivate func receiveRaw(_ bytes: UnsafeRawBufferPointer) {
+        guard var watched = chunks else { return }
+        watched.framing.read(bytes)
+        let declared = watched.framing.declaredBytes
+        guard declared > watched.limit else {
+            chunks = watched
+            return
+        }
+        chunks = nil
+        setLong(CurlOption.verbose, 0)
+        declaredTooLarge = BodyLimitExceeded(limit: maximumBodySize ?? 0, receivedBytes: receivedBytes,
+                                             declaredLength: Int(clamping: declared), statusCode: status)
+    }
+
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard !isStopped else { return false }
+        guard !isStopped, declaredTooLarge == nil else { return false }
+        receivedBytes += bytes.count
         isStopped = receiver.didReceive(Data(bytes)) == .stop
         return !isStopped
+    }
+
+    /// libcurl's progress, after each read and write: reports what was sent, and returns whether
+    /// the transfer goes on.
+    fileprivate func progress(uploaded: Int64) -> Bool {
+        reportUpload(uploaded)
+        return declaredTooLarge == nil
     }
 
     /// Fills `buffer` with the next bytes of the body; 0 at its end, `nil` when it failed.
@@ -345,6 +402,7 @@ final class CurlExchange: @unchecked Sendable {
         case nil: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url])
         case CurlCode.ok?: nil
         case let code? where bodyError != nil && (code == CurlCode.abortedByCallback || code == CurlCode.readError): bodyError
+        case let code? where declaredTooLarge != nil && (code == CurlCode.abortedByCallback || code == CurlCode.writeError): declaredTooLarge
         case CurlCode.abortedByCallback? where refusedConnection:
             URLError(.badServerResponse, userInfo: [
                 NSLocalizedDescriptionKey: "the server sent bytes on a new connection before the request",
@@ -409,7 +467,12 @@ private let curlPrereq: tern_curl_prereq_callback = { context, _, _, _, localPor
 
 private let curlProgress: tern_curl_progress_callback = { context, _, _, _, uploaded in
     guard let context else { return 0 }
-    Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().reportUpload(uploaded)
+    return Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().progress(uploaded: uploaded) ? 0 : 1
+}
+
+private let curlDebug: tern_curl_debug_callback = { _, kind, buffer, count, context in
+    guard kind == 3, let context, let buffer else { return 0 }   // CURLINFO_DATA_IN: raw body bytes
+    Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().receiveRaw(UnsafeRawBufferPointer(start: buffer, count: count))
     return 0
 }
 #endif

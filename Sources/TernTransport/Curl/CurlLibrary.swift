@@ -88,6 +88,9 @@ enum CurlOption {
     static let prereqFunction: Int32 = 20_312
     static let prereqData: Int32 = 10_313
     static let suppressConnectHeaders: Int32 = 265
+    static let verbose: Int32 = 41
+    static let debugFunction: Int32 = 20_094
+    static let debugData: Int32 = 10_095
 }
 
 /// `CURLINFO_*` numbers.

@@ -155,7 +155,9 @@ import TernTesting
 /// of 258 bytes at distance 1, 13 bits each. The checksum is left out: the client must stop long
 /// before it would read it.
 enum GzipBomb {
-    static func make(expandingTo size: Int) -> Data {
+    /// A gzip stream of about `size` zero bytes; its CRC-32 is computed only when `checked`, as a
+    /// body meant to be read whole needs (slow for large sizes in a debug build).
+    static func make(expandingTo size: Int, checked: Bool = false) -> Data {
         var bits = BitWriter()
         bits.write(1, count: 1)                   // the final block
         bits.write(1, count: 2)                   // fixed Huffman codes
@@ -167,10 +169,20 @@ enum GzipBomb {
         bits.writeCode(0, length: 7)              // end of block
         var gzip = Data([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF])
         gzip.append(contentsOf: bits.bytes)
-        gzip.append(Data(count: 4))               // CRC-32, not computed
         let length = UInt32(truncatingIfNeeded: size / 258 * 258 + 1)
+        let crc = checked ? crc32(ofZeros: Int(length)) : 0
+        gzip.append(contentsOf: withUnsafeBytes(of: crc.littleEndian) { Array($0) })
         gzip.append(contentsOf: withUnsafeBytes(of: length.littleEndian) { Array($0) })
         return gzip
+    }
+
+    /// CRC-32 (the polynomial gzip uses) of `count` zero bytes.
+    static func crc32(ofZeros count: Int) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for _ in 0..<count {
+            for _ in 0..<8 { crc = crc & 1 == 1 ? crc >> 1 ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
     }
 
     /// Deflate's bit order: values from the least significant bit, Huffman codes from the most.
