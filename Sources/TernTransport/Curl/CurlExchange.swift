@@ -17,29 +17,26 @@ final class CurlExchange: @unchecked Sendable {
     /// Where libcurl writes what went wrong (CURL_ERROR_SIZE bytes).
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var body: Body?
-    /// The response head as it arrives: the status line, then its fields.
-    private var status = 0
-    private var httpVersion = "HTTP/1.1"
-    /// The fields so far, each with its name lower-cased, to join repeated ones.
-    private var fields: [(name: String, key: String, value: String)] = []
-    private var hasHead = false
-    /// Whether the receiver said stop.
-    private var isStopped = false
-    /// Why the request body could not be read, if it could not.
-    private var bodyError: (any Error)?
-    /// The bytes of response heads so far (interim ones and trailers too).
-    private var headBytes = 0
-    /// Whether the heads passed ``headLimit``.
-    private var isHeadTooLarge = false
-    /// Whether the head being read has had its status line.
-    private var hasStatusLine = false
-    /// Why the response's head cannot be trusted, if it cannot: the transfer was stopped.
-    private var protocolError: String?
+    /// The response head as it arrives.
+    private var head = ResponseHeadReader()
+    /// Why the exchange stopped its transfer, once it has.
+    private var stop: Stop?
 
-    /// The most bytes of heads a response may send: a server that never ends its head would
-    /// otherwise be kept in memory until the timeout. (libcurl 8.3 and later, and Debian's
-    /// 7.88 since a backport, stop at 300 KB on their own.)
-    static let headLimit = 256 * 1024
+    /// Why an exchange stops its transfer (a callback returns what libcurl takes as "abort"),
+    /// and so what its end reports, whatever libcurl's code for the abort.
+    enum Stop {
+        /// The receiver said stop; it knows why.
+        case receiverSaidStop
+        /// The response head was refused.
+        case head(ResponseHeadReader.Refusal)
+        /// The request body could not be read, or was not its stated length.
+        case body(any Error)
+        /// A chunked body declared more than the limit.
+        case declaredTooLarge(BodyLimitExceeded)
+        /// The connection libcurl chose had bytes waiting before the request was written.
+        case strayInput
+    }
+
     /// The body bytes last reported sent.
     private var reportedUpload: Int64 = 0
     /// The body bytes handed to libcurl.
@@ -58,11 +55,6 @@ final class CurlExchange: @unchecked Sendable {
     let admissionOrigin: String?
     /// The loop's idle connections, checked for stray bytes before one carries this request.
     private let connections: CurlConnections
-    /// Whether the connection libcurl chose had bytes waiting before the request was written,
-    /// and was refused.
-    private var refusedConnection = false
-    /// Whether the exchange runs again, on a new connection, after one was refused.
-    private var isOnNewConnection = false
     /// The most body bytes the receiver takes, if it has a limit.
     private let maximumBodySize: Int?
     /// The body bytes received.
@@ -70,8 +62,6 @@ final class CurlExchange: @unchecked Sendable {
     /// The framing of a chunked body, read for the sizes its chunks declare, and the most they
     /// may declare; `nil` unless the body is chunked and limited.
     private var chunks: (framing: ChunkFraming, limit: UInt64)?
-    /// Why the transfer was stopped, when its chunks declared more than the limit.
-    private var declaredTooLarge: BodyLimitExceeded?
 
     init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>,
          connections: CurlConnections, trusting certificates: URL?) throws {
@@ -198,101 +188,45 @@ final class CurlExchange: @unchecked Sendable {
     /// it while it was idle, which the request would read as its answer.
     fileprivate func connectionChosen(localPort: Int32) -> Bool {
         guard connections.hasStrayInput(localPort: localPort) else { return true }
-        refusedConnection = true
+        stop = .strayInput
         return false
     }
 
-    /// Readies the exchange to run again on a new connection when the one libcurl chose was
-    /// refused before anything was written, once; returns whether it is to run again.
-    func retryOnNewConnection() -> Bool {
-        guard refusedConnection, !isOnNewConnection, readBytes == 0, !hasHead else { return false }
-        refusedConnection = false
-        isOnNewConnection = true
+    /// Whether the connection libcurl chose was refused before anything of the request was
+    /// written, so that it can go again on a new one.
+    var wasRefusedBeforeWriting: Bool {
+        if case .strayInput? = stop { readBytes == 0 && !head.isComplete } else { false }
+    }
+
+    /// Readies the exchange to run again, on a connection of its own.
+    func useNewConnection() {
+        stop = nil
         setLong(CurlOption.freshConnect, 1)
-        return true
     }
 
     fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        headBytes += bytes.count
-        guard headBytes <= Self.headLimit else {
-            isHeadTooLarge = true
+        switch head.read(bytes) {
+        case .more:
+            return true
+        case .refused(let refusal):
+            stop = .head(refusal)
             return false
+        case .head(let complete):
+            return deliver(complete)
         }
-        guard !hasHead else { return true }   // trailers of a chunked body
-        var end = bytes.count
-        while end > 0, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        let line = UnsafeRawBufferPointer(rebasing: bytes[..<end])
-        if !hasStatusLine || line.starts(with: "HTTP/".utf8) {
-            // The first line of a head, or of a head after a 1xx: a status line, or no HTTP.
-            guard ResponseHeadCheck.isStatusLine(line) else {
-                protocolError = "its status line is not HTTP's: \(Self.text(UnsafeRawBufferPointer(rebasing: line.prefix(64))))"
-                return false
-            }
-            hasStatusLine = true
-            // A new status line: the head of a response, or another after a 1xx.
-            let parts = Self.text(line).split(separator: " ", maxSplits: 2)
-            httpVersion = parts.first.map(String.init) ?? "HTTP/1.1"
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            fields.removeAll(keepingCapacity: true)
-        } else if line.isEmpty {
-            // An interim response: the real one follows, with a status line of its own.
-            guard !(100..<200).contains(status) else {
-                hasStatusLine = false
-                return true
-            }
-            if let problem = ResponseHeadCheck.problem(with: fields) {
-                protocolError = problem
-                return false
-            }
-            return deliverHead()
-        } else if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
-            // An obsolete folded line continues the field before it.
-            if let last = fields.popLast() {
-                fields.append((last.name, last.key, last.value + " " + Self.text(line).trimmingCharacters(in: .whitespaces)))
-            }
-        } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
-            var start = colon + 1
-            var stop = line.count
-            while start < stop, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
-            while stop > start, line[stop - 1] == UInt8(ascii: " ") || line[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
-            let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
-            let key = name.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-                ? String(decoding: name.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
-                : nil
-            let text = Self.text(name)
-            fields.append((text, key ?? text, Self.text(UnsafeRawBufferPointer(rebasing: line[start..<stop]))))
-        }
-        return true
     }
 
-    /// Header bytes as text: UTF-8 when they are valid UTF-8 (ASCII, as they almost always are,
-    /// or a `Location` with a name in another script, as browsers read it), else Latin-1, as
-    /// HTTP/1.1 reads field values (RFC 9110 §5.5): every byte a character.
-    private static func text(_ bytes: UnsafeRawBufferPointer) -> String {
-        if let text = String(validating: bytes, as: UTF8.self) { return text }
-        var scalars = String.UnicodeScalarView()
-        scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
-        return String(scalars)
-    }
-
-    private func deliverHead() -> Bool {
+    private func deliver(_ complete: ResponseHeadReader.Head) -> Bool {
         // What was sent is reported before the head, as the receiver expects.
         reportUpload(sentBytes())
-        hasHead = true
-        // Repeated fields are joined with commas, under the first one's name, as URLSession does.
-        var byKey: [String: (name: String, value: String)] = Dictionary(minimumCapacity: fields.count)
-        for (name, key, value) in fields {
-            if let earlier = byKey[key] {
-                byKey[key] = (earlier.name, earlier.value + ", " + value)
-            } else {
-                byKey[key] = (name, value)
-            }
+        guard let response = HTTPURLResponse(url: url, statusCode: complete.status, httpVersion: complete.httpVersion,
+                                             headerFields: complete.fields) else { return false }
+        guard receiver.didReceive(response) == .proceed else {
+            stop = .receiverSaidStop
+            return false
         }
-        let joined = Dictionary(uniqueKeysWithValues: byKey.values.map { ($0.name, $0.value) })
-        guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: httpVersion, headerFields: joined) else { return false }
-        isStopped = receiver.didReceive(response) == .stop
-        if !isStopped { watchChunks(of: response) }
-        return !isStopped
+        watchChunks(of: response, httpVersion: complete.httpVersion)
+        return true
     }
 
     /// Reads a chunked body's framing as it arrives when the body has a limit, to stop at once a
@@ -302,7 +236,7 @@ final class CurlExchange: @unchecked Sendable {
     /// when verbose: so verbose is turned on for this one body (libcurl's other messages go to the
     /// callback too, and are dropped). The progress callback, which libcurl calls after each read,
     /// then stops the transfer.
-    private func watchChunks(of response: HTTPURLResponse) {
+    private func watchChunks(of response: HTTPURLResponse, httpVersion: String) {
         guard let maximumBodySize, httpVersion.hasPrefix("HTTP/1"),
               response.value(forHTTPHeaderField: "Transfer-Encoding")?.lowercased().contains("chunked") == true else { return }
         var limit = UInt64(maximumBodySize)
@@ -326,22 +260,26 @@ final class CurlExchange: @unchecked Sendable {
         }
         chunks = nil
         setLong(CurlOption.verbose, 0)
-        declaredTooLarge = BodyLimitExceeded(limit: maximumBodySize ?? 0, receivedBytes: receivedBytes,
-                                             declaredLength: Int(clamping: declared), statusCode: status)
+        stop = .declaredTooLarge(BodyLimitExceeded(limit: maximumBodySize ?? 0, receivedBytes: receivedBytes,
+                                                   declaredLength: Int(clamping: declared), statusCode: head.status))
     }
 
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard !isStopped, declaredTooLarge == nil else { return false }
+        guard stop == nil else { return false }
         receivedBytes += bytes.count
-        isStopped = receiver.didReceive(Data(bytes)) == .stop
-        return !isStopped
+        guard receiver.didReceive(Data(bytes)) == .proceed else {
+            stop = .receiverSaidStop
+            return false
+        }
+        return true
     }
 
     /// libcurl's progress, after each read and write: reports what was sent, and returns whether
     /// the transfer goes on.
     fileprivate func progress(uploaded: Int64) -> Bool {
         reportUpload(uploaded)
-        return declaredTooLarge == nil
+        if case .declaredTooLarge? = stop { return false }
+        return true
     }
 
     /// Fills `buffer` with the next bytes of the body; 0 at its end, `nil` when it failed.
@@ -361,7 +299,7 @@ final class CurlExchange: @unchecked Sendable {
             guard remaining > 0 else { return 0 }
             let count = stream.read(base, maxLength: min(buffer.count, remaining))
             guard count >= 0 else {
-                bodyError = stream.streamError ?? CocoaError(.fileReadUnknown)
+                stop = .body(stream.streamError ?? CocoaError(.fileReadUnknown))
                 return nil
             }
             readBytes += Int64(count)
@@ -369,7 +307,7 @@ final class CurlExchange: @unchecked Sendable {
             // At the stated end the stream must end too; before it, it must not.
             var extra: UInt8 = 0
             if count == 0 || (readBytes == bodyLength && stream.read(&extra, maxLength: 1) > 0) {
-                bodyError = BodyLengthMismatch(statedLength: bodyLength, actualLength: readBytes + (count == 0 ? 0 : 1))
+                stop = .body(BodyLengthMismatch(statedLength: bodyLength, actualLength: readBytes + (count == 0 ? 0 : 1)))
                 return nil
             }
             return count
@@ -389,7 +327,7 @@ final class CurlExchange: @unchecked Sendable {
     /// body: libcurl's count of a chunked body includes the chunks' framing.
     fileprivate func reportUpload(_ sent: Int64) {
         let sent = min(sent, readBytes)
-        guard body != nil, !hasHead, sent > reportedUpload else { return }
+        guard body != nil, !head.isComplete, sent > reportedUpload else { return }
         reportedUpload = sent
         receiver.didSendBodyData(sent, of: bodyLength)
     }
@@ -401,37 +339,27 @@ final class CurlExchange: @unchecked Sendable {
         var error: (any Error)? = switch code {
         case nil: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url])
         case CurlCode.ok?: nil
-        case let code? where bodyError != nil && (code == CurlCode.abortedByCallback || code == CurlCode.readError): bodyError
-        case let code? where declaredTooLarge != nil && (code == CurlCode.abortedByCallback || code == CurlCode.writeError): declaredTooLarge
-        case CurlCode.abortedByCallback? where refusedConnection:
-            URLError(.badServerResponse, userInfo: [
-                NSLocalizedDescriptionKey: "the server sent bytes on a new connection before the request",
-                NSURLErrorFailingURLErrorKey: url,
-            ])
-        case CurlCode.writeError? where protocolError != nil:
-            URLError(.badServerResponse, userInfo: [
-                NSLocalizedDescriptionKey: "the response cannot be trusted: \(protocolError ?? "")",
-                NSURLErrorFailingURLErrorKey: url,
-            ])
-        case let code? where (code == 1 || code == 27) && !hasHead && status == 0:
-            // libcurl's own refusals of a status line: a code of more than three digits
-            // (CURLE_UNSUPPORTED_PROTOCOL), a line past its 100 KB (CURLE_OUT_OF_MEMORY).
-            URLError(.badServerResponse, userInfo: [
-                NSLocalizedDescriptionKey: "the response cannot be trusted: \(message(for: code))",
-                NSURLErrorFailingURLErrorKey: url,
-            ])
-        case CurlCode.writeError? where isHeadTooLarge:
-            URLError(.badServerResponse, userInfo: [
-                NSLocalizedDescriptionKey: "the response's head passed \(Self.headLimit / 1024) KiB",
-                NSURLErrorFailingURLErrorKey: url,
-            ])
-        case let code?: CurlCode.urlError(code, message: message(for: code), url: url)
+        case let code?:
+            stop.flatMap { $0.error(endingWith: code, url: url) }
+                ?? refusedStatusLine(code)
+                ?? CurlCode.urlError(code, message: message(for: code), url: url)
         }
-        if error == nil, !hasHead {
+        if error == nil, !head.isComplete {
             // A reply without a status line (HTTP/0.9) is no HTTP response.
-            if status >= 200 { _ = deliverHead() } else { error = URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
+            if let whole = head.endWithoutEmptyLine() { _ = deliver(whole) } else { error = URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
         }
         receiver.didComplete(with: error)
+    }
+
+    /// libcurl's own refusals of a status line, as a response that cannot be trusted: a code
+    /// of more than three digits (CURLE_UNSUPPORTED_PROTOCOL), a line past its 100 KB
+    /// (CURLE_OUT_OF_MEMORY).
+    private func refusedStatusLine(_ code: Int32) -> (any Error)? {
+        guard code == 1 || code == 27, !head.isComplete, head.status == 0 else { return nil }
+        return URLError(.badServerResponse, userInfo: [
+            NSLocalizedDescriptionKey: "the response cannot be trusted: \(message(for: code))",
+            NSURLErrorFailingURLErrorKey: url,
+        ])
     }
 
     private func message(for code: Int32) -> String {
@@ -474,5 +402,36 @@ private let curlDebug: tern_curl_debug_callback = { _, kind, buffer, count, cont
     guard kind == 3, let context, let buffer else { return 0 }   // CURLINFO_DATA_IN: raw body bytes
     Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().receiveRaw(UnsafeRawBufferPointer(start: buffer, count: count))
     return 0
+}
+extension CurlExchange.Stop {
+    /// What an exchange that stopped for this reason reports, when libcurl ended it with `code`
+    /// (the abort the stop caused); `nil` when the code says something else went wrong.
+    func error(endingWith code: Int32, url: URL) -> (any Error)? {
+        let aborted = code == CurlCode.abortedByCallback || code == CurlCode.writeError || code == CurlCode.readError
+        guard aborted else { return nil }
+        switch self {
+        case .receiverSaidStop:
+            return nil
+        case .body(let error):
+            return error
+        case .declaredTooLarge(let error):
+            return error
+        case .strayInput:
+            return URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the server sent bytes on a new connection before the request",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        case .head(.untrustworthy(let problem)):
+            return URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the response cannot be trusted: \(problem)",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        case .head(.tooLarge):
+            return URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the response's head passed \(ResponseHeadReader.limit / 1024) KiB",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        }
+    }
 }
 #endif

@@ -14,9 +14,10 @@ final class CurlLoop: @unchecked Sendable {
     /// The idle connections, checked before reuse; the loop thread's.
     let connections: CurlConnections
     /// Which exchanges run and which wait for their origin; the loop thread's.
-    private var admission: HostAdmission<CurlExchange>
-    /// The exchanges in libcurl's hands, by easy handle; the loop thread's alone.
-    private var running: [UnsafeMutableRawPointer: CurlExchange] = [:]
+    private var state: CurlLoopState<CurlExchange>
+    /// The exchanges in libcurl's hands, by easy handle, to find the one a message names; the
+    /// loop thread's alone.
+    private var byHandle: [UnsafeMutableRawPointer: CurlExchange] = [:]
     /// When the loop last answered the only request in flight, until the next request comes
     /// (uptime nanoseconds); the loop thread's.
     private var answeredAloneAt: UInt64?
@@ -73,7 +74,7 @@ final class CurlLoop: @unchecked Sendable {
         self.curl = curl
         self.multi = multi
         connections = CurlConnections(curl: curl)
-        admission = HostAdmission(limit: connectionsPerHost)
+        state = CurlLoopState(connectionsPerHost: connectionsPerHost)
         // Idle connections kept for reuse: libcurl's default, four per transfer ever running at
         // once, would keep hundreds of sockets open after a burst.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, Self.idleConnections)
@@ -147,24 +148,12 @@ final class CurlLoop: @unchecked Sendable {
                 defer { inbox.starts.removeAll(); inbox.cancels.removeAll(); inbox.isAwake = false }
                 return (starts: inbox.starts, cancels: inbox.cancels, isClosing: inbox.isClosing, jobsWaiting: !inbox.jobs.isEmpty)
             }
-            for exchange in work.starts where admission.admit(exchange, origin: exchange.admissionOrigin) {
-                add(exchange)
-            }
-            for exchange in work.cancels {
-                if running.removeValue(forKey: exchange.easy) != nil {
-                    _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
-                    ended()
-                    exchange.complete(nil)
-                    if let next = admission.release(origin: exchange.admissionOrigin) { add(next) }
-                } else if admission.withdraw(exchange, origin: exchange.admissionOrigin) {
-                    ended()
-                    exchange.complete(nil)
-                }
-            }
+            for exchange in work.starts { perform(state.start(exchange, origin: exchange.admissionOrigin)) }
+            for exchange in work.cancels { perform(state.cancel(exchange, origin: exchange.admissionOrigin)) }
             _ = curl.pointee.multi_perform(multi, &active)
             let finishedAlone = finishDone()
             if finishedAlone { answeredAloneAt = DispatchTime.now().uptimeNanoseconds }
-            if work.isClosing, running.isEmpty, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
+            if work.isClosing, state.runningCount == 0, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
             if work.jobsWaiting || (finishedAlone && nextCameSoon && lingerForWork()) { continue }
             if sleepingMarkedAwake() { continue }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
@@ -177,21 +166,45 @@ final class CurlLoop: @unchecked Sendable {
         _ = curl.pointee.multi_cleanup(multi)
     }
 
-    /// Hands `exchange`, admitted, to libcurl; one libcurl refuses ends at once, and the next
-    /// waiting for its origin goes in its place.
-    private func add(_ exchange: CurlExchange) {
-        if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
-            running[exchange.easy] = exchange
-            return
+    /// Runs what the state asks of libcurl. Ends are reported at once, except those of transfers
+    /// libcurl `finished` while others run (see ``finishDone()``). Returns whether it reported
+    /// a finished transfer that ran alone.
+    @discardableResult
+    private func perform(_ actions: [CurlLoopState<CurlExchange>.Action], finished: Bool = false) -> Bool {
+        var finishedAlone = false
+        for action in actions {
+            switch action {
+            case .add(let exchange):
+                add(exchange)
+            case .addOnNewConnection(let exchange):
+                exchange.useNewConnection()
+                add(exchange)
+            case .remove(let exchange):
+                _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
+            case .complete(let exchange, let code):
+                byHandle[exchange.easy] = nil
+                inbox.withLock { $0.inFlight -= 1 }
+                if finished, state.runningCount > 0 {
+                    completions.async { exchange.complete(code) }
+                    continue
+                }
+                if finished {
+                    if nextCameSoon { inbox.withLock { $0.isAwake = true } }
+                    finishedAlone = true
+                }
+                exchange.complete(code)
+            }
         }
-        ended()
-        exchange.complete(CurlCode.abortedByCallback)
-        if let next = admission.release(origin: exchange.admissionOrigin) { add(next) }
+        return finishedAlone
     }
 
-    /// Counts an exchange out of flight.
-    private func ended() {
-        inbox.withLock { $0.inFlight -= 1 }
+    /// Hands `exchange` to libcurl; one libcurl refuses ends at once.
+    private func add(_ exchange: CurlExchange) {
+        if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
+            byHandle[exchange.easy] = exchange
+        } else {
+            perform(state.refused(exchange, origin: exchange.admissionOrigin))
+        }
     }
 
     /// Where ends are reported while other transfers run: what the receiver does then (Tern
@@ -210,23 +223,12 @@ final class CurlLoop: @unchecked Sendable {
         while let message = curl.pointee.multi_info_read(multi, &queued) {
             var easy: UnsafeMutableRawPointer?
             var result: Int32 = 0
-            guard tern_curl_message_done(message, &easy, &result) == 1, let easy, let exchange = running[easy] else { continue }
+            guard tern_curl_message_done(message, &easy, &result) == 1, let easy, let exchange = byHandle[easy] else { continue }
             // Before the handle leaves the multi handle, which alone can still name its socket.
             connections.transferEnded(on: easy)
-            _ = curl.pointee.multi_remove_handle(multi, easy)
-            // A connection refused before the request was written: the request goes again.
-            if exchange.retryOnNewConnection(), curl.pointee.multi_add_handle(multi, easy) == 0 { continue }
-            running[easy] = nil
-            ended()
-            if let next = admission.release(origin: exchange.admissionOrigin) { add(next) }
-            let code = result
-            if running.isEmpty {
-                if nextCameSoon { inbox.withLock { $0.isAwake = true } }
-                finishedAlone = true
-                exchange.complete(code)
-            } else {
-                completions.async { exchange.complete(code) }
-            }
+            let actions = state.finished(exchange, origin: exchange.admissionOrigin, code: result,
+                                         onRefusedConnection: exchange.wasRefusedBeforeWriting)
+            if perform(actions, finished: true) { finishedAlone = true }
         }
         return finishedAlone
     }

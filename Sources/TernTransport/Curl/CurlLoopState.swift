@@ -1,0 +1,85 @@
+#if os(Linux)
+/// What a libcurl loop runs, what waits for its origin, and what each event asks of libcurl: the
+/// loop's bookkeeping as a value that takes an event and returns the actions to run, so that
+/// every order of events (a cancel after the end, a cancel while waiting, a retry refused again)
+/// is tested without a socket. The loop's thread owns it; it does no I/O.
+///
+/// Each exchange ends with exactly one ``Action/complete(_:code:)``, whatever the order of events.
+struct CurlLoopState<Exchange: AnyObject> {
+    /// What the loop does with libcurl, in order.
+    enum Action {
+        /// Hands the exchange to libcurl. If libcurl refuses it, the loop reports
+        /// ``CurlLoopState/refused(_:origin:)``.
+        case add(Exchange)
+        /// Takes the exchange back from libcurl, which was running it.
+        case remove(Exchange)
+        /// Hands the exchange to libcurl again, on a connection of its own.
+        case addOnNewConnection(Exchange)
+        /// Reports the exchange's end: libcurl's result, or `nil` for a cancel.
+        case complete(Exchange, code: Int32?)
+    }
+
+    /// The exchanges in libcurl's hands.
+    private var running: Set<ObjectIdentifier> = []
+    /// Those that have run again on a new connection: never a second time.
+    private var retried: Set<ObjectIdentifier> = []
+    /// Which may run now, and which wait for their origin.
+    private var admission: HostAdmission<Exchange>
+
+    /// A loop that runs at most `connectionsPerHost` exchanges at once to one plain-HTTP origin.
+    init(connectionsPerHost: Int) {
+        admission = HostAdmission(limit: connectionsPerHost)
+    }
+
+    /// How many exchanges libcurl is running.
+    var runningCount: Int { running.count }
+
+    /// A new exchange to `origin` (`nil` for one not counted): it runs now, or waits its turn.
+    mutating func start(_ exchange: Exchange, origin: String?) -> [Action] {
+        admission.admit(exchange, origin: origin) ? added(exchange) : []
+    }
+
+    /// The exchange is cancelled: it ends now if it runs or waits, and nothing happens if it has
+    /// ended already.
+    mutating func cancel(_ exchange: Exchange, origin: String?) -> [Action] {
+        if running.remove(ObjectIdentifier(exchange)) != nil {
+            retried.remove(ObjectIdentifier(exchange))
+            return [.remove(exchange), .complete(exchange, code: nil)] + next(after: origin)
+        }
+        if admission.withdraw(exchange, origin: origin) { return [.complete(exchange, code: nil)] }
+        return []
+    }
+
+    /// libcurl finished the exchange with `code`. When its connection was refused before the
+    /// request was written (`onRefusedConnection`), it runs again on a new one, once.
+    mutating func finished(_ exchange: Exchange, origin: String?, code: Int32, onRefusedConnection: Bool) -> [Action] {
+        let id = ObjectIdentifier(exchange)
+        guard running.contains(id) else { return [] }
+        if onRefusedConnection, retried.insert(id).inserted {
+            return [.remove(exchange), .addOnNewConnection(exchange)]
+        }
+        running.remove(id)
+        retried.remove(id)
+        return [.remove(exchange), .complete(exchange, code: code)] + next(after: origin)
+    }
+
+    /// libcurl refused to take the exchange (an ``Action/add(_:)`` or
+    /// ``Action/addOnNewConnection(_:)``): it ends, and the next waiting for its origin runs.
+    mutating func refused(_ exchange: Exchange, origin: String?) -> [Action] {
+        guard running.remove(ObjectIdentifier(exchange)) != nil else { return [] }
+        retried.remove(ObjectIdentifier(exchange))
+        return [.complete(exchange, code: CurlCode.abortedByCallback)] + next(after: origin)
+    }
+
+    private mutating func added(_ exchange: Exchange) -> [Action] {
+        running.insert(ObjectIdentifier(exchange))
+        return [.add(exchange)]
+    }
+
+    /// An exchange to `origin` has left libcurl: the next one waiting for it runs.
+    private mutating func next(after origin: String?) -> [Action] {
+        guard let next = admission.release(origin: origin) else { return [] }
+        return added(next)
+    }
+}
+#endif

@@ -1,0 +1,129 @@
+#if os(Linux)
+import Foundation
+
+/// A response head read line by line as libcurl hands it over: status line, fields, empty line,
+/// with interim (1xx) heads passed over and a chunked body's trailers only counted. A value that
+/// takes a line and says what it made of it; it knows nothing of libcurl or the receiver.
+struct ResponseHeadReader {
+    /// A whole head, its repeated fields joined with commas under the first one's name, as
+    /// URLSession joins them.
+    struct Head: Equatable {
+        let status: Int
+        let httpVersion: String
+        let fields: [String: String]
+    }
+
+    /// Why a head is refused.
+    enum Refusal: Equatable {
+        /// Its bytes passed ``limit``.
+        case tooLarge
+        /// It is no HTTP, or frames its body more than one way: why, in words.
+        case untrustworthy(String)
+    }
+
+    /// What a line made.
+    enum Step {
+        /// Nothing yet: read on.
+        case more
+        /// The head is whole.
+        case head(Head)
+        /// The head cannot be read from; the transfer stops.
+        case refused(Refusal)
+    }
+
+    /// The most bytes of heads a response may send: a server that never ends its head would
+    /// otherwise be kept in memory until the timeout. (libcurl 8.3 and later, and Debian's
+    /// 7.88 since a backport, stop at 300 KB on their own.)
+    static let limit = 256 * 1024
+
+    /// The status of the head being read, 0 before its status line.
+    private(set) var status = 0
+    /// Whether the whole head has been read.
+    private(set) var isComplete = false
+    private var httpVersion = "HTTP/1.1"
+    /// The fields so far, each with its name lower-cased, to join repeated ones.
+    private var fields: [(name: String, key: String, value: String)] = []
+    /// The bytes of heads so far (interim ones and trailers too).
+    private var bytes = 0
+    /// Whether the head being read has had its status line.
+    private var hasStatusLine = false
+
+    /// Reads one line, its line end included.
+    mutating func read(_ bytes: UnsafeRawBufferPointer) -> Step {
+        self.bytes += bytes.count
+        guard self.bytes <= Self.limit else { return .refused(.tooLarge) }
+        guard !isComplete else { return .more }   // trailers of a chunked body
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let line = UnsafeRawBufferPointer(rebasing: bytes[..<end])
+        if !hasStatusLine || line.starts(with: "HTTP/".utf8) {
+            // The first line of a head, or of a head after a 1xx: a status line, or no HTTP.
+            guard ResponseHeadCheck.isStatusLine(line) else {
+                return .refused(.untrustworthy("its status line is not HTTP's: \(Self.text(UnsafeRawBufferPointer(rebasing: line.prefix(64))))"))
+            }
+            hasStatusLine = true
+            let parts = Self.text(line).split(separator: " ", maxSplits: 2)
+            httpVersion = parts.first.map(String.init) ?? "HTTP/1.1"
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            fields.removeAll(keepingCapacity: true)
+        } else if line.isEmpty {
+            // An interim response: the real one follows, with a status line of its own.
+            guard !(100..<200).contains(status) else {
+                hasStatusLine = false
+                return .more
+            }
+            if let problem = ResponseHeadCheck.problem(with: fields) { return .refused(.untrustworthy(problem)) }
+            isComplete = true
+            return .head(head())
+        } else if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
+            // An obsolete folded line continues the field before it.
+            if let last = fields.popLast() {
+                fields.append((last.name, last.key, last.value + " " + Self.text(line).trimmingCharacters(in: .whitespaces)))
+            }
+        } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            var start = colon + 1
+            var stop = line.count
+            while start < stop, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
+            while stop > start, line[stop - 1] == UInt8(ascii: " ") || line[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
+            let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
+            let key = name.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+                ? String(decoding: name.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
+                : nil
+            let text = Self.text(name)
+            fields.append((text, key ?? text, Self.text(UnsafeRawBufferPointer(rebasing: line[start..<stop]))))
+        }
+        return .more
+    }
+
+    /// The head of a transfer that ended with no empty line after its fields, as libcurl ends a
+    /// reply it accepted: `nil` unless it had a final status line.
+    mutating func endWithoutEmptyLine() -> Head? {
+        guard !isComplete, status >= 200 else { return nil }
+        isComplete = true
+        return head()
+    }
+
+    private func head() -> Head {
+        var byKey: [String: (name: String, value: String)] = Dictionary(minimumCapacity: fields.count)
+        for (name, key, value) in fields {
+            if let earlier = byKey[key] {
+                byKey[key] = (earlier.name, earlier.value + ", " + value)
+            } else {
+                byKey[key] = (name, value)
+            }
+        }
+        return Head(status: status, httpVersion: httpVersion,
+                    fields: Dictionary(uniqueKeysWithValues: byKey.values.map { ($0.name, $0.value) }))
+    }
+
+    /// Header bytes as text: UTF-8 when they are valid UTF-8 (ASCII, as they almost always are,
+    /// or a `Location` with a name in another script, as browsers read it), else Latin-1, as
+    /// HTTP/1.1 reads field values (RFC 9110 §5.5): every byte a character.
+    private static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
+        return String(scalars)
+    }
+}
+#endif

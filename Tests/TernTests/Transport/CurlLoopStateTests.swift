@@ -1,0 +1,151 @@
+#if os(Linux)
+import Testing
+@testable import TernTransport
+
+/// The libcurl loop's bookkeeping as a value: what each event asks of libcurl, and that every
+/// exchange ends exactly once, whatever the order of events.
+@Suite struct CurlLoopStateTests {
+    final class Job: CustomStringConvertible {
+        let name: String
+        init(_ name: String) { self.name = name }
+        var description: String { name }
+    }
+
+    typealias State = CurlLoopState<Job>
+    let origin = "127.0.0.1:8080"
+
+    /// The actions as text, to compare whole sequences.
+    func describe(_ actions: [State.Action]) -> [String] {
+        actions.map { action in
+            switch action {
+            case .add(let job): "add \(job)"
+            case .remove(let job): "remove \(job)"
+            case .addOnNewConnection(let job): "add \(job) on a new connection"
+            case .complete(let job, let code): "complete \(job) \(code.map(String.init) ?? "cancelled")"
+            }
+        }
+    }
+
+    @Test func anExchangeRunsAndEndsOnce() {
+        var state = State(connectionsPerHost: 8)
+        let job = Job("a")
+        #expect(describe(state.start(job, origin: origin)) == ["add a"])
+        #expect(state.runningCount == 1)
+        #expect(describe(state.finished(job, origin: origin, code: 0, onRefusedConnection: false)) == ["remove a", "complete a 0"])
+        #expect(state.runningCount == 0)
+        // Anything after the end does nothing.
+        #expect(state.cancel(job, origin: origin).isEmpty)
+        #expect(state.finished(job, origin: origin, code: 0, onRefusedConnection: false).isEmpty)
+        #expect(state.refused(job, origin: origin).isEmpty)
+    }
+
+    /// A timeout cancels an upload libcurl is running: it is taken back and ends as cancelled
+    /// at once, and the request waiting for its connection takes its place.
+    @Test func aTimeoutDuringAnUploadEndsItOnceAndTheNextWaitingRuns() {
+        var state = State(connectionsPerHost: 1)
+        let (upload, waiting) = (Job("upload"), Job("waiting"))
+        #expect(describe(state.start(upload, origin: origin)) == ["add upload"])
+        #expect(state.start(waiting, origin: origin).isEmpty)
+        #expect(describe(state.cancel(upload, origin: origin)) == ["remove upload", "complete upload cancelled", "add waiting"])
+        // libcurl no longer has the upload: a late word of it is nothing.
+        #expect(state.finished(upload, origin: origin, code: 42, onRefusedConnection: false).isEmpty)
+        #expect(state.cancel(upload, origin: origin).isEmpty)
+        #expect(state.runningCount == 1)
+    }
+
+    /// A redirect's next leg is a new exchange; the cancel that follows the chain may reach the
+    /// leg that has ended (nothing happens) or the one waiting for a connection (it ends there,
+    /// never handed to libcurl).
+    @Test func aCancelDuringARedirectEndsTheLegThatIsStillOpen() {
+        var state = State(connectionsPerHost: 1)
+        let (busy, first, second) = (Job("busy"), Job("302"), Job("target"))
+        #expect(describe(state.start(first, origin: origin)) == ["add 302"])
+        #expect(describe(state.finished(first, origin: origin, code: 0, onRefusedConnection: false)) == ["remove 302", "complete 302 0"])
+        #expect(describe(state.start(busy, origin: origin)) == ["add busy"])
+        #expect(state.start(second, origin: origin).isEmpty)   // waits behind busy
+        #expect(state.cancel(first, origin: origin).isEmpty)
+        #expect(describe(state.cancel(second, origin: origin)) == ["complete target cancelled"])
+        // busy's end lets nobody in: the cancelled leg left the line.
+        #expect(describe(state.finished(busy, origin: origin, code: 0, onRefusedConnection: false)) == ["remove busy", "complete busy 0"])
+        #expect(state.runningCount == 0)
+    }
+
+    /// A connection refused before the request was written (it had stray bytes) is not reused:
+    /// the exchange goes again on a new connection, once; refused again, it ends with the error.
+    @Test func aRefusedConnectionIsNotReusedAndTheExchangeGoesAgainOnce() {
+        var state = State(connectionsPerHost: 1)
+        let (job, next) = (Job("a"), Job("b"))
+        _ = state.start(job, origin: origin)
+        _ = state.start(next, origin: origin)
+        #expect(describe(state.finished(job, origin: origin, code: 42, onRefusedConnection: true)) == ["remove a", "add a on a new connection"])
+        #expect(state.runningCount == 1)
+        #expect(describe(state.finished(job, origin: origin, code: 42, onRefusedConnection: true)) == ["remove a", "complete a 42", "add b"])
+    }
+
+    /// After an error the origin's place is free for the next, and the next exchange to fail
+    /// the same way may go again on a new connection too: a retry is the exchange's, not the loop's.
+    @Test func afterAnErrorTheNextExchangeIsUntouchedByIt() {
+        var state = State(connectionsPerHost: 1)
+        let (failing, next) = (Job("failing"), Job("next"))
+        _ = state.start(failing, origin: origin)
+        _ = state.start(next, origin: origin)
+        #expect(describe(state.finished(failing, origin: origin, code: 56, onRefusedConnection: false)) == ["remove failing", "complete failing 56", "add next"])
+        #expect(describe(state.finished(next, origin: origin, code: 42, onRefusedConnection: true)) == ["remove next", "add next on a new connection"])
+        #expect(describe(state.cancel(next, origin: origin)) == ["remove next", "complete next cancelled"])
+    }
+
+    @Test func anExchangeLibcurlRefusesEndsAndTheNextRuns() {
+        var state = State(connectionsPerHost: 1)
+        let (job, next) = (Job("a"), Job("b"))
+        _ = state.start(job, origin: origin)
+        _ = state.start(next, origin: origin)
+        #expect(describe(state.refused(job, origin: origin)) == ["complete a 42", "add b"])
+        #expect(state.refused(job, origin: origin).isEmpty)
+    }
+
+    /// HTTPS (no origin counted) is never held back here: libcurl's own cap applies.
+    @Test func uncountedExchangesAllRun() {
+        var state = State(connectionsPerHost: 1)
+        let jobs = (0..<5).map { Job("\($0)") }
+        #expect(jobs.flatMap { describe(state.start($0, origin: nil)) } == ["add 0", "add 1", "add 2", "add 3", "add 4"])
+        #expect(describe(state.finished(jobs[2], origin: nil, code: 0, onRefusedConnection: false)) == ["remove 2", "complete 2 0"])
+    }
+
+    /// Every exchange ends exactly once, in any order of starts, cancels, ends and refusals.
+    @Test func everyExchangeEndsExactlyOnceWhateverTheOrder() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            var state = State(connectionsPerHost: 2)
+            let jobs = (0..<6).map { Job("\($0)") }
+            var completed: [ObjectIdentifier: Int] = [:]
+            var inLibcurl: Set<ObjectIdentifier> = []
+            func apply(_ actions: [State.Action]) {
+                for action in actions {
+                    switch action {
+                    case .add(let job), .addOnNewConnection(let job): inLibcurl.insert(ObjectIdentifier(job))
+                    case .remove(let job): inLibcurl.remove(ObjectIdentifier(job))
+                    case .complete(let job, _): completed[ObjectIdentifier(job), default: 0] += 1
+                    }
+                }
+            }
+            for job in jobs { apply(state.start(job, origin: origin)) }
+            for _ in 0..<40 {
+                let job = jobs.randomElement(using: &generator)!
+                switch Int.random(in: 0..<4, using: &generator) {
+                case 0: apply(state.cancel(job, origin: origin))
+                case 1: apply(state.finished(job, origin: origin, code: 0, onRefusedConnection: Bool.random(using: &generator)))
+                case 2 where inLibcurl.contains(ObjectIdentifier(job)):
+                    inLibcurl.remove(ObjectIdentifier(job))   // libcurl refused the add
+                    apply(state.refused(job, origin: origin))
+                default: break
+                }
+                #expect(inLibcurl.count <= 2)
+                #expect(state.runningCount == inLibcurl.count)
+            }
+            for job in jobs { apply(state.cancel(job, origin: origin)) }
+            #expect(jobs.allSatisfy { completed[ObjectIdentifier($0)] == 1 })
+            #expect(inLibcurl.isEmpty && state.runningCount == 0)
+        }
+    }
+}
+#endif

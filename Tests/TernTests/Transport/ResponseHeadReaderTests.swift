@@ -1,0 +1,82 @@
+#if os(Linux)
+import Foundation
+import FoundationNetworking
+import Testing
+@testable import TernTransport
+
+/// The response head as libcurl hands it over, line by line, read as a value; and what an
+/// exchange that stopped its transfer reports for libcurl's code.
+@Suite struct ResponseHeadReaderTests {
+    /// Reads `lines` (each given its CRLF) and returns the last step's head, or its refusal.
+    func read(_ lines: [String], into reader: inout ResponseHeadReader) -> Result<ResponseHeadReader.Head?, ResponseHeadReaderRefused> {
+        var head: ResponseHeadReader.Head?
+        for line in lines {
+            let step = Array((line + "\r\n").utf8).withUnsafeBytes { reader.read($0) }
+            switch step {
+            case .more: continue
+            case .head(let whole): head = whole
+            case .refused(let refusal): return .failure(ResponseHeadReaderRefused(refusal: refusal))
+            }
+        }
+        return .success(head)
+    }
+
+    struct ResponseHeadReaderRefused: Error, Equatable {
+        let refusal: ResponseHeadReader.Refusal
+    }
+
+    @Test func interimHeadsArePassedOverAndRepeatedFieldsJoined() throws {
+        var reader = ResponseHeadReader()
+        let head = try read(["HTTP/1.1 100 Continue", "", "HTTP/1.1 200 OK", "Set-Thing: a", "set-thing: b",
+                             "Folded: one", "\t two", ""], into: &reader).get()
+        #expect(head?.status == 200)
+        #expect(head?.httpVersion == "HTTP/1.1")
+        #expect(head?.fields == ["Set-Thing": "a, b", "Folded": "one two"])
+        #expect(reader.isComplete)
+        // Trailers after the head change nothing.
+        #expect(try read(["Trailer: x", ""], into: &reader).get() == nil)
+    }
+
+    @Test func aHeadThatIsNoHTTPOrFramesItsBodyTwoWaysIsRefused() {
+        var lowerCase = ResponseHeadReader()
+        guard case .failure(let refused) = read(["http/1.1 200 OK"], into: &lowerCase),
+              case .untrustworthy(let why) = refused.refusal else { Issue.record("accepted"); return }
+        #expect(why.contains("not HTTP's"))
+        var twoLengths = ResponseHeadReader()
+        #expect(throws: ResponseHeadReaderRefused.self) {
+            try read(["HTTP/1.1 200 OK", "Content-Length: 5", "Content-Length: 30", ""], into: &twoLengths).get()
+        }
+    }
+
+    @Test func headsPastTheLimitAreRefusedInterimOnesCounted() {
+        var reader = ResponseHeadReader()
+        let field = "X: " + String(repeating: "a", count: 1000)
+        let interim = ["HTTP/1.1 103 Early Hints"] + Array(repeating: field, count: 200) + [""]
+        let lines = interim + ["HTTP/1.1 200 OK"] + Array(repeating: field, count: 100) + [""]
+        #expect(throws: ResponseHeadReaderRefused(refusal: .tooLarge)) { try read(lines, into: &reader).get() }
+    }
+
+    @Test func aReplyEndingWithoutItsEmptyLineHasAHeadOnlyWithAFinalStatus() throws {
+        var final = ResponseHeadReader()
+        _ = try read(["HTTP/1.1 204 No Content", "A: b"], into: &final).get()
+        #expect(final.endWithoutEmptyLine()?.fields == ["A": "b"])
+        var interim = ResponseHeadReader()
+        _ = try read(["HTTP/1.1 100 Continue"], into: &interim).get()
+        #expect(interim.endWithoutEmptyLine() == nil)
+    }
+
+    @Test func aStopExplainsOnlyTheAbortItCaused() {
+        let url = URL(string: "http://127.0.0.1/")!
+        let mismatch = BodyLengthMismatch(statedLength: 10, actualLength: 11)
+        #expect(CurlExchange.Stop.body(mismatch).error(endingWith: CurlCode.abortedByCallback, url: url) as? BodyLengthMismatch == mismatch)
+        // A timeout or a lost connection is what it is, whatever stopped before.
+        #expect(CurlExchange.Stop.body(mismatch).error(endingWith: 28, url: url) == nil)
+        #expect(CurlExchange.Stop.receiverSaidStop.error(endingWith: CurlCode.writeError, url: url) == nil)
+        let stray = CurlExchange.Stop.strayInput.error(endingWith: CurlCode.abortedByCallback, url: url) as? URLError
+        #expect(stray?.code == .badServerResponse)
+        let large = CurlExchange.Stop.head(.tooLarge).error(endingWith: CurlCode.writeError, url: url) as? URLError
+        #expect(large?.localizedDescription.contains("256 KiB") == true)
+    }
+}
+
+#endif
