@@ -22,11 +22,20 @@ public protocol Transport: Sendable {
     /// then starts without another hop. A transport without a thread of its own keeps the
     /// default, which declines.
     func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool
+
+    /// The transport's own thread as a task executor, if it has one: a task that prefers it
+    /// (`withTaskExecutorPreference`) sends requests and resumes with their answers there.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    var taskExecutor: (any TaskExecutor)? { get }
 }
 
 extension Transport {
     /// Declines: the transport has no thread of its own.
     public func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool { false }
+
+    /// None: the transport has no thread of its own.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    public var taskExecutor: (any TaskExecutor)? { nil }
 }
 
 /// What hears an exchange's events: Tern's pipeline, which decides from the head and from each

@@ -51,6 +51,12 @@ let sides: [(name: String, body: () async throws -> Void)] = [
     ("Tern over libcurl", { try await round { try await EndToEnd.tern(overCurl) } }),
     // The body as bytes, undecoded: what RawCurl, the floor, does.
     ("Tern over libcurl, bytes", { try await round { _ = try await (overCurl.request(route: .get("/items")) as Promise<Data>).value; return [] } }),
+    // The same, its task on the transport's thread: no hand-off between requests and answers.
+    ("Tern over libcurl, bytes, on its loop", {
+        try await withTaskExecutorPreference(overCurl.transport.taskExecutor) {
+            try await round { _ = try await (overCurl.request(route: .get("/items")) as Promise<Data>).value; return [] }
+        }
+    }),
     ("AsyncHTTPClient", { try await round { try await asyncHTTPClient() } }),
 ]
 try await Alternation.compare(count: count, rounds: rounds, sides.filter { only == nil || $0.name.contains(only!) })

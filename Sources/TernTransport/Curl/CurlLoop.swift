@@ -110,6 +110,20 @@ final class CurlLoop: @unchecked Sendable {
         return taken
     }
 
+    /// Runs `work` on the loop's thread, after the work before it; returns `false`, running
+    /// nothing, once the loop is closing.
+    func schedule(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (taken, isAwake) = inbox.withLock { inbox in
+            guard !inbox.isClosing else { return (false, false) }
+            inbox.jobs.append(work)
+            inbox.lastArrival = now
+            return (true, inbox.isAwake)
+        }
+        if taken, !isAwake { _ = curl.pointee.multi_wakeup(multi) }
+        return taken
+    }
+
     /// Stops `exchange`, which then reports a cancel, unless it has ended already.
     func cancel(_ exchange: CurlExchange) {
         let isAwake = inbox.withLock { inbox in

@@ -49,6 +49,7 @@ public final class CurlTransport: Transport {
     public init(trusting trustedCertificates: URL? = nil, maximumConnectionsPerHost: Int = CurlTransport.defaultConnectionsPerHost) throws(CurlUnavailable) {
         library = try CurlLibrary.shared.get()
         loop = try CurlLoop(curl: library.api, connectionsPerHost: max(1, maximumConnectionsPerHost))
+        executor = CurlTaskExecutor(loop: loop)
         self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
         self.trustedCertificates = trustedCertificates
     }
@@ -62,6 +63,20 @@ public final class CurlTransport: Transport {
     deinit {
         loop.close()
     }
+
+    /// The transport's event thread as a task executor: a task that prefers it sends its
+    /// requests and resumes with their answers there, sparing a thread hand-off each way. Keep
+    /// such tasks to sending requests and light work on their answers: every transfer of the
+    /// transport waits while one of them runs.
+    ///
+    /// ```swift
+    /// await withTaskExecutorPreference(client.taskExecutor) {
+    ///     for id in ids { _ = try? await client.request(route: .get("/items/\(id)")).value as Data }
+    /// }
+    /// ```
+    public var taskExecutor: (any TaskExecutor)? { executor }
+
+    private let executor: CurlTaskExecutor
 
     /// Runs `work` on the transport's thread when it has no transfer running, and returns
     /// `true`; a request's first stages run there, and what they send starts without another

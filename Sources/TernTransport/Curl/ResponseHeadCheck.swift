@@ -6,21 +6,41 @@ enum ResponseHeadCheck {
     /// Why the head with these fields (each with its name lower-cased) cannot be trusted, or
     /// `nil` when it can.
     static func problem(with fields: [(name: String, key: String, value: String)]) -> String? {
-        let lengths = fields.filter { $0.key == "content-length" }.flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
-        if !lengths.isEmpty {
-            // 1*DIGIT, every one the same: no sign, no hex, no list of others, nothing past Int64.
-            let values = lengths.map { $0.trimmingCharacters(in: [" ", "\t"]) }
-            guard values.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } && Int64($0) != nil }),
-                  Set(values.map { Int64($0) }).count == 1 else {
-                return "its Content-Length is not one length (\(values.joined(separator: ", ")))"
-            }
-            if fields.contains(where: { $0.key == "transfer-encoding" }) {
-                return "it has both Content-Length and Transfer-Encoding"
+        var lengths: [Substring] = []
+        var hasTransferEncoding = false
+        var location: String?
+        var locations = 1
+        for field in fields {
+            switch field.key {
+            case "content-length": lengths += field.value.split(separator: ",", omittingEmptySubsequences: false)
+            case "transfer-encoding": hasTransferEncoding = true
+            case "location":
+                if let location, location != field.value { locations += 1 }
+                location = location ?? field.value
+            default: break
             }
         }
-        let locations = Set(fields.filter { $0.key == "location" }.map(\.value))
-        if locations.count > 1 { return "it has \(locations.count) different Location fields" }
+        if !lengths.isEmpty {
+            // 1*DIGIT, every one the same: no sign, no hex, no list of others, nothing past Int64.
+            let values = lengths.map(trimmed)
+            let numbers = values.map { value in value.utf8.allSatisfy { (0x30...0x39).contains($0) } ? Int64(value) : nil }
+            guard let first = numbers[0], numbers.allSatisfy({ $0 == first }) else {
+                return "its Content-Length is not one length (\(values.joined(separator: ", ")))"
+            }
+            if hasTransferEncoding { return "it has both Content-Length and Transfer-Encoding" }
+        }
+        if locations > 1 {
+            let different = Set(fields.filter { $0.key == "location" }.map(\.value))
+            if different.count > 1 { return "it has \(different.count) different Location fields" }
+        }
         return nil
+    }
+
+    /// `value` without the spaces and tabs around it.
+    private static func trimmed(_ value: Substring) -> Substring {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let start = value.firstIndex(where: { !blank($0) }), let end = value.lastIndex(where: { !blank($0) }) else { return "" }
+        return value[start...end]
     }
 
     /// Whether `line` is an HTTP/1 status line: `HTTP/` (in capitals, as RFC 9112 says), a

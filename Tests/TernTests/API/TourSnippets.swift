@@ -106,6 +106,15 @@ enum Tour {
         let overURLSession = ShopAPI(client: APIClient(configuration: .production, transport: URLSessionTransport()))
         return [overCurl, overURLSession]
     }
+
+    static func onTheTransportsThread(_ client: APIClient) async throws -> [Data] {
+        let pages: [Data] = try await withTaskExecutorPreference(client.transport.taskExecutor) {
+            var pages: [Data] = []
+            for page in 1...3 { pages.append(try await client.request(route: .get("/export?page=\(page)")).value) }
+            return pages
+        }
+        return pages
+    }
     #endif
 
     static func stubbed() async throws -> [Product] {

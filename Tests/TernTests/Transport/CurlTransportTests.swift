@@ -236,11 +236,42 @@ import TernTesting
     }
     #endif
 
+    /// A task preferring the transport's executor runs on the loop's thread between requests,
+    /// and once the transport is gone its jobs run elsewhere rather than never.
+    @Test func aTaskPreferringTheTransportsExecutorRunsOnItsThread() async throws {
+        let server = try LoopbackServer { _ in .text("ok") }
+        defer { server.stop() }
+        var transport: CurlTransport? = try CurlTransport()
+        let executor = try #require(transport?.taskExecutor)
+        var api: AbstractAPI? = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: transport!, responseQueue: .global())
+        let seen = try await withTaskExecutorPreference(executor) { [api] in
+            var seen: [(answer: String, thread: String)] = []
+            for _ in 0..<3 {
+                let answer: String = try await api!.request(route: .get(server.baseURL + "/")).value
+                seen.append((answer, currentThreadName()))
+            }
+            return seen
+        }
+        #expect(seen.map(\.answer) == ["ok", "ok", "ok"])
+        #expect(seen.allSatisfy { $0.thread == CurlLoop.threadName }, "\(seen.map(\.thread))")
+        // Released, the transport closes its loop; a job enqueued after that must still run.
+        let loop = try #require(transport?.loop)
+        (api, transport) = (nil, nil)
+        #expect(await eventually { !loop.schedule {} })
+        let afterwards = await withTaskExecutorPreference(executor) { currentThreadName() }
+        #expect(afterwards != CurlLoop.threadName)
+    }
+
     @Test func itIsLinuxsDefault() throws {
         let api = AbstractAPI(responseQueue: .global())
         #expect(api.transport is CurlTransport)
         #expect(try CurlTransport.libraryVersion.get().hasPrefix("libcurl/"))
     }
+}
+
+/// The name the system shows for the calling thread.
+private func currentThreadName() -> String {
+    ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)
 }
 
 /// How many of this process's threads are libcurl loops.
