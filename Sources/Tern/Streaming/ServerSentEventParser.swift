@@ -1,0 +1,87 @@
+/// Reads a Server-Sent Events stream as its chunks arrive, as the WHATWG HTML specification says
+/// ("Interpreting an event stream"): a leading byte order mark dropped, lines ended by CR, LF or
+/// CRLF, comments skipped, `event`, `data` (over several lines), `id` and `retry` fields, an
+/// event dispatched at each blank line, and an event the stream ends in the middle of dropped.
+///
+/// A value: it takes a chunk and returns the events it completed; no I/O.
+struct ServerSentEventParser {
+    private var lines: LineSplitter
+    /// The stream's first bytes while they may still be a byte order mark; `nil` after.
+    private var start: [UInt8]? = []
+    private var eventType = ""
+    private var data = ""
+    /// The ID of the last event, kept from one event to the next.
+    private(set) var lastEventID = ""
+    /// The reconnection time the server asked for with `retry`, in milliseconds, if it did.
+    private(set) var reconnectionTime: Int?
+
+    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// A parser whose lines may be at most `maximumLineLength` bytes.
+    init(maximumLineLength: Int) {
+        lines = LineSplitter(ends: .carriageReturnOrLineFeed, maximumLength: maximumLineLength)
+    }
+
+    /// The events `chunk` completes.
+    mutating func events(in chunk: some Collection<UInt8>) throws(LineSplitter.LineTooLong) -> [ServerSentEvent] {
+        guard var start else { return try events(inLinesOf: chunk) }
+        // A byte order mark opening the stream is not part of its first line; it may come split.
+        start += chunk
+        if start.count < 3, Self.byteOrderMark.starts(with: start) {
+            self.start = start
+            return []
+        }
+        self.start = nil
+        return try events(inLinesOf: start.starts(with: Self.byteOrderMark) ? start.dropFirst(3) : start[...])
+    }
+
+    private mutating func events(inLinesOf bytes: some Collection<UInt8>) throws(LineSplitter.LineTooLong) -> [ServerSentEvent] {
+        var events: [ServerSentEvent] = []
+        for line in try lines.lines(in: bytes) {
+            if let event = read(line) { events.append(event) }
+        }
+        return events
+    }
+
+    /// Reads one line; returns the event a blank line dispatches.
+    private mutating func read(_ line: [UInt8]) -> ServerSentEvent? {
+        guard !line.isEmpty else { return dispatch() }
+        if line.first == UInt8(ascii: ":") { return nil }   // a comment
+        let field: String
+        var value: ArraySlice<UInt8>
+        if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            field = String(decoding: line[..<colon], as: UTF8.self)
+            value = line[(colon + 1)...]
+            if value.first == UInt8(ascii: " ") { value = value.dropFirst() }
+        } else {
+            field = String(decoding: line, as: UTF8.self)
+            value = []
+        }
+        switch field {
+        case "event":
+            eventType = String(decoding: value, as: UTF8.self)
+        case "data":
+            data += String(decoding: value, as: UTF8.self)
+            data += "\n"
+        case "id":
+            if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
+        case "retry":
+            if !value.isEmpty, value.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+                reconnectionTime = Int(String(decoding: value, as: UTF8.self)) ?? reconnectionTime
+            }
+        default:
+            break   // a field it does not know
+        }
+        return nil
+    }
+
+    private mutating func dispatch() -> ServerSentEvent? {
+        defer {
+            data = ""
+            eventType = ""
+        }
+        guard !data.isEmpty else { return nil }
+        if data.last == "\n" { data.removeLast() }
+        return ServerSentEvent(type: eventType.isEmpty ? "message" : eventType, data: data, lastEventID: lastEventID)
+    }
+}
