@@ -63,6 +63,10 @@ public enum TransferDecision: Sendable {
     case proceed
     /// Stop the transfer now.
     case stop
+    /// The chunk is taken; send no more until the task's ``TransportTask/resumeReceiving()``, so
+    /// that a slow reader holds the server back instead of filling memory. A transport that
+    /// cannot pause takes it as ``proceed``; after a head it means ``proceed``.
+    case pause
 }
 
 /// A transport that answers with whole responses: the simple way to conform, for stubs and
@@ -93,7 +97,7 @@ extension WholeResponseTransport {
         send(request) { result in
             switch result {
             case .success(let response):
-                if receiver.didReceive(response.httpResponse) == .proceed, !response.body.isEmpty {
+                if receiver.didReceive(response.httpResponse) != .stop, !response.body.isEmpty {
                     _ = receiver.didReceive(response.body)
                 }
                 receiver.didComplete(with: nil)
@@ -109,6 +113,15 @@ public protocol TransportTask: Sendable {
     /// Stops the exchange; the transport then reports `URLError.cancelled` (or nothing at all,
     /// if it had already completed).
     func cancel()
+
+    /// Goes on receiving after a ``TransferDecision/pause``; does nothing if the exchange is not
+    /// paused, or has ended.
+    func resumeReceiving()
+}
+
+extension TransportTask {
+    /// Nothing to resume: the transport does not pause.
+    public func resumeReceiving() {}
 }
 
 /// A request ready for the wire.

@@ -78,7 +78,7 @@ public final class URLSessionTransport: Transport {
             if let error {
                 receiver.didComplete(with: error)
             } else if let response = response as? HTTPURLResponse {
-                if receiver.didReceive(response) == .proceed, let data, !data.isEmpty { _ = receiver.didReceive(data) }
+                if receiver.didReceive(response) != .stop, let data, !data.isEmpty { _ = receiver.didReceive(data) }
                 receiver.didComplete(with: nil)
             } else {
                 receiver.didComplete(with: URLError(.badServerResponse))

@@ -173,12 +173,12 @@ private final class Exchange: TransportTask {
                       let head = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary) else {
                     return complete(with: URLError(.badServerResponse))
                 }
-                guard receiver.didReceive(head) == .proceed else { return complete(with: URLError(.cancelled)) }
+                guard receiver.didReceive(head) != .stop else { return complete(with: URLError(.cancelled)) }
                 let size = answer.chunkSize ?? max(body.count, 1)
                 for start in stride(from: 0, to: body.count, by: size) {
                     guard !isCancelled else { return complete(with: URLError(.cancelled)) }
                     let chunk = body.subdata(in: start..<min(start + size, body.count))
-                    guard receiver.didReceive(chunk) == .proceed else { return complete(with: URLError(.cancelled)) }
+                    guard receiver.didReceive(chunk) != .stop else { return complete(with: URLError(.cancelled)) }
                 }
                 complete(with: nil)
             }

@@ -59,6 +59,8 @@ final class CurlExchange: @unchecked Sendable {
     private let maximumBodySize: Int?
     /// The body bytes received.
     private var receivedBytes = 0
+    /// How many bytes libcurl will hand over again, having held them during a pause.
+    private var heldOverBytes = 0
     /// The framing of a chunked body, read for the sizes its chunks declare, and the most they
     /// may declare; `nil` unless the body is chunked and limited.
     private var chunks: (framing: ChunkFraming, limit: UInt64)?
@@ -221,7 +223,7 @@ final class CurlExchange: @unchecked Sendable {
         reportUpload(sentBytes())
         guard let response = HTTPURLResponse(url: url, statusCode: complete.status, httpVersion: complete.httpVersion,
                                              headerFields: complete.fields) else { return false }
-        guard receiver.didReceive(response) == .proceed else {
+        guard receiver.didReceive(response) != .stop else {
             stop = .receiverSaidStop
             return false
         }
@@ -264,14 +266,37 @@ final class CurlExchange: @unchecked Sendable {
                                                    declaredLength: Int(clamping: declared), statusCode: head.status))
     }
 
-    fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard stop == nil else { return false }
+    /// What the write callback tells libcurl.
+    fileprivate enum Written {
+        case taken
+        case abort
+        case pause
+    }
+
+    fileprivate func receiveBody(_ buffer: UnsafeRawBufferPointer) -> Written {
+        guard stop == nil else { return .abort }
+        // libcurl hands what it held during a pause over again: the receiver has had it.
+        let skipped = min(heldOverBytes, buffer.count)
+        heldOverBytes -= skipped
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[skipped...])
+        guard !bytes.isEmpty else { return .taken }
         receivedBytes += bytes.count
-        guard receiver.didReceive(Data(bytes)) == .proceed else {
+        switch receiver.didReceive(Data(bytes)) {
+        case .proceed:
+            return .taken
+        case .stop:
             stop = .receiverSaidStop
-            return false
+            return .abort
+        case .pause:
+            // Paused, libcurl keeps this whole buffer and hands it over again on resuming.
+            heldOverBytes = buffer.count
+            return .pause
         }
-        return true
+    }
+
+    /// Goes on receiving after a pause; on the loop's thread.
+    func resumeReceiving() {
+        _ = curl.pointee.easy_pause(easy, 0)   // CURLPAUSE_CONT
     }
 
     /// libcurl's progress, after each read and write: reports what was sent, and returns whether
@@ -373,7 +398,11 @@ final class CurlExchange: @unchecked Sendable {
 private let curlWrite: tern_curl_data_callback = { buffer, size, count, context in
     guard let context, let buffer else { return 0 }
     let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
-    return exchange.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count)) ? size * count : 0
+    switch exchange.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count)) {
+    case .taken: return size * count
+    case .abort: return 0
+    case .pause: return 0x1000_0001   // CURL_WRITEFUNC_PAUSE
+    }
 }
 
 private let curlHeader: tern_curl_data_callback = { buffer, size, count, context in

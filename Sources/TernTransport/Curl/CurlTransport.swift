@@ -106,6 +106,10 @@ public final class CurlTransport: Transport {
         func cancel() {
             loop.cancel(exchange)
         }
+
+        func resumeReceiving() {
+            _ = loop.schedule { [exchange] in exchange.resumeReceiving() }
+        }
     }
 }
 #endif
