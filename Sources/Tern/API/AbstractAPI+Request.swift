@@ -75,12 +75,14 @@ extension AbstractAPI {
         parameters: (any RequestParameters)?,
         options: RequestOptions,
         download: DownloadFile? = nil,
+        stream: StreamBuffer? = nil,
         decoding: ResponseDecoding<Value>
     ) -> Promise<Value> {
         let progress = ProgressChannel()
         let promise = Promise<Value>(queue: options.responseQueue ?? responseQueue, state: PromiseState(), progress: progress)
         let resolver = Promise<Value>.Resolver(promise)
-        let execution = RequestExecution(api: self, route: route, parameters: parameters, options: options, progress: progress, download: download) { ending in
+        let execution = RequestExecution(api: self, route: route, parameters: parameters, options: options, progress: progress,
+                                         download: download, stream: stream) { ending in
             switch ending {
             case .failed(let error):
                 resolver.reject(error)

@@ -43,6 +43,8 @@ final class RequestExecution: Sendable {
     private let progress: ProgressChannel
     /// The file a download's body goes to; `nil` for a request whose body goes to memory.
     private let download: DownloadFile?
+    /// Where a streamed request's accepted body goes; the request settles when its head comes.
+    private let stream: StreamBuffer?
     private let state = Locked(ExecutionState())
     /// When the request was asked for: its timeout counts from here, not from when the pipeline
     /// queue got to it (behind thousands of others, that was seen to be a second later).
@@ -56,6 +58,7 @@ final class RequestExecution: Sendable {
         options: RequestOptions,
         progress: ProgressChannel,
         download: DownloadFile? = nil,
+        stream: StreamBuffer? = nil,
         settle: @escaping Settle
     ) {
         context = RequestContext(api: api, options: options)
@@ -64,6 +67,7 @@ final class RequestExecution: Sendable {
         self.parameters = parameters
         self.progress = progress
         self.download = download
+        self.stream = stream
         self.settle = settle
     }
 
@@ -176,19 +180,45 @@ final class RequestExecution: Sendable {
         download?.prepare(&ranged.urlRequest)
         // Its body goes to the file, under the file's limit; the transport stops only past both.
         if let download { ranged.maximumBodySize = download.maximumSize.flatMap { file in signed.maximumBodySize.map { max($0, file) } } }
+        // A stream has no end to limit; the body of a response that does not open it keeps the limit.
+        if stream != nil { ranged.maximumBodySize = nil }
         addCookies(to: &ranged.urlRequest, leg: leg)
         let request = ranged
         guard let attempt = state.withLock({ $0.send(request.urlRequest) }) else { return }
         context.plugins.forEach { $0.willSend(request.urlRequest, api: api.apiContext) }
         let startDate = Date()
         let startTime = DispatchTime.now().uptimeNanoseconds
-        let collector = ResponseCollector(limit: signed.maximumBodySize, uploadLength: request.bodyLength, file: download, progress: progress) { [self] result in
-            let duration = TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9
-            received(result, for: request.urlRequest, attempt: attempt, leg: leg, generation: generation,
-                     timing: Response.Timing(start: startDate, duration: duration))
+        let timing: @Sendable () -> Response.Timing = {
+            Response.Timing(start: startDate, duration: TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9)
+        }
+        var opensStream: (@Sendable (HTTPURLResponse) -> StreamBuffer?)?
+        if stream != nil {
+            opensStream = { [self] head in openStream(head, for: request.urlRequest, attempt: attempt, leg: leg, timing: timing()) }
+        }
+        let collector = ResponseCollector(limit: signed.maximumBodySize, uploadLength: request.bodyLength, file: download, progress: progress,
+                                          opensStream: opensStream) { [self] result in
+            received(result, for: request.urlRequest, attempt: attempt, leg: leg, generation: generation, timing: timing())
         }
         let task = context.transport.send(request, to: collector)
-        if !state.withLock({ $0.started(task, attempt: attempt) }) { task.cancel() }
+        stream?.attach(task)
+        // Finished already: cancelled, timed out, or answered by a stream that now owns the task.
+        if !state.withLock({ $0.started(task, attempt: attempt) }), stream?.isOpen(on: attempt) != true { task.cancel() }
+    }
+
+    /// Opens the stream on `head` when the pipeline would take it as the answer (not a redirect,
+    /// accepted by validation, no refresh asked for), and settles the request with it, its body
+    /// empty; returns `nil` to read the body as for any request (a redirect, an error's body).
+    private func openStream(_ head: HTTPURLResponse, for request: URLRequest, attempt: Int, leg: Leg, timing: Response.Timing) -> StreamBuffer? {
+        guard let stream, !(300..<400).contains(head.statusCode) else { return nil }
+        let response = Response(request: request, httpResponse: head, body: Data(), timing: timing)
+        guard context.validation.accepts(response) else { return nil }
+        if let delegate = context.delegate(for: leg), delegate.api(api, needsRefreshFor: head, data: Data(), request: request) { return nil }
+        guard state.withLock({ $0.receive(attempt: attempt) }) != nil else { return nil }
+        stream.open(attempt: attempt)
+        keepCookies(of: head, for: request)
+        report(.success(response), for: request)
+        finish(.answered(response, parser: context.parser))
+        return stream
     }
 
     /// The jar's cookies for the request's URL, unless it brings its own `Cookie` or its chain has

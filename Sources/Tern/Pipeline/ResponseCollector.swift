@@ -22,6 +22,8 @@ final class ResponseCollector: TransportReceiver {
         var expectedLength: Int64?
         /// Why the collector stopped the transfer, reported instead of the error stopping causes.
         var stopped: (any Error)?
+        /// Where an accepted streamed body goes, chunk by chunk, once its head opened it.
+        var stream: StreamBuffer?
     }
 
     private let limit: Int?
@@ -30,13 +32,18 @@ final class ResponseCollector: TransportReceiver {
     private let file: DownloadFile?
     private let progress: ProgressChannel
     private let completion: @Sendable (Result<TransportResponse, any Error>) -> Void
+    /// For a streamed request: asked at the head whether the body is the stream's (the head
+    /// was accepted), and returns the stream if so.
+    private let opensStream: (@Sendable (HTTPURLResponse) -> StreamBuffer?)?
     // The transport calls one event at a time; the lock only makes that visible to the compiler,
     // and is never contended.
     private let state = Locked(State())
 
     init(limit: Int?, uploadLength: Int64? = nil, file: DownloadFile? = nil, progress: ProgressChannel,
+         opensStream: (@Sendable (HTTPURLResponse) -> StreamBuffer?)? = nil,
          completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
         self.limit = limit
+        self.opensStream = opensStream
         self.uploadLength = uploadLength
         self.file = file
         self.progress = progress
@@ -49,6 +56,13 @@ final class ResponseCollector: TransportReceiver {
     }
 
     func didReceive(_ response: HTTPURLResponse) -> TransferDecision {
+        if let stream = opensStream?(response) {
+            state.withLock { state in
+                state.response = response
+                state.stream = stream
+            }
+            return .proceed
+        }
         var target = DownloadFile.Target.memory
         if let file {
             do {
@@ -89,8 +103,10 @@ final class ResponseCollector: TransportReceiver {
     }
 
     func didReceive(_ chunk: Data) -> TransferDecision {
+        var stream: StreamBuffer?
         let received = state.withLock { state -> TransferProgress? in
-            guard state.stopped == nil else { return nil }
+            stream = state.stream
+            guard state.stopped == nil, stream == nil else { return nil }
             if state.isToFile, let file {
                 if let limit = file.maximumSize, state.offset + state.received + Int64(chunk.count) > limit {
                     state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: Int(state.offset + state.received) + chunk.count,
@@ -114,6 +130,7 @@ final class ResponseCollector: TransportReceiver {
             state.received += Int64(chunk.count)
             return TransferProgress(direction: .download, completedBytes: state.offset + state.received, totalBytes: state.expectedLength)
         }
+        if let stream { return stream.offer(chunk) }
         guard let received else { return .stop }
         progress.report(received)
         return .proceed
@@ -128,6 +145,10 @@ final class ResponseCollector: TransportReceiver {
         let state = state.withLock { state in
             defer { state = State() }
             return state
+        }
+        // The request settled when the stream opened; the body's end is the stream's.
+        if let stream = state.stream {
+            return stream.finish(after: error, statusCode: state.response?.statusCode)
         }
         var error = error
         if error == nil, state.isToFile, let file {

@@ -74,6 +74,12 @@ enum Tour {
             .onProgress(in: .main) { progress in print(progress.direction, progress.fractionCompleted ?? 0) }
     }
 
+    static func streaming(shop: ShopAPI) async throws {
+        for try await event in shop.client.stream(route: .get("/orders/live")).events {
+            print(event.type, event.data)
+        }
+    }
+
     static func pages(shop: ShopAPI) async throws {
         for try await page in shop.client.pages(APIRequest<[Product]>.get("/products"), style: .linkHeader) {
             print(page.elements.count)

@@ -1,0 +1,32 @@
+import Foundation
+
+extension AbstractAPI {
+    /// Sends a request and reads its body as it arrives: byte chunks, or through ``ResponseStream/lines``,
+    /// ``ResponseStream/events`` (Server-Sent Events) or ``ResponseStream/values(of:)`` (NDJSON).
+    ///
+    /// Everything a request goes through happens before the first byte: the delegate signs it,
+    /// a 401 refreshes the credentials, redirects are followed, plugins hear of it, and a status
+    /// validation refuses fails the stream with ``APIError/unacceptableStatus(_:)`` and the body.
+    /// The request's timeout runs until the response's head; then `idleTimeout` ends the stream
+    /// when no byte comes for that long while the reader keeps up. A reader slower than the
+    /// server holds it back: past `bufferSize` bytes waiting, the transfer pauses over libcurl
+    /// until the reader has taken half of them (URLSession has no pause, and keeps reading).
+    /// Leaving the loop, or cancelling its task, stops the transfer.
+    ///
+    /// ```swift
+    /// for try await line in client.stream(route: .get("/logs/tail")).lines {
+    ///     print(line)
+    /// }
+    /// ```
+    public func stream(
+        route: Route,
+        parameters: (any RequestParameters)? = nil,
+        options: RequestOptions = RequestOptions(),
+        bufferSize: Int = 1 << 20,
+        idleTimeout: TimeInterval = 60
+    ) -> ResponseStream {
+        let buffer = StreamBuffer(capacity: bufferSize, idleTimeout: idleTimeout, clock: clock, method: route.method.rawValue, url: URL(string: route.url))
+        let head: Promise<Response> = perform(route: route, parameters: parameters, options: options, stream: buffer, decoding: .response)
+        return ResponseStream(response: head, buffer: buffer, parser: options.parser ?? responseParser)
+    }
+}

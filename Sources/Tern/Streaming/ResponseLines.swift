@@ -1,0 +1,62 @@
+import Foundation
+
+extension ResponseStream {
+    /// The body as lines of UTF-8 text, without their ends (LF or CRLF); a last line without an
+    /// end comes too. A line longer than `maximumLength` bytes ends the stream with
+    /// ``APIError/responseTooLarge(_:)``.
+    public func lines(maximumLength: Int = 1 << 20) -> ResponseLines {
+        ResponseLines(stream: self, maximumLength: maximumLength)
+    }
+
+    /// The body as lines of UTF-8 text, none longer than 1 MiB: ``lines(maximumLength:)``.
+    public var lines: ResponseLines { lines() }
+}
+
+/// A streamed body as lines of text: ``ResponseStream/lines(maximumLength:)``.
+public struct ResponseLines: AsyncSequence, Sendable {
+    /// A line, without its end.
+    public typealias Element = String
+
+    let stream: ResponseStream
+    let maximumLength: Int
+
+    /// Makes the one iterator the stream gives.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(chunks: stream.makeAsyncIterator(), splitter: LineSplitter(ends: .lineFeed, maximumLength: maximumLength), stream: stream)
+    }
+
+    /// Yields the lines as their chunks arrive.
+    public struct Iterator: AsyncIteratorProtocol {
+        var chunks: ResponseStream.Iterator
+        var splitter: LineSplitter
+        let stream: ResponseStream
+        var ready: [[UInt8]] = []
+        var isDone = false
+
+        /// The next line, or `nil` at the body's end.
+        public mutating func next() async throws -> String? {
+            while ready.isEmpty, !isDone {
+                guard let chunk = try await chunks.next() else {
+                    isDone = true
+                    if let last = splitter.finish() { ready.append(last) }
+                    break
+                }
+                do {
+                    ready = try splitter.lines(in: chunk)
+                } catch {
+                    stream.cancel()
+                    throw stream.lineTooLong(error.maximumLength)
+                }
+            }
+            guard !ready.isEmpty else { return nil }
+            return String(decoding: ready.removeFirst(), as: UTF8.self)
+        }
+    }
+}
+
+extension ResponseStream {
+    /// The error of a line (or an event's) longer than `limit` bytes.
+    func lineTooLong(_ limit: Int) -> APIError {
+        .responseTooLarge(.init(limit: limit, receivedBytes: limit + 1, declaredLength: nil, method: buffer.method, url: buffer.url, statusCode: nil))
+    }
+}

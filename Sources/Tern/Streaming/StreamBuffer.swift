@@ -1,0 +1,198 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where a streamed response's chunks wait between the transfer and the reader: at most about
+/// `capacity` bytes, past which the transfer is paused until the reader has taken half of them.
+///
+/// The transfer offers chunks (on the transport's thread); the reader takes them in order, and
+/// waits when there are none. Whichever ends first (the transfer, the reader's cancel, the idle
+/// timeout) ends both, once.
+@usableFromInline
+final class StreamBuffer: Sendable {
+    private struct State {
+        var chunks: [Data] = []
+        var first = 0
+        var bytes = 0
+        /// Why the stream ended, once it has: `nil` inside for a complete body.
+        var end: APIError??
+        var reader: CheckedContinuation<Data?, any Error>?
+        var task: (any TransportTask)?
+        var isPaused = false
+        /// Whether a resume is owed to a task not yet attached.
+        var owesResume = false
+        var isCancelled = false
+        /// The attempt whose head opened the stream, once one has.
+        var openedAttempt: Int?
+        /// When a chunk last came, on the clock.
+        var lastChunk: TimeInterval = 0
+        var idleTimer: (any Cancellable)?
+    }
+
+    let capacity: Int
+    let idleTimeout: TimeInterval
+    private let clock: any APIClock
+    private let state = Locked(State())
+    /// Method and URL, for the errors the stream ends with.
+    let method: String
+    let url: URL?
+
+    init(capacity: Int, idleTimeout: TimeInterval, clock: any APIClock, method: String, url: URL?) {
+        self.capacity = max(1, capacity)
+        self.idleTimeout = idleTimeout
+        self.clock = clock
+        self.method = method
+        self.url = url
+    }
+
+    // MARK: The transfer's side
+
+    /// Gives the buffer the task of the latest attempt, which it pauses, resumes and cancels once
+    /// the stream is open.
+    func attach(_ task: any TransportTask) {
+        let (cancel, resume) = state.withLock { state -> (Bool, Bool) in
+            state.task = task
+            defer { state.owesResume = false }
+            return (state.isCancelled, state.owesResume)
+        }
+        if cancel { task.cancel() } else if resume { task.resumeReceiving() }
+    }
+
+    /// Opens the stream on `attempt`'s response, whose body comes next; starts the idle timer.
+    func open(attempt: Int) {
+        state.withLock { state in
+            state.openedAttempt = attempt
+            state.lastChunk = clock.now
+        }
+        armIdleTimer(after: idleTimeout)
+    }
+
+    /// Whether `attempt`'s response opened the stream: its task is the stream's from then on.
+    func isOpen(on attempt: Int) -> Bool {
+        state.withLock { $0.openedAttempt == attempt }
+    }
+
+    /// The next chunk of the body.
+    func offer(_ chunk: Data) -> TransferDecision {
+        let (reader, decision) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, TransferDecision) in
+            guard !state.isCancelled, state.end == nil else { return (nil, .stop) }
+            state.lastChunk = clock.now
+            if let reader = state.reader {
+                state.reader = nil
+                return (reader, .proceed)
+            }
+            state.chunks.append(chunk)
+            state.bytes += chunk.count
+            guard state.bytes >= capacity else { return (nil, .proceed) }
+            state.isPaused = true
+            return (nil, .pause)
+        }
+        reader?.resume(returning: chunk)
+        return decision
+    }
+
+    /// The transfer ended: completely when `error` is `nil`, else with what the transport said.
+    func finish(after error: (any Error)?, statusCode: Int?) {
+        let failure: APIError? = switch error {
+        case nil: nil
+        case let error as URLError where error.code == .cancelled: .cancelled
+        case let error?:
+            .transportFailed(.init(underlying: (error as? TransferInterrupted)?.underlying ?? error, method: method, url: url,
+                                   statusCode: statusCode, receivedBytes: nil))
+        }
+        end(with: failure, cancellingTask: false)
+    }
+
+    // MARK: The reader's side
+
+    /// The next chunk; `nil` once the body is complete. Throws what ended the stream otherwise.
+    func next() async throws -> Data? {
+        if let taken = take() { return try taken.get() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready = state.withLock { state -> Result<Data?, any Error>? in
+                    if let taken = take(from: &state) { return taken }
+                    state.reader = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    /// The reader is gone: the transfer stops.
+    func cancel() {
+        state.withLock { $0.isCancelled = true }
+        end(with: .cancelled, cancellingTask: true)
+    }
+
+    // MARK: Inside
+
+    /// A chunk, or the end, if one is there; resumes a paused transfer that has room again.
+    private func take() -> Result<Data?, any Error>? {
+        var resume: (any TransportTask)?
+        let taken = state.withLock { state -> Result<Data?, any Error>? in
+            let taken = take(from: &state)
+            if state.isPaused, state.bytes <= capacity / 2 {
+                state.isPaused = false
+                if let task = state.task { resume = task } else { state.owesResume = true }
+            }
+            return taken
+        }
+        resume?.resumeReceiving()
+        return taken
+    }
+
+    private func take(from state: inout State) -> Result<Data?, any Error>? {
+        if state.first < state.chunks.count {
+            let chunk = state.chunks[state.first]
+            state.first += 1
+            state.bytes -= chunk.count
+            if state.first == state.chunks.count {
+                state.chunks.removeAll(keepingCapacity: true)
+                state.first = 0
+            }
+            return .success(chunk)
+        }
+        guard let end = state.end else { return nil }
+        return end.map { .failure($0) } ?? .success(nil)
+    }
+
+    private func end(with error: APIError?, cancellingTask: Bool) {
+        let (reader, task, timer) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, (any TransportTask)?, (any Cancellable)?) in
+            guard state.end == nil else { return (nil, nil, nil) }
+            state.end = .some(error)
+            defer { state.reader = nil; state.idleTimer = nil }
+            return (state.reader, cancellingTask ? state.task : nil, state.idleTimer)
+        }
+        timer?.cancel()
+        task?.cancel()
+        if let reader { reader.resume(with: error.map { .failure($0) } ?? .success(nil)) }
+    }
+
+    /// Ends the stream when no chunk has come for ``idleTimeout`` while it was not paused.
+    private func armIdleTimer(after delay: TimeInterval) {
+        guard idleTimeout.isFinite else { return }
+        let timer = clock.schedule(after: delay) { [self] in
+            let remaining = state.withLock { state -> TimeInterval? in
+                guard state.end == nil else { return nil }
+                if state.isPaused {
+                    state.lastChunk = clock.now
+                    return idleTimeout
+                }
+                return idleTimeout - (clock.now - state.lastChunk)
+            }
+            guard let remaining else { return }
+            if remaining > 0 { return armIdleTimer(after: remaining) }
+            end(with: .timeout(.init(interval: idleTimeout, method: method, url: url)), cancellingTask: true)
+        }
+        let ended = state.withLock { state in
+            if state.end == nil { state.idleTimer = timer }
+            return state.end != nil
+        }
+        if ended { timer.cancel() }
+    }
+}

@@ -1,0 +1,203 @@
+import Dispatch
+import Foundation
+import Testing
+import Tern
+@testable import TernCore
+
+/// Responses read as they arrive, against a raw socket server, over the transport under test.
+@Suite(.timeLimit(.minutes(1))) struct StreamTests {
+    /// One chunk of a chunked body.
+    static func chunk(_ text: String) -> String { chunk(Array(text.utf8)) }
+    static func chunk(_ bytes: [UInt8]) -> String { String(bytes.count, radix: 16) + "\r\n" + String(decoding: bytes, as: UTF8.self) + "\r\n" }
+
+    static let chunkedHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+    func api() -> AbstractAPI {
+        AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
+    }
+
+    @Test func eventsArriveAsTheServerSendsThemWithEveryFieldAndLineEnd() async throws {
+        let stream = "\u{FEFF}: a comment\r\nevent: delta\r\nid: 1\r\ndata: first\r\ndata: line\r\n\r\nretry: 2000\ndata: second\n\ndata: third\r\r"
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send(Self.chunkedHead)
+            // Written a few bytes at a time, as a model emitting tokens might.
+            let bytes = Array(stream.utf8)
+            for start in stride(from: 0, to: bytes.count, by: 3) {
+                _ = connection.send(Self.chunk(Array(bytes[start..<min(start + 3, bytes.count)])))
+                connection.pause(1)
+            }
+            _ = connection.send("0\r\n\r\n")
+        }
+        defer { server.stop() }
+        var events: [ServerSentEvent] = []
+        for try await event in api().stream(route: .get(server.baseURL + "/events")).events { events.append(event) }
+        #expect(events == [
+            ServerSentEvent(type: "delta", data: "first\nline", lastEventID: "1"),
+            ServerSentEvent(data: "second", lastEventID: "1"),
+            ServerSentEvent(data: "third", lastEventID: "1"),
+        ])
+    }
+
+    /// The first line is read while the server still holds the rest: nothing waits for the end.
+    @Test func aLineArrivesBeforeTheBodyEnds() async throws {
+        let firstRead = DispatchSemaphore(value: 0)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + Self.chunk("one\ntw"))
+            guard firstRead.wait(timeout: .now() + 20) == .success else { return }
+            _ = connection.send(Self.chunk("o\r\nthree") + "0\r\n\r\n")
+        }
+        defer { server.stop() }
+        var lines: [String] = []
+        for try await line in api().stream(route: .get(server.baseURL + "/lines")).lines {
+            lines.append(line)
+            if lines.count == 1 { firstRead.signal() }
+        }
+        #expect(lines == ["one", "two", "three"])
+    }
+
+    @Test func anErrorStatusFailsWithItsBodyNotAStream() async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send(RawServer.Connection.response(#"{"error":"no such feed"}"#, status: "404 Not Found"))
+        }
+        defer { server.stop() }
+        do {
+            for try await _ in api().stream(route: .get(server.baseURL + "/missing")) { Issue.record("a chunk of an error's body") }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .unacceptableStatus(let failure) = error else { Issue.record("expected unacceptableStatus, got \(error)"); return }
+            #expect(failure.statusCode == 404)
+            #expect(String(decoding: failure.body, as: UTF8.self) == #"{"error":"no such feed"}"#)
+        }
+    }
+
+    @Test func aRedirectIsFollowedBeforeTheStreamOpens() async throws {
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                if request.hasPrefix("GET /old ") {
+                    _ = connection.send("HTTP/1.1 302 Found\r\nLocation: /new\r\nContent-Length: 0\r\n\r\n")
+                } else {
+                    _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + Self.chunk("moved\n") + "0\r\n\r\n")
+                }
+            }
+        }
+        defer { server.stop() }
+        let stream = api().stream(route: .get(server.baseURL + "/old"))
+        var lines: [String] = []
+        for try await line in stream.lines { lines.append(line) }
+        #expect(lines == ["moved"])
+        #expect(try await stream.response.value.url?.path == "/new")
+    }
+
+    struct Reading: Decodable, Equatable {
+        let id: Int
+        let value: Double
+    }
+
+    @Test func ndjsonDecodesLineByLineAndABadLineIsNamed() async throws {
+        let body = "{\"id\":1,\"value\":0.5}\n\n{\"id\":2,\"value\":1.5}\r\n{\"id\":\"three\"}\n{\"id\":4,\"value\":2}\n"
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n")
+            for piece in body.split(separator: "}", omittingEmptySubsequences: false) { _ = connection.send(Self.chunk(String(piece) + "}")) }
+            _ = connection.send("0\r\n\r\n")
+        }
+        defer { server.stop() }
+        var readings: [Reading] = []
+        do {
+            for try await reading in api().stream(route: .get(server.baseURL + "/readings")).values(of: Reading.self) { readings.append(reading) }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .parsingFailed(let failure) = error else { Issue.record("expected parsingFailed, got \(error)"); return }
+            #expect(failure.codingPath.hasPrefix("line 4"), "\(failure.codingPath)")
+        }
+        #expect(readings == [Reading(id: 1, value: 0.5), Reading(id: 2, value: 1.5)])
+    }
+
+    /// Leaving the loop stops the transfer: the server sees its connection closed.
+    @Test func leavingTheLoopClosesTheConnection() async throws {
+        let closed = Locked(false)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            while connection.send(Self.chunk("tick\n")) { connection.pause(5) }
+            closed.withLock { $0 = true }
+        }
+        defer { server.stop() }
+        for try await line in api().stream(route: .get(server.baseURL + "/ticks")).lines {
+            #expect(line == "tick")
+            break
+        }
+        #expect(await eventually { closed.withLock { $0 } })
+    }
+
+    @Test func cancellingTheReadingTaskClosesTheConnection() async throws {
+        let closed = Locked(false)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            while connection.send(Self.chunk("tick\n")) { connection.pause(5) }
+            closed.withLock { $0 = true }
+        }
+        defer { server.stop() }
+        let stream = api().stream(route: .get(server.baseURL + "/ticks"))
+        let read = Locked(0)
+        let reading = Task {
+            for try await _ in stream.lines { read.withLock { $0 += 1 } }
+        }
+        #expect(await eventually { read.withLock { $0 } >= 2 })
+        reading.cancel()
+        let ended = await reading.result
+        guard case .failure(let error) = ended, case .cancelled? = error as? APIError else {
+            Issue.record("expected APIError.cancelled, got \(ended)")
+            return
+        }
+        #expect(await eventually { closed.withLock { $0 } })
+    }
+
+    /// A reader slower than the server holds it back over libcurl: what leaves the server while
+    /// the reader waits is the buffer's megabyte and what the sockets hold, not the body.
+    @Test(.enabled(if: TestTransport.isCurl, "URLSession has no pause"))
+    func aSlowReaderHoldsTheServerBack() async throws {
+        let size = 48 << 20
+        let sent = Locked(0)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            guard connection.send("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n") else { return }
+            let piece = [UInt8](repeating: 0x61, count: 65_536)
+            while sent.withLock({ $0 }) < size, connection.send(piece) { sent.withLock { $0 += piece.count } }
+        }
+        defer { server.stop() }
+        var received = 0
+        var heldBack = 0
+        for try await chunk in api().stream(route: .get(server.baseURL + "/large"), bufferSize: 1 << 20) {
+            received += chunk.count
+            if heldBack == 0, received >= 1 << 20 {
+                try await Task.sleep(for: .milliseconds(300))   // a slow reader
+                heldBack = sent.withLock { $0 }
+            }
+        }
+        #expect(received == size)
+        #expect(heldBack < 16 << 20, "\(heldBack) bytes left the server while the reader waited")
+    }
+
+    @Test func aServerThatFallsSilentEndsTheStreamAfterTheIdleTimeout() async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + Self.chunk("alive\n"))
+            _ = connection.readAvailable(for: 30)
+        }
+        defer { server.stop() }
+        var lines: [String] = []
+        do {
+            for try await line in api().stream(route: .get(server.baseURL + "/silent"), idleTimeout: 0.3).lines { lines.append(line) }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .timeout(let failure) = error else { Issue.record("expected a timeout, got \(error)"); return }
+            #expect(failure.interval == 0.3)
+        }
+        #expect(lines == ["alive"])
+    }
+}

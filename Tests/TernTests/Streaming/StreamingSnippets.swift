@@ -1,0 +1,38 @@
+import Foundation
+import Tern
+
+// The Streaming Responses article's code, compiled (SnippetTests finds each block here).
+enum StreamingSnippets {
+    struct Prompt: Encodable, Sendable {
+        let model: String
+        let prompt: String
+        let stream = true
+    }
+
+    static func completion(_ client: APIClient) async throws {
+        let completion = client.stream(route: .post("/v1/completions"), parameters: JSONParameters(Prompt(model: "small", prompt: "A tern is")))
+        for try await event in completion.events {
+            if event.data == "[DONE]" { break }
+            print(event.data, terminator: "")   // each token as it comes
+        }
+    }
+
+    struct Reading: Decodable, Sendable {
+        let sensor: String
+        let value: Double
+    }
+
+    static func linesAndValues(_ client: APIClient) async throws {
+        for try await line in client.stream(route: .get("/logs/tail")).lines {
+            print(line)
+        }
+        for try await reading in client.stream(route: .get("/export.ndjson")).values(of: Reading.self) {
+            print(reading.sensor, reading.value)
+        }
+    }
+
+    static func feed(_ client: APIClient) -> ResponseStream {
+        let changes = client.stream(route: .get("/changes"), bufferSize: 4 << 20, idleTimeout: 120)
+        return changes
+    }
+}
