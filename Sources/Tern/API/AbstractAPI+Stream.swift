@@ -8,7 +8,7 @@ extension AbstractAPI {
     /// a 401 refreshes the credentials, redirects are followed, plugins hear of it, and a status
     /// validation refuses fails the stream with ``APIError/unacceptableStatus(_:)`` and the body.
     /// The request's timeout runs until the response's head; then `idleTimeout` ends the stream
-    /// when no byte comes for that long while the reader keeps up. A reader slower than the
+    /// when for that long no byte comes and the reader takes none. A reader slower than the
     /// server holds it back: past `bufferSize` bytes waiting, the transfer pauses over libcurl
     /// until the reader has taken half of them (URLSession has no pause, and keeps reading).
     /// Leaving the loop, or cancelling its task, stops the transfer.

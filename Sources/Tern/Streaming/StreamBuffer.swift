@@ -25,8 +25,8 @@ final class StreamBuffer: Sendable {
         var isCancelled = false
         /// The attempt whose head opened the stream, once one has.
         var openedAttempt: Int?
-        /// When a chunk last came, on the clock.
-        var lastChunk: TimeInterval = 0
+        /// When a chunk last came or the reader last took one, on the clock.
+        var lastActivity: TimeInterval = 0
         var idleTimer: (any Cancellable)?
     }
 
@@ -63,7 +63,7 @@ final class StreamBuffer: Sendable {
     func open(attempt: Int) {
         state.withLock { state in
             state.openedAttempt = attempt
-            state.lastChunk = clock.now
+            state.lastActivity = clock.now
         }
         armIdleTimer(after: idleTimeout)
     }
@@ -77,7 +77,7 @@ final class StreamBuffer: Sendable {
     func offer(_ chunk: Data) -> TransferDecision {
         let (reader, decision) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, TransferDecision) in
             guard !state.isCancelled, state.end == nil else { return (nil, .stop) }
-            state.lastChunk = clock.now
+            state.lastActivity = clock.now
             if let reader = state.reader {
                 state.reader = nil
                 return (reader, .proceed)
@@ -136,6 +136,7 @@ final class StreamBuffer: Sendable {
         var resume: (any TransportTask)?
         let taken = state.withLock { state -> Result<Data?, any Error>? in
             let taken = take(from: &state)
+            if taken != nil { state.lastActivity = clock.now }
             if state.isPaused, state.bytes <= capacity / 2 {
                 state.isPaused = false
                 if let task = state.task { resume = task } else { state.owesResume = true }
@@ -173,17 +174,14 @@ final class StreamBuffer: Sendable {
         if let reader { reader.resume(with: error.map { .failure($0) } ?? .success(nil)) }
     }
 
-    /// Ends the stream when no chunk has come for ``idleTimeout`` while it was not paused.
+    /// Ends the stream when for ``idleTimeout`` no chunk has come and the reader has taken none:
+    /// a server fallen silent, or a stream paused that nobody reads (its connection is freed).
     private func armIdleTimer(after delay: TimeInterval) {
         guard idleTimeout.isFinite else { return }
         let timer = clock.schedule(after: delay) { [self] in
             let remaining = state.withLock { state -> TimeInterval? in
                 guard state.end == nil else { return nil }
-                if state.isPaused {
-                    state.lastChunk = clock.now
-                    return idleTimeout
-                }
-                return idleTimeout - (clock.now - state.lastChunk)
+                return idleTimeout - (clock.now - state.lastActivity)
             }
             guard let remaining else { return }
             if remaining > 0 { return armIdleTimer(after: remaining) }

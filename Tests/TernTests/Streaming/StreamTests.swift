@@ -183,6 +183,24 @@ import Tern
         #expect(heldBack < 16 << 20, "\(heldBack) bytes left the server while the reader waited")
     }
 
+    /// A stream nobody reads fills its buffer, pauses, and after the idle timeout lets its
+    /// connection go.
+    @Test(.enabled(if: TestTransport.isCurl, "URLSession has no pause"))
+    func aPausedStreamNobodyReadsFreesItsConnection() async throws {
+        let closed = Locked(false)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            let piece = Self.chunk(String(repeating: "x", count: 65_536))
+            while connection.send(piece) {}
+            closed.withLock { $0 = true }
+        }
+        defer { server.stop() }
+        let stream = api().stream(route: .get(server.baseURL + "/unread"), bufferSize: 1 << 20, idleTimeout: 0.3)
+        #expect(try await stream.response.value.statusCode == 200)
+        #expect(await eventually { closed.withLock { $0 } })
+    }
+
     @Test func aServerThatFallsSilentEndsTheStreamAfterTheIdleTimeout() async throws {
         let server = try RawServer { connection in
             guard connection.readRequest() != nil else { return }
