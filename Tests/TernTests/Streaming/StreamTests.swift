@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
 import Testing
-import Tern
+@testable import Tern
 @testable import TernCore
+import TernTesting
 
 /// Responses read as they arrive, against a raw socket server, over the transport under test.
 @Suite(.timeLimit(.minutes(1))) struct StreamTests {
@@ -89,6 +90,20 @@ import Tern
         for try await line in stream.lines { lines.append(line) }
         #expect(lines == ["moved"])
         #expect(try await stream.response.value.url?.path == "/new")
+    }
+
+    /// A 401 refreshes the credentials once and the request goes again, all before the stream
+    /// opens on the accepted answer.
+    @Test func aRefusedTokenIsRefreshedBeforeTheStreamOpens() async throws {
+        let server = try AuthServer()
+        let api = AuthAPI(server)
+        let store = SessionStore(server)
+        api.delegate = store
+        var lines: [String] = []
+        for try await line in api.stream(route: .get(server.baseURL + "/secure/feed")).lines { lines.append(line) }
+        #expect(lines == [#"{"ok": true}"#])
+        #expect(server.refreshCount == 1)
+        #expect(server.tokens.last == "t1")
     }
 
     struct Reading: Decodable, Equatable {
