@@ -2,7 +2,7 @@ import Foundation
 
 extension AbstractAPI {
     /// Sends a request and reads its body as it arrives: byte chunks, or through ``ResponseStream/lines``,
-    /// ``ResponseStream/events`` (Server-Sent Events) or ``ResponseStream/values(of:)`` (NDJSON).
+    /// ``ResponseStream/events`` (Server-Sent Events) or ``ResponseStream/values(of:maximumLineLength:)`` (NDJSON).
     ///
     /// Everything a request goes through happens before the first byte: the delegate signs it,
     /// a 401 refreshes the credentials, redirects are followed, plugins hear of it, and a status

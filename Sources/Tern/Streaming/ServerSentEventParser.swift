@@ -10,7 +10,10 @@ struct ServerSentEventParser {
     private var start: [UInt8]? = []
     private var eventType = ""
     private var data = ""
-    /// The ID of the last event, kept from one event to the next.
+    /// The `id` field read last, which the next blank line makes the last event ID.
+    private var idBuffer = ""
+    /// The last event ID, as of the latest blank line: what a reconnection sends as
+    /// `Last-Event-ID`. It carries over from one event to the next.
     private(set) var lastEventID = ""
     /// The reconnection time the server asked for with `retry`, in milliseconds, if it did.
     private(set) var reconnectionTime: Int?
@@ -64,7 +67,7 @@ struct ServerSentEventParser {
             data += String(decoding: value, as: UTF8.self)
             data += "\n"
         case "id":
-            if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
+            if !value.contains(0) { idBuffer = String(decoding: value, as: UTF8.self) }
         case "retry":
             if !value.isEmpty, value.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
                 reconnectionTime = Int(String(decoding: value, as: UTF8.self)) ?? reconnectionTime
@@ -80,6 +83,7 @@ struct ServerSentEventParser {
             data = ""
             eventType = ""
         }
+        lastEventID = idBuffer
         guard !data.isEmpty else { return nil }
         if data.last == "\n" { data.removeLast() }
         return ServerSentEvent(type: eventType.isEmpty ? "message" : eventType, data: data, lastEventID: lastEventID)

@@ -34,7 +34,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     /// Yields the events as their lines arrive.
     public struct Iterator: AsyncIteratorProtocol {
         var chunks: ResponseStream.Iterator
-        var parser: ServerSentEventParser
+        /// Its last event ID and reconnection time are read by ``EventSource``.
+        private(set) var parser: ServerSentEventParser
         let stream: ResponseStream
         var ready: [ServerSentEvent] = []
 

@@ -131,31 +131,31 @@ import TernTesting
         #expect(readings == [Reading(id: 1, value: 0.5), Reading(id: 2, value: 1.5)])
     }
 
-    /// Leaving the loop stops the transfer: the server sees its connection closed.
-    @Test func leavingTheLoopClosesTheConnection() async throws {
-        let closed = Locked(false)
-        let server = try RawServer { connection in
+    /// A server sending a line every 5 ms until its connection closes, then noting it in `closed`.
+    static func ticking(closed: Recorder<Bool>) throws -> RawServer {
+        try RawServer { connection in
             guard connection.readRequest() != nil else { return }
             _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
-            while connection.send(Self.chunk("tick\n")) { connection.pause(5) }
-            closed.withLock { $0 = true }
+            while connection.send(chunk("tick\n")) { connection.pause(5) }
+            closed.append(true)
         }
+    }
+
+    /// Leaving the loop stops the transfer: the server sees its connection closed.
+    @Test func leavingTheLoopClosesTheConnection() async throws {
+        let closed = Recorder<Bool>()
+        let server = try Self.ticking(closed: closed)
         defer { server.stop() }
         for try await line in api().stream(route: .get(server.baseURL + "/ticks")).lines {
             #expect(line == "tick")
             break
         }
-        #expect(await eventually { closed.withLock { $0 } })
+        #expect(await eventually { !closed.items.isEmpty })
     }
 
     @Test func cancellingTheReadingTaskClosesTheConnection() async throws {
-        let closed = Locked(false)
-        let server = try RawServer { connection in
-            guard connection.readRequest() != nil else { return }
-            _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
-            while connection.send(Self.chunk("tick\n")) { connection.pause(5) }
-            closed.withLock { $0 = true }
-        }
+        let closed = Recorder<Bool>()
+        let server = try Self.ticking(closed: closed)
         defer { server.stop() }
         let stream = api().stream(route: .get(server.baseURL + "/ticks"))
         let read = Locked(0)
@@ -169,7 +169,7 @@ import TernTesting
             Issue.record("expected APIError.cancelled, got \(ended)")
             return
         }
-        #expect(await eventually { closed.withLock { $0 } })
+        #expect(await eventually { !closed.items.isEmpty })
     }
 
     /// A reader slower than the server holds it back over libcurl: what leaves the server while

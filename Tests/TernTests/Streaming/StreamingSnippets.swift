@@ -31,6 +31,13 @@ enum StreamingSnippets {
         }
     }
 
+    static func changes(_ client: APIClient) async throws {
+        let reconnection = EventReconnection(delay: 1, maximumDelay: 30, maximumFailures: 10)
+        for try await change in client.events(route: .get("/changes"), reconnection: reconnection) {
+            print(change.lastEventID, change.type, change.data)
+        }
+    }
+
     static func feed(_ client: APIClient) -> ResponseStream {
         let changes = client.stream(route: .get("/changes"), bufferSize: 4 << 20, idleTimeout: 120)
         return changes

@@ -1,0 +1,30 @@
+import Foundation
+
+/// How an ``EventSource`` reconnects after its connection ends: the wait before the first
+/// attempt (until the server's `retry` field sets another), and how the wait grows while
+/// attempts fail.
+public struct EventReconnection: Sendable, Equatable {
+    /// The wait before reconnecting, in seconds, until the server sends `retry`.
+    public var delay: TimeInterval
+    /// The longest wait, however many attempts have failed in a row (each doubles it).
+    public var maximumDelay: TimeInterval
+    /// How many attempts may fail in a row before the source ends with the last one's error;
+    /// `nil` for no limit.
+    public var maximumFailures: Int?
+
+    /// Reconnects after `delay` (3 seconds, as browsers do), doubling it up to `maximumDelay`
+    /// while attempts fail.
+    public init(delay: TimeInterval = 3, maximumDelay: TimeInterval = 60, maximumFailures: Int? = nil) {
+        self.delay = delay
+        self.maximumDelay = maximumDelay
+        self.maximumFailures = maximumFailures
+    }
+
+    /// The wait before the next attempt, after `failures` failed attempts in a row, when the
+    /// server asked for `serverDelay` seconds (if it did).
+    func wait(afterFailures failures: Int, serverDelay: TimeInterval?) -> TimeInterval {
+        let base = serverDelay ?? delay
+        guard failures > 0 else { return base }
+        return min(maximumDelay, base * pow(2, Double(min(failures, 30))))
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+extension AbstractAPI {
+    /// Server-Sent Events from `route`, reconnecting when the connection ends, as a browser's
+    /// `EventSource` does.
+    ///
+    /// When the server ends the body, or the connection drops or goes idle, the source waits (the
+    /// server's `retry`, else `reconnection.delay`, doubled while attempts fail) and sends the
+    /// request again through the whole pipeline, so the delegate signs it anew (a token may have
+    /// expired meanwhile), with `Last-Event-ID` set to the last event's ID. It ends when the
+    /// server answers 204, and fails with the request's error on a status validation refuses,
+    /// on a cancel, or once `reconnection.maximumFailures` attempts have failed in a row.
+    ///
+    /// ```swift
+    /// for try await change in client.events(route: .get("/changes")) {
+    ///     print(change.lastEventID, change.data)
+    /// }
+    /// ```
+    public func events(
+        route: Route,
+        parameters: (any RequestParameters)? = nil,
+        options: RequestOptions = RequestOptions(),
+        reconnection: EventReconnection = EventReconnection(),
+        idleTimeout: TimeInterval = 60
+    ) -> EventSource {
+        EventSource(api: self, route: route, parameters: parameters, options: options, reconnection: reconnection, idleTimeout: idleTimeout)
+    }
+}
+
+/// Server-Sent Events that reconnect: ``AbstractAPI/events(route:parameters:options:reconnection:idleTimeout:)``.
+public struct EventSource: AsyncSequence, Sendable {
+    /// An event.
+    public typealias Element = ServerSentEvent
+
+    let api: AbstractAPI
+    let route: Route
+    let parameters: (any RequestParameters)?
+    let options: RequestOptions
+    let reconnection: EventReconnection
+    let idleTimeout: TimeInterval
+
+    /// Makes an iterator, which opens the first connection when first asked for an event.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(source: self)
+    }
+
+    /// Yields the events of one connection after another.
+    public struct Iterator: AsyncIteratorProtocol {
+        let source: EventSource
+        private var events: ServerSentEvents.Iterator?
+        private var stream: ResponseStream?
+        private var lastEventID = ""
+        private var serverDelay: TimeInterval?
+        private var failures = 0
+        private var isFinished = false
+
+        init(source: EventSource) {
+            self.source = source
+        }
+
+        /// The next event; `nil` once the server has answered 204.
+        public mutating func next() async throws -> ServerSentEvent? {
+            while !isFinished {
+                if events == nil { connect() }
+                do {
+                    if let event = try await events?.next() {
+                        failures = 0
+                        lastEventID = event.lastEventID
+                        return event
+                    }
+                    // The server ended the body: a 204 says stop, anything else, come back later.
+                    let status = try await stream?.response.value.statusCode
+                    keepState()
+                    if status == 204 {
+                        isFinished = true
+                        return nil
+                    }
+                } catch let error as APIError {
+                    keepState()
+                    guard Self.isWorthReconnecting(error) else {
+                        isFinished = true
+                        throw error
+                    }
+                    failures += 1
+                    if let maximum = source.reconnection.maximumFailures, failures >= maximum {
+                        isFinished = true
+                        throw error
+                    }
+                }
+                let wait = source.reconnection.wait(afterFailures: failures, serverDelay: serverDelay)
+                do {
+                    try await Task.sleep(nanoseconds: UInt64(Swift.max(0, wait) * 1e9))
+                } catch {
+                    isFinished = true
+                    throw APIError.cancelled
+                }
+            }
+            return nil
+        }
+
+        private mutating func connect() {
+            let parameters = LastEventIDParameters(parameters: source.parameters, lastEventID: lastEventID)
+            let stream = source.api.stream(route: source.route, parameters: parameters, options: source.options, idleTimeout: source.idleTimeout)
+            self.stream = stream
+            events = stream.events.makeAsyncIterator()
+        }
+
+        /// Keeps what the ended connection's events said: the last event ID and the server's
+        /// reconnection time.
+        private mutating func keepState() {
+            if let parser = events?.parser {
+                lastEventID = parser.lastEventID
+                serverDelay = parser.reconnectionTime.map { TimeInterval($0) / 1000 } ?? serverDelay
+            }
+            events = nil
+            stream = nil
+        }
+
+        /// Whether a connection that ended with `error` is one to make again: not after a cancel,
+        /// nor after an answer the pipeline refused (a status, a redirect, credentials).
+        static func isWorthReconnecting(_ error: APIError) -> Bool {
+            switch error {
+            case .transportFailed, .timeout: true
+            default: false
+            }
+        }
+    }
+}

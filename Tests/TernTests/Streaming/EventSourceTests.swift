@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import Tern
+@testable import TernCore
+import TernTesting
+
+/// Event sources that reconnect, against a raw socket server that ends or drops its
+/// connections, over the transport under test.
+@Suite(.timeLimit(.minutes(1))) struct EventSourceTests {
+    static let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+    /// The `Last-Event-ID` a request carried, or "" for none.
+    static func lastEventID(in request: String) -> String {
+        let field = request.split(separator: "\r\n").first { $0.lowercased().hasPrefix("last-event-id:") }
+        return field.map { String($0.dropFirst("last-event-id:".count)).trimmingCharacters(in: .whitespaces) } ?? ""
+    }
+
+    func api() -> AbstractAPI {
+        AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
+    }
+
+    @Test func aSourceReconnectsWithTheLastEventIDAndStopsOnA204() async throws {
+        let seen = Locked([String]())
+        let server = try RawServer { connection in
+            guard let request = connection.readRequest() else { return }
+            let connections = seen.withLock { seen in
+                seen.append(Self.lastEventID(in: request))
+                return seen.count
+            }
+            switch connections {
+            case 1:   // the server ends the body: a reconnection after its retry, 10 ms
+                _ = connection.send(Self.head + StreamTests.chunk("retry: 10\nid: 1\ndata: a\n\nid: 2\nevent: x\n\n") + "0\r\n\r\n")
+            case 2:
+                _ = connection.send(Self.head + StreamTests.chunk("id: 3\ndata: b\n\n") + "0\r\n\r\n")
+            default:
+                _ = connection.send("HTTP/1.1 204 No Content\r\n\r\n")
+            }
+        }
+        defer { server.stop() }
+        var events: [ServerSentEvent] = []
+        for try await event in api().events(route: .get(server.baseURL + "/changes")) { events.append(event) }
+        #expect(events == [ServerSentEvent(data: "a", lastEventID: "1"), ServerSentEvent(data: "b", lastEventID: "3")])
+        // The second ID came with no data: no event, but the ID the source reconnects with.
+        #expect(seen.withLock { $0 } == ["", "2", "3"])
+    }
+
+    @Test func aDroppedConnectionIsMadeAgainAndTheUnfinishedEventDropped() async throws {
+        let seen = Locked([String]())
+        let server = try RawServer { connection in
+            guard let request = connection.readRequest() else { return }
+            let count = seen.withLock { seen in
+                seen.append(Self.lastEventID(in: request))
+                return seen.count
+            }
+            if count == 1 {
+                // Cut off in the middle of its second event, the chunked body never ended.
+                _ = connection.send(Self.head + StreamTests.chunk("retry: 10\nid: 7\ndata: whole\n\ndata: cut"))
+            } else {
+                _ = connection.send("HTTP/1.1 204 No Content\r\n\r\n")
+            }
+        }
+        defer { server.stop() }
+        var events: [ServerSentEvent] = []
+        for try await event in api().events(route: .get(server.baseURL + "/changes")) { events.append(event) }
+        #expect(events == [ServerSentEvent(data: "whole", lastEventID: "7")])
+        #expect(seen.withLock { $0 } == ["", "7"])
+    }
+
+    @Test func aRefusedStatusEndsTheSourceWithItsError() async throws {
+        let connections = Locked(0)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            connections.withLock { $0 += 1 }
+            _ = connection.send(RawServer.Connection.response("gone", status: "410 Gone"))
+        }
+        defer { server.stop() }
+        do {
+            for try await _ in api().events(route: .get(server.baseURL + "/changes")) { Issue.record("an event") }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .unacceptableStatus(let failure) = error else { Issue.record("expected unacceptableStatus, got \(error)"); return }
+            #expect(failure.statusCode == 410)
+        }
+        #expect(connections.withLock { $0 } == 1)
+    }
+
+    @Test func failedAttemptsBackOffAndEndAfterTheMaximum() async throws {
+        let closed = try ClosedPort()
+        let reconnection = EventReconnection(delay: 0.01, maximumDelay: 0.05, maximumFailures: 3)
+        do {
+            for try await _ in api().events(route: .get("http://127.0.0.1:\(closed.port)/changes"), reconnection: reconnection) { Issue.record("an event") }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .transportFailed = error else { Issue.record("expected transportFailed, got \(error)"); return }
+        }
+        #expect(reconnection.wait(afterFailures: 0, serverDelay: nil) == 0.01)
+        #expect(reconnection.wait(afterFailures: 2, serverDelay: nil) == 0.04)
+        #expect(reconnection.wait(afterFailures: 5, serverDelay: nil) == 0.05)
+        #expect(reconnection.wait(afterFailures: 1, serverDelay: 0.02) == 0.04)
+    }
+}
