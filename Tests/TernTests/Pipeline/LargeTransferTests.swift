@@ -5,7 +5,8 @@ import Testing
 import Tern
 import TernTesting
 
-/// A gibibyte each way through Linux's default transport, with memory that stays flat.
+/// A gibibyte each way through Linux's default transport, and streamed to a slow reader, with
+/// memory that stays flat.
 ///
 /// Each transfer runs in a child process of its own (an exit test), server included, at the
 /// lowest priority: it measures its own peak resident memory, which in this process would count
@@ -47,6 +48,33 @@ struct LargeTransferTests {
         defer { try? handle.close() }
         try handle.seek(toOffset: UInt64(Self.gibibyte - block.count))
         #expect(try handle.readToEnd() == block)
+    }
+
+    /// A gibibyte streamed to a reader that stops now and then: the transfer pauses while the
+    /// stream's buffer is full, and memory stays flat.
+    @Test func aGibibyteStreamReadSlowlyKeepsMemoryFlat() async throws {
+        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+            lowerThisProcesssPriority()
+            let before = try residentBytes("VmRSS")
+            let block = patterned(bytes: 1 << 20, seed: 5)
+            let server = try LoopbackServer { _ in
+                ServerResponse(headers: ["Content-Type": "application/octet-stream"], body: block, behavior: .repeated(times: 1024))
+            }
+            defer { server.stop() }
+            let api = AbstractAPI(configuration: APIConfiguration(timeout: 300), responseQueue: .global())
+            var received = 0
+            var nextPause = 0
+            for try await chunk in api.stream(route: .get(server.baseURL + "/gibibyte"), bufferSize: 1 << 20) {
+                received += chunk.count
+                if received >= nextPause {   // a slow reader, every 64 MiB
+                    try await Task.sleep(for: .milliseconds(100))
+                    nextPause += 64 << 20
+                }
+            }
+            guard received == LargeTransferTests.gibibyte else { exit(EXIT_FAILURE) }
+            print(try residentBytes("VmHWM") - before)
+        }
+        #expect(growth(printedBy: child).map { $0 < Self.allowedGrowth } == true, "\(report(of: child))")
     }
 
     @Test func aGibibyteUploadKeepsMemoryFlat() async throws {

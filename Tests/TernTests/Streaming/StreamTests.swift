@@ -131,6 +131,33 @@ import TernTesting
         #expect(readings == [Reading(id: 1, value: 0.5), Reading(id: 2, value: 1.5)])
     }
 
+    /// Without `async`: a callback per line on a queue, a promise for the end, a cancel that
+    /// stops the transfer.
+    @Test func callbacksGetEachLineInOrderAndThePromiseTheEnd() async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + Self.chunk("a\nb") + Self.chunk("\nc\n") + "0\r\n\r\n")
+        }
+        defer { server.stop() }
+        let queue = DispatchQueue(label: "lines")
+        let lines = Recorder<String>()
+        let done = api().stream(route: .get(server.baseURL + "/lines")).lines.forEach(on: queue) { line in
+            dispatchPrecondition(condition: .onQueue(queue))
+            lines.append(line)
+        }
+        try await done.value
+        #expect(lines.items == ["a", "b", "c"])
+
+        let closed = Recorder<Bool>()
+        let ticking = try Self.ticking(closed: closed)
+        defer { ticking.stop() }
+        let ticks = Recorder<String>()
+        let endless = api().stream(route: .get(ticking.baseURL + "/ticks")).lines.forEach(on: queue) { ticks.append($0) }
+        #expect(await eventually { ticks.items.count >= 2 })
+        endless.cancel()
+        #expect(await eventually { !closed.items.isEmpty })
+    }
+
     /// A server sending a line every 5 ms until its connection closes, then noting it in `closed`.
     static func ticking(closed: Recorder<Bool>) throws -> RawServer {
         try RawServer { connection in

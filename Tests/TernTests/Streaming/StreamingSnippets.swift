@@ -38,6 +38,12 @@ enum StreamingSnippets {
         }
     }
 
+    static func callbacks(_ client: APIClient) -> Promise<Void> {
+        let tail = client.stream(route: .get("/logs/tail")).lines.forEach(on: .main) { line in print(line) }
+        tail.onError { error in print(error) }
+        return tail
+    }
+
     static func feed(_ client: APIClient) -> ResponseStream {
         let changes = client.stream(route: .get("/changes"), bufferSize: 4 << 20, idleTimeout: 120)
         return changes
