@@ -160,6 +160,21 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(nil)
     }
 
+    /// Apple's URLSession measures each task; FoundationNetworking never calls this.
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        guard let receiver = exchanges.withLock({ $0[task.taskIdentifier]?.request.receiver }),
+              let transaction = metrics.transactionMetrics.last, let start = transaction.fetchStartDate else { return }
+        let since = { (date: Date?) in date.map { $0.timeIntervalSince(start) } }
+        receiver.didCollect(TransferMetrics(
+            url: transaction.request.url, statusCode: (transaction.response as? HTTPURLResponse)?.statusCode,
+            nameLookup: since(transaction.domainLookupEndDate), connect: since(transaction.connectEndDate),
+            tlsHandshake: since(transaction.secureConnectionEndDate), firstByte: since(transaction.responseStartDate),
+            total: since(transaction.responseEndDate), bytesSent: transaction.countOfRequestBodyBytesSent,
+            bytesReceived: transaction.countOfResponseBodyBytesReceived, reusedConnection: transaction.isReusedConnection,
+            httpVersion: transaction.networkProtocolName.map { $0 == "h2" ? "HTTP/2" : $0 == "h3" ? "HTTP/3" : $0.uppercased() }
+        ))
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         let receiver = exchange.request.receiver

@@ -55,6 +55,14 @@ public protocol TransportReceiver: Sendable {
     func didReceive(_ chunk: Data) -> TransferDecision
     /// The exchange ended: completely when `error` is `nil`.
     func didComplete(with error: (any Error)?)
+    /// What the exchange did on the wire, just before ``didComplete(with:)``, when the transport
+    /// measures it.
+    func didCollect(_ metrics: TransferMetrics)
+}
+
+extension TransportReceiver {
+    /// Drops them.
+    public func didCollect(_ metrics: TransferMetrics) {}
 }
 
 /// Whether a transfer goes on after an event.

@@ -21,13 +21,18 @@ public struct Response: Sendable {
     ///
     /// Tern measures this itself: URLSession on Linux never delivers `URLSessionTaskMetrics`.
     public let timing: Timing
+    /// What the transport measured on the wire, for this exchange and the retries and redirects
+    /// before it; empty where the transport measures nothing (URLSession on Linux, stubs), and
+    /// for a stream's head.
+    public let metrics: RequestMetrics
 
     /// Creates a response.
-    public init(request: URLRequest, httpResponse: HTTPURLResponse, body: Data, timing: Timing) {
+    public init(request: URLRequest, httpResponse: HTTPURLResponse, body: Data, timing: Timing, metrics: RequestMetrics = RequestMetrics()) {
         self.request = request
         self.httpResponse = httpResponse
         self.body = body
         self.timing = timing
+        self.metrics = metrics
     }
 
     /// The status code.

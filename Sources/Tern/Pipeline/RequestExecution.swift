@@ -46,6 +46,8 @@ final class RequestExecution: Sendable {
     /// Where a streamed request's accepted body goes; the request settles when its head comes.
     private let stream: StreamBuffer?
     private let state = Locked(ExecutionState())
+    /// What the transport measured of each exchange so far: retries and redirects, in order.
+    private let transfers = Locked([TransferMetrics]())
     /// When the request was asked for: its timeout counts from here, not from when the pipeline
     /// queue got to it (behind thousands of others, that was seen to be a second later).
     private let askedAt: TimeInterval
@@ -196,7 +198,8 @@ final class RequestExecution: Sendable {
             opensStream = { [self] head in openStream(head, for: request.urlRequest, attempt: attempt, leg: leg, timing: timing()) }
         }
         let collector = ResponseCollector(limit: signed.maximumBodySize, uploadLength: request.bodyLength, file: download, progress: progress,
-                                          opensStream: opensStream) { [self] result in
+                                          opensStream: opensStream) { [self] result, metrics in
+            if let metrics { transfers.withLock { $0.append(metrics) } }
             received(result, for: request.urlRequest, attempt: attempt, leg: leg, generation: generation, timing: timing())
         }
         let task = context.transport.send(request, to: collector)
@@ -283,7 +286,8 @@ final class RequestExecution: Sendable {
             }
         case .success(let raw):
             keepCookies(of: raw.httpResponse, for: request)
-            let response = Response(request: request, httpResponse: raw.httpResponse, body: raw.body, timing: timing)
+            let response = Response(request: request, httpResponse: raw.httpResponse, body: raw.body, timing: timing,
+                                    metrics: RequestMetrics(transfers: transfers.withLock { $0 }))
             report(.success(response), for: request)
             evaluate(response, leg: leg, generation: generation, retries: retries)
         }

@@ -24,6 +24,8 @@ final class ResponseCollector: TransportReceiver {
         var stopped: (any Error)?
         /// Where an accepted streamed body goes, chunk by chunk, once its head opened it.
         var stream: StreamBuffer?
+        /// What the transport measured of the exchange, if it did.
+        var metrics: TransferMetrics?
     }
 
     private let limit: Int?
@@ -31,7 +33,7 @@ final class ResponseCollector: TransportReceiver {
     private let uploadLength: Int64?
     private let file: DownloadFile?
     private let progress: ProgressChannel
-    private let completion: @Sendable (Result<TransportResponse, any Error>) -> Void
+    private let completion: @Sendable (Result<TransportResponse, any Error>, TransferMetrics?) -> Void
     /// For a streamed request: asked at the head whether the body is the stream's (the head
     /// was accepted), and returns the stream if so.
     private let opensStream: (@Sendable (HTTPURLResponse) -> StreamBuffer?)?
@@ -41,7 +43,7 @@ final class ResponseCollector: TransportReceiver {
 
     init(limit: Int?, uploadLength: Int64? = nil, file: DownloadFile? = nil, progress: ProgressChannel,
          opensStream: (@Sendable (HTTPURLResponse) -> StreamBuffer?)? = nil,
-         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
+         completion: @escaping @Sendable (Result<TransportResponse, any Error>, TransferMetrics?) -> Void) {
         self.limit = limit
         self.opensStream = opensStream
         self.uploadLength = uploadLength
@@ -141,6 +143,10 @@ final class ResponseCollector: TransportReceiver {
         .fileFailed(.init(reason: .writeFailed, destination: file.destination, underlying: error))
     }
 
+    func didCollect(_ metrics: TransferMetrics) {
+        state.withLock { $0.metrics = metrics }
+    }
+
     func didComplete(with error: (any Error)?) {
         let state = state.withLock { state in
             defer { state = State() }
@@ -160,17 +166,17 @@ final class ResponseCollector: TransportReceiver {
             error = URLError(.networkConnectionLost, userInfo: (error as? URLError)?.userInfo ?? [:])
         }
         if let stopped = state.stopped {
-            completion(.failure(stopped))
+            completion(.failure(stopped), state.metrics)
         } else if let tooLarge = error as? BodyLimitExceeded {   // a transport that stopped before the limit's bytes came
-            completion(.failure(tooLarge))
+            completion(.failure(tooLarge), state.metrics)
         } else if let error, let response = state.response, (error as? URLError)?.code != .cancelled {  // a cancel stays a cancel
-            completion(.failure(TransferInterrupted(response: response, receivedBytes: Int(state.received), underlying: error)))
+            completion(.failure(TransferInterrupted(response: response, receivedBytes: Int(state.received), underlying: error)), state.metrics)
         } else if let error {
-            completion(.failure(error))
+            completion(.failure(error), state.metrics)
         } else if let response = state.response {
-            completion(.success(TransportResponse(httpResponse: response, body: state.body)))
+            completion(.success(TransportResponse(httpResponse: response, body: state.body)), state.metrics)
         } else {
-            completion(.failure(URLError(.badServerResponse)))
+            completion(.failure(URLError(.badServerResponse)), state.metrics)
         }
     }
 }

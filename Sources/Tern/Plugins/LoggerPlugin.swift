@@ -66,7 +66,8 @@ public struct LoggerPlugin: Plugin {
         let subject = "\(request.httpMethod ?? "GET") \(redacted(request.url))"
         switch result {
         case .success(let response):
-            var lines = ["← \(response.statusCode) \(subject) in \(Self.milliseconds(response.timing.duration)), \(Self.size(response.body.count))"]
+            var lines = ["← \(response.statusCode) \(subject) in \(Self.milliseconds(response.timing.duration)), \(Self.size(response.body.count))"
+                + (response.metrics.last.map { "; " + Self.wire($0) } ?? "")]
             if level >= .verbose {
                 lines += headerLines(response.headers.dictionary)
                 if !response.body.isEmpty { lines.append(bodyText(response.body)) }
@@ -154,6 +155,21 @@ public struct LoggerPlugin: Plugin {
 
     private static func quoted(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// One exchange's metrics in a few words, as `curl -w` would print them: the steps that
+    /// happened, the protocol, whether the connection was reused.
+    static func wire(_ metrics: TransferMetrics) -> String {
+        let steps: [(String, TimeInterval?)] = [
+            ("dns", metrics.nameLookup), ("connect", metrics.connect), ("tls", metrics.tlsHandshake),
+            ("first byte", metrics.firstByte), ("total", metrics.total),
+        ]
+        var words = steps.compactMap { name, seconds in
+            seconds.flatMap { $0 > 0 ? "\(name) \(String(format: "%.1f", $0 * 1000)) ms" : nil }
+        }
+        if let version = metrics.httpVersion { words.append(version) }
+        if let reused = metrics.reusedConnection { words.append(reused ? "reused connection" : "new connection") }
+        return words.joined(separator: ", ")
     }
 
     private static func milliseconds(_ seconds: TimeInterval) -> String {

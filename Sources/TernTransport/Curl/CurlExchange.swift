@@ -373,7 +373,46 @@ final class CurlExchange: @unchecked Sendable {
             // A reply without a status line (HTTP/0.9) is no HTTP response.
             if let whole = head.endWithoutEmptyLine() { _ = deliver(whole) } else { error = URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
         }
+        if code != nil { receiver.didCollect(metrics()) }
         receiver.didComplete(with: error)
+    }
+
+    /// What libcurl measured of the transfer.
+    private func metrics() -> TransferMetrics {
+        func seconds(_ info: Int32) -> TimeInterval? {
+            var microseconds: Int64 = 0
+            guard tern_curl_getinfo_offset(curl, easy, info, &microseconds) == 0 else { return nil }
+            return TimeInterval(microseconds) / 1e6
+        }
+        func count(_ info: Int32) -> Int64 {
+            var value: Int64 = 0
+            tern_curl_getinfo_offset(curl, easy, info, &value)
+            return value
+        }
+        var connections = 0
+        let knowsConnections = tern_curl_getinfo_long(curl, easy, CurlInfo.newConnections, &connections) == 0
+        var version = 0
+        tern_curl_getinfo_long(curl, easy, CurlInfo.httpVersion, &version)
+        let tls = url.scheme?.lowercased() == "https" ? seconds(CurlInfo.tlsHandshakeTime) : nil
+        return TransferMetrics(
+            url: url, statusCode: head.isComplete ? head.status : nil,
+            nameLookup: seconds(CurlInfo.nameLookupTime), connect: seconds(CurlInfo.connectTime), tlsHandshake: tls,
+            firstByte: seconds(CurlInfo.firstByteTime), total: seconds(CurlInfo.totalTime),
+            bytesSent: readBytes, bytesReceived: count(CurlInfo.downloadedBytes),
+            reusedConnection: knowsConnections ? connections == 0 : nil,
+            httpVersion: Self.httpVersionName(version)
+        )
+    }
+
+    /// libcurl's `CURL_HTTP_VERSION_*` as a protocol's name.
+    private static func httpVersionName(_ version: Int) -> String? {
+        switch version {
+        case 1: "HTTP/1.0"
+        case 2: "HTTP/1.1"
+        case 3: "HTTP/2"
+        case 30: "HTTP/3"
+        default: nil
+        }
     }
 
     /// libcurl's own refusals of a status line, as a response that cannot be trusted: a code

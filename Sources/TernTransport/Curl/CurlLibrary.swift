@@ -97,6 +97,13 @@ enum CurlOption {
 enum CurlInfo {
     /// `CURLINFO_SIZE_UPLOAD_T`: body bytes sent.
     static let uploadedBytes: Int32 = 0x600000 + 7
+    static let downloadedBytes: Int32 = 0x600000 + 8
+    static let totalTime: Int32 = 0x600000 + 50
+    static let nameLookupTime: Int32 = 0x600000 + 51
+    static let connectTime: Int32 = 0x600000 + 52
+    static let firstByteTime: Int32 = 0x600000 + 54
+    static let tlsHandshakeTime: Int32 = 0x600000 + 56
+    static let newConnections: Int32 = 0x200000 + 26
     /// `CURLINFO_LOCAL_PORT`: the local port of the transfer's connection.
     static let localPort: Int32 = 0x200000 + 42
     /// `CURLINFO_ACTIVESOCKET`: the socket of the transfer's connection, while it is open.

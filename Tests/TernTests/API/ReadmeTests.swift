@@ -283,6 +283,13 @@ extension Readme {
 
     // MARK: Limits
 
+    static func metrics(client: APIClient) async throws {
+        let whole: Response = try await client.request(route: .get("/products")).value
+        for exchange in whole.metrics.transfers {
+            print(exchange.statusCode ?? 0, exchange.firstByte ?? 0, exchange.reusedConnection ?? false)
+        }
+    }
+
     static func limits() -> [Any] {
         let bounded = APIConfiguration(maximumResponseSize: .megabytes(16))             // 64 MiB by default
         let bigExport = RequestOptions(timeout: .infinity, maximumResponseSize: .unlimited)

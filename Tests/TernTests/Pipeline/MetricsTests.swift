@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernTesting
+
+/// What a request did on the wire, on its response and in the logger, as libcurl measures it
+/// (FoundationNetworking measures nothing: there the metrics are empty).
+@Suite(.timeLimit(.minutes(1))) struct MetricsTests {
+    func api(retries: Bool = false, plugins: [any Plugin] = []) -> AbstractAPI {
+        let policy = retries ? RetryPolicy(maxRetries: 2, baseDelay: 0.01) : .never
+        return AbstractAPI(configuration: APIConfiguration(retryPolicy: policy, plugins: plugins), transport: TestTransport.make(), responseQueue: .global())
+    }
+
+    @Test func aResponseCarriesItsExchangesMetrics() async throws {
+        let server = try RawServer { connection in
+            while connection.readRequest() != nil { _ = connection.send(RawServer.Connection.response(String(repeating: "x", count: 873))) }
+        }
+        defer { server.stop() }
+        let api = api()
+        let first: Response = try await api.request(route: .get(server.baseURL + "/one")).value
+        let second: Response = try await api.request(route: .get(server.baseURL + "/two")).value
+        guard TestTransport.isCurl else {
+            #expect(first.metrics.transfers.isEmpty)
+            return
+        }
+        let wire = try #require(first.metrics.last)
+        #expect(first.metrics.transfers.count == 1)
+        #expect(wire.url?.path == "/one")
+        #expect(wire.statusCode == 200)
+        #expect(wire.bytesReceived == 873)
+        #expect(wire.bytesSent == 0)
+        #expect(wire.httpVersion == "HTTP/1.1")
+        #expect(wire.tlsHandshake == nil)
+        let total = try #require(wire.total)
+        #expect(total > 0 && (wire.firstByte ?? .infinity) <= total && (wire.connect ?? .infinity) <= total)
+        #expect(wire.reusedConnection == false)
+        #expect(second.metrics.last?.reusedConnection == true)
+    }
+
+    @Test func redirectsAndRetriesEachHaveTheirOwn() async throws {
+        let served = Locked(0)
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                let count = served.withLock { count in
+                    count += 1
+                    return count
+                }
+                if request.hasPrefix("GET /old ") {
+                    _ = connection.send("HTTP/1.1 302 Found\r\nLocation: /new\r\nContent-Length: 0\r\n\r\n")
+                } else if count == 2 {
+                    _ = connection.send(RawServer.Connection.response("busy", status: "503 Service Unavailable"))
+                } else {
+                    _ = connection.send(RawServer.Connection.response("here"))
+                }
+            }
+        }
+        defer { server.stop() }
+        let response: Response = try await api(retries: true).request(route: .get(server.baseURL + "/old")).value
+        guard TestTransport.isCurl else { return }
+        #expect(response.metrics.transfers.map(\.statusCode) == [302, 503, 200])
+        #expect(response.metrics.transfers.map { $0.url?.path } == ["/old", "/new", "/new"])
+    }
+
+    @Test func theLoggerPrintsOneLineWithThem() async throws {
+        let server = try RawServer { connection in
+            while connection.readRequest() != nil { _ = connection.send(RawServer.Connection.response("ok")) }
+        }
+        defer { server.stop() }
+        let log = Recorder<String>()
+        let logger = LoggerPlugin(level: .response) { log.append($0) }
+        let _: String = try await api(plugins: [logger]).request(route: .get(server.baseURL + "/logged")).value
+        let line = try #require(log.items.first { $0.hasPrefix("← 200") })
+        if TestTransport.isCurl {
+            #expect(line.contains("first byte") && line.contains("HTTP/1.1") && line.contains("new connection"), "\(line)")
+        } else {
+            #expect(!line.contains("first byte"), "\(line)")
+        }
+    }
+}
