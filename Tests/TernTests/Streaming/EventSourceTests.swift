@@ -66,6 +66,50 @@ import TernTesting
         #expect(seen.withLock { $0 } == ["", "7"])
     }
 
+    /// Signs with "t<n>" and refreshes by counting up.
+    final class CountingTokens: APIDelegate {
+        let number = Locked(1)
+
+        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+            request.setValue("Bearer t\(number.withLock { $0 })", forHTTPHeaderField: "Authorization")
+        }
+
+        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+            number.withLock { $0 += 1 }
+            return Promise(value: (), in: .global())
+        }
+    }
+
+    /// The token expired while the source was away: the reconnection is refused, refreshed
+    /// through the delegate, and sent again with the new token and the last event's ID.
+    @Test func aReconnectionRefreshesAnExpiredToken() async throws {
+        let seen = Locked([String]())
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                let authorization = request.split(separator: "\r\n").first { $0.hasPrefix("Authorization:") }.map(String.init) ?? ""
+                let count = seen.withLock { seen in
+                    seen.append(authorization.replacingOccurrences(of: "Authorization: Bearer ", with: "") + " " + Self.lastEventID(in: request))
+                    return seen.count
+                }
+                switch count {
+                case 1: _ = connection.send(Self.head + StreamTests.chunk("retry: 10\nid: 1\ndata: a\n\n") + "0\r\n\r\n")
+                case 2: _ = connection.send(RawServer.Connection.response("expired", status: "401 Unauthorized"))
+                case 3: _ = connection.send(Self.head + StreamTests.chunk("id: 2\ndata: b\n\n") + "0\r\n\r\n")
+                default: _ = connection.send("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+                }
+            }
+        }
+        defer { server.stop() }
+        let tokens = CountingTokens()
+        let api = api()
+        api.delegate = tokens
+        var events: [String] = []
+        for try await event in api.events(route: .get(server.baseURL + "/changes")) { events.append(event.data) }
+        withExtendedLifetime(tokens) {}
+        #expect(events == ["a", "b"])
+        #expect(seen.withLock { $0 } == ["t1 ", "t1 1", "t2 1", "t2 2"])
+    }
+
     @Test func aRefusedStatusEndsTheSourceWithItsError() async throws {
         let connections = Locked(0)
         let server = try RawServer { connection in
