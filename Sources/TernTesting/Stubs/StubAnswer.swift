@@ -14,6 +14,8 @@ import Tern
 public struct StubAnswer: Sendable {
     enum Outcome: Sendable {
         case response(status: Int, headers: HTTPHeaders, body: Data)
+        /// A head, then each piece of the body once its time has passed on the clock.
+        case streamed(status: Int, headers: HTTPHeaders, pieces: [(after: TimeInterval, data: Data)])
         case failure(any Error & Sendable)
     }
 
@@ -46,6 +48,32 @@ public struct StubAnswer: Sendable {
     /// A response with a fixture file's contents as its body, read now.
     public static func file(_ url: URL, contentType: String = MIMEType.octetStream.rawValue, status: Int = 200) throws -> StubAnswer {
         .status(status, headers: ["Content-Type": contentType], body: try Data(contentsOf: url))
+    }
+
+    /// A response whose body comes in pieces, each `after` seconds on the transport's clock past
+    /// the one before, as a server streaming it would send them: what
+    /// `stream(route:)` and `events(route:)` read, on a `TestClock` moved by the test.
+    ///
+    /// ```swift
+    /// .streamed([(after: 0, "first\n"), (after: 1, "second\n")])
+    /// ```
+    public static func streamed(status: Int = 200, headers: HTTPHeaders = [:], _ pieces: [(after: TimeInterval, text: String)]) -> StubAnswer {
+        StubAnswer(outcome: .streamed(status: status, headers: headers, pieces: pieces.map { ($0.after, Data($0.text.utf8)) }))
+    }
+
+    /// Server-Sent Events (`text/event-stream`), each `after` seconds on the transport's clock
+    /// past the one before, with its type, ID and data written as a server would.
+    ///
+    /// ```swift
+    /// .events([(after: 0.1, ServerSentEvent(data: "A tern")), (after: 0.1, ServerSentEvent(data: " is"))])
+    /// ```
+    public static func events(_ events: [(after: TimeInterval, event: ServerSentEvent)]) -> StubAnswer {
+        .streamed(headers: ["Content-Type": "text/event-stream"], events.map { after, event in
+            var text = event.type == "message" ? "" : "event: \(event.type)\n"
+            if !event.lastEventID.isEmpty { text += "id: \(event.lastEventID)\n" }
+            for line in event.data.split(separator: "\n", omittingEmptySubsequences: false) { text += "data: \(line)\n" }
+            return (after, text + "\n")
+        })
     }
 
     /// No response: the transport fails with `error`, as a lost connection would.

@@ -69,8 +69,8 @@ public final class StubTransport: Transport, Sendable {
             }
             return .failure(UnmatchedRequest(request: recorded, mismatches: mismatches))
         }
-        let deliver: @Sendable () -> Void = { [queue] in
-            queue.async { exchange.run(answer, for: request, bodyLength: recorded.bodyLength) }
+        let deliver: @Sendable () -> Void = { [queue, clock] in
+            queue.async { exchange.run(answer, for: request, bodyLength: recorded.bodyLength, clock: clock) }
         }
         if case .success(let answer) = answer, answer.delay > 0 {
             exchange.wait(clock.schedule(after: answer.delay, deliver))
@@ -153,7 +153,7 @@ private final class Exchange: TransportTask {
 
     private var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
-    func run(_ answer: Result<StubAnswer, UnmatchedRequest>, for request: TransportRequest, bodyLength: Int) {
+    func run(_ answer: Result<StubAnswer, UnmatchedRequest>, for request: TransportRequest, bodyLength: Int, clock: any APIClock) {
         guard !isCancelled else { return complete(with: URLError(.cancelled)) }
         // The request body "goes out" in the answer's chunks too, so upload progress can be tested.
         let step = (try? answer.get())?.chunkSize ?? max(bodyLength, 1)
@@ -181,8 +181,28 @@ private final class Exchange: TransportTask {
                     guard receiver.didReceive(chunk) != .stop else { return complete(with: URLError(.cancelled)) }
                 }
                 complete(with: nil)
+            case .streamed(let status, let headers, let pieces):
+                guard let url = request.urlRequest.url,
+                      let head = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary) else {
+                    return complete(with: URLError(.badServerResponse))
+                }
+                guard receiver.didReceive(head) != .stop else { return complete(with: URLError(.cancelled)) }
+                stream(pieces[...], clock: clock)
             }
         }
+    }
+
+    /// Sends each piece once its time has passed on `clock`, then completes.
+    private func stream(_ pieces: ArraySlice<(after: TimeInterval, data: Data)>, clock: any APIClock) {
+        guard let piece = pieces.first else { return complete(with: nil) }
+        let send: @Sendable () -> Void = { [self, queue] in
+            queue.async { [self] in
+                guard !isCancelled else { return complete(with: URLError(.cancelled)) }
+                guard receiver.didReceive(piece.data) != .stop else { return complete(with: URLError(.cancelled)) }
+                stream(pieces.dropFirst(), clock: clock)
+            }
+        }
+        if piece.after > 0 { wait(clock.schedule(after: piece.after, send)) } else { send() }
     }
 
     /// Reports the end, once.
