@@ -8,7 +8,8 @@ extension AbstractAPI {
     /// a 401 refreshes the credentials, redirects are followed, plugins hear of it, and a status
     /// validation refuses fails the stream with ``APIError/unacceptableStatus(_:)`` and the body.
     /// The request's timeout runs until the response's head; then `idleTimeout` ends the stream
-    /// when for that long no byte comes and the reader takes none. A reader slower than the
+    /// when for that long no byte comes and the reader takes none, and `maximumDuration` once it
+    /// has run that long, whatever comes (by default it may run for ever). A reader slower than the
     /// server holds it back: past `bufferSize` bytes waiting, the transfer pauses over libcurl
     /// until the reader has taken half of them (URLSession has no pause, and keeps reading).
     /// Leaving the loop, or cancelling its task, stops the transfer.
@@ -23,9 +24,11 @@ extension AbstractAPI {
         parameters: (any RequestParameters)? = nil,
         options: RequestOptions = RequestOptions(),
         bufferSize: Int = 1 << 20,
-        idleTimeout: TimeInterval = 60
+        idleTimeout: TimeInterval = 60,
+        maximumDuration: TimeInterval = .infinity
     ) -> ResponseStream {
-        let buffer = StreamBuffer(capacity: bufferSize, idleTimeout: idleTimeout, clock: clock, method: route.method.rawValue, url: URL(string: route.url))
+        let buffer = StreamBuffer(capacity: bufferSize, idleTimeout: idleTimeout, maximumDuration: maximumDuration, clock: clock,
+                                  method: route.method.rawValue, url: URL(string: route.url))
         let head: Promise<Response> = perform(route: route, parameters: parameters, options: options, stream: buffer, decoding: .response)
         return ResponseStream(response: head, buffer: buffer, parser: options.parser ?? responseParser)
     }

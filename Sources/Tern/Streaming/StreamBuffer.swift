@@ -28,19 +28,23 @@ final class StreamBuffer: Sendable {
         /// When a chunk last came or the reader last took one, on the clock.
         var lastActivity: TimeInterval = 0
         var idleTimer: (any Cancellable)?
+        var durationTimer: (any Cancellable)?
     }
 
     let capacity: Int
     let idleTimeout: TimeInterval
+    /// The longest the stream runs after its head, whatever comes.
+    let maximumDuration: TimeInterval
     private let clock: any APIClock
     private let state = Locked(State())
     /// Method and URL, for the errors the stream ends with.
     let method: String
     let url: URL?
 
-    init(capacity: Int, idleTimeout: TimeInterval, clock: any APIClock, method: String, url: URL?) {
+    init(capacity: Int, idleTimeout: TimeInterval, maximumDuration: TimeInterval = .infinity, clock: any APIClock, method: String, url: URL?) {
         self.capacity = max(1, capacity)
         self.idleTimeout = idleTimeout
+        self.maximumDuration = maximumDuration
         self.clock = clock
         self.method = method
         self.url = url
@@ -66,6 +70,15 @@ final class StreamBuffer: Sendable {
             state.lastActivity = clock.now
         }
         armIdleTimer(after: idleTimeout)
+        guard maximumDuration.isFinite else { return }
+        let timer = clock.schedule(after: maximumDuration) { [self] in
+            end(with: .timeout(.init(interval: maximumDuration, method: method, url: url)), cancellingTask: true)
+        }
+        let ended = state.withLock { state in
+            if state.end == nil { state.durationTimer = timer }
+            return state.end != nil
+        }
+        if ended { timer.cancel() }
     }
 
     /// Whether `attempt`'s response opened the stream: its task is the stream's from then on.
@@ -163,13 +176,13 @@ final class StreamBuffer: Sendable {
     }
 
     private func end(with error: APIError?, cancellingTask: Bool) {
-        let (reader, task, timer) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, (any TransportTask)?, (any Cancellable)?) in
-            guard state.end == nil else { return (nil, nil, nil) }
+        let (reader, task, timers) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, (any TransportTask)?, [any Cancellable]) in
+            guard state.end == nil else { return (nil, nil, []) }
             state.end = .some(error)
-            defer { state.reader = nil; state.idleTimer = nil }
-            return (state.reader, cancellingTask ? state.task : nil, state.idleTimer)
+            defer { state.reader = nil; state.idleTimer = nil; state.durationTimer = nil }
+            return (state.reader, cancellingTask ? state.task : nil, [state.idleTimer, state.durationTimer].compactMap { $0 })
         }
-        timer?.cancel()
+        timers.forEach { $0.cancel() }
         task?.cancel()
         if let reader { reader.resume(with: error.map { .failure($0) } ?? .success(nil)) }
     }

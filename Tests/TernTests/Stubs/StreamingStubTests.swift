@@ -43,6 +43,29 @@ import TernTesting
         ])
     }
 
+    @Test func aStreamEndsAtItsMaximumDurationWhateverComes() async throws {
+        let clock = TestClock()
+        let stubs = StubTransport(clock: clock)
+        stubs.add(Stub(.get, "/ticks", answers: .streamed(Array(repeating: (after: 1, text: "tick\n"), count: 10))))
+        let api = try api(stubs, clock: clock)
+        let lines = Recorder<String>()
+        let reading = Task {
+            for try await line in api.stream(route: api.get(endpoint: "/ticks"), idleTimeout: 2, maximumDuration: 3.5).lines { lines.append(line) }
+        }
+        for count in 1...3 {
+            #expect(await clock.waitForScheduled(3))   // the idle and duration timers, the next tick
+            clock.advance(by: 1)
+            #expect(await eventually { lines.items.count == count })
+        }
+        clock.advance(by: 0.5)
+        guard case .failure(let error) = await reading.result, case .timeout(let failure)? = error as? APIError else {
+            Issue.record("expected a timeout")
+            return
+        }
+        #expect(failure.interval == 3.5)
+        #expect(lines.items.count == 3)
+    }
+
     @Test func aStreamThatFallsSilentTimesOutOnTheTestClock() async throws {
         let clock = TestClock()
         let stubs = StubTransport(clock: clock)
