@@ -63,7 +63,7 @@ final class StreamBuffer: Sendable {
         if cancel { task.cancel() } else if resume { task.resumeReceiving() }
     }
 
-    /// Opens the stream on `attempt`'s response, whose body comes next; starts the idle timer.
+    /// Opens the stream on `attempt`'s response, whose body comes next; starts its timers.
     func open(attempt: Int) {
         state.withLock { state in
             state.openedAttempt = attempt

@@ -10,11 +10,14 @@ final class TestCertificates: Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try Self.openssl(["req", "-x509"] + key + ["-keyout", "ca.key", "-out", "ca.pem", "-days", "1", "-subj", "/CN=Tern Test CA"], in: directory)
-        try Self.openssl(["req"] + key + ["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"], in: directory)
+        let file = { (name: String) in self.directory.appendingPathComponent(name).path }
+        try Self.openssl(["req", "-x509"] + key + ["-keyout", file("ca.key"), "-out", file("ca.pem"), "-days", "1", "-subj", "/CN=Tern Test CA"])
+        try Self.openssl(["req"] + key + ["-keyout", file("server.key"), "-out", file("server.csr"), "-subj", "/CN=127.0.0.1"])
         try Data("subjectAltName=IP:127.0.0.1\n".utf8).write(to: directory.appendingPathComponent("san.ext"))
-        try Self.openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                          "-out", "server.pem", "-days", "1", "-extfile", "san.ext"], in: directory)
+        try Self.openssl(["x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial",
+                          "-out", file("server.pem"), "-days", "1", "-extfile", file("san.ext")])
+        // Written whole, whoever reaped openssl (see openssl(_:)).
+        guard FileManager.default.fileExists(atPath: file("server.pem")) else { throw TestError(code: -1) }
     }
 
     deinit {
@@ -38,16 +41,29 @@ final class TestCertificates: Sendable {
         return process
     }
 
-    static func openssl(_ arguments: [String], in directory: URL) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestError(code: Int(process.terminationStatus)) }
+    /// Runs `openssl` with `arguments` (paths absolute), its output discarded, and waits for it.
+    ///
+    /// Not through `Process`: Swift Testing's exit tests reap child processes that are not theirs
+    /// now and then, and `Process.waitUntilExit()` then spins at full speed for ever (seen in a
+    /// release run: both cores, every other test past its time limit). `waitpid` on the child's
+    /// own ID returns either way; a child reaped by another is done.
+    static func openssl(_ arguments: [String]) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = (["/usr/bin/openssl"] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/usr/bin/openssl", &actions, nil, argv, environ)
+        guard spawned == 0 else { throw TestError(code: Int(spawned)) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { return }   // ECHILD: reaped by another
+        }
+        // WIFEXITED and WEXITSTATUS, which Swift does not import.
+        guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else { throw TestError(code: Int(status)) }
     }
 
     /// A port nothing listens on now: the kernel's pick, released at once.
@@ -66,9 +82,12 @@ final class TestCertificates: Sendable {
     }
 }
 
-/// Stops a server `openssl s_server` runs, which does not always stop on SIGTERM.
+/// Stops a server `openssl s_server` runs, which does not always stop on SIGTERM, and waits a
+/// while for it to end (not with `waitUntilExit()`, which spins for ever once another reaped
+/// the child: see ``TestCertificates/openssl(_:)``).
 func stopServer(_ process: Process) {
     kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
+    let deadline = Date().addingTimeInterval(5)
+    while process.isRunning, Date() < deadline { usleep(10_000) }
 }
 #endif
