@@ -14,8 +14,19 @@ import Tern
 
         init() throws {
             certificates = try TestCertificates()
-            port = try TestCertificates.freePort()
-            process = try certificates.server(on: port, ["-www"])
+            // A port free when asked may be another test's by the time s_server binds it; then
+            // s_server exits at once, and starts again on another.
+            var port = try TestCertificates.freePort()
+            var process = try certificates.server(on: port, ["-www"])
+            for _ in 0..<4 {
+                let deadline = Date().addingTimeInterval(0.5)
+                while process.isRunning, Date() < deadline { usleep(10_000) }
+                guard !process.isRunning else { break }
+                port = try TestCertificates.freePort()
+                process = try certificates.server(on: port, ["-www"])
+            }
+            self.port = port
+            self.process = process
         }
 
         deinit {
@@ -29,7 +40,7 @@ import Tern
     /// The status page, once the server listens.
     func get(_ server: HTTPSServer, over transport: CurlTransport) async -> Result<String, any Error> {
         let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: transport, responseQueue: .global())
-        for _ in 0..<100 {
+        for _ in 0..<200 {
             let result = await (api.request(route: .get(server.url)) as Promise<String>).result
             // Not listening yet: the key pair and s_server take a moment.
             if case .failure(APIError.transportFailed(let failure)) = result, failure.urlError?.code == .cannotConnectToHost {
@@ -83,7 +94,7 @@ import Tern
                               transport: try CurlTransport(trusting: certificates.authority), responseQueue: .global())
         let base = "https://127.0.0.1:\(port)"
         var first = await (api.request(route: .get(base + "/first")) as Promise<String>).result
-        for _ in 0..<100 {
+        for _ in 0..<200 {
             // Until s_server listens.
             guard case .failure(APIError.transportFailed(let failure)) = first, failure.urlError?.code == .cannotConnectToHost else { break }
             try await Task.sleep(for: .milliseconds(50))
