@@ -21,6 +21,8 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         var isStopping = false
         /// Whether the receiver has heard the head.
         var hasHead = false
+        /// Whether the task is suspended because the receiver said pause (Apple platforms only).
+        var isPaused = false
         /// The body's announced length, once the head has come, and how much of it has.
         var announcedLength: Int64?
         var receivedLength: Int64 = 0
@@ -100,11 +102,37 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         }
     }
 
-    /// Stops `task` when its receiver says so, once.
+    /// Stops `task` when its receiver says so, once; suspends it when the receiver says pause.
     private func obey(_ decision: TransferDecision, for task: URLSessionTask) {
-        guard decision == .stop else { return }
-        exchanges.withLock { $0[task.taskIdentifier]?.isStopping = true }
-        task.cancel()
+        switch decision {
+        case .proceed:
+            break
+        case .stop:
+            exchanges.withLock { $0[task.taskIdentifier]?.isStopping = true }
+            task.cancel()
+        case .pause:
+            // FoundationNetworking's suspend does not hold a running task back (tried: a 24 MiB
+            // body arrived whole, suspended after its first MiB): there the task reads on.
+            #if !canImport(FoundationNetworking)
+            // Under the lock, so that a resume racing this pause cannot come first and leave the
+            // task suspended for ever.
+            exchanges.withLock { exchanges in
+                guard let exchange = exchanges[task.taskIdentifier], !exchange.isStopping, !exchange.isPaused else { return }
+                exchanges[task.taskIdentifier]?.isPaused = true
+                task.suspend()
+            }
+            #endif
+            break
+        }
+    }
+
+    /// Resumes `task` if its receiver paused it.
+    func resumeReceiving(_ task: URLSessionTask) {
+        exchanges.withLock { exchanges in
+            guard exchanges[task.taskIdentifier]?.isPaused == true else { return }
+            exchanges[task.taskIdentifier]?.isPaused = false
+            task.resume()
+        }
     }
 
     func urlSession(
@@ -240,5 +268,10 @@ final class SessionRequest: TransportTask, Sendable {
         case .cancelled:
             break
         }
+    }
+
+    func resumeReceiving() {
+        guard case .running(let task) = stage.withLock({ $0 }) else { return }
+        exchanges.resumeReceiving(task)
     }
 }

@@ -8,6 +8,7 @@ import PipelineFixtures
 //     swift run -c release OverheadAB [requests per round] [rounds]    # alternate, print ratios
 //     .build/release/OverheadAB tern|hand [requests] [rounds]          # one side only
 //     valgrind --tool=callgrind .build/release/OverheadAB tern 2000    # its instructions
+//     .build/release/OverheadAB metrics [requests] [rounds]            # metrics reported vs none
 
 let arguments = CommandLine.arguments.dropFirst()
 let delivery = DispatchQueue(label: "tern.overhead.delivery")
@@ -18,7 +19,14 @@ let consume: @Sendable (Result<[Item], any Error>) -> Void = { _ = try? $0.get()
 func tern(_ count: Int) { Overhead.tern(count, api: api, consume) }
 func byHand(_ count: Int) { Overhead.byHand(count, pipeline: pipeline, delivery: delivery, consume) }
 
-if let side = arguments.first, side == "tern" || side == "hand" {
+if arguments.first == "metrics" {
+    // The transport reports each exchange's metrics, as CurlTransport does; nobody reads them.
+    let measured = ItemsAPI(baseURL: "http://127.0.0.1", transport: MeasuringInstantTransport(), responseQueue: delivery)
+    let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 1_000
+    let rounds = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 30
+    await Alternation.compare("Tern, metrics reported", against: "Tern, no metrics", count: count, rounds: rounds,
+                              { Overhead.tern(count, api: measured, consume) }, { tern(count) })
+} else if let side = arguments.first, side == "tern" || side == "hand" {
     let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 2_000
     let rounds = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 1
     var samples: [Alternation.Sample] = []

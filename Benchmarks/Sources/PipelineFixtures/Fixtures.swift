@@ -36,6 +36,26 @@ public struct InstantTransport: WholeResponseTransport {
     }
 }
 
+/// ``InstantTransport`` that also reports what libcurl would measure of each exchange, as
+/// `CurlTransport` does: to weigh per-request metrics nobody reads against none.
+public struct MeasuringInstantTransport: Transport {
+    private let response = HTTPURLResponse(url: Fixtures.url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                           headerFields: ["Content-Type": "application/json"])!
+
+    public init() {}
+
+    public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+        if receiver.didReceive(response) != .stop { _ = receiver.didReceive(Fixtures.body) }
+        receiver.didCollect(TransferMetrics(
+            url: Fixtures.url, statusCode: 200, nameLookup: 0.000_01, connect: 0.000_02, firstByte: 0.000_05,
+            total: 0.000_06, bytesSent: 0, bytesReceived: Int64(Fixtures.body.count), reusedConnection: true,
+            httpVersion: "HTTP/1.1"
+        ))
+        receiver.didComplete(with: nil)
+        return NoTask()
+    }
+}
+
 /// The API under measurement.
 public final class ItemsAPI: AbstractAPI, @unchecked Sendable {
     public init(baseURL: String, transport: (any Transport)? = nil, responseQueue: DispatchQueue) {

@@ -10,8 +10,8 @@ extension AbstractAPI {
     /// The request's timeout runs until the response's head; then `idleTimeout` ends the stream
     /// when for that long no byte comes and the reader takes none, and `maximumDuration` once it
     /// has run that long, whatever comes (by default it may run for ever). A reader slower than the
-    /// server holds it back: past `bufferSize` bytes waiting, the transfer pauses over libcurl
-    /// until the reader has taken half of them (URLSession has no pause, and keeps reading).
+    /// server holds it back: past `bufferSize` bytes waiting, the transfer pauses until the reader
+    /// has taken half of them (URLSession on Linux cannot pause, and keeps reading).
     /// Leaving the loop, or cancelling its task, stops the transfer.
     ///
     /// ```swift

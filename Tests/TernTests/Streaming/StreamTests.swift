@@ -199,9 +199,9 @@ import TernTesting
         #expect(await eventually { !closed.items.isEmpty })
     }
 
-    /// A reader slower than the server holds it back over libcurl: what leaves the server while
+    /// A reader slower than the server holds it back: what leaves the server while
     /// the reader waits is the buffer's megabyte and what the sockets hold, not the body.
-    @Test(.enabled(if: TestTransport.isCurl, "URLSession has no pause"))
+    @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"))
     func aSlowReaderHoldsTheServerBack() async throws {
         let size = 48 << 20
         let sent = Locked(0)
@@ -227,7 +227,7 @@ import TernTesting
 
     /// A stream nobody reads fills its buffer, pauses, and after the idle timeout lets its
     /// connection go.
-    @Test(.enabled(if: TestTransport.isCurl, "URLSession has no pause"))
+    @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"))
     func aPausedStreamNobodyReadsFreesItsConnection() async throws {
         let closed = Locked(false)
         let server = try RawServer { connection in

@@ -27,6 +27,16 @@ enum TestTransport {
         #endif
     }
 
+    /// Whether the transport under test holds the server back when a reader pauses: libcurl
+    /// does, and Apple's URLSession (its task suspended); FoundationNetworking's reads on.
+    static var pauses: Bool {
+        #if canImport(FoundationNetworking)
+        isCurl
+        #else
+        true
+        #endif
+    }
+
     /// A new transport of the kind under test.
     static func make() -> (any Transport)? {
         switch name {

@@ -1,14 +1,25 @@
-#if os(Linux)
 import Foundation
+#if canImport(FoundationNetworking)
 import FoundationNetworking
+#endif
 import Testing
 @testable import TernCore
 @testable import TernTransport
 
-/// A receiver that pauses holds the server back over libcurl: while paused, no more than the
-/// sockets' buffers leave the server; resumed, every byte arrives once, in order.
+/// A receiver that pauses holds the server back (over libcurl on Linux, over URLSession on Apple
+/// platforms): while paused, no more than the sockets' buffers leave the server; resumed, every
+/// byte arrives once, in order.
 @Suite(.timeLimit(.minutes(1))) struct PausedTransferTests {
     static let size = 24 << 20
+
+    /// The transport that can pause here: FoundationNetworking's tasks read on when suspended.
+    static func pausingTransport() throws -> any Transport {
+        #if os(Linux)
+        try CurlTransport()
+        #else
+        URLSessionTransport()
+        #endif
+    }
 
     /// The body: each byte varies with its offset over long ranges, so that a chunk delivered
     /// twice or skipped shows.
@@ -71,7 +82,7 @@ import Testing
         }
         defer { server.stop() }
         _ = Self.body
-        let transport = try CurlTransport()
+        let transport = try Self.pausingTransport()
         let reader = Reader(pauseAfter: 1 << 20)
         let task = transport.send(TransportRequest(urlRequest: URLRequest(url: URL(string: server.baseURL + "/large")!)), to: reader)
         #expect(await eventually { reader.state.withLock(\.paused) })
@@ -97,11 +108,10 @@ import Testing
         }
         defer { server.stop() }
         let reader = Reader(pauseAfter: 1)
-        let task = try CurlTransport().send(TransportRequest(urlRequest: URLRequest(url: URL(string: server.baseURL + "/large")!)), to: reader)
+        let task = try Self.pausingTransport().send(TransportRequest(urlRequest: URLRequest(url: URL(string: server.baseURL + "/large")!)), to: reader)
         #expect(await eventually { reader.state.withLock(\.paused) })
         task.cancel()
         #expect(await eventually { reader.state.withLock(\.completed) })
         #expect((reader.state.withLock(\.error) as? URLError)?.code == .cancelled)
     }
 }
-#endif
