@@ -9,9 +9,12 @@ import Tern
 // and Payloads.swift), each pair measured in turns in one process; medians and their ratio.
 //
 //     swift run -c release JSONAB [rounds] [only cases whose name has this]
+//     .build/release/JSONAB tern [rounds] [case]    # JSONParser alone, for a profiler
 
-let rounds = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 15
-let only = CommandLine.arguments.dropFirst(2).first
+let ternAlone = CommandLine.arguments.dropFirst().first == "tern"
+let arguments = CommandLine.arguments.dropFirst(ternAlone ? 2 : 1)
+let rounds = arguments.first.flatMap { Int($0) } ?? 15
+let only = arguments.dropFirst().first
 
 /// One decoding case: how many documents a round decodes, and the two sides.
 struct Case {
@@ -50,6 +53,13 @@ let cases = [
 
 for decodingCase in cases where only == nil || decodingCase.name.contains(only!) {
     print("== \(decodingCase.name)")
+    if ternAlone {
+        let sample = try await Alternation.measure(decodingCase.documents * rounds) {
+            for _ in 0..<rounds { try decodingCase.tern() }
+        }
+        print("JSONParser: \(Int(sample.cpu)) ns CPU per document")
+        continue
+    }
     try await Alternation.compare("JSONParser", against: "JSONDecoder", count: decodingCase.documents, rounds: rounds,
                                   { try decodingCase.tern() }, { try decodingCase.foundation() })
 }

@@ -136,7 +136,17 @@ extension JSONTape {
         }
         return String(unsafeUninitializedCapacity: bytes.count) { text in
             var index = 0, count = 0
+            let output = UnsafeMutableRawBufferPointer(text)
             while index < bytes.count {
+                // Runs without a backslash are copied eight bytes at a time.
+                while index + 8 <= bytes.count {
+                    let word = ByteWord.load(bytes, at: index)
+                    guard !ByteWord.mayHave(UInt8(ascii: "\\"), in: word) else { break }
+                    output.storeBytes(of: word, toByteOffset: count, as: UInt64.self)
+                    index += 8
+                    count += 8
+                }
+                guard index < bytes.count else { break }
                 let byte = bytes[index]
                 guard byte == UInt8(ascii: "\\") else {
                     text[count] = byte

@@ -168,6 +168,7 @@ struct JSONTapeScanner {
         let start = position
         var traits = JSONTape.plain | JSONTape.ascii
         while true {
+            while position + 8 <= bytes.count, ByteWord.isPlainText(ByteWord.load(bytes, at: position)) { position += 8 }
             guard position < bytes.count else { throw Refusal() }
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") { break }

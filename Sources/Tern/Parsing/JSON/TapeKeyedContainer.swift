@@ -12,7 +12,8 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// case), by that hash (the index of the name). Building it makes no strings, which a
     /// dictionary of names did for every member of every wide object (80 for a GitHub
     /// repository), whatever few members the type asked for.
-    private let hashed: [UInt64: Int]?
+    /// Empty for the others; see ``MemberIndex``.
+    private let hashed: [UInt64]
     /// Whether names are read from snake case.
     private let snakeCase: Bool
 
@@ -27,15 +28,14 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         if snakeCase, object.traits & JSONTape.plainASCIIKeys == 0 { _ = tape.fail() }   // names JSONDecoder converts its way
         if object.traits & JSONTape.plainASCIIKeys != 0 || snakeCase {
             names = nil
-            guard object.first > Self.searchedMembers || snakeCase else { hashed = nil; return }
-            var hashed: [UInt64: Int] = [:]
-            hashed.reserveCapacity(Int(object.first))
+            guard object.first > Self.searchedMembers || snakeCase else { hashed = MemberIndex.none; return }
+            var hashed = MemberIndex.slots(for: Int(object.first))
             var member = decoder.index + 1
             for _ in 0..<object.first {
                 let name = tape.span(of: tape.values[member])
                 let hash = snakeCase ? SnakeCaseName.hash(name) : NameHash.of(name)
                 if let hash {
-                    if hashed[hash] == nil { hashed[hash] = member }   // the first of a name wins, as in JSONDecoder
+                    MemberIndex.insert(member, hash: hash, into: &hashed)   // the first of a name wins, as in JSONDecoder
                 } else {
                     _ = tape.fail()
                 }
@@ -43,7 +43,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             }
             self.hashed = hashed
         } else {
-            hashed = nil
+            hashed = MemberIndex.none
             var names: [String: Int] = [:]
             names.reserveCapacity(Int(object.first))
             for (name, value) in Self.members(of: decoder) where names[name] == nil { names[name] = value }
@@ -103,10 +103,10 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
                 if snakeCase { _ = tape.fail(); return .absent }
                 return .undecided
             }
-            if let hashed {
+            if !hashed.isEmpty {
                 // No member has the name's hash: none has the name. One has it: it is the first
                 // with that name, unless two names share the hash, which the search below settles.
-                guard let member = hashed[NameHash.of(wanted)] else { return .absent }
+                guard let member = MemberIndex.member(hash: NameHash.of(wanted), in: hashed) else { return .absent }
                 if matches(tape.values[member], wanted) { return .found(member + 1) }
             }
             var member = decoder.index + 1

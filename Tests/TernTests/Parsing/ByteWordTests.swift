@@ -1,0 +1,77 @@
+import Testing
+@testable import Tern
+
+/// The word-at-a-time tests may say "maybe" for a word without what they look for, never "no"
+/// for one with it; and for words of plain text they say "no", or the fast path never runs.
+@Suite struct ByteWordTests {
+    static func word(_ bytes: [UInt8]) -> UInt64 {
+        bytes.withUnsafeBytes { ByteWord.load($0, at: 0) }
+    }
+
+    static func isPlain(_ byte: UInt8) -> Bool {
+        byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
+    }
+
+    @Test func everyByteAtEveryPlaceIsSeen() {
+        for place in 0..<8 {
+            for value in 0...255 {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: 8)
+                bytes[place] = UInt8(value)
+                let word = Self.word(bytes)
+                #expect(ByteWord.isPlainText(word) == Self.isPlain(UInt8(value)), "\(value) at \(place)")
+                #expect(ByteWord.mayHave(UInt8(value), in: word))
+                if value < 0x20 { #expect(ByteWord.mayHaveByte(below: 0x20, in: word)) }
+            }
+        }
+    }
+
+    @Test func randomWordsAreNeverCalledPlainWrongly() {
+        var generator = SplitMix(seed: 0xB17E)
+        let alphabet: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xC3, 0xFF, 0x61, 0x2F]
+        for _ in 0..<20_000 {
+            let bytes = (0..<8).map { _ in alphabet.randomElement(using: &generator)! }
+            let word = Self.word(bytes)
+            if !bytes.allSatisfy(Self.isPlain) { #expect(!ByteWord.isPlainText(word), "\(bytes)") }
+            if bytes.allSatisfy(Self.isPlain) { #expect(ByteWord.isPlainText(word), "\(bytes)") }
+            if bytes.contains(0x5C) { #expect(ByteWord.mayHave(0x5C, in: word), "\(bytes)") }
+        }
+    }
+}
+
+/// A large object's members by the hash of their names: the first of a hash wins, a hash no
+/// member has finds none, and a hash recorded is never reported absent.
+@Suite struct MemberIndexTests {
+    @Test func findsTheFirstMemberOfEachHash() {
+        var slots = MemberIndex.slots(for: 100)
+        for member in 0..<100 { MemberIndex.insert(member * 3, hash: UInt64(member) &* 0x9E37_79B9_7F4A_7C15, into: &slots) }
+        MemberIndex.insert(999, hash: 5 &* 0x9E37_79B9_7F4A_7C15, into: &slots)   // a later member with a hash seen
+        for member in 0..<100 {
+            #expect(MemberIndex.member(hash: UInt64(member) &* 0x9E37_79B9_7F4A_7C15, in: slots) == member * 3)
+        }
+        #expect(MemberIndex.member(hash: 100 &* 0x9E37_79B9_7F4A_7C15, in: slots) == nil)
+    }
+
+    @Test func hashesThatShareTheirUpperHalfFindAMemberWithIt() {
+        var slots = MemberIndex.slots(for: 8)   // 16 slots: 0x01 and 0x11 start at the same one
+        MemberIndex.insert(7, hash: 0xAAAA_0000_0000_0001, into: &slots)
+        MemberIndex.insert(9, hash: 0xAAAA_0000_0000_0011, into: &slots)
+        // The second is not recorded: a search for it finds the first, whose name the caller
+        // compares, searching on when it is another's. Never none, which would mean absent.
+        #expect(MemberIndex.member(hash: 0xAAAA_0000_0000_0011, in: slots) == 7)
+        MemberIndex.insert(11, hash: 0xAAAA_0000_0000_0002, into: &slots)
+        #expect([7, 11].contains(MemberIndex.member(hash: 0xAAAA_0000_0000_0002, in: slots)))
+        #expect(MemberIndex.member(hash: 0xBBBB_0000_0000_0001, in: slots) == nil)
+    }
+
+    @Test func aFullRunOfSlotsWrapsAround() {
+        // Hashes whose search starts at the last of 16 slots (the start folds the upper half
+        // in, shifted by 29): each search walks the run, past the table's end.
+        func hash(_ tag: UInt64) -> UInt64 { tag << 32 | (15 ^ (tag << 3 & 15)) }
+        var slots = MemberIndex.slots(for: 8)
+        #expect(slots.count == 16)
+        for member in 0..<8 { MemberIndex.insert(member, hash: hash(UInt64(member + 1)), into: &slots) }
+        #expect(slots[15] != 0 && slots[0] != 0)
+        for member in 0..<8 { #expect(MemberIndex.member(hash: hash(UInt64(member + 1)), in: slots) == member) }
+        #expect(MemberIndex.member(hash: hash(99), in: slots) == nil)
+    }
+}
