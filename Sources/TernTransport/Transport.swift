@@ -27,6 +27,10 @@ public protocol Transport: Sendable {
     /// (`withTaskExecutorPreference`) sends requests and resumes with their answers there.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     var taskExecutor: (any TaskExecutor)? { get }
+
+    /// Whether the transport checks ``TransportRequest/pinnedKeys``. Tern fails a request to a
+    /// pinned host before sending it when its transport does not: never a silent pass.
+    var canPinKeys: Bool { get }
 }
 
 extension Transport {
@@ -36,6 +40,9 @@ extension Transport {
     /// None: the transport has no thread of its own.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public var taskExecutor: (any TaskExecutor)? { nil }
+
+    /// `false`: requests to pinned hosts fail before they are sent.
+    public var canPinKeys: Bool { false }
 }
 
 /// What hears an exchange's events: Tern's pipeline, which decides from the head and from each
@@ -142,12 +149,18 @@ public struct TransportRequest: Sendable {
     /// Tern's receiver enforces it (it stops the transfer as soon as the body passes it); a
     /// transport can read it to stop earlier still.
     public var maximumBodySize: Int?
+    /// The keys the server must show one of, each the Base64 of the SHA-256 of a certificate's
+    /// public key (its SubjectPublicKeyInfo); none to check when empty. A transport that can
+    /// check them (``Transport/canPinKeys``) fails the exchange with ``PinnedKeyMismatch``
+    /// before sending anything when the server's chain holds none of them.
+    public var pinnedKeys: [String]
 
     /// Creates a transport request.
-    public init(urlRequest: URLRequest, body: TransportBody = .inRequest, maximumBodySize: Int? = nil) {
+    public init(urlRequest: URLRequest, body: TransportBody = .inRequest, maximumBodySize: Int? = nil, pinnedKeys: [String] = []) {
         self.urlRequest = urlRequest
         self.body = body
         self.maximumBodySize = maximumBodySize
+        self.pinnedKeys = pinnedKeys
     }
 }
 
@@ -170,6 +183,18 @@ extension TransportRequest {
         case .file(let file): fileSize(of: file)
         case .stream(let stream): stream.length
         }
+    }
+}
+
+/// Why an exchange ended before its request was sent: the server's certificate chain holds
+/// none of the request's ``TransportRequest/pinnedKeys``.
+public struct PinnedKeyMismatch: Error, Sendable, Equatable {
+    /// The keys that were asked for.
+    public let pins: [String]
+
+    /// Creates the error.
+    public init(pins: [String]) {
+        self.pins = pins
     }
 }
 

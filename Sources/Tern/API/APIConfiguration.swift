@@ -53,6 +53,9 @@ public struct APIConfiguration: Sendable {
     public var plugins: [any Plugin]
     /// Where the API keeps cookies: in a ``CookieJar`` of its own, in memory, by default.
     public var cookies: CookieKeeping
+    /// The keys the API's servers must show, per host; none pinned by default. Checked by
+    /// ``CurlTransport``; see ``CertificatePins``.
+    public var certificatePins: CertificatePins?
     /// Whether requests are answered by their ``RequestOptions/sampleData`` instead of the
     /// transport (Opera's stub mode): for previews and demos. Everything else runs as usual; a
     /// request without sample data fails with ``APIError/transportFailed(_:)`` and a
@@ -76,6 +79,7 @@ public struct APIConfiguration: Sendable {
         adapters: [any RequestAdapter] = [],
         plugins: [any Plugin] = [],
         cookies: CookieKeeping = .inAJarOfItsOwn,
+        certificatePins: CertificatePins? = nil,
         usesSampleData: Bool = false
     ) {
         self.name = name
@@ -93,6 +97,7 @@ public struct APIConfiguration: Sendable {
         self.adapters = adapters
         self.plugins = plugins
         self.cookies = cookies
+        self.certificatePins = certificatePins
         self.usesSampleData = usesSampleData
     }
 

@@ -30,6 +30,8 @@ struct RequestContext: Sendable {
     let retryPolicy: RetryPolicy
     let redirectPolicy: RedirectPolicy
     let cookieJar: CookieJar?
+    /// The keys servers must show; none for sample data, which no server sends.
+    let certificatePins: CertificatePins?
     /// Whether the delegate signs the request and refreshes for it.
     let authenticates: Bool
 
@@ -53,6 +55,7 @@ struct RequestContext: Sendable {
         retryPolicy = options.retryPolicy ?? configuration.retryPolicy
         redirectPolicy = options.redirectPolicy ?? configuration.redirectPolicy
         cookieJar = api.cookieJar
+        certificatePins = configuration.usesSampleData ? nil : configuration.certificatePins
         authenticates = options.authenticates
     }
 

@@ -153,10 +153,26 @@ final class RequestExecution: Sendable {
                 try RequestBuilder.validate(method: Self.method(of: signed.urlRequest),
                                             headers: HTTPHeaders(signed.urlRequest.allHTTPHeaderFields ?? [:]))
             }
+            try pin(&signed)
             send(signed, leg: leg, generation: generation)
         } catch {
             finish(failed(error))
         }
+    }
+
+    /// Hands the transport the keys the request's host is pinned to, once its URL is final
+    /// (each stop of a redirect chain comes here); a request that could not be checked fails.
+    private func pin(_ request: inout TransportRequest) throws(APIError) {
+        guard let pins = context.certificatePins, let url = request.urlRequest.url, let host = url.host else { return }
+        let hashes = pins.hashes(for: host)
+        guard !hashes.isEmpty else { return }
+        func failure(_ reason: APIError.PinningFailure.Reason) -> APIError {
+            .pinningFailed(.init(reason: reason, host: host, pins: hashes.map { "sha256/" + $0 },
+                                 method: Self.method(of: request.urlRequest).rawValue, url: url))
+        }
+        guard url.scheme?.lowercased() == "https" else { throw failure(.notEncrypted) }
+        guard context.transport.canPinKeys else { throw failure(.transportCannotPin) }
+        request.pinnedKeys = hashes
     }
 
     private func adapt(_ request: inout URLRequest, with adapter: any RequestAdapter) throws(APIError) {
@@ -261,6 +277,11 @@ final class RequestExecution: Sendable {
             download?.discardBytes()
             context.pipelineQueue.async { self.attempt(leg) }
         case .failure(let failure as APIError):  // the download's file could not be written
+            report(.failure(failure), for: request)
+            finish(.failed(failure))
+        case .failure(let error as PinnedKeyMismatch):
+            let failure = APIError.pinningFailed(.init(reason: .keyMismatch, host: request.url?.host ?? "", pins: error.pins.map { "sha256/" + $0 },
+                                                       method: method.rawValue, url: request.url))
             report(.failure(failure), for: request)
             finish(.failed(failure))
         case .failure(let error as BodyLimitExceeded):

@@ -199,6 +199,53 @@ extension APIError {
         }
     }
 
+    /// A request to a host with pinned keys that did not go out: its server showed none of
+    /// them, or the request could not have been checked. Never retried.
+    public struct PinningFailure: Sendable, CustomStringConvertible {
+        /// Why the request did not go out.
+        public enum Reason: Sendable, Equatable {
+            /// The server's certificate holds none of the pinned keys; nothing was sent.
+            case keyMismatch
+            /// The request would have gone to the pinned host unencrypted (`http:`).
+            case notEncrypted
+            /// The API's transport cannot check keys (URLSession); nothing was sent.
+            case transportCannotPin
+        }
+
+        /// Why the request did not go out.
+        public let reason: Reason
+        /// The host whose keys are pinned.
+        public let host: String
+        /// The pins that host's server must show one of, as configured (`sha256/…`).
+        public let pins: [String]
+        /// The request's method.
+        public let method: String?
+        /// The request's URL.
+        public let url: URL?
+
+        /// Creates the failure.
+        package init(reason: Reason, host: String, pins: [String], method: String?, url: URL?) {
+            self.reason = reason
+            self.host = host
+            self.pins = pins
+            self.method = method
+            self.url = url
+        }
+
+        /// What went wrong, in words.
+        public var description: String {
+            let pinned = "\(bounded(host)), pinned to \(pins.joined(separator: ", "))"
+            return switch reason {
+            case .keyMismatch:
+                "\(describe(method, url)) was not sent: the server's certificate holds none of the keys of \(pinned)."
+            case .notEncrypted:
+                "\(describe(method, url)) was not sent: it would go unencrypted to \(pinned)."
+            case .transportCannotPin:
+                "\(describe(method, url)) was not sent: the API's transport cannot check the keys of \(pinned). Use CurlTransport."
+            }
+        }
+    }
+
     /// A download whose body could not be written to disk, or moved to its destination.
     public struct FileFailure: Sendable, CustomStringConvertible {
         /// What could not be done.

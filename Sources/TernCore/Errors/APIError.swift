@@ -39,6 +39,8 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     case redirectFailed(RedirectFailure)
     /// A download's file could not be written, or moved to its destination.
     case fileFailed(FileFailure)
+    /// A host's pinned keys were not shown, or could not be checked; nothing was sent.
+    case pinningFailed(PinningFailure)
     /// The server answered with a status the request does not accept.
     case unacceptableStatus(StatusFailure)
     /// The response body could not be turned into the expected value.
@@ -59,6 +61,7 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
         case .responseTooLarge(let failure): "\(failure)"
         case .redirectFailed(let failure): "\(failure)"
         case .fileFailed(let failure): "\(failure)"
+        case .pinningFailed(let failure): "\(failure)"
         case .unacceptableStatus(let failure): "\(failure)"
         case .parsingFailed(let failure): "\(failure)"
         case .authentication(let failure): "\(failure)"

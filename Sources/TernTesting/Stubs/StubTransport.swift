@@ -45,6 +45,10 @@ public final class StubTransport: Transport, Sendable {
     /// Every request received, in order, bodies included.
     public var requests: [RecordedRequest] { state.withLock { $0.requests } }
 
+    /// `true`: stubs answer without a server or its keys, so an API with
+    /// `CertificatePins` runs on them as on `CurlTransport`, every pin passing.
+    public var canPinKeys: Bool { true }
+
     /// Starts sending `request` and reports its exchange to `receiver`.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange = Exchange(receiver: receiver, queue: queue)

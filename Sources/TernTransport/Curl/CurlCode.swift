@@ -9,6 +9,8 @@ enum CurlCode {
     static let writeError: Int32 = 23
     static let readError: Int32 = 26
     static let abortedByCallback: Int32 = 42
+    /// CURLE_SSL_PINNEDPUBKEYNOTMATCH: the server's key is none of the pinned ones.
+    static let pinnedKeyMismatch: Int32 = 90
 
     /// The `URLError` for `code`, with libcurl's message and the URL.
     static func urlError(_ code: Int32, message: String, url: URL) -> URLError {

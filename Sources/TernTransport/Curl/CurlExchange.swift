@@ -64,6 +64,8 @@ final class CurlExchange: @unchecked Sendable {
     /// The framing of a chunked body, read for the sizes its chunks declare, and the most they
     /// may declare; `nil` unless the body is chunked and limited.
     private var chunks: (framing: ChunkFraming, limit: UInt64)?
+    /// The keys the server must show one of; none when empty.
+    private let pinnedKeys: [String]
 
     init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>,
          connections: CurlConnections, trusting certificates: URL?) throws {
@@ -93,6 +95,7 @@ final class CurlExchange: @unchecked Sendable {
         admissionOrigin = url.admissionOrigin
         self.connections = connections
         maximumBodySize = request.maximumBodySize
+        pinnedKeys = request.pinnedKeys
         errorBuffer = .allocate(capacity: 256)
         errorBuffer.initialize(repeating: 0, count: 256)
         if case .stream(let stream) = body { stream.open() }
@@ -100,6 +103,9 @@ final class CurlExchange: @unchecked Sendable {
         let trust = certificates.map { CurlTrust.only(certificates: $0) } ?? .system
         for (option, value) in trust.options {
             if let value { setString(option, value) } else { tern_curl_setopt_pointer(curl, easy, option, nil) }
+        }
+        if !pinnedKeys.isEmpty {
+            setString(CurlOption.pinnedPublicKey, pinnedKeys.map { "sha256//" + $0 }.joined(separator: ";"))
         }
     }
 
@@ -366,6 +372,7 @@ final class CurlExchange: @unchecked Sendable {
         case CurlCode.ok?: nil
         case let code?:
             stop.flatMap { $0.error(endingWith: code, url: url) }
+                ?? (code == CurlCode.pinnedKeyMismatch && !pinnedKeys.isEmpty ? PinnedKeyMismatch(pins: pinnedKeys) : nil)
                 ?? refusedStatusLine(code)
                 ?? CurlCode.urlError(code, message: message(for: code), url: url)
         }

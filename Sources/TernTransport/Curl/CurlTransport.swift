@@ -85,6 +85,11 @@ public final class CurlTransport: Transport {
         loop.scheduleIfIdle(work)
     }
 
+    /// `true`: libcurl checks the server's key against the pins after verifying its chain and
+    /// before sending (`CURLOPT_PINNEDPUBLICKEY`), and reuses only a connection made with the
+    /// same pins.
+    public var canPinKeys: Bool { true }
+
     /// Starts sending `request` and reports its exchange to `receiver`.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange: CurlExchange

@@ -107,6 +107,13 @@ enum Tour {
         return internalShop
     }
 
+    static func pinning() throws -> APIConfiguration {
+        let pins = try CertificatePins(["shop.example": ["sha256/r8udi/Mxd6pLOS73t7GpHAvPdwWQiICjvcJqgsyjpsE=",
+                                                         "sha256/YLh1dUR9y6Kja30RrAn7JKnbQG/uEtLMkBgFF2Fuihg="]])
+        let pinned = APIConfiguration(baseURL: "https://shop.example/api/v2", certificatePins: pins)
+        return pinned
+    }
+
     static func choosingATransport() throws -> [Any] {
         let overCurl = ShopAPI(client: APIClient(configuration: .production, transport: try CurlTransport()))
         let overURLSession = ShopAPI(client: APIClient(configuration: .production, transport: URLSessionTransport()))

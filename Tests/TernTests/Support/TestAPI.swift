@@ -49,6 +49,7 @@ extension APIError {
         case .responseTooLarge: "responseTooLarge"
         case .redirectFailed: "redirectFailed"
         case .fileFailed: "fileFailed"
+        case .pinningFailed: "pinningFailed"
         case .unacceptableStatus: "unacceptableStatus"
         case .parsingFailed: "parsingFailed"
         case .promise: "promise"

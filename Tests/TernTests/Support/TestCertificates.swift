@@ -24,6 +24,17 @@ final class TestCertificates: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// The pin of a key file of this directory (`server.key`, `ca.key`): `sha256/` and the
+    /// Base64 of the SHA-256 of its public key's DER (its SubjectPublicKeyInfo), made by openssl.
+    func pin(ofKey name: String) throws -> String {
+        let file = { (name: String) in self.directory.appendingPathComponent(name).path }
+        try Self.openssl(["pkey", "-in", file(name), "-pubout", "-outform", "DER", "-out", file(name + ".spki")])
+        try Self.openssl(["dgst", "-sha256", "-binary", "-out", file(name + ".sha256"), file(name + ".spki")])
+        let hash = try Data(contentsOf: directory.appendingPathComponent(name + ".sha256"))
+        guard hash.count == 32 else { throw TestError(code: -2) }
+        return "sha256/" + hash.base64EncodedString()
+    }
+
     /// The authority's certificate, for ``CurlTransport/init(trusting:)``.
     var authority: URL { directory.appendingPathComponent("ca.pem") }
 

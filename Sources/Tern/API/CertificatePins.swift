@@ -1,0 +1,95 @@
+import Foundation
+
+/// The keys an API's servers must show, per host: the SHA-256 of a certificate's public key
+/// (its SubjectPublicKeyInfo), in Base64, as OkHttp's `CertificatePinner` and HPKP write them.
+/// A request to a pinned host goes out only once its server's own certificate (the leaf, not an
+/// authority above it: libcurl checks that one) has shown one of the host's keys, after the
+/// usual verification; otherwise it fails with ``APIError/pinningFailed(_:)``, is not retried,
+/// and nothing is sent. A connection is reused only by requests with the same pins.
+///
+/// A host is an exact name (`api.shop.example`) or `*.` and a name, which matches one label
+/// more, no fewer and no more (`*.shop.example` matches `api.shop.example`, not `shop.example`
+/// nor `a.b.shop.example`). A host matching several entries must show a key of any of them.
+/// Pin a backup key beside the current one, so that a new key can be deployed.
+///
+/// ```swift
+/// let pins = try CertificatePins([
+///     "api.shop.example": ["sha256/r8udi/Mxd6pLOS73t7GpHAvPdwWQiICjvcJqgsyjpsE=",
+///                          "sha256/YLh1dUR9y6Kja30RrAn7JKnbQG/uEtLMkBgFF2Fuihg="],
+/// ])
+/// let configuration = APIConfiguration(baseURL: "https://api.shop.example", certificatePins: pins)
+/// ```
+///
+/// The hash of a server's key, with OpenSSL:
+/// `openssl s_client -connect api.shop.example:443 </dev/null | openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`.
+///
+/// Pins are checked by ``CurlTransport``; a request to a pinned host over a transport that
+/// cannot check them (`URLSessionTransport`) fails before anything is sent.
+public struct CertificatePins: Sendable, Equatable {
+    /// A pin that is no `sha256/` and the Base64 of 32 bytes, or a host that is no host name.
+    public struct InvalidPin: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The host it was given for.
+        public let host: String
+        /// The pin as given.
+        public let pin: String
+
+        /// What is wrong, in words.
+        public var description: String {
+            "The pin \"\(pin)\" for \"\(host)\" is not a host name and \"sha256/\" followed by the Base64 of a 32-byte hash."
+        }
+    }
+
+    /// Each pattern's hashes in Base64, without `sha256/`; patterns in lower case.
+    private let entries: [(pattern: String, hashes: [String])]
+
+    /// Pins `pins[host]` for each host.
+    ///
+    /// - Throws: ``InvalidPin`` for a pin that is not `sha256/` and the Base64 of 32 bytes,
+    ///   for a host with no pins, and for a host pattern that is not a name or `*.` and a name.
+    public init(_ pins: [String: [String]]) throws(InvalidPin) {
+        var entries: [(pattern: String, hashes: [String])] = []
+        for (host, hostPins) in pins.sorted(by: { $0.key < $1.key }) {
+            let pattern = host.lowercased()
+            let name = pattern.hasPrefix("*.") ? String(pattern.dropFirst(2)) : pattern
+            guard !hostPins.isEmpty else { throw InvalidPin(host: host, pin: "") }
+            guard !name.isEmpty, !name.contains("*"), !name.hasPrefix("."), !name.hasSuffix("."), !name.contains(".."),
+                  name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == ":") }) else {
+                throw InvalidPin(host: host, pin: hostPins[0])
+            }
+            let hashes = try hostPins.map { pin throws(InvalidPin) -> String in
+                guard pin.hasPrefix("sha256/"), let hash = Data(base64Encoded: String(pin.dropFirst(7))), hash.count == 32 else {
+                    throw InvalidPin(host: host, pin: pin)
+                }
+                return hash.base64EncodedString()
+            }
+            entries.append((pattern, hashes))
+        }
+        self.entries = entries
+    }
+
+    /// The hashes (Base64, without `sha256/`) that a server for `host` must show one of; none
+    /// when the host is not pinned.
+    public func hashes(for host: String) -> [String] {
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }   // the root's dot: the same host
+        var hashes: [String] = []
+        for entry in entries where Self.matches(entry.pattern, name) {
+            hashes += entry.hashes.filter { !hashes.contains($0) }
+        }
+        return hashes
+    }
+
+    /// Whether `pattern` covers `name`: the same name, or `*.` and a name one label below.
+    private static func matches(_ pattern: String, _ name: String) -> Bool {
+        guard pattern.hasPrefix("*.") else { return pattern == name }
+        let parent = pattern.dropFirst(2)
+        guard name.count > parent.count + 1, name.hasSuffix(parent) else { return false }
+        let label = name.dropLast(parent.count)
+        return label.last == "." && !label.dropLast().isEmpty && !label.dropLast().contains(".")
+    }
+
+    /// Whether both pin the same keys for the same hosts.
+    public static func == (lhs: CertificatePins, rhs: CertificatePins) -> Bool {
+        lhs.entries.elementsEqual(rhs.entries) { $0.pattern == $1.pattern && $0.hashes == $1.hashes }
+    }
+}

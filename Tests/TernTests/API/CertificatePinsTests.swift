@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TernTesting
+@testable import Tern
+
+/// Which pins a host gets: exact names, `*.` for one label more, case and the root's dot
+/// ignored; and pins that are not a SHA-256 in Base64 refused when the pins are made.
+@Suite struct CertificatePinsTests {
+    static let a = "sha256/" + Data(repeating: 1, count: 32).base64EncodedString()
+    static let b = "sha256/" + Data(repeating: 2, count: 32).base64EncodedString()
+    static let c = "sha256/" + Data(repeating: 3, count: 32).base64EncodedString()
+
+    static func hashes(_ pins: [String]) -> [String] { pins.map { String($0.dropFirst(7)) } }
+
+    @Test func anExactHostMatchesItselfOnly() throws {
+        let pins = try CertificatePins(["api.shop.example": [Self.a, Self.b]])
+        #expect(pins.hashes(for: "api.shop.example") == Self.hashes([Self.a, Self.b]))
+        #expect(pins.hashes(for: "API.Shop.Example.") == Self.hashes([Self.a, Self.b]))
+        #expect(pins.hashes(for: "shop.example").isEmpty)
+        #expect(pins.hashes(for: "x.api.shop.example").isEmpty)
+        #expect(pins.hashes(for: "api.shop.example.evil").isEmpty)
+        #expect(pins.hashes(for: "evilapi.shop.example").isEmpty)
+    }
+
+    @Test func aWildcardMatchesOneLabelOnly() throws {
+        let pins = try CertificatePins(["*.shop.example": [Self.a]])
+        #expect(pins.hashes(for: "api.shop.example") == Self.hashes([Self.a]))
+        #expect(pins.hashes(for: "cdn.shop.example.") == Self.hashes([Self.a]))
+        #expect(pins.hashes(for: "shop.example").isEmpty)
+        #expect(pins.hashes(for: "a.b.shop.example").isEmpty)
+        #expect(pins.hashes(for: ".shop.example").isEmpty)
+        #expect(pins.hashes(for: "evilshop.example").isEmpty)
+        #expect(pins.hashes(for: "api.shop.example.com").isEmpty)
+    }
+
+    @Test func aHostMatchingSeveralEntriesTakesTheirPinsTogether() throws {
+        let pins = try CertificatePins(["*.shop.example": [Self.a, Self.b], "api.shop.example": [Self.b, Self.c]])
+        #expect(Set(pins.hashes(for: "api.shop.example")) == Set(Self.hashes([Self.a, Self.b, Self.c])))
+        #expect(pins.hashes(for: "api.shop.example").count == 3)
+        #expect(pins.hashes(for: "www.shop.example") == Self.hashes([Self.a, Self.b]))
+    }
+
+    @Test func whatIsNoPinIsRefused() {
+        let bad: [[String: [String]]] = [
+            ["api.shop.example": ["r8udi/Mxd6pLOS73t7GpHAvPdwWQiICjvcJqgsyjpsE="]],          // no sha256/
+            ["api.shop.example": ["sha1/" + Data(count: 20).base64EncodedString()]],
+            ["api.shop.example": ["sha256/" + Data(count: 31).base64EncodedString()]],     // not 32 bytes
+            ["api.shop.example": ["sha256/not base64!"]],
+            ["api.shop.example": []],                                                       // no pin at all
+            ["*.": [Self.a]], ["**.shop.example": [Self.a]], ["api.*.example": [Self.a]],
+            ["": [Self.a]], ["shop..example": [Self.a]], ["a shop.example": [Self.a]],
+        ]
+        for pins in bad {
+            #expect(throws: CertificatePins.InvalidPin.self, "\(pins)") { try CertificatePins(pins) }
+        }
+        #expect("\(CertificatePins.InvalidPin(host: "h", pin: "p"))".contains("sha256/"))
+    }
+
+    @Test func pinsAreKeptInOneSpelling() throws {
+        // The same hash written without padding's line breaks or in another order of hosts.
+        let one = try CertificatePins(["b.example": [Self.a], "a.example": [Self.b]])
+        let two = try CertificatePins(["a.example": [Self.b], "b.example": [Self.a]])
+        #expect(one == two)
+        #expect(one != (try CertificatePins(["a.example": [Self.a]])))
+    }
+
+    @Test func theDocumentedPinsAreValid() throws {
+        #expect(try Readme.pinning().certificatePins?.hashes(for: "img.cdn.shop.example").count == 1)
+        #expect(try Tour.pinning().certificatePins?.hashes(for: "shop.example").count == 2)
+    }
+
+    /// An API with pins runs on stubs, which have no keys to check.
+    @Test func aPinnedAPIRunsOnStubs() async throws {
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/ping", answers: .text("pong")))
+        let configuration = APIConfiguration(baseURL: "https://shop.example", certificatePins: try CertificatePins(["shop.example": [Self.a]]))
+        let client = APIClient(configuration: configuration, transport: stubs, responseQueue: .global())
+        #expect(try await (client.request(route: .get("/ping")) as Promise<String>).value == "pong")
+    }
+}

@@ -1,0 +1,191 @@
+#if os(Linux)
+import Foundation
+import Testing
+@testable import Tern
+import TernTesting
+
+/// Certificate pinning over libcurl against a local HTTPS server with a test CA: the server's
+/// own key passes, a wrong key fails before any request byte is sent, a backup key passes, a
+/// redirect to a pinned host is checked there, and a connection made without pins is never
+/// reused by a request with them.
+@Suite(.timeLimit(.minutes(1))) struct CertificatePinningTests {
+    /// `openssl s_server` relaying its connection to the test: what the client sent arrives in
+    /// `received`, and each request is answered with its path.
+    final class RelayingServer: Sendable {
+        let certificates: TestCertificates
+        let port: Int
+        let process: Process
+        let received = Recorder<Data>()
+
+        init() throws {
+            certificates = try TestCertificates()
+            port = try TestCertificates.freePort()
+            let (input, output) = (Pipe(), Pipe())
+            process = try certificates.server(on: port, [], input: input, output: output)
+            let received = received
+            Thread {
+                var buffer = Data()
+                while case let chunk = output.fileHandleForReading.availableData, !chunk.isEmpty {
+                    received.append(chunk)
+                    buffer.append(chunk)
+                    while let end = buffer.range(of: Data("\r\n\r\n".utf8)) {
+                        let head = String(decoding: buffer[..<end.lowerBound], as: UTF8.self)
+                        buffer.removeSubrange(..<end.upperBound)
+                        input.fileHandleForWriting.write(Data(RawServer.Connection.response(ConnectionReuseTests.name(of: head)).utf8))
+                    }
+                }
+            }.start()
+        }
+
+        deinit { stopServer(process) }
+
+        var url: String { "https://127.0.0.1:\(port)" }
+        var serverPin: String { get throws { try certificates.pin(ofKey: "server.key") } }
+        var authorityPin: String { get throws { try certificates.pin(ofKey: "ca.key") } }
+        var requestBytes: Int { received.items.reduce(0) { $0 + $1.count } }
+        var receivedText: String { String(decoding: received.items.joined(), as: UTF8.self) }
+    }
+
+    /// A pin no key has.
+    static let wrongPin = "sha256/" + Data(repeating: 7, count: 32).base64EncodedString()
+
+    static func api(_ pins: [String: [String]]?, transport: any Transport, retryPolicy: RetryPolicy = .never) throws -> AbstractAPI {
+        let configuration = APIConfiguration(retryPolicy: retryPolicy, certificatePins: try pins.map { try CertificatePins($0) })
+        return AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global())
+    }
+
+    /// `path` through `api`, once the server listens.
+    static func get(_ path: String, from server: RelayingServer, _ api: AbstractAPI) async throws -> Result<String, any Error> {
+        for _ in 0..<200 {
+            let result = await (api.request(route: .get(server.url + path)) as Promise<String>).result
+            if case .failure(APIError.transportFailed(let failure)) = result, failure.urlError?.code == .cannotConnectToHost {
+                try await Task.sleep(for: .milliseconds(50))
+                continue
+            }
+            return result
+        }
+        throw TestError()
+    }
+
+    @Test func theServersOwnKeyPasses() async throws {
+        let server = try RelayingServer()
+        let transport = try CurlTransport(trusting: server.certificates.authority)
+        let api = try Self.api(["127.0.0.1": [try server.serverPin]], transport: transport)
+        #expect(try await Self.get("/pinned", from: server, api).get() == "pinned")
+    }
+
+    @Test func aWrongKeyFailsBeforeAnyByteIsSentAndIsNotRetried() async throws {
+        let server = try RelayingServer()
+        let transport = try CurlTransport(trusting: server.certificates.authority)
+        let recorder = Recorder<String>()
+        var configuration = APIConfiguration(retryPolicy: RetryPolicy(maxRetries: 3, baseDelay: 0.01),
+                                             certificatePins: try CertificatePins(["127.0.0.1": [Self.wrongPin]]))
+        configuration.plugins = [WillSendCounter(recorder: recorder)]
+        let api = AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global())
+        let result = try await Self.get("/secret", from: server, api)
+        guard case .failure(APIError.pinningFailed(let failure)) = result else {
+            Issue.record("expected pinningFailed, got \(result)")
+            return
+        }
+        #expect(failure.reason == .keyMismatch)
+        #expect(failure.host == "127.0.0.1")
+        #expect(failure.pins == [Self.wrongPin])
+        #expect("\(failure)".contains(Self.wrongPin))
+        // Sent to the transport once (the attempts while the server was starting aside): no retry.
+        #expect(recorder.items.filter { $0 == "/secret" }.count >= 1)
+        let attempts = recorder.items.count
+        let again = await (api.request(route: .get(server.url + "/secret")) as Promise<String>).result
+        guard case .failure(APIError.pinningFailed) = again else { Issue.record("expected pinningFailed, got \(again)"); return }
+        #expect(recorder.items.count == attempts + 1)
+        // The server heard nothing; the right pin on the same server is heard.
+        #expect(server.requestBytes == 0)
+        let right = try Self.api(["127.0.0.1": [try server.serverPin]], transport: transport)
+        #expect(try await Self.get("/heard", from: server, right).get() == "heard")
+        #expect(server.requestBytes > 0)
+    }
+
+    @Test func aBackupKeyBesideAWrongOnePasses() async throws {
+        let server = try RelayingServer()
+        let transport = try CurlTransport(trusting: server.certificates.authority)
+        let api = try Self.api(["127.0.0.1": [Self.wrongPin, try server.serverPin]], transport: transport)
+        #expect(try await Self.get("/backup", from: server, api).get() == "backup")
+    }
+
+    /// libcurl checks the server's own certificate: the authority's key above it does not pass.
+    @Test func theAuthoritysKeyIsNotTheServers() async throws {
+        let server = try RelayingServer()
+        let transport = try CurlTransport(trusting: server.certificates.authority)
+        let api = try Self.api(["127.0.0.1": [try server.authorityPin]], transport: transport)
+        let result = try await Self.get("/above", from: server, api)
+        guard case .failure(APIError.pinningFailed(let failure)) = result else { Issue.record("expected pinningFailed, got \(result)"); return }
+        #expect(failure.reason == .keyMismatch)
+    }
+
+    /// A connection opened without pins (another API on the same transport) is not taken by a
+    /// request with a wrong pin, which would then skip the check. s_server serves one
+    /// connection at a time: the open one answers a request that reuses it, a new one is not
+    /// even greeted while it is open, so a request that did not reuse it times out unsent.
+    @Test func aConnectionMadeWithoutPinsIsNotReusedByAPinnedRequest() async throws {
+        let server = try RelayingServer()
+        let transport = try CurlTransport(trusting: server.certificates.authority)
+        let unpinned = try Self.api(nil, transport: transport)
+        #expect(try await Self.get("/open", from: server, unpinned).get() == "open")
+        #expect(try await (unpinned.request(route: .get(server.url + "/again")) as Promise<String>).value == "again")
+        let configuration = APIConfiguration(timeout: 2, retryPolicy: .never,
+                                             certificatePins: try CertificatePins(["127.0.0.1": [Self.wrongPin]]))
+        let pinned = AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global())
+        let result = await (pinned.request(route: .get(server.url + "/reuse")) as Promise<String>).result
+        if case .success = result { Issue.record("the pinned request went out on the unpinned connection") }
+        #expect(!server.receivedText.contains("/reuse"))
+    }
+
+    /// Each stop of a redirect chain is checked for its own host: a plain-HTTP server (not
+    /// pinned) sends the request on to the pinned one.
+    @Test func aRedirectToAPinnedHostIsCheckedThere() async throws {
+        let server = try RelayingServer()
+        let target = server.url
+        let redirecting = try RawServer { connection in
+            while connection.readRequest() != nil {
+                guard connection.send(RawServer.Connection.response("", status: "302 Found", headers: "Location: \(target)/landed\r\n")) else { return }
+            }
+        }
+        defer { redirecting.stop() }
+        let transport = try CurlTransport(trusting: server.certificates.authority)
+        let start = redirecting.baseURL.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/start"
+        _ = try await Self.get("/warm", from: server, try Self.api(nil, transport: try CurlTransport(trusting: server.certificates.authority)))
+        let wrong = try Self.api(["127.0.0.1": [Self.wrongPin]], transport: transport)
+        let refused = await (wrong.request(route: .get(start)) as Promise<String>).result
+        guard case .failure(APIError.pinningFailed(let failure)) = refused else { Issue.record("expected pinningFailed, got \(refused)"); return }
+        #expect(failure.url?.path == "/landed")
+        let right = try Self.api(["127.0.0.1": [try server.serverPin]], transport: transport)
+        #expect(try await (right.request(route: .get(start)) as Promise<String>).value == "landed")
+    }
+
+    @Test func plainHTTPToAPinnedHostIsNeverSent() async throws {
+        let server = try RawServer { connection in
+            while connection.readRequest() != nil { _ = connection.send(RawServer.Connection.response("plain")) }
+        }
+        defer { server.stop() }
+        let api = try Self.api(["127.0.0.1": [Self.wrongPin]], transport: try CurlTransport())
+        let result = await (api.request(route: .get(server.baseURL + "/plain")) as Promise<String>).result
+        guard case .failure(APIError.pinningFailed(let failure)) = result else { Issue.record("expected pinningFailed, got \(result)"); return }
+        #expect(failure.reason == .notEncrypted)
+        #expect(server.connections == 0)
+    }
+
+    @Test func aTransportThatCannotPinFailsTheRequestBeforeSendingIt() async throws {
+        let api = try Self.api(["127.0.0.1": [Self.wrongPin]], transport: URLSessionTransport())
+        let closed = try ClosedPort()
+        let result = await (api.request(route: .get("https://127.0.0.1:\(closed.port)/")) as Promise<String>).result
+        guard case .failure(APIError.pinningFailed(let failure)) = result else { Issue.record("expected pinningFailed, got \(result)"); return }
+        #expect(failure.reason == .transportCannotPin)
+        #expect("\(failure)".contains("CurlTransport"))
+    }
+}
+
+/// Notes the path of each request handed to the transport.
+private struct WillSendCounter: Plugin {
+    let recorder: Recorder<String>
+    func willSend(_ request: URLRequest, api: APIContext) { recorder.append(request.url?.path ?? "") }
+}
+#endif
