@@ -23,6 +23,8 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         var hasHead = false
         /// Whether the task is suspended because the receiver said pause (Apple platforms only).
         var isPaused = false
+        /// Whether its server showed none of the pinned keys (Apple platforms only).
+        var failedPins = false
         /// The body's announced length, once the head has come, and how much of it has.
         var announcedLength: Int64?
         var receivedLength: Int64 = 0
@@ -39,9 +41,14 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
     /// Where the session calls this delegate; held here, since an operation queue does not
     /// retain its underlying queue.
     let queue = DispatchQueue(label: "tern.transport", qos: .userInteractive)
+    /// The keys every server of the session must show one of (Apple platforms only); none when
+    /// empty.
+    let pins: [String]
 
-    /// Counts requests to each plain-HTTP origin against `connectionsPerHost`, or none if `nil`.
-    init(connectionsPerHost: Int?) {
+    /// Counts requests to each plain-HTTP origin against `connectionsPerHost`, or none if `nil`;
+    /// checks every server against `pins`, if any.
+    init(connectionsPerHost: Int?, pins: [String] = []) {
+        self.pins = pins
         // Not an optional `Locked`: made from `Optional.map`, one crashed the process.
         admission = Locked(HostAdmission(limit: connectionsPerHost ?? 1))
         countsOrigins = connectionsPerHost != nil
@@ -188,6 +195,28 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(nil)
     }
 
+    #if canImport(Security) && canImport(CryptoKit) && !canImport(FoundationNetworking)
+    /// Checks the server of each new connection against the session's pins, if it has any.
+    /// (Called for a task since the session has no session-wide handler; a connection reused
+    /// is one checked already, and only tasks with the same pins share this session.)
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard !pins.isEmpty, challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
+              let trust = challenge.protectionSpace.serverTrust else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        guard ServerTrustPinning.accepts(trust, pins: pins) else {
+            exchanges.withLock { $0[task.taskIdentifier]?.failedPins = true }
+            return completionHandler(.cancelAuthenticationChallenge, nil)
+        }
+        completionHandler(.useCredential, URLCredential(trust: trust))
+    }
+    #endif
+
     /// Apple's URLSession measures each task; FoundationNetworking never calls this.
     func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
         guard let receiver = exchanges.withLock({ $0[task.taskIdentifier]?.request.receiver }),
@@ -213,7 +242,7 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         // A body that broke its length stopped the upload; FoundationNetworking says only that
         // the transfer was aborted. (Only Tern's own stream is asked: FoundationNetworking's
         // crashes when asked for its error at its end.)
-        receiver.didComplete(with: error.map { exchange.body?.streamError ?? $0 })
+        receiver.didComplete(with: exchange.failedPins ? PinnedKeyMismatch(pins: pins) : error.map { exchange.body?.streamError ?? $0 })
         ended(exchange.request, on: session)
     }
 }

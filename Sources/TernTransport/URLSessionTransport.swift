@@ -23,10 +23,19 @@ public final class URLSessionTransport: Transport {
     public let session: URLSession
     /// The exchanges in flight, when the session is ours.
     private let exchanges: SessionExchanges?
+    /// On Apple platforms, a transport of the same configuration for each set of pinned keys:
+    /// a connection checked for one set is never reused by a request with another, or with
+    /// none.
+    private let pinnedTransports = Locked([[String]: URLSessionTransport]())
 
     /// Creates a transport over a new session made from `configuration`, which keeps no cookies:
     /// each API keeps its own, in its ``CookieJar``.
-    public init(configuration: URLSessionConfiguration = .default) {
+    public convenience init(configuration: URLSessionConfiguration = .default) {
+        self.init(configuration: configuration, pins: [])
+    }
+
+    /// A transport whose servers must show one of `pins`, if any.
+    private init(configuration: URLSessionConfiguration, pins: [String]) {
         // A copy, so that the caller's stays as it was.
         let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
         configuration.httpCookieStorage = nil
@@ -35,7 +44,7 @@ public final class URLSessionTransport: Transport {
         #if canImport(FoundationNetworking)
         let exchanges = SessionExchanges(connectionsPerHost: configuration.httpMaximumConnectionsPerHost)
         #else
-        let exchanges = SessionExchanges(connectionsPerHost: nil)
+        let exchanges = SessionExchanges(connectionsPerHost: nil, pins: pins)
         #endif
         let delegateQueue = OperationQueue()
         delegateQueue.name = "tern.transport"
@@ -68,7 +77,32 @@ public final class URLSessionTransport: Transport {
     /// Starts sending `request` and reports its exchange to `receiver`.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         guard let exchanges else { return sendThroughCallersSession(request, to: receiver) }
+        if request.pinnedKeys != exchanges.pins, canPinKeys {
+            return pinnedTransport(for: request.pinnedKeys).send(request, to: receiver)
+        }
         return exchanges.send(request, to: receiver, on: session)
+    }
+
+    /// On Apple platforms, with a session of its own: its servers' trust is evaluated, then
+    /// their keys are checked against the pins. FoundationNetworking cannot evaluate a server's
+    /// trust, nor can a caller's session, which is not Tern's to watch.
+    public var canPinKeys: Bool {
+        #if canImport(Security) && canImport(CryptoKit) && !canImport(FoundationNetworking)
+        exchanges != nil
+        #else
+        false
+        #endif
+    }
+
+    /// The transport for requests pinned to `pins`: this one for its own pins, or one made for
+    /// them, with this one's configuration, once.
+    private func pinnedTransport(for pins: [String]) -> URLSessionTransport {
+        pinnedTransports.withLock { transports in
+            if let transport = transports[pins] { return transport }
+            let transport = URLSessionTransport(configuration: session.configuration, pins: pins)
+            transports[pins] = transport
+            return transport
+        }
     }
 
     /// A session that is not ours has no delegate of ours: its completion handlers get whole

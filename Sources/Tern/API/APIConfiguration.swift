@@ -54,7 +54,8 @@ public struct APIConfiguration: Sendable {
     /// Where the API keeps cookies: in a ``CookieJar`` of its own, in memory, by default.
     public var cookies: CookieKeeping
     /// The keys the API's servers must show, per host; none pinned by default. Checked by
-    /// ``CurlTransport``; see ``CertificatePins``.
+    /// ``CurlTransport``, and on Apple platforms by ``URLSessionTransport``; see
+    /// ``CertificatePins``.
     public var certificatePins: CertificatePins?
     /// Whether requests are answered by their ``RequestOptions/sampleData`` instead of the
     /// transport (Opera's stub mode): for previews and demos. Everything else runs as usual; a

@@ -23,8 +23,9 @@ import Foundation
 /// The hash of a server's key, with OpenSSL:
 /// `openssl s_client -connect api.shop.example:443 </dev/null | openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`.
 ///
-/// Pins are checked by ``CurlTransport``; a request to a pinned host over a transport that
-/// cannot check them (`URLSessionTransport`) fails before anything is sent.
+/// Pins are checked by ``CurlTransport``, and on Apple platforms by ``URLSessionTransport``; a
+/// request to a pinned host over a transport that cannot check them (URLSession on Linux) fails
+/// before anything is sent.
 public struct CertificatePins: Sendable, Equatable {
     /// A pin that is no `sha256/` and the Base64 of 32 bytes, or a host that is no host name.
     public struct InvalidPin: Error, Sendable, Equatable, CustomStringConvertible {

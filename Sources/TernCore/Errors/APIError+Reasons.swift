@@ -208,7 +208,8 @@ extension APIError {
             case keyMismatch
             /// The request would have gone to the pinned host unencrypted (`http:`).
             case notEncrypted
-            /// The API's transport cannot check keys (URLSession); nothing was sent.
+            /// The API's transport cannot check keys (URLSession on Linux, a caller's session);
+            /// nothing was sent.
             case transportCannotPin
         }
 
@@ -241,7 +242,7 @@ extension APIError {
             case .notEncrypted:
                 "\(describe(method, url)) was not sent: it would go unencrypted to \(pinned)."
             case .transportCannotPin:
-                "\(describe(method, url)) was not sent: the API's transport cannot check the keys of \(pinned). Use CurlTransport."
+                "\(describe(method, url)) was not sent: the API's transport cannot check the keys of \(pinned). Use CurlTransport, or on Apple platforms a URLSessionTransport with a session of its own."
             }
         }
     }

@@ -1,0 +1,43 @@
+#if os(Linux)
+import Foundation
+import Testing
+@testable import TernTransport
+
+/// The SubjectPublicKeyInfo made from a key as Apple's Security framework exports it is
+/// OpenSSL's, byte for byte, for RSA keys of several sizes and the three NIST curves: so a pin
+/// computed with OpenSSL matches one computed on Apple platforms.
+@Suite(.timeLimit(.minutes(1))) struct SubjectPublicKeyInfoTests {
+    /// OpenSSL's SPKI of a new key made with `arguments`, and the key as Security exports it:
+    /// PKCS #1 for RSA (OpenSSL's `-RSAPublicKey_out`), the uncompressed point for a curve (the
+    /// BIT STRING's content: the SPKI's last bytes).
+    static func key(_ arguments: [String], rsa: Bool, pointLength: Int = 0) throws -> (spki: [UInt8], exported: [UInt8]) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-spki-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = { (name: String) in directory.appendingPathComponent(name).path }
+        try TestCertificates.openssl(["genpkey"] + arguments + ["-out", file("key.pem")])
+        try TestCertificates.openssl(["pkey", "-in", file("key.pem"), "-pubout", "-outform", "DER", "-out", file("spki.der")])
+        let spki = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file("spki.der"))))
+        guard rsa else { return (spki, Array(spki.suffix(pointLength))) }
+        try TestCertificates.openssl(["rsa", "-pubin", "-inform", "DER", "-in", file("spki.der"), "-RSAPublicKey_out", "-outform", "DER", "-out", file("pkcs1.der")])
+        return (spki, try [UInt8](Data(contentsOf: URL(fileURLWithPath: file("pkcs1.der")))))
+    }
+
+    @Test(arguments: [1024, 2048, 4096])
+    func rsaKeysAreOpenSSLs(bits: Int) throws {
+        let (spki, exported) = try Self.key(["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)"], rsa: true)
+        #expect(SubjectPublicKeyInfo.der(of: exported, algorithm: .rsa) == spki)
+    }
+
+    @Test(arguments: [(256, "P-256", 65), (384, "P-384", 97), (521, "P-521", 133)])
+    func curveKeysAreOpenSSLs(bits: Int, curve: String, pointLength: Int) throws {
+        let (spki, point) = try Self.key(["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)"], rsa: false, pointLength: pointLength)
+        #expect(point.first == 0x04)
+        #expect(SubjectPublicKeyInfo.der(of: point, algorithm: .ellipticCurve(bits: bits)) == spki)
+    }
+
+    @Test func anotherCurveHasNone() {
+        #expect(SubjectPublicKeyInfo.der(of: [0x04, 1, 2], algorithm: .ellipticCurve(bits: 255)) == nil)
+    }
+}
+#endif
