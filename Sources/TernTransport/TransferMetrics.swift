@@ -29,11 +29,14 @@ public struct TransferMetrics: Sendable, Equatable {
     public var reusedConnection: Bool?
     /// The protocol, such as "HTTP/1.1" or "HTTP/2", when known.
     public var httpVersion: String?
+    /// What the API's ``HTTPCache`` did, if it has one.
+    public var cacheOutcome: CacheOutcome?
 
     /// Creates metrics.
     public init(url: URL? = nil, statusCode: Int? = nil, nameLookup: TimeInterval? = nil, connect: TimeInterval? = nil,
                 tlsHandshake: TimeInterval? = nil, firstByte: TimeInterval? = nil, total: TimeInterval? = nil,
-                bytesSent: Int64 = 0, bytesReceived: Int64 = 0, reusedConnection: Bool? = nil, httpVersion: String? = nil) {
+                bytesSent: Int64 = 0, bytesReceived: Int64 = 0, reusedConnection: Bool? = nil, httpVersion: String? = nil,
+                cacheOutcome: CacheOutcome? = nil) {
         self.url = url
         self.statusCode = statusCode
         self.nameLookup = nameLookup
@@ -45,5 +48,6 @@ public struct TransferMetrics: Sendable, Equatable {
         self.bytesReceived = bytesReceived
         self.reusedConnection = reusedConnection
         self.httpVersion = httpVersion
+        self.cacheOutcome = cacheOutcome
     }
 }

@@ -154,6 +154,9 @@ public struct TransportRequest: Sendable {
     /// check them (``Transport/canPinKeys``) fails the exchange with ``PinnedKeyMismatch``
     /// before sending anything when the server's chain holds none of them.
     public var pinnedKeys: [String]
+    /// The response the cache asks the server about: set with the conditional fields it added
+    /// before the request was signed, so that a `304` is answered with it.
+    package var revalidates: CachedResponse?
 
     /// Creates a transport request.
     public init(urlRequest: URLRequest, body: TransportBody = .inRequest, maximumBodySize: Int? = nil, pinnedKeys: [String] = []) {

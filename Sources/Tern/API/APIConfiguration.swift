@@ -57,6 +57,9 @@ public struct APIConfiguration: Sendable {
     /// ``CurlTransport``, and on Apple platforms by ``URLSessionTransport``; see
     /// ``CertificatePins``.
     public var certificatePins: CertificatePins?
+    /// Where responses are kept and reused as RFC 9111 allows; none by default. One cache may
+    /// serve several APIs; see ``HTTPCache``.
+    public var cache: HTTPCache?
     /// Whether requests are answered by their ``RequestOptions/sampleData`` instead of the
     /// transport (Opera's stub mode): for previews and demos. Everything else runs as usual; a
     /// request without sample data fails with ``APIError/transportFailed(_:)`` and a
@@ -81,6 +84,7 @@ public struct APIConfiguration: Sendable {
         plugins: [any Plugin] = [],
         cookies: CookieKeeping = .inAJarOfItsOwn,
         certificatePins: CertificatePins? = nil,
+        cache: HTTPCache? = nil,
         usesSampleData: Bool = false
     ) {
         self.name = name
@@ -99,6 +103,7 @@ public struct APIConfiguration: Sendable {
         self.plugins = plugins
         self.cookies = cookies
         self.certificatePins = certificatePins
+        self.cache = cache
         self.usesSampleData = usesSampleData
     }
 

@@ -83,7 +83,9 @@ open class AbstractAPI: @unchecked Sendable {
         self.clock = clock ?? SystemClock()
         self.responseParser = responseParser
         self.configuration = configuration
-        self.transport = transport ?? DefaultTransport.shared
+        let transport = transport ?? DefaultTransport.shared
+        // The cache answers above the transport, the same over each; sample data needs neither.
+        self.transport = configuration.cache.map { configuration.usesSampleData ? transport : CachingTransport(base: transport, cache: $0) } ?? transport
         self.responseQueue = responseQueue
         cookieJar = configuration.cookies.makeJar()
         plugins = configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : [])

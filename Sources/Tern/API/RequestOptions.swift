@@ -34,6 +34,9 @@ public struct RequestOptions: Sendable {
     /// What this request answers when its API answers with sample data
     /// (``APIConfiguration/usesSampleData``); ignored otherwise.
     public var sampleData: SampleData?
+    /// What this request asks of the API's ``HTTPCache`` (and any cache on the way), sent as its
+    /// `Cache-Control`; none by default.
+    public var cacheDirectives: CacheDirectives?
 
     /// Creates options; what is left `nil` comes from the API.
     public init(
@@ -47,7 +50,8 @@ public struct RequestOptions: Sendable {
         redirectPolicy: RedirectPolicy? = nil,
         authenticates: Bool = true,
         plugins: [any Plugin] = [],
-        sampleData: SampleData? = nil
+        sampleData: SampleData? = nil,
+        cacheDirectives: CacheDirectives? = nil
     ) {
         self.timeout = timeout
         self.cachePolicy = cachePolicy
@@ -60,5 +64,6 @@ public struct RequestOptions: Sendable {
         self.authenticates = authenticates
         self.plugins = plugins
         self.sampleData = sampleData
+        self.cacheDirectives = cacheDirectives
     }
 }

@@ -38,6 +38,9 @@ public struct Response: Sendable {
     /// The status code.
     public var statusCode: Int { httpResponse.statusCode }
 
+    /// What the API's ``HTTPCache`` did for this response; `nil` when the API has none.
+    public var cacheOutcome: CacheOutcome? { metrics.last?.cacheOutcome }
+
     /// The URL that answered, after any redirect.
     public var url: URL? { httpResponse.url ?? request.url }
 

@@ -32,6 +32,8 @@ struct RequestContext: Sendable {
     let cookieJar: CookieJar?
     /// The keys servers must show; none for sample data, which no server sends.
     let certificatePins: CertificatePins?
+    /// The API's cache, which its transport answers from; none for sample data.
+    let cache: HTTPCache?
     /// Whether the delegate signs the request and refreshes for it.
     let authenticates: Bool
 
@@ -49,13 +51,16 @@ struct RequestContext: Sendable {
         adapters = configuration.adapters
         timeout = options.timeout ?? configuration.timeout
         cachePolicy = options.cachePolicy ?? configuration.cachePolicy
-        commonHeaders = configuration.commonHeaders
+        var commonHeaders = configuration.commonHeaders
+        if let directives = options.cacheDirectives?.fieldValue { commonHeaders["Cache-Control"] = directives }
+        self.commonHeaders = commonHeaders
         maximumBodySize = (options.maximumResponseSize ?? configuration.maximumResponseSize).bytes
         validation = options.validation ?? configuration.validation
         retryPolicy = options.retryPolicy ?? configuration.retryPolicy
         redirectPolicy = options.redirectPolicy ?? configuration.redirectPolicy
         cookieJar = api.cookieJar
         certificatePins = configuration.usesSampleData ? nil : configuration.certificatePins
+        cache = configuration.usesSampleData ? nil : configuration.cache
         authenticates = options.authenticates
     }
 

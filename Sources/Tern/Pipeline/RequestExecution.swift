@@ -136,6 +136,8 @@ final class RequestExecution: Sendable {
         }
         do {
             var signed = request
+            // Before adapters and the delegate, which then sign the conditions too.
+            context.cache?.prepareRevalidation(of: &signed)
             for adapter in context.adapters {
                 try adapt(&signed.urlRequest, with: adapter)
             }

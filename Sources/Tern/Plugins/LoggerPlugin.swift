@@ -169,6 +169,7 @@ public struct LoggerPlugin: Plugin {
         }
         if let version = metrics.httpVersion { words.append(version) }
         if let reused = metrics.reusedConnection { words.append(reused ? "reused connection" : "new connection") }
+        if let outcome = metrics.cacheOutcome { words.append("cache \(outcome.rawValue)") }
         return words.joined(separator: ", ")
     }
 

@@ -1,0 +1,114 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a private cache may do, as RFC 9111 says: which responses it may keep, which it may
+/// answer a request with, and which requests make it forget. Values in, a decision out.
+enum CacheRules {
+    /// What a request asks of the cache: its `Cache-Control` (or `Pragma: no-cache` without one)
+    /// and the `URLRequest.CachePolicy` it was made with.
+    struct Request {
+        let control: CacheControl
+        let noCache: Bool
+        let onlyIfCached: Bool
+        /// Whether anything kept may answer it, however old (`.returnCacheDataElseLoad` and
+        /// `.returnCacheDataDontLoad`).
+        let anyAge: Bool
+        /// Whether it goes to the server unconditionally (`.reloadIgnoringLocalCacheData`).
+        let reload: Bool
+
+        init(_ request: URLRequest) {
+            let headers = request.allHTTPHeaderFields ?? [:]
+            let value = { (name: String) in headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value }
+            control = CacheControl(value("Cache-Control").map { [$0] } ?? [])
+            let pragmaNoCache = value("Cache-Control") == nil && (value("Pragma")?.lowercased().contains("no-cache") ?? false)
+            let policy = request.cachePolicy
+            noCache = control.has("no-cache") || pragmaNoCache || policy == .reloadRevalidatingCacheData
+            onlyIfCached = control.has("only-if-cached") || policy == .returnCacheDataDontLoad
+            anyAge = policy == .returnCacheDataElseLoad || policy == .returnCacheDataDontLoad
+            reload = policy == .reloadIgnoringLocalCacheData || policy == .reloadIgnoringLocalAndRemoteCacheData
+        }
+    }
+
+    /// How a request is answered.
+    enum Decision: Equatable {
+        /// With the kept response, fresh.
+        case fresh(CachedResponse)
+        /// With the kept response, stale, as the request allowed (`max-stale`).
+        case stale(CachedResponse)
+        /// By the server, asked whether the kept response is still good.
+        case revalidate(CachedResponse)
+        /// By the server.
+        case network
+        /// By nobody: the request wants only what is kept, and nothing kept will do: a 504.
+        case unsatisfiable
+    }
+
+    /// How to answer `request`, given what is kept for its URL (if its `Vary` fields match).
+    static func decide(_ request: Request, kept: CachedResponse?, now: Date) -> Decision {
+        guard !request.reload else { return request.onlyIfCached ? .unsatisfiable : .network }
+        guard let kept else { return request.onlyIfCached ? .unsatisfiable : .network }
+        let age = kept.age(at: now)
+        let lifetime = kept.freshnessLifetime
+        let response = kept.cacheControl
+        if request.anyAge, !response.has("no-cache") { return age < lifetime ? .fresh(kept) : .stale(kept) }
+        let mustAsk = request.noCache || response.has("no-cache")
+        var fresh = !mustAsk && age < lifetime
+        if let maxAge = request.control.seconds("max-age"), age > TimeInterval(maxAge) { fresh = false }
+        if let minFresh = request.control.seconds("min-fresh"), lifetime - age < TimeInterval(minFresh) { fresh = false }
+        if fresh { return .fresh(kept) }
+        if !mustAsk, !response.has("must-revalidate"), let maxStale = request.control.maxStale,
+           maxStale.map({ age - lifetime <= TimeInterval($0) }) ?? true {
+            return .stale(kept)
+        }
+        if request.onlyIfCached { return .unsatisfiable }
+        return kept.hasValidator ? .revalidate(kept) : .network
+    }
+
+    /// Whether a response to `request` may be kept (RFC 9111, §3): to a `GET`, final and whole,
+    /// neither side saying `no-store`, not varying on everything, with something to keep it for
+    /// (freshness or a validator); to a request with `Authorization` only when the response says
+    /// it may be shared (§3.5: `public`, `must-revalidate` or `s-maxage`), as if the cache were
+    /// shared, since an app's cache can outlast the account that filled it.
+    static func mayStore(_ response: CachedResponse, for request: URLRequest, control requestControl: CacheControl) -> Bool {
+        let control = response.cacheControl
+        guard request.httpMethod ?? "GET" == "GET", (200...599).contains(response.status), response.status != 206, response.status != 304,
+              !requestControl.has("no-store"), !control.has("no-store"), !response.varyNames.contains("*") else { return false }
+        if request.value(forHTTPHeaderField: "Authorization") != nil,
+           !(control.has("public") || control.has("must-revalidate") || control.has("s-maxage")) { return false }
+        let explicit = control.has("max-age") || response.headers["expires"] != nil || control.has("public") || control.has("private")
+        guard explicit || CachedResponse.heuristicallyCacheable.contains(response.status) else { return false }
+        return response.freshnessLifetime > 0 || response.hasValidator
+    }
+
+    /// Whether `method` is one that changes what the server has (RFC 9110, §9.2.1): its
+    /// successful responses make the cache forget what it keeps for the URLs they touch.
+    static func isUnsafe(_ method: String) -> Bool {
+        !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method.uppercased())
+    }
+
+    /// The URLs a successful unsafe request to `url` makes the cache forget (§4.4): the URL
+    /// itself, and its response's `Location` and `Content-Location` when on the same origin.
+    static func invalidated(by url: URL, headers: [String: String]) -> [String] {
+        var urls = [CacheKey.of(url)]
+        for name in ["location", "content-location"] {
+            guard let value = headers[name], let target = URL(string: value, relativeTo: url)?.absoluteURL,
+                  target.scheme?.lowercased() == url.scheme?.lowercased(), target.host?.lowercased() == url.host?.lowercased(),
+                  target.port == url.port else { continue }
+            urls.append(CacheKey.of(target))
+        }
+        return urls
+    }
+}
+
+/// The key a response is kept under: its URL, scheme and host in lower case, without fragment.
+enum CacheKey {
+    static func of(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
+        components.scheme = components.scheme?.lowercased()
+        components.host = components.host?.lowercased()
+        components.fragment = nil
+        return components.string ?? url.absoluteString
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An answer the cache gives without the server: the kept response's events, sent off the
+/// caller's thread, or a cancel if the task is cancelled first.
+final class CachedAnswer: TransportTask {
+    private let cancelled = Locked(false)
+
+    /// Sends `response`'s events to `receiver` (no body for a `HEAD`), its metrics saying
+    /// `outcome`.
+    static func send(_ response: CachedResponse, outcome: CacheOutcome, age: TimeInterval?, bodyless: Bool,
+                     to receiver: any TransportReceiver) -> any TransportTask {
+        let answer = CachedAnswer()
+        let start = DispatchTime.now().uptimeNanoseconds
+        DispatchQueue.global().async {
+            guard !answer.cancelled.withLock({ $0 }) else { return receiver.didComplete(with: URLError(.cancelled)) }
+            let seconds = TimeInterval(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            let metrics = TransferMetrics(url: URL(string: response.url), statusCode: response.status, total: seconds, cacheOutcome: outcome)
+            deliver(response, age: age, bodyless: bodyless, metrics: metrics, to: receiver)
+        }
+        return answer
+    }
+
+    func cancel() {
+        cancelled.withLock { $0 = true }
+    }
+
+    /// Hands `receiver` the head, the body, the metrics and the end of `response`: its kept
+    /// fields, its `Age` (RFC 9111, §5.1) and the length of the body as kept (decoded).
+    static func deliver(_ response: CachedResponse, age: TimeInterval?, bodyless: Bool, metrics: TransferMetrics, to receiver: any TransportReceiver) {
+        var fields = response.headers
+        fields["content-length"] = String(response.body.count)
+        if let age { fields["age"] = String(Int(age)) }
+        guard let url = URL(string: response.url),
+              let head = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: fields) else {
+            return receiver.didComplete(with: URLError(.badServerResponse))
+        }
+        if receiver.didReceive(head) != .stop, !bodyless, !response.body.isEmpty {
+            _ = receiver.didReceive(response.body)
+        }
+        receiver.didCollect(metrics)
+        receiver.didComplete(with: nil)
+    }
+
+    /// What a request that wants only what is kept gets when nothing kept will do (RFC 9111,
+    /// §5.2.1.7): a `504`.
+    static func gatewayTimeout(for request: URLRequest, at date: Date) -> CachedResponse {
+        CachedResponse(url: request.url.map(CacheKey.of) ?? "", status: 504, headers: ["content-type": "text/plain"],
+                       body: Data("Nothing kept answers this request, and it asked for nothing else (only-if-cached).".utf8),
+                       requestDate: date, responseDate: date, varying: [:])
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A private HTTP cache that follows RFC 9111, as a browser's or OkHttp's does: an API given one
+/// (`APIConfiguration.cache`) answers a `GET` from it while the kept response is fresh, asks
+/// the server whether it is still good once it is stale (`If-None-Match`, `If-Modified-Since`;
+/// a `304` refreshes it), and forgets a URL once a `POST`, `PUT`, `PATCH` or `DELETE` to it
+/// succeeds. Each response says what the cache did (`Response.cacheOutcome`, ``CacheOutcome``).
+///
+/// ```swift
+/// let cache = HTTPCache(maximumBytes: 20 << 20)                                   // in memory
+/// let kept = try HTTPCache(directory: cachesDirectory.appendingPathComponent("shop"))   // on disk
+/// let cached = APIConfiguration(baseURL: "https://shop.example/api/v2", cache: cache)
+/// ```
+///
+/// It works the same over every transport, since it sits above them. One cache may serve
+/// several APIs. Its clock (real time by default) says how old a response is; a `TestClock`
+/// moves it in tests.
+public final class HTTPCache: Sendable {
+    private let store: Locked<CacheStore>
+    /// The largest response body kept, in bytes.
+    public let maximumResponseBytes: Int
+    private let clock: any APIClock
+    /// The clock's reading and the date at the cache's start: the cache's dates are the clock's
+    /// time since then, so that a test clock moves them.
+    private let start: (now: TimeInterval, date: Date)
+
+    /// A cache in memory, of at most `maximumBytes`, keeping bodies of up to
+    /// `maximumResponseBytes`.
+    public init(maximumBytes: Int = 10 << 20, maximumResponseBytes: Int = 2 << 20, clock: (any APIClock)? = nil) {
+        store = Locked(CacheStore(limit: maximumBytes))
+        self.maximumResponseBytes = maximumResponseBytes
+        self.clock = clock ?? SystemClock.shared
+        start = (self.clock.now, Date())
+    }
+
+    /// A cache in `directory` (made if missing), of at most `maximumBytes` on disk, what is there
+    /// from earlier runs included.
+    ///
+    /// - Throws: The file system's error when the directory cannot be made or read.
+    public init(directory: URL, maximumBytes: Int = 50 << 20, maximumResponseBytes: Int = 5 << 20, clock: (any APIClock)? = nil) throws {
+        store = Locked(try CacheStore(directory: directory, limit: maximumBytes))
+        self.maximumResponseBytes = maximumResponseBytes
+        self.clock = clock ?? SystemClock.shared
+        start = (self.clock.now, Date())
+    }
+
+    /// The bytes the cache holds.
+    public var byteCount: Int { store.withLock { $0.byteCount } }
+
+    /// How many damaged files were found, dropped and not served.
+    public var corruptEntriesDropped: Int { store.withLock { $0.corruptEntriesDropped } }
+
+    /// Forgets every response.
+    public func removeAll() {
+        store.withLock { $0.removeAll() }
+    }
+
+    // MARK: For the caching transport
+
+    /// Now, by the cache's clock.
+    var now: Date { start.date.addingTimeInterval(clock.now - start.now) }
+
+    /// What is kept for `request`'s URL, if its `Vary` fields match the request's.
+    func response(for request: URLRequest) -> CachedResponse? {
+        guard let url = request.url, let kept = store.withLock({ $0.response(for: CacheKey.of(url)) }) else { return nil }
+        return kept.varying == Self.varying(kept.varyNames, of: request) ? kept : nil
+    }
+
+    /// Keeps `response` for its URL.
+    func store(_ response: CachedResponse) {
+        _ = store.withLock { $0.store(response, for: response.url) }
+    }
+
+    /// Forgets what is kept for each of `keys`.
+    func remove(_ keys: [String]) {
+        store.withLock { store in keys.forEach { store.remove($0) } }
+    }
+
+    /// The request's value of each of `names`, "" for those it lacks.
+    static func varying(_ names: [String], of request: URLRequest) -> [String: String] {
+        Dictionary(names.map { ($0, request.value(forHTTPHeaderField: $0)?.trimmingSpace() ?? "") }, uniquingKeysWith: { first, _ in first })
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+@testable import TernTransport
+
+/// The cache's rules as values: `Cache-Control` as RFC 9111 writes it, HTTP dates in their three
+/// forms, a response's age and freshness.
+@Suite struct CacheRulesTests {
+    @Test func cacheControlReadsArgumentsQuotesAndRepeats() {
+        let control = CacheControl(["No-Cache, max-age=60, private=\"Set-Cookie, X-A\"", "max-age=5, max-stale, s-maxage=abc, max-age=99999999999"])
+        #expect(control.has("no-cache"))
+        #expect(control.seconds("max-age") == 60)
+        #expect(control.directives["private"] == .some("Set-Cookie, X-A"))
+        #expect(control.maxStale == .some(nil))
+        #expect(control.seconds("s-maxage") == nil)
+        #expect(CacheControl(["max-age=99999999999"]).seconds("max-age") == Int(Int32.max))
+        #expect(CacheControl(["max-stale=30"]).maxStale == .some(30))
+        #expect(CacheControl([""]).directives.isEmpty)
+        #expect(CacheControl([",,  ,"]).directives.isEmpty)
+    }
+
+    @Test func httpDatesInAllThreeForms() {
+        let expected = Date(timeIntervalSince1970: 784_111_777)
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
+        #expect(HTTPDate.format(expected) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        for bad in ["0", "-1", "", "tomorrow", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT"] {
+            #expect(HTTPDate.parse(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func ageCountsTheServersAgeTheDelayAndTheTimeKept() {
+        let sent = Date(timeIntervalSince1970: 1_000_000)
+        let came = sent.addingTimeInterval(2)
+        var response = CachedResponse(url: "u", status: 200, headers: ["age": "10", "date": HTTPDate.format(sent.addingTimeInterval(-5))],
+                                      body: Data(), requestDate: sent, responseDate: came, varying: [:])
+        // The age given plus the request's delay (12) beats the server's clock behind (7).
+        #expect(response.age(at: came.addingTimeInterval(30)) == 42)
+        response.headers["age"] = nil
+        #expect(response.age(at: came) == 7)
+        response.headers = ["cache-control": "max-age=60", "expires": HTTPDate.format(sent)]
+        #expect(response.freshnessLifetime == 60)
+        response.headers = ["expires": HTTPDate.format(came.addingTimeInterval(100)), "date": HTTPDate.format(came)]
+        #expect(response.freshnessLifetime == 100)
+        response.headers = ["cache-control": "max-age=oops"]
+        #expect(response.freshnessLifetime == 0)
+    }
+
+    @Test func aStaleResponseWithoutValidatorGoesToTheServer() {
+        let now = Date()
+        let kept = CachedResponse(url: "u", status: 200, headers: ["cache-control": "max-age=1"], body: Data(),
+                                  requestDate: now.addingTimeInterval(-10), responseDate: now.addingTimeInterval(-10), varying: [:])
+        let request = CacheRules.Request(URLRequest(url: URL(string: "http://a.example/u")!))
+        #expect(CacheRules.decide(request, kept: kept, now: now) == .network)
+        var reload = URLRequest(url: URL(string: "http://a.example/u")!)
+        reload.cachePolicy = .returnCacheDataElseLoad
+        #expect(CacheRules.decide(CacheRules.Request(reload), kept: kept, now: now) == .stale(kept))
+        reload.cachePolicy = .reloadIgnoringLocalCacheData
+        #expect(CacheRules.decide(CacheRules.Request(reload), kept: kept, now: now) == .network)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Tern
+import TernTesting
+import Testing
+
+// The Caching Responses article's code and the README's line, compiled (SnippetTests finds
+// each block here), and run against stubs by CachingSnippetTests.
+enum CachingSnippets {
+    typealias ShopAPI = Tour.ShopAPI
+
+    static func overview(cachesDirectory: URL) async throws -> [HTTPCache] {
+        let memory = HTTPCache(maximumBytes: 20 << 20)                        // in memory, 10 MiB by default
+        let disk = try HTTPCache(directory: cachesDirectory.appendingPathComponent("shop"))   // survives relaunches
+        let cachedShop = ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: "https://shop.example/api/v2", cache: disk)))
+        _ = cachedShop
+        return [memory, disk]
+    }
+
+    static func outcome(_ cachedShop: ShopAPI) async throws -> Response {
+        let response: Response = try await cachedShop.client.request(route: .get("/products")).value
+        print(response.cacheOutcome ?? .miss, response.headers["Age"] ?? "0")
+        return response
+    }
+
+    static func directives(_ cachedShop: ShopAPI) async throws -> [Product] {
+        let latest = RequestOptions(cacheDirectives: CacheDirectives(noCache: true))         // ask the server
+        let offline = RequestOptions(cacheDirectives: CacheDirectives(onlyIfCached: true))   // a 504 if nothing kept will do
+        let lenient = RequestOptions(cacheDirectives: CacheDirectives(maxStale: 3600))       // an hour stale will do
+        let products: [Product] = try await cachedShop.client.request(route: .get("/products"), options: offline).value
+        _ = (latest, lenient)
+        return products
+    }
+
+    static func testing() -> HTTPCache {
+        let clock = TestClock()
+        let testCache = HTTPCache(clock: clock)
+        clock.advance(by: 61)   // a max-age=60 response is stale now
+        return testCache
+    }
+
+    static func readme() -> APIConfiguration {
+        let cached = APIConfiguration(baseURL: "https://shop.example/api/v2", cache: HTTPCache(maximumBytes: 20 << 20))
+        return cached
+    }
+}
+
+/// The article's code, run on stubs: kept, answered from the cache, and offline.
+@Suite struct CachingSnippetTests {
+    @Test func theArticlesCodeRuns() async throws {
+        let stubs = StubTransport()
+        let body = Data(#"[{"id": 1, "name": "tern", "price": 3}]"#.utf8)
+        stubs.add(Stub(.get, "/api/v2/products", answers: .status(200, headers: ["Content-Type": "application/json", "Cache-Control": "max-age=60"], body: body)))
+        let configuration = APIConfiguration(baseURL: "https://shop.example/api/v2", cache: HTTPCache())
+        let shop = CachingSnippets.ShopAPI(client: APIClient(configuration: configuration, transport: stubs, responseQueue: .global()))
+        #expect(try await CachingSnippets.outcome(shop).cacheOutcome == .miss)
+        #expect(try await CachingSnippets.outcome(shop).cacheOutcome == .hit)
+        #expect(try await CachingSnippets.directives(shop).count == 1)
+        #expect(stubs.requests.count == 1)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-snippet-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(try await CachingSnippets.overview(cachesDirectory: directory).count == 2)
+        #expect(CachingSnippets.readme().cache != nil)
+        #expect(CachingSnippets.testing().byteCount == 0)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import Tern
+@testable import TernTransport
+import TernTesting
+
+/// A cache on disk: kept across a restart, a damaged file dropped and counted and never served,
+/// what a crash left half-written removed, the byte limit held across restarts.
+@Suite(.timeLimit(.minutes(1))) struct DiskCacheTests {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cache-\(UUID().uuidString)")
+    let clock = TestClock()
+
+    func api(_ cache: HTTPCache) -> AbstractAPI {
+        AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never, cache: cache), transport: TestTransport.make(), responseQueue: .global())
+    }
+
+    func files() throws -> [URL] {
+        try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil).filter { $0.pathExtension == "terncache" }
+    }
+
+    func origin() throws -> HTTPCacheTests.Origin {
+        try HTTPCacheTests.Origin { _, number in HTTPCacheTests.answer("v\(number)" + String(repeating: ".", count: 1_000), "Cache-Control: max-age=600\r\n") }
+    }
+
+    @Test func whatIsKeptOutlivesTheCache() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try origin()
+        _ = try await (api(try HTTPCache(directory: directory, clock: clock)).request(route: .get(origin.url + "/kept")) as Promise<Data>).value
+        let restarted = try HTTPCache(directory: directory, clock: clock)
+        let response: Response = try await api(restarted).request(route: .get(origin.url + "/kept")).value
+        #expect(response.cacheOutcome == .hit)
+        #expect(String(decoding: response.body.prefix(2), as: UTF8.self) == "v0")
+        #expect(origin.count == 1)
+    }
+
+    @Test(arguments: ["truncated", "flipped", "empty"])
+    func aDamagedFileIsDroppedCountedAndNeverServed(damage: String) async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try origin()
+        _ = try await (api(try HTTPCache(directory: directory, clock: clock)).request(route: .get(origin.url + "/damaged")) as Promise<Data>).value
+        let file = try #require(try files().first)
+        var bytes = try Data(contentsOf: file)
+        switch damage {
+        case "truncated": bytes = bytes.prefix(bytes.count / 2)
+        case "flipped": bytes[bytes.count / 2] ^= 0x20
+        default: bytes = Data()
+        }
+        try bytes.write(to: file)
+        let restarted = try HTTPCache(directory: directory, clock: clock)
+        let response: Response = try await api(restarted).request(route: .get(origin.url + "/damaged")).value
+        #expect(response.cacheOutcome == .miss)
+        #expect(String(decoding: response.body.prefix(2), as: UTF8.self) == "v1")
+        #expect(restarted.corruptEntriesDropped == 1)
+        // Written again, whole.
+        #expect(try await (api(restarted).request(route: .get(origin.url + "/damaged")) as Promise<Response>).value.cacheOutcome == .hit)
+    }
+
+    @Test func whatACrashLeftHalfWrittenIsRemoved() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let leftover = directory.appendingPathComponent(".0123456789abcdef.terncache.tmp-1234")
+        try Data("half".utf8).write(to: leftover)
+        _ = try HTTPCache(directory: directory, clock: clock)
+        #expect(!FileManager.default.fileExists(atPath: leftover.path))
+    }
+
+    @Test func theByteLimitHoldsAcrossRestarts() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try origin()
+        let roomy = try HTTPCache(directory: directory, clock: clock)
+        for path in ["/1", "/2", "/3", "/4"] { _ = try await (api(roomy).request(route: .get(origin.url + path)) as Promise<Data>).value }
+        #expect(try files().count == 4)
+        let size = roomy.byteCount / 4
+        let small = try HTTPCache(directory: directory, maximumBytes: size * 2 + size / 2, clock: clock)
+        #expect(small.byteCount <= size * 2 + size / 2)
+        #expect(try files().count == 2)
+        // The oldest went.
+        #expect(try await (api(small).request(route: .get(origin.url + "/4")) as Promise<Response>).value.cacheOutcome == .hit)
+        #expect(try await (api(small).request(route: .get(origin.url + "/1")) as Promise<Response>).value.cacheOutcome == .miss)
+    }
+
+    @Test func aFileFromAnotherKeyWithTheSameNameIsNotServed() throws {
+        var store = CacheStore(limit: 1 << 20)
+        let response = CachedResponse(url: "http://a.example/x", status: 200, headers: [:], body: Data("a".utf8),
+                                      requestDate: Date(), responseDate: Date(), varying: [:])
+        store.store(response, for: "http://a.example/x")
+        #expect(store.response(for: "http://a.example/x") == response)
+        #expect(store.response(for: "http://b.example/x") == nil)
+        #expect(CacheStore.decode(CacheStore.encode(response)) == response)
+    }
+}

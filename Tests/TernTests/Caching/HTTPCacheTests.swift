@@ -1,0 +1,357 @@
+import Foundation
+import Testing
+@testable import Tern
+@testable import TernTransport
+import TernTesting
+
+/// The cache's rules against a real socket server, with a test clock moving time: what is kept
+/// and for how long, revalidation, Vary, invalidation, request directives, Authorization, the
+/// size limits, and the files on disk. On every transport.
+@Suite(.timeLimit(.minutes(1))) struct HTTPCacheTests {
+    /// A server answering each request with what `answer` makes of it and its number (from 0),
+    /// and keeping every request's head.
+    final class Origin: Sendable {
+        let requests = Recorder<String>()
+        let server: RawServer
+
+        init(_ answer: @escaping @Sendable (_ request: String, _ number: Int) -> String) throws {
+            let requests = requests
+            let counter = Locked(0)
+            server = try RawServer { connection in
+                while let request = connection.readRequest() {
+                    let number = counter.withLock { count in defer { count += 1 }; return count }
+                    requests.append(request)
+                    guard connection.send(answer(request, number)) else { return }
+                }
+            }
+        }
+
+        deinit { server.stop() }
+
+        var url: String { server.baseURL }
+        var count: Int { requests.items.count }
+    }
+
+    /// A response with `body` and `headers` (each line ended already).
+    static func answer(_ body: String, status: String = "200 OK", _ headers: String = "") -> String {
+        RawServer.Connection.response(body, status: status, headers: headers)
+    }
+
+    static func now() -> String { HTTPDate.format(Date()) }
+
+    let clock = TestClock()
+
+    func api(_ cache: HTTPCache, delegate: (any APIDelegate)? = nil) -> AbstractAPI {
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never, cache: cache),
+                              transport: TestTransport.make(), responseQueue: .global())
+        api.delegate = delegate
+        return api
+    }
+
+    func get(_ api: AbstractAPI, _ url: String, _ options: RequestOptions = RequestOptions()) async throws -> Response {
+        try await api.request(route: .get(url), options: options).value
+    }
+
+    // MARK: Freshness
+
+    @Test func aFreshResponseIsServedWithoutTheServerUntilItsMaxAgeHasPassed() async throws {
+        let origin = try Origin { _, number in Self.answer("v\(number)", "Cache-Control: max-age=60\r\n") }
+        let api = api(HTTPCache(clock: clock))
+        let first = try await get(api, origin.url + "/items")
+        #expect(first.cacheOutcome == .miss)
+        clock.advance(by: 59)
+        let second = try await get(api, origin.url + "/items")
+        #expect(String(decoding: second.body, as: UTF8.self) == "v0")
+        #expect(second.cacheOutcome == .hit)
+        #expect(second.headers["Age"] == "59")
+        #expect(origin.count == 1)
+        clock.advance(by: 2)
+        let third = try await get(api, origin.url + "/items")
+        #expect(String(decoding: third.body, as: UTF8.self) == "v1")
+        #expect(third.cacheOutcome == .miss)
+        #expect(origin.count == 2)
+    }
+
+    @Test func expiresCountsFromTheServersDate() async throws {
+        let origin = try Origin { _, number in
+            let date = Date()
+            return Self.answer("v\(number)", "Date: \(HTTPDate.format(date))\r\nExpires: \(HTTPDate.format(date.addingTimeInterval(30)))\r\n")
+        }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/expires")
+        clock.advance(by: 20)
+        #expect(try await get(api, origin.url + "/expires").cacheOutcome == .hit)
+        clock.advance(by: 12)
+        #expect(try await get(api, origin.url + "/expires").cacheOutcome == .miss)
+        #expect(origin.count == 2)
+    }
+
+    @Test func anInvalidExpiresIsAlreadyStale() async throws {
+        let origin = try Origin { _, number in Self.answer("v\(number)", "Expires: 0\r\n") }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/zero")
+        #expect(try await get(api, origin.url + "/zero").cacheOutcome == .miss)
+        #expect(origin.count == 2)
+    }
+
+    @Test func heuristicFreshnessOnlyWhereTheStatusAllowsIt() async throws {
+        // Modified ten days ago: a tenth of that (a day, the cap) fresh, for a 200; never for a 201.
+        let modified = HTTPDate.format(Date().addingTimeInterval(-10 * 24 * 3600))
+        let origin = try Origin { request, number in
+            Self.answer("v\(number)", status: request.contains("/created") ? "201 Created" : "200 OK", "Last-Modified: \(modified)\r\n")
+        }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/old")
+        clock.advance(by: 3600)
+        #expect(try await get(api, origin.url + "/old").cacheOutcome == .hit)
+        _ = try await get(api, origin.url + "/created")
+        #expect(try await get(api, origin.url + "/created").cacheOutcome == .miss)
+        #expect(origin.count == 3)
+    }
+
+    // MARK: Revalidation
+
+    @Test func aStaleResponseIsRevalidatedWithItsETagAndA304RefreshesIt() async throws {
+        let origin = try Origin { request, number in
+            if request.contains("If-None-Match: \"abc\"") {
+                return "HTTP/1.1 304 Not Modified\r\nETag: \"abc\"\r\nCache-Control: max-age=100\r\nX-Checked: \(number)\r\n\r\n"
+            }
+            return Self.answer("body", "ETag: \"abc\"\r\nCache-Control: max-age=10\r\nX-Checked: first\r\n")
+        }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/tagged")
+        clock.advance(by: 11)
+        let revalidated = try await get(api, origin.url + "/tagged")
+        #expect(revalidated.statusCode == 200)
+        #expect(String(decoding: revalidated.body, as: UTF8.self) == "body")
+        #expect(revalidated.cacheOutcome == .revalidated)
+        #expect(revalidated.headers["X-Checked"] == "1")
+        #expect(origin.requests.items.last?.contains("If-None-Match: \"abc\"") == true)
+        // The 304's max-age now counts.
+        clock.advance(by: 50)
+        #expect(try await get(api, origin.url + "/tagged").cacheOutcome == .hit)
+        #expect(origin.count == 2)
+    }
+
+    @Test func lastModifiedIsAskedWithIfModifiedSince() async throws {
+        let modified = "Sun, 06 Nov 2022 08:49:37 GMT"
+        let origin = try Origin { request, _ in
+            request.contains("If-Modified-Since: \(modified)") ? "HTTP/1.1 304 Not Modified\r\n\r\n"
+                : Self.answer("dated", "Last-Modified: \(modified)\r\nCache-Control: no-cache\r\n")
+        }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/dated")
+        let second = try await get(api, origin.url + "/dated")
+        #expect(second.cacheOutcome == .revalidated)
+        #expect(String(decoding: second.body, as: UTF8.self) == "dated")
+        #expect(origin.count == 2)
+    }
+
+    @Test func aChangedResponseReplacesTheKeptOne() async throws {
+        let origin = try Origin { _, number in Self.answer("v\(number)", "ETag: \"\(number)\"\r\nCache-Control: max-age=0\r\n") }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/changing")
+        let second = try await get(api, origin.url + "/changing")
+        #expect(second.cacheOutcome == .miss)
+        #expect(String(decoding: second.body, as: UTF8.self) == "v1")
+        _ = try await get(api, origin.url + "/changing")
+        #expect(origin.requests.items.last?.contains("If-None-Match: \"1\"") == true)
+    }
+
+    /// A 304 whose ETag is another's confirms another response: the caller gets the 304.
+    @Test func a304ForAnotherETagIsNotAnsweredWithTheKeptResponse() async throws {
+        let origin = try Origin { request, _ in
+            request.contains("If-None-Match") ? "HTTP/1.1 304 Not Modified\r\nETag: \"other\"\r\n\r\n"
+                : Self.answer("mine", "ETag: \"mine\"\r\nCache-Control: no-cache\r\n")
+        }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/confused")
+        let result = await (api.request(route: .get(origin.url + "/confused")) as Promise<Data>).result
+        guard case .failure(APIError.unacceptableStatus(let failure)) = result else { Issue.record("expected the 304, got \(result)"); return }
+        #expect(failure.statusCode == 304)
+    }
+
+    // MARK: What is not kept
+
+    @Test func noStoreOnEitherSideKeepsNothing() async throws {
+        let origin = try Origin { request, number in
+            Self.answer("v\(number)", request.contains("/never") ? "Cache-Control: no-store, max-age=60\r\n" : "Cache-Control: max-age=60\r\n")
+        }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/never")
+        #expect(try await get(api, origin.url + "/never").cacheOutcome == .miss)
+        let noStore = RequestOptions(cacheDirectives: CacheDirectives(noStore: true))
+        _ = try await get(api, origin.url + "/asked", noStore)
+        #expect(try await get(api, origin.url + "/asked").cacheOutcome == .miss)
+        #expect(origin.count == 4)
+    }
+
+    @Test func aResponseToARequestWithAuthorizationIsKeptOnlyWhenItSaysItMayBe() async throws {
+        let origin = try Origin { request, number in
+            Self.answer("v\(number)", request.contains("/public") ? "Cache-Control: public, max-age=60\r\n" : "Cache-Control: max-age=60\r\n")
+        }
+        let delegate = SigningDelegate()
+        let api = api(HTTPCache(clock: clock), delegate: delegate)
+        _ = try await get(api, origin.url + "/private")
+        #expect(try await get(api, origin.url + "/private").cacheOutcome == .miss)
+        _ = try await get(api, origin.url + "/public")
+        #expect(try await get(api, origin.url + "/public").cacheOutcome == .hit)
+        #expect(origin.count == 3)
+    }
+
+    @Test func theDelegateSignsTheRevalidation() async throws {
+        let origin = try Origin { request, _ in
+            request.contains("If-None-Match") ? "HTTP/1.1 304 Not Modified\r\n\r\n"
+                : Self.answer("signed", "ETag: \"s\"\r\nCache-Control: must-revalidate, max-age=0\r\n")
+        }
+        let delegate = SigningDelegate()
+        let api = api(HTTPCache(clock: clock), delegate: delegate)
+        _ = try await get(api, origin.url + "/account")
+        let second = try await get(api, origin.url + "/account")
+        #expect(second.cacheOutcome == .revalidated)
+        // The conditions were there when the delegate signed.
+        #expect(delegate.signed.items == ["", "\"s\""])
+        #expect(origin.requests.items.allSatisfy { $0.contains("Authorization: Bearer token") })
+    }
+
+    @Test func bodiesPastTheLimitAreNotKeptAndTheLeastRecentlyUsedGoFirst() async throws {
+        let large = String(repeating: "x", count: 5_000)
+        let origin = try Origin { request, number in
+            Self.answer(request.contains("/large") ? large : "v\(number)" + String(repeating: "-", count: 1_000), "Cache-Control: max-age=60\r\n")
+        }
+        let cache = HTTPCache(maximumBytes: 4_000, maximumResponseBytes: 4_096, clock: clock)
+        let api = api(cache)
+        _ = try await get(api, origin.url + "/large")
+        #expect(try await get(api, origin.url + "/large").cacheOutcome == .miss)
+        for path in ["/a", "/b", "/c"] { _ = try await get(api, origin.url + path) }
+        _ = try await get(api, origin.url + "/a")   // /a used: /b is the oldest now
+        _ = try await get(api, origin.url + "/d")
+        #expect(cache.byteCount <= 4_000)
+        #expect(try await get(api, origin.url + "/a").cacheOutcome == .hit)
+        #expect(try await get(api, origin.url + "/b").cacheOutcome == .miss)
+    }
+
+    // MARK: Vary and invalidation
+
+    @Test func varyMatchesOnlyTheSameValuesAndVaryStarNever() async throws {
+        let origin = try Origin { request, number in
+            Self.answer("v\(number)", request.contains("/star") ? "Vary: *\r\nCache-Control: max-age=60\r\n" : "Vary: Accept-Language\r\nCache-Control: max-age=60\r\n")
+        }
+        let english = APIConfiguration(commonHeaders: ["Accept-Language": "en"], timeout: 20, retryPolicy: .never, cache: HTTPCache(clock: clock))
+        var french = english
+        french.commonHeaders = ["Accept-Language": "fr"]
+        let en = AbstractAPI(configuration: english, transport: TestTransport.make(), responseQueue: .global())
+        let fr = AbstractAPI(configuration: french, transport: TestTransport.make(), responseQueue: .global())
+        _ = try await get(en, origin.url + "/greeting")
+        #expect(try await get(en, origin.url + "/greeting").cacheOutcome == .hit)
+        #expect(try await get(fr, origin.url + "/greeting").cacheOutcome == .miss)
+        _ = try await get(en, origin.url + "/star")
+        #expect(try await get(en, origin.url + "/star").cacheOutcome == .miss)
+        #expect(origin.count == 4)
+    }
+
+    @Test func aSuccessfulUnsafeRequestForgetsItsURLAndItsLocations() async throws {
+        let origin = try Origin { request, number in
+            if request.hasPrefix("POST") { return Self.answer("made", status: "201 Created", "Location: /items/7\r\n") }
+            if request.hasPrefix("DELETE") { return Self.answer("no", status: "500 Internal Server Error") }
+            return Self.answer("v\(number)", "Cache-Control: max-age=60\r\n")
+        }
+        let api = api(HTTPCache(clock: clock))
+        for path in ["/items", "/items/7", "/other"] { _ = try await get(api, origin.url + path) }
+        _ = try await (api.request(route: .post(origin.url + "/items")) as Promise<Data>).value
+        #expect(try await get(api, origin.url + "/items").cacheOutcome == .miss)
+        #expect(try await get(api, origin.url + "/items/7").cacheOutcome == .miss)
+        #expect(try await get(api, origin.url + "/other").cacheOutcome == .hit)
+        // A failed one forgets nothing.
+        _ = await (api.request(route: .delete(origin.url + "/other")) as Promise<Data>).result
+        #expect(try await get(api, origin.url + "/other").cacheOutcome == .hit)
+    }
+
+    @Test func otherOriginsInALocationAreNotForgotten() {
+        let url = URL(string: "https://shop.example/items")!
+        let urls = CacheRules.invalidated(by: url, headers: ["location": "https://evil.example/items", "content-location": "/items/1"])
+        #expect(urls == ["https://shop.example/items", "https://shop.example/items/1"])
+    }
+
+    // MARK: Request directives
+
+    @Test func requestDirectivesChooseBetweenTheKeptResponseAndTheServer() async throws {
+        let origin = try Origin { request, number in
+            request.contains("If-None-Match") ? "HTTP/1.1 304 Not Modified\r\n\r\n"
+                : Self.answer("v\(number)", "ETag: \"e\"\r\nCache-Control: max-age=60\r\n")
+        }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/d")
+        let noCache = try await get(api, origin.url + "/d", RequestOptions(cacheDirectives: CacheDirectives(noCache: true)))
+        #expect(noCache.cacheOutcome == .revalidated)
+        clock.advance(by: 10)
+        #expect(try await get(api, origin.url + "/d", RequestOptions(cacheDirectives: CacheDirectives(maxAge: 5))).cacheOutcome == .revalidated)
+        #expect(try await get(api, origin.url + "/d", RequestOptions(cacheDirectives: CacheDirectives(minFresh: 100))).cacheOutcome == .revalidated)
+        #expect(try await get(api, origin.url + "/d").cacheOutcome == .hit)
+        #expect(origin.count == 4)
+    }
+
+    @Test func maxStaleServesAStaleResponseUnlessItMustBeRevalidated() async throws {
+        let origin = try Origin { request, number in
+            Self.answer("v\(number)", request.contains("/strict") ? "Cache-Control: max-age=10, must-revalidate\r\n" : "Cache-Control: max-age=10\r\n")
+        }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/lenient")
+        _ = try await get(api, origin.url + "/strict")
+        clock.advance(by: 30)
+        let lenient = RequestOptions(cacheDirectives: CacheDirectives(maxStale: 60))
+        let stale = try await get(api, origin.url + "/lenient", lenient)
+        #expect(stale.cacheOutcome == .stale)
+        #expect(String(decoding: stale.body, as: UTF8.self) == "v0")
+        #expect(try await get(api, origin.url + "/strict", lenient).cacheOutcome == .miss)
+        #expect(try await get(api, origin.url + "/lenient", RequestOptions(cacheDirectives: CacheDirectives(maxStale: 5))).cacheOutcome == .miss)
+    }
+
+    @Test func onlyIfCachedFailsWithA504WhenNothingKeptWillDo() async throws {
+        let origin = try Origin { _, number in Self.answer("v\(number)", "Cache-Control: max-age=10\r\n") }
+        let api = api(HTTPCache(clock: clock))
+        let offline = RequestOptions(cacheDirectives: CacheDirectives(onlyIfCached: true))
+        let nothing = await (api.request(route: .get(origin.url + "/offline"), options: offline) as Promise<Data>).result
+        guard case .failure(APIError.unacceptableStatus(let failure)) = nothing else { Issue.record("expected a 504, got \(nothing)"); return }
+        #expect(failure.statusCode == 504)
+        _ = try await get(api, origin.url + "/offline")
+        #expect(try await get(api, origin.url + "/offline", offline).cacheOutcome == .hit)
+        clock.advance(by: 11)
+        let stale = await (api.request(route: .get(origin.url + "/offline"), options: offline) as Promise<Data>).result
+        guard case .failure(APIError.unacceptableStatus(let again)) = stale else { Issue.record("expected a 504, got \(stale)"); return }
+        #expect(again.statusCode == 504)
+        #expect(origin.count == 1)
+    }
+
+    @Test func aHeadIsAnsweredFromAFreshGet() async throws {
+        let origin = try Origin { _, number in Self.answer("v\(number)", "Cache-Control: max-age=60\r\n") }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/page")
+        let head: Response = try await api.request(route: Route(method: .head, url: origin.url + "/page")).value
+        #expect(head.cacheOutcome == .hit)
+        #expect(head.body.isEmpty)
+        #expect(origin.count == 1)
+    }
+
+    @Test func theLoggerSaysWhatTheCacheDid() async throws {
+        let origin = try Origin { _, _ in Self.answer("logged", "Cache-Control: max-age=60\r\n") }
+        let lines = Recorder<String>()
+        var configuration = APIConfiguration(timeout: 20, retryPolicy: .never, cache: HTTPCache(clock: clock))
+        configuration.plugins = [LoggerPlugin(level: .response) { lines.append($0) }]
+        let api = AbstractAPI(configuration: configuration, transport: TestTransport.make(), responseQueue: .global())
+        _ = try await get(api, origin.url + "/logged")
+        _ = try await get(api, origin.url + "/logged")
+        #expect(lines.items.contains { $0.contains("cache miss") })
+        #expect(lines.items.contains { $0.contains("cache hit") })
+    }
+}
+
+/// Signs each request with a bearer token, noting the `If-None-Match` it had when signed.
+final class SigningDelegate: APIDelegate, Sendable {
+    let signed = Recorder<String>()
+
+    func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+        signed.append(request.value(forHTTPHeaderField: "If-None-Match") ?? "")
+        request.setValue("Bearer token", forHTTPHeaderField: "Authorization")
+    }
+}
