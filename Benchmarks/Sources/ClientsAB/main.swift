@@ -27,6 +27,9 @@ let session = URLSession(configuration: .default)
 let overURLSession = ItemsAPI(baseURL: baseURL, transport: URLSessionTransport(), responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
 let overCurl = ItemsAPI(baseURL: baseURL, transport: try CurlTransport(), responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
 let client = HTTPClient.shared
+/// Over libcurl with an HTTPCache, asking for the fixture nginx says is fresh for an hour.
+let cachedOverCurl = AbstractAPI(configuration: APIConfiguration(baseURL: baseURL, cache: HTTPCache()), transport: try CurlTransport(),
+                                 responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
 
 /// One GET + decode with AsyncHTTPClient.
 @Sendable func asyncHTTPClient() async throws -> [Item] {
@@ -58,5 +61,7 @@ let sides: [(name: String, body: () async throws -> Void)] = [
         }
     }),
     ("AsyncHTTPClient", { try await round { try await asyncHTTPClient() } }),
+    // Answered from the cache, fresh: no byte on the wire after the first.
+    ("Tern over libcurl, cached", { try await round { try await cachedOverCurl.request(route: .get("/cached/items")).value } }),
 ]
 try await Alternation.compare(count: count, rounds: rounds, sides.filter { only == nil || $0.name.contains(only!) })

@@ -105,6 +105,12 @@ enum CacheRules {
 /// The key a response is kept under: its URL, scheme and host in lower case, without fragment.
 enum CacheKey {
     static func of(_ url: URL) -> String {
+        // Most URLs are written so already: read without taking them apart.
+        let text = url.absoluteString
+        if !text.contains("#"), let authorityEnd = text.dropFirst(8).firstIndex(of: "/") ?? Optional(text.endIndex),
+           !text[..<authorityEnd].contains(where: \.isUppercase) {
+            return text
+        }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
         components.scheme = components.scheme?.lowercased()
         components.host = components.host?.lowercased()

@@ -3,28 +3,19 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// An answer the cache gives without the server: the kept response's events, sent off the
-/// caller's thread, or a cancel if the task is cancelled first.
-final class CachedAnswer: TransportTask {
-    private let cancelled = Locked(false)
-
+/// An answer the cache gives without the server: the kept response's events, sent at once, on
+/// the sender's thread (as a whole-response transport may), which spares a thread hand-off per
+/// hit: with one, a hit cost 1.5× less than a request over loopback, not more.
+enum CachedAnswer {
     /// Sends `response`'s events to `receiver` (no body for a `HEAD`), its metrics saying
-    /// `outcome`.
+    /// `outcome`; there is nothing left to cancel once this returns.
     static func send(_ response: CachedResponse, outcome: CacheOutcome, age: TimeInterval?, bodyless: Bool,
                      to receiver: any TransportReceiver) -> any TransportTask {
-        let answer = CachedAnswer()
         let start = DispatchTime.now().uptimeNanoseconds
-        DispatchQueue.global().async {
-            guard !answer.cancelled.withLock({ $0 }) else { return receiver.didComplete(with: URLError(.cancelled)) }
-            let seconds = TimeInterval(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            let metrics = TransferMetrics(url: URL(string: response.url), statusCode: response.status, total: seconds, cacheOutcome: outcome)
-            deliver(response, age: age, bodyless: bodyless, metrics: metrics, to: receiver)
-        }
-        return answer
-    }
-
-    func cancel() {
-        cancelled.withLock { $0 = true }
+        let metrics = TransferMetrics(url: URL(string: response.url), statusCode: response.status,
+                                      total: TimeInterval(DispatchTime.now().uptimeNanoseconds - start) / 1e9, cacheOutcome: outcome)
+        deliver(response, age: age, bodyless: bodyless, metrics: metrics, to: receiver)
+        return NoTask()
     }
 
     /// Hands `receiver` the head, the body, the metrics and the end of `response`: its kept

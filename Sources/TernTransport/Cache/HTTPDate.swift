@@ -14,6 +14,41 @@ enum HTTPDate {
 
     /// The date `text` says, or `nil`.
     static func parse(_ text: String) -> Date? {
+        fixdate(text) ?? obsolete(text)
+    }
+
+    /// An IMF-fixdate, read by position: what servers send, and read for every answer the cache
+    /// gives (a `Calendar` took a tenth of a cache hit's time).
+    private static func fixdate(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[26] == UInt8(ascii: "G") else { return nil }
+            func number(_ start: Int, _ count: Int) -> Int? {
+                var value = 0
+                for index in start..<start + count {
+                    let digit = Int(bytes[index]) - 48
+                    guard (0...9).contains(digit) else { return nil }
+                    value = value * 10 + digit
+                }
+                return value
+            }
+            let monthName = String(decoding: bytes[8..<11], as: UTF8.self).lowercased()
+            guard let day = number(5, 2), let month = months.firstIndex(of: monthName).map({ $0 + 1 }), let year = number(12, 4),
+                  let hour = number(17, 2), let minute = number(20, 2), let second = number(23, 2),
+                  (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+            // Days from 1970-01-01 to the civil date (the proleptic Gregorian calendar).
+            let y = month <= 2 ? year - 1 : year
+            let era = (y >= 0 ? y : y - 399) / 400
+            let yearOfEra = y - era * 400
+            let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+            let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+            let days = era * 146_097 + dayOfEra - 719_468
+            return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))
+        }
+    }
+
+    /// The RFC 850 and asctime forms, and an IMF-fixdate spaced otherwise.
+    private static func obsolete(_ text: String) -> Date? {
         let words = text.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
         var day: Int?, month: Int?, year: Int?, time: [Int]?
         for word in words {

@@ -59,3 +59,22 @@ import Testing
         #expect(CacheRules.decide(CacheRules.Request(reload), kept: kept, now: now) == .network)
     }
 }
+
+/// The fast reading of IMF-fixdates agrees with the calendar's over four centuries of dates.
+@Suite struct HTTPDateTests {
+    @Test func fixdatesReadAsTheCalendarReadsThem() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
+        var generator = SplitMix(seed: 0xDA7E)
+        for _ in 0..<2_000 {
+            let seconds = TimeInterval(Int.random(in: -2_208_988_800...7_258_118_400, using: &generator))   // 1900 to 2200
+            let date = Date(timeIntervalSince1970: seconds)
+            let text = HTTPDate.format(date)
+            #expect(HTTPDate.parse(text) == date, "\(text)")
+            // The same date, spaced otherwise, read the slow way.
+            #expect(HTTPDate.parse(text.replacingOccurrences(of: ", ", with: ",  ")) == date, "\(text)")
+        }
+        #expect(HTTPDate.parse("Sun, 06 Xyz 1994 08:49:37 GMT") == nil)
+        #expect(HTTPDate.parse("Sun, 0a Nov 1994 08:49:37 GMT") == nil)
+    }
+}
