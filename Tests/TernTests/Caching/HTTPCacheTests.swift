@@ -333,6 +333,28 @@ import TernTesting
         #expect(origin.count == 1)
     }
 
+    /// A HEAD's 200 with the kept response's validator refreshes it (RFC 9111, §4.3.5); one with
+    /// another validator does not.
+    @Test func aHeadWithTheSameETagFreshensTheKeptGet() async throws {
+        let origin = try Origin { request, number in
+            if request.hasPrefix("HEAD /same") { return "HTTP/1.1 200 OK\r\nETag: \"x\"\r\nCache-Control: max-age=100\r\nContent-Length: 4\r\n\r\n" }
+            if request.hasPrefix("HEAD /other") { return "HTTP/1.1 200 OK\r\nETag: \"y\"\r\nCache-Control: max-age=100\r\nContent-Length: 4\r\n\r\n" }
+            return Self.answer("v\(number)", "ETag: \"x\"\r\nCache-Control: max-age=10\r\n")
+        }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/same")
+        _ = try await get(api, origin.url + "/other")
+        clock.advance(by: 20)
+        for path in ["/same", "/other"] {
+            let head: Response = try await api.request(route: .head(origin.url + path)).value
+            #expect(head.cacheOutcome == .miss)
+        }
+        let refreshed = try await get(api, origin.url + "/same")
+        #expect(refreshed.cacheOutcome == .hit)
+        #expect(String(decoding: refreshed.body, as: UTF8.self) == "v0")
+        #expect(try await get(api, origin.url + "/other").cacheOutcome != .hit)
+    }
+
     @Test func theLoggerSaysWhatTheCacheDid() async throws {
         let origin = try Origin { _, _ in Self.answer("logged", "Cache-Control: max-age=60\r\n") }
         let lines = Recorder<String>()
