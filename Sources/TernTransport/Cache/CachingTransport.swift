@@ -65,8 +65,13 @@ extension HTTPCache {
         let urlRequest = request.urlRequest
         guard (urlRequest.httpMethod ?? "GET").uppercased() == "GET", !CachingTransport.hasOwnConditions(urlRequest),
               case .revalidate(let kept) = CacheRules.decide(CacheRules.Request(urlRequest), kept: response(for: urlRequest), now: now) else { return }
-        if let tag = kept.header("etag") { request.urlRequest.setValue(tag, forHTTPHeaderField: "If-None-Match") }
-        if let modified = kept.header("last-modified") { request.urlRequest.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
+        // A value that could end the field (a file changed on disk) is never sent.
+        let safe = { (value: String) in !value.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F } }
+        let tag = kept.header("etag").flatMap { safe($0) ? $0 : nil }
+        let modified = kept.header("last-modified").flatMap { safe($0) ? $0 : nil }
+        guard tag != nil || modified != nil else { return }
+        if let tag { request.urlRequest.setValue(tag, forHTTPHeaderField: "If-None-Match") }
+        if let modified { request.urlRequest.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
         request.revalidates = kept
     }
 }

@@ -79,6 +79,26 @@ import TernTesting
         #expect(try await (api(small).request(route: .get(origin.url + "/1")) as Promise<Response>).value.cacheOutcome == .miss)
     }
 
+    /// A validator that could end its field (a file changed by someone else) is never sent: the
+    /// request goes out unconditional, where a sound one is sent. (Foundation's `URLRequest` drops
+    /// such a value too, here; the cache does not count on it.)
+    @Test func aValidatorThatCouldInjectAFieldIsNotSent() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try HTTPCacheTests.Origin { _, _ in HTTPCacheTests.answer("fresh", "Cache-Control: no-cache\r\n") }
+        let cache = try HTTPCache(directory: directory, clock: clock)
+        for (path, tag) in [("/tampered", "\"a\"\r\nX-Evil: 1"), ("/sound", "\"b\"")] {
+            let url = URL(string: origin.url + path)!
+            cache.store(CachedResponse(url: CacheKey.of(url), status: 200, headers: ["etag": tag, "cache-control": "no-cache"],
+                                       body: Data("old".utf8), requestDate: cache.now, responseDate: cache.now, varying: [:]))
+            let response: Response = try await api(cache).request(route: .get(url.absoluteString)).value
+            #expect(String(decoding: response.body, as: UTF8.self) == "fresh")
+        }
+        let requests = origin.requests.items
+        #expect(requests.count == 2)
+        #expect(requests.first.map { !$0.contains("X-Evil") && !$0.contains("If-None-Match") } == true)
+        #expect(requests.last?.contains("If-None-Match: \"b\"") == true)
+    }
+
     @Test func aFileFromAnotherKeyWithTheSameNameIsNotServed() throws {
         var store = CacheStore(limit: 1 << 20)
         let response = CachedResponse(url: "http://a.example/x", status: 200, headers: [:], body: Data("a".utf8),
