@@ -31,11 +31,12 @@ enum ServerTrustPinning {
         return Data(SHA256.hash(data: Data(info))).base64EncodedString()
     }
 
+    /// The server's own certificate; none before the releases that have
+    /// `SecTrustCopyCertificateChain`, where ``URLSessionTransport/canPinKeys`` is `false`
+    /// (the older ways are deprecated, and would warn).
     private static func leafCertificate(of trust: SecTrust) -> SecCertificate? {
-        if #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) {
-            return (SecTrustCopyCertificateChain(trust) as? [SecCertificate])?.first
-        }
-        return SecTrustGetCertificateAtIndex(trust, 0)
+        guard #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) else { return nil }
+        return (SecTrustCopyCertificateChain(trust) as? [SecCertificate])?.first
     }
 }
 #endif

@@ -83,12 +83,14 @@ public final class URLSessionTransport: Transport {
         return exchanges.send(request, to: receiver, on: session)
     }
 
-    /// On Apple platforms, with a session of its own: its servers' trust is evaluated, then
-    /// their keys are checked against the pins. FoundationNetworking cannot evaluate a server's
-    /// trust, nor can a caller's session, which is not Tern's to watch.
+    /// On Apple platforms (from macOS 12, iOS 15, tvOS 15, watchOS 8), with a session of its
+    /// own: its servers' trust is evaluated, then their keys are checked against the pins.
+    /// FoundationNetworking cannot evaluate a server's trust, nor can a caller's session, which
+    /// is not Tern's to watch.
     public var canPinKeys: Bool {
         #if canImport(Security) && canImport(CryptoKit) && !canImport(FoundationNetworking)
-        exchanges != nil
+        guard #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) else { return false }
+        return exchanges != nil
         #else
         false
         #endif
