@@ -1,33 +1,34 @@
-/// Eight bytes of a string read as one word, to pass over runs of plain bytes eight at a time.
-/// Each test may say yes for a word that has none of what it looks for (a borrow from a lower
-/// byte), never no for one that has: callers go byte by byte where it says yes.
+/// Eight bytes of a string read as one word, to pass over runs of plain bytes eight at a time
+/// and find the first byte that is not plain without looking at each.
 enum ByteWord {
     private static let ones: UInt64 = 0x0101_0101_0101_0101
     private static let highs: UInt64 = 0x8080_8080_8080_8080
 
-    /// The word of the eight bytes at `offset`.
+    /// The word of the eight bytes at `offset`, the first in the lowest byte whatever the
+    /// machine's byte order.
     @inline(__always)
     static func load(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
-        bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
-    /// Whether a byte of `word` may be below `limit` (at most 128).
+    /// The high bit of each byte of `word` a string's scanner must look at (a quote, a
+    /// backslash, a control character, a byte past ASCII), and maybe of bytes after it: the
+    /// lowest bit set is exact (borrows only run upwards), so `trailingZeroBitCount / 8` is the
+    /// offset of the first such byte; zero when there is none.
     @inline(__always)
-    static func mayHaveByte(below limit: UInt8, in word: UInt64) -> Bool {
-        (word &- ones &* UInt64(limit)) & ~word & highs != 0
+    static func special(_ word: UInt64) -> UInt64 {
+        (word | below(0x20, word) | below(1, word ^ ones &* 0x22) | below(1, word ^ ones &* 0x5C)) & highs
     }
 
-    /// Whether a byte of `word` may be `byte`.
+    /// Like ``special(_:)``, for backslashes alone.
     @inline(__always)
-    static func mayHave(_ byte: UInt8, in word: UInt64) -> Bool {
-        mayHaveByte(below: 1, in: word ^ (ones &* UInt64(byte)))
+    static func backslashes(_ word: UInt64) -> UInt64 {
+        below(1, word ^ ones &* 0x5C) & highs
     }
 
-    /// Whether every byte of `word` is ASCII other than a quote, a backslash or a control
-    /// character: nothing a JSON string's scanner need look at.
+    /// The high bit of each byte below `limit` (at most 128), exact for the lowest.
     @inline(__always)
-    static func isPlainText(_ word: UInt64) -> Bool {
-        word & highs == 0 && !mayHaveByte(below: 0x20, in: word)
-            && !mayHave(UInt8(ascii: "\""), in: word) && !mayHave(UInt8(ascii: "\\"), in: word)
+    private static func below(_ limit: UInt64, _ word: UInt64) -> UInt64 {
+        (word &- ones &* limit) & ~word
     }
 }

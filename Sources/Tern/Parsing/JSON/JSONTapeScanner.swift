@@ -168,17 +168,28 @@ struct JSONTapeScanner {
         let start = position
         var traits = JSONTape.plain | JSONTape.ascii
         while true {
-            while position + 8 <= bytes.count, ByteWord.isPlainText(ByteWord.load(bytes, at: position)) { position += 8 }
-            guard position < bytes.count else { throw Refusal() }
-            let byte = bytes[position]
+            // Eight bytes at a time to the next byte that needs a look; the last few one by one.
+            var byte: UInt8
+            if position + 8 <= bytes.count {
+                let special = ByteWord.special(ByteWord.load(bytes, at: position))
+                guard special != 0 else { position += 8; continue }
+                position += special.trailingZeroBitCount >> 3
+                byte = bytes[position]
+            } else {
+                guard position < bytes.count else { throw Refusal() }
+                byte = bytes[position]
+                if byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") { position += 1; continue }
+            }
             if byte == UInt8(ascii: "\"") { break }
             if byte == UInt8(ascii: "\\") {
                 traits &= ~JSONTape.plain
-                try escape()
+                // The escapes of one character (`\/` in every URL of some servers) need no call.
+                switch position + 1 < bytes.count ? bytes[position + 1] : 0 {
+                case UInt8(ascii: "/"), UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "n"): position += 2
+                default: try escape()
+                }
             } else if byte < 0x20 {
                 throw Refusal()
-            } else if byte < 0x80 {
-                position += 1
             } else {
                 traits &= ~JSONTape.ascii
                 try multibyte()

@@ -169,6 +169,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
     func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { throw decoder.tape.fail() }
 
+    @inline(__always)
     private func integer<T: FixedWidthInteger>(forKey key: Key) throws -> T {
         try decoder.tape.integer(at: nonNull(key, T.self), as: T.self)
     }
