@@ -16,15 +16,16 @@ import FoundationNetworking
 /// ```
 ///
 /// It works the same over every transport, since it sits above them. One cache may serve
-/// several APIs. Its clock (real time by default) says how old a response is; a `TestClock`
-/// moves it in tests.
+/// several APIs. Its clock says how old a response is: the wall clock by default (a monotonic
+/// one stops while a device sleeps, and would keep a response fresh through the night); a
+/// `TestClock` moves it in tests.
 public final class HTTPCache: Sendable {
     private let store: Locked<CacheStore>
     /// The largest response body kept, in bytes.
     public let maximumResponseBytes: Int
-    private let clock: any APIClock
-    /// The clock's reading and the date at the cache's start: the cache's dates are the clock's
-    /// time since then, so that a test clock moves them.
+    /// The clock given, if any, its reading and the date at the cache's start: the cache's dates
+    /// are then that clock's time since, so that a test clock moves them.
+    private let clock: (any APIClock)?
     private let start: (now: TimeInterval, date: Date)
 
     /// A cache in memory, of at most `maximumBytes`, keeping bodies of up to
@@ -32,8 +33,8 @@ public final class HTTPCache: Sendable {
     public init(maximumBytes: Int = 10 << 20, maximumResponseBytes: Int = 2 << 20, clock: (any APIClock)? = nil) {
         store = Locked(CacheStore(limit: maximumBytes))
         self.maximumResponseBytes = maximumResponseBytes
-        self.clock = clock ?? SystemClock.shared
-        start = (self.clock.now, Date())
+        self.clock = clock
+        start = (clock?.now ?? 0, Date())
     }
 
     /// A cache in `directory` (made if missing), of at most `maximumBytes` on disk, what is there
@@ -43,8 +44,8 @@ public final class HTTPCache: Sendable {
     public init(directory: URL, maximumBytes: Int = 50 << 20, maximumResponseBytes: Int = 5 << 20, clock: (any APIClock)? = nil) throws {
         store = Locked(try CacheStore(directory: directory, limit: maximumBytes))
         self.maximumResponseBytes = maximumResponseBytes
-        self.clock = clock ?? SystemClock.shared
-        start = (self.clock.now, Date())
+        self.clock = clock
+        start = (clock?.now ?? 0, Date())
     }
 
     /// The bytes the cache holds.
@@ -61,7 +62,10 @@ public final class HTTPCache: Sendable {
     // MARK: For the caching transport
 
     /// Now, by the cache's clock.
-    var now: Date { start.date.addingTimeInterval(clock.now - start.now) }
+    var now: Date {
+        guard let clock else { return Date() }
+        return start.date.addingTimeInterval(clock.now - start.now)
+    }
 
     /// What is kept for `request`'s URL, if its `Vary` fields match the request's.
     func response(for request: URLRequest) -> CachedResponse? {
