@@ -19,9 +19,11 @@ enum CachedAnswer {
     }
 
     /// Hands `receiver` the head, the body, the metrics and the end of `response`: its kept
-    /// fields, its `Age` (RFC 9111, §5.1) and the length of the body as kept (decoded).
-    static func deliver(_ response: CachedResponse, age: TimeInterval?, bodyless: Bool, metrics: TransferMetrics, to receiver: any TransportReceiver) {
-        var fields = response.headers
+    /// fields and `extra` ones (a `304`'s cookies), its `Age` (RFC 9111, §5.1) and the length of
+    /// the body as kept (decoded).
+    static func deliver(_ response: CachedResponse, age: TimeInterval?, bodyless: Bool, metrics: TransferMetrics,
+                        adding extra: [String: String] = [:], to receiver: any TransportReceiver) {
+        var fields = response.headers.merging(extra) { _, new in new }
         fields["content-length"] = String(response.body.count)
         if let age { fields["age"] = String(Int(age)) }
         guard let url = URL(string: response.url),

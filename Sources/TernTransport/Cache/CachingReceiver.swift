@@ -24,6 +24,8 @@ final class CachingReceiver: TransportReceiver {
         var candidate: CachedResponse?
         /// The `304` that revalidated, its fields and the metrics that came with it.
         var notModified: [String: String]?
+        /// The `Set-Cookie` the `304` brought: handed on, never kept.
+        var notModifiedCookies: String?
         var metrics: TransferMetrics?
         var responseDate = Date.distantPast
         /// The status that came, and whether the transport reported metrics (stubs and
@@ -57,7 +59,8 @@ final class CachingReceiver: TransportReceiver {
         state.withLock { $0.status = response.statusCode }
         switch mode {
         case .revalidate(let kept) where response.statusCode == 304 && !Self.namesOther(headers, than: kept.headers):
-            state.withLock { $0.notModified = headers; $0.responseDate = now }
+            let cookies = response.value(forHTTPHeaderField: "Set-Cookie")
+            state.withLock { $0.notModified = headers; $0.notModifiedCookies = cookies; $0.responseDate = now }
             return .proceed
         case .store, .revalidate:
             let candidate = CachedResponse(url: CacheKey.of(request.url ?? response.url ?? URL(fileURLWithPath: "/")), status: response.statusCode,
@@ -132,7 +135,8 @@ final class CachingReceiver: TransportReceiver {
         cache.store(kept)
         var metrics = state.metrics ?? TransferMetrics(url: request.url, statusCode: 304)
         metrics.cacheOutcome = .revalidated
-        CachedAnswer.deliver(kept, age: kept.age(at: cache.now), bodyless: false, metrics: metrics, to: receiver)
+        CachedAnswer.deliver(kept, age: kept.age(at: cache.now), bodyless: false, metrics: metrics,
+                             adding: state.notModifiedCookies.map { ["set-cookie": $0] } ?? [:], to: receiver)
     }
 
     /// A head's fields, names in lower case, without those that describe only this message.

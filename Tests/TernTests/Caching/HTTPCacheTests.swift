@@ -133,6 +133,25 @@ import TernTesting
         #expect(origin.count == 2)
     }
 
+    /// A cookie that comes with a 304 reaches the API's jar, as a browser takes it; it is not
+    /// kept with the response.
+    @Test func aCookieSetByA304IsTaken() async throws {
+        let origin = try Origin { request, _ in
+            if request.contains("If-None-Match") {
+                return "HTTP/1.1 304 Not Modified\r\nSet-Cookie: session=renewed; Path=/\r\nCache-Control: max-age=60\r\n\r\n"
+            }
+            return Self.answer("page", "ETag: \"p\"\r\nCache-Control: no-cache\r\n")
+        }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/page")
+        #expect(try await get(api, origin.url + "/page").cacheOutcome == .revalidated)
+        let hit = try await get(api, origin.url + "/page")
+        #expect(hit.cacheOutcome == .hit)
+        #expect(hit.headers["Set-Cookie"] == nil)
+        _ = try await get(api, origin.url + "/other")
+        #expect(origin.requests.items.last?.contains("Cookie: session=renewed") == true)
+    }
+
     @Test func lastModifiedIsAskedWithIfModifiedSince() async throws {
         let modified = "Sun, 06 Nov 2022 08:49:37 GMT"
         let origin = try Origin { request, _ in
