@@ -43,7 +43,7 @@ package final class CachingTransport: Transport {
         case .unsatisfiable:
             return CachedAnswer.send(CachedAnswer.gatewayTimeout(for: urlRequest, at: requestDate), outcome: .miss, age: nil, bodyless: isHead, to: receiver)
         case .revalidate, .network:
-            let mode: CachingReceiver.Mode = isHead ? .freshen(kept) : .store
+            let mode: CacheExchange.Mode = isHead ? .freshen(kept) : .store
             return base.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, mode: mode, requestDate: requestDate))
         }
     }

@@ -1,0 +1,145 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What the cache makes of one exchange with the server, as a value: each event of the exchange
+/// goes in, and what to do comes out (hand it on or not, keep or forget responses, answer with a
+/// kept one). ``CachingReceiver`` carries the actions out.
+struct CacheExchange {
+    /// What the exchange is to the cache.
+    enum Mode {
+        /// A `GET` the server answers: kept if it may be.
+        case store
+        /// A `GET` asking whether `kept` is still good.
+        case revalidate(CachedResponse)
+        /// A `HEAD`: a `200` with the same validators refreshes the kept `GET` (RFC 9111, §4.3.5).
+        case freshen(CachedResponse?)
+        /// An unsafe request: on success, the URLs it touched are forgotten.
+        case invalidate
+    }
+
+    /// A change to what the cache keeps.
+    enum Change: Equatable {
+        case keep(CachedResponse)
+        case forget([String])
+    }
+
+    /// How the exchange ends for the pipeline.
+    enum Ending {
+        /// As the server ended it: `metrics` first (the cache's word, when the transport gave
+        /// none), then the end.
+        case asItCame(metrics: TransferMetrics?)
+        /// With the kept response, refreshed by a `304`: its head (with `extraFields`), body,
+        /// `metrics`, end.
+        case kept(CachedResponse, extraFields: [String: String], metrics: TransferMetrics)
+    }
+
+    private let mode: Mode
+    private let request: URLRequest
+    private let requestDate: Date
+    private let maximumBodyBytes: Int
+    /// What to keep, while it still may be kept.
+    private var candidate: CachedResponse?
+    /// The `304` that revalidated: its fields, its cookies (handed on, never kept), when it came,
+    /// and the metrics that came with it.
+    private var notModified: (fields: [String: String], cookies: String?, date: Date)?
+    private var heldMetrics: TransferMetrics?
+    private var status: Int?
+    private var sawMetrics = false
+
+    init(mode: Mode, request: URLRequest, requestDate: Date, maximumBodyBytes: Int) {
+        self.mode = mode
+        self.request = request
+        self.requestDate = requestDate
+        self.maximumBodyBytes = maximumBodyBytes
+    }
+
+    /// A head came at `now`; whether to hand it on, and what to change in the cache.
+    mutating func head(status: Int, fields: [String: String], cookies: String?, announcedLength: Int64, at now: Date) -> (handOn: Bool, change: Change?) {
+        self.status = status
+        switch mode {
+        case .revalidate(let kept) where status == 304 && !Self.namesOther(fields, than: kept.headers):
+            notModified = (fields, cookies, now)
+            return (false, nil)
+        case .store, .revalidate:
+            let response = CachedResponse(url: request.url.map(CacheKey.of) ?? "", status: status, headers: fields, body: Data(),
+                                          requestDate: requestDate, responseDate: now,
+                                          varying: HTTPCache.varying(CachedResponse.varyNames(fields["vary"]), of: request))
+            let mayStore = CacheRules.mayStore(response, for: request, control: CacheRules.Request(request).control)
+                && announcedLength <= Int64(maximumBodyBytes)
+            candidate = mayStore ? response : nil
+            return (true, nil)
+        case .freshen(let kept?) where status == 200 && Self.sameValidators(fields, kept.headers):
+            var refreshed = kept
+            refreshed.update(with: fields, requestDate: requestDate, responseDate: now)
+            return (true, .keep(refreshed))
+        case .invalidate where (200..<400).contains(status):
+            return (true, request.url.map { .forget(CacheRules.invalidated(by: $0, headers: fields)) })
+        case .freshen, .invalidate:
+            return (true, nil)
+        }
+    }
+
+    /// A chunk of body came; whether to hand it on (a `304`'s is not the kept response's).
+    mutating func chunk(_ data: Data) -> Bool {
+        guard notModified == nil else { return false }
+        if let kept = candidate?.body.count {
+            if kept + data.count > maximumBodyBytes { candidate = nil } else { candidate?.body.append(data) }
+        }
+        return true
+    }
+
+    /// What the pipeline decided: a stop leaves the body partial, and nothing is kept.
+    mutating func pipelineDecided(_ decision: TransferDecision) {
+        if decision == .stop { candidate = nil }
+    }
+
+    /// The transport's metrics: to hand on now, with the cache's word, or `nil` to hold them for
+    /// the kept answer.
+    mutating func metrics(_ metrics: TransferMetrics) -> TransferMetrics? {
+        sawMetrics = true
+        var metrics = metrics
+        metrics.cacheOutcome = outcome
+        guard notModified == nil else {
+            heldMetrics = metrics
+            return nil
+        }
+        return metrics
+    }
+
+    /// The exchange ended, with `error` if it failed, at `now`: what to change in the cache, and
+    /// how the pipeline hears the end.
+    func end(error: (any Error)?, at now: Date) -> (change: Change?, ending: Ending) {
+        guard error == nil else { return (nil, .asItCame(metrics: nil)) }
+        if case .revalidate(var kept) = mode, let notModified {
+            kept.update(with: notModified.fields, requestDate: requestDate, responseDate: notModified.date)
+            var metrics = heldMetrics ?? TransferMetrics(url: request.url, statusCode: 304)
+            metrics.cacheOutcome = .revalidated
+            return (.keep(kept), .kept(kept, extraFields: notModified.cookies.map { ["set-cookie": $0] } ?? [:], metrics: metrics))
+        }
+        let ownWord = sawMetrics ? nil : outcome.map { TransferMetrics(url: request.url, statusCode: status, cacheOutcome: $0) }
+        return (candidate.map(Change.keep), .asItCame(metrics: ownWord))
+    }
+
+    /// What the cache did, when the server answered: nothing to say for an unsafe request.
+    private var outcome: CacheOutcome? {
+        if case .invalidate = mode { nil } else { .miss }
+    }
+
+    /// Whether a `304` confirms another response than the kept one: its `ETag` is not the kept
+    /// one's (RFC 9111, §4.3.4). Such a `304` goes to the caller as it is.
+    static func namesOther(_ notModified: [String: String], than kept: [String: String]) -> Bool {
+        guard let tag = notModified["etag"] else { return false }
+        let strip = { (tag: String) in tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }
+        return kept["etag"].map { strip($0) != strip(tag) } ?? true
+    }
+
+    /// Whether a `HEAD`'s validators are those of the kept response: a strong `ETag` alike, or
+    /// else the same `Last-Modified`.
+    static func sameValidators(_ head: [String: String], _ kept: [String: String]) -> Bool {
+        if let tag = head["etag"], let keptTag = kept["etag"] { return tag == keptTag && !tag.hasPrefix("W/") }
+        if let modified = head["last-modified"] { return modified == kept["last-modified"] }
+        return false
+    }
+}
