@@ -10,7 +10,19 @@ import Testing
     /// OpenSSL's SPKI of a new key made with `arguments`, and the key as Security exports it:
     /// PKCS #1 for RSA (OpenSSL's `-RSAPublicKey_out`), the uncompressed point for a curve (the
     /// BIT STRING's content: the SPKI's last bytes).
-    static func key(_ arguments: [String], rsa: Bool, pointLength: Int = 0) throws -> (spki: [UInt8], exported: [UInt8]) {
+    ///
+    /// openssl runs on a dispatch queue, not on the test's thread: the tests share a pool of as
+    /// many threads as cores, and a key made there held one for seconds under the sanitizer,
+    /// starving tests beside it.
+    static func key(_ arguments: [String], rsa: Bool, pointLength: Int = 0) async throws -> (spki: [UInt8], exported: [UInt8]) {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try makeKey(arguments, rsa: rsa, pointLength: pointLength) })
+            }
+        }
+    }
+
+    private static func makeKey(_ arguments: [String], rsa: Bool, pointLength: Int) throws -> (spki: [UInt8], exported: [UInt8]) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-spki-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -23,15 +35,16 @@ import Testing
         return (spki, try [UInt8](Data(contentsOf: URL(fileURLWithPath: file("pkcs1.der")))))
     }
 
-    @Test(arguments: [1024, 2048, 4096])
-    func rsaKeysAreOpenSSLs(bits: Int) throws {
-        let (spki, exported) = try Self.key(["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)"], rsa: true)
+    /// 1024 and 2048 bits: lengths in one and in two bytes (4096 adds none, and takes seconds).
+    @Test(arguments: [1024, 2048])
+    func rsaKeysAreOpenSSLs(bits: Int) async throws {
+        let (spki, exported) = try await Self.key(["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)"], rsa: true)
         #expect(SubjectPublicKeyInfo.der(of: exported, algorithm: .rsa) == spki)
     }
 
     @Test(arguments: [(256, "P-256", 65), (384, "P-384", 97), (521, "P-521", 133)])
-    func curveKeysAreOpenSSLs(bits: Int, curve: String, pointLength: Int) throws {
-        let (spki, point) = try Self.key(["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)"], rsa: false, pointLength: pointLength)
+    func curveKeysAreOpenSSLs(bits: Int, curve: String, pointLength: Int) async throws {
+        let (spki, point) = try await Self.key(["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)"], rsa: false, pointLength: pointLength)
         #expect(point.first == 0x04)
         #expect(SubjectPublicKeyInfo.der(of: point, algorithm: .ellipticCurve(bits: bits)) == spki)
     }
