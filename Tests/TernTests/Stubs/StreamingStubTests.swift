@@ -49,8 +49,12 @@ import TernTesting
         stubs.add(Stub(.get, "/ticks", answers: .streamed(Array(repeating: (after: 1, text: "tick\n"), count: 10))))
         let api = try api(stubs, clock: clock)
         let lines = Recorder<String>()
+        // Open first, here: the count of timers below is then the stream's alone (the request's
+        // own timeout gone), and the request does not wait for another task to start.
+        let stream = api.stream(route: api.get(endpoint: "/ticks"), idleTimeout: 2, maximumDuration: 3.5)
+        _ = try await stream.response.value
         let reading = Task {
-            for try await line in api.stream(route: api.get(endpoint: "/ticks"), idleTimeout: 2, maximumDuration: 3.5).lines { lines.append(line) }
+            for try await line in stream.lines { lines.append(line) }
         }
         for count in 1...3 {
             #expect(await clock.waitForScheduled(3))   // the idle and duration timers, the next tick
