@@ -80,19 +80,64 @@ open class AbstractAPI: @unchecked Sendable {
         responseQueue: DispatchQueue = .main,
         clock: (any APIClock)? = nil
     ) {
+        (self.configuration, self.transport, cookieJar, plugins, apiContext, pipelineQueue, startsOnTransport)
+            = Self.assemble(configuration, transport ?? DefaultTransport.shared)
         self.clock = clock ?? SystemClock()
         self.responseParser = responseParser
-        self.configuration = configuration
-        let transport = transport ?? DefaultTransport.shared
-        // The cache answers above the transport, the same over each; sample data needs neither.
-        self.transport = configuration.cache.map { configuration.usesSampleData ? transport : CachingTransport(base: transport, cache: $0) } ?? transport
         self.responseQueue = responseQueue
-        cookieJar = configuration.cookies.makeJar()
-        plugins = configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : [])
-        apiContext = APIContext(configuration: configuration)
-        pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent)
-        // An API answering with sample data never uses its transport: nothing to start there.
-        startsOnTransport = !configuration.usesSampleData
+    }
+
+    /// Creates an API client whose requests to the hosts in `certificatePins` go out only to
+    /// servers showing one of their keys (see ``CertificatePins``).
+    ///
+    /// ```swift
+    /// let shop = try APIClient(configuration: APIConfiguration(baseURL: "https://shop.example"), certificatePins: pins)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - certificatePins: The keys each pinned host's server must show one of.
+    ///   - The others: as in ``init(responseParser:configuration:transport:responseQueue:clock:)``.
+    /// - Throws: ``CertificatePins/TransportCannotPin`` when the transport cannot check keys
+    ///   (URLSession on Linux; on Apple platforms one given a session of the caller's), so that
+    ///   pins are never silently ignored.
+    public init(
+        responseParser: any ResponseParser = JSONParser(),
+        configuration: APIConfiguration = .default,
+        certificatePins: CertificatePins,
+        transport: (any Transport)? = nil,
+        responseQueue: DispatchQueue = .main,
+        clock: (any APIClock)? = nil
+    ) throws(CertificatePins.TransportCannotPin) {
+        let transport = transport ?? DefaultTransport.shared
+        // An API answering with sample data sends nothing, so nothing is left unchecked.
+        guard transport.canPinKeys || configuration.usesSampleData else {
+            throw CertificatePins.TransportCannotPin(transport: "\(type(of: transport))", pins: certificatePins)
+        }
+        var pinned = configuration
+        pinned.certificatePins = certificatePins
+        (self.configuration, self.transport, cookieJar, plugins, apiContext, pipelineQueue, startsOnTransport)
+            = Self.assemble(pinned, transport)
+        self.clock = clock ?? SystemClock()
+        self.responseParser = responseParser
+        self.responseQueue = responseQueue
+    }
+
+    /// What an API derives from its configuration and transport.
+    private static func assemble(_ configuration: APIConfiguration, _ transport: any Transport) -> (
+        APIConfiguration, any Transport, CookieJar?, [any Plugin], APIContext, DispatchQueue, Bool
+    ) {
+        // The cache answers above the transport, the same over each; sample data needs neither.
+        let answering = configuration.cache.map { configuration.usesSampleData ? transport : CachingTransport(base: transport, cache: $0) } ?? transport
+        return (
+            configuration,
+            answering,
+            configuration.cookies.makeJar(),
+            configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : []),
+            APIContext(configuration: configuration),
+            DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent),
+            // An API answering with sample data never uses its transport: nothing to start there.
+            !configuration.usesSampleData
+        )
     }
 
     /// Starts a request's pipeline (building, signing, sending) off the caller's thread: on the

@@ -65,16 +65,16 @@ import TernTesting
     }
 
     @Test func theDocumentedPinsAreValid() throws {
-        #expect(try Readme.pinning().certificatePins?.hashes(for: "img.cdn.shop.example").count == 1)
-        #expect(try Tour.pinning().certificatePins?.hashes(for: "shop.example").count == 2)
+        #expect(try Readme.pinning().configuration.certificatePins?.hashes(for: "img.cdn.shop.example").count == 1)
+        #expect(try Tour.pinning().configuration.certificatePins?.hashes(for: "shop.example").count == 2)
     }
 
     /// An API with pins runs on stubs, which have no keys to check.
     @Test func aPinnedAPIRunsOnStubs() async throws {
         let stubs = StubTransport()
         stubs.add(Stub(.get, "/ping", answers: .text("pong")))
-        let configuration = APIConfiguration(baseURL: "https://shop.example", certificatePins: try CertificatePins(["shop.example": [Self.a]]))
-        let client = APIClient(configuration: configuration, transport: stubs, responseQueue: .global())
+        let client = try APIClient(configuration: APIConfiguration(baseURL: "https://shop.example"),
+                                   certificatePins: try CertificatePins(["shop.example": [Self.a]]), transport: stubs, responseQueue: .global())
         #expect(try await (client.request(route: .get("/ping")) as Promise<String>).value == "pong")
     }
 }

@@ -281,13 +281,13 @@ extension Readme {
 
     #endif
 
-    static func pinning() throws -> APIConfiguration {
+    static func pinning() throws -> APIClient {
         let pins = try CertificatePins([
             "shop.example": ["sha256/r8udi/Mxd6pLOS73t7GpHAvPdwWQiICjvcJqgsyjpsE=",      // the server's key
                              "sha256/YLh1dUR9y6Kja30RrAn7JKnbQG/uEtLMkBgFF2Fuihg="],     // a backup, not yet deployed
             "*.cdn.shop.example": ["sha256/Vjs8r4z+80wjNcr1YKepWQboSIRi63WsWXhIMN+eWys="],
         ])
-        let pinnedShop = APIConfiguration(baseURL: "https://shop.example/api/v2", certificatePins: pins)
+        let pinnedShop = try APIClient(configuration: .production, certificatePins: pins)   // throws if its transport cannot check them
         return pinnedShop
     }
 

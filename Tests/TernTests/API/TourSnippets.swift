@@ -107,10 +107,10 @@ enum Tour {
         return internalShop
     }
 
-    static func pinning() throws -> APIConfiguration {
+    static func pinning() throws -> APIClient {
         let pins = try CertificatePins(["shop.example": ["sha256/r8udi/Mxd6pLOS73t7GpHAvPdwWQiICjvcJqgsyjpsE=",
                                                          "sha256/YLh1dUR9y6Kja30RrAn7JKnbQG/uEtLMkBgFF2Fuihg="]])
-        let pinned = APIConfiguration(baseURL: "https://shop.example/api/v2", certificatePins: pins)
+        let pinned = try APIClient(configuration: .production, certificatePins: pins)
         return pinned
     }
 

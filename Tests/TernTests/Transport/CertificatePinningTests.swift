@@ -49,9 +49,10 @@ import TernTesting
     /// A pin no key has.
     static let wrongPin = "sha256/" + Data(repeating: 7, count: 32).base64EncodedString()
 
-    static func api(_ pins: [String: [String]]?, transport: any Transport, retryPolicy: RetryPolicy = .never) throws -> AbstractAPI {
-        let configuration = APIConfiguration(retryPolicy: retryPolicy, certificatePins: try pins.map { try CertificatePins($0) })
-        return AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global())
+    static func api(_ pins: [String: [String]]?, transport: any Transport,
+                    configuration: APIConfiguration = APIConfiguration(retryPolicy: .never)) throws -> AbstractAPI {
+        guard let pins else { return AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global()) }
+        return try AbstractAPI(configuration: configuration, certificatePins: try CertificatePins(pins), transport: transport, responseQueue: .global())
     }
 
     /// `path` through `api`, once the server listens.
@@ -78,10 +79,9 @@ import TernTesting
         let server = try RelayingServer()
         let transport = try CurlTransport(trusting: server.certificates.authority)
         let recorder = Recorder<String>()
-        var configuration = APIConfiguration(retryPolicy: RetryPolicy(maxRetries: 3, baseDelay: 0.01),
-                                             certificatePins: try CertificatePins(["127.0.0.1": [Self.wrongPin]]))
-        configuration.plugins = [WillSendCounter(recorder: recorder)]
-        let api = AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global())
+        let configuration = APIConfiguration(retryPolicy: RetryPolicy(maxRetries: 3, baseDelay: 0.01),
+                                             plugins: [WillSendCounter(recorder: recorder)])
+        let api = try Self.api(["127.0.0.1": [Self.wrongPin]], transport: transport, configuration: configuration)
         let result = try await Self.get("/secret", from: server, api)
         guard case .failure(APIError.pinningFailed(let failure)) = result else {
             Issue.record("expected pinningFailed, got \(result)")
@@ -131,9 +131,8 @@ import TernTesting
         let unpinned = try Self.api(nil, transport: transport)
         #expect(try await Self.get("/open", from: server, unpinned).get() == "open")
         #expect(try await (unpinned.request(route: .get(server.url + "/again")) as Promise<String>).value == "again")
-        let configuration = APIConfiguration(timeout: 2, retryPolicy: .never,
-                                             certificatePins: try CertificatePins(["127.0.0.1": [Self.wrongPin]]))
-        let pinned = AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global())
+        let pinned = try Self.api(["127.0.0.1": [Self.wrongPin]], transport: transport,
+                                  configuration: APIConfiguration(timeout: 2, retryPolicy: .never))
         let result = await (pinned.request(route: .get(server.url + "/reuse")) as Promise<String>).result
         if case .success = result { Issue.record("the pinned request went out on the unpinned connection") }
         #expect(!server.receivedText.contains("/reuse"))
@@ -173,8 +172,20 @@ import TernTesting
         #expect(server.connections == 0)
     }
 
-    @Test func aTransportThatCannotPinFailsTheRequestBeforeSendingIt() async throws {
-        let api = try Self.api(["127.0.0.1": [Self.wrongPin]], transport: URLSessionTransport())
+    @Test func anAPIWithPinsOverATransportThatCannotPinIsNotCreated() throws {
+        let pins = try CertificatePins(["127.0.0.1": [Self.wrongPin]])
+        #expect(throws: CertificatePins.TransportCannotPin(transport: "URLSessionTransport", pins: pins)) {
+            try AbstractAPI(certificatePins: pins, transport: URLSessionTransport())
+        }
+        // Sample data sends nothing: no key goes unchecked.
+        _ = try AbstractAPI(configuration: APIConfiguration(usesSampleData: true), certificatePins: pins, transport: URLSessionTransport())
+    }
+
+    /// A pinned API's configuration handed to another API over a transport that cannot pin
+    /// keeps its pins: its requests fail before anything is sent.
+    @Test func aPinnedConfigurationOverATransportThatCannotPinFailsTheRequestBeforeSendingIt() async throws {
+        let pinned = try Self.api(["127.0.0.1": [Self.wrongPin]], transport: try CurlTransport())
+        let api = AbstractAPI(configuration: pinned.configuration, transport: URLSessionTransport(), responseQueue: .global())
         let closed = try ClosedPort()
         let result = await (api.request(route: .get("https://127.0.0.1:\(closed.port)/")) as Promise<String>).result
         guard case .failure(APIError.pinningFailed(let failure)) = result else { Issue.record("expected pinningFailed, got \(result)"); return }
