@@ -171,7 +171,7 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
             }
             return exchanges[dataTask.taskIdentifier].flatMap { $0.isStopping ? nil : $0.request.receiver }
         }
-        if let receiver { obey(receiver.didReceive(http), for: dataTask) }
+        if let receiver { obey(receiver.didReceive(ResponseHead(http)), for: dataTask) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
@@ -237,7 +237,7 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         let receiver = exchange.request.receiver
         // FoundationNetworking skips the head of a 3xx without a Location; the task has it.
         if !exchange.hasHead, error == nil, let response = task.response as? HTTPURLResponse {
-            _ = receiver.didReceive(response)
+            _ = receiver.didReceive(ResponseHead(response))
         }
         // A body that broke its length stopped the upload; FoundationNetworking says only that
         // the transfer was aborted. (Only Tern's own stream is asked: FoundationNetworking's

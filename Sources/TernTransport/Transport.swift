@@ -49,7 +49,7 @@ extension Transport {
 /// chunk whether the transfer goes on.
 ///
 /// A transport calls it one event at a time (never two at once) and in this order: any
-/// ``didSendBodyData(_:of:)``, then at most one ``didReceive(_:)-(HTTPURLResponse)``, then any
+/// ``didSendBodyData(_:of:)``, then at most one ``didReceive(_:)-(ResponseHead)``, then any
 /// ``didReceive(_:)-(Data)``, then one ``didComplete(with:)``. After a ``TransferDecision/stop``
 /// it stops the transfer, sends no more chunks and reports the end, with whatever error
 /// stopping caused.
@@ -57,7 +57,7 @@ public protocol TransportReceiver: Sendable {
     /// Body bytes sent so far, and the body's whole length when known.
     func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?)
     /// The response's status and headers arrived; the body has not yet.
-    func didReceive(_ response: HTTPURLResponse) -> TransferDecision
+    func didReceive(_ head: ResponseHead) -> TransferDecision
     /// The next chunk of the body, decompressed.
     func didReceive(_ chunk: Data) -> TransferDecision
     /// The exchange ended: completely when `error` is `nil`.
@@ -112,7 +112,7 @@ extension WholeResponseTransport {
         send(request) { result in
             switch result {
             case .success(let response):
-                if receiver.didReceive(response.httpResponse) != .stop, !response.body.isEmpty {
+                if receiver.didReceive(response.head) != .stop, !response.body.isEmpty {
                     _ = receiver.didReceive(response.body)
                 }
                 receiver.didComplete(with: nil)
@@ -227,15 +227,15 @@ public struct BodyLimitExceeded: Error, Sendable, Equatable {
 /// headers arrived, the body did not finish (the server hung up, the connection was lost).
 public struct TransferInterrupted: Error, Sendable {
     /// The status and headers that arrived.
-    public let response: HTTPURLResponse
+    public let head: ResponseHead
     /// How many bytes of the body had arrived.
     public let receivedBytes: Int
     /// What stopped it; a `URLError` for the default transport.
     public let underlying: any Error
 
     /// Creates the error.
-    public init(response: HTTPURLResponse, receivedBytes: Int, underlying: any Error) {
-        self.response = response
+    public init(head: ResponseHead, receivedBytes: Int, underlying: any Error) {
+        self.head = head
         self.receivedBytes = receivedBytes
         self.underlying = underlying
     }
@@ -244,15 +244,23 @@ public struct TransferInterrupted: Error, Sendable {
 /// A complete response: status and headers, and the whole body.
 public struct TransportResponse: Sendable {
     /// Status, headers and URL.
-    public var httpResponse: HTTPURLResponse
+    public var head: ResponseHead
     /// The whole body.
     public var body: Data
 
     /// Creates a transport response.
-    public init(httpResponse: HTTPURLResponse, body: Data) {
-        self.httpResponse = httpResponse
+    public init(head: ResponseHead, body: Data) {
+        self.head = head
         self.body = body
     }
+
+    /// Creates a transport response from Foundation's response.
+    public init(httpResponse: HTTPURLResponse, body: Data) {
+        self.init(head: ResponseHead(httpResponse), body: body)
+    }
+
+    /// Foundation's response for the head.
+    public var httpResponse: HTTPURLResponse { head.urlResponse }
 }
 
 /// A task with nothing to cancel, for transports that answer at once.

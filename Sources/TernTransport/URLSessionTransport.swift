@@ -114,7 +114,7 @@ public final class URLSessionTransport: Transport {
             if let error {
                 receiver.didComplete(with: error)
             } else if let response = response as? HTTPURLResponse {
-                if receiver.didReceive(response) != .stop, let data, !data.isEmpty { _ = receiver.didReceive(data) }
+                if receiver.didReceive(ResponseHead(response)) != .stop, let data, !data.isEmpty { _ = receiver.didReceive(data) }
                 receiver.didComplete(with: nil)
             } else {
                 receiver.didComplete(with: URLError(.badServerResponse))

@@ -25,13 +25,13 @@ public enum Fixtures {
 
 /// A transport that answers at once from memory: what is left to measure is the pipeline.
 public struct InstantTransport: WholeResponseTransport {
-    private let response = HTTPURLResponse(url: Fixtures.url, statusCode: 200, httpVersion: "HTTP/1.1",
-                                           headerFields: ["Content-Type": "application/json"])!
+    private let head = ResponseHead(url: Fixtures.url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                    headers: ["Content-Type": "application/json"])!
 
     public init() {}
 
     public func send(_ request: TransportRequest, completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
-        completion(.success(TransportResponse(httpResponse: response, body: Fixtures.body)))
+        completion(.success(TransportResponse(head: head, body: Fixtures.body)))
         return NoTask()
     }
 }
@@ -39,13 +39,13 @@ public struct InstantTransport: WholeResponseTransport {
 /// ``InstantTransport`` that also reports what libcurl would measure of each exchange, as
 /// `CurlTransport` does: to weigh per-request metrics nobody reads against none.
 public struct MeasuringInstantTransport: Transport {
-    private let response = HTTPURLResponse(url: Fixtures.url, statusCode: 200, httpVersion: "HTTP/1.1",
-                                           headerFields: ["Content-Type": "application/json"])!
+    private let head = ResponseHead(url: Fixtures.url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                    headers: ["Content-Type": "application/json"])!
 
     public init() {}
 
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
-        if receiver.didReceive(response) != .stop { _ = receiver.didReceive(Fixtures.body) }
+        if receiver.didReceive(head) != .stop { _ = receiver.didReceive(Fixtures.body) }
         receiver.didCollect(TransferMetrics(
             url: Fixtures.url, statusCode: 200, nameLookup: 0.000_01, connect: 0.000_02, firstByte: 0.000_05,
             total: 0.000_06, bytesSent: 0, bytesReceived: Int64(Fixtures.body.count), reusedConnection: true,

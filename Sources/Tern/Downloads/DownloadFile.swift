@@ -92,13 +92,13 @@ final class DownloadFile: Sendable {
     }
 
     /// Where the body of `response` goes, and, for the file, opens it.
-    func target(for response: HTTPURLResponse) throws -> Target {
+    func target(for response: ResponseHead) throws -> Target {
         try state.withLock { state in
             guard !state.isClosed else { return .memory }
             let asked = state.askedOffset
             switch response.statusCode {
             case 206 where asked != nil:
-                guard let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")), range.start == asked, range.start == state.offset,
+                guard let range = ContentRange(response.headers["Content-Range"]), range.start == asked, range.start == state.offset,
                       Self.response(response, keeps: state.validator),
                       Self.isIdentityEncoded(response) else { return .restart }
                 let handle = try FileHandle(forWritingTo: state.partialFile)
@@ -119,7 +119,7 @@ final class DownloadFile: Sendable {
                 state.resumedBytes = 0
                 state.validator = Self.isIdentityEncoded(response) ? Self.strongValidator(of: response) : nil
                 state.url = response.url
-                let length = response.expectedContentLength
+                let length = response.contentLength ?? -1
                 state.total = Self.isIdentityEncoded(response) && length >= 0 ? length : nil
                 return .file(offset: 0, total: state.total)
             default:
@@ -245,12 +245,12 @@ final class DownloadFile: Sendable {
     /// The response's strong validator (RFC 9110, section 8.8): an `ETag` that is not weak; with
     /// no `ETag`, a `Last-Modified` at least a second before the response's `Date` (a file changed
     /// within the second it was sent in could keep its date).
-    private static func strongValidator(of response: HTTPURLResponse) -> String? {
-        if let tag = response.value(forHTTPHeaderField: "ETag") {
+    private static func strongValidator(of response: ResponseHead) -> String? {
+        if let tag = response.headers["ETag"] {
             return tag.hasPrefix("W/") ? nil : tag
         }
-        guard let modified = response.value(forHTTPHeaderField: "Last-Modified"), let modifiedDate = CookieDate.parse(modified),
-              let date = response.value(forHTTPHeaderField: "Date").flatMap(CookieDate.parse),
+        guard let modified = response.headers["Last-Modified"], let modifiedDate = CookieDate.parse(modified),
+              let date = response.headers["Date"].flatMap(CookieDate.parse),
               date.timeIntervalSince(modifiedDate) >= 1 else { return nil }
         return modified
     }
@@ -258,15 +258,15 @@ final class DownloadFile: Sendable {
     /// Whether a 206 says its range is of the same file as the bytes on disk, whose validator is
     /// `validator`: the same `ETag` (a 206 carries the one a 200 would), or for a date, no `ETag`
     /// and no other `Last-Modified`.
-    private static func response(_ response: HTTPURLResponse, keeps validator: String?) -> Bool {
+    private static func response(_ response: ResponseHead, keeps validator: String?) -> Bool {
         guard let validator else { return false }
-        let tag = response.value(forHTTPHeaderField: "ETag")
+        let tag = response.headers["ETag"]
         if validator.hasPrefix("\"") { return tag == validator }
-        return tag == nil && (response.value(forHTTPHeaderField: "Last-Modified").map { $0 == validator } ?? true)
+        return tag == nil && (response.headers["Last-Modified"].map { $0 == validator } ?? true)
     }
 
-    private static func isIdentityEncoded(_ response: HTTPURLResponse) -> Bool {
-        let encoding = response.value(forHTTPHeaderField: "Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased()
+    private static func isIdentityEncoded(_ response: ResponseHead) -> Bool {
+        let encoding = response.headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces).lowercased()
         return encoding == nil || encoding == "identity" || encoding == ""
     }
 }

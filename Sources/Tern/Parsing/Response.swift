@@ -13,8 +13,8 @@ import FoundationNetworking
 public struct Response: Sendable {
     /// The request as it was sent, headers included.
     public let request: URLRequest
-    /// The response as URLSession gave it.
-    public let httpResponse: HTTPURLResponse
+    /// The status and headers, as they arrived.
+    public let head: ResponseHead
     /// The body, whole.
     public let body: Data
     /// When the request was handed to the transport, and how long until the response was complete.
@@ -27,29 +27,33 @@ public struct Response: Sendable {
     public let metrics: RequestMetrics
 
     /// Creates a response.
-    public init(request: URLRequest, httpResponse: HTTPURLResponse, body: Data, timing: Timing, metrics: RequestMetrics = RequestMetrics()) {
+    public init(request: URLRequest, head: ResponseHead, body: Data, timing: Timing, metrics: RequestMetrics = RequestMetrics()) {
         self.request = request
-        self.httpResponse = httpResponse
+        self.head = head
         self.body = body
         self.timing = timing
         self.metrics = metrics
     }
 
+    /// Creates a response from Foundation's.
+    public init(request: URLRequest, httpResponse: HTTPURLResponse, body: Data, timing: Timing, metrics: RequestMetrics = RequestMetrics()) {
+        self.init(request: request, head: ResponseHead(httpResponse), body: body, timing: timing, metrics: metrics)
+    }
+
+    /// The response as Foundation's `HTTPURLResponse`, made the first time it is asked for.
+    public var httpResponse: HTTPURLResponse { head.urlResponse }
+
     /// The status code.
-    public var statusCode: Int { httpResponse.statusCode }
+    public var statusCode: Int { head.statusCode }
 
     /// What the API's ``HTTPCache`` did for this response; `nil` when the API has none.
     public var cacheOutcome: CacheOutcome? { metrics.last?.cacheOutcome }
 
     /// The URL that answered, after any redirect.
-    public var url: URL? { httpResponse.url ?? request.url }
+    public var url: URL? { head.url ?? request.url }
 
     /// The response headers.
-    public var headers: HTTPHeaders {
-        HTTPHeaders(httpResponse.allHeaderFields.compactMap { name, value in
-            (name as? String).map { ($0, "\(value)") }
-        }.sorted { $0.0 < $1.0 })
-    }
+    public var headers: HTTPHeaders { head.headers }
 
     /// The request's method.
     public var method: String? { request.httpMethod }

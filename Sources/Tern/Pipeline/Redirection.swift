@@ -14,9 +14,9 @@ extension RedirectPolicy {
     /// response is not a redirect to follow and so is the response. Throws when the redirect
     /// must not be followed and cannot be the response either: too many, to http from https,
     /// or to a location that is no http(s) URL.
-    func next(after response: HTTPURLResponse, to sent: URLRequest, from leg: Leg) throws(APIError) -> Leg? {
+    func next(after response: ResponseHead, to sent: URLRequest, from leg: Leg) throws(APIError) -> Leg? {
         guard follows, Self.redirectStatuses.contains(response.statusCode),
-              let location = response.value(forHTTPHeaderField: "Location") else { return nil }
+              let location = response.headers["Location"] else { return nil }
         func failure(_ reason: APIError.RedirectFailure.Reason) -> APIError {
             .redirectFailed(.init(reason: reason, method: sent.httpMethod, url: sent.url, statusCode: response.statusCode, location: location))
         }
@@ -32,7 +32,7 @@ extension RedirectPolicy {
         var next = leg
         next.redirects += 1
         next.hasLeftOrigin = leg.hasLeftOrigin || Origin(target) != leg.origin
-        let redirect = Redirect(request: sent, response: response, target: target, number: next.redirects, isCrossOrigin: next.hasLeftOrigin)
+        let redirect = Redirect(request: sent, response: response.urlResponse, target: target, number: next.redirects, isCrossOrigin: next.hasLeftOrigin)
         if let decide, decide(redirect) == .doNotFollow { return nil }
 
         var request = leg.request.urlRequest

@@ -211,7 +211,7 @@ final class RequestExecution: Sendable {
         let timing: @Sendable () -> Response.Timing = {
             Response.Timing(start: startDate, duration: TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9)
         }
-        var opensStream: (@Sendable (HTTPURLResponse) -> StreamBuffer?)?
+        var opensStream: (@Sendable (ResponseHead) -> StreamBuffer?)?
         if stream != nil {
             opensStream = { [self] head in openStream(head, for: request.urlRequest, attempt: attempt, leg: leg, timing: timing()) }
         }
@@ -229,11 +229,11 @@ final class RequestExecution: Sendable {
     /// Opens the stream on `head` when the pipeline would take it as the answer (not a redirect,
     /// accepted by validation, no refresh asked for), and settles the request with it, its body
     /// empty; returns `nil` to read the body as for any request (a redirect, an error's body).
-    private func openStream(_ head: HTTPURLResponse, for request: URLRequest, attempt: Int, leg: Leg, timing: Response.Timing) -> StreamBuffer? {
+    private func openStream(_ head: ResponseHead, for request: URLRequest, attempt: Int, leg: Leg, timing: Response.Timing) -> StreamBuffer? {
         guard let stream, !(300..<400).contains(head.statusCode) else { return nil }
-        let response = Response(request: request, httpResponse: head, body: Data(), timing: timing)
+        let response = Response(request: request, head: head, body: Data(), timing: timing)
         guard context.validation.accepts(response) else { return nil }
-        if let delegate = context.delegate(for: leg), delegate.api(api, needsRefreshFor: head, data: Data(), request: request) { return nil }
+        if let delegate = context.delegate(for: leg), delegate.api(api, needsRefreshFor: head.urlResponse, data: Data(), request: request) { return nil }
         guard state.withLock({ $0.receive(attempt: attempt) }) != nil else { return nil }
         stream.open(attempt: attempt)
         keepCookies(of: head, for: request)
@@ -251,9 +251,9 @@ final class RequestExecution: Sendable {
     }
 
     /// Keeps the cookies a response sets, from any stop of the chain.
-    private func keepCookies(of response: HTTPURLResponse, for request: URLRequest) {
+    private func keepCookies(of head: ResponseHead, for request: URLRequest) {
         guard let jar = context.cookieJar, let url = request.url,
-              let joined = response.value(forHTTPHeaderField: "Set-Cookie") else { return }
+              let joined = head.headers["Set-Cookie"] else { return }
         jar.setCookies(from: SetCookieFields.split(joined), for: url)
     }
 
@@ -299,7 +299,7 @@ final class RequestExecution: Sendable {
             let cause = interrupted?.underlying ?? error
             let failure = APIError.transportFailed(.init(
                 underlying: cause, method: method.rawValue, url: request.url,
-                statusCode: interrupted?.response.statusCode, receivedBytes: interrupted?.receivedBytes
+                statusCode: interrupted?.head.statusCode, receivedBytes: interrupted?.receivedBytes
             ))
             report(.failure(failure), for: request)
             if context.retryPolicy.allowsRetry(method: method, retriesSoFar: retries, error: cause) {
@@ -308,8 +308,8 @@ final class RequestExecution: Sendable {
                 finish(.failed(failure))
             }
         case .success(let raw):
-            keepCookies(of: raw.httpResponse, for: request)
-            let response = Response(request: request, httpResponse: raw.httpResponse, body: raw.body, timing: timing,
+            keepCookies(of: raw.head, for: request)
+            let response = Response(request: request, head: raw.head, body: raw.body, timing: timing,
                                     metrics: RequestMetrics(transfers: transfers.withLock { $0 }))
             report(.success(response), for: request)
             evaluate(response, leg: leg, generation: generation, retries: retries)
@@ -338,7 +338,7 @@ final class RequestExecution: Sendable {
     /// is one that must not be followed; returns whether it did either.
     private func handledRedirect(_ response: Response, from leg: Leg) -> Bool {
         do {
-            guard let next = try context.redirectPolicy.next(after: response.httpResponse, to: response.request, from: leg) else { return false }
+            guard let next = try context.redirectPolicy.next(after: response.head, to: response.request, from: leg) else { return false }
             // Adapters and the delegate run on the pipeline queue, as for the first attempt, not
             // on the transport's, where they would hold up every other exchange.
             context.pipelineQueue.async { self.attempt(next) }

@@ -9,7 +9,7 @@ import FoundationNetworking
 /// accepted body, into its file chunk by chunk. Reports the transfer's progress both ways.
 final class ResponseCollector: TransportReceiver {
     private struct State {
-        var response: HTTPURLResponse?
+        var head: ResponseHead?
         var body = Data()
         /// Whether the body goes to the download's file rather than to `body`.
         var isToFile = false
@@ -36,13 +36,13 @@ final class ResponseCollector: TransportReceiver {
     private let completion: @Sendable (Result<TransportResponse, any Error>, TransferMetrics?) -> Void
     /// For a streamed request: asked at the head whether the body is the stream's (the head
     /// was accepted), and returns the stream if so.
-    private let opensStream: (@Sendable (HTTPURLResponse) -> StreamBuffer?)?
+    private let opensStream: (@Sendable (ResponseHead) -> StreamBuffer?)?
     // The transport calls one event at a time; the lock only makes that visible to the compiler,
     // and is never contended.
     private let state = Locked(State())
 
     init(limit: Int?, uploadLength: Int64? = nil, file: DownloadFile? = nil, progress: ProgressChannel,
-         opensStream: (@Sendable (HTTPURLResponse) -> StreamBuffer?)? = nil,
+         opensStream: (@Sendable (ResponseHead) -> StreamBuffer?)? = nil,
          completion: @escaping @Sendable (Result<TransportResponse, any Error>, TransferMetrics?) -> Void) {
         self.limit = limit
         self.opensStream = opensStream
@@ -57,10 +57,10 @@ final class ResponseCollector: TransportReceiver {
         progress.report(TransferProgress(direction: .upload, completedBytes: totalSent, totalBytes: totalExpected ?? uploadLength))
     }
 
-    func didReceive(_ response: HTTPURLResponse) -> TransferDecision {
-        if let stream = opensStream?(response) {
+    func didReceive(_ head: ResponseHead) -> TransferDecision {
+        if let stream = opensStream?(head) {
             state.withLock { state in
-                state.response = response
+                state.head = head
                 state.stream = stream
             }
             return .proceed
@@ -68,14 +68,14 @@ final class ResponseCollector: TransportReceiver {
         var target = DownloadFile.Target.memory
         if let file {
             do {
-                target = try file.target(for: response)
+                target = try file.target(for: head)
             } catch {
                 state.withLock { $0.stopped = Self.writeFailure(error, writing: file) }
                 return .stop
             }
         }
         let started = state.withLock { state -> TransferProgress? in
-            state.response = response
+            state.head = head
             switch target {
             case .restart:
                 state.stopped = DownloadRestart()
@@ -85,15 +85,15 @@ final class ResponseCollector: TransportReceiver {
                 state.offset = offset
                 state.expectedLength = total
                 if let limit = file?.maximumSize, let total, total > limit {
-                    state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(total), statusCode: response.statusCode)
+                    state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(total), statusCode: head.statusCode)
                     return nil
                 }
             case .memory:
                 // Only an unencoded length says how large the body will be: the limit counts decompressed bytes.
-                let declared = response.value(forHTTPHeaderField: "Content-Encoding") == nil ? response.expectedContentLength : -1
+                let declared = head.headers["Content-Encoding"] == nil ? head.contentLength ?? -1 : -1
                 state.expectedLength = declared >= 0 ? declared : nil
                 if let limit, declared > limit {
-                    state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(declared), statusCode: response.statusCode)
+                    state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(declared), statusCode: head.statusCode)
                     return nil
                 }
             }
@@ -112,7 +112,7 @@ final class ResponseCollector: TransportReceiver {
             if state.isToFile, let file {
                 if let limit = file.maximumSize, state.offset + state.received + Int64(chunk.count) > limit {
                     state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: Int(state.offset + state.received) + chunk.count,
-                                                      statusCode: state.response?.statusCode)
+                                                      statusCode: state.head?.statusCode)
                     return nil
                 }
                 do {
@@ -123,7 +123,7 @@ final class ResponseCollector: TransportReceiver {
                 }
             } else if let limit, state.body.count + chunk.count > limit {
                 state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: state.body.count + chunk.count,
-                                                  statusCode: state.response?.statusCode)
+                                                  statusCode: state.head?.statusCode)
                 state.body = Data()
                 return nil
             } else {
@@ -154,7 +154,7 @@ final class ResponseCollector: TransportReceiver {
         }
         // The request settled when the stream opened; the body's end is the stream's.
         if let stream = state.stream {
-            return stream.finish(after: error, statusCode: state.response?.statusCode)
+            return stream.finish(after: error, statusCode: state.head?.statusCode)
         }
         var error = error
         if error == nil, state.isToFile, let file {
@@ -169,12 +169,12 @@ final class ResponseCollector: TransportReceiver {
             completion(.failure(stopped), state.metrics)
         } else if let tooLarge = error as? BodyLimitExceeded {   // a transport that stopped before the limit's bytes came
             completion(.failure(tooLarge), state.metrics)
-        } else if let error, let response = state.response, (error as? URLError)?.code != .cancelled {  // a cancel stays a cancel
-            completion(.failure(TransferInterrupted(response: response, receivedBytes: Int(state.received), underlying: error)), state.metrics)
+        } else if let error, let head = state.head, (error as? URLError)?.code != .cancelled {  // a cancel stays a cancel
+            completion(.failure(TransferInterrupted(head: head, receivedBytes: Int(state.received), underlying: error)), state.metrics)
         } else if let error {
             completion(.failure(error), state.metrics)
-        } else if let response = state.response {
-            completion(.success(TransportResponse(httpResponse: response, body: state.body)), state.metrics)
+        } else if let head = state.head {
+            completion(.success(TransportResponse(head: head, body: state.body)), state.metrics)
         } else {
             completion(.failure(URLError(.badServerResponse)), state.metrics)
         }

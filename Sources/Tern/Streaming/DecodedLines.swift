@@ -36,7 +36,7 @@ public struct DecodedLines<Value: Decodable & Sendable>: AsyncSequence, Sendable
                 number += 1
                 guard line.contains(where: { !$0.isWhitespace }) else { continue }
                 let head = try await stream.response.value
-                let response = Response(request: head.request, httpResponse: head.httpResponse, body: Data(line.utf8), timing: head.timing)
+                let response = Response(request: head.request, head: head.head, body: Data(line.utf8), timing: head.timing)
                 do {
                     return try parser.parse(Value.self, from: response)
                 } catch {

@@ -33,6 +33,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         for (name, value) in fields { self[name] = value }
     }
 
+    /// Creates headers from fields whose names are known to differ, in their order.
+    package init(distinct fields: [(String, String)]) {
+        self.fields = fields.map { Field(name: $0.0, value: $0.1) }
+    }
+
     /// Creates headers from a dictionary literal.
     public init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements)

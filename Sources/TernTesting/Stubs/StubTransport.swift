@@ -174,7 +174,7 @@ private final class Exchange: TransportTask {
             case .response(let status, var headers, let body):
                 headers["Content-Length"] = String(body.count)
                 guard let url = request.urlRequest.url,
-                      let head = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary) else {
+                      let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: headers) else {
                     return complete(with: URLError(.badServerResponse))
                 }
                 guard receiver.didReceive(head) != .stop else { return complete(with: URLError(.cancelled)) }
@@ -187,7 +187,7 @@ private final class Exchange: TransportTask {
                 complete(with: nil)
             case .streamed(let status, let headers, let pieces):
                 guard let url = request.urlRequest.url,
-                      let head = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary) else {
+                      let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: headers) else {
                     return complete(with: URLError(.badServerResponse))
                 }
                 guard receiver.didReceive(head) != .stop else { return complete(with: URLError(.cancelled)) }

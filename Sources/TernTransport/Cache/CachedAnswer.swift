@@ -25,7 +25,7 @@ enum CachedAnswer {
         fields["content-length"] = String(response.body.count)
         if let age { fields["age"] = String(Int(age)) }
         guard let url = URL(string: response.url),
-              let head = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: fields) else {
+              let head = ResponseHead(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(fields)) else {
             return receiver.didComplete(with: URLError(.badServerResponse))
         }
         if receiver.didReceive(head) != .stop, !bodyless, !response.body.isEmpty {

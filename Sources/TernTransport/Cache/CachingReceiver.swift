@@ -21,16 +21,16 @@ final class CachingReceiver: TransportReceiver {
         receiver.didSendBodyData(totalSent, of: totalExpected)
     }
 
-    func didReceive(_ response: HTTPURLResponse) -> TransferDecision {
+    func didReceive(_ head: ResponseHead) -> TransferDecision {
         let now = cache.now
-        let fields = Self.fields(of: response)
-        let cookies = response.value(forHTTPHeaderField: "Set-Cookie")
+        let fields = Self.fields(of: head)
+        let cookies = head.headers["Set-Cookie"]
         let (handOn, change) = exchange.withLock {
-            $0.head(status: response.statusCode, fields: fields, cookies: cookies, announcedLength: response.expectedContentLength, at: now)
+            $0.head(status: head.statusCode, fields: fields, cookies: cookies, announcedLength: head.contentLength ?? -1, at: now)
         }
         apply(change)
         guard handOn else { return .proceed }
-        let decision = receiver.didReceive(response)
+        let decision = receiver.didReceive(head)
         exchange.withLock { $0.pipelineDecided(decision) }
         return decision
     }
@@ -68,11 +68,12 @@ final class CachingReceiver: TransportReceiver {
     }
 
     /// A head's fields, names in lower case, without those that describe only this message.
-    static func fields(of response: HTTPURLResponse) -> [String: String] {
+    static func fields(of head: ResponseHead) -> [String: String] {
         var fields: [String: String] = [:]
-        for (name, value) in response.allHeaderFields {
-            guard let name = (name as? String)?.lowercased(), let value = value as? String, !CachedResponse.framing.contains(name) else { continue }
-            fields[name] = fields[name].map { $0 + ", " + value } ?? value
+        for field in head.headers {
+            let name = field.name.lowercased()
+            guard !CachedResponse.framing.contains(name) else { continue }
+            fields[name] = fields[name].map { $0 + ", " + field.value } ?? field.value
         }
         return fields
     }

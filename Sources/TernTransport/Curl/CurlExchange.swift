@@ -227,13 +227,13 @@ final class CurlExchange: @unchecked Sendable {
     private func deliver(_ complete: ResponseHeadReader.Head) -> Bool {
         // What was sent is reported before the head, as the receiver expects.
         reportUpload(sentBytes())
-        guard let response = HTTPURLResponse(url: url, statusCode: complete.status, httpVersion: complete.httpVersion,
-                                             headerFields: complete.fields) else { return false }
-        guard receiver.didReceive(response) != .stop else {
+        guard let received = ResponseHead(url: url, statusCode: complete.status, httpVersion: complete.httpVersion,
+                                          headers: complete.fields) else { return false }
+        guard receiver.didReceive(received) != .stop else {
             stop = .receiverSaidStop
             return false
         }
-        watchChunks(of: response, httpVersion: complete.httpVersion)
+        watchChunks(of: received)
         return true
     }
 
@@ -244,14 +244,14 @@ final class CurlExchange: @unchecked Sendable {
     /// when verbose: so verbose is turned on for this one body (libcurl's other messages go to the
     /// callback too, and are dropped). The progress callback, which libcurl calls after each read,
     /// then stops the transfer.
-    private func watchChunks(of response: HTTPURLResponse, httpVersion: String) {
-        guard let maximumBodySize, httpVersion.hasPrefix("HTTP/1"),
-              response.value(forHTTPHeaderField: "Transfer-Encoding")?.lowercased().contains("chunked") == true else { return }
+    private func watchChunks(of response: ResponseHead) {
+        guard let maximumBodySize, response.httpVersion?.hasPrefix("HTTP/1") == true,
+              response.headers["Transfer-Encoding"]?.lowercased().contains("chunked") == true else { return }
         var limit = UInt64(maximumBodySize)
         // The chunks carry the body encoded, and the limit counts it decoded: an encoded body
         // may be larger than its decoding by a few bytes per block (stored deflate blocks, zstd
         // and brotli headers), never by a thousandth.
-        if response.value(forHTTPHeaderField: "Content-Encoding") != nil { limit += limit / 1024 + 1024 }
+        if response.headers["Content-Encoding"] != nil { limit += limit / 1024 + 1024 }
         chunks = (ChunkFraming(), limit)
         setLong(CurlOption.noProgress, 0)
         setLong(CurlOption.verbose, 1)

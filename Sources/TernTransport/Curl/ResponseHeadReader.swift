@@ -10,7 +10,7 @@ struct ResponseHeadReader {
     struct Head: Equatable {
         let status: Int
         let httpVersion: String
-        let fields: [String: String]
+        let fields: HTTPHeaders
     }
 
     /// Why a head is refused.
@@ -104,16 +104,16 @@ struct ResponseHeadReader {
     }
 
     private func head() -> Head {
-        var byKey: [String: (name: String, value: String)] = Dictionary(minimumCapacity: fields.count)
-        for (name, key, value) in fields {
-            if let earlier = byKey[key] {
-                byKey[key] = (earlier.name, earlier.value + ", " + value)
+        var joined: [(name: String, key: String, value: String)] = []
+        joined.reserveCapacity(fields.count)
+        for field in fields {
+            if let earlier = joined.firstIndex(where: { $0.key == field.key }) {
+                joined[earlier].value += ", " + field.value
             } else {
-                byKey[key] = (name, value)
+                joined.append(field)
             }
         }
-        return Head(status: status, httpVersion: httpVersion,
-                    fields: Dictionary(uniqueKeysWithValues: byKey.values.map { ($0.name, $0.value) }))
+        return Head(status: status, httpVersion: httpVersion, fields: HTTPHeaders(distinct: joined.map { ($0.name, $0.value) }))
     }
 
     /// Header bytes as text: UTF-8 when they are valid UTF-8 (ASCII, as they almost always are,

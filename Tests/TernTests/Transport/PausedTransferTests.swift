@@ -46,7 +46,7 @@ import Testing
         init(pauseAfter: Int) { self.pauseAfter = pauseAfter }
 
         func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
-        func didReceive(_ response: HTTPURLResponse) -> TransferDecision { .proceed }
+        func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
 
         func didReceive(_ chunk: Data) -> TransferDecision {
             state.withLock { state in

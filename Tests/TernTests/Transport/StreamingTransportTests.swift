@@ -29,7 +29,7 @@ import TernTesting
             DispatchQueue.global().async { [self] in
                 receiver.didSendBodyData(0, of: nil)
                 let head = HTTPURLResponse(url: request.urlRequest.url!, statusCode: script.status, httpVersion: "HTTP/1.1", headerFields: script.headers)!
-                var decision = receiver.didReceive(head)
+                var decision = receiver.didReceive(ResponseHead(head))
                 decisions.append("head \(decision)")
                 for chunk in script.chunks where decision == .proceed {
                     chunksOffered.append(chunk.count)
