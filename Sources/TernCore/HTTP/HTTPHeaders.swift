@@ -34,8 +34,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// Creates headers from fields whose names are known to differ, in their order.
-    package init(distinct fields: [(String, String)]) {
-        self.fields = fields.map { Field(name: $0.0, value: $0.1) }
+    package init(distinct fields: [(name: String, value: String)]) {
+        self.fields = fields.map { Field(name: $0.name, value: $0.value) }
     }
 
     /// Creates headers from a dictionary literal.
@@ -134,7 +134,7 @@ extension HTTPHeaders {
 
 extension String {
     /// Compares header names without regard to ASCII case, without allocating.
-    func caseInsensitiveEquals(_ other: String) -> Bool {
+    package func caseInsensitiveEquals(_ other: String) -> Bool {
         utf8.count == other.utf8.count && zip(utf8, other.utf8).allSatisfy { lhs, rhs in
             lhs == rhs || (lhs | 0x20 == rhs | 0x20 && (lhs | 0x20) >= UInt8(ascii: "a") && (lhs | 0x20) <= UInt8(ascii: "z"))
         }

@@ -3,21 +3,20 @@
 /// refuses itself: framing a server could use to smuggle a second response into the body of
 /// the first, or to make the client read a body of the wrong length (RFC 9112, section 6).
 enum ResponseHeadCheck {
-    /// Why the head with these fields (each with its name lower-cased) cannot be trusted, or
-    /// `nil` when it can.
-    static func problem(with fields: [(name: String, key: String, value: String)]) -> String? {
+    /// Why the head with these fields cannot be trusted, or `nil` when it can.
+    static func problem(with fields: [(name: String, value: String)]) -> String? {
         var lengths: [Substring] = []
         var hasTransferEncoding = false
         var location: String?
         var locations = 1
         for field in fields {
-            switch field.key {
-            case "content-length": lengths += field.value.split(separator: ",", omittingEmptySubsequences: false)
-            case "transfer-encoding": hasTransferEncoding = true
-            case "location":
+            if field.name.caseInsensitiveEquals("content-length") {
+                lengths += field.value.split(separator: ",", omittingEmptySubsequences: false)
+            } else if field.name.caseInsensitiveEquals("transfer-encoding") {
+                hasTransferEncoding = true
+            } else if field.name.caseInsensitiveEquals("location") {
                 if let location, location != field.value { locations += 1 }
                 location = location ?? field.value
-            default: break
             }
         }
         if !lengths.isEmpty {
@@ -30,7 +29,7 @@ enum ResponseHeadCheck {
             if hasTransferEncoding { return "it has both Content-Length and Transfer-Encoding" }
         }
         if locations > 1 {
-            let different = Set(fields.filter { $0.key == "location" }.map(\.value))
+            let different = Set(fields.filter { $0.name.caseInsensitiveEquals("location") }.map(\.value))
             if different.count > 1 { return "it has \(different.count) different Location fields" }
         }
         return nil

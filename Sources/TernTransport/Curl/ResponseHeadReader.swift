@@ -41,8 +41,8 @@ struct ResponseHeadReader {
     /// Whether the whole head has been read.
     private(set) var isComplete = false
     private var httpVersion = "HTTP/1.1"
-    /// The fields so far, each with its name lower-cased, to join repeated ones.
-    private var fields: [(name: String, key: String, value: String)] = []
+    /// The fields so far, in order.
+    private var fields: [(name: String, value: String)] = []
     /// The bytes of heads so far (interim ones and trailers too).
     private var bytes = 0
     /// Whether the head being read has had its status line.
@@ -62,9 +62,10 @@ struct ResponseHeadReader {
                 return .refused(.untrustworthy("its status line is not HTTP's: \(Self.text(UnsafeRawBufferPointer(rebasing: line.prefix(64))))"))
             }
             hasStatusLine = true
-            let parts = Self.text(line).split(separator: " ", maxSplits: 2)
-            httpVersion = parts.first.map(String.init) ?? "HTTP/1.1"
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            // The check above found the version, one space and three digits.
+            let space = line.firstIndex(of: UInt8(ascii: " ")) ?? 0
+            httpVersion = Self.text(UnsafeRawBufferPointer(rebasing: line[..<space]))
+            status = line[(space + 1)...].prefix(3).reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
             fields.removeAll(keepingCapacity: true)
         } else if line.isEmpty {
             // An interim response: the real one follows, with a status line of its own.
@@ -78,19 +79,15 @@ struct ResponseHeadReader {
         } else if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
             // An obsolete folded line continues the field before it.
             if let last = fields.popLast() {
-                fields.append((last.name, last.key, last.value + " " + Self.text(line).trimmingCharacters(in: .whitespaces)))
+                fields.append((last.name, last.value + " " + Self.text(line).trimmingCharacters(in: .whitespaces)))
             }
         } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
             var start = colon + 1
             var stop = line.count
             while start < stop, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
             while stop > start, line[stop - 1] == UInt8(ascii: " ") || line[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
-            let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
-            let key = name.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-                ? String(decoding: name.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
-                : nil
-            let text = Self.text(name)
-            fields.append((text, key ?? text, Self.text(UnsafeRawBufferPointer(rebasing: line[start..<stop]))))
+            fields.append((Self.text(UnsafeRawBufferPointer(rebasing: line[..<colon])),
+                           Self.text(UnsafeRawBufferPointer(rebasing: line[start..<stop]))))
         }
         return .more
     }
@@ -104,22 +101,23 @@ struct ResponseHeadReader {
     }
 
     private func head() -> Head {
-        var joined: [(name: String, key: String, value: String)] = []
+        var joined: [(name: String, value: String)] = []
         joined.reserveCapacity(fields.count)
         for field in fields {
-            if let earlier = joined.firstIndex(where: { $0.key == field.key }) {
+            if let earlier = joined.firstIndex(where: { $0.name.caseInsensitiveEquals(field.name) }) {
                 joined[earlier].value += ", " + field.value
             } else {
                 joined.append(field)
             }
         }
-        return Head(status: status, httpVersion: httpVersion, fields: HTTPHeaders(distinct: joined.map { ($0.name, $0.value) }))
+        return Head(status: status, httpVersion: httpVersion, fields: HTTPHeaders(distinct: joined))
     }
 
     /// Header bytes as text: UTF-8 when they are valid UTF-8 (ASCII, as they almost always are,
     /// or a `Location` with a name in another script, as browsers read it), else Latin-1, as
     /// HTTP/1.1 reads field values (RFC 9110 §5.5): every byte a character.
     private static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+        if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }   // ASCII: as it is
         if let text = String(validating: bytes, as: UTF8.self) { return text }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
