@@ -28,9 +28,13 @@ let package = Package(
         // Not package-benchmark targets: the same comparisons as plain executables, each
         // side taking turns in one process.
         // The floor: libcurl's multi interface driven from C, against the same nginx.
+        .target(
+            name: "CRawCurl",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
         .executableTarget(
             name: "RawCurl",
-            linkerSettings: [.linkedLibrary("dl")]
+            dependencies: ["CRawCurl"]
         ),
         // Tern's JSONParser against JSONDecoder on payloads in the shape of real APIs.
         .executableTarget(
@@ -48,6 +52,7 @@ let package = Package(
         .executableTarget(
             name: "ClientsAB",
             dependencies: [
+                "CRawCurl",
                 "PipelineFixtures",
                 .product(name: "Tern", package: "Tern"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

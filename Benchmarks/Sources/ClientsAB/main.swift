@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CRawCurl
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -10,8 +11,11 @@ import Tern
 // starts it and sets TERN_BENCH_URL): raw URLSession with JSONDecoder (the baseline), Tern over
 // URLSession, Tern over libcurl, and AsyncHTTPClient with JSONDecoder. Each side runs a round
 // of GET + decode in turn, so all see the same machine; medians, as ratios to URLSession.
+// `floor` and `floor, wide` compare Tern decoding with the floor of a decoded request instead:
+// libcurl driven from C (CRawCurl), each body handed to JSONDecoder, on the 1 KB array and on
+// a page of 10 wide repositories (`/repos`, 52 KB).
 //
-//     swift run -c release ClientsAB [in flight] [requests per round] [rounds] [only sides whose name has this]
+//     swift run -c release ClientsAB [in flight] [requests per round] [rounds] [floor | floor, wide | only sides whose name has this]
 
 let arguments = CommandLine.arguments.dropFirst()
 let width = arguments.first.flatMap { Int($0) } ?? 1
@@ -37,6 +41,14 @@ let cachedOverCurl = AbstractAPI(configuration: APIConfiguration(baseURL: baseUR
     let body = try await response.body.collect(upTo: 1 << 20)
     return try JSONDecoder().decode([Item].self, from: Data(body.readableBytesView))
 }
+
+/// The floor of a decoded request: `count` GETs through libcurl from C, as wide as asked, each
+/// body decoded as `decode` decodes it.
+func rawCurlRound(_ raw: OpaquePointer?, _ decode: raw_curl_body) throws {
+    guard raw_curl_round(raw, Int32(count), decode, nil) == count else { throw URLError(.badServerResponse) }
+}
+nonisolated(unsafe) let rawItems = raw_curl_open(baseURL + "/items", Int32(width))
+nonisolated(unsafe) let rawRepositories = raw_curl_open(baseURL + "/repos", Int32(width))
 
 /// One round of `count` requests, as wide as asked.
 func round(_ request: @escaping @Sendable () async throws -> [Item]) async throws {
@@ -64,4 +76,28 @@ let sides: [(name: String, body: () async throws -> Void)] = [
     // Answered from the cache, fresh: no byte on the wire after the first.
     ("Tern over libcurl, cached", { try await round { try await cachedOverCurl.request(route: .get("/cached/items")).value } }),
 ]
-try await Alternation.compare(count: count, rounds: rounds, sides.filter { only == nil || $0.name.contains(only!) })
+/// Against the floor of a decoded request, each body decoded with a new JSONDecoder as the
+/// other baselines do.
+let floor: [(name: String, body: () async throws -> Void)] = [
+    ("raw libcurl + JSONDecoder", {
+        try rawCurlRound(rawItems) { bytes, length, _ in
+            guard let bytes, (try? JSONDecoder().decode([Item].self, from: Data(bytes: bytes, count: length))) != nil else { return 0 }
+            return 1
+        }
+    }),
+    ("Tern over libcurl", { try await round { try await EndToEnd.tern(overCurl) } }),
+]
+let wideFloor: [(name: String, body: () async throws -> Void)] = [
+    ("raw libcurl + JSONDecoder, wide", {
+        try rawCurlRound(rawRepositories) { bytes, length, _ in
+            guard let bytes, (try? JSONDecoder().decode([Repository].self, from: Data(bytes: bytes, count: length))) != nil else { return 0 }
+            return 1
+        }
+    }),
+    ("Tern over libcurl, wide", { try await round { _ = try await (overCurl.request(route: .get("/repos")) as Promise<[Repository]>).value; return [] } }),
+]
+switch only {
+case "floor": try await Alternation.compare(count: count, rounds: rounds, floor)
+case "floor, wide": try await Alternation.compare(count: count, rounds: rounds, wideFloor)
+default: try await Alternation.compare(count: count, rounds: rounds, sides.filter { only == nil || $0.name.contains(only!) })
+}

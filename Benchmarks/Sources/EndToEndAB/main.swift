@@ -13,11 +13,12 @@ import TernTesting
 // cores and hides part of the client's cost.
 //
 //     swift run -c release EndToEndAB [in flight] [requests per round] [rounds]
-//     swift run -c release EndToEndAB fixture > items   # the body nginx serves
+//     swift run -c release EndToEndAB fixture > items         # the body nginx serves
+//     swift run -c release EndToEndAB fixture repos > repos   # the wide one: 10 GitHub-style repositories
 
 let arguments = CommandLine.arguments.dropFirst()
 if arguments.first == "fixture" {
-    FileHandle.standardOutput.write(Fixtures.body)
+    FileHandle.standardOutput.write(arguments.dropFirst().first == "repos" ? Fixtures.repositories : Fixtures.body)
     exit(0)
 }
 let width = arguments.first.flatMap { Int($0) } ?? 1

@@ -5,8 +5,8 @@ import FoundationNetworking
 import PipelineFixtures
 import Tern
 
-// Tern's JSONParser against JSONDecoder on payloads in the shape of real APIs (see Models.swift
-// and Payloads.swift), each pair measured in turns in one process; medians and their ratio.
+// Tern's JSONParser against JSONDecoder on payloads in the shape of real APIs (see PipelineFixtures'
+// Models.swift and Payloads.swift), each pair measured in turns in one process; medians and their ratio.
 //
 //     swift run -c release JSONAB [rounds] [only cases whose name has this]
 //     .build/release/JSONAB tern [rounds] [case]    # JSONParser alone, for a profiler

@@ -19,6 +19,10 @@ public enum Fixtures {
         return try! JSONEncoder().encode(items)
     }
 
+    /// A wide body: a page of 10 GitHub-style repositories (about 80 members each, a nested
+    /// owner, optionals, URLs), as `JSONAB` decodes them.
+    public static let repositories = Payloads.repositories(count: 10)
+
     /// Where the items are, for the baselines that build their requests by hand.
     public static let url = URL(string: "http://127.0.0.1/items")!
 }

@@ -3,9 +3,9 @@ import Foundation
 /// The documents decoded, generated from a fixed seed: the same bytes every run, in the shape
 /// the services send (long URLs, ISO dates, nulls where a member is absent), not picked for any
 /// decoder.
-enum Payloads {
+public enum Payloads {
     /// A small object: 10,000 of them in one array.
-    struct Small: Decodable, Sendable {
+    public struct Small: Decodable, Sendable {
         let id: Int
         let name: String
         let active: Bool
@@ -66,7 +66,7 @@ enum Payloads {
         "labels_url": "/labels{/name}", "releases_url": "/releases{/id}", "deployments_url": "/deployments",
     ]
 
-    static func repositories(count: Int) -> Data {
+    public static func repositories(count: Int) -> Data {
         var random = Seeded(state: 1)
         return json((0..<count).map { _ -> [String: Any] in
             let owner = owner(&random)
@@ -98,7 +98,7 @@ enum Payloads {
         })
     }
 
-    static func profile() -> Data {
+    public static func profile() -> Data {
         var random = Seeded(state: 2)
         return json([
             "id": random.int(1...90_000_000), "login": random.word(), "name": random.word() + " " + random.word(), "company": NSNull(),
@@ -112,7 +112,7 @@ enum Payloads {
         ])
     }
 
-    static func orders(count: Int) -> Data {
+    public static func orders(count: Int) -> Data {
         var random = Seeded(state: 3)
         return json((0..<count).map { index -> [String: Any] in
             let subtotal = Double(random.int(100...90_000)) / 100
@@ -126,7 +126,7 @@ enum Payloads {
         })
     }
 
-    static func small(count: Int) -> Data {
+    public static func small(count: Int) -> Data {
         var random = Seeded(state: 4)
         return json((0..<count).map { index in ["id": index, "name": random.word(), "active": random.chance(50)] as [String: Any] })
     }

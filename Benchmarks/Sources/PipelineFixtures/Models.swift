@@ -2,7 +2,7 @@
 // repositories and users, a shop's orders), written without regard to any decoder.
 
 /// A repository's owner, as GitHub sends it: 18 members.
-struct Owner: Decodable, Sendable {
+public struct Owner: Decodable, Sendable {
     let login: String
     let id: Int
     let nodeId: String
@@ -45,7 +45,7 @@ struct Owner: Decodable, Sendable {
 }
 
 /// A license: 5 members, some optional.
-struct License: Decodable, Sendable {
+public struct License: Decodable, Sendable {
     let key: String
     let name: String
     let spdxId: String?
@@ -62,7 +62,7 @@ struct License: Decodable, Sendable {
 }
 
 /// A repository, every member decoded: 80 members, snake_case keys mapped by CodingKeys.
-struct Repository: Decodable, Sendable {
+public struct Repository: Decodable, Sendable {
     let id: Int
     let nodeId: String
     let name: String
@@ -229,7 +229,7 @@ struct Repository: Decodable, Sendable {
 }
 
 /// The same, 12 members kept: the rest are skipped.
-struct RepositorySummary: Decodable, Sendable {
+public struct RepositorySummary: Decodable, Sendable {
     let id: Int
     let name: String
     let fullName: String
@@ -260,7 +260,7 @@ struct RepositorySummary: Decodable, Sendable {
 }
 
 /// The owner, for `.convertFromSnakeCase`.
-struct CamelOwner: Decodable, Sendable {
+public struct CamelOwner: Decodable, Sendable {
     let login: String
     let id: Int
     let nodeId: String
@@ -282,7 +282,7 @@ struct CamelOwner: Decodable, Sendable {
 }
 
 /// The license, for `.convertFromSnakeCase`.
-struct CamelLicense: Decodable, Sendable {
+public struct CamelLicense: Decodable, Sendable {
     let key: String
     let name: String
     let spdxId: String?
@@ -291,7 +291,7 @@ struct CamelLicense: Decodable, Sendable {
 }
 
 /// The repository, every member, for `.convertFromSnakeCase`: no CodingKeys.
-struct CamelRepository: Decodable, Sendable {
+public struct CamelRepository: Decodable, Sendable {
     let id: Int
     let nodeId: String
     let name: String
@@ -375,7 +375,7 @@ struct CamelRepository: Decodable, Sendable {
 }
 
 /// A user profile: 24 members, many optional.
-struct Profile: Decodable, Sendable {
+public struct Profile: Decodable, Sendable {
     let id: Int
     let login: String
     let name: String?
@@ -430,7 +430,7 @@ struct Profile: Decodable, Sendable {
 }
 
 /// A shop's order: 14 members.
-struct Order: Decodable, Sendable {
+public struct Order: Decodable, Sendable {
     let id: Int
     let number: String
     let status: String
@@ -465,7 +465,7 @@ struct Order: Decodable, Sendable {
 }
 
 /// The repository summary decoded by hand, `try?` for each optional member, as many codebases do.
-struct LenientSummary: Decodable, Sendable {
+public struct LenientSummary: Decodable, Sendable {
     let id: Int
     let name: String
     let fullName: String
@@ -479,7 +479,7 @@ struct LenientSummary: Decodable, Sendable {
     let topics: [String]
     let defaultBranch: String
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: RepositorySummary.CodingKeys.self)
         id = try container.decode(Int.self, forKey: .id)
         name = try container.decode(String.self, forKey: .name)
