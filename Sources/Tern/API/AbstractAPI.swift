@@ -95,8 +95,14 @@ open class AbstractAPI: @unchecked Sendable {
     /// ```
     ///
     /// - Parameters:
+    ///   - responseParser: Turns bodies into values; ``JSONParser`` by default.
+    ///   - configuration: Common headers, timeout, cache policy, validation.
     ///   - certificatePins: The keys each pinned host's server must show one of.
-    ///   - The others: as in ``init(responseParser:configuration:transport:responseQueue:clock:)``.
+    ///   - transport: What sends requests, as in
+    ///     ``init(responseParser:configuration:transport:responseQueue:clock:)``; it must be able
+    ///     to check keys.
+    ///   - responseQueue: Where callbacks run; `.main` by default.
+    ///   - clock: Where waits happen; real time by default, a `TestClock` in tests.
     /// - Throws: ``CertificatePins/TransportCannotPin`` when the transport cannot check keys
     ///   (URLSession on Linux; on Apple platforms one given a session of the caller's), so that
     ///   pins are never silently ignored.
