@@ -98,7 +98,18 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func searchBytes(for name: String) -> ByteSearch {
         let tape = decoder.tape
         return name.utf8.withContiguousStorageIfAvailable { wanted -> ByteSearch in
-            guard !wanted.contains(where: { $0 >= 0x80 }) else {
+            // The name's hash, for a large object, in the same pass as the look for bytes that
+            // are not ASCII.
+            var hash = NameHash(), bits: UInt8 = 0
+            if hashed.isEmpty {
+                for byte in wanted { bits |= byte }
+            } else {
+                for byte in wanted {
+                    bits |= byte
+                    hash.add(byte)
+                }
+            }
+            guard bits < 0x80 else {
                 // One not ASCII may equal a converted name as Swift compares strings: JSONDecoder's.
                 if snakeCase { _ = tape.fail(); return .absent }
                 return .undecided
@@ -106,7 +117,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             if !hashed.isEmpty {
                 // No member has the name's hash: none has the name. One has it: it is the first
                 // with that name, unless two names share the hash, which the search below settles.
-                guard let member = MemberIndex.member(hash: NameHash.of(wanted), in: hashed) else { return .absent }
+                guard let member = MemberIndex.member(hash: hash.value, in: hashed) else { return .absent }
                 if matches(tape.values[member], wanted) { return .found(member + 1) }
             }
             var member = decoder.index + 1
