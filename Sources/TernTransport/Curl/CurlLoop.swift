@@ -34,25 +34,19 @@ final class CurlLoop: @unchecked Sendable {
         var cancels: [CurlExchange] = []
         var isClosing = false
         /// Whether the loop will read the inbox again before it sleeps, so that nothing put in
-        /// needs to wake it: from the start of each turn until it finds the inbox empty and
-        /// polls, and once something has woken it. With 64 requests in flight, waking it for each
-        /// start cost the threads starting them half their time (a send on libcurl's wakeup
-        /// socket, and the kernel's wakeup of the loop).
+        /// needs to wake it: while it runs jobs, and while it waits for the next request after
+        /// one that ran alone.
         var isAwake = false
         /// When the latest request was put in (uptime nanoseconds).
         var lastArrival: UInt64 = 0
         /// How many times the loop has waited for a next request.
         var lingers = 0
+        /// How many times the loop found itself marked awake as it was about to sleep; every
+        /// path to sleep marks it asleep first, and the tests check that this stays 0.
+        var sleepsMarkedAwake = 0
 
         /// Whether there is anything for the loop to do.
         var hasWork: Bool { !jobs.isEmpty || !starts.isEmpty || !cancels.isEmpty || isClosing }
-
-        /// Whether what was just put in must wake the loop: only the first since it slept, which
-        /// marks it awake, since the woken loop reads the inbox before it sleeps again.
-        mutating func needsWaking() -> Bool {
-            defer { isAwake = true }
-            return !isAwake
-        }
     }
 
     /// The name of every loop's thread, as the system shows it.
@@ -72,6 +66,9 @@ final class CurlLoop: @unchecked Sendable {
     /// How many times the loop has waited for a next request.
     var lingerCount: Int { inbox.withLock { $0.lingers } }
 
+    /// How many times the loop was about to sleep marked awake, which no path should leave it.
+    var sleepsMarkedAwakeCount: Int { inbox.withLock { $0.sleepsMarkedAwake } }
+
     init(curl: UnsafePointer<TernCurl>, connectionsPerHost: Int) throws(CurlUnavailable) {
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
         self.curl = curl
@@ -89,13 +86,13 @@ final class CurlLoop: @unchecked Sendable {
     /// Starts `exchange` on the loop.
     func start(_ exchange: CurlExchange) {
         let now = DispatchTime.now().uptimeNanoseconds
-        let wakes = inbox.withLock { inbox in
+        let isAwake = inbox.withLock { inbox in
             inbox.starts.append(exchange)
             inbox.inFlight += 1
             inbox.lastArrival = now
-            return inbox.needsWaking()
+            return inbox.isAwake
         }
-        if wakes { _ = curl.pointee.multi_wakeup(multi) }
+        if !isAwake { _ = curl.pointee.multi_wakeup(multi) }
     }
 
     /// Runs `work` on the loop's thread, before the next transfers are started, if the loop
@@ -103,13 +100,13 @@ final class CurlLoop: @unchecked Sendable {
     /// Returns whether it took the work.
     func scheduleIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool {
         let now = DispatchTime.now().uptimeNanoseconds
-        let (taken, wakes) = inbox.withLock { inbox in
+        let (taken, isAwake) = inbox.withLock { inbox in
             guard inbox.inFlight == 0, inbox.jobs.isEmpty else { return (false, false) }
             inbox.jobs.append(work)
             inbox.lastArrival = now
-            return (true, inbox.needsWaking())
+            return (true, inbox.isAwake)
         }
-        if wakes { _ = curl.pointee.multi_wakeup(multi) }
+        if taken, !isAwake { _ = curl.pointee.multi_wakeup(multi) }
         return taken
     }
 
@@ -117,23 +114,23 @@ final class CurlLoop: @unchecked Sendable {
     /// nothing, once the loop is closing.
     func schedule(_ work: @escaping @Sendable () -> Void) -> Bool {
         let now = DispatchTime.now().uptimeNanoseconds
-        let (taken, wakes) = inbox.withLock { inbox in
+        let (taken, isAwake) = inbox.withLock { inbox in
             guard !inbox.isClosing else { return (false, false) }
             inbox.jobs.append(work)
             inbox.lastArrival = now
-            return (true, inbox.needsWaking())
+            return (true, inbox.isAwake)
         }
-        if wakes { _ = curl.pointee.multi_wakeup(multi) }
+        if taken, !isAwake { _ = curl.pointee.multi_wakeup(multi) }
         return taken
     }
 
     /// Stops `exchange`, which then reports a cancel, unless it has ended already.
     func cancel(_ exchange: CurlExchange) {
-        let wakes = inbox.withLock { inbox in
+        let isAwake = inbox.withLock { inbox in
             inbox.cancels.append(exchange)
-            return inbox.needsWaking()
+            return inbox.isAwake
         }
-        if wakes { _ = curl.pointee.multi_wakeup(multi) }
+        if !isAwake { _ = curl.pointee.multi_wakeup(multi) }
     }
 
     /// Ends the loop's thread once its transfers have ended.
@@ -150,7 +147,7 @@ final class CurlLoop: @unchecked Sendable {
             // Jobs first: what they send is started in this same turn.
             let (jobs, arrived) = inbox.withLock { inbox in
                 defer { inbox.jobs.removeAll() }
-                inbox.isAwake = true
+                inbox.isAwake = !inbox.jobs.isEmpty
                 let arrived = inbox.jobs.isEmpty && inbox.starts.isEmpty ? nil : inbox.lastArrival
                 return (inbox.jobs, arrived)
             }
@@ -159,10 +156,10 @@ final class CurlLoop: @unchecked Sendable {
                 answeredAloneAt = nil
             }
             for job in jobs { job() }
-            // What is put in from here on is taken next turn: the loop reads the inbox again
-            // before it sleeps.
+            // From here on what is put in wakes the loop; jobs put in while it ran the others did
+            // not, and are run next turn.
             let work = inbox.withLock { inbox in
-                defer { inbox.starts.removeAll(); inbox.cancels.removeAll() }
+                defer { inbox.starts.removeAll(); inbox.cancels.removeAll(); inbox.isAwake = false }
                 return (starts: inbox.starts, cancels: inbox.cancels, isClosing: inbox.isClosing, jobsWaiting: !inbox.jobs.isEmpty)
             }
             for exchange in work.starts { perform(state.start(exchange, origin: exchange.admissionOrigin)) }
@@ -172,7 +169,7 @@ final class CurlLoop: @unchecked Sendable {
             if finishedAlone { answeredAloneAt = DispatchTime.now().uptimeNanoseconds }
             if work.isClosing, state.runningCount == 0, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
             if work.jobsWaiting || (finishedAlone && nextCameSoon && lingerForWork()) { continue }
-            if hasWorkElseSleeps() { continue }
+            if sleepingMarkedAwake() { continue }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
         }
     }
@@ -205,7 +202,10 @@ final class CurlLoop: @unchecked Sendable {
                     completions.async { exchange.complete(code) }
                     continue
                 }
-                if finished { finishedAlone = true }
+                if finished {
+                    if nextCameSoon { inbox.withLock { $0.isAwake = true } }
+                    finishedAlone = true
+                }
                 exchange.complete(code)
             }
         }
@@ -227,9 +227,10 @@ final class CurlLoop: @unchecked Sendable {
     private let completions = DispatchQueue(label: "tern.curl.completion", attributes: .concurrent)
 
     /// Reports every transfer libcurl has finished: at once when it was the only one, which
-    /// spares a sequential caller a thread hop. Returns whether it reported the only one. The
-    /// loop is awake meanwhile, so the caller's next request, which may come before the report
-    /// returns, is taken without a wakeup.
+    /// spares a sequential caller a thread hop. Returns whether it reported the only one. When
+    /// the loop is to wait for a next request after that, it is marked awake first, since the
+    /// caller may send the next one before the report returns; ``lingerForWork()`` marks it
+    /// asleep again.
     private func finishDone() -> Bool {
         var finishedAlone = false
         var queued: Int32 = 0
@@ -246,18 +247,20 @@ final class CurlLoop: @unchecked Sendable {
         return finishedAlone
     }
 
-    /// Marks the loop asleep unless work waits, in the same hold of the lock as the look, so
-    /// that whatever is put in after it wakes the loop; returns whether work waits.
-    private func hasWorkElseSleeps() -> Bool {
+    /// Marks the loop asleep, should it not be: asleep and marked awake, it would not be woken by
+    /// what is put in, which would wait until its poll timed out. Returns whether work waits.
+    private func sleepingMarkedAwake() -> Bool {
         inbox.withLock { inbox in
-            guard !inbox.hasWork else { return true }
+            guard inbox.isAwake else { return false }
             inbox.isAwake = false
-            return false
+            inbox.sleepsMarkedAwake += 1
+            return inbox.hasWork
         }
     }
 
-    /// Waits up to ``lingering`` for work, awake, yielding the core to any thread that wants
-    /// it; returns whether work came.
+    /// Waits up to ``lingering`` for work, yielding the core to any thread that wants it;
+    /// returns whether work came. Marks the loop asleep before returning none, so that what
+    /// comes after wakes it.
     private func lingerForWork() -> Bool {
         inbox.withLock { $0.lingers += 1 }
         let deadline = DispatchTime.now().uptimeNanoseconds + Self.lingering
@@ -265,7 +268,10 @@ final class CurlLoop: @unchecked Sendable {
             if inbox.withLock(\.hasWork) { return true }
             sched_yield()
         } while DispatchTime.now().uptimeNanoseconds < deadline
-        return false
+        return inbox.withLock { inbox in
+            inbox.isAwake = false
+            return inbox.hasWork
+        }
     }
 }
 #endif

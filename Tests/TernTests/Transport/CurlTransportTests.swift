@@ -49,7 +49,8 @@ import TernTesting
 
     @Test func requestsFarApartAreNotWaitedFor() async throws {
         // The loop waits for a next request only while requests come within that wait of the
-        // last answer; these come 20 ms apart, so at most the first answer is waited after.
+        // last answer; these come 20 ms apart, so at most the first answer is waited after, and
+        // the loop, not waiting, must not sleep marked awake (the next would not wake it).
         let server = try LoopbackServer { _ in .json("[]") }
         defer { server.stop() }
         let transport = try CurlTransport()
@@ -60,6 +61,7 @@ import TernTesting
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(transport.loop.lingerCount <= 1)
+        #expect(transport.loop.sleepsMarkedAwakeCount == 0)
     }
 
     // Exit tests that capture values need Swift 6.3.
@@ -117,6 +119,7 @@ import TernTesting
                 print("the loop used \(used) ticks while idle")
                 exit(EXIT_FAILURE)
             }
+            guard transport.loop.sleepsMarkedAwakeCount == 0 else { exit(EXIT_FAILURE) }
             server.stop()
         }
     }
