@@ -67,14 +67,72 @@ import Testing
     }
 
     @Test func aFullRunOfSlotsWrapsAround() {
-        // Hashes whose search starts at the last of 16 slots (the start folds the upper half
-        // in, shifted by 29): each search walks the run, past the table's end.
-        func hash(_ tag: UInt64) -> UInt64 { tag << 32 | (15 ^ (tag << 3 & 15)) }
+        // Hashes whose search starts at the last of 16 slots: each search walks the run, past
+        // the table's end.
+        func hash(_ tag: UInt64) -> UInt64 { tag << 32 | 15 }
         var slots = MemberIndex.slots(for: 8)
         #expect(slots.count == 16)
         for member in 0..<8 { MemberIndex.insert(member, hash: hash(UInt64(member + 1)), into: &slots) }
         #expect(slots[15] != 0 && slots[0] != 0)
         for member in 0..<8 { #expect(MemberIndex.member(hash: hash(UInt64(member + 1)), in: slots) == member) }
         #expect(MemberIndex.member(hash: hash(99), in: slots) == nil)
+    }
+}
+
+/// Names hashed eight bytes at a time: given byte by byte (as snake case is read) or at once,
+/// the same bytes hash alike; every byte counts, wherever it falls in its word.
+@Suite struct NameHashTests {
+    static func streamed(_ bytes: [UInt8]) -> UInt64 {
+        var hash = NameHash()
+        for byte in bytes { hash.add(byte) }
+        return hash.value
+    }
+
+    static func atOnce(_ bytes: [UInt8]) -> (hash: UInt64, isASCII: Bool) {
+        bytes.withUnsafeBytes { NameHash.of($0) }
+    }
+
+    @Test func bytesGivenOneByOneHashAsTheyDoAtOnce() {
+        var generator = SplitMix(seed: 0x4A5E)
+        for length in 0...40 {
+            for _ in 0..<20 {
+                let bytes = (0..<length).map { _ in UInt8.random(in: 0x21...0x7E, using: &generator) }
+                #expect(Self.streamed(bytes) == Self.atOnce(bytes).hash, "\(bytes)")
+                #expect(Self.atOnce(bytes).isASCII)
+            }
+        }
+    }
+
+    @Test func aByteChangedAnywhereChangesTheHash() {
+        let name = Array("a_rather_long_member_name".utf8)
+        let original = Self.atOnce(name).hash
+        for place in name.indices {
+            var changed = name
+            changed[place] ^= 0x01
+            #expect(Self.atOnce(changed).hash != original, "byte \(place)")
+            // Either half alone tells them apart too: the index keys on each.
+            #expect(Self.atOnce(changed).hash >> 32 != original >> 32, "byte \(place)")
+            #expect(Self.atOnce(changed).hash & 0xFFFF_FFFF != original & 0xFFFF_FFFF, "byte \(place)")
+        }
+        // Trailing zero bytes are bytes: a name and the same with a NUL after differ.
+        #expect(Self.atOnce(Array("id".utf8)).hash != Self.atOnce(Array("id".utf8) + [0]).hash)
+        #expect(Self.atOnce([]).hash != Self.atOnce([0]).hash)
+    }
+
+    @Test func aByteBeyondASCIIIsSeenInEveryPlace() {
+        for length in 1...20 {
+            for place in 0..<length {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                bytes[place] = 0xC3
+                #expect(!Self.atOnce(bytes).isASCII, "\(length), \(place)")
+            }
+        }
+    }
+
+    @Test func theNamesOfAWideObjectHashApart() {
+        let names = (0..<5_000).map { Array("member_\($0)".utf8) } + (0..<5_000).map { Array("m\($0)".utf8) }
+        #expect(Set(names.map { Self.atOnce($0).hash }).count == names.count)
+        // The upper half alone, the index's tag, collides rarely.
+        #expect(Set(names.map { Self.atOnce($0).hash >> 32 }).count > names.count - 5)
     }
 }

@@ -42,10 +42,9 @@ enum MemberIndex {
         return nil
     }
 
-    /// Where a hash's search starts: its lower half, folded with the upper, since FNV-1a's
-    /// lowest bits vary least.
+    /// Where a hash's search starts: its lower half (``NameHash`` folds the upper bits into it).
     @inline(__always)
     private static func start(_ hash: UInt64) -> Int {
-        Int(truncatingIfNeeded: (hash ^ hash >> 29) & 0xFFFF_FFFF)
+        Int(truncatingIfNeeded: hash & 0xFFFF_FFFF)
     }
 }

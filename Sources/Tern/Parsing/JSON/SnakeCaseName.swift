@@ -54,21 +54,3 @@ enum SnakeCaseName {
         return plain && equal && index == wanted.count
     }
 }
-
-/// FNV-1a, over a name's bytes: how a tape indexes the members of a large object.
-struct NameHash {
-    private(set) var value: UInt64 = 0xCBF2_9CE4_8422_2325
-
-    @inline(__always)
-    mutating func add(_ byte: UInt8) {
-        value = (value ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-    }
-
-    /// The hash of `bytes`.
-    @inline(__always)
-    static func of(_ bytes: some Sequence<UInt8>) -> UInt64 {
-        var hash = NameHash()
-        for byte in bytes { hash.add(byte) }
-        return hash.value
-    }
-}

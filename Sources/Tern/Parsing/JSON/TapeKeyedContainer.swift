@@ -33,7 +33,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             var member = decoder.index + 1
             for _ in 0..<object.first {
                 let name = tape.span(of: tape.values[member])
-                let hash = snakeCase ? SnakeCaseName.hash(name) : NameHash.of(name)
+                let hash = snakeCase ? SnakeCaseName.hash(name) : NameHash.of(name).hash
                 if let hash {
                     MemberIndex.insert(member, hash: hash, into: &hashed)   // the first of a name wins, as in JSONDecoder
                 } else {
@@ -100,16 +100,15 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return name.utf8.withContiguousStorageIfAvailable { wanted -> ByteSearch in
             // The name's hash, for a large object, in the same pass as the look for bytes that
             // are not ASCII.
-            var hash = NameHash(), bits: UInt8 = 0
+            var hash: UInt64 = 0, isASCII: Bool
             if hashed.isEmpty {
+                var bits: UInt8 = 0
                 for byte in wanted { bits |= byte }
+                isASCII = bits < 0x80
             } else {
-                for byte in wanted {
-                    bits |= byte
-                    hash.add(byte)
-                }
+                (hash, isASCII) = NameHash.of(UnsafeRawBufferPointer(wanted))
             }
-            guard bits < 0x80 else {
+            guard isASCII else {
                 // One not ASCII may equal a converted name as Swift compares strings: JSONDecoder's.
                 if snakeCase { _ = tape.fail(); return .absent }
                 return .undecided
@@ -117,7 +116,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             if !hashed.isEmpty {
                 // No member has the name's hash: none has the name. One has it: it is the first
                 // with that name, unless two names share the hash, which the search below settles.
-                guard let member = MemberIndex.member(hash: hash.value, in: hashed) else { return .absent }
+                guard let member = MemberIndex.member(hash: hash, in: hashed) else { return .absent }
                 if matches(tape.values[member], wanted) { return .found(member + 1) }
             }
             var member = decoder.index + 1
