@@ -1,16 +1,27 @@
 import Foundation
 
-/// Where a cache's responses live: in memory, or in a directory, one file per URL, each written
-/// whole under a temporary name and renamed into place, so that a crash or a full disk leaves the
-/// old file or the new, never part of one. A file is checked as it is read (its magic, its
-/// lengths, a checksum of the rest): one that fails is deleted and counted, never served.
-/// Either way, past `limit` bytes the responses used longest ago go.
+/// What a cache keeps, and where: its responses in memory, or its index of the files in a
+/// directory, one file per URL (see ``CacheFile``). Either way, past `limit` bytes the responses
+/// used longest ago go.
+///
+/// It lives behind the cache's lock, so it does no slow work: files are read, and written under
+/// names of their own, outside it; under it they are only renamed into place and removed, so
+/// that the index and the directory change together.
 struct CacheStore {
     private struct Entry {
         var size: Int
         var lastUse: UInt64
         /// The response itself, in memory; `nil` for one on disk.
         var response: CachedResponse?
+        /// Which write of the key's file this is: a reader that found the file damaged drops the
+        /// entry only if no newer file has taken its place since.
+        var version: UInt64
+    }
+
+    /// Where a kept response is.
+    enum Found {
+        case kept(CachedResponse)
+        case file(URL, version: UInt64)
     }
 
     let directory: URL?
@@ -37,57 +48,60 @@ struct CacheStore {
         var found: [(name: String, size: Int, date: Date)] = []
         for file in files {
             // A temporary file is a write a crash cut short.
-            guard file.pathExtension == Self.fileExtension else { try? manager.removeItem(at: file); continue }
+            guard file.pathExtension == CacheFile.fileExtension else { try? manager.removeItem(at: file); continue }
             let values = try? file.resourceValues(forKeys: [.fileSizeKey, .contentModificationDateKey])
             found.append((file.deletingPathExtension().lastPathComponent, values?.fileSize ?? 0, values?.contentModificationDate ?? .distantPast))
         }
         for file in found.sorted(by: { $0.date < $1.date }) {
             uses += 1
-            entries[file.name] = Entry(size: file.size, lastUse: uses, response: nil)
+            entries[file.name] = Entry(size: file.size, lastUse: uses, response: nil, version: uses)
             byteCount += file.size
         }
         evict()
     }
 
-    /// The response kept for `key`, if any (and readable).
-    mutating func response(for key: String) -> CachedResponse? {
+    /// Where the response kept for `key` is, if one is; marks it used.
+    mutating func find(_ key: String) -> Found? {
         let name = Self.fileName(key)
         guard var entry = entries[name] else { return nil }
         uses += 1
         entry.lastUse = uses
         entries[name] = entry
-        if let response = entry.response { return response.url == key ? response : nil }
-        guard let directory else { return nil }
-        let file = directory.appendingPathComponent(name).appendingPathExtension(Self.fileExtension)
-        guard let data = try? Data(contentsOf: file), let response = Self.decode(data) else {
-            // Gone or damaged: dropped, and counted when there was something to read.
-            if FileManager.default.fileExists(atPath: file.path) { corruptEntriesDropped += 1 }
-            remove(key)
-            return nil
-        }
-        try? FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: file.path)
-        return response.url == key ? response : nil
+        if let response = entry.response { return response.url == key ? .kept(response) : nil }
+        return file(named: name).map { .file($0, version: entry.version) }
     }
 
-    /// Keeps `response` under `key`, in place of what was there; `false` when it could not be
-    /// written (what was there is then gone too).
-    @discardableResult
-    mutating func store(_ response: CachedResponse, for key: String) -> Bool {
+    /// Forgets `key`'s file, read as `version` and found gone or damaged, unless another has
+    /// taken its place since; damage is counted.
+    mutating func unreadable(_ key: String, version: UInt64, damaged: Bool) {
+        guard entries[Self.fileName(key)]?.version == version else { return }
+        if damaged { corruptEntriesDropped += 1 }
         remove(key)
-        let name = Self.fileName(key)
+    }
+
+    /// Keeps `response` under `key` in memory, in place of what was there.
+    mutating func keep(_ response: CachedResponse, for key: String) {
+        remove(key)
         uses += 1
-        if let directory {
-            let data = Self.encode(response)
-            let file = directory.appendingPathComponent(name).appendingPathExtension(Self.fileExtension)
-            // Data's atomic write: a temporary file beside it, renamed into place.
-            do { try data.write(to: file, options: .atomic) } catch { return false }
-            entries[name] = Entry(size: data.count, lastUse: uses, response: nil)
-            byteCount += data.count
-        } else {
-            let size = response.body.count + response.headers.reduce(256) { $0 + $1.key.utf8.count + $1.value.utf8.count }
-            entries[name] = Entry(size: size, lastUse: uses, response: response)
-            byteCount += size
+        let size = response.body.count + response.headers.reduce(256) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        entries[Self.fileName(key)] = Entry(size: size, lastUse: uses, response: response, version: uses)
+        byteCount += size
+        evict()
+    }
+
+    /// Moves `temporary`, a whole file of `size` bytes, into place as `key`'s, in place of what
+    /// was there; `false` (and `temporary` removed) when it could not be.
+    mutating func place(_ temporary: URL, size: Int, for key: String) -> Bool {
+        let name = Self.fileName(key)
+        guard let destination = file(named: name), rename(temporary.path, destination.path) == 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            remove(key)
+            return false
         }
+        if let replaced = entries.removeValue(forKey: name) { byteCount -= replaced.size }
+        uses += 1
+        entries[name] = Entry(size: size, lastUse: uses, response: nil, version: uses)
+        byteCount += size
         evict()
         return true
     }
@@ -97,18 +111,23 @@ struct CacheStore {
         let name = Self.fileName(key)
         guard let entry = entries.removeValue(forKey: name) else { return }
         byteCount -= entry.size
-        if let directory {
-            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name).appendingPathExtension(Self.fileExtension))
-        }
+        if let file = file(named: name) { try? FileManager.default.removeItem(at: file) }
     }
 
     /// Forgets everything.
     mutating func removeAll() {
         for name in entries.keys {
-            if let directory { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name).appendingPathExtension(Self.fileExtension)) }
+            if let file = file(named: name) { try? FileManager.default.removeItem(at: file) }
         }
         entries = [:]
         byteCount = 0
+    }
+
+    /// The file of `key`, for a store in a directory.
+    func file(for key: String) -> URL? { file(named: Self.fileName(key)) }
+
+    private func file(named name: String) -> URL? {
+        directory?.appendingPathComponent(name).appendingPathExtension(CacheFile.fileExtension)
     }
 
     /// Drops the least recently used until the store fits its limit.
@@ -118,14 +137,9 @@ struct CacheStore {
             guard byteCount > limit else { return }
             entries[name] = nil
             byteCount -= entry.size
-            if let directory { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name).appendingPathExtension(Self.fileExtension)) }
+            if let file = file(named: name) { try? FileManager.default.removeItem(at: file) }
         }
     }
-
-    // MARK: Files
-
-    static let fileExtension = "terncache"
-    private static let magic = Data("TERNCACHE1\n".utf8)
 
     /// A file's name for `key`: a hash of it, in hex (the key itself is inside, and checked).
     static func fileName(_ key: String) -> String {
@@ -133,52 +147,5 @@ struct CacheStore {
         for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
         let hex = String(hash, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
-    }
-
-    /// The magic, the head as JSON and its length, the body and its length, and a checksum of
-    /// all that.
-    static func encode(_ response: CachedResponse) -> Data {
-        var head = response
-        head.body = Data()
-        let json = (try? JSONEncoder().encode(head)) ?? Data()
-        var data = magic
-        append(UInt64(json.count), to: &data)
-        data.append(json)
-        append(UInt64(response.body.count), to: &data)
-        data.append(response.body)
-        append(checksum(data), to: &data)
-        return data
-    }
-
-    /// The response `data` holds, or `nil` when it is not whole and intact.
-    static func decode(_ data: Data) -> CachedResponse? {
-        let bytes = [UInt8](data)
-        guard bytes.count >= magic.count + 24, bytes.starts(with: magic),
-              checksum(Data(bytes[..<(bytes.count - 8)])) == read(bytes, at: bytes.count - 8) else { return nil }
-        var offset = magic.count
-        let headLength = Int(clamping: read(bytes, at: offset))
-        offset += 8
-        guard headLength <= bytes.count - offset - 16 else { return nil }
-        let head = Data(bytes[offset..<(offset + headLength)])
-        offset += headLength
-        let bodyLength = Int(clamping: read(bytes, at: offset))
-        offset += 8
-        guard bodyLength == bytes.count - offset - 8, var response = try? JSONDecoder().decode(CachedResponse.self, from: head) else { return nil }
-        response.body = Data(bytes[offset..<(offset + bodyLength)])
-        return response
-    }
-
-    private static func append(_ value: UInt64, to data: inout Data) {
-        withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
-    }
-
-    private static func read(_ bytes: [UInt8], at offset: Int) -> UInt64 {
-        (0..<8).reduce(0) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
-    }
-
-    /// FNV-1a over `data`: against damage, not against forgery (whoever can write the directory
-    /// can write any answer into it).
-    private static func checksum(_ data: Data) -> UInt64 {
-        data.reduce(0xCBF2_9CE4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01B3 }
     }
 }

@@ -69,13 +69,41 @@ public final class HTTPCache: Sendable {
 
     /// What is kept for `request`'s URL, if its `Vary` fields match the request's.
     func response(for request: URLRequest) -> CachedResponse? {
-        guard let url = request.url, let kept = store.withLock({ $0.response(for: CacheKey.of(url)) }) else { return nil }
+        guard let url = request.url else { return nil }
+        let key = CacheKey.of(url)
+        let kept: CachedResponse
+        switch store.withLock({ $0.find(key) }) {
+        case nil:
+            return nil
+        case .kept(let response):
+            kept = response
+        case .file(let file, let version):
+            // Read and checked outside the lock: other requests look up and keep meanwhile.
+            switch CacheFile.read(file) {
+            case .intact(let response):
+                // Another URL whose file has the same name is not this one's.
+                guard response.url == key else { return nil }
+                kept = response
+            case let reading:
+                store.withLock { $0.unreadable(key, version: version, damaged: reading == .damaged) }
+                return nil
+            }
+        }
         return kept.varying == Self.varying(kept.varyNames, of: request) ? kept : nil
     }
 
-    /// Keeps `response` for its URL.
+    /// Keeps `response` for its URL: on disk, written outside the lock, then moved into place
+    /// under it.
     func store(_ response: CachedResponse) {
-        _ = store.withLock { $0.store(response, for: response.url) }
+        let key = response.url
+        guard let destination = store.withLock({ $0.file(for: key) }) else {
+            return store.withLock { $0.keep(response, for: key) }
+        }
+        let data = CacheFile.encode(response)
+        guard let temporary = try? CacheFile.writeTemporary(data, beside: destination) else {
+            return store.withLock { $0.remove(key) }
+        }
+        _ = store.withLock { $0.place(temporary, size: data.count, for: key) }
     }
 
     /// Forgets what is kept for each of `keys`.

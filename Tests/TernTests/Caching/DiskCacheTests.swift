@@ -100,12 +100,83 @@ import TernTesting
     }
 
     @Test func aFileFromAnotherKeyWithTheSameNameIsNotServed() throws {
-        var store = CacheStore(limit: 1 << 20)
-        let response = CachedResponse(url: "http://a.example/x", status: 200, headers: [:], body: Data("a".utf8),
-                                      requestDate: Date(), responseDate: Date(), varying: [:])
-        store.store(response, for: "http://a.example/x")
-        #expect(store.response(for: "http://a.example/x") == response)
-        #expect(store.response(for: "http://b.example/x") == nil)
-        #expect(CacheStore.decode(CacheStore.encode(response)) == response)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try HTTPCache(directory: directory, clock: clock)
+        let url = URL(string: "http://a.example/x")!
+        let response = CachedResponse(url: CacheKey.of(url), status: 200, headers: [:], body: Data("a".utf8),
+                                      requestDate: cache.now, responseDate: cache.now, varying: [:])
+        #expect(CacheFile.decode(CacheFile.encode(response)) == .intact(response))
+        cache.store(response)
+        #expect(cache.response(for: URLRequest(url: url)) == response)
+        // The file of another URL put where this one's goes, as a name both hash to would.
+        let other = URL(string: "http://b.example/x")!
+        let file = try #require(try files().first)
+        try CacheFile.encode(CachedResponse(url: CacheKey.of(other), status: 200, headers: [:], body: Data("b".utf8),
+                                            requestDate: cache.now, responseDate: cache.now, varying: [:])).write(to: file)
+        #expect(cache.response(for: URLRequest(url: url)) == nil)
+        #expect(cache.corruptEntriesDropped == 0)
+    }
+
+    /// A file of an older format is dropped as unreadable, not counted as damage.
+    @Test func aFileOfAnotherFormatIsDroppedUncounted() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try origin()
+        _ = try await (api(try HTTPCache(directory: directory, clock: clock)).request(route: .get(origin.url + "/old")) as Promise<Data>).value
+        let file = try #require(try files().first)
+        try (Data("TERNCACHE1\n".utf8) + Data(count: 64)).write(to: file)
+        let restarted = try HTTPCache(directory: directory, clock: clock)
+        let response: Response = try await api(restarted).request(route: .get(origin.url + "/old")).value
+        #expect(response.cacheOutcome == .miss)
+        #expect(restarted.corruptEntriesDropped == 0)
+    }
+
+    /// A change anywhere in a file, of any bit, is found.
+    @Test func everyBitOfAFileIsChecked() {
+        let response = CachedResponse(url: "http://a.example/x", status: 200, headers: ["etag": "\"1\""], body: Data((0..<100).map { UInt8($0) }),
+                                      requestDate: Date(timeIntervalSince1970: 1), responseDate: Date(timeIntervalSince1970: 2), varying: [:])
+        let data = CacheFile.encode(response)
+        for offset in data.indices {
+            for bit in [0, 3, 7] {
+                var damaged = data
+                damaged[offset] ^= 1 << bit
+                #expect(CacheFile.decode(damaged) != .intact(response), "byte \(offset), bit \(bit)")
+            }
+        }
+        #expect(CacheFile.decode(data.dropLast()) == .damaged)
+        #expect(CacheFile.decode(data + Data([0])) == .damaged)
+    }
+
+    /// Many requests at once over one cache on disk, hits and writes and removals together:
+    /// each answer is its own URL's, and the index and the directory agree at the end.
+    @Test func concurrentHitsWritesAndRemovalsKeepEachAnswerItsOwn() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try HTTPCache(directory: directory, maximumBytes: 40_000, clock: clock)
+        let urls = (0..<12).map { URL(string: "http://a.example/\($0)")! }
+        func response(_ index: Int, _ round: Int) -> CachedResponse {
+            CachedResponse(url: CacheKey.of(urls[index]), status: 200, headers: [:], body: Data("\(index)/\(round)".utf8 + Data(count: 4_000)),
+                           requestDate: cache.now, responseDate: cache.now, varying: [:])
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for round in 0..<60 {
+                        let index = (worker * 7 + round) % urls.count
+                        switch round % 3 {
+                        case 0: cache.store(response(index, round))
+                        case 1: cache.remove([CacheKey.of(urls[index])])
+                        default:
+                            if let found = cache.response(for: URLRequest(url: urls[index])) {
+                                #expect(String(decoding: found.body.prefix(while: { $0 != 0 }), as: UTF8.self).hasPrefix("\(index)/"))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(cache.corruptEntriesDropped == 0)
+        #expect(cache.byteCount <= 40_000)
+        let onDisk = try files().reduce(0) { $0 + ((try? $1.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0) }
+        #expect(onDisk == cache.byteCount)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy { $0.hasSuffix(".terncache") })
     }
 }
