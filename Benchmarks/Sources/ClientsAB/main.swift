@@ -15,7 +15,7 @@ import Tern
 // libcurl driven from C (CRawCurl), each body handed to JSONDecoder, on the 1 KB array and on
 // a page of 10 wide repositories (`/repos`, 52 KB).
 //
-//     swift run -c release ClientsAB [in flight] [requests per round] [rounds] [floor | floor, wide | only sides whose name has this]
+//     swift run -c release ClientsAB [in flight] [requests per round] [rounds] [floor | floor, wide | a side's name | only sides whose name has this]
 
 let arguments = CommandLine.arguments.dropFirst()
 let width = arguments.first.flatMap { Int($0) } ?? 1
@@ -99,5 +99,8 @@ let wideFloor: [(name: String, body: () async throws -> Void)] = [
 switch only {
 case "floor": try await Alternation.compare(count: count, rounds: rounds, floor)
 case "floor, wide": try await Alternation.compare(count: count, rounds: rounds, wideFloor)
-default: try await Alternation.compare(count: count, rounds: rounds, sides.filter { only == nil || $0.name.contains(only!) })
+default:
+    // A side named exactly runs alone; otherwise every side whose name has the words.
+    let exact = sides.filter { $0.name == only }
+    try await Alternation.compare(count: count, rounds: rounds, exact.isEmpty ? sides.filter { only == nil || $0.name.contains(only!) } : exact)
 }
