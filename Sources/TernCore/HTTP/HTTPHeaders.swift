@@ -135,8 +135,17 @@ extension HTTPHeaders {
 extension String {
     /// Compares header names without regard to ASCII case, without allocating.
     package func caseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && zip(utf8, other.utf8).allSatisfy { lhs, rhs in
-            lhs == rhs || (lhs | 0x20 == rhs | 0x20 && (lhs | 0x20) >= UInt8(ascii: "a") && (lhs | 0x20) <= UInt8(ascii: "z"))
+        guard utf8.count == other.utf8.count else { return false }
+        // Over the bytes in place: iterating the two UTF-8 views in step was a tenth of reading
+        // a response head.
+        return withUTF8Bytes { lhs in
+            other.withUTF8Bytes { rhs in
+                for index in lhs.indices where lhs[index] != rhs[index] {
+                    let folded = lhs[index] | 0x20
+                    guard folded == rhs[index] | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else { return false }
+                }
+                return true
+            }
         }
     }
 

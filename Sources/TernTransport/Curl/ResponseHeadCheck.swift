@@ -5,13 +5,13 @@
 enum ResponseHeadCheck {
     /// Why the head with these fields cannot be trusted, or `nil` when it can.
     static func problem(with fields: [(name: String, value: String)]) -> String? {
-        var lengths: [Substring] = []
+        var lengthFields: [String] = []
         var hasTransferEncoding = false
         var location: String?
         var locations = 1
         for field in fields {
             if field.name.caseInsensitiveEquals("content-length") {
-                lengths += field.value.split(separator: ",", omittingEmptySubsequences: false)
+                lengthFields.append(field.value)
             } else if field.name.caseInsensitiveEquals("transfer-encoding") {
                 hasTransferEncoding = true
             } else if field.name.caseInsensitiveEquals("location") {
@@ -19,6 +19,9 @@ enum ResponseHeadCheck {
                 location = location ?? field.value
             }
         }
+        // The common head, one plain length, is settled without a string made.
+        let isPlain = lengthFields.count == 1 && isPlainLength(lengthFields[0]) && !hasTransferEncoding
+        let lengths = isPlain ? [] : lengthFields.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
         if !lengths.isEmpty {
             // 1*DIGIT, every one the same: no sign, no hex, no list of others, nothing past Int64.
             let values = lengths.map(trimmed)
@@ -33,6 +36,22 @@ enum ResponseHeadCheck {
             if different.count > 1 { return "it has \(different.count) different Location fields" }
         }
         return nil
+    }
+
+    /// Whether `value` is a length as it should be: 1 to 18 digits (below Int64's limit),
+    /// maybe between spaces and tabs.
+    private static func isPlainLength(_ value: String) -> Bool {
+        var digits = 0, trailing = false
+        for byte in value.utf8 {
+            if byte == 0x20 || byte == 0x09 {
+                if digits > 0 { trailing = true }
+            } else if (0x30...0x39).contains(byte), !trailing {
+                digits += 1
+            } else {
+                return false
+            }
+        }
+        return (1...18).contains(digits)
     }
 
     /// `value` without the spaces and tabs around it.

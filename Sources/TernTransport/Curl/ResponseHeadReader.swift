@@ -67,6 +67,7 @@ struct ResponseHeadReader {
             httpVersion = Self.text(UnsafeRawBufferPointer(rebasing: line[..<space]))
             status = line[(space + 1)...].prefix(3).reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
             fields.removeAll(keepingCapacity: true)
+            fields.reserveCapacity(16)
         } else if line.isEmpty {
             // An interim response: the real one follows, with a status line of its own.
             guard !(100..<200).contains(status) else {
@@ -101,6 +102,13 @@ struct ResponseHeadReader {
     }
 
     private func head() -> Head {
+        // Most heads repeat no name: told by a hash of each name with its case folded, compared
+        // as numbers, they are taken as they are.
+        let folded = fields.map { field in
+            field.name.utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1 | 0x20)) &* 0x0000_0100_0000_01B3 }
+        }
+        let repeats = folded.indices.contains { index in folded[..<index].contains(folded[index]) }
+        guard repeats else { return Head(status: status, httpVersion: httpVersion, fields: HTTPHeaders(distinct: fields)) }
         var joined: [(name: String, value: String)] = []
         joined.reserveCapacity(fields.count)
         for field in fields {

@@ -48,6 +48,22 @@ import Testing
         }
     }
 
+    /// One length of digits is taken, however it is spaced; anything else, or two that differ,
+    /// or a length beside chunked framing, is refused. The common case takes a path of its own,
+    /// which must agree with the full check.
+    @Test(arguments: [
+        (["12"], true), ([" 12 "], true), (["\t12"], true), (["0"], true), (["12, 12"], true), (["12", "12"], true),
+        (["999999999999999999"], true), (["1000000000000000000"], true), (["9223372036854775807"], true),
+        (["9223372036854775808"], false), ([""], false), (["1 2"], false), (["+12"], false), (["-1"], false),
+        (["0x10"], false), (["12,13"], false), (["12", "13"], false), (["12,"], false), (["١٢"], false),
+    ])
+    func aLengthIsOneRunOfDigits(lengths: [String], accepted: Bool) {
+        let fields = lengths.map { (name: "Content-Length", value: $0) }
+        #expect((ResponseHeadCheck.problem(with: fields) == nil) == accepted, "\(lengths)")
+        let chunked = fields + [(name: "Transfer-Encoding", value: "chunked")]
+        #expect(ResponseHeadCheck.problem(with: chunked) != nil, "\(lengths) with chunked framing")
+    }
+
     @Test func headsPastTheLimitAreRefusedInterimOnesCounted() {
         var reader = ResponseHeadReader()
         let field = "X: " + String(repeating: "a", count: 1000)
