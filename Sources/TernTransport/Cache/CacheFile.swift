@@ -57,12 +57,21 @@ enum CacheFile {
         }
     }
 
-    /// Reads the file at `url`, and marks it used now, so that a cache opened later drops the
-    /// files used longest ago first.
-    static func read(_ url: URL) -> Reading {
-        guard let data = try? Data(contentsOf: url) else {
+    /// Reads the file at `url`, which the cache wrote `size` bytes long, and marks it used now,
+    /// so that a cache opened later drops the files used longest ago first. A file of another
+    /// size is not read: it is damaged, or another write's (the caller tells which).
+    static func read(_ url: URL, size: Int) -> Reading {
+        guard let found = try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize else {
             return FileManager.default.fileExists(atPath: url.path) ? .damaged : .missing
         }
+        guard found == size else {
+            // Only its first bytes, to tell a file of another format from a damaged one.
+            let handle = try? FileHandle(forReadingFrom: url)
+            defer { try? handle?.close() }
+            let start = (try? handle?.read(upToCount: magic.count)) ?? Data()
+            return start.starts(with: family) && !start.starts(with: magic) ? .otherFormat : .damaged
+        }
+        guard let data = try? Data(contentsOf: url) else { return .damaged }
         let reading = decode(data)
         if case .intact = reading { try? FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: url.path) }
         return reading

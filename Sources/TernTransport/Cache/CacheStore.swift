@@ -21,7 +21,7 @@ struct CacheStore {
     /// Where a kept response is.
     enum Found {
         case kept(CachedResponse)
-        case file(URL, version: UInt64)
+        case file(URL, size: Int, version: UInt64)
     }
 
     let directory: URL?
@@ -68,7 +68,7 @@ struct CacheStore {
         entry.lastUse = uses
         entries[name] = entry
         if let response = entry.response { return response.url == key ? .kept(response) : nil }
-        return file(named: name).map { .file($0, version: entry.version) }
+        return file(named: name).map { .file($0, size: entry.size, version: entry.version) }
     }
 
     /// Forgets `key`'s file, read as `version` and found gone or damaged, unless another has

@@ -77,9 +77,9 @@ public final class HTTPCache: Sendable {
             return nil
         case .kept(let response):
             kept = response
-        case .file(let file, let version):
+        case .file(let file, let size, let version):
             // Read and checked outside the lock: other requests look up and keep meanwhile.
-            switch CacheFile.read(file) {
+            switch CacheFile.read(file, size: size) {
             case .intact(let response):
                 // Another URL whose file has the same name is not this one's.
                 guard response.url == key else { return nil }

@@ -117,6 +117,22 @@ import TernTesting
         #expect(cache.corruptEntriesDropped == 0)
     }
 
+    /// A file whose size is not the one the cache wrote is not read (one planted a gigabyte
+    /// long would be read whole into memory), whatever it holds: it is dropped as damaged.
+    @Test func aFileOfAnotherSizeIsDroppedUnread() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try HTTPCache(directory: directory, clock: clock)
+        let url = URL(string: "http://a.example/x")!
+        func response(_ body: String) -> CachedResponse {
+            CachedResponse(url: CacheKey.of(url), status: 200, headers: [:], body: Data(body.utf8), requestDate: cache.now, responseDate: cache.now, varying: [:])
+        }
+        cache.store(response("kept"))
+        try CacheFile.encode(response("planted, and longer")).write(to: try #require(try files().first))
+        #expect(cache.response(for: URLRequest(url: url)) == nil)
+        #expect(cache.corruptEntriesDropped == 1)
+        #expect(try files().isEmpty)
+    }
+
     /// A file of an older format is dropped as unreadable, not counted as damage.
     @Test func aFileOfAnotherFormatIsDroppedUncounted() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
