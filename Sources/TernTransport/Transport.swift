@@ -157,6 +157,9 @@ public struct TransportRequest: Sendable {
     /// The response the cache asks the server about: set with the conditional fields it added
     /// before the request was signed, so that a `304` is answered with it.
     package var revalidates: CachedResponse?
+    /// What the cache found for the request's URL before it was signed, to be used again when
+    /// the signed request names the same URL: a response on disk is read once.
+    package var cacheLookup: CacheLookup?
 
     /// Creates a transport request.
     public init(urlRequest: URLRequest, body: TransportBody = .inRequest, maximumBodySize: Int? = nil, pinnedKeys: [String] = []) {

@@ -30,6 +30,8 @@ struct CacheStore {
     private var uses: UInt64 = 0
     private(set) var byteCount = 0
     private(set) var corruptEntriesDropped = 0
+    /// How many times a response was looked for.
+    private(set) var finds = 0
 
     /// A store in memory.
     init(limit: Int) {
@@ -62,6 +64,7 @@ struct CacheStore {
 
     /// Where the response kept for `key` is, if one is; marks it used.
     mutating func find(_ key: String) -> Found? {
+        finds += 1
         let name = Self.fileName(key)
         guard var entry = entries[name] else { return nil }
         uses += 1

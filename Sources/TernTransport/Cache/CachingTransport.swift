@@ -34,7 +34,14 @@ package final class CachingTransport: Transport {
         }
         guard method == "GET" || method == "HEAD", !Self.hasOwnConditions(urlRequest) else { return base.send(request, to: receiver) }
         let isHead = method == "HEAD"
-        let kept = cache.response(for: urlRequest)
+        let kept: CachedResponse?
+        if let lookup = request.cacheLookup, lookup.key == urlRequest.url.map(CacheKey.of) {
+            // Looked up as the request was prepared, for this same URL: not read again. Its Vary
+            // fields are matched against the request as signed.
+            kept = HTTPCache.matching(lookup.stored, urlRequest)
+        } else {
+            kept = cache.response(for: urlRequest)
+        }
         switch CacheRules.decide(CacheRules.Request(urlRequest), kept: kept, now: requestDate) {
         case .fresh(let kept):
             return CachedAnswer.send(kept, outcome: .hit, age: kept.age(at: requestDate), bodyless: isHead, to: receiver)
@@ -64,7 +71,12 @@ extension HTTPCache {
     package func prepareRevalidation(of request: inout TransportRequest) {
         let urlRequest = request.urlRequest
         guard (urlRequest.httpMethod ?? "GET").uppercased() == "GET", !CachingTransport.hasOwnConditions(urlRequest),
-              case .revalidate(let kept) = CacheRules.decide(CacheRules.Request(urlRequest), kept: response(for: urlRequest), now: now) else { return }
+              let url = urlRequest.url else { return }
+        let key = CacheKey.of(url)
+        let lookup = CacheLookup(key: key, stored: stored(for: key))
+        request.cacheLookup = lookup
+        guard case .revalidate(let kept) = CacheRules.decide(CacheRules.Request(urlRequest), kept: Self.matching(lookup.stored, urlRequest),
+                                                             now: now) else { return }
         // A value that could end the field (a file changed on disk) is never sent.
         let safe = { (value: String) in !value.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F } }
         let tag = kept.header("etag").flatMap { safe($0) ? $0 : nil }

@@ -54,6 +54,9 @@ public final class HTTPCache: Sendable {
     /// How many damaged files were found, dropped and not served.
     public var corruptEntriesDropped: Int { store.withLock { $0.corruptEntriesDropped } }
 
+    /// How many times a response was looked for, in memory or on disk.
+    package var lookupCount: Int { store.withLock { $0.finds } }
+
     /// Forgets every response.
     public func removeAll() {
         store.withLock { $0.removeAll() }
@@ -69,27 +72,32 @@ public final class HTTPCache: Sendable {
 
     /// What is kept for `request`'s URL, if its `Vary` fields match the request's.
     func response(for request: URLRequest) -> CachedResponse? {
-        guard let url = request.url else { return nil }
-        let key = CacheKey.of(url)
-        let kept: CachedResponse
+        request.url.flatMap { Self.matching(stored(for: CacheKey.of($0)), request) }
+    }
+
+    /// What is kept for `key`, whatever the request's `Vary` fields.
+    func stored(for key: String) -> CachedResponse? {
         switch store.withLock({ $0.find(key) }) {
         case nil:
             return nil
         case .kept(let response):
-            kept = response
+            return response
         case .file(let file, let size, let version):
             // Read and checked outside the lock: other requests look up and keep meanwhile.
             switch CacheFile.read(file, size: size) {
             case .intact(let response):
                 // Another URL whose file has the same name is not this one's.
-                guard response.url == key else { return nil }
-                kept = response
+                return response.url == key ? response : nil
             case let reading:
                 store.withLock { $0.unreadable(key, version: version, damaged: reading == .damaged) }
                 return nil
             }
         }
-        return kept.varying == Self.varying(kept.varyNames, of: request) ? kept : nil
+    }
+
+    /// `kept`, if the request's values of the fields its `Vary` names are those it was kept for.
+    static func matching(_ kept: CachedResponse?, _ request: URLRequest) -> CachedResponse? {
+        kept.flatMap { $0.varying == varying($0.varyNames, of: request) ? $0 : nil }
     }
 
     /// Keeps `response` for its URL: on disk, written outside the lock, then moved into place

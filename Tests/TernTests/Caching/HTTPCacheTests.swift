@@ -233,6 +233,37 @@ import TernTesting
         #expect(origin.requests.items.allSatisfy { $0.contains("Authorization: Bearer token") })
     }
 
+    /// The lookup made as a request is prepared (for the conditions its signature must cover)
+    /// is the one the caching transport uses: a response on disk is read once per request.
+    @Test(arguments: [false, true])
+    func eachRequestLooksItsURLUpOnce(onDisk: Bool) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try Origin { _, number in Self.answer("v\(number)", "Cache-Control: max-age=60\r\n") }
+        let cache = onDisk ? try HTTPCache(directory: directory, clock: clock) : HTTPCache(clock: clock)
+        let api = api(cache)
+        #expect(try await get(api, origin.url + "/items").cacheOutcome == .miss)
+        #expect(cache.lookupCount == 1)
+        #expect(try await get(api, origin.url + "/items").cacheOutcome == .hit)
+        #expect(cache.lookupCount == 2)
+    }
+
+    /// A delegate that sends the request to another URL when it signs it: the answer is the one
+    /// kept for the URL sent, not for the one asked.
+    @Test func aRequestTheDelegateSendsElsewhereIsAnsweredForWhereItGoes() async throws {
+        let origin = try Origin { request, number in
+            Self.answer("\(ConnectionReuseTests.name(of: request)) v\(number)", "Cache-Control: max-age=60\r\n")
+        }
+        let delegate = RewritingDelegate()   // held weakly by the API
+        let api = api(HTTPCache(clock: clock), delegate: delegate)
+        #expect(String(decoding: try await get(api, origin.url + "/b").body, as: UTF8.self) == "b v0")
+        let rewritten = try await get(api, origin.url + "/a")
+        #expect(rewritten.cacheOutcome == .hit)
+        #expect(String(decoding: rewritten.body, as: UTF8.self) == "b v0")
+        #expect(origin.count == 1)
+        withExtendedLifetime(delegate) {}
+    }
+
     @Test func bodiesPastTheLimitAreNotKeptAndTheLeastRecentlyUsedGoFirst() async throws {
         let large = String(repeating: "x", count: 5_000)
         let origin = try Origin { request, number in
@@ -394,5 +425,13 @@ final class SigningDelegate: APIDelegate, Sendable {
     func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
         signed.append(request.value(forHTTPHeaderField: "If-None-Match") ?? "")
         request.setValue("Bearer token", forHTTPHeaderField: "Authorization")
+    }
+}
+
+/// Sends a request for `/a` to `/b` as it signs it.
+final class RewritingDelegate: APIDelegate, Sendable {
+    func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+        guard let url = request.url, url.path == "/a" else { return }
+        request.url = URL(string: url.absoluteString.replacingOccurrences(of: "/a", with: "/b"))
     }
 }
