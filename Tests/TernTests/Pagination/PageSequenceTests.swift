@@ -62,7 +62,7 @@ import TernTesting
         }
         #expect(await eventually { catalog.requests.items.count == 1 })
         loop.cancel()
-        let result = await loop.result
+        let result = await outcome(of: loop)
         guard case .failure(let error as APIError) = result, error.isCancellation else {
             Issue.record("expected the loop to end cancelled, got \(result)")
             return

@@ -191,7 +191,7 @@ import TernTesting
         }
         #expect(await eventually { read.withLock { $0 } >= 2 })
         reading.cancel()
-        let ended = await reading.result
+        let ended = await outcome(of: reading)
         guard case .failure(let error) = ended, case .cancelled? = error as? APIError else {
             Issue.record("expected APIError.cancelled, got \(ended)")
             return

@@ -8,8 +8,11 @@ import TernTesting
 @Suite(.timeLimit(.minutes(1))) struct StreamingStubTests {
     static let base = "https://stream.invalid"
 
+    /// An API with no timeout of its own: the timers on the test clock are then the stream's
+    /// and the stub's alone, which the tests count (a request's timer, pending until its
+    /// response came, was once counted for the first piece's, which then came a tick late).
     func api(_ stubs: StubTransport, clock: TestClock) throws -> TestAPI {
-        try TestAPI(baseURL: Self.base, configuration: APIConfiguration(retryPolicy: .never), transport: stubs, clock: clock)
+        try TestAPI(baseURL: Self.base, configuration: APIConfiguration(timeout: .infinity, retryPolicy: .never), transport: stubs, clock: clock)
     }
 
     @Test func eventsComeAsTheTestClockMoves() async throws {
@@ -35,7 +38,7 @@ import TernTesting
         #expect(await eventually { seen.items.count == 2 })
         #expect(await clock.waitForScheduled(2))
         clock.advance(by: 1)
-        try await reading.value
+        try await outcome(of: reading).get()
         #expect(seen.items == [
             ServerSentEvent(data: "A tern"),
             ServerSentEvent(data: " is\na bird", lastEventID: "2"),
@@ -49,8 +52,7 @@ import TernTesting
         stubs.add(Stub(.get, "/ticks", answers: .streamed(Array(repeating: (after: 1, text: "tick\n"), count: 10))))
         let api = try api(stubs, clock: clock)
         let lines = Recorder<String>()
-        // Open first, here: the count of timers below is then the stream's alone (the request's
-        // own timeout gone), and the request does not wait for another task to start.
+        // Open first, here: the request does not wait for another task to start.
         let stream = api.stream(route: api.get(endpoint: "/ticks"), idleTimeout: 2, maximumDuration: 3.5)
         _ = try await stream.response.value
         let reading = Task {
@@ -62,7 +64,7 @@ import TernTesting
             #expect(await eventually { lines.items.count == count })
         }
         clock.advance(by: 0.5)
-        guard case .failure(let error) = await reading.result, case .timeout(let failure)? = error as? APIError else {
+        guard case .failure(let error) = await outcome(of: reading), case .timeout(let failure)? = error as? APIError else {
             Issue.record("expected a timeout")
             return
         }
@@ -81,7 +83,7 @@ import TernTesting
         }
         #expect(await eventually { lines.items == ["first"] })
         clock.advance(by: 10)
-        guard case .failure(let error) = await reading.result, case .timeout? = error as? APIError else {
+        guard case .failure(let error) = await outcome(of: reading), case .timeout? = error as? APIError else {
             Issue.record("expected a timeout")
             return
         }

@@ -35,6 +35,12 @@ struct TaggedQueue: Sendable {
     static var current: String? { DispatchQueue.getSpecific(key: key) }
 }
 
+/// The result of `task`, a task of its own that a test awaits: cancelled with the test (at its
+/// time limit), where awaiting its `result` would go on past any limit should it never end.
+func outcome<Success: Sendable>(of task: Task<Success, any Error>) async -> Result<Success, any Error> {
+    await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
+}
+
 /// Waits until `condition` holds, polling; gives up after `timeout` seconds.
 ///
 /// The timeout is generous because it costs nothing when the condition comes true: under the
