@@ -77,19 +77,32 @@ final class TestCertificates: Sendable {
         guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else { throw TestError(code: Int(status)) }
     }
 
-    /// A port nothing listens on now: the kernel's pick, released at once.
+    /// A port for `s_server`, free now, and one no other test's server or connection is given
+    /// before `s_server` binds it: below the range the system hands out for port 0 and for
+    /// outgoing connections. (The kernel's pick, released at once, was seen handed to another
+    /// test's server first: requests then went to that server, and failed.)
     static func freePort() throws -> Int {
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+            .split(whereSeparator: \.isWhitespace).compactMap { Int($0) } ?? []
+        let handedOut = range.count == 2 ? range[0] : 32768
+        for _ in 0..<200 {
+            let port = Int.random(in: 10_000..<max(handedOut, 10_001))
+            if isFree(port) { return port }
+        }
+        throw TestError(code: Int(EADDRINUSE))
+    }
+
+    /// Whether a server could listen on `port` now.
+    private static func isFree(_ port: Int) -> Bool {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
-        guard bound else { throw TestError(code: Int(errno)) }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
