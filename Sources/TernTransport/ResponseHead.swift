@@ -48,12 +48,11 @@ public final class ResponseHead: Sendable {
     /// Foundation's response for this head, made whole the first time it is asked for.
     public var urlResponse: HTTPURLResponse {
         made.withLock { made in
-            if !made.isWhole, let url,
-               let whole = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: headers.dictionary) {
-                made = (whole, true)
-            }
+            guard !made.isWhole else { return made.response }
             // FoundationNetworking's initializer never fails; were Foundation's ever to refuse
-            // the fields, the response stays without them.
+            // the fields, the response stays without them, and is not made again.
+            let whole = url.flatMap { HTTPURLResponse(url: $0, statusCode: statusCode, httpVersion: httpVersion, headerFields: headers.dictionary) }
+            made = (whole ?? made.response, true)
             return made.response
         }
     }

@@ -154,11 +154,8 @@ public struct TransportRequest: Sendable {
     /// check them (``Transport/canPinKeys``) fails the exchange with ``PinnedKeyMismatch``
     /// before sending anything when the server's chain holds none of them.
     public var pinnedKeys: [String]
-    /// The response the cache asks the server about: set with the conditional fields it added
-    /// before the request was signed, so that a `304` is answered with it.
-    package var revalidates: CachedResponse?
-    /// What the cache found for the request's URL before it was signed, to be used again when
-    /// the signed request names the same URL: a response on disk is read once.
+    /// What the cache found for the request's URL before it was signed, and what it asks the
+    /// server about, if anything: see ``CacheLookup``.
     package var cacheLookup: CacheLookup?
 
     /// Creates a transport request.

@@ -109,7 +109,11 @@ enum CacheFile {
             offset += 32
         }
         var sum = UInt64(bytes.count)
-        for lane in [lanes.0, lanes.1, lanes.2, lanes.3] { sum = ((sum ^ lane) &* factor) ^ (sum >> 29) }
+        func fold(_ lane: UInt64) { sum = ((sum ^ lane) &* factor) ^ (sum >> 29) }
+        fold(lanes.0)
+        fold(lanes.1)
+        fold(lanes.2)
+        fold(lanes.3)
         while offset < bytes.count {
             sum = (sum ^ UInt64(bytes[offset])) &* factor
             offset += 1

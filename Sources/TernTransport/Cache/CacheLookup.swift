@@ -6,4 +6,7 @@ package struct CacheLookup: Sendable {
     let key: String
     /// What was kept for it, whatever the request's `Vary` fields; `nil` for nothing.
     let stored: CachedResponse?
+    /// The response the cache asks the server about: set with the conditional fields it added
+    /// before the request was signed, so that a `304` is answered with it.
+    var revalidating: CachedResponse?
 }

@@ -29,7 +29,7 @@ package final class CachingTransport: Transport {
         if CacheRules.isUnsafe(method) {
             return base.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, mode: .invalidate, requestDate: requestDate))
         }
-        if let kept = request.revalidates {
+        if let kept = request.cacheLookup?.revalidating {
             return base.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, mode: .revalidate(kept), requestDate: requestDate))
         }
         guard method == "GET" || method == "HEAD", !Self.hasOwnConditions(urlRequest) else { return base.send(request, to: receiver) }
@@ -73,9 +73,9 @@ extension HTTPCache {
         guard (urlRequest.httpMethod ?? "GET").uppercased() == "GET", !CachingTransport.hasOwnConditions(urlRequest),
               let url = urlRequest.url else { return }
         let key = CacheKey.of(url)
-        let lookup = CacheLookup(key: key, stored: stored(for: key))
-        request.cacheLookup = lookup
-        guard case .revalidate(let kept) = CacheRules.decide(CacheRules.Request(urlRequest), kept: Self.matching(lookup.stored, urlRequest),
+        let stored = stored(for: key)
+        request.cacheLookup = CacheLookup(key: key, stored: stored)
+        guard case .revalidate(let kept) = CacheRules.decide(CacheRules.Request(urlRequest), kept: Self.matching(stored, urlRequest),
                                                              now: now) else { return }
         // A value that could end the field (a file changed on disk) is never sent.
         let safe = { (value: String) in !value.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F } }
@@ -84,6 +84,6 @@ extension HTTPCache {
         guard tag != nil || modified != nil else { return }
         if let tag { request.urlRequest.setValue(tag, forHTTPHeaderField: "If-None-Match") }
         if let modified { request.urlRequest.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
-        request.revalidates = kept
+        request.cacheLookup?.revalidating = kept
     }
 }

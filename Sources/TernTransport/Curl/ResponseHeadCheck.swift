@@ -19,14 +19,9 @@ enum ResponseHeadCheck {
                 location = location ?? field.value
             }
         }
-        // The common head, one plain length, is settled without a string made.
-        let isPlain = lengthFields.count == 1 && isPlainLength(lengthFields[0]) && !hasTransferEncoding
-        let lengths = isPlain ? [] : lengthFields.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-        if !lengths.isEmpty {
-            // 1*DIGIT, every one the same: no sign, no hex, no list of others, nothing past Int64.
-            let values = lengths.map(trimmed)
-            let numbers = values.map { value in value.utf8.allSatisfy { (0x30...0x39).contains($0) } ? Int64(value) : nil }
-            guard let first = numbers[0], numbers.allSatisfy({ $0 == first }) else {
+        if !lengthFields.isEmpty {
+            guard oneLength(lengthFields) != nil else {
+                let values = lengthFields.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }.map(trimmed)
                 return "its Content-Length is not one length (\(values.joined(separator: ", ")))"
             }
             if hasTransferEncoding { return "it has both Content-Length and Transfer-Encoding" }
@@ -38,20 +33,37 @@ enum ResponseHeadCheck {
         return nil
     }
 
-    /// Whether `value` is a length as it should be: 1 to 18 digits (below Int64's limit),
-    /// maybe between spaces and tabs.
-    private static func isPlainLength(_ value: String) -> Bool {
-        var digits = 0, trailing = false
-        for byte in value.utf8 {
-            if byte == 0x20 || byte == 0x09 {
-                if digits > 0 { trailing = true }
-            } else if (0x30...0x39).contains(byte), !trailing {
-                digits += 1
-            } else {
-                return false
-            }
+    /// The one length `values` give, each a list of lengths with commas between; `nil` unless
+    /// every length is 1*DIGIT (no sign, no hex, nothing past Int64), maybe between spaces and
+    /// tabs, and all are the same. Read byte by byte: no string is made for a head that is sound.
+    private static func oneLength(_ values: [String]) -> Int64? {
+        var length: Int64?
+        var number: Int64 = 0, digits = 0, trailing = false
+        /// Ends one length: whether it is one, and the same as those before.
+        func endLength() -> Bool {
+            guard digits > 0, length == nil || length == number else { return false }
+            (length, number, digits, trailing) = (number, 0, 0, false)
+            return true
         }
-        return (1...18).contains(digits)
+        for value in values {
+            for byte in value.utf8 {
+                switch byte {
+                case UInt8(ascii: ","):
+                    guard endLength() else { return nil }
+                case 0x20, 0x09:
+                    trailing = digits > 0
+                case 0x30...0x39 where !trailing:
+                    let (times, overflowed) = number.multipliedReportingOverflow(by: 10)
+                    let (sum, overflowedAgain) = times.addingReportingOverflow(Int64(byte - 0x30))
+                    guard !overflowed, !overflowedAgain else { return nil }
+                    (number, digits) = (sum, digits + 1)
+                default:
+                    return nil
+                }
+            }
+            guard endLength() else { return nil }
+        }
+        return length
     }
 
     /// `value` without the spaces and tabs around it.

@@ -48,9 +48,8 @@ import Testing
         }
     }
 
-    /// One length of digits is taken, however it is spaced; anything else, or two that differ,
-    /// or a length beside chunked framing, is refused. The common case takes a path of its own,
-    /// which must agree with the full check.
+    /// One length of digits is taken, however it is spaced and however often repeated; anything
+    /// else, two that differ, or a length beside chunked framing, is refused.
     @Test(arguments: [
         (["12"], true), ([" 12 "], true), (["\t12"], true), (["0"], true), (["12, 12"], true), (["12", "12"], true),
         (["999999999999999999"], true), (["1000000000000000000"], true), (["9223372036854775807"], true),
