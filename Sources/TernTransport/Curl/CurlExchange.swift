@@ -11,6 +11,8 @@ import FoundationNetworking
 final class CurlExchange: @unchecked Sendable {
     let easy: UnsafeMutableRawPointer
     private let curl: UnsafePointer<TernCurl>
+    /// Where the easy handle came from and goes back to.
+    private let handles: CurlHandles
     private let receiver: any TransportReceiver
     private let url: URL
     private var headerList: UnsafeMutableRawPointer?
@@ -67,7 +69,7 @@ final class CurlExchange: @unchecked Sendable {
     /// The keys the server must show one of; none when empty.
     private let pinnedKeys: [String]
 
-    init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>,
+    init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>, handles: CurlHandles,
          connections: CurlConnections, trusting certificates: URL?) throws {
         guard let url = request.urlRequest.url else { throw URLError(.badURL) }
         // The body first: making its stream can fail, and nothing is to be freed yet then.
@@ -87,8 +89,9 @@ final class CurlExchange: @unchecked Sendable {
                 bodyLength = nil
             }
         }
-        guard let easy = curl.pointee.easy_init() else { throw URLError(.cannotLoadFromNetwork) }
+        guard let easy = handles.take() else { throw URLError(.cannotLoadFromNetwork) }
         self.easy = easy
+        self.handles = handles
         self.curl = curl
         self.receiver = receiver
         self.url = url
@@ -109,8 +112,9 @@ final class CurlExchange: @unchecked Sendable {
         }
     }
 
+    /// Out of the multi handle by now: it held the exchange until then.
     deinit {
-        curl.pointee.easy_cleanup(easy)
+        handles.giveBack(easy)
         if let headerList { curl.pointee.slist_free_all(headerList) }
         errorBuffer.deallocate()
         if case .stream(let stream) = body { stream.close() }

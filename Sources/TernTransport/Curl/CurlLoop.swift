@@ -158,20 +158,28 @@ final class CurlLoop: @unchecked Sendable {
             for job in jobs { job() }
             // From here on what is put in wakes the loop; jobs put in while it ran the others did
             // not, and are run next turn.
-            let work = inbox.withLock { inbox in
-                defer { inbox.starts.removeAll(); inbox.cancels.removeAll(); inbox.isAwake = false }
-                return (starts: inbox.starts, cancels: inbox.cancels, isClosing: inbox.isClosing, jobsWaiting: !inbox.jobs.isEmpty)
-            }
-            for exchange in work.starts { perform(state.start(exchange, origin: exchange.admissionOrigin)) }
-            for exchange in work.cancels { perform(state.cancel(exchange, origin: exchange.admissionOrigin)) }
+            let (isClosing, jobsWaiting) = startAndCancel()
             _ = curl.pointee.multi_perform(multi, &active)
             let finishedAlone = finishDone()
             if finishedAlone { answeredAloneAt = DispatchTime.now().uptimeNanoseconds }
-            if work.isClosing, state.runningCount == 0, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
-            if work.jobsWaiting || (finishedAlone && nextCameSoon && lingerForWork()) { continue }
+            if isClosing, state.runningCount == 0, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
+            if jobsWaiting || (finishedAlone && nextCameSoon && lingerForWork()) { continue }
             if sleepingMarkedAwake() { continue }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
         }
+    }
+
+    /// Starts and cancels what the inbox holds; returns whether the loop is closing and whether
+    /// jobs wait. The inbox's exchanges are let go of here, not held while the loop sleeps: one
+    /// that ended gives its easy handle back as soon as nothing else holds it.
+    private func startAndCancel() -> (isClosing: Bool, jobsWaiting: Bool) {
+        let work = inbox.withLock { inbox in
+            defer { inbox.starts.removeAll(); inbox.cancels.removeAll(); inbox.isAwake = false }
+            return (starts: inbox.starts, cancels: inbox.cancels, isClosing: inbox.isClosing, jobsWaiting: !inbox.jobs.isEmpty)
+        }
+        for exchange in work.starts { perform(state.start(exchange, origin: exchange.admissionOrigin)) }
+        for exchange in work.cancels { perform(state.cancel(exchange, origin: exchange.admissionOrigin)) }
+        return (work.isClosing, work.jobsWaiting)
     }
 
     /// Frees libcurl's handle once nothing can wake it: the thread has ended, and no task that

@@ -27,6 +27,8 @@ public final class CurlTransport: Transport {
     private let library: CurlLibrary
     /// The event loop; internal for the tests, which watch it end.
     let loop: CurlLoop
+    /// The easy handles its finished exchanges gave back; internal for the tests.
+    let handles: CurlHandles
     /// The most connections open to one host at once unless a transport is told otherwise: as
     /// many as AsyncHTTPClient opens (browsers open six), so that thousands of requests at once
     /// queue for a few sockets instead of exhausting the process's descriptors.
@@ -49,6 +51,7 @@ public final class CurlTransport: Transport {
     public init(trusting trustedCertificates: URL? = nil, maximumConnectionsPerHost: Int = CurlTransport.defaultConnectionsPerHost) throws(CurlUnavailable) {
         library = try CurlLibrary.shared.get()
         loop = try CurlLoop(curl: library.api, connectionsPerHost: max(1, maximumConnectionsPerHost))
+        handles = CurlHandles(library: library, capacity: CurlLoop.idleConnections)
         executor = CurlTaskExecutor(loop: loop)
         self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
         self.trustedCertificates = trustedCertificates
@@ -94,7 +97,8 @@ public final class CurlTransport: Transport {
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange: CurlExchange
         do {
-            exchange = try CurlExchange(request, receiver: receiver, curl: library.api, connections: loop.connections, trusting: trustedCertificates)
+            exchange = try CurlExchange(request, receiver: receiver, curl: library.api, handles: handles, connections: loop.connections,
+                                    trusting: trustedCertificates)
         } catch {
             receiver.didComplete(with: error)
             return NoTask()

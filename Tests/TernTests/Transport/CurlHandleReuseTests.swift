@@ -1,0 +1,79 @@
+#if os(Linux)
+import Foundation
+import Testing
+@testable import Tern
+@testable import TernTransport
+
+/// A libcurl easy handle a finished exchange gave back carries nothing of that exchange into the
+/// next one: not its method, body, headers, nor a HEAD's "no body"; and the handles come back
+/// to the transport, one per exchange, no more than it keeps.
+@Suite(.timeLimit(.minutes(1))) struct CurlHandleReuseTests {
+    /// Answers each request with its request line and every header it came with, one per line,
+    /// then the body it came with: what the next exchange would carry over is in its answer.
+    static func echo() throws -> RawServer {
+        try RawServer { connection in
+            while let request = connection.readRequest() {
+                let isHead = request.hasPrefix("HEAD ")
+                let body = request.replacingOccurrences(of: "\r\n", with: "\n")
+                let response = RawServer.Connection.response(body)
+                // A HEAD's answer states the length of the body a GET would have, and sends none.
+                connection.send(isHead ? String(response.prefix(upTo: response.range(of: "\r\n\r\n")!.upperBound)) : response)
+            }
+        }
+    }
+
+    @Test func aHandleGivenBackCarriesNothingIntoTheNextExchange() async throws {
+        let server = try Self.echo()
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: transport, responseQueue: .global())
+        // Each exchange ends before the next starts, so each takes the handle the last gave back.
+        let put: String = try await api.request(route: .put(server.baseURL + "/put"),
+                                                parameters: JSONParameters(["name": "first"], headers: ["X-Only-Once": "1", "Accept": "text/x-once"])).value
+        #expect(put.hasPrefix("PUT /put HTTP/1.1\n"))
+        #expect(put.contains("X-Only-Once: 1") && put.hasSuffix("{\"name\":\"first\"}"))
+        #expect(await eventually { transport.handles.keptCount == 1 })
+
+        let head: Data = try await api.request(route: .head(server.baseURL + "/head")).value
+        #expect(head.isEmpty)
+        #expect(await eventually { transport.handles.keptCount == 1 })
+
+        // Were the PUT's method, body or headers, or the HEAD's lack of a body, still set, this
+        // would go out as a PUT or a HEAD, with a body or a header it was not given.
+        let get: String = try await api.request(route: .get(server.baseURL + "/get")).value
+        let lines = get.split(separator: "\n")
+        #expect(lines.first == "GET /get HTTP/1.1")
+        #expect(!get.contains("X-Only-Once") && !get.contains("text/x-once") && !get.contains("first"))
+        #expect(!get.lowercased().contains("content-length") && !get.lowercased().contains("content-type"))
+        #expect(get.hasSuffix("\n\n"), "a body went out with the GET: \(get)")
+        #expect(await eventually { transport.handles.keptCount == 1 })
+    }
+
+    /// Forty exchanges at once (the server answers none before all forty have asked) hold
+    /// forty handles; given back, the transport keeps as many as it keeps idle connections.
+    @Test func noMoreHandlesAreKeptThanTheLoopKeepsConnections() async throws {
+        let width = CurlLoop.idleConnections + 8
+        let asked = Recorder<Int>()
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                asked.append(connection.index)
+                let deadline = Date().addingTimeInterval(20)
+                while asked.items.count < width, Date() < deadline { usleep(1_000) }
+                connection.send(RawServer.Connection.response(ConnectionReuseTests.name(of: request)))
+            }
+        }
+        defer { server.stop() }
+        let transport = try CurlTransport(maximumConnectionsPerHost: width)
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: transport, responseQueue: .global())
+        let answers = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<width {
+                group.addTask { try await api.request(route: .get(server.baseURL + "/\(index)")).value }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(answers == Set((0..<width).map(String.init)))
+        #expect(server.connections == width)
+        #expect(await eventually { transport.handles.keptCount == CurlLoop.idleConnections })
+    }
+}
+#endif
