@@ -148,4 +148,40 @@ struct ConnectionReuseTests {
         }
         #expect(server.connections == 1)
     }
+
+    /// A first answer with a whole response after it in the same write, where libcurl reads
+    /// both at once: what it reads past the answer's end is nobody's.
+    static let strayInTheSameWrite: [(name: String, method: String, first: String)] = {
+        let stray = RawServer.Connection.response("stray")
+        return [
+            ("a HEAD's body", "HEAD", "HTTP/1.1 200 OK\r\nContent-Length: \(stray.utf8.count)\r\n\r\n" + stray),
+            ("a 204's body", "GET", "HTTP/1.1 204 No Content\r\n\r\n" + stray),
+            ("a 304's body", "GET", "HTTP/1.1 304 Not Modified\r\nContent-Length: 0\r\n\r\n" + stray),
+            ("past the stated length", "GET", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello" + stray),
+            ("past the last chunk", "GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n" + stray),
+            ("after a 100 and its answer", "GET", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" + stray),
+        ]
+    }()
+
+    @Test(arguments: strayInTheSameWrite.indices)
+    func aStrayResponseInTheSameWriteIsNeverTakenForTheNextAnswer(_ index: Int) async throws {
+        let (_, method, first) = Self.strayInTheSameWrite[index]
+        let server = try RawServer { connection in
+            var isFirst = connection.index == 0
+            while let request = connection.readRequest() {
+                connection.send(isFirst ? first : RawServer.Connection.response(Self.name(of: request)))
+                isFirst = false
+            }
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(validation: .acceptAll, retryPolicy: .never), transport: TestTransport.make(),
+                              responseQueue: .global())
+        let route: Route = method == "HEAD" ? .head(server.baseURL + "/first") : .get(server.baseURL + "/first")
+        let answer = try await (api.request(route: route) as Promise<String>).value
+        #expect(answer != "stray" && !answer.contains("HTTP/1.1"), "\(Self.strayInTheSameWrite[index].name): \(answer)")
+        for next in 0..<4 {
+            let answer: String = try await api.request(route: .get(server.baseURL + "/next\(next)")).value
+            #expect(answer == "next\(next)", "\(Self.strayInTheSameWrite[index].name)")
+        }
+    }
 }
