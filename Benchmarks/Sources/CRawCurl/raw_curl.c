@@ -71,7 +71,10 @@ raw_curl *raw_curl_open(const char *url, int width) {
     if (!loaded) { load(); loaded = 1; }
     raw_curl *raw = calloc(1, sizeof(raw_curl));
     raw->multi = curl.multi_init();
-    curl.multi_setopt(raw->multi, MOPT_MAXCONNECTS, 32L);
+    // Every connection in flight is kept for the next request: with fewer kept than in flight,
+    // libcurl closed the rest after each answer and opened new ones (8% of the floor's time in
+    // connect at 64 in flight, 5 TCP segments per request instead of 3).
+    curl.multi_setopt(raw->multi, MOPT_MAXCONNECTS, (long)(width > 32 ? width : 32));
     raw->width = width;
     raw->handles = calloc(width, sizeof(void *));
     raw->bodies = calloc(width, sizeof(Body));
