@@ -48,6 +48,7 @@ let cases = [
     decoding("Repositories, try? for optionals", [LenientSummary].self, repositories),
     decoding("Profile, 24 members", Profile.self, Payloads.profile(), documents: 2_000),
     decoding("Orders, 14 members", [Order].self, Payloads.orders(count: 50), documents: 200),
+    decoding("The end-to-end benchmarks' 16 items", [Item].self, Fixtures.body, documents: 2_000),
     decoding("10,000 small objects", [Payloads.Small].self, Payloads.small(count: 10_000), documents: 2),
 ]
 

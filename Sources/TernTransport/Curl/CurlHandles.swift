@@ -2,15 +2,14 @@
 import CTernCurl
 import TernCore
 
-/// The easy handles a loop's finished transfers gave back, reset, for the next ones to take.
+/// The easy handles a transport's finished exchanges gave back, reset, for the next ones to take.
 ///
-/// A new handle costs libcurl a few kilobytes zeroed and, once it connects, a 16 KB buffer,
-/// freed again with the handle; glibc tidies its free lists before every allocation that
-/// large. Profiled at 64 requests in flight, malloc and free were 8% of the loop thread. A
-/// handle taken from here has its buffers, and `curl_easy_reset` has cleared every option and
-/// the state of its last request; what it keeps is what the loop's handles share anyway (the
-/// connection cache and the TLS sessions, each used again only for the same settings, pins
-/// included).
+/// A new handle costs libcurl several kilobytes allocated and zeroed, and its defaults set up;
+/// freeing one tears all that down again, and glibc tidies its free lists before each
+/// allocation that large. A handle taken from here has had `curl_easy_reset`: every option
+/// cleared and its last request's state gone. It keeps its TLS sessions, which libcurl resumes
+/// only with the same host and settings, pins included (as it reuses connections). libcurl
+/// 7.88 frees a transfer's buffers when it ends, so a kept handle holds no body.
 ///
 /// Taken and given back on any thread, hence the lock; a handle is given back only once it has
 /// left the multi handle, so that no callback of its last transfer can come.
