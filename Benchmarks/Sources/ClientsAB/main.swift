@@ -9,7 +9,8 @@ import Tern
 
 // Clients side by side against one server outside this process (nginx: `Benchmarks/nginx/bench`
 // starts it and sets TERN_BENCH_URL): raw URLSession with JSONDecoder (the baseline), Tern over
-// URLSession, Tern over libcurl, and AsyncHTTPClient with JSONDecoder. Each side runs a round
+// URLSession, Tern over libcurl, and AsyncHTTPClient with JSONDecoder; and CurlTransport with no
+// pipeline above it, for the pipeline's share. Each side runs a round
 // of GET + decode in turn, so all see the same machine; medians, as ratios to URLSession.
 // `floor` and `floor, wide` compare Tern decoding with the floor of a decoded request instead:
 // libcurl driven from C (CRawCurl), each body handed to JSONDecoder, on the 1 KB array and on
@@ -50,6 +51,25 @@ func rawCurlRound(_ raw: OpaquePointer?, _ decode: raw_curl_body) throws {
 nonisolated(unsafe) let rawItems = raw_curl_open(baseURL + "/items", Int32(width))
 nonisolated(unsafe) let rawRepositories = raw_curl_open(baseURL + "/repos", Int32(width))
 
+/// Collects one exchange's body for `transportAlone()`.
+final class BodyCollector: TransportReceiver, @unchecked Sendable {
+    private var body = Data()
+    private let done: CheckedContinuation<Data, any Error>
+    init(_ done: CheckedContinuation<Data, any Error>) { self.done = done }
+    func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
+    func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
+    func didReceive(_ chunk: Data) -> TransferDecision { body.append(chunk); return .proceed }
+    func didComplete(with error: (any Error)?) { if let error { done.resume(throwing: error) } else { done.resume(returning: body) } }
+}
+
+/// One GET through a `CurlTransport` alone, no pipeline above it: what the transport costs.
+let bareCurl = try CurlTransport()
+let itemsRequest = TransportRequest(urlRequest: URLRequest(url: url))
+@Sendable func transportAlone() async throws -> [Item] {
+    _ = try await withCheckedThrowingContinuation { _ = bareCurl.send(itemsRequest, to: BodyCollector($0)) }
+    return []
+}
+
 /// One round of `count` requests, as wide as asked.
 func round(_ request: @escaping @Sendable () async throws -> [Item]) async throws {
     if width == 1 {
@@ -73,6 +93,8 @@ let sides: [(name: String, body: () async throws -> Void)] = [
         }
     }),
     ("AsyncHTTPClient", { try await round { try await asyncHTTPClient() } }),
+    // The transport alone, the body as bytes: the pipeline's share is the difference.
+    ("CurlTransport alone, bytes", { try await round { try await transportAlone() } }),
     // Answered from the cache, fresh: no byte on the wire after the first.
     ("Tern over libcurl, cached", { try await round { try await cachedOverCurl.request(route: .get("/cached/items")).value } }),
 ]
