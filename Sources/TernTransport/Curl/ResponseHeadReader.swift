@@ -2,7 +2,7 @@
 import Foundation
 
 /// A response head read line by line as libcurl hands it over: status line, fields, empty line,
-/// with interim (1xx) heads passed over and a chunked body's trailers only counted. A value that
+/// with interim (1xx) heads passed over (a 101 refused) and a chunked body's trailers only counted. A value that
 /// takes a line and says what it made of it; it knows nothing of libcurl or the receiver.
 struct ResponseHeadReader {
     /// A whole head, its repeated fields joined with commas under the first one's name, as
@@ -69,8 +69,11 @@ struct ResponseHeadReader {
             fields.removeAll(keepingCapacity: true)
             fields.reserveCapacity(16)
         } else if line.isEmpty {
-            // An interim response: the real one follows, with a status line of its own.
+            // An interim response: the real one follows, with a status line of its own. Not after
+            // a 101: the connection now speaks another protocol, which no request of Tern's asks
+            // for, and no HTTP answer may ever come (it waited for its timeout).
             guard !(100..<200).contains(status) else {
+                guard status != 101 else { return .refused(.untrustworthy("it switched to another protocol (101), which no request asked for")) }
                 hasStatusLine = false
                 return .more
             }

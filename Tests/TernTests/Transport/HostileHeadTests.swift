@@ -31,6 +31,8 @@ import Tern
         "http/1.1 200 OK\r\nContent-Length: 5",
         "HTTP/1.1 2000 OK\r\nContent-Length: 5",
         "HTTP/1.1 302 Found\r\nLocation: /a\r\nLocation: /b\r\nContent-Length: 5",
+        // Another protocol from here on, unasked; no HTTP answer may ever come.
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade",
     ]
 
     @Test(arguments: untrustworthy)

@@ -48,6 +48,18 @@ import Testing
         }
     }
 
+    /// A 101 switches the connection to a protocol no request asked for: refused at its end,
+    /// where other interim heads are passed over.
+    @Test func aSwitchToAnotherProtocolIsRefused() throws {
+        var reader = ResponseHeadReader()
+        guard case .failure(let refused) = read(["HTTP/1.1 101 Switching Protocols", "Upgrade: websocket", "Connection: Upgrade", ""],
+                                                into: &reader),
+              case .untrustworthy(let why) = refused.refusal else { Issue.record("accepted"); return }
+        #expect(why.contains("101"))
+        var early = ResponseHeadReader()
+        #expect(try read(["HTTP/1.1 103 Early Hints", "Link: </a.css>; rel=preload", "", "HTTP/1.1 200 OK", ""], into: &early).get()?.status == 200)
+    }
+
     /// One length of digits is taken, however it is spaced and however often repeated; anything
     /// else, two that differ, or a length beside chunked framing, is refused.
     @Test(arguments: [
