@@ -5,9 +5,10 @@ import Foundation
 /// made, whatever its size), or on Linux a large file or stream that URLSession sends chunked,
 /// with no `Content-Length` to hold it to.
 ///
-/// Each file gives exactly the length it had when the body was encoded (the total is announced
-/// from those): a file that grew is cut there. A piece that ends early, or a stream that goes on
-/// past its length, fails the stream with ``BodyLengthMismatch``.
+/// Each piece gives exactly the length it had when the body was made (the total is announced
+/// from those). A piece that ends early, or goes on past its length (a stream with more to
+/// give, a file that grew while it was sent), fails the stream with ``BodyLengthMismatch``, as
+/// `CurlTransport` fails such a body: nothing past the stated length is sent either way.
 package final class SegmentStream: InputStream {
     /// A piece of the body.
     package enum Segment: Sendable {
@@ -112,13 +113,24 @@ package final class SegmentStream: InputStream {
         }
     }
 
-    /// Moves past `segment`, read to its length: a stream must end there.
+    /// Moves past `segment`, read to its length: a stream or a file must end there.
     private func finish(_ segment: Segment) throws {
-        if case .stream = segment, let source = stream {
-            var extra: UInt8 = 0
-            if source.read(&extra, maxLength: 1) > 0 { throw BodyLengthMismatch(statedLength: length, actualLength: given + 1) }
-            source.close()
-            stream = nil
+        let runsLong = BodyLengthMismatch(statedLength: length, actualLength: given + 1)
+        switch segment {
+        case .stream:
+            if let source = stream {
+                var extra: UInt8 = 0
+                if source.read(&extra, maxLength: 1) > 0 { throw runsLong }
+                source.close()
+                stream = nil
+            }
+        case .file(let url, _):
+            // Opened here if it had nothing to read when the body was made.
+            let handle = try file ?? FileHandle(forReadingFrom: url)
+            file = handle
+            if try handle.read(upToCount: 1)?.isEmpty == false { throw runsLong }
+        case .data:
+            break
         }
         try? file?.close()
         file = nil

@@ -77,6 +77,22 @@ import Testing
         #expect(try readAll(exact, step: 7) == Data(count: 20) + Data("tail".utf8))
     }
 
+    /// A file piece that holds more than its stated length when it is sent (it grew) fails the
+    /// body, as a stream does, one that holds less too; one of its length goes as it is.
+    @Test func aFilePieceIsHeldToItsLength() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-piece-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(count: 30).write(to: file)
+        let grew = SegmentStream([.file(file, length: 20), .data(Data("tail".utf8))])
+        #expect(throws: BodyLengthMismatch(statedLength: 24, actualLength: 21)) { try readAll(grew, step: 7) }
+        let grewFromNothing = SegmentStream([.data(Data("head".utf8)), .file(file, length: 0)])
+        #expect(throws: BodyLengthMismatch(statedLength: 4, actualLength: 5)) { try readAll(grewFromNothing, step: 4096) }
+        let shrank = SegmentStream([.file(file, length: 40)])
+        #expect(throws: BodyLengthMismatch(statedLength: 40, actualLength: 30)) { try readAll(shrank, step: 4096) }
+        let exact = SegmentStream([.data(Data("head".utf8)), .file(file, length: 30)])
+        #expect(try readAll(exact, step: 7) == Data("head".utf8) + Data(count: 30))
+    }
+
     /// Everything `stream` gives, read `step` bytes at a time; throws its error.
     private func readAll(_ stream: InputStream, step: Int) throws -> Data {
         stream.open()

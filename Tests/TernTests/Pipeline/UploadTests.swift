@@ -196,6 +196,39 @@ import TernTesting
         #expect(seen.items.allSatisfy { $0.completedBytes <= Int64(size) })
     }
 
+    @Test func aFileThatGrowsWhileItIsSentSendsNoMoreThanItsLength() async throws {
+        // What is appended while the head waits is a whole request: sent, the server would
+        // answer it as the next one on the connection.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-growing-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let size = 64 << 20
+        try Data(count: size).write(to: file)
+        let (headArrived, grown) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let smuggledArrived = Recorder<Bool>()
+        let server = try RawServer { connection in
+            guard connection.readHead() != nil else { return }
+            headArrived.signal()
+            grown.wait()
+            let received = connection.readAvailable(for: 5, limit: .max)
+            smuggledArrived.append(String(decoding: received, as: UTF8.self).contains("/smuggled"))
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(),
+                              responseQueue: .global())
+        let upload: Promise<Void> = api.request(route: .put(server.baseURL + "/upload"), parameters: FileParameters(file))
+        #expect(headArrived.wait(timeout: .now() + 10) == .success)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("GET /smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        try handle.close()
+        grown.signal()
+        let mismatch = await Self.lengthMismatch(upload)
+        #expect(mismatch?.statedLength == Int64(size))
+        #expect(mismatch?.actualLength == Int64(size) + 1)
+        #expect(await eventually { !smuggledArrived.items.isEmpty })
+        #expect(smuggledArrived.items == [false])
+    }
+
     @Test func aFileURLThatIsNotAFileURLIsRefusedBeforeAnythingIsRead() async throws {
         // The path exists on disk; the URL still names no local file.
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-not-a-file-url-\(UUID().uuidString)")
