@@ -45,7 +45,7 @@ public struct ResponseLines: AsyncSequence, Sendable {
                     ready = try splitter.lines(in: chunk)
                 } catch {
                     stream.cancel()
-                    throw stream.lineTooLong(error.maximumLength)
+                    throw stream.tooLong(error.maximumLength)
                 }
             }
             guard !ready.isEmpty else { return nil }
@@ -56,7 +56,7 @@ public struct ResponseLines: AsyncSequence, Sendable {
 
 extension ResponseStream {
     /// The error of a line (or an event's) longer than `limit` bytes.
-    func lineTooLong(_ limit: Int) -> APIError {
+    func tooLong(_ limit: Int) -> APIError {
         .responseTooLarge(.init(limit: limit, receivedBytes: limit + 1, declaredLength: nil, method: buffer.method, url: buffer.url, statusCode: nil))
     }
 }

@@ -2,6 +2,8 @@
 /// ("Interpreting an event stream"): a leading byte order mark dropped, lines ended by CR, LF or
 /// CRLF, comments skipped, `event`, `data` (over several lines), `id` and `retry` fields, an
 /// event dispatched at each blank line, and an event the stream ends in the middle of dropped.
+/// Lines and events are held to limits: a server that never ends a line, or sends data lines
+/// and never the blank line that ends their event, would otherwise fill memory.
 ///
 /// A value: it takes a chunk and returns the events it completed; no I/O.
 struct ServerSentEventParser {
@@ -10,6 +12,8 @@ struct ServerSentEventParser {
     private var start: [UInt8]? = []
     private var eventType = ""
     private var data = ""
+    /// The most bytes an event's data may have, its line feeds included.
+    private let maximumEventLength: Int
     /// The `id` field read last, which the next blank line makes the last event ID.
     private var idBuffer = ""
     /// The last event ID, as of the latest blank line: what a reconnection sends as
@@ -20,13 +24,20 @@ struct ServerSentEventParser {
 
     private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
-    /// A parser whose lines may be at most `maximumLineLength` bytes.
-    init(maximumLineLength: Int) {
+    /// A line or an event past its limit: the most bytes it may have.
+    struct TooLong: Error, Equatable {
+        let limit: Int
+    }
+
+    /// A parser whose lines may be at most `maximumLineLength` bytes, and its events' data
+    /// `maximumEventLength`.
+    init(maximumLineLength: Int, maximumEventLength: Int) {
         lines = LineSplitter(ends: .carriageReturnOrLineFeed, maximumLength: maximumLineLength)
+        self.maximumEventLength = maximumEventLength
     }
 
     /// The events `chunk` completes.
-    mutating func events(in chunk: some Collection<UInt8>) throws(LineSplitter.LineTooLong) -> [ServerSentEvent] {
+    mutating func events(in chunk: some Collection<UInt8>) throws(TooLong) -> [ServerSentEvent] {
         guard var start else { return try events(inLinesOf: chunk) }
         // A byte order mark opening the stream is not part of its first line; it may come split.
         start += chunk
@@ -38,16 +49,22 @@ struct ServerSentEventParser {
         return try events(inLinesOf: start.starts(with: Self.byteOrderMark) ? start.dropFirst(3) : start[...])
     }
 
-    private mutating func events(inLinesOf bytes: some Collection<UInt8>) throws(LineSplitter.LineTooLong) -> [ServerSentEvent] {
+    private mutating func events(inLinesOf bytes: some Collection<UInt8>) throws(TooLong) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
-        for line in try lines.lines(in: bytes) {
-            if let event = read(line) { events.append(event) }
+        let lines: [[UInt8]]
+        do {
+            lines = try self.lines.lines(in: bytes)
+        } catch {
+            throw TooLong(limit: error.maximumLength)
+        }
+        for line in lines {
+            if let event = try read(line) { events.append(event) }
         }
         return events
     }
 
     /// Reads one line; returns the event a blank line dispatches.
-    private mutating func read(_ line: [UInt8]) -> ServerSentEvent? {
+    private mutating func read(_ line: [UInt8]) throws(TooLong) -> ServerSentEvent? {
         guard !line.isEmpty else { return dispatch() }
         if line.first == UInt8(ascii: ":") { return nil }   // a comment
         let field: String
@@ -64,6 +81,7 @@ struct ServerSentEventParser {
         case "event":
             eventType = String(decoding: value, as: UTF8.self)
         case "data":
+            guard data.utf8.count + value.count + 1 <= maximumEventLength else { throw TooLong(limit: maximumEventLength) }
             data += String(decoding: value, as: UTF8.self)
             data += "\n"
         case "id":

@@ -2,33 +2,36 @@ import Foundation
 
 extension ResponseStream {
     /// The body as Server-Sent Events (`text/event-stream`), read as the WHATWG HTML
-    /// specification says. A line longer than `maximumLineLength` bytes ends the stream with
-    /// ``APIError/responseTooLarge(_:)``.
+    /// specification says. A line longer than `maximumLineLength` bytes, or an event whose data
+    /// passes `maximumEventLength` bytes, ends the stream with ``APIError/responseTooLarge(_:)``.
     ///
     /// ```swift
     /// for try await event in client.stream(route: .post("/completions"), parameters: JSONParameters(prompt)).events {
     ///     print(event.data, terminator: "")
     /// }
     /// ```
-    public func events(maximumLineLength: Int = 1 << 20) -> ServerSentEvents {
-        ServerSentEvents(stream: self, maximumLineLength: maximumLineLength)
+    public func events(maximumLineLength: Int = 1 << 20, maximumEventLength: Int = 16 << 20) -> ServerSentEvents {
+        ServerSentEvents(stream: self, maximumLineLength: maximumLineLength, maximumEventLength: maximumEventLength)
     }
 
-    /// The body as Server-Sent Events, no line longer than 1 MiB: ``events(maximumLineLength:)``.
+    /// The body as Server-Sent Events, no line longer than 1 MiB and no event's data longer than
+    /// 16 MiB: ``events(maximumLineLength:maximumEventLength:)``.
     public var events: ServerSentEvents { events() }
 }
 
-/// A streamed body as Server-Sent Events: ``ResponseStream/events(maximumLineLength:)``.
+/// A streamed body as Server-Sent Events: ``ResponseStream/events(maximumLineLength:maximumEventLength:)``.
 public struct ServerSentEvents: AsyncSequence, Sendable {
     /// An event.
     public typealias Element = ServerSentEvent
 
     let stream: ResponseStream
     let maximumLineLength: Int
+    let maximumEventLength: Int
 
     /// Makes the one iterator the stream gives.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(chunks: stream.makeAsyncIterator(), parser: ServerSentEventParser(maximumLineLength: maximumLineLength), stream: stream)
+        Iterator(chunks: stream.makeAsyncIterator(), parser: ServerSentEventParser(maximumLineLength: maximumLineLength, maximumEventLength: maximumEventLength),
+                 stream: stream)
     }
 
     /// Yields the events as their lines arrive.
@@ -47,7 +50,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                     ready = try parser.events(in: chunk)
                 } catch {
                     stream.cancel()
-                    throw stream.lineTooLong(error.maximumLength)
+                    throw stream.tooLong(error.limit)
                 }
             }
             return ready.removeFirst()

@@ -9,7 +9,7 @@ import Testing
     }
 
     func events(_ text: String, inPiecesOf size: Int? = nil) throws -> [ServerSentEvent] {
-        var parser = ServerSentEventParser(maximumLineLength: 1 << 16)
+        var parser = ServerSentEventParser(maximumLineLength: 1 << 16, maximumEventLength: 1 << 20)
         let bytes = Array(text.utf8)
         let chunks = size.map { size in stride(from: 0, to: bytes.count, by: size).map { Array(bytes[$0..<min($0 + size, bytes.count)]) } } ?? [bytes]
         return try events(chunks, parser: &parser)
@@ -21,7 +21,7 @@ import Testing
 
     @Test func everyFieldAndDataOverSeveralLines() throws {
         let stream = "event: completion\nid: 7\ndata: {\"token\":\ndata:  \"tern\"}\nretry: 2500\n\n"
-        var parser = ServerSentEventParser(maximumLineLength: 1024)
+        var parser = ServerSentEventParser(maximumLineLength: 1024, maximumEventLength: 1 << 20)
         #expect(try parser.events(in: Array(stream.utf8)) == [message("{\"token\":\n \"tern\"}", type: "completion", id: "7")])
         #expect(parser.reconnectionTime == 2500)
         #expect(parser.lastEventID == "7")
@@ -62,19 +62,28 @@ import Testing
         #expect(try events("data: a\n\n\u{FEFF}data: b\n\n") == [message("a")])
         // Part of one at the start, then other bytes: that part was the first line's, whose
         // field is then no field anybody knows.
-        var parser = ServerSentEventParser(maximumLineLength: 100)
+        var parser = ServerSentEventParser(maximumLineLength: 100, maximumEventLength: 1 << 20)
         #expect(try events([[0xEF], Array("data: c\n\ndata: d\n\n".utf8)], parser: &parser) == [message("d")])
     }
 
     @Test func anIDWithANullAndARetryThatIsNotDigitsAreIgnored() throws {
-        var parser = ServerSentEventParser(maximumLineLength: 100)
+        var parser = ServerSentEventParser(maximumLineLength: 100, maximumEventLength: 1 << 20)
         let stream = "id: 1\nretry: 300\ndata: a\n\nid: 2\u{0}\nretry: 3s\nretry:\nunknown: x\ndata: b\n\n"
         #expect(try parser.events(in: Array(stream.utf8)) == [message("a", id: "1"), message("b", id: "1")])
         #expect(parser.reconnectionTime == 300)
     }
 
     @Test func anOverlongLineIsRefused() {
-        var parser = ServerSentEventParser(maximumLineLength: 8)
-        #expect(throws: LineSplitter.LineTooLong(maximumLength: 8)) { try parser.events(in: Array("data: 0123456789\n\n".utf8)) }
+        var parser = ServerSentEventParser(maximumLineLength: 8, maximumEventLength: 1 << 20)
+        #expect(throws: ServerSentEventParser.TooLong(limit: 8)) { try parser.events(in: Array("data: 0123456789\n\n".utf8)) }
+    }
+
+    /// Data lines without the blank line that ends their event: they stop at the event's limit,
+    /// each line short; an event of just the limit's length goes out.
+    @Test func anEventThatNeverEndsIsRefusedAtItsLimit() throws {
+        var parser = ServerSentEventParser(maximumLineLength: 100, maximumEventLength: 64)
+        let line = Array("data: 0123456\n".utf8)   // 8 bytes of data each, its line feed included
+        #expect(try parser.events(in: Array(repeating: line, count: 8).joined() + Array("\n".utf8)).count == 1)
+        #expect(throws: ServerSentEventParser.TooLong(limit: 64)) { try parser.events(in: Array(repeating: line, count: 9).joined()) }
     }
 }

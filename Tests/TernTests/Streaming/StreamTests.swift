@@ -40,6 +40,33 @@ import TernTesting
         ])
     }
 
+    /// Data lines, each short, and never the blank line that would end their event: the stream
+    /// ends at the event's limit with a typed error, and the server sees its connection closed.
+    @Test func anEventThatNeverEndsEndsTheStreamAtItsLimit() async throws {
+        let closed = Recorder<Bool>()
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send(Self.chunkedHead + Self.chunk("data: first\n\n"))
+            // 4 MiB of data lines, then the connection held open until the client closes it.
+            let lines = Self.chunk(String(repeating: "data: \(String(repeating: "x", count: 1000))\n", count: 64))
+            for _ in 0..<64 { guard connection.send(lines) else { break } }
+            _ = connection.readRequest()
+            closed.append(true)
+        }
+        defer { server.stop() }
+        var events: [ServerSentEvent] = []
+        do {
+            for try await event in api().stream(route: .get(server.baseURL + "/events")).events(maximumEventLength: 1 << 20) {
+                events.append(event)
+            }
+            Issue.record("the stream ended without an error")
+        } catch APIError.responseTooLarge(let failure) {
+            #expect(failure.limit == 1 << 20)
+        }
+        #expect(events == [ServerSentEvent(data: "first")])
+        #expect(await eventually { !closed.items.isEmpty })
+    }
+
     /// The first line is read while the server still holds the rest: nothing waits for the end.
     @Test func aLineArrivesBeforeTheBodyEnds() async throws {
         let firstRead = DispatchSemaphore(value: 0)
