@@ -2,8 +2,9 @@
 import Foundation
 
 /// A response head read line by line as libcurl hands it over: status line, fields, empty line,
-/// with interim (1xx) heads passed over (a 101 refused) and a chunked body's trailers only counted. A value that
-/// takes a line and says what it made of it; it knows nothing of libcurl or the receiver.
+/// with interim (1xx) heads passed over (a 101 refused) and a chunked body's trailers only
+/// counted. A value that takes a line and says what it made of it; it knows nothing of libcurl
+/// or the receiver.
 struct ResponseHeadReader {
     /// A whole head, its repeated fields joined with commas under the first one's name, as
     /// URLSession joins them.
