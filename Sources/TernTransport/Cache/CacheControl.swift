@@ -15,8 +15,14 @@ struct CacheControl: Equatable {
     /// The argument of `name` as a count of seconds (delta-seconds): `nil` when absent or not a
     /// number. A number past `Int32.max` is `Int32.max`, as §1.2.2 says.
     func seconds(_ name: String) -> Int? {
-        guard let argument = directives[name], let text = argument, !text.isEmpty,
-              text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        guard let argument = directives[name], let text = argument else { return nil }
+        return Self.deltaSeconds(text)
+    }
+
+    /// `text` as delta-seconds (RFC 9111, §1.2.2): digits alone, or `nil`; a number past
+    /// `Int32.max` is `Int32.max`, however many digits it has.
+    static func deltaSeconds(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
         return Int(text).map { min($0, Int(Int32.max)) } ?? Int(Int32.max)
     }
 

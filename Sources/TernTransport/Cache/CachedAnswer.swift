@@ -23,7 +23,7 @@ enum CachedAnswer {
                         adding extra: [String: String] = [:], to receiver: any TransportReceiver) {
         var fields = response.headers.merging(extra) { _, new in new }
         fields["content-length"] = String(response.body.count)
-        if let age { fields["age"] = String(Int(age)) }
+        if let age, age.isFinite { fields["age"] = String(Int(min(max(age, 0), TimeInterval(Int32.max)))) }
         guard let url = URL(string: response.url),
               let head = ResponseHead(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(fields)) else {
             return receiver.didComplete(with: URLError(.badServerResponse))

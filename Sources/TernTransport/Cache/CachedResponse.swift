@@ -52,7 +52,9 @@ package struct CachedResponse: Codable, Sendable, Equatable {
     /// request took and for a server clock behind, plus the time it has been kept.
     func age(at now: Date) -> TimeInterval {
         let apparentAge = max(0, responseDate.timeIntervalSince(date))
-        let ageValue = headers["age"].flatMap { Int($0.trimmingSpace()) }.map { TimeInterval(max(0, $0)) } ?? 0
+        // Held to 2^31 - 1 however large the server says it is, as §1.2.2 asks: a server's
+        // number near Int.max, made a Double, rounded past it and trapped where it was printed.
+        let ageValue = headers["age"].flatMap { CacheControl.deltaSeconds($0.trimmingSpace()) }.map(TimeInterval.init) ?? 0
         let correctedAge = ageValue + max(0, responseDate.timeIntervalSince(requestDate))
         return max(apparentAge, correctedAge) + max(0, now.timeIntervalSince(responseDate))
     }

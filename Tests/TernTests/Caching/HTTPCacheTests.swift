@@ -133,6 +133,26 @@ import TernTesting
         #expect(origin.count == 2)
     }
 
+    /// An `Age` no clock reaches, on the response and on the 304 that revalidates it: the kept
+    /// response is answered with an `Age` of its own, and nothing traps on the number.
+    @Test(arguments: ["9223372036854775807", "9223372036854775296", "99999999999999999999", "-5", "1e30"])
+    func anAgeOfAnySizeIsReadWithoutTrapping(age: String) async throws {
+        let origin = try Origin { request, _ in
+            if request.contains("If-None-Match") {
+                return "HTTP/1.1 304 Not Modified\r\nETag: \"a\"\r\nAge: \(age)\r\n\r\n"
+            }
+            return Self.answer("body", "ETag: \"a\"\r\nCache-Control: max-age=0\r\nAge: \(age)\r\n")
+        }
+        let api = api(HTTPCache(clock: clock))
+        _ = try await get(api, origin.url + "/aged")
+        let revalidated = try await get(api, origin.url + "/aged")
+        #expect(String(decoding: revalidated.body, as: UTF8.self) == "body")
+        #expect(revalidated.cacheOutcome == .revalidated)
+        #expect(revalidated.headers["Age"].flatMap { Int($0) }.map { $0 >= 0 } == true, "\(revalidated.headers["Age"] ?? "none")")
+        let stale = try await get(api, origin.url + "/aged", RequestOptions(cacheDirectives: CacheDirectives(maxStale: Int(Int32.max))))
+        #expect(String(decoding: stale.body, as: UTF8.self) == "body")
+    }
+
     /// A cookie that comes with a 304 reaches the API's jar, as a browser takes it; it is not
     /// kept with the response.
     @Test func aCookieSetByA304IsTaken() async throws {
