@@ -14,6 +14,19 @@ import Testing
         #expect(!headers.contains("X-A"))
     }
 
+    /// Made from a list, as from a dictionary literal: a later field replaces an earlier one of
+    /// the same name in its place, with its spelling; names that differ by more than ASCII case
+    /// stay apart. Tens of thousands of names, as a hostile head has, take one pass.
+    @Test func fieldsFromAListReplaceInPlaceWhateverTheirNumber() {
+        let headers = HTTPHeaders([("Accept", "a"), ("X-1", "b"), ("ACCEPT", "c"), ("x-\u{212A}", "kelvin"), ("x-k", "k")])
+        #expect(headers.map { "\($0.name)=\($0.value)" } == ["ACCEPT=c", "X-1=b", "x-\u{212A}=kelvin", "x-k=k"])
+        let many = (0..<30_000).map { ("X-Field-\($0)", "\($0)") } + [("x-field-7", "last")]
+        let big = HTTPHeaders(many)
+        #expect(big.count == 30_000)
+        #expect(big["X-FIELD-7"] == "last" && big["x-field-29999"] == "29999")
+        #expect(Array(big)[7].name == "x-field-7")
+    }
+
     @Test func mergingKeepsOrderAndLetsTheLaterWin() {
         let common: HTTPHeaders = ["Accept": "application/json", "X-Client": "tern"]
         let merged = common.merging(["x-client": "app", "X-Trace": "1"])

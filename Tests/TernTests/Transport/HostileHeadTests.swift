@@ -52,6 +52,21 @@ import Tern
         #expect(next == "next")
     }
 
+    /// 27,000 short fields, as many as the head's limit holds, one of them repeated: the answer
+    /// comes with them all, and the next request gets its own.
+    @Test func aHeadOfTensOfThousandsOfFieldsIsAnswered() async throws {
+        let fields = (0..<27_000).map { "a\($0):" }.joined(separator: "\r\n")
+        let server = try Self.server(head: "HTTP/1.1 200 OK\r\n" + fields + "\r\na1: again\r\nContent-Length: 5")
+        defer { server.stop() }
+        let api = try api()
+        let response: Response = try await api.request(route: .get(server.baseURL + "/hostile")).value
+        #expect(String(decoding: response.body, as: UTF8.self) == "hello")
+        #expect(response.headers.count == 27_001)
+        #expect(response.headers["A1"] == ", again")
+        let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
+        #expect(next == "next")
+    }
+
     @Test func aRepeatedLengthThatAgreesIsOneLength() async throws {
         let server = try Self.server(head: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5, 5")
         defer { server.stop() }

@@ -48,6 +48,21 @@ import Testing
         }
     }
 
+    /// A head of as many short fields as its limit allows, some repeated in another case: joined
+    /// under the first one's name, in order (a look-up per field, where a search of the fields
+    /// before each took the loop's thread for seconds).
+    @Test func aHeadOfThousandsOfFieldsIsReadWithItsRepeatsJoined() throws {
+        var reader = ResponseHeadReader()
+        let names = (0..<20_000).map { "f\($0)" }
+        let lines = ["HTTP/1.1 200 OK"] + names.map { "\($0): 1" } + ["F7: 2", "f19999: 3", ""]
+        let head = try #require(try read(lines, into: &reader).get())
+        #expect(head.fields.count == 20_000)
+        #expect(head.fields["f7"] == "1, 2" && head.fields["F19999"] == "1, 3" && head.fields["f8"] == "1")
+        #expect(Array(head.fields).first?.name == "f0" && Array(head.fields)[7].name == "f7")
+        var distinct = ResponseHeadReader()
+        #expect(try read(["HTTP/1.1 200 OK"] + names.map { "\($0): 1" } + [""], into: &distinct).get()?.fields.count == 20_000)
+    }
+
     /// A 101 switches the connection to a protocol no request asked for: refused at its end,
     /// where other interim heads are passed over.
     @Test func aSwitchToAnotherProtocolIsRefused() throws {
