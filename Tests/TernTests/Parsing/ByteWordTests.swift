@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Tern
 
@@ -46,8 +47,8 @@ import Testing
 @Suite struct MemberIndexTests {
     @Test func findsTheFirstMemberOfEachHash() {
         var slots = MemberIndex.slots(for: 100)
-        for member in 0..<100 { MemberIndex.insert(member * 3, hash: UInt64(member) &* 0x9E37_79B9_7F4A_7C15, into: &slots) }
-        MemberIndex.insert(999, hash: 5 &* 0x9E37_79B9_7F4A_7C15, into: &slots)   // a later member with a hash seen
+        for member in 0..<100 { #expect(MemberIndex.insert(member * 3, hash: UInt64(member) &* 0x9E37_79B9_7F4A_7C15, into: &slots)) }
+        #expect(MemberIndex.insert(999, hash: 5 &* 0x9E37_79B9_7F4A_7C15, into: &slots))   // a later member with a hash seen
         for member in 0..<100 {
             #expect(MemberIndex.member(hash: UInt64(member) &* 0x9E37_79B9_7F4A_7C15, in: slots) == member * 3)
         }
@@ -56,12 +57,12 @@ import Testing
 
     @Test func hashesThatShareTheirUpperHalfFindAMemberWithIt() {
         var slots = MemberIndex.slots(for: 8)   // 16 slots: 0x01 and 0x11 start at the same one
-        MemberIndex.insert(7, hash: 0xAAAA_0000_0000_0001, into: &slots)
-        MemberIndex.insert(9, hash: 0xAAAA_0000_0000_0011, into: &slots)
+        #expect(MemberIndex.insert(7, hash: 0xAAAA_0000_0000_0001, into: &slots))
+        #expect(MemberIndex.insert(9, hash: 0xAAAA_0000_0000_0011, into: &slots))
         // The second is not recorded: a search for it finds the first, whose name the caller
         // compares, searching on when it is another's. Never none, which would mean absent.
         #expect(MemberIndex.member(hash: 0xAAAA_0000_0000_0011, in: slots) == 7)
-        MemberIndex.insert(11, hash: 0xAAAA_0000_0000_0002, into: &slots)
+        #expect(MemberIndex.insert(11, hash: 0xAAAA_0000_0000_0002, into: &slots))
         #expect([7, 11].contains(MemberIndex.member(hash: 0xAAAA_0000_0000_0002, in: slots)))
         #expect(MemberIndex.member(hash: 0xBBBB_0000_0000_0001, in: slots) == nil)
     }
@@ -72,10 +73,43 @@ import Testing
         func hash(_ tag: UInt64) -> UInt64 { tag << 32 | 15 }
         var slots = MemberIndex.slots(for: 8)
         #expect(slots.count == 16)
-        for member in 0..<8 { MemberIndex.insert(member, hash: hash(UInt64(member + 1)), into: &slots) }
+        for member in 0..<8 { #expect(MemberIndex.insert(member, hash: hash(UInt64(member + 1)), into: &slots)) }
         #expect(slots[15] != 0 && slots[0] != 0)
         for member in 0..<8 { #expect(MemberIndex.member(hash: hash(UInt64(member + 1)), in: slots) == member) }
         #expect(MemberIndex.member(hash: hash(99), in: slots) == nil)
+    }
+
+    /// Hashes that all start at one slot fill the run after it up to the longest probe; the one
+    /// that would pass it is refused, not recorded.
+    @Test func anInsertionStopsAtTheLongestProbe() {
+        var slots = MemberIndex.slots(for: 200)
+        let start = UInt64(3)
+        for member in 0...MemberIndex.longestProbe { #expect(MemberIndex.insert(member, hash: UInt64(member + 1) << 32 | start, into: &slots)) }
+        #expect(!MemberIndex.insert(999, hash: 999 << 32 | start, into: &slots))
+        #expect(MemberIndex.member(hash: 999 << 32 | start, in: slots) == nil)
+    }
+
+    /// An object whose names a server chose to share one slot of the index (its hash is fixed,
+    /// so any can): building it stops at the longest probe, and `JSONDecoder` decodes the
+    /// document instead, to the same value. As many ordinary names stay the tape's.
+    @Test func namesChosenToCrowdOneSlotLeaveTheDocumentToJSONDecoder() throws {
+        struct Wanted: Decodable, Equatable { let wanted: Int }
+        let slotCount = MemberIndex.slots(for: 201).count
+        var crowd: [String] = []
+        var candidate = 0
+        while crowd.count < 200 {
+            let name = "k\(candidate)"
+            candidate += 1
+            let hash = Array(name.utf8).withUnsafeBytes { NameHash.of($0).hash }
+            if MemberIndex.slot(of: hash, among: slotCount) == 0 { crowd.append(name) }
+        }
+        let decoder = JSONDecoder()
+        func object(_ names: [String]) -> Data {
+            Data(("{" + names.map { "\"\($0)\":0," }.joined() + "\"wanted\":7}").utf8)
+        }
+        #expect(decoder.decodedByTape(Wanted.self, from: object(crowd)) == nil)
+        #expect(try decoder.decodeFaster(Wanted.self, from: object(crowd)) == Wanted(wanted: 7))
+        #expect(decoder.decodedByTape(Wanted.self, from: object((0..<200).map { "k\($0)" })) == Wanted(wanted: 7))
     }
 }
 

@@ -18,16 +18,45 @@ enum MemberIndex {
         return Array(repeating: 0, count: size)
     }
 
-    /// Records `member` under `hash`, unless a member with the same hash came first.
+    /// The most taken slots an insertion may pass. Chance keeps a table at most half full far
+    /// below it; names chosen to share slots (the hash is fixed and public, so a server can
+    /// choose them) would make each insertion pass all those before it, and building the index
+    /// quadratic in the object's size.
+    static let longestProbe = 64
+
+    /// Records `member` under `hash`, unless a member with the same hash came first. Returns
+    /// `false`, recording nothing, when the search for a free slot passes ``longestProbe``:
+    /// the object is then `JSONDecoder`'s, whose dictionaries hash with a seed of their own.
     @inline(__always)
-    static func insert(_ member: Int, hash: UInt64, into slots: inout [UInt64]) {
+    static func insert(_ member: Int, hash: UInt64, into slots: inout [UInt64]) -> Bool {
         let tag = hash >> 32, mask = slots.count - 1
         var slot = start(hash) & mask
+        var passed = 0
         while slots[slot] != 0 {
-            if slots[slot] >> 32 == tag { return }
+            if slots[slot] >> 32 == tag { return true }
             slot = (slot + 1) & mask
+            passed += 1
+            guard passed <= longestProbe else { return false }
         }
         slots[slot] = tag << 32 | UInt64(member + 1)
+        return true
+    }
+
+    /// Where a hash's search starts in a table of `count` slots: for tests that choose names
+    /// sharing a slot.
+    static func slot(of hash: UInt64, among count: Int) -> Int {
+        start(hash) & (count - 1)
+    }
+
+    /// How many taken slots a search for `hash` passes before a free one: for tests of how
+    /// names spread.
+    static func run(from hash: UInt64, in slots: [UInt64]) -> Int {
+        var slot = start(hash) & (slots.count - 1), passed = 0
+        while slots[slot] != 0, passed < slots.count {
+            slot = (slot + 1) & (slots.count - 1)
+            passed += 1
+        }
+        return passed
     }
 
     /// The first member recorded under `hash`, or `nil` when no member has it.

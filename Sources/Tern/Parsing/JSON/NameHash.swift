@@ -53,11 +53,16 @@ struct NameHash {
         (state ^ word) &* 0x9E37_79B9_7F4A_7C15
     }
 
-    /// The last bytes and the length mixed in, and the high bits folded down, so that both
-    /// halves of the hash vary (``MemberIndex`` uses each).
+    /// The last bytes and the length mixed in, then every bit spread over the whole hash, so
+    /// that its low bits (where ``MemberIndex`` starts its search) vary with every byte. A
+    /// multiply carries a bit only upwards: folding the high half down once left the low bits
+    /// blind to a name's seventh and eighth bytes, and `field_10` to `field_99` all started at
+    /// one slot (a run of 89 for 100 such names; `user.N.name`, 439 for 100,000).
     @inline(__always)
     private static func finish(_ state: UInt64, _ word: UInt64, count: Int) -> UInt64 {
-        let mixed = mix(state ^ UInt64(truncatingIfNeeded: count), word)
-        return mixed ^ (mixed &>> 31)
+        var hash = mix(state ^ UInt64(truncatingIfNeeded: count), word)
+        hash ^= hash &>> 32
+        hash &*= 0xD6E8_FEB8_6659_FD93
+        return hash ^ (hash &>> 32)
     }
 }

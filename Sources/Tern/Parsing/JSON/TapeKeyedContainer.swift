@@ -34,10 +34,11 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             for _ in 0..<object.first {
                 let name = tape.span(of: tape.values[member])
                 let hash = snakeCase ? SnakeCaseName.hash(name) : NameHash.of(name).hash
-                if let hash {
-                    MemberIndex.insert(member, hash: hash, into: &hashed)   // the first of a name wins, as in JSONDecoder
-                } else {
+                // The first of a name wins, as in JSONDecoder. Names that crowd one slot, or a
+                // name not plain, leave the document to it.
+                guard let hash, MemberIndex.insert(member, hash: hash, into: &hashed) else {
                     _ = tape.fail()
+                    break
                 }
                 member = tape.skip(member + 1)
             }
