@@ -377,7 +377,7 @@ final class CurlExchange: @unchecked Sendable {
         case let code?:
             stop.flatMap { $0.error(endingWith: code, url: url) }
                 ?? (code == CurlCode.pinnedKeyMismatch && !pinnedKeys.isEmpty ? PinnedKeyMismatch(pins: pinnedKeys) : nil)
-                ?? refusedStatusLine(code)
+                ?? refusedHead(code)
                 ?? CurlCode.urlError(code, message: message(for: code), url: url)
         }
         if error == nil, !head.isComplete {
@@ -426,13 +426,15 @@ final class CurlExchange: @unchecked Sendable {
         }
     }
 
-    /// libcurl's own refusals of a status line, as a response that cannot be trusted: a code
-    /// of more than three digits (CURLE_UNSUPPORTED_PROTOCOL), a line past its 100 KB
-    /// (CURLE_OUT_OF_MEMORY).
-    private func refusedStatusLine(_ code: Int32) -> (any Error)? {
-        guard code == 1 || code == 27, !head.isComplete, head.status == 0 else { return nil }
+    /// libcurl's own refusals of a head, as a response that cannot be trusted: a status code of
+    /// more than three digits (CURLE_UNSUPPORTED_PROTOCOL), or a line of the head, its status
+    /// line or a field, past the 100 KB libcurl reads (CURLE_OUT_OF_MEMORY, as libcurl 7.88
+    /// says it, with no word of the line: said here, where "out of memory" would mislead).
+    private func refusedHead(_ code: Int32) -> (any Error)? {
+        guard !head.isComplete, code == 27 || (code == 1 && head.status == 0) else { return nil }
+        let why = code == 27 ? "a line of its head passed the 100 KB libcurl reads" : message(for: code)
         return URLError(.badServerResponse, userInfo: [
-            NSLocalizedDescriptionKey: "the response cannot be trusted: \(message(for: code))",
+            NSLocalizedDescriptionKey: "the response cannot be trusted: \(why)",
             NSURLErrorFailingURLErrorKey: url,
         ])
     }
