@@ -6,7 +6,8 @@ import Foundation
 public struct EventReconnection: Sendable, Equatable {
     /// The wait before reconnecting, in seconds, until the server sends `retry`.
     public var delay: TimeInterval
-    /// The longest wait, however many attempts have failed in a row (each doubles it).
+    /// The longest wait, however many attempts have failed in a row (each doubles it), and
+    /// however long the server's `retry` asks for.
     public var maximumDelay: TimeInterval
     /// How many attempts may fail in a row before the source ends with the last one's error;
     /// `nil` for no limit.
@@ -21,10 +22,12 @@ public struct EventReconnection: Sendable, Equatable {
     }
 
     /// The wait before the next attempt, after `failures` failed attempts in a row, when the
-    /// server asked for `serverDelay` seconds (if it did).
+    /// server asked for `serverDelay` seconds (if it did): never over ``maximumDelay``, whatever
+    /// the server asked for (a `retry` of Int.max milliseconds waited 292 million years, and
+    /// made no number of nanoseconds: the process trapped).
     func wait(afterFailures failures: Int, serverDelay: TimeInterval?) -> TimeInterval {
         let base = serverDelay ?? delay
-        guard failures > 0 else { return base }
-        return min(maximumDelay, base * pow(2, Double(min(failures, 30))))
+        let wait = failures > 0 ? base * pow(2, Double(min(failures, 30))) : base
+        return min(maximumDelay, wait)
     }
 }

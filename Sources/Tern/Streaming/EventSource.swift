@@ -89,7 +89,8 @@ public struct EventSource: AsyncSequence, Sendable {
                 }
                 let wait = source.reconnection.wait(afterFailures: failures, serverDelay: serverDelay)
                 do {
-                    try await Task.sleep(nanoseconds: UInt64(Swift.max(0, wait) * 1e9))
+                    // At most a year however it was asked for: a nanosecond count must fit 64 bits.
+                    try await Task.sleep(nanoseconds: UInt64(wait > 0 ? Swift.min(wait, 365 * 86_400) * 1e9 : 0))
                 } catch {
                     isFinished = true
                     throw APIError.cancelled

@@ -44,6 +44,27 @@ import TernTesting
         #expect(seen.withLock { $0 } == ["", "2", "3"])
     }
 
+    /// A `retry` of Int.max milliseconds, then the body's end: the source waits its own longest
+    /// delay, not the server's (whose nanoseconds made no number: the process trapped), and
+    /// comes back.
+    @Test func aServersRetryIsHeldToTheLongestDelay() async throws {
+        let connections = Locked(0)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            switch connections.withLock({ count in count += 1; return count }) {
+            case 1: _ = connection.send(Self.head + StreamTests.chunk("retry: 9223372036854775807\ndata: a\n\n") + "0\r\n\r\n")
+            case 2: _ = connection.send(Self.head + StreamTests.chunk("data: b\n\n") + "0\r\n\r\n")
+            default: _ = connection.send("HTTP/1.1 204 No Content\r\n\r\n")
+            }
+        }
+        defer { server.stop() }
+        var events: [String] = []
+        let reconnection = EventReconnection(delay: 0.01, maximumDelay: 0.05)
+        for try await event in api().events(route: .get(server.baseURL + "/changes"), reconnection: reconnection) { events.append(event.data) }
+        #expect(events == ["a", "b"])
+        #expect(reconnection.wait(afterFailures: 0, serverDelay: 9.2e15) == 0.05)
+    }
+
     @Test func aDroppedConnectionIsMadeAgainAndTheUnfinishedEventDropped() async throws {
         let seen = Locked([String]())
         let server = try RawServer { connection in
