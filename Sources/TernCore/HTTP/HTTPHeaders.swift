@@ -30,24 +30,50 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// Creates headers from fields; a later field replaces an earlier one of the same name.
     public init(_ fields: [(String, String)]) {
-        // Where each name is, by its case-folded spelling: setting them one by one searched the
-        // fields so far for each, and a hostile head of 27,000 names took seconds.
-        var positions = [String: Int](minimumCapacity: fields.count)
-        self.fields.reserveCapacity(fields.count)
-        for (name, value) in fields {
-            let key = name.caseFolded
-            if let position = positions[key] {
-                self.fields[position] = Field(name: name, value: value)
-            } else {
-                positions[key] = self.fields.count
-                self.fields.append(Field(name: name, value: value))
-            }
-        }
+        self.init(fields, count: fields.count) { earlier, later in earlier = later }
     }
 
     /// Creates headers from fields whose names are known to differ, in their order.
     package init(distinct fields: [(name: String, value: String)]) {
         self.fields = fields.map { Field(name: $0.name, value: $0.value) }
+    }
+
+    /// Creates headers from the fields of a response's head, in their order: a repeated name's
+    /// values joined with commas under its first spelling, as URLSession joins them.
+    package init(joining fields: [(name: String, value: String)]) {
+        guard Self.mayRepeatAName(fields) else {
+            self.init(distinct: fields)
+            return
+        }
+        self.init(fields.lazy.map { ($0.name, $0.value) }, count: fields.count) { earlier, later in earlier.value += ", " + later.value }
+    }
+
+    /// Fields in their order, each placed through a dictionary of case-folded names; `merge`
+    /// folds a repeat into the field of that name before it. Setting them one by one searched
+    /// the fields so far for each: a hostile head of 27,000 names took seconds.
+    private init(_ fields: some Sequence<(String, String)>, count: Int, merge: (inout Field, Field) -> Void) {
+        var positions = [String: Int](minimumCapacity: count)
+        self.fields.reserveCapacity(count)
+        for (name, value) in fields {
+            let field = Field(name: name, value: value), key = name.caseFolded
+            if let position = positions[key] {
+                merge(&self.fields[position], field)
+            } else {
+                positions[key] = self.fields.count
+                self.fields.append(field)
+            }
+        }
+    }
+
+    /// Whether two of `fields` may share a name, told by a hash of each name with its case
+    /// folded, without a string made: a few hashes compared pairwise, more through a set. Most
+    /// heads repeat no name, and are then taken as they are.
+    private static func mayRepeatAName(_ fields: [(name: String, value: String)]) -> Bool {
+        let hashes = fields.map { field in
+            field.name.utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1 | 0x20)) &* 0x0000_0100_0000_01B3 }
+        }
+        guard hashes.count > 32 else { return hashes.indices.contains { index in hashes[..<index].contains(hashes[index]) } }
+        return Set(hashes).count < hashes.count
     }
 
     /// Creates headers from a dictionary literal.
@@ -163,7 +189,7 @@ extension String {
 
     /// This name with its ASCII letters in lower case: two names that ``caseInsensitiveEquals(_:)``
     /// says are equal fold to the same string, and no two others do.
-    package var caseFolded: String {
+    fileprivate var caseFolded: String {
         String(decoding: utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 

@@ -37,10 +37,6 @@ struct ResponseHeadReader {
     /// 7.88 since a backport, stop at 300 KB on their own.)
     static let limit = 256 * 1024
 
-    /// Heads of up to this many fields are checked for repeated names pairwise, which costs
-    /// less than building a set.
-    private static var fieldsComparedPairwise: Int { 32 }
-
     /// The status of the head being read, 0 before its status line.
     private(set) var status = 0
     /// Whether the whole head has been read.
@@ -110,30 +106,7 @@ struct ResponseHeadReader {
     }
 
     private func head() -> Head {
-        // Most heads repeat no name: told by a hash of each name with its case folded, they are
-        // taken as they are. A few hashes are compared pairwise; more go through a set, one
-        // look-up each: pairwise, a hostile head of 27,000 short names held the loop's thread
-        // for seconds.
-        let folded = fields.map { field in
-            field.name.utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1 | 0x20)) &* 0x0000_0100_0000_01B3 }
-        }
-        let repeats = folded.count <= Self.fieldsComparedPairwise
-            ? folded.indices.contains { index in folded[..<index].contains(folded[index]) }
-            : Set(folded).count < folded.count
-        guard repeats else { return Head(status: status, httpVersion: httpVersion, fields: HTTPHeaders(distinct: fields)) }
-        var joined: [(name: String, value: String)] = []
-        joined.reserveCapacity(fields.count)
-        var positions = [String: Int](minimumCapacity: fields.count)
-        for field in fields {
-            let key = field.name.caseFolded
-            if let earlier = positions[key] {
-                joined[earlier].value += ", " + field.value
-            } else {
-                positions[key] = joined.count
-                joined.append(field)
-            }
-        }
-        return Head(status: status, httpVersion: httpVersion, fields: HTTPHeaders(distinct: joined))
+        Head(status: status, httpVersion: httpVersion, fields: HTTPHeaders(joining: fields))
     }
 
     /// Header bytes as text: UTF-8 when they are valid UTF-8 (ASCII, as they almost always are,
