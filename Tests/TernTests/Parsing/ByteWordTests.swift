@@ -169,4 +169,24 @@ import Testing
         // The upper half alone, the index's tag, collides rarely.
         #expect(Set(names.map { Self.atOnce($0).hash >> 32 }).count > names.count - 5)
     }
+
+    /// Names of every length to 40 compare equal with themselves and unequal with a byte
+    /// changed anywhere, at any offset into larger buffers (loads are unaligned, and the last
+    /// word overlaps the one before it).
+    @Test func namesCompareEqualExactlyWhenEveryByteIs() {
+        for count in 0...40 {
+            for offset in 0..<3 {
+                let name = (0..<count).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+                let a = [UInt8](repeating: 0x7A, count: offset) + name + [0x22]
+                a.withUnsafeBytes { a in
+                    #expect(ByteWord.equal(a.baseAddress! + offset, name, count: count), "\(count) at \(offset)")
+                    for place in 0..<count {
+                        var other = name
+                        other[place] ^= 0x01
+                        #expect(!ByteWord.equal(a.baseAddress! + offset, other, count: count), "\(count): byte \(place)")
+                    }
+                }
+            }
+        }
+    }
 }

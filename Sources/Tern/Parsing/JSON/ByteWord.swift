@@ -11,6 +11,30 @@ enum ByteWord {
         UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
+    /// Whether the `count` bytes at `a` and `b` are equal: words compared, the last ones
+    /// overlapping, where a call to `memcmp` per member name cost more than the names' bytes.
+    @inline(__always)
+    static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
+        if count >= 8 {
+            var offset = 0
+            while offset &+ 8 < count {
+                guard a.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == b.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                else { return false }
+                offset &+= 8
+            }
+            return a.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+        }
+        if count >= 4 {
+            return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
+                && a.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self) == b.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+        }
+        if count >= 2 {
+            return a.loadUnaligned(as: UInt16.self) == b.loadUnaligned(as: UInt16.self)
+                && a.loadUnaligned(fromByteOffset: count &- 2, as: UInt16.self) == b.loadUnaligned(fromByteOffset: count &- 2, as: UInt16.self)
+        }
+        return count == 0 || a.load(as: UInt8.self) == b.load(as: UInt8.self)
+    }
+
     /// The high bit of each byte of `word` a string's scanner must look at (a quote, a
     /// backslash, a control character, a byte past ASCII), and maybe of bytes after it: the
     /// lowest bit set is exact (borrows only run upwards), so `trailingZeroBitCount / 8` is the

@@ -10,12 +10,15 @@ final class TapeDecoder: Decoder, SingleValueDecodingContainer {
     /// path, made only when asked for.
     let parent: TapeDecoder?
     let key: TapePathKey
+    /// How an object's members are found by name; ``ObjectMembers/none`` for other values.
+    let members: ObjectMembers
 
     init(tape: JSONTape, index: Int, parent: TapeDecoder?, key: TapePathKey) {
         self.tape = tape
         self.index = index
         self.parent = parent
         self.key = key
+        members = tape.values[index].kind == .object ? ObjectMembers(objectAt: index, in: tape) : .none
     }
 
     var codingPath: [any CodingKey] {

@@ -4,63 +4,13 @@ import Foundation
 /// wins, and names compare as Swift strings do.
 struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: TapeDecoder
-    /// Members by name, for objects whose names must be compared as strings (escaped or not
-    /// ASCII); `nil` when bytes compare.
-    private let names: [String: Int]?
-    /// For a large object whose names compare as bytes, and for every object whose names are
-    /// read from snake case: the first member with each hash of its name (converted, from snake
-    /// case), by that hash (the index of the name). Building it makes no strings, which a
-    /// dictionary of names did for every member of every wide object (80 for a GitHub
-    /// repository), whatever few members the type asked for.
-    /// Empty for the others; see ``MemberIndex``.
-    private let hashed: [UInt64]
-    /// Whether names are read from snake case.
-    private let snakeCase: Bool
-
-    /// Objects up to this size are searched member by member.
-    private static var searchedMembers: UInt32 { 16 }
 
     init(decoder: TapeDecoder) {
         self.decoder = decoder
-        let tape = decoder.tape
-        let object = tape.values[decoder.index]
-        snakeCase = tape.settings.snakeCase
-        if snakeCase, object.traits & JSONTape.plainASCIIKeys == 0 { _ = tape.fail() }   // names JSONDecoder converts its way
-        if object.traits & JSONTape.plainASCIIKeys != 0 || snakeCase {
-            names = nil
-            guard object.first > Self.searchedMembers || snakeCase else { hashed = MemberIndex.none; return }
-            var hashed = MemberIndex.slots(for: Int(object.first))
-            var member = decoder.index + 1
-            for _ in 0..<object.first {
-                let name = tape.span(of: tape.values[member])
-                let hash = snakeCase ? SnakeCaseName.hash(name) : NameHash.of(name).hash
-                // The first of a name wins, as in JSONDecoder. Names that crowd one slot, or a
-                // name not plain, leave the document to it.
-                guard let hash, MemberIndex.insert(member, hash: hash, into: &hashed) else {
-                    _ = tape.fail()
-                    break
-                }
-                member = tape.skip(member + 1)
-            }
-            self.hashed = hashed
-        } else {
-            hashed = MemberIndex.none
-            var names: [String: Int] = [:]
-            names.reserveCapacity(Int(object.first))
-            for (name, value) in Self.members(of: decoder) where names[name] == nil { names[name] = value }
-            self.names = names
-        }
     }
 
-    /// Every member's name and the index of its value, in document order.
-    private static func members(of decoder: TapeDecoder) -> [(String, Int)] {
-        let tape = decoder.tape
-        var member = decoder.index + 1
-        return (0..<Int(tape.values[decoder.index].first)).map { _ in
-            defer { member = tape.skip(member + 1) }
-            return ((try? tape.string(at: member)) ?? "", member + 1)
-        }
-    }
+    /// Whether names are read from snake case.
+    private var snakeCase: Bool { decoder.tape.settings.snakeCase }
 
     var codingPath: [any CodingKey] { decoder.codingPath }
 
@@ -70,7 +20,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         // Read from snake case, keys are converted for a type that lists them and not for a
         // dictionary, which JSONDecoder reads apart: the document is its.
         if snakeCase { _ = decoder.tape.fail() }
-        let keys = Self.members(of: decoder).compactMap { name, _ in
+        let keys = decoder.tape.members(ofObjectAt: decoder.index).compactMap { name, _ in
             seen.insert(name).inserted ? Key(stringValue: name) : nil
         }
         // Two names for one number ("1" and "01", read as `[Int: T]` keys): which one wins
@@ -84,7 +34,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// The index of the value under `key`, if the object has one.
     private func find(_ key: some CodingKey) -> Int? {
         let name = key.stringValue
-        if let names { return names[name] }
+        if let names = decoder.members.names { return names[name] }
         switch searchBytes(for: name) {
         case .found(let index): return index
         case .absent: return nil
@@ -92,12 +42,12 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             // Names read from snake case, compared with a name stored apart: JSONDecoder's.
             guard !snakeCase else { _ = decoder.tape.fail(); return nil }
             // A name that is not ASCII may still equal one that is, as Swift compares strings.
-            return Self.members(of: decoder).first { $0.0 == name }?.1
+            return decoder.tape.members(ofObjectAt: decoder.index).first { $0.0 == name }?.1
         }
     }
 
     private func searchBytes(for name: String) -> ByteSearch {
-        let tape = decoder.tape
+        let tape = decoder.tape, hashed = decoder.members.hashed
         return name.utf8.withContiguousStorageIfAvailable { wanted -> ByteSearch in
             // The name's hash, for a large object, in the same pass as the look for bytes that
             // are not ASCII.
@@ -135,7 +85,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let tape = decoder.tape
         if snakeCase { return SnakeCaseName.converts(tape.span(of: candidate), to: wanted) }
         return Int(candidate.last - candidate.first) == wanted.count
-            && memcmp(tape.bytes.baseAddress! + Int(candidate.first), wanted.baseAddress!, wanted.count) == 0
+            && ByteWord.equal(tape.bytes.baseAddress! + Int(candidate.first), wanted.baseAddress!, count: wanted.count)
     }
 
     private func value(for key: Key) throws -> Int {
