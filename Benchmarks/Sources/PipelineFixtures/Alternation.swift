@@ -3,10 +3,25 @@ import Foundation
 /// Two workloads measured in turns in one process, so that both see the same machine: what the
 /// `…AB` harnesses run, steadier on a shared machine than separate benchmark runs.
 public enum Alternation {
-    /// Wall and CPU nanoseconds per request of one round.
+    /// Wall and CPU nanoseconds per request of one round; `loop` is the CPU of libcurl loops'
+    /// threads alone (`tern.curl`), the bound with many requests in flight.
     public struct Sample: Sendable {
         public let wall: Double
         public let cpu: Double
+        public var loop: Double = 0
+    }
+
+    /// The nanoseconds the threads named `name` have run, from the scheduler's own count
+    /// (`/proc/self/task/*/schedstat`), exact where `clock()` has the whole process's.
+    public static func threadTime(named name: String) -> Double {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.reduce(0) { total, task in
+            guard let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
+                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == name,
+                  let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/schedstat", encoding: .utf8),
+                  let ran = stat.split(separator: " ").first.flatMap({ Double($0) }) else { return total }
+            return total + ran
+        }
     }
 
     /// Runs `body`, which sends `count` requests; returns the cost per request. CPU time is the
@@ -14,10 +29,12 @@ public enum Alternation {
     public static func measure(_ count: Int, _ body: () async throws -> Void) async rethrows -> Sample {
         let wallStart = DispatchTime.now().uptimeNanoseconds
         let cpuStart = clock()
+        let loopStart = threadTime(named: "tern.curl")
         try await body()
         let wall = Double(DispatchTime.now().uptimeNanoseconds - wallStart)
         let cpu = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC) * 1e9
-        return Sample(wall: wall / Double(count), cpu: cpu / Double(count))
+        let loop = threadTime(named: "tern.curl") - loopStart
+        return Sample(wall: wall / Double(count), cpu: cpu / Double(count), loop: loop / Double(count))
     }
 
     /// Runs `rounds` rounds of each workload, `count` requests a round, alternating which goes
@@ -70,9 +87,11 @@ public enum Alternation {
         for (side, measured) in zip(sides, samples) {
             let wall = median(measured.map(\.wall))
             let cpu = median(measured.map(\.cpu))
+            let loop = median(measured.map(\.loop))
             print(String(format: "%@: %6.0f req/s, %6.0f ns CPU per request: %.2fx throughput, %.2fx CPU of %@",
                          side.name.padding(toLength: 24, withPad: " ", startingAt: 0), 1e9 / wall, cpu,
-                         baseline.wall / wall, cpu / baseline.cpu, sides[0].name))
+                         baseline.wall / wall, cpu / baseline.cpu, sides[0].name)
+                  + (loop > 0 ? String(format: "; libcurl loop thread %.0f ns", loop) : ""))
         }
     }
 
