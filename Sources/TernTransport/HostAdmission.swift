@@ -16,6 +16,8 @@ struct HostAdmission<Exchange: AnyObject> {
     let limit: Int
     private var running: [String: Int] = [:]
     private var waiting: [String: [Exchange]] = [:]
+    /// The origins running ``limit`` exchanges: one more to them would wait.
+    private(set) var fullOrigins: Set<String> = []
 
     init(limit: Int) {
         self.limit = max(1, limit)
@@ -27,6 +29,7 @@ struct HostAdmission<Exchange: AnyObject> {
         guard let origin else { return true }
         if running[origin, default: 0] < limit, waiting[origin] == nil {
             running[origin, default: 0] += 1
+            if running[origin] == limit { fullOrigins.insert(origin) }
             return true
         }
         waiting[origin, default: []].append(exchange)
@@ -44,6 +47,7 @@ struct HostAdmission<Exchange: AnyObject> {
         }
         running[origin, default: 1] -= 1
         if running[origin] == 0 { running[origin] = nil }
+        fullOrigins.remove(origin)
         return nil
     }
 

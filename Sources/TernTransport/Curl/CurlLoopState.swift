@@ -34,6 +34,9 @@ struct CurlLoopState<Exchange: AnyObject> {
     /// How many exchanges libcurl is running.
     var runningCount: Int { running.count }
 
+    /// The origins whose next exchange would wait for one of theirs to end.
+    var fullOrigins: Set<String> { admission.fullOrigins }
+
     /// A new exchange to `origin` (`nil` for one not counted): it runs now, or waits its turn.
     mutating func start(_ exchange: Exchange, origin: String?) -> [Action] {
         admission.admit(exchange, origin: origin) ? added(exchange) : []

@@ -161,6 +161,34 @@ import TernTesting
         #expect(counting.most > 1)
     }
 
+    /// Requests to a host whose connections are all busy wait for one of them whatever the
+    /// loop does, so they are put in without waking it (a system call, and the other core woken,
+    /// per request); each still goes out once a connection frees, none waiting on the loop's sleep.
+    @Test func requestsToAHostWhoseConnectionsAreBusyWakeNoOneAndRunInTurn() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let held = Locked(0)
+        let server = try RawServer { connection in
+            while connection.readRequest() != nil {
+                held.withLock { $0 += 1 }
+                gate.wait()
+                connection.send(RawServer.Connection.response("ok"))
+            }
+        }
+        defer { server.stop() }
+        let transport = try CurlTransport(maximumConnectionsPerHost: 2)
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: transport, responseQueue: .global())
+        let first: [Promise<String>] = (0..<2).map { _ in api.request(route: .get(server.baseURL + "/")) }
+        let origin = try #require(URL(string: server.baseURL)?.admissionOrigin)
+        #expect(await eventually { held.withLock { $0 } == 2 && transport.loop.originsFullAtSleep.contains(origin) })
+        let wakeups = transport.loop.startWakeupCount
+        let rest: [Promise<String>] = (0..<20).map { _ in api.request(route: .get(server.baseURL + "/")) }
+        #expect(await eventually { transport.loop.inFlightCount == 22 })
+        #expect(transport.loop.startWakeupCount == wakeups)
+        for _ in 0..<22 { gate.signal() }
+        let answers = try await Promise.all(first + rest, in: .global()).value
+        #expect(answers == Array(repeating: "ok", count: 22))
+    }
+
     @Test func aRequestWaitingForAConnectionTimesOutOnTime() async throws {
         // Held far longer than any run of the suite takes, sanitized or not.
         let counting = try CountingServer(delay: 600_000)

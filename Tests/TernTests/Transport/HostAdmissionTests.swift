@@ -27,6 +27,20 @@ import Testing
         #expect(admission.runningCount(to: "a:80") == 0)
     }
 
+    /// An origin is full from the exchange that reaches the limit until one ends with none
+    /// waiting to take its place.
+    @Test func anOriginIsFullWhileItsLimitRun() {
+        var admission = HostAdmission<Job>(limit: 2)
+        #expect(admission.admit(Job(), origin: "a:80") && admission.fullOrigins.isEmpty)
+        #expect(admission.admit(Job(), origin: "a:80") && admission.fullOrigins == ["a:80"])
+        #expect(!admission.admit(Job(), origin: "a:80") && admission.admit(Job(), origin: "b:80"))
+        #expect(admission.fullOrigins == ["a:80"])
+        #expect(admission.release(origin: "a:80") != nil && admission.fullOrigins == ["a:80"])   // the waiting one took its place
+        #expect(admission.release(origin: "a:80") == nil && admission.fullOrigins.isEmpty)
+        #expect(admission.admit(Job(), origin: "a:80") && admission.fullOrigins == ["a:80"])
+        #expect(admission.admit(Job(), origin: nil) && admission.fullOrigins == ["a:80"])
+    }
+
     @Test func originsAreCountedApartAndHTTPSIsNotCounted() {
         var admission = HostAdmission<Job>(limit: 1)
         let check7 = admission.admit(Job(), origin: "a:80")
