@@ -19,20 +19,34 @@ public final class ResponseHead: Sendable {
     /// The fields, in the order they arrived where the transport keeps it; repeated ones
     /// joined with commas, as URLSession joins them.
     public let headers: HTTPHeaders
-    /// Foundation's response: made at once without its fields, remade whole when first asked
-    /// for.
+    /// Foundation's response, made whole when first asked for; until then one holding its place.
     private let made: Locked<(response: HTTPURLResponse, isWhole: Bool)>
 
     /// A head from its parts; `nil` when Foundation cannot make a response of them.
     public init?(url: URL, statusCode: Int, httpVersion: String?, headers: HTTPHeaders) {
-        // Without fields, Foundation's initializer is twenty times cheaper.
-        guard let bare = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: nil) else { return nil }
+        #if canImport(Darwin)
+        // Apple's initializer may refuse the parts, and the head is refused with them. Without
+        // fields it is twenty times cheaper.
+        guard let placeHolder = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: nil) else { return nil }
+        let isWhole = headers.isEmpty
+        #else
+        // FoundationNetworking's never refuses, and even without fields reads the URL's last
+        // path component (2.7% of the libcurl loop's time with 64 requests in flight): nothing
+        // is made until something asks, a response shared by every head holding its place.
+        guard let placeHolder = Self.placeHolder else { return nil }
+        let isWhole = false
+        #endif
         self.url = url
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         self.headers = headers
-        made = Locked((bare, headers.isEmpty))
+        made = Locked((placeHolder, isWhole))
     }
+
+    #if !canImport(Darwin)
+    /// What holds the place of a head's response until it is made.
+    private static let placeHolder = HTTPURLResponse(url: URL(fileURLWithPath: "/"), statusCode: 200, httpVersion: nil, headerFields: nil)
+    #endif
 
     /// The head of a response Foundation made (URLSession's, a stub's).
     public init(_ response: HTTPURLResponse) {
@@ -50,8 +64,11 @@ public final class ResponseHead: Sendable {
         made.withLock { made in
             guard !made.isWhole else { return made.response }
             // FoundationNetworking's initializer never fails; were Foundation's ever to refuse
-            // the fields, the response stays without them, and is not made again.
-            let whole = url.flatMap { HTTPURLResponse(url: $0, statusCode: statusCode, httpVersion: httpVersion, headerFields: headers.dictionary) }
+            // the fields, the response is made without them, and is not made again.
+            let whole = url.flatMap {
+                HTTPURLResponse(url: $0, statusCode: statusCode, httpVersion: httpVersion, headerFields: headers.dictionary)
+                    ?? HTTPURLResponse(url: $0, statusCode: statusCode, httpVersion: httpVersion, headerFields: nil)
+            }
             made = (whole ?? made.response, true)
             return made.response
         }

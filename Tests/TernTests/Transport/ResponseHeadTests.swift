@@ -51,6 +51,19 @@ import Tern
         #expect(head.headers.map(\.name) == ["A", "B", "Content-Length"])   // a dictionary's fields, in name order
     }
 
+    /// Made from its parts, with fields or none, Foundation's response is the head's own (its
+    /// URL, status and fields; nothing holding its place), made once.
+    @Test func foundationsResponseOfAHeadMadeFromPartsSaysWhatTheHeadSays() throws {
+        let url = try #require(URL(string: "http://shop.example/orders/7"))
+        for fields in [[:], ["ETag": "\"v2\""]] as [HTTPHeaders] {
+            let head = try #require(ResponseHead(url: url, statusCode: 404, httpVersion: "HTTP/1.1", headers: fields))
+            let foundation = head.urlResponse
+            #expect(foundation === head.urlResponse)
+            #expect(foundation.url == url && foundation.statusCode == 404)
+            #expect(foundation.value(forHTTPHeaderField: "etag") == fields["ETag"])
+        }
+    }
+
     @Test func aLengthThatIsNoNumberIsNone() throws {
         let url = try #require(URL(string: "https://shop.example/items"))
         for (field, length) in [("12", Int64(12)), ("0", 0), ("-1", nil), ("12 ", nil), ("", nil), ("x", nil)] as [(String, Int64?)] {
