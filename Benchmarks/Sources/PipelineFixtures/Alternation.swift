@@ -91,7 +91,7 @@ public enum Alternation {
             print(String(format: "%@: %6.0f req/s, %6.0f ns CPU per request: %.2fx throughput, %.2fx CPU of %@",
                          side.name.padding(toLength: 24, withPad: " ", startingAt: 0), 1e9 / wall, cpu,
                          baseline.wall / wall, cpu / baseline.cpu, sides[0].name)
-                  + (loop > 0 ? String(format: "; libcurl loop thread %.0f ns", loop) : ""))
+                  + (loop > cpu / 50 ? String(format: "; libcurl loop thread %.0f ns", loop) : ""))
         }
     }
 
