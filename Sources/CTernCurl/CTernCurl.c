@@ -96,6 +96,10 @@ int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *val
     return curl->easy_getinfo(easy, info, value);
 }
 
+int tern_curl_getinfo_string(const TernCurl *curl, void *easy, int info, char **value) {
+    return curl->easy_getinfo(easy, info, value);
+}
+
 int tern_curl_getinfo_offset(const TernCurl *curl, void *easy, int info, int64_t *value) {
     return curl->easy_getinfo(easy, info, value);
 }

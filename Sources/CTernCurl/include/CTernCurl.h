@@ -58,6 +58,7 @@ int tern_curl_setopt_prereq_callback(const TernCurl *curl, void *easy, int optio
 int tern_curl_setopt_debug_callback(const TernCurl *curl, void *easy, int option, tern_curl_debug_callback callback);
 int tern_curl_getinfo_socket(const TernCurl *curl, void *easy, int info, int *value);
 int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *value);
+int tern_curl_getinfo_string(const TernCurl *curl, void *easy, int info, char **value);
 int tern_curl_getinfo_offset(const TernCurl *curl, void *easy, int info, int64_t *value);
 int tern_curl_multi_setopt_long(const TernCurl *curl, void *multi, int option, long value);
 

@@ -7,13 +7,21 @@ import CTernCurl
 /// as the next request's answer. libcurl 7.88 reuses such a connection; Tern refuses it, and the
 /// request goes on a new one.
 ///
-/// Connections are known by their local port, which libcurl hands the pre-request callback, and
-/// checked by their socket, which must still be bound to that port. HTTP/2 connections are
-/// never checked: their frames say which stream each byte is for, and a server may send frames
-/// at any time. The loop thread's alone.
+/// Connections are known by both their ends, which libcurl hands the pre-request callback, and
+/// checked by their socket, which must still be bound to that local port. HTTP/2 connections
+/// are never checked: their frames say which stream each byte is for, and a server may send
+/// frames at any time. The loop thread's alone.
 final class CurlConnections {
-    /// The socket of each idle HTTP/1 connection, by its local port.
-    private var http1Sockets: [Int32: Int32] = [:]
+    /// A connection's two ends. The local port alone does not tell connections apart: two to
+    /// different peers may share one, and the second would hide the first's stray bytes.
+    struct Ends: Hashable {
+        let localPort: Int32
+        let peerAddress: String
+        let peerPort: Int32
+    }
+
+    /// The socket of each idle HTTP/1 connection, by its ends.
+    private var http1Sockets: [Ends: Int32] = [:]
     private let curl: UnsafePointer<TernCurl>
 
     init(curl: UnsafePointer<TernCurl>) {
@@ -23,26 +31,34 @@ final class CurlConnections {
     /// Notes the connection `easy` finished its transfer on: checked before it is reused if it
     /// speaks HTTP/1 and is still open.
     func transferEnded(on easy: UnsafeMutableRawPointer) {
-        var port = 0
+        var localPort = 0, peerPort = 0, version = 0
+        var peerAddress: UnsafeMutablePointer<CChar>?
         var socket: Int32 = -1
-        var version = 0
-        guard tern_curl_getinfo_long(curl, easy, CurlInfo.localPort, &port) == 0, port > 0 else { return }
+        guard tern_curl_getinfo_long(curl, easy, CurlInfo.localPort, &localPort) == 0, localPort > 0,
+              tern_curl_getinfo_long(curl, easy, CurlInfo.primaryPort, &peerPort) == 0,
+              tern_curl_getinfo_string(curl, easy, CurlInfo.primaryAddress, &peerAddress) == 0, let peerAddress else { return }
         tern_curl_getinfo_socket(curl, easy, CurlInfo.activeSocket, &socket)
         tern_curl_getinfo_long(curl, easy, CurlInfo.httpVersion, &version)
         // CURL_HTTP_VERSION_1_0 and _1_1.
-        http1Sockets[Int32(port)] = socket >= 0 && (version == 1 || version == 2) ? socket : nil
+        let isOpenHTTP1 = socket >= 0 && (version == 1 || version == 2)
+        idle(isOpenHTTP1 ? socket : nil, ends: Ends(localPort: Int32(localPort), peerAddress: String(cString: peerAddress), peerPort: Int32(peerPort)))
     }
 
-    /// Whether the connection on `localPort`, about to carry a request, has bytes nobody asked
-    /// for waiting on it (or was closed by its peer).
-    func hasStrayInput(localPort: Int32) -> Bool {
-        guard let socket = http1Sockets[localPort] else { return false }
-        switch tern_socket_has_input(socket, localPort) {
+    /// Notes `socket` as the idle HTTP/1 connection with `ends`, or `nil` for none to check.
+    func idle(_ socket: Int32?, ends: Ends) {
+        http1Sockets[ends] = socket
+    }
+
+    /// Whether the connection with `ends`, about to carry a request, has bytes nobody asked for
+    /// waiting on it (or was closed by its peer).
+    func hasStrayInput(_ ends: Ends) -> Bool {
+        guard let socket = http1Sockets[ends] else { return false }
+        switch tern_socket_has_input(socket, ends.localPort) {
         case 1: return true
         case 0: return false
         default:
             // Closed, and its number now another socket's.
-            http1Sockets[localPort] = nil
+            http1Sockets[ends] = nil
             return false
         }
     }

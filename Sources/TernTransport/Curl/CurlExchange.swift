@@ -198,8 +198,8 @@ final class CurlExchange: @unchecked Sendable {
 
     /// Whether the request may be written on the connection libcurl chose: not if bytes came on
     /// it while it was idle, which the request would read as its answer.
-    fileprivate func connectionChosen(localPort: Int32) -> Bool {
-        guard connections.hasStrayInput(localPort: localPort) else { return true }
+    fileprivate func connectionChosen(_ ends: CurlConnections.Ends) -> Bool {
+        guard connections.hasStrayInput(ends) else { return true }
         stop = .strayInput
         return false
     }
@@ -469,9 +469,10 @@ private let curlRead: tern_curl_data_callback = { buffer, size, count, context i
     return exchange.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count)) ?? 0x1000_0000
 }
 
-private let curlPrereq: tern_curl_prereq_callback = { context, _, _, _, localPort in
-    guard let context else { return 1 }   // CURL_PREREQFUNC_ABORT
-    return Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().connectionChosen(localPort: localPort) ? 0 : 1
+private let curlPrereq: tern_curl_prereq_callback = { context, peerAddress, _, peerPort, localPort in
+    guard let context, let peerAddress else { return 1 }   // CURL_PREREQFUNC_ABORT
+    let ends = CurlConnections.Ends(localPort: localPort, peerAddress: String(cString: peerAddress), peerPort: peerPort)
+    return Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().connectionChosen(ends) ? 0 : 1
 }
 
 private let curlProgress: tern_curl_progress_callback = { context, _, _, _, uploaded in

@@ -105,6 +105,10 @@ enum CurlInfo {
     static let firstByteTime: Int32 = 0x600000 + 54
     static let tlsHandshakeTime: Int32 = 0x600000 + 56
     static let newConnections: Int32 = 0x200000 + 26
+    /// `CURLINFO_PRIMARY_IP`: the address of the peer of the transfer's connection.
+    static let primaryAddress: Int32 = 0x100000 + 32
+    /// `CURLINFO_PRIMARY_PORT`: the port of that peer.
+    static let primaryPort: Int32 = 0x200000 + 40
     /// `CURLINFO_LOCAL_PORT`: the local port of the transfer's connection.
     static let localPort: Int32 = 0x200000 + 42
     /// `CURLINFO_ACTIVESOCKET`: the socket of the transfer's connection, while it is open.
