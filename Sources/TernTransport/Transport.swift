@@ -18,9 +18,9 @@ public protocol Transport: Sendable {
 
     /// Runs `work` on the transport's own thread, if it has one and nothing runs there now, and
     /// returns `true`; otherwise runs nothing and returns `false` at once. A request's first
-    /// stages (building, signing, adapters, plugins) run there when they can, and what they send
-    /// then starts without another hop. A transport without a thread of its own keeps the
-    /// default, which declines.
+    /// stages run there when they can and call none of the app's code (which may wait for a
+    /// request only that thread can carry), and what they send then starts without another
+    /// hop. A transport without a thread of its own keeps the default, which declines.
     func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool
 
     /// The transport's own thread as a task executor, if it has one: a task that prefers it
@@ -157,6 +157,10 @@ public struct TransportRequest: Sendable {
     /// What the cache found for the request's URL before it was signed, and what it asks the
     /// server about, if anything: see ``CacheLookup``.
     package var cacheLookup: CacheLookup?
+    /// Whether the receiver calls the app's code when the exchange ends (a delegate, plugins, a
+    /// parser of its own), which may wait for another request: a transport with a thread of its
+    /// own then reports the end from another thread, never from the one that request needs.
+    package var callsAppCodeAtEnd = false
 
     /// Creates a transport request.
     public init(urlRequest: URLRequest, body: TransportBody = .inRequest, maximumBodySize: Int? = nil, pinnedKeys: [String] = []) {

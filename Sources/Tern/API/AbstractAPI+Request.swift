@@ -95,7 +95,7 @@ extension AbstractAPI {
             return nil
         }
         resolver.onCancel { execution.cancel() }
-        startPipeline { execution.start() }
+        startPipeline(onTransport: !execution.callsAppCode) { execution.start() }
         return promise
     }
 }

@@ -147,11 +147,12 @@ open class AbstractAPI: @unchecked Sendable {
     }
 
     /// Starts a request's pipeline (building, signing, sending) off the caller's thread: on the
-    /// transport's own thread when it has one and nothing else runs there, which then sends
-    /// without another hop; else on the pipeline queue, in parallel with the transfers.
+    /// transport's own thread when it has one, nothing else runs there and the stages call none
+    /// of the app's code (`onTransport`), which then sends without another hop; else on the
+    /// pipeline queue, in parallel with the transfers.
     @usableFromInline
-    func startPipeline(_ start: @escaping @Sendable () -> Void) {
-        if startsOnTransport, transport.runIfIdle(start) { return }
+    func startPipeline(onTransport: Bool, _ start: @escaping @Sendable () -> Void) {
+        if onTransport, startsOnTransport, transport.runIfIdle(start) { return }
         pipelineQueue.async(execute: start)
     }
 

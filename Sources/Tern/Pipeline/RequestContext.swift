@@ -64,6 +64,13 @@ struct RequestContext: Sendable {
         authenticates = options.authenticates
     }
 
+    /// Whether the request's stages call the app's own code: a delegate, plugins, adapters, a
+    /// parser other than ``JSONParser`` itself. Such code may wait for another request, which
+    /// only the transport's thread can carry, so those stages never run there.
+    var callsAppCode: Bool {
+        !plugins.isEmpty || !adapters.isEmpty || Swift.type(of: parser) != JSONParser.self || (authenticates && api.delegate != nil)
+    }
+
     /// The delegate that signs and refreshes for `leg`: none once the chain has left the
     /// origin, or when the request does not authenticate. Read once per stage: the weak
     /// reference sits behind the API's lock, which every request shares.

@@ -77,6 +77,10 @@ final class RequestExecution: Sendable {
 
     // MARK: Stage 1: build, once
 
+    /// Whether the stages call the app's own code (see ``RequestContext/callsAppCode``).
+    @usableFromInline
+    var callsAppCode: Bool { context.callsAppCode }
+
     /// Runs on the API's pipeline queue.
     @usableFromInline
     func start() {
@@ -203,6 +207,7 @@ final class RequestExecution: Sendable {
         // A stream has no end to limit; the body of a response that does not open it keeps the limit.
         if stream != nil { ranged.maximumBodySize = nil }
         addCookies(to: &ranged.urlRequest, leg: leg)
+        ranged.callsAppCodeAtEnd = context.callsAppCode
         let request = ranged
         guard let attempt = state.withLock({ $0.send(request.urlRequest) }) else { return }
         context.plugins.forEach { $0.willSend(request.urlRequest, api: api.apiContext) }

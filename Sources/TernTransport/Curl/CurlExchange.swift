@@ -55,6 +55,9 @@ final class CurlExchange: @unchecked Sendable {
     /// The plain-HTTP origin ("host:port") whose running exchanges the loop counts against its
     /// cap, or `nil` for HTTPS, left to libcurl's.
     let admissionOrigin: String?
+    /// Whether the loop may report the end from its own thread: not when the receiver then
+    /// calls the app's code, which may wait for another request the loop must carry.
+    let mayEndOnLoop: Bool
     /// The loop's idle connections, checked for stray bytes before one carries this request.
     private let connections: CurlConnections
     /// The most body bytes the receiver takes, if it has a limit.
@@ -96,6 +99,7 @@ final class CurlExchange: @unchecked Sendable {
         self.receiver = receiver
         self.url = url
         admissionOrigin = url.admissionOrigin
+        mayEndOnLoop = !request.callsAppCodeAtEnd
         self.connections = connections
         maximumBodySize = request.maximumBodySize
         pinnedKeys = request.pinnedKeys

@@ -212,8 +212,8 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     /// Runs what the state asks of libcurl. Ends are reported at once, except those of transfers
-    /// libcurl `finished` while others run (see ``finishDone()``). Returns whether it reported
-    /// a finished transfer that ran alone.
+    /// libcurl `finished` while others run (see ``finishDone()``) and those whose receivers call
+    /// the app's code. Returns whether it reported a finished transfer that ran alone.
     @discardableResult
     private func perform(_ actions: [CurlLoopState<CurlExchange>.Action], finished: Bool = false) -> Bool {
         var finishedAlone = false
@@ -229,7 +229,7 @@ final class CurlLoop: @unchecked Sendable {
             case .complete(let exchange, let code):
                 byHandle[exchange.easy] = nil
                 inbox.withLock { $0.inFlight -= 1 }
-                if finished, state.runningCount > 0 {
+                if finished, state.runningCount > 0 || !exchange.mayEndOnLoop {
                     completions.async { exchange.complete(code) }
                     continue
                 }
@@ -254,7 +254,7 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Where ends are reported while other transfers run: what the receiver does then (Tern
     /// validates and decodes the response) runs on another core, and the loop goes on moving
-    /// bytes.
+    /// bytes. Also those that call the app's code, which may wait for a request of the loop's.
     private let completions = DispatchQueue(label: "tern.curl.completion", attributes: .concurrent)
 
     /// Reports every transfer libcurl has finished: at once when it was the only one, which
