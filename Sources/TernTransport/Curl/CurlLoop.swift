@@ -50,6 +50,8 @@ final class CurlLoop: @unchecked Sendable {
         /// last went to sleep: starting one need not wake it, since it wakes when one of theirs
         /// ends (their sockets are among those it waits on), and takes the start then.
         var fullOrigins: Set<String> = []
+        /// Whether every plain-HTTP origin was full, the transport's total reached.
+        var everyOriginFull = false
 
         /// Whether there is anything for the loop to do.
         var hasWork: Bool { hasWaitingWork || isClosing }
@@ -86,12 +88,12 @@ final class CurlLoop: @unchecked Sendable {
     /// How many times the loop was about to sleep marked awake, which no path should leave it.
     var sleepsMarkedAwakeCount: Int { inbox.withLock { $0.sleepsMarkedAwake } }
 
-    init(curl: UnsafePointer<TernCurl>, connectionsPerHost: Int) throws(CurlUnavailable) {
+    init(curl: UnsafePointer<TernCurl>, connectionsPerHost: Int, totalConnections: Int) throws(CurlUnavailable) {
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
         self.curl = curl
         self.multi = multi
         connections = CurlConnections(curl: curl)
-        state = CurlLoopState(connectionsPerHost: connectionsPerHost)
+        state = CurlLoopState(connectionsPerHost: connectionsPerHost, connections: totalConnections)
         // Idle connections kept for reuse: libcurl's default, four per transfer ever running at
         // once, would keep hundreds of sockets open after a burst.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, Self.idleConnections)
@@ -111,7 +113,7 @@ final class CurlLoop: @unchecked Sendable {
             // With many requests in flight to one host, most would wake the loop only to wait
             // for a connection to it: a wakeup cost a caller's thread 15% of its CPU (a system
             // call, and the other core woken).
-            guard !inbox.isAwake, !(origin.map(inbox.fullOrigins.contains) ?? false) else { return false }
+            guard !inbox.isAwake, !(origin.map { inbox.everyOriginFull || inbox.fullOrigins.contains($0) } ?? false) else { return false }
             inbox.startWakeups += 1
             return true
         }
@@ -283,13 +285,14 @@ final class CurlLoop: @unchecked Sendable {
     /// full; returns whether work waits, which the loop then takes before it sleeps: starts to
     /// full origins are put in without waking it.
     private func fallAsleep() -> Bool {
-        let full = state.fullOrigins
+        let (full, everyOriginFull) = (state.fullOrigins, state.everyOriginFull)
         return inbox.withLock { inbox in
             if inbox.isAwake {
                 inbox.isAwake = false
                 inbox.sleepsMarkedAwake += 1
             }
             inbox.fullOrigins = full
+            inbox.everyOriginFull = everyOriginFull
             return inbox.hasWaitingWork
         }
     }

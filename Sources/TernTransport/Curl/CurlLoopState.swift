@@ -26,9 +26,10 @@ struct CurlLoopState<Exchange: AnyObject> {
     /// Which may run now, and which wait for their origin.
     private var admission: HostAdmission<Exchange>
 
-    /// A loop that runs at most `connectionsPerHost` exchanges at once to one plain-HTTP origin.
-    init(connectionsPerHost: Int) {
-        admission = HostAdmission(limit: connectionsPerHost)
+    /// A loop that runs at most `connectionsPerHost` exchanges at once to one plain-HTTP origin,
+    /// and `connections` to all of them together.
+    init(connectionsPerHost: Int, connections: Int = HostAdmission<Exchange>.defaultTotalLimit) {
+        admission = HostAdmission(limit: connectionsPerHost, totalLimit: connections)
     }
 
     /// How many exchanges libcurl is running.
@@ -36,6 +37,9 @@ struct CurlLoopState<Exchange: AnyObject> {
 
     /// The origins whose next exchange would wait for one of theirs to end.
     var fullOrigins: Set<String> { admission.fullOrigins }
+
+    /// Whether every plain-HTTP origin's next exchange would wait: the total is reached.
+    var everyOriginFull: Bool { admission.isFull }
 
     /// A new exchange to `origin` (`nil` for one not counted): it runs now, or waits its turn.
     mutating func start(_ exchange: Exchange, origin: String?) -> [Action] {

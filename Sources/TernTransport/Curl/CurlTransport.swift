@@ -33,6 +33,9 @@ public final class CurlTransport: Transport {
     /// many as AsyncHTTPClient opens (browsers open six), so that thousands of requests at once
     /// queue for a few sockets instead of exhausting the process's descriptors.
     public static let defaultConnectionsPerHost = 8
+    /// The most plain-HTTP connections open at once to all hosts together unless a transport is
+    /// told otherwise: as many requests as OkHttp runs at once.
+    public static let defaultConnections = 64
     /// The most connections open to one host at once.
     public let maximumConnectionsPerHost: Int
     /// The PEM file of certificate authorities trusted instead of the system's, if any.
@@ -47,10 +50,18 @@ public final class CurlTransport: Transport {
     ///   - maximumConnectionsPerHost: The most connections open to one host (and port) at once;
     ///     requests past it wait, their timeouts running, for one to free up. HTTP/2 requests
     ///     share one connection whatever the cap.
+    ///   - maximumConnections: The most plain-HTTP connections open at once to all hosts
+    ///     together (at least `maximumConnectionsPerHost`), which holds the descriptors a
+    ///     process uses when it talks to many hosts at once; requests past it wait in the order
+    ///     they came.
     /// - Throws: ``CurlUnavailable`` when libcurl cannot be loaded.
-    public init(trusting trustedCertificates: URL? = nil, maximumConnectionsPerHost: Int = CurlTransport.defaultConnectionsPerHost) throws(CurlUnavailable) {
+    public init(
+        trusting trustedCertificates: URL? = nil,
+        maximumConnectionsPerHost: Int = CurlTransport.defaultConnectionsPerHost,
+        maximumConnections: Int = CurlTransport.defaultConnections
+    ) throws(CurlUnavailable) {
         library = try CurlLibrary.shared.get()
-        loop = try CurlLoop(curl: library.api, connectionsPerHost: max(1, maximumConnectionsPerHost))
+        loop = try CurlLoop(curl: library.api, connectionsPerHost: max(1, maximumConnectionsPerHost), totalConnections: maximumConnections)
         handles = CurlHandles(library: library, capacity: CurlLoop.idleConnections)
         executor = CurlTaskExecutor(loop: loop)
         self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)

@@ -275,7 +275,7 @@ extension Readme {
         let jar = CookieJar(file: URL(fileURLWithPath: "/var/lib/shop/cookies"))   // kept across launches
         let signedIn = APIConfiguration(cookies: .shared(jar))          // one jar for several APIs
         let stateless = APIConfiguration(cookies: .none)                 // no cookie kept or sent
-        let fewer = try CurlTransport(maximumConnectionsPerHost: 4)      // 8 by default; the rest wait
+        let fewer = try CurlTransport(maximumConnectionsPerHost: 4, maximumConnections: 32)   // 8 and 64 by default; the rest wait
         return [signedIn, stateless, fewer]
     }
 

@@ -236,6 +236,30 @@ import TernTesting
     #endif
 
     #if compiler(>=6.3)
+    @Test func aThousandRequestsToTwoHundredHostsFitUnderALowDescriptorLimit() async throws {
+        let servers = try (0..<200).map { _ in try LoopbackServer { _ in .text("ok") } }
+        defer { servers.forEach { $0.stop() } }
+        // Each server a host of its own (its port); with no total, 200 connections at once left
+        // 800 requests without a socket, reported as refused connections.
+        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls = servers.map(\.baseURL) as [String]] in
+            let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int($0) }.max() ?? 2
+            var limit = rlimit(rlim_cur: rlim_t(inherited + 129), rlim_max: rlim_t(inherited + 129))
+            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
+            let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try CurlTransport(),
+                                  responseQueue: .global())
+            let results = await withTaskGroup(of: Result<String, any Error>.self) { group in
+                for index in 0..<1000 { group.addTask { await (api.request(route: .get(urls[index % urls.count] + "/")) as Promise<String>).result } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let failures = results.filter { (try? $0.get()) != "ok" }
+            print(failures.isEmpty ? "all 1000 ok" : "\(failures.count) of 1000 failed, first: \(failures[0])")
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        #expect(printed.contains("all 1000 ok"), "\(printed)")
+    }
+    #endif
+
+    #if compiler(>=6.3)
     @Test func fiveHundredAPIsShareOneLoopAndItsConnections() async throws {
         let server = try LoopbackServer { _ in .text("ok") }
         defer { server.stop() }

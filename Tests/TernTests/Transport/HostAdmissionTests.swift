@@ -41,6 +41,33 @@ import Testing
         #expect(admission.admit(Job(), origin: nil) && admission.fullOrigins == ["a:80"])
     }
 
+    /// Past the total, exchanges to any counted origin wait; a place freed goes to the origin's
+    /// own line first, then to the first that waited for the total at another origin that has
+    /// room; never more than the total run, and one cancelled while waiting is passed over.
+    @Test func pastTheTotalExchangesWaitAndRunInTheOrderTheyCame() {
+        var admission = HostAdmission<Job>(limit: 2, totalLimit: 3)
+        let (a1, a2, a3, b1, b2, c1, d1) = (Job(), Job(), Job(), Job(), Job(), Job(), Job())
+        let ran = [admission.admit(a1, origin: "a:80"), admission.admit(a2, origin: "a:80"), admission.admit(b1, origin: "b:80")]
+        #expect(ran == [true, true, true] && admission.isFull)
+        let waited = [admission.admit(b2, origin: "b:80"), admission.admit(d1, origin: "d:80"), admission.admit(c1, origin: "c:80"),
+                      admission.admit(a3, origin: "a:80")]
+        #expect(waited == [false, false, false, false])
+        let https = admission.admit(Job(), origin: nil)   // HTTPS is not counted
+        let withdrawn = admission.withdraw(d1, origin: "d:80")
+        #expect(https && withdrawn)
+        let first = admission.release(origin: "a:80")
+        #expect(first === a3)                            // a's own line first
+        let second = admission.release(origin: "a:80")
+        #expect(second === b2)                           // then the first that waited for the total
+        let third = admission.release(origin: "b:80")
+        #expect(third === c1)                            // d1 left the line
+        #expect(admission.isFull)
+        let none = admission.release(origin: "a:80")
+        #expect(none == nil && !admission.isFull)
+        let another = admission.admit(Job(), origin: "e:80")
+        #expect(another && admission.isFull)
+    }
+
     @Test func originsAreCountedApartAndHTTPSIsNotCounted() {
         var admission = HostAdmission<Job>(limit: 1)
         let check7 = admission.admit(Job(), origin: "a:80")
