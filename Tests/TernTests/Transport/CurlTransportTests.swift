@@ -210,52 +210,42 @@ import TernTesting
     }
 
     #if compiler(>=6.3)
+    /// In a child process limited to 128 descriptors past those it inherited, `count` GETs at
+    /// once, the `n`th to `urls[n % urls.count]`: what it printed, "all ok" or what failed.
+    /// (A parent running the whole suite hands down other tests' sockets, up to 285 were seen,
+    /// which a flat limit of 256 left no room past.)
+    static func requestsUnderALowDescriptorLimit(to urls: [String], count: Int) async -> String {
+        // The child prints what failed and exits 0 either way, so that the parent can say what.
+        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls, count] in
+            let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int($0) }.max() ?? 2
+            var limit = rlimit(rlim_cur: rlim_t(inherited + 129), rlim_max: rlim_t(inherited + 129))
+            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
+            let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try CurlTransport(),
+                                  responseQueue: .global())
+            let results = await withTaskGroup(of: Result<String, any Error>.self) { group in
+                for index in 0..<count { group.addTask { await (api.request(route: .get(urls[index % urls.count] + "/")) as Promise<String>).result } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let failures = results.filter { (try? $0.get()) != "ok" }
+            print(failures.isEmpty ? "all ok" : "\(failures.count) of \(count) failed, first: \(failures[0])")
+        }
+        return String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+    }
+
     @Test func twoThousandRequestsAtOnceFitUnderALowDescriptorLimit() async throws {
         let server = try LoopbackServer { _ in .text("ok") }
         defer { server.stop() }
-        // The child prints what failed and exits 0 either way, so that the parent can say what.
-        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [url = server.baseURL as String] in
-            // Room for 128 descriptors past those the child inherited: a parent running the whole
-            // suite hands down other tests' sockets (up to 285 were seen), which a flat limit of
-            // 256 left no room past.
-            let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int($0) }.max() ?? 2
-            var limit = rlimit(rlim_cur: rlim_t(inherited + 129), rlim_max: rlim_t(inherited + 129))
-            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
-            let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try CurlTransport(),
-                                  responseQueue: .global())
-            let results = await withTaskGroup(of: Result<String, any Error>.self) { group in
-                for _ in 0..<2000 { group.addTask { await (api.request(route: .get(url + "/")) as Promise<String>).result } }
-                return await group.reduce(into: []) { $0.append($1) }
-            }
-            let failures = results.filter { (try? $0.get()) != "ok" }
-            print(failures.isEmpty ? "all 2000 ok" : "\(failures.count) of 2000 failed, first: \(failures[0])")
-        }
-        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
-        #expect(printed.contains("all 2000 ok"), "\(printed)")
+        let printed = await Self.requestsUnderALowDescriptorLimit(to: [server.baseURL], count: 2000)
+        #expect(printed.contains("all ok"), "\(printed)")
     }
-    #endif
 
-    #if compiler(>=6.3)
+    /// Each server a host of its own (its port): with no total, 200 connections at once left
+    /// 800 requests without a socket, reported as refused connections.
     @Test func aThousandRequestsToTwoHundredHostsFitUnderALowDescriptorLimit() async throws {
         let servers = try (0..<200).map { _ in try LoopbackServer { _ in .text("ok") } }
         defer { servers.forEach { $0.stop() } }
-        // Each server a host of its own (its port); with no total, 200 connections at once left
-        // 800 requests without a socket, reported as refused connections.
-        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls = servers.map(\.baseURL) as [String]] in
-            let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int($0) }.max() ?? 2
-            var limit = rlimit(rlim_cur: rlim_t(inherited + 129), rlim_max: rlim_t(inherited + 129))
-            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
-            let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try CurlTransport(),
-                                  responseQueue: .global())
-            let results = await withTaskGroup(of: Result<String, any Error>.self) { group in
-                for index in 0..<1000 { group.addTask { await (api.request(route: .get(urls[index % urls.count] + "/")) as Promise<String>).result } }
-                return await group.reduce(into: []) { $0.append($1) }
-            }
-            let failures = results.filter { (try? $0.get()) != "ok" }
-            print(failures.isEmpty ? "all 1000 ok" : "\(failures.count) of 1000 failed, first: \(failures[0])")
-        }
-        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
-        #expect(printed.contains("all 1000 ok"), "\(printed)")
+        let printed = await Self.requestsUnderALowDescriptorLimit(to: servers.map(\.baseURL), count: 1000)
+        #expect(printed.contains("all ok"), "\(printed)")
     }
     #endif
 
