@@ -444,8 +444,16 @@ final class CurlExchange: @unchecked Sendable {
     }
 
     private func message(for code: Int32) -> String {
-        if errorBuffer.pointee != 0 { return String(cString: errorBuffer) }
-        return curl.pointee.easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code)"
+        let said = errorBuffer.pointee != 0 ? String(cString: errorBuffer)
+            : curl.pointee.easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code)"
+        // libcurl 7.88 reports a socket it could not make as a connection refused, with no
+        // system error: whether a descriptor can be made now tells that case apart.
+        guard code == 7 else { return said }   // CURLE_COULDNT_CONNECT
+        let probe = dup(STDERR_FILENO)
+        let error = errno
+        if probe >= 0 { close(probe) }
+        guard probe < 0, error == EMFILE || error == ENFILE else { return said }
+        return "\(said): no socket could be made, the process or the system has no file descriptor left (\(String(cString: strerror(error))))"
     }
 }
 

@@ -250,6 +250,28 @@ import TernTesting
     #endif
 
     #if compiler(>=6.3)
+    /// libcurl reports a socket it could not make as a refused connection; the error says the
+    /// descriptors ran out.
+    @Test func aSocketThatCannotBeMadeSaysWhy() async throws {
+        let (first, second) = (try LoopbackServer { _ in .text("ok") }, try LoopbackServer { _ in .text("ok") })
+        defer { first.stop(); second.stop() }
+        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [first = first.baseURL as String, second = second.baseURL as String] in
+            let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
+            let warm: String = try await api.request(route: .get(first + "/")).value
+            // The lowest descriptor free (the one a new descriptor gets): below it every one is
+            // taken, so none can be made.
+            let free = dup(0)
+            close(free)
+            var limit = rlimit(rlim_cur: rlim_t(free), rlim_max: rlim_t(free))
+            guard warm == "ok", setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
+            print(await (api.request(route: .get(second + "/")) as Promise<String>).result)
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        #expect(printed.contains("no file descriptor left") && printed.contains("URLError -1004"), "\(printed)")
+    }
+    #endif
+
+    #if compiler(>=6.3)
     @Test func fiveHundredAPIsShareOneLoopAndItsConnections() async throws {
         let server = try LoopbackServer { _ in .text("ok") }
         defer { server.stop() }
