@@ -27,9 +27,10 @@ public enum Alternation {
     /// Runs `body`, which sends `count` requests; returns the cost per request. CPU time is the
     /// whole process's, every thread included.
     public static func measure(_ count: Int, _ body: () async throws -> Void) async rethrows -> Sample {
+        // The loops' threads are read outside the round: reading /proc costs what it costs.
+        let loopStart = threadTime(named: "tern.curl")
         let wallStart = DispatchTime.now().uptimeNanoseconds
         let cpuStart = clock()
-        let loopStart = threadTime(named: "tern.curl")
         try await body()
         let wall = Double(DispatchTime.now().uptimeNanoseconds - wallStart)
         let cpu = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC) * 1e9

@@ -113,7 +113,8 @@ final class CurlLoop: @unchecked Sendable {
             // With many requests in flight to one host, most would wake the loop only to wait
             // for a connection to it: a wakeup cost a caller's thread 15% of its CPU (a system
             // call, and the other core woken).
-            guard !inbox.isAwake, !(origin.map { inbox.everyOriginFull || inbox.fullOrigins.contains($0) } ?? false) else { return false }
+            let wouldWait = origin.map { inbox.everyOriginFull || inbox.fullOrigins.contains($0) } ?? false
+            guard !inbox.isAwake, !wouldWait else { return false }
             inbox.startWakeups += 1
             return true
         }
