@@ -9,7 +9,8 @@ import Foundation
 /// on Linux takes every task at once, and cancelling thousands of them when they time out kept
 /// both cores busy for a second, delaying every callback. Counting transfers here holds the cap,
 /// and a request that times out while it waits costs nothing. HTTPS is left to the library's
-/// cap: there requests share an HTTP/2 connection, and counting transfers would cap its streams.
+/// caps, per host and in total: there requests share an HTTP/2 connection, and counting
+/// transfers would cap its streams.
 /// The total holds the descriptors in use when requests go to many origins at once: 1,000 to
 /// 200 origins under a limit of 128 descriptors failed 800 times for want of a socket, reported
 /// as a refused connection. A value its owner guards; unit-tested without a transport.

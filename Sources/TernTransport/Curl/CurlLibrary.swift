@@ -121,5 +121,6 @@ enum CurlInfo {
 enum CurlMultiOption {
     static let maxConnects: Int32 = 6
     static let maxHostConnections: Int32 = 7
+    static let maxTotalConnections: Int32 = 13
 }
 #endif

@@ -99,6 +99,10 @@ final class CurlLoop: @unchecked Sendable {
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, Self.idleConnections)
         // Requests past the cap wait in libcurl's queue for a connection to the host to free up.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxHostConnections, connectionsPerHost)
+        // HTTPS, which `HostAdmission` leaves uncounted (HTTP/2 streams share a connection), is
+        // held by libcurl's total: past it a transfer waits for a connection, idle ones closed
+        // first. 1,000 HTTPS requests to 50 hosts under 128 descriptors failed 834 times without.
+        tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxTotalConnections, max(connectionsPerHost, totalConnections))
         Thread { [self] in run() }.start()
     }
 

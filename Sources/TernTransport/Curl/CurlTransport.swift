@@ -33,8 +33,8 @@ public final class CurlTransport: Transport {
     /// many as AsyncHTTPClient opens (browsers open six), so that thousands of requests at once
     /// queue for a few sockets instead of exhausting the process's descriptors.
     public static let defaultConnectionsPerHost = 8
-    /// The most plain-HTTP connections open at once to all hosts together unless a transport is
-    /// told otherwise: as many requests as OkHttp runs at once.
+    /// The most connections open at once to all hosts together unless a transport is told
+    /// otherwise: as many requests as OkHttp runs at once.
     public static let defaultConnections = 64
     /// The most connections open to one host at once.
     public let maximumConnectionsPerHost: Int
@@ -50,9 +50,9 @@ public final class CurlTransport: Transport {
     ///   - maximumConnectionsPerHost: The most connections open to one host (and port) at once;
     ///     requests past it wait, their timeouts running, for one to free up. HTTP/2 requests
     ///     share one connection whatever the cap.
-    ///   - maximumConnections: The most plain-HTTP connections open at once to all hosts
-    ///     together (at least `maximumConnectionsPerHost`), which holds the descriptors a
-    ///     process uses when it talks to many hosts at once; requests past it wait in the order
+    ///   - maximumConnections: The most connections open at once to all hosts together (at
+    ///     least `maximumConnectionsPerHost`), which holds the descriptors a process uses when
+    ///     it talks to many hosts at once; requests past it wait, over plain HTTP in the order
     ///     they came.
     /// - Throws: ``CurlUnavailable`` when libcurl cannot be loaded.
     public init(

@@ -94,6 +94,17 @@ final class TestCertificates: Sendable {
 
     /// Whether a server could listen on `port` now.
     private static func isFree(_ port: Int) -> Bool {
+        onLoopback(port) { bind($0, $1, $2) == 0 }
+    }
+
+    /// Whether something listens on `port` now: a connection made and closed at once, having
+    /// sent nothing.
+    static func accepts(_ port: Int) -> Bool {
+        onLoopback(port) { connect($0, $1, $2) == 0 }
+    }
+
+    /// `call` with a new TCP socket and 127.0.0.1:`port`; the socket closed after.
+    private static func onLoopback(_ port: Int, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool) -> Bool {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }
         var address = sockaddr_in()
@@ -101,7 +112,7 @@ final class TestCertificates: Sendable {
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
     }
 }

@@ -211,22 +211,25 @@ import TernTesting
 
     #if compiler(>=6.3)
     /// In a child process limited to 128 descriptors past those it inherited, `count` GETs at
-    /// once, the `n`th to `urls[n % urls.count]`: what it printed, "all ok" or what failed.
-    /// (A parent running the whole suite hands down other tests' sockets, up to 285 were seen,
-    /// which a flat limit of 256 left no room past.)
-    static func requestsUnderALowDescriptorLimit(to urls: [String], count: Int) async -> String {
+    /// once, the `n`th to `urls[n % urls.count]`, each expected to answer a body containing
+    /// `answer`: what it printed, "all ok" or what failed. The transport trusts the authority
+    /// at the path `authority`, if given. (A parent running the whole suite hands down other
+    /// tests' sockets, up to 285 were seen, which a flat limit of 256 left no room past.)
+    static func requestsUnderALowDescriptorLimit(to urls: [String], count: Int, answer: String = "ok",
+                                                 authority: String? = nil) async -> String {
         // The child prints what failed and exits 0 either way, so that the parent can say what.
-        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls, count] in
+        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls, count, answer, authority] in
             let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int($0) }.max() ?? 2
             var limit = rlimit(rlim_cur: rlim_t(inherited + 129), rlim_max: rlim_t(inherited + 129))
             guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
-            let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try CurlTransport(),
+            let transport = try CurlTransport(trusting: authority.map { URL(fileURLWithPath: $0) })
+            let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: transport,
                                   responseQueue: .global())
             let results = await withTaskGroup(of: Result<String, any Error>.self) { group in
                 for index in 0..<count { group.addTask { await (api.request(route: .get(urls[index % urls.count] + "/")) as Promise<String>).result } }
                 return await group.reduce(into: []) { $0.append($1) }
             }
-            let failures = results.filter { (try? $0.get()) != "ok" }
+            let failures = results.filter { (try? $0.get())?.contains(answer) != true }
             print(failures.isEmpty ? "all ok" : "\(failures.count) of \(count) failed, first: \(failures[0])")
         }
         return String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
