@@ -190,6 +190,22 @@ import TernTesting
         #expect(names(jar, for: "http://app.localhost/").isEmpty)
     }
 
+    /// "shop.co.uk." is the same host as "shop.co.uk" (the root's dot), and libpsl knows no
+    /// suffix "co.uk.": before the dot was taken away for the list, "evil.co.uk." set a cookie
+    /// for "co.uk." that went to every other "….co.uk.".
+    @Test(.enabled(if: PublicSuffixes.isAvailable, "the system has no libpsl"))
+    func aHostWrittenWithTheRootsDotIsHeldToTheListToo() {
+        let jar = CookieJar()
+        jar.setCookies(from: ["uk=1; Domain=co.uk.", "com=1; Domain=uk.", "parent=1; Domain=shop.co.uk.", "host=1"],
+                       for: URL(string: "https://www.shop.co.uk./")!, at: now)
+        #expect(Set(names(jar, for: "https://www.shop.co.uk./")) == ["parent", "host"])
+        #expect(names(jar, for: "https://api.shop.co.uk./") == ["parent"])
+        #expect(names(jar, for: "https://bank.co.uk./").isEmpty)
+        jar.setCookies(from: ["self=1; Domain=co.uk."], for: URL(string: "https://co.uk./")!, at: now)
+        #expect(names(jar, for: "https://co.uk./") == ["self"])
+        #expect(names(jar, for: "https://bank.co.uk./").isEmpty)
+    }
+
     @Test func anIPAddressSetsCookiesForItselfAlone() {
         let jar = CookieJar()
         jar.setCookies(from: ["a=1; Domain=0.0.1", "b=1; Domain=10.0.0.1", "c=1"], for: URL(string: "http://10.0.0.1/")!, at: now)
