@@ -431,12 +431,18 @@ final class CurlExchange: @unchecked Sendable {
     }
 
     /// libcurl's own refusals of a head, as a response that cannot be trusted: a status code of
-    /// more than three digits (CURLE_UNSUPPORTED_PROTOCOL), or a line of the head, its status
-    /// line or a field, past the 100 KB libcurl reads (CURLE_OUT_OF_MEMORY, as libcurl 7.88
-    /// says it, with no word of the line: said here, where "out of memory" would mislead).
+    /// more than three digits (CURLE_UNSUPPORTED_PROTOCOL), a line of the head, its status line
+    /// or a field, past the 100 KB libcurl reads (CURLE_OUT_OF_MEMORY, as libcurl 7.88 says
+    /// it, with no word of the line), or a first field line that continues the status line
+    /// (CURLE_BAD_FUNCTION_ARGUMENT, as if Tern had called libcurl wrongly): said here, where
+    /// libcurl's words would mislead.
     private func refusedHead(_ code: Int32) -> (any Error)? {
-        guard !head.isComplete, code == 27 || (code == 1 && head.status == 0) else { return nil }
-        let why = code == 27 ? "a line of its head passed the 100 KB libcurl reads" : message(for: code)
+        guard !head.isComplete, code == 27 || (code == 43 && head.status != 0) || (code == 1 && head.status == 0) else { return nil }
+        let why = switch code {
+        case 27: "a line of its head passed the 100 KB libcurl reads"
+        case 43: "its first field line begins with a space, continuing the status line (obsolete line folding)"
+        default: message(for: code)
+        }
         return URLError(.badServerResponse, userInfo: [
             NSLocalizedDescriptionKey: "the response cannot be trusted: \(why)",
             NSURLErrorFailingURLErrorKey: url,

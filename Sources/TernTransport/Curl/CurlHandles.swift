@@ -9,7 +9,9 @@ import TernCore
 /// allocation that large. A handle taken from here has had `curl_easy_reset`: every option
 /// cleared and its last request's state gone. It keeps its TLS sessions, which libcurl resumes
 /// only with the same host and settings, pins included (as it reuses connections). libcurl
-/// 7.88 frees a transfer's buffers when it ends, so a kept handle holds no body.
+/// 7.88 frees a transfer's buffers when it ends, so a kept handle holds no body; but it keeps
+/// one pointer it should not (``CurlLibrary/resetHandlesAreSafe``), so before 8.1.0 no handle
+/// is kept.
 ///
 /// Taken and given back on any thread, hence the lock; a handle is given back only once it has
 /// left the multi handle, so that no callback of its last transfer can come.
@@ -36,8 +38,10 @@ final class CurlHandles: Sendable {
         kept.withLock { $0.popLast() }?.easy ?? curl.pointee.easy_init()
     }
 
-    /// Takes back `easy`, out of the multi handle, to be reset and kept, or freed if enough are.
+    /// Takes back `easy`, out of the multi handle, to be reset and kept, or freed if enough are
+    /// (or none may be).
     func giveBack(_ easy: UnsafeMutableRawPointer) {
+        guard capacity > 0 else { return curl.pointee.easy_cleanup(easy) }
         curl.pointee.easy_reset(easy)
         let handle = Handle(easy: easy)
         let isKept = kept.withLock { kept in

@@ -12,6 +12,13 @@ final class CurlLibrary: @unchecked Sendable {
     let api: UnsafePointer<TernCurl>
     /// Its version string, such as "libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 nghttp2/1.52.0".
     let version: String
+    /// Whether a handle `curl_easy_reset` after a transfer is as safe for the next one as a new
+    /// handle. libcurl before 8.1.0 left on the handle a pointer to its last transfer's
+    /// headers, freed as the next began; a response whose first field line was folded (began
+    /// with a space) was then appended through it: a use after free, which a hostile server
+    /// could send at will (seen: "free(): invalid pointer", the process aborted). Fixed by
+    /// curl's "headers: clear (possibly) lingering pointer in init".
+    let resetHandlesAreSafe: Bool
 
     /// The library loaded unless `TERN_LIBCURL` names another: the one FoundationNetworking links.
     static let defaultPath = "libcurl.so.4"
@@ -43,6 +50,16 @@ final class CurlLibrary: @unchecked Sendable {
         guard api.pointee.global_init(3) == 0 else { throw CurlUnavailable(reason: "curl_global_init failed") }
         self.api = UnsafePointer(api)
         version = api.pointee.version().map { String(cString: $0) } ?? "libcurl"
+        resetHandlesAreSafe = Self.release(of: version).map { !$0.lexicographicallyPrecedes([8, 1, 0]) } ?? false
+    }
+
+    /// The release a version string names, such as [7, 88, 1] for "libcurl/7.88.1 OpenSSL/3.0";
+    /// `nil` if it names none.
+    static func release(of version: String) -> [Int]? {
+        guard version.hasPrefix("libcurl/") else { return nil }
+        let numbers = version.dropFirst("libcurl/".count).prefix { $0.isNumber || $0 == "." }.split(separator: ".").compactMap { Int($0) }
+        guard numbers.count == 3 else { return nil }
+        return numbers
     }
 }
 

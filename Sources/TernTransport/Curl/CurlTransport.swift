@@ -55,14 +55,29 @@ public final class CurlTransport: Transport {
     ///     it talks to many hosts at once; requests past it wait, over plain HTTP in the order
     ///     they came.
     /// - Throws: ``CurlUnavailable`` when libcurl cannot be loaded.
-    public init(
+    public convenience init(
+        trusting trustedCertificates: URL? = nil,
+        maximumConnectionsPerHost: Int = CurlTransport.defaultConnectionsPerHost,
+        maximumConnections: Int = CurlTransport.defaultConnections
+    ) throws(CurlUnavailable) {
+        try self.init(keepingHandles: nil, trusting: trustedCertificates, maximumConnectionsPerHost: maximumConnectionsPerHost,
+                      maximumConnections: maximumConnections)
+    }
+
+    /// The same, keeping finished exchanges' handles for the next ones if `keepingHandles`,
+    /// or if it is `nil` and the libcurl loaded resets them safely; internal, for the tests of
+    /// handles kept, whatever libcurl runs them.
+    init(
+        keepingHandles: Bool?,
         trusting trustedCertificates: URL? = nil,
         maximumConnectionsPerHost: Int = CurlTransport.defaultConnectionsPerHost,
         maximumConnections: Int = CurlTransport.defaultConnections
     ) throws(CurlUnavailable) {
         library = try CurlLibrary.shared.get()
         loop = try CurlLoop(curl: library.api, connectionsPerHost: max(1, maximumConnectionsPerHost), totalConnections: maximumConnections)
-        handles = CurlHandles(library: library, capacity: CurlLoop.idleConnections)
+        // A libcurl whose reset handles are not safe gets a new handle for every exchange.
+        let keeps = keepingHandles ?? library.resetHandlesAreSafe
+        handles = CurlHandles(library: library, capacity: keeps ? CurlLoop.idleConnections : 0)
         executor = CurlTaskExecutor(loop: loop)
         self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
         self.trustedCertificates = trustedCertificates

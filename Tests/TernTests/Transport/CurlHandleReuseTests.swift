@@ -6,7 +6,9 @@ import Testing
 
 /// A libcurl easy handle a finished exchange gave back carries nothing of that exchange into the
 /// next one: not its method, body, headers, nor a HEAD's "no body"; and the handles come back
-/// to the transport, one per exchange, no more than it keeps.
+/// to the transport, one per exchange, no more than it keeps. Handles are kept only with
+/// libcurl 8.1.0 or later (``CurlLibrary/resetHandlesAreSafe``); these tests keep them with
+/// whichever libcurl runs them.
 @Suite(.timeLimit(.minutes(1))) struct CurlHandleReuseTests {
     /// Answers each request with its request line and every header it came with, one per line,
     /// then the body it came with: what the next exchange would carry over is in its answer.
@@ -25,7 +27,7 @@ import Testing
     @Test func aHandleGivenBackCarriesNothingIntoTheNextExchange() async throws {
         let server = try Self.echo()
         defer { server.stop() }
-        let transport = try CurlTransport()
+        let transport = try CurlTransport(keepingHandles: true)
         let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: transport, responseQueue: .global())
         // Each exchange ends before the next starts, so each takes the handle the last gave back.
         let put: String = try await api.request(route: .put(server.baseURL + "/put"),
@@ -63,7 +65,7 @@ import Testing
             }
         }
         defer { server.stop() }
-        let transport = try CurlTransport(maximumConnectionsPerHost: width)
+        let transport = try CurlTransport(keepingHandles: true, maximumConnectionsPerHost: width)
         let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: transport, responseQueue: .global())
         let answers = try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<width {
@@ -74,6 +76,26 @@ import Testing
         #expect(answers == Set((0..<width).map(String.init)))
         #expect(server.connections == width)
         #expect(await eventually { transport.handles.keptCount == CurlLoop.idleConnections })
+    }
+
+    /// Handles are kept by default only where libcurl resets them safely: 8.1.0 and later.
+    @Test func handlesAreKeptFromLibcurl8Point1On() async throws {
+        #expect(CurlLibrary.release(of: "libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13") == [7, 88, 1])
+        #expect(CurlLibrary.release(of: "libcurl/8.10.1-DEV") == [8, 10, 1])
+        #expect(CurlLibrary.release(of: "libcurl/8.1") == nil)
+        #expect(CurlLibrary.release(of: "curl/8.1.0") == nil)
+        let library = try CurlLibrary.shared.get()
+        let release = try #require(CurlLibrary.release(of: library.version))
+        #expect(library.resetHandlesAreSafe == (release.lexicographicallyPrecedes([8, 1, 0]) == false))
+        let server = try Self.echo()
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: transport, responseQueue: .global())
+        let _: String = try await api.request(route: .get(server.baseURL + "/one")).value
+        let _: String = try await api.request(route: .get(server.baseURL + "/two")).value
+        // Given back once each transfer has left the multi handle, a moment after its answer.
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(await eventually { transport.handles.keptCount == (library.resetHandlesAreSafe ? 1 : 0) })
     }
 }
 #endif

@@ -52,6 +52,36 @@ import Tern
         #expect(next == "next")
     }
 
+    #if compiler(>=6.3)
+    /// A first field line beginning with a space would continue the status line: refused, typed.
+    /// libcurl before 8.1.0 appended such a line to the previous transfer's headers, freed by
+    /// then, whenever the handle had carried one ("free(): invalid pointer", the process
+    /// aborted, one run in three of a fuzzing probe): so each follows an ordinary answer, 200
+    /// times, in a child process that a crash would end.
+    @Test func aFoldedFirstFieldFailsTypedAfterAnyAnswerBefore() async throws {
+        let server = try Self.server(head: "HTTP/1.1 200 OK\r\n folded: x\r\nContent-Length: 5")
+        defer { server.stop() }
+        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [url = server.baseURL as String] in
+            let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try CurlTransport(),
+                                  responseQueue: .global())
+            var outcomes = Set<String>()
+            for index in 0..<200 {
+                let answer = await (api.request(route: .get(url + "/n\(index)")) as Promise<String>).result
+                let folded = await (api.request(route: .get(url + "/hostile")) as Promise<String>).result
+                switch (answer, folded) {
+                case (.success("n\(index)"), .failure(APIError.transportFailed(let failure))) where failure.urlError?.code == .badServerResponse:
+                    outcomes.insert("\(failure)")
+                default:
+                    outcomes.insert("unexpected: \(answer), \(folded)")
+                }
+            }
+            print(outcomes.joined(separator: "\n"))
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        #expect(!printed.contains("unexpected") && printed.contains("cannot be trusted") && printed.contains("obsolete line folding"), "\(printed)")
+    }
+    #endif
+
     /// 27,000 short fields, as many as the head's limit holds, one of them repeated: the answer
     /// comes with them all, and the next request gets its own.
     @Test func aHeadOfTensOfThousandsOfFieldsIsAnswered() async throws {
