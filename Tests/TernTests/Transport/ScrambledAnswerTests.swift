@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+import Tern
+
+/// A server that answers each request with a real answer, scrambled at random: bytes changed,
+/// put in or cut out, a field line folded, the answer cut short, a lying length, stray bytes or
+/// a whole stray answer after it, a pause. Whatever it sends, each request settles once, with
+/// an answer the server sent it or a typed error: never another request's answer, a hang or a
+/// crash. (This is how libcurl 7.88's header store was found to crash the process: see
+/// `HostileHeadTests.aFoldedFirstFieldFailsTypedAfterAnyAnswerBefore`.)
+@Suite(.timeLimit(.minutes(1)), .enabled(if: TestTransport.refusesStrayBytes, "FoundationNetworking reuses a connection with unread input"))
+struct ScrambledAnswerTests {
+    struct Item: Decodable {
+        let id: String
+    }
+
+    /// The answers a request for `id` may get before scrambling: framed by length, by chunks,
+    /// by the connection's end; with cookies and caching; a redirect; an interim answer first.
+    static func answers(for id: String, path: String) -> [String] {
+        let body = "{\"id\":\"\(id)\"}"
+        return [
+            "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nContent-Type: application/json\r\n\r\n\(body)",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n\(String(body.utf8.count, radix: 16))\r\n\(body)\r\n0\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nSet-Cookie: c\(id)=v; Path=/; Max-Age=60\r\nCache-Control: max-age=60\r\nETag: \"\(id)\"\r\n\r\n\(body)",
+            "HTTP/1.1 301 Moved Permanently\r\nLocation: \(path)-moved\r\nContent-Length: 0\r\n\r\n",
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)",
+            "HTTP/1.0 200 OK\r\n\r\n\(body)",
+            "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)",
+        ]
+    }
+
+    /// What the server does with one answer.
+    struct Scrambled {
+        var bytes: [UInt8]
+        /// Whether the server closes the connection once it has sent them.
+        var closes = false
+        var pauseMilliseconds = 0
+    }
+
+    /// `answer` scrambled one way of eleven, or left whole (nine chances in twenty);
+    /// `previous`, the last answer the server sent on any connection, for strays.
+    static func scramble(_ answer: String, previous: String?, using random: inout some RandomNumberGenerator) -> Scrambled {
+        var scrambled = Scrambled(bytes: Array(answer.utf8))
+        let count = scrambled.bytes.count
+        let anywhere = Int.random(in: 0..<count, using: &random)
+        switch Int.random(in: 0..<20, using: &random) {
+        case 0:
+            for _ in 0..<Int.random(in: 1...4, using: &random) { scrambled.bytes[Int.random(in: 0..<count, using: &random)] = .random(in: 0...255, using: &random) }
+        case 1:
+            let bytes = (0..<Int.random(in: 1...8, using: &random)).map { _ in Array("\r\n\0: 09,;".utf8).randomElement(using: &random)! }
+            scrambled.bytes.insert(contentsOf: bytes, at: anywhere)
+        case 2:
+            scrambled.bytes.removeSubrange(anywhere..<min(count, anywhere + Int.random(in: 1...10, using: &random)))
+        case 3:
+            scrambled.bytes.removeSubrange(anywhere...)
+            scrambled.closes = true
+        case 4:
+            if let previous { scrambled.bytes += Array(previous.utf8) }   // a whole stray answer
+        case 5:
+            scrambled.bytes += Array("garbage\r\n".utf8)
+        case 6:
+            scrambled.pauseMilliseconds = Int.random(in: 1...40, using: &random)
+        case 7:
+            scrambled.bytes.insert(contentsOf: Array("\r\nContent-Length: 99\r\n".utf8), at: anywhere)
+        case 8:
+            scrambled.bytes.insert(contentsOf: Array("\r\nTransfer-Encoding: chunked\r\n".utf8), at: anywhere)
+        case 9:
+            // A field line folded onto the status line.
+            let lineEnd = answer.utf8.firstIndex(of: 10).map { answer.utf8.distance(from: answer.utf8.startIndex, to: $0) } ?? 0
+            scrambled.bytes.insert(contentsOf: Array(" folded: x\r\n".utf8), at: lineEnd + 1)
+        case 10:
+            scrambled.bytes.insert(contentsOf: Array("\r\n\r\n".utf8), at: anywhere)
+        default:
+            break
+        }
+        return scrambled
+    }
+
+    @Test(arguments: [1, 2] as [UInt64])
+    func eachRequestGetsAnAnswerTheServerSentItOrATypedError(seed: UInt64) async throws {
+        // By the request each answer went to, as its X-Request field named it (on every hop of
+        // a redirect; the path may be scrambled).
+        let sent = Recorder<(request: String, bytes: [UInt8])>()
+        let server = try RawServer { connection in
+            var random = SplitMix(seed: seed &* 1_000 &+ UInt64(connection.index))
+            while let head = connection.readHead() {
+                let path = String(head.split(separator: " ").dropFirst().first ?? "/")
+                let field = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("x-request:") }
+                let id = field.map { String($0.dropFirst("x-request:".count).trimmingCharacters(in: .whitespaces)) } ?? "none"
+                let all = Self.answers(for: id, path: path)
+                let answer = path.hasSuffix("-moved") ? all[0] : all.randomElement(using: &random)!
+                let scrambled = Self.scramble(answer, previous: sent.items.last.map { String(decoding: $0.bytes, as: UTF8.self) }, using: &random)
+                sent.append((id, scrambled.bytes))
+                if scrambled.pauseMilliseconds > 0 { connection.pause(scrambled.pauseMilliseconds) }
+                let lastOnConnection = scrambled.closes || answer.hasPrefix("HTTP/1.0") || answer.contains("Connection: close")
+                guard connection.send(scrambled.bytes), !lastOnConnection else { return }
+            }
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 1, retryPolicy: .never, cache: HTTPCache()),
+                              transport: TestTransport.make(), responseQueue: .global())
+        let outcomes = Recorder<String>()
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<600 {
+                if index >= 32 { await group.next() }
+                group.addTask {
+                    let id = "r\(index)"
+                    let parameters = URLParameters([:], headers: ["X-Request": id])
+                    switch await (api.request(route: .get(server.baseURL + "/" + id), parameters: parameters) as Promise<Item>).result {
+                    case .success(let item):
+                        // Its own answer, perhaps scrambled: what the server sent to this
+                        // request, on any hop, holds the id it got.
+                        let said = sent.items.contains { $0.request == id && String(decoding: $0.bytes, as: UTF8.self).contains("\"\(item.id)\"") }
+                        outcomes.append(said ? "answered" : "\(id) got \(item.id), which the server never sent it")
+                    case .failure(is APIError):
+                        outcomes.append("failed, typed")
+                    case .failure(let error):
+                        outcomes.append("\(id) failed untyped: \(error)")
+                    }
+                }
+            }
+        }
+        let wrong = outcomes.items.filter { $0 != "answered" && $0 != "failed, typed" }
+        #expect(wrong.isEmpty, "\(wrong)")
+        #expect(outcomes.items.count == 600)
+        // Most answers went through whole: the scrambling did not hide a transport that fails all.
+        #expect(outcomes.items.filter { $0 == "answered" }.count > 300)
+    }
+}
