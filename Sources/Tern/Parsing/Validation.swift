@@ -9,10 +9,18 @@
 /// ```
 public struct Validation: Sendable {
     private let accepts: @Sendable (Response) -> Bool
+    /// Whether `accepts` is the app's own code, which may wait for another request (and so
+    /// never runs on the transport's thread).
+    let isCustom: Bool
+
+    private init(isCustom: Bool = false, accepts: @escaping @Sendable (Response) -> Bool) {
+        self.accepts = accepts
+        self.isCustom = isCustom
+    }
 
     /// A validation that accepts the responses for which `accepts` returns `true`.
     public static func custom(_ accepts: @escaping @Sendable (Response) -> Bool) -> Validation {
-        Validation(accepts: accepts)
+        Validation(isCustom: true, accepts: accepts)
     }
 
     /// Accepts the status codes in `codes`.

@@ -65,12 +65,13 @@ struct RequestContext: Sendable {
     }
 
     /// Whether the request's stages call the app's own code: a delegate, plugins, adapters, a
-    /// parser other than ``JSONParser`` itself, a redirect policy's closure. Such code may wait
+    /// parser other than ``JSONParser`` itself, a redirect policy's closure, a custom
+    /// validation. Such code may wait
     /// for another request, which only the transport's thread can carry, so those stages never
     /// run there.
     var callsAppCode: Bool {
         !plugins.isEmpty || !adapters.isEmpty || Swift.type(of: parser) != JSONParser.self || redirectPolicy.decide != nil
-            || (authenticates && api.delegate != nil)
+            || validation.isCustom || (authenticates && api.delegate != nil)
     }
 
     /// The delegate that signs and refreshes for `leg`: none once the chain has left the

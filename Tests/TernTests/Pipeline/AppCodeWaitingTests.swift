@@ -4,8 +4,8 @@ import Testing
 import Tern
 import TernTesting
 
-/// The app's own code in a request's stages (a delegate signing it, a plugin, a parser of its
-/// own) may wait for another request through the same transport, as code written for URLSession
+/// The app's own code in a request's stages (a delegate signing it, a plugin, a parser or a
+/// validation of its own) may wait for another request through the same transport, as code written for URLSession
 /// often does. That request needs the transport's thread, so the app's code never runs there:
 /// it waited for its whole timeout when the stages ran on the loop while it was idle.
 @Suite(.timeLimit(.minutes(1))) struct AppCodeWaitingTests {
@@ -101,6 +101,19 @@ import TernTesting
             #expect(answer == "ok")
         }
         #expect(seen.items == Array(repeating: "t", count: 3))
+    }
+
+    @Test func aValidationThatWaitsForATokenJudgesEveryResponse() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let (api, tokens) = try apis(server)
+        let validation = Validation.custom { response in
+            response.statusCode == 200 && (try? Self.waitForToken(tokens, at: server.baseURL)) == "t"
+        }
+        for _ in 0..<3 {
+            let answer: String = try await api.request(route: .get(server.baseURL + "/orders"), options: RequestOptions(validation: validation)).value
+            #expect(answer == "ok")
+        }
     }
 }
 #endif
