@@ -78,9 +78,10 @@ public enum TransferDecision: Sendable {
     case proceed
     /// Stop the transfer now.
     case stop
-    /// The chunk is taken; send no more until the task's ``TransportTask/resumeReceiving()``, so
-    /// that a slow reader holds the server back instead of filling memory. A transport that
-    /// cannot pause takes it as ``proceed``; after a head it means ``proceed``.
+    /// The chunk (or the head) is taken; send no more until the task's
+    /// ``TransportTask/resumeReceiving()``, so that a slow reader holds the server back instead
+    /// of filling memory, or the body waits while the head is judged. A transport that cannot
+    /// pause takes it as ``proceed``.
     case pause
 }
 

@@ -220,12 +220,14 @@ final class RequestExecution: Sendable {
         if stream != nil {
             opensStream = { [self] head in openStream(head, for: request.urlRequest, attempt: attempt, leg: leg, timing: timing()) }
         }
+        // A head judged by the app's code is judged on the pipeline's queue, never the transport's thread.
         let collector = ResponseCollector(limit: signed.maximumBodySize, uploadLength: request.bodyLength, file: download, progress: progress,
-                                          opensStream: opensStream) { [self] result, metrics in
+                                          opensStream: opensStream, judgesHeadOn: context.callsAppCode ? context.pipelineQueue : nil) { [self] result, metrics in
             if let metrics { transfers.withLock { $0.append(metrics) } }
             received(result, for: request.urlRequest, attempt: attempt, leg: leg, generation: generation, timing: timing())
         }
         let task = context.transport.send(request, to: collector)
+        collector.attach(task)
         stream?.attach(task)
         // Finished already: cancelled, timed out, or answered by a stream that now owns the task.
         if !state.withLock({ $0.started(task, attempt: attempt) }), stream?.isOpen(on: attempt) != true { task.cancel() }

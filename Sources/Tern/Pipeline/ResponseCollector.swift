@@ -26,6 +26,20 @@ final class ResponseCollector: TransportReceiver {
         var stream: StreamBuffer?
         /// What the transport measured of the exchange, if it did.
         var metrics: TransferMetrics?
+        /// While the app's code judges a streamed head elsewhere: what came meanwhile.
+        var judging: Judging?
+        /// The exchange's task, once the transport has made it.
+        var task: (any TransportTask)?
+        /// Whether the task is to go on receiving (the head judged) before it was attached.
+        var owesResume = false
+    }
+
+    /// What a transport that cannot pause sent while a streamed head was being judged: replayed
+    /// in order once it is.
+    private struct Judging {
+        var chunks: [Data] = []
+        /// The exchange's end, if it came: `error` as reported.
+        var end: (any Error)??
     }
 
     private let limit: Int?
@@ -37,15 +51,21 @@ final class ResponseCollector: TransportReceiver {
     /// For a streamed request: asked at the head whether the body is the stream's (the head
     /// was accepted), and returns the stream if so.
     private let opensStream: (@Sendable (ResponseHead) -> StreamBuffer?)?
+    /// Where a streamed head is judged when that runs the app's code (validation, the
+    /// delegate's refresh check, plugins), which may wait for another request through the same
+    /// transport: never on the transport's thread, which that request needs. `nil` to judge it
+    /// as it arrives.
+    private let judgesHeadOn: DispatchQueue?
     // The transport calls one event at a time; the lock only makes that visible to the compiler,
     // and is never contended.
     private let state = Locked(State())
 
     init(limit: Int?, uploadLength: Int64? = nil, file: DownloadFile? = nil, progress: ProgressChannel,
-         opensStream: (@Sendable (ResponseHead) -> StreamBuffer?)? = nil,
+         opensStream: (@Sendable (ResponseHead) -> StreamBuffer?)? = nil, judgesHeadOn: DispatchQueue? = nil,
          completion: @escaping @Sendable (Result<TransportResponse, any Error>, TransferMetrics?) -> Void) {
         self.limit = limit
         self.opensStream = opensStream
+        self.judgesHeadOn = opensStream == nil ? nil : judgesHeadOn
         self.uploadLength = uploadLength
         self.file = file
         self.progress = progress
@@ -57,7 +77,53 @@ final class ResponseCollector: TransportReceiver {
         progress.report(TransferProgress(direction: .upload, completedBytes: totalSent, totalBytes: totalExpected ?? uploadLength))
     }
 
+    /// The exchange's task: resumed here once a head judged elsewhere is.
+    func attach(_ task: any TransportTask) {
+        let resume = state.withLock { state in
+            state.task = task
+            defer { state.owesResume = false }
+            return state.owesResume
+        }
+        if resume { task.resumeReceiving() }
+    }
+
     func didReceive(_ head: ResponseHead) -> TransferDecision {
+        guard let judgesHeadOn else { return judge(head) }
+        state.withLock { $0.judging = Judging() }
+        judgesHeadOn.async { [self] in
+            let decision = judge(head)
+            // What came meanwhile, in order, as it would have come (more may come as it is
+            // taken): a stream that is full pauses the transfer, and resumes it once read.
+            var paused = false
+            while true {
+                let (chunks, end, task) = state.withLock { state -> ([Data], (any Error)??, (any TransportTask)?) in
+                    let judging = state.judging ?? Judging()
+                    if judging.chunks.isEmpty { state.judging = nil } else { state.judging?.chunks = [] }
+                    return (judging.chunks, judging.chunks.isEmpty ? judging.end : nil, state.task)
+                }
+                guard chunks.isEmpty else {
+                    for chunk in chunks where take(chunk) == .pause { paused = true }
+                    continue
+                }
+                if let end { return didComplete(with: end) }
+                switch decision {
+                case .stop: task?.cancel()
+                case .proceed, .pause: if !paused { resume(task) }
+                }
+                return
+            }
+        }
+        return .pause
+    }
+
+    /// Lets `task` go on receiving, or owes it that until it is attached.
+    private func resume(_ task: (any TransportTask)?) {
+        guard let task else { return state.withLock { $0.owesResume = true } }
+        task.resumeReceiving()
+    }
+
+    /// Takes `head` as the stream's, if it opens it, or as the head of the body collected here.
+    private func judge(_ head: ResponseHead) -> TransferDecision {
         if let stream = opensStream?(head) {
             state.withLock { state in
                 state.head = head
@@ -105,6 +171,15 @@ final class ResponseCollector: TransportReceiver {
     }
 
     func didReceive(_ chunk: Data) -> TransferDecision {
+        let isJudging = state.withLock { state in
+            state.judging?.chunks.append(chunk)
+            return state.judging != nil
+        }
+        return isJudging ? .proceed : take(chunk)
+    }
+
+    /// Takes `chunk` into the stream, the file or the body.
+    private func take(_ chunk: Data) -> TransferDecision {
         var stream: StreamBuffer?
         let received = state.withLock { state -> TransferProgress? in
             stream = state.stream
@@ -148,10 +223,15 @@ final class ResponseCollector: TransportReceiver {
     }
 
     func didComplete(with error: (any Error)?) {
-        let state = state.withLock { state in
+        let state = state.withLock { state -> State? in
+            guard state.judging == nil else {
+                state.judging?.end = .some(error)
+                return nil
+            }
             defer { state = State() }
             return state
         }
+        guard let state else { return }
         // The request settled when the stream opened; the body's end is the stream's.
         if let stream = state.stream {
             return stream.finish(after: error, statusCode: state.head?.statusCode)

@@ -66,6 +66,9 @@ final class CurlExchange: @unchecked Sendable {
     private var receivedBytes = 0
     /// How many bytes libcurl will hand over again, having held them during a pause.
     private var heldOverBytes = 0
+    /// Whether libcurl holds the head's last line, refused with a pause while the receiver
+    /// judges the head: handed over again on resuming, it is skipped.
+    private var heldOverHeadEnd = false
     /// The framing of a chunked body, read for the sizes its chunks declare, and the most they
     /// may declare; `nil` unless the body is chunked and limited.
     private var chunks: (framing: ChunkFraming, limit: UInt64)?
@@ -220,29 +223,36 @@ final class CurlExchange: @unchecked Sendable {
         setLong(CurlOption.freshConnect, 1)
     }
 
-    fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Written {
+        if heldOverHeadEnd {
+            heldOverHeadEnd = false
+            return .taken
+        }
         switch head.read(bytes) {
         case .more:
-            return true
+            return .taken
         case .refused(let refusal):
             stop = .head(refusal)
-            return false
+            return .abort
         case .head(let complete):
             return deliver(complete)
         }
     }
 
-    private func deliver(_ complete: ResponseHeadReader.Head) -> Bool {
+    private func deliver(_ complete: ResponseHeadReader.Head) -> Written {
         // What was sent is reported before the head, as the receiver expects.
         reportUpload(sentBytes())
         guard let received = ResponseHead(url: url, statusCode: complete.status, httpVersion: complete.httpVersion,
-                                          headers: complete.fields) else { return false }
-        guard receiver.didReceive(received) != .stop else {
+                                          headers: complete.fields) else { return .abort }
+        let decision = receiver.didReceive(received)
+        guard decision != .stop else {
             stop = .receiverSaidStop
-            return false
+            return .abort
         }
         watchChunks(of: received)
-        return true
+        // The body waits, the head's last line held, until the receiver resumes it.
+        heldOverHeadEnd = decision == .pause
+        return decision == .pause ? .pause : .taken
     }
 
     /// Reads a chunked body's framing as it arrives when the body has a limit, to stop at once a
@@ -478,7 +488,11 @@ private let curlWrite: tern_curl_data_callback = { buffer, size, count, context 
 private let curlHeader: tern_curl_data_callback = { buffer, size, count, context in
     guard let context, let buffer else { return 0 }
     let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
-    return exchange.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count)) ? size * count : 0
+    switch exchange.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count)) {
+    case .taken: return size * count
+    case .abort: return 0
+    case .pause: return 0x1000_0001   // CURL_WRITEFUNC_PAUSE
+    }
 }
 
 private let curlRead: tern_curl_data_callback = { buffer, size, count, context in

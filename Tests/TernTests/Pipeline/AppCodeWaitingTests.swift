@@ -103,6 +103,20 @@ import TernTesting
         #expect(seen.items == Array(repeating: "t", count: 3))
     }
 
+    /// A stream's head is judged as it arrives; by the app's code, off the transport's thread.
+    @Test func aStreamWhosePluginWaitsForATokenOpensEveryTime() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let seen = Recorder<String>()
+        let (api, _) = try apis(server, plugins: { [WaitingPlugin(tokens: $0, url: server.baseURL, seen: seen)] })
+        for _ in 0..<3 {
+            var body = Data()
+            for try await chunk in api.stream(route: .get(server.baseURL + "/orders")) { body.append(chunk) }
+            #expect(String(decoding: body, as: UTF8.self) == "ok")
+        }
+        #expect(seen.items == Array(repeating: "t", count: 3))
+    }
+
     @Test func aValidationThatWaitsForATokenJudgesEveryResponse() async throws {
         let server = try Self.server()
         defer { server.stop() }

@@ -13,11 +13,19 @@ import TernTesting
 
     static let chunkedHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 
-    func api() -> AbstractAPI {
-        AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
+    /// An API over the transport under test; with a plugin if `judgedByAppCode`, so that a
+    /// stream's head is judged off the transport's thread, the body waiting meanwhile (or, where
+    /// the transport cannot pause, kept and handed on after).
+    func api(judgedByAppCode: Bool = false) -> AbstractAPI {
+        AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never, plugins: judgedByAppCode ? [Watching()] : []),
+                    transport: TestTransport.make(), responseQueue: .global())
     }
 
-    @Test func eventsArriveAsTheServerSendsThemWithEveryFieldAndLineEnd() async throws {
+    /// A plugin that does nothing: app code, as far as the pipeline knows.
+    struct Watching: Plugin {}
+
+    @Test(arguments: [false, true])
+    func eventsArriveAsTheServerSendsThemWithEveryFieldAndLineEnd(judgedByAppCode: Bool) async throws {
         let stream = "\u{FEFF}: a comment\r\nevent: delta\r\nid: 1\r\ndata: first\r\ndata: line\r\n\r\nretry: 2000\ndata: second\n\ndata: third\r\r"
         let server = try RawServer { connection in
             guard connection.readRequest() != nil else { return }
@@ -32,7 +40,7 @@ import TernTesting
         }
         defer { server.stop() }
         var events: [ServerSentEvent] = []
-        for try await event in api().stream(route: .get(server.baseURL + "/events")).events { events.append(event) }
+        for try await event in api(judgedByAppCode: judgedByAppCode).stream(route: .get(server.baseURL + "/events")).events { events.append(event) }
         #expect(events == [
             ServerSentEvent(type: "delta", data: "first\nline", lastEventID: "1"),
             ServerSentEvent(data: "second", lastEventID: "1"),
@@ -68,7 +76,8 @@ import TernTesting
     }
 
     /// The first line is read while the server still holds the rest: nothing waits for the end.
-    @Test func aLineArrivesBeforeTheBodyEnds() async throws {
+    @Test(arguments: [false, true])
+    func aLineArrivesBeforeTheBodyEnds(judgedByAppCode: Bool) async throws {
         let firstRead = DispatchSemaphore(value: 0)
         let server = try RawServer { connection in
             guard connection.readRequest() != nil else { return }
@@ -78,21 +87,22 @@ import TernTesting
         }
         defer { server.stop() }
         var lines: [String] = []
-        for try await line in api().stream(route: .get(server.baseURL + "/lines")).lines {
+        for try await line in api(judgedByAppCode: judgedByAppCode).stream(route: .get(server.baseURL + "/lines")).lines {
             lines.append(line)
             if lines.count == 1 { firstRead.signal() }
         }
         #expect(lines == ["one", "two", "three"])
     }
 
-    @Test func anErrorStatusFailsWithItsBodyNotAStream() async throws {
+    @Test(arguments: [false, true])
+    func anErrorStatusFailsWithItsBodyNotAStream(judgedByAppCode: Bool) async throws {
         let server = try RawServer { connection in
             guard connection.readRequest() != nil else { return }
             _ = connection.send(RawServer.Connection.response(#"{"error":"no such feed"}"#, status: "404 Not Found"))
         }
         defer { server.stop() }
         do {
-            for try await _ in api().stream(route: .get(server.baseURL + "/missing")) { Issue.record("a chunk of an error's body") }
+            for try await _ in api(judgedByAppCode: judgedByAppCode).stream(route: .get(server.baseURL + "/missing")) { Issue.record("a chunk of an error's body") }
             Issue.record("no error")
         } catch let error as APIError {
             guard case .unacceptableStatus(let failure) = error else { Issue.record("expected unacceptableStatus, got \(error)"); return }
@@ -228,8 +238,8 @@ import TernTesting
 
     /// A reader slower than the server holds it back: what leaves the server while
     /// the reader waits is the buffer's megabyte and what the sockets hold, not the body.
-    @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"))
-    func aSlowReaderHoldsTheServerBack() async throws {
+    @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"), arguments: [false, true])
+    func aSlowReaderHoldsTheServerBack(judgedByAppCode: Bool) async throws {
         let size = 48 << 20
         let sent = Locked(0)
         let server = try RawServer { connection in
@@ -241,7 +251,7 @@ import TernTesting
         defer { server.stop() }
         var received = 0
         var heldBack = 0
-        for try await chunk in api().stream(route: .get(server.baseURL + "/large"), bufferSize: 1 << 20) {
+        for try await chunk in api(judgedByAppCode: judgedByAppCode).stream(route: .get(server.baseURL + "/large"), bufferSize: 1 << 20) {
             received += chunk.count
             if heldBack == 0, received >= 1 << 20 {
                 try await Task.sleep(for: .milliseconds(300))   // a slow reader
