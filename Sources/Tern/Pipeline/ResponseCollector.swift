@@ -30,8 +30,9 @@ final class ResponseCollector: TransportReceiver {
         var judging: Judging?
         /// The exchange's task, once the transport has made it.
         var task: (any TransportTask)?
-        /// Whether the task is to go on receiving (the head judged) before it was attached.
-        var owesResume = false
+        /// What the task is to do once attached (go on receiving, or stop), the head having been
+        /// judged before it was.
+        var owed: TransferDecision?
     }
 
     /// What a transport that cannot pause sent while a streamed head was being judged: replayed
@@ -56,8 +57,7 @@ final class ResponseCollector: TransportReceiver {
     /// transport: never on the transport's thread, which that request needs. `nil` to judge it
     /// as it arrives.
     private let judgesHeadOn: DispatchQueue?
-    // The transport calls one event at a time; the lock only makes that visible to the compiler,
-    // and is never contended.
+    // The transport calls one event at a time; a head judged elsewhere is the one other thread.
     private let state = Locked(State())
 
     init(limit: Int?, uploadLength: Int64? = nil, file: DownloadFile? = nil, progress: ProgressChannel,
@@ -77,14 +77,15 @@ final class ResponseCollector: TransportReceiver {
         progress.report(TransferProgress(direction: .upload, completedBytes: totalSent, totalBytes: totalExpected ?? uploadLength))
     }
 
-    /// The exchange's task: resumed here once a head judged elsewhere is.
+    /// The exchange's task: resumed here once a head judged elsewhere is (kept only then).
     func attach(_ task: any TransportTask) {
-        let resume = state.withLock { state in
+        guard judgesHeadOn != nil else { return }
+        let owed = state.withLock { state in
             state.task = task
-            defer { state.owesResume = false }
-            return state.owesResume
+            defer { state.owed = nil }
+            return state.owed
         }
-        if resume { task.resumeReceiving() }
+        if let owed { Self.obey(owed, task) }
     }
 
     func didReceive(_ head: ResponseHead) -> TransferDecision {
@@ -96,30 +97,36 @@ final class ResponseCollector: TransportReceiver {
             // taken): a stream that is full pauses the transfer, and resumes it once read.
             var paused = false
             while true {
-                let (chunks, end, task) = state.withLock { state -> ([Data], (any Error)??, (any TransportTask)?) in
+                let (chunks, end) = state.withLock { state -> ([Data], (any Error)??) in
                     let judging = state.judging ?? Judging()
                     if judging.chunks.isEmpty { state.judging = nil } else { state.judging?.chunks = [] }
-                    return (judging.chunks, judging.chunks.isEmpty ? judging.end : nil, state.task)
+                    return (judging.chunks, judging.chunks.isEmpty ? judging.end : nil)
                 }
                 guard chunks.isEmpty else {
                     for chunk in chunks where take(chunk) == .pause { paused = true }
                     continue
                 }
                 if let end { return didComplete(with: end) }
-                switch decision {
-                case .stop: task?.cancel()
-                case .proceed, .pause: if !paused { resume(task) }
-                }
+                // A stream that paused resumes the task itself.
+                if decision == .stop || !paused { obey(decision == .stop ? .stop : .proceed) }
                 return
             }
         }
         return .pause
     }
 
-    /// Lets `task` go on receiving, or owes it that until it is attached.
-    private func resume(_ task: (any TransportTask)?) {
-        guard let task else { return state.withLock { $0.owesResume = true } }
-        task.resumeReceiving()
+    /// Has the task go on receiving or stop, or owes it that until it is attached.
+    private func obey(_ decision: TransferDecision) {
+        let task = state.withLock { state -> (any TransportTask)? in
+            if state.task == nil { state.owed = decision }
+            return state.task
+        }
+        if let task { Self.obey(decision, task) }
+    }
+
+    /// Resumes `task`, or cancels it if `decision` is to stop.
+    private static func obey(_ decision: TransferDecision, _ task: any TransportTask) {
+        if decision == .stop { task.cancel() } else { task.resumeReceiving() }
     }
 
     /// Takes `head` as the stream's, if it opens it, or as the head of the body collected here.
