@@ -63,6 +63,8 @@ extension Cookie {
     static let longestLife: TimeInterval = 400 * 24 * 3600
     /// The most bytes of a cookie's name and value together (section 5.6).
     static let longestNameAndValue = 4096
+    /// The most bytes of an attribute's value; a longer one is ignored (section 5.6).
+    static let longestAttributeValue = 1024
 
     /// What one `Set-Cookie` field sets, read as RFC 6265bis section 5.6 says (the domain and the
     /// store's rules come after, in ``CookieJar``); `nil` when the field is to be ignored: it
@@ -87,6 +89,8 @@ extension Cookie {
             let parts = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
             let argument = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+            // An attribute too long is ignored, not the cookie: a Domain of 1,100 octets leaves it host-only.
+            guard argument.utf8.count <= Self.longestAttributeValue else { continue }
             switch key {
             case "expires":
                 if let date = CookieDate.parse(argument) { expires = date }

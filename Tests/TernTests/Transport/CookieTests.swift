@@ -239,6 +239,19 @@ import TernTesting
         }
     }
 
+    /// An attribute of more than 1,024 octets is ignored, as browsers do; the cookie stays.
+    @Test func anAttributeTooLongIsIgnoredNotTheCookie() {
+        let jar = CookieJar()
+        let long = String(repeating: "p", count: 1_100)
+        let url = URL(string: "https://x.example.com/a/b")!
+        jar.setCookies(from: ["path=1; Path=/\(long)", "domain=1; Domain=\(long).example.com", "kept=1; Path=/\(long.prefix(1_000))"],
+                       for: url, at: now)
+        let byName = Dictionary(uniqueKeysWithValues: jar.all.map { ($0.name, $0) })
+        #expect(byName["path"]?.path == "/a")
+        #expect(byName["domain"]?.isHostOnly == true && byName["domain"]?.domain == "x.example.com")
+        #expect(byName["kept"]?.path == "/" + long.prefix(1_000))
+    }
+
     @Test func aSecureCookieCannotBeShadowedFromPlainHTTP() {
         let jar = CookieJar()
         jar.setCookies(from: ["id=secret; Secure"], for: URL(string: "https://example.com/")!, at: now)
