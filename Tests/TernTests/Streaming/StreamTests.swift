@@ -236,6 +236,36 @@ import TernTesting
         #expect(await eventually { !closed.items.isEmpty })
     }
 
+    /// Cancelled while a plugin still judges its head: the request settles once, cancelled,
+    /// and the connection goes; the plugin's late word changes nothing.
+    @Test func aStreamCancelledWhileItsHeadIsJudgedEndsCancelled() async throws {
+        struct Slow: Plugin {
+            let judging: DispatchSemaphore
+            func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
+                judging.signal()
+                Thread.sleep(forTimeInterval: 0.3)
+            }
+        }
+        let closed = Recorder<Bool>()
+        let server = try Self.ticking(closed: closed)
+        defer { server.stop() }
+        let judging = DispatchSemaphore(value: 0)
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never, plugins: [Slow(judging: judging)]),
+                              transport: TestTransport.make(), responseQueue: .global())
+        let stream = api.stream(route: .get(server.baseURL + "/ticks"))
+        let reading = Task {
+            for try await _ in stream.lines {}
+        }
+        #expect(await Task.detached { judging.wait(timeout: .now() + 10) }.value == .success)
+        reading.cancel()
+        let ended = await outcome(of: reading)
+        guard case .failure(let error) = ended, case .cancelled? = error as? APIError else {
+            Issue.record("expected APIError.cancelled, got \(ended)")
+            return
+        }
+        #expect(await eventually { !closed.items.isEmpty })
+    }
+
     /// A reader slower than the server holds it back: what leaves the server while
     /// the reader waits is the buffer's megabyte and what the sockets hold, not the body.
     @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"), arguments: [false, true])
