@@ -6,7 +6,9 @@ import FoundationNetworking
 /// Hears one exchange's events from the transport and gathers the response, for any transport
 /// alike: in memory within the request's body limit (a declared length over the limit stops the
 /// transfer before the body, and so does the chunk that passes it), or, for a download's
-/// accepted body, into its file chunk by chunk. Reports the transfer's progress both ways.
+/// accepted body, into its file chunk by chunk, or a stream's into the stream. Reports the
+/// transfer's progress both ways. A stream's head that the app's code judges is judged on
+/// another queue, the body held (or kept here, where the transport cannot hold it) meanwhile.
 final class ResponseCollector: TransportReceiver {
     private struct State {
         var head: ResponseHead?
