@@ -227,13 +227,20 @@ import TernTesting
             for try await _ in stream.lines { read.withLock { $0 += 1 } }
         }
         #expect(await eventually { read.withLock { $0 } >= 2 })
+        await Self.cancel(reading, expectingClosed: closed)
+    }
+
+    /// Cancels `reading`, which ends with `APIError.cancelled`, and the server sees its
+    /// connection closed.
+    static func cancel(_ reading: Task<Void, any Error>, expectingClosed closed: Recorder<Bool>,
+                       sourceLocation: SourceLocation = #_sourceLocation) async {
         reading.cancel()
         let ended = await outcome(of: reading)
         guard case .failure(let error) = ended, case .cancelled? = error as? APIError else {
-            Issue.record("expected APIError.cancelled, got \(ended)")
+            Issue.record("expected APIError.cancelled, got \(ended)", sourceLocation: sourceLocation)
             return
         }
-        #expect(await eventually { !closed.items.isEmpty })
+        #expect(await eventually { !closed.items.isEmpty }, sourceLocation: sourceLocation)
     }
 
     /// Cancelled while a plugin still judges its head: the request settles once, cancelled,
@@ -257,13 +264,7 @@ import TernTesting
             for try await _ in stream.lines {}
         }
         #expect(await Task.detached { judging.wait(timeout: .now() + 10) }.value == .success)
-        reading.cancel()
-        let ended = await outcome(of: reading)
-        guard case .failure(let error) = ended, case .cancelled? = error as? APIError else {
-            Issue.record("expected APIError.cancelled, got \(ended)")
-            return
-        }
-        #expect(await eventually { !closed.items.isEmpty })
+        await Self.cancel(reading, expectingClosed: closed)
     }
 
     /// A reader slower than the server holds it back: what leaves the server while
