@@ -5,10 +5,16 @@ import Tern
 import TernTesting
 
 /// The app's own code in a request's stages (a delegate signing it, a plugin, a parser or a
-/// validation of its own) may wait for another request through the same transport, as code written for URLSession
-/// often does. That request needs the transport's thread, so the app's code never runs there:
-/// it waited for its whole timeout when the stages ran on the loop while it was idle.
-@Suite(.timeLimit(.minutes(1))) struct AppCodeWaitingTests {
+/// validation of its own, a stream's head judged) may wait for another request through the
+/// same transport, as code written for URLSession often does. That request needs the
+/// transport's thread, so the app's code never runs there: it waited for its whole timeout
+/// when the stages ran on the loop while it was idle.
+///
+/// One at a time: each blocks a dispatch worker while it waits, and Linux's dispatch adds
+/// workers about once a second; run together they starved one another and every test beside
+/// them (the stub-clock streaming tests took 2-4 s instead of milliseconds, and over 30 s once
+/// under the thread sanitizer).
+@Suite(.serialized, .timeLimit(.minutes(1))) struct AppCodeWaitingTests {
     /// Answers `/token` with a token, `/list` with a JSON list, anything else with "ok".
     static func server() throws -> LoopbackServer {
         try LoopbackServer { request in
