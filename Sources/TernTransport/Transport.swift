@@ -159,7 +159,7 @@ public struct TransportRequest: Sendable {
     /// server about, if anything: see ``CacheLookup``.
     package var cacheLookup: CacheLookup?
     /// Whether the receiver calls the app's code when the exchange ends (a delegate, plugins, a
-    /// parser of its own), which may wait for another request: a transport with a thread of its
+    /// parser or a validation of its own), which may wait for another request: a transport with a thread of its
     /// own then reports the end from another thread, never from the one that request needs.
     package var callsAppCodeAtEnd = false
 

@@ -207,7 +207,9 @@ final class RequestExecution: Sendable {
         // A stream has no end to limit; the body of a response that does not open it keeps the limit.
         if stream != nil { ranged.maximumBodySize = nil }
         addCookies(to: &ranged.urlRequest, leg: leg)
-        ranged.callsAppCodeAtEnd = context.callsAppCode
+        // Read once: it asks the API for its delegate, behind the API's lock.
+        let callsAppCode = context.callsAppCode
+        ranged.callsAppCodeAtEnd = callsAppCode
         let request = ranged
         guard let attempt = state.withLock({ $0.send(request.urlRequest) }) else { return }
         context.plugins.forEach { $0.willSend(request.urlRequest, api: api.apiContext) }
@@ -222,7 +224,7 @@ final class RequestExecution: Sendable {
         }
         // A head judged by the app's code is judged on the pipeline's queue, never the transport's thread.
         let collector = ResponseCollector(limit: signed.maximumBodySize, uploadLength: request.bodyLength, file: download, progress: progress,
-                                          opensStream: opensStream, judgesHeadOn: context.callsAppCode ? context.pipelineQueue : nil) { [self] result, metrics in
+                                          opensStream: opensStream, judgesHeadOn: callsAppCode ? context.pipelineQueue : nil) { [self] result, metrics in
             if let metrics { transfers.withLock { $0.append(metrics) } }
             received(result, for: request.urlRequest, attempt: attempt, leg: leg, generation: generation, timing: timing())
         }

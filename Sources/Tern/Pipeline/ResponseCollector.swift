@@ -180,6 +180,8 @@ final class ResponseCollector: TransportReceiver {
     }
 
     func didReceive(_ chunk: Data) -> TransferDecision {
+        // Most exchanges never judge a head elsewhere: no second look at the state per chunk.
+        guard judgesHeadOn != nil else { return take(chunk) }
         let isJudging = state.withLock { state in
             state.judging?.chunks.append(chunk)
             return state.judging != nil
