@@ -29,7 +29,7 @@ package final class SegmentStream: InputStream {
     private var index = 0
     /// How far into the current segment reading has got.
     private var position: Int64 = 0
-    private var file: FileHandle?
+    private var file: RegularFile?
     /// The stream segment being read, once opened.
     private var stream: InputStream?
     /// Bytes given so far, over all segments.
@@ -49,7 +49,7 @@ package final class SegmentStream: InputStream {
     }
 
     package override func close() {
-        try? file?.close()
+        file?.close()
         file = nil
         stream?.close()
         stream = nil
@@ -97,10 +97,9 @@ package final class SegmentStream: InputStream {
             data.copyBytes(to: buffer, from: start..<(start + count))
             return count
         case .file(let url, _):
-            if file == nil { file = try FileHandle(forReadingFrom: url) }
-            guard let chunk = try file?.read(upToCount: count) else { return 0 }
-            chunk.copyBytes(to: buffer, count: chunk.count)
-            return chunk.count
+            let file = try self.file ?? RegularFile(url)
+            self.file = file
+            return try file.read(into: buffer, count: count)
         case .stream(let body, _):
             let source = try stream ?? body.makeStream()
             if stream == nil {
@@ -126,13 +125,14 @@ package final class SegmentStream: InputStream {
             }
         case .file(let url, _):
             // Opened here if it had nothing to read when the body was made.
-            let handle = try file ?? FileHandle(forReadingFrom: url)
+            let handle = try file ?? RegularFile(url)
             file = handle
-            if try handle.read(upToCount: 1)?.isEmpty == false { throw runsLong }
+            var extra: UInt8 = 0
+            if try handle.read(into: &extra, count: 1) > 0 { throw runsLong }
         case .data:
             break
         }
-        try? file?.close()
+        file?.close()
         file = nil
         index += 1
         position = 0

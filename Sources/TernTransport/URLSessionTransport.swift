@@ -186,12 +186,14 @@ extension URLSessionTransport {
             return (urlRequest, nil)
         case .file(let file):
             #if canImport(FoundationNetworking)
-            if let size = fileSize(of: file), size > inMemoryUploadLimit {
-                urlRequest.httpBodyStream = SegmentStream([.file(file, length: size)])
-            } else if let body = try? Data(contentsOf: file) {
-                urlRequest.httpBody = body
+            // Read as a RegularFile, which refuses a file swapped for a pipe since it was checked,
+            // where reading one would wait for a writer on the API's queue.
+            let size = try RegularFile(file).size
+            let body = SegmentStream([.file(file, length: size)])
+            if size > inMemoryUploadLimit {
+                urlRequest.httpBodyStream = body
             } else {
-                urlRequest.httpBodyStream = InputStream(url: file)
+                urlRequest.httpBody = try Self.read(body, length: Int(size))
             }
             return (urlRequest, nil)
             #else

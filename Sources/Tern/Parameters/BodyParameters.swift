@@ -76,12 +76,6 @@ func regularFileSize(of url: URL) throws -> Int64 {
     return size.int64Value
 }
 
-/// A file to send that is a device, a pipe or a directory.
-struct NotARegularFile: Error, CustomStringConvertible {
-    let path: String
-    var description: String { "\(path) is not a regular file (a device, a pipe or a directory cannot be sent)" }
-}
-
 /// A file to send named by a URL that is not a `file:` URL.
 struct NotAFileURL: Error, CustomStringConvertible {
     let url: URL

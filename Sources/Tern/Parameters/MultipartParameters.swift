@@ -168,18 +168,22 @@ private struct FileSink {
     /// bytes as it had when the copy began (a file that grows meanwhile cannot make it endless),
     /// and no more once `ended` says the request is over.
     ///
-    /// A device or a pipe is refused before it is opened: `/dev/zero` never ends, and opening
-    /// a FIFO blocks until something writes to it.
+    /// A device or a pipe is refused, checked before it is opened and again as it is
+    /// (``RegularFile``): `/dev/zero` never ends, and opening a FIFO blocks until something
+    /// writes to it.
     func copy(contentsOf file: URL, partName: String, stoppingWhen ended: () -> Bool) throws {
         do {
             let size = try regularFileSize(of: file)
-            let input = try FileHandle(forReadingFrom: file)
-            defer { try? input.close() }
+            let input = try RegularFile(file)
+            defer { input.close() }
             var remaining = Int(size)
-            while remaining > 0, let chunk = try input.read(upToCount: min(Self.chunkSize, remaining)), !chunk.isEmpty {
+            var chunk = [UInt8](repeating: 0, count: min(Self.chunkSize, remaining))
+            while remaining > 0 {
+                let count = try chunk.withUnsafeMutableBytes { buffer in try buffer.baseAddress.map { try input.read(into: $0, count: min(buffer.count, remaining)) } ?? 0 }
+                guard count > 0 else { break }
                 guard !ended() else { throw APIError.cancelled }
-                try handle.write(contentsOf: chunk)
-                remaining -= chunk.count
+                try handle.write(contentsOf: chunk[..<count])
+                remaining -= count
             }
         } catch {
             throw APIError.wrapping(error) { .encodingFailed(.init(parameter: partName, underlying: $0)) }

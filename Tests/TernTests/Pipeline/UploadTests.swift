@@ -108,6 +108,46 @@ import TernTesting
         #expect(failure.description.contains("not a regular file"))
     }
 
+    /// A file checked when the request was made and swapped for a pipe while the upload waited
+    /// for a connection: opening a pipe waits for a writer, and on libcurl's thread it held every
+    /// transfer of the transport (the request after it timed out). It fails at once, typed, and
+    /// the API goes on; the uploads that read the file before it went are whole.
+    @Test(arguments: [false, true]) func aFileSwappedForAPipeWhileWaitingFailsAndHoldsNothingUp(multipart: Bool) async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let held = Recorder<Int>()
+        let server = try LoopbackServer { request in
+            guard request.path == "/up" else { return .text("free") }
+            held.append(request.bodyLength)
+            gate.wait()
+            return .text("\(request.bodyLength)")
+        }
+        defer { server.stop() }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-swapped-\(UUID())")
+        try Data(repeating: 1, count: 1000).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(timeout: 20, retryPolicy: .never))
+        let parameters: any RequestParameters = multipart ? MultipartParameters(parts: [Part(name: "f", fileURL: file)]) : FileParameters(file)
+        let uploads = (0..<20).map { _ in api.request(route: .post(server.baseURL + "/up"), parameters: parameters) as Promise<String> }
+        // The host's connections are taken by uploads the server holds; the rest wait.
+        #expect(await eventually { held.items.count >= 4 })
+        try FileManager.default.removeItem(at: file)
+        #expect(mkfifo(file.path, 0o600) == 0)
+        for _ in 0..<20 { gate.signal() }
+        let free: String = try await api.request(route: .get(server.baseURL + "/free")).value
+        #expect(free == "free")
+        var refused = 0
+        for upload in uploads {
+            switch await upload.result {
+            case .success(let length):
+                #expect(Int(length).map { $0 >= 1000 } == true, "a whole body, got \(length)")
+            case .failure(let error):
+                #expect("\(error)".contains("is not a regular file"), "\(error)")
+                refused += 1
+            }
+        }
+        #expect(refused > 0)
+    }
+
     /// The `BodyLengthMismatch` a promise failed with; records an issue naming what came instead.
     static func lengthMismatch<T>(_ promise: Promise<T>) async -> BodyLengthMismatch? {
         let error = await apiError(of: promise)

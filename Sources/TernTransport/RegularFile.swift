@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// A regular file opened for reading in a way that never waits: a file swapped for a pipe after
+/// it was checked (a pipe's open waits for a writer, its reads for bytes) is refused as it is
+/// opened. Read on libcurl's thread, such a pipe held every transfer of the transport; a device
+/// such as `/dev/zero` would never end.
+package final class RegularFile {
+    private var descriptor: Int32
+    /// Its size in bytes as it was opened.
+    package let size: Int64
+
+    /// Opens the file at `url`; throws if there is none, or it is not a regular file.
+    package init(_ url: URL) throws {
+        let path = url.path
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Self.failure(errno, path: path) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            systemClose(descriptor)
+            throw NotARegularFile(path: path)
+        }
+        self.descriptor = descriptor
+        size = Int64(status.st_size)
+    }
+
+    /// Reads up to `count` bytes into `buffer`; returns how many, 0 at the end of the file.
+    package func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
+        while true {
+            let read = systemRead(descriptor, buffer, count)
+            if read >= 0 { return read }
+            guard errno == EINTR else { throw Self.failure(errno, path: nil) }
+        }
+    }
+
+    /// Closes the file; reading after it fails.
+    package func close() {
+        guard descriptor >= 0 else { return }
+        systemClose(descriptor)
+        descriptor = -1
+    }
+
+    deinit { close() }
+
+    private static func failure(_ code: Int32, path: String?) -> NSError {
+        NSError(domain: NSPOSIXErrorDomain, code: Int(code), userInfo: path.map { [NSFilePathErrorKey: $0] } ?? [:])
+    }
+}
+
+/// A file to send that is a device, a pipe or a directory.
+package struct NotARegularFile: Error, CustomStringConvertible {
+    package let path: String
+
+    package init(path: String) {
+        self.path = path
+    }
+
+    package var description: String { "\(path) is not a regular file (a device, a pipe or a directory cannot be sent)" }
+}
+
+// The system's, under names the type's own methods do not hide.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { read(descriptor, buffer, count) }
+private func systemClose(_ descriptor: Int32) { _ = close(descriptor) }
