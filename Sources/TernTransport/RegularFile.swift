@@ -18,7 +18,7 @@ package final class RegularFile {
     package init(_ url: URL) throws {
         let path = url.path
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { throw Self.failure(errno, path: path) }
+        guard descriptor >= 0 else { throw Self.failure(errno, opening: path) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             systemClose(descriptor)
@@ -33,7 +33,7 @@ package final class RegularFile {
         while true {
             let read = systemRead(descriptor, buffer, count)
             if read >= 0 { return read }
-            guard errno == EINTR else { throw Self.failure(errno, path: nil) }
+            guard errno == EINTR else { throw Self.failure(errno, opening: nil) }
         }
     }
 
@@ -46,8 +46,12 @@ package final class RegularFile {
 
     deinit { close() }
 
-    private static func failure(_ code: Int32, path: String?) -> NSError {
-        NSError(domain: NSPOSIXErrorDomain, code: Int(code), userInfo: path.map { [NSFilePathErrorKey: $0] } ?? [:])
+    /// The system's error `code`, in words, with the path of the file it could not open.
+    private static func failure(_ code: Int32, opening path: String?) -> NSError {
+        let reason = String(cString: strerror(code))
+        var userInfo: [String: Any] = [NSLocalizedDescriptionKey: path.map { "cannot open \($0): \(reason)" } ?? "cannot read the file: \(reason)"]
+        if let path { userInfo[NSFilePathErrorKey] = path }
+        return NSError(domain: NSPOSIXErrorDomain, code: Int(code), userInfo: userInfo)
     }
 }
 
