@@ -44,14 +44,19 @@ final class CurlExchange: @unchecked Sendable {
     /// The body bytes handed to libcurl.
     private var readBytes: Int64 = 0
 
-    /// Where the request body comes from, read as libcurl asks. A stream or a file is opened only
-    /// then: an upload waiting its turn for a connection holds no descriptor (opened as they were
-    /// sent, 1,000 file uploads at once under 128 descriptors saw up to 560 fail for want of one).
+    /// Where the request body comes from. A stream or a file is read by a ``BodyPump`` from when
+    /// the exchange is about to run: one waiting its turn for a connection holds no descriptor
+    /// (opened as they were sent, 1,000 file uploads at once under 128 descriptors saw up to 560
+    /// fail for want of one).
     private enum Body {
         case data(Data, offset: Int)
-        case stream(InputStream, isOpen: Bool)
-        case file(URL, RegularFile?)
+        case source(BodyPump.Source)
+        case pumped(BodyPump)
     }
+    /// Whether libcurl holds sending paused, waiting for the body's next bytes, and receiving,
+    /// for the receiver: resuming one leaves the other as it is.
+    private var isSendingPaused = false
+    private var isReceivingPaused = false
 
     /// The body's length, when known.
     private let bodyLength: Int64?
@@ -61,8 +66,9 @@ final class CurlExchange: @unchecked Sendable {
     /// Whether the loop may report the end from its own thread: not when the receiver then
     /// calls the app's code, which may wait for another request the loop must carry.
     let mayEndOnLoop: Bool
-    /// The loop's idle connections, checked for stray bytes before one carries this request.
-    private let connections: CurlConnections
+    /// The loop that runs the exchange: its idle connections are checked for stray bytes before
+    /// one carries this request, and a paused body resumes through it.
+    private let loop: CurlLoop
     /// The most body bytes the receiver takes, if it has a limit.
     private let maximumBodySize: Int?
     /// The body bytes received.
@@ -79,15 +85,15 @@ final class CurlExchange: @unchecked Sendable {
     private let pinnedKeys: [String]
 
     init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>, handles: CurlHandles,
-         connections: CurlConnections, trusting certificates: URL?) throws {
+         loop: CurlLoop, trusting certificates: URL?) throws {
         guard let url = request.urlRequest.url else { throw URLError(.badURL) }
         // The body first: making its stream can fail, and nothing is to be freed yet then.
         switch request.body {
         case .stream(let stream):
-            body = .stream(try stream.makeStream(), isOpen: false)
+            body = .source(.stream(try stream.makeStream()))
             bodyLength = stream.length
         case .file(let file):
-            body = .file(file, nil)
+            body = .source(.file(file))
             bodyLength = fileSize(of: file)
         case .inRequest:
             if let data = request.urlRequest.httpBody {
@@ -105,7 +111,7 @@ final class CurlExchange: @unchecked Sendable {
         self.url = url
         admissionOrigin = url.admissionOrigin
         mayEndOnLoop = !request.callsAppCodeAtEnd
-        self.connections = connections
+        self.loop = loop
         maximumBodySize = request.maximumBodySize
         pinnedKeys = request.pinnedKeys
         errorBuffer = .allocate(capacity: 256)
@@ -207,7 +213,7 @@ final class CurlExchange: @unchecked Sendable {
     /// Whether the request may be written on the connection libcurl chose: not if bytes came on
     /// it while it was idle, which the request would read as its answer.
     fileprivate func connectionChosen(_ ends: CurlConnections.Ends) -> Bool {
-        guard connections.hasStrayInput(ends) else { return true }
+        guard loop.connections.hasStrayInput(ends) else { return true }
         stop = .strayInput
         return false
     }
@@ -253,6 +259,7 @@ final class CurlExchange: @unchecked Sendable {
         watchChunks(of: received)
         // The body waits, the head's last line held, until the receiver resumes it.
         heldOverHeadEnd = decision == .pause
+        isReceivingPaused = decision == .pause
         return decision == .pause ? .pause : .taken
     }
 
@@ -315,13 +322,32 @@ final class CurlExchange: @unchecked Sendable {
         case .pause:
             // Paused, libcurl keeps this whole buffer and hands it over again on resuming.
             heldOverBytes = buffer.count
+            isReceivingPaused = true
             return .pause
         }
     }
 
     /// Goes on receiving after a pause; on the loop's thread.
     func resumeReceiving() {
-        _ = curl.pointee.easy_pause(easy, 0)   // CURLPAUSE_CONT
+        isReceivingPaused = false
+        _ = curl.pointee.easy_pause(easy, isSendingPaused ? CurlPause.send : CurlPause.none)
+    }
+
+    /// Goes on sending once the body has bytes again; on the loop's thread.
+    private func resumeSending() {
+        guard isSendingPaused else { return }
+        isSendingPaused = false
+        _ = curl.pointee.easy_pause(easy, isReceivingPaused ? CurlPause.receive : CurlPause.none)
+    }
+
+    /// The exchange is about to run: a stream or a file body starts being read ahead.
+    func willRun() {
+        guard case .source(let source)? = body else { return }
+        let pump = BodyPump(source, length: bodyLength) { [weak self, loop] in
+            _ = loop.schedule { [weak self] in self?.resumeSending() }
+        }
+        body = .pumped(pump)
+        pump.start()
     }
 
     /// libcurl's progress, after each read and write: reports what was sent, and returns whether
@@ -332,8 +358,17 @@ final class CurlExchange: @unchecked Sendable {
         return true
     }
 
-    /// Fills `buffer` with the next bytes of the body; 0 at its end, `nil` when it failed.
-    fileprivate func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+    /// What the read callback tells libcurl.
+    fileprivate enum BodyRead {
+        /// This many bytes were put in its buffer; 0 at the body's end.
+        case bytes(Int)
+        /// None yet: sending waits until the body has some.
+        case pause
+        case abort
+    }
+
+    /// Fills `buffer` with the next bytes of the body.
+    fileprivate func readBody(into buffer: UnsafeMutableRawBufferPointer) -> BodyRead {
         switch body {
         case .data(let data, let offset):
             let count = min(buffer.count, data.count - offset)
@@ -341,58 +376,33 @@ final class CurlExchange: @unchecked Sendable {
             data.copyBytes(to: buffer.bindMemory(to: UInt8.self), from: start..<(start + count))
             body = .data(data, offset: offset + count)
             readBytes += Int64(count)
-            return count
-        case .stream, .file:
-            guard let base = buffer.baseAddress else { return 0 }
-            // Never more than the stated length: past it, a byte would be read as another request.
-            let remaining = bodyLength.map { Int(clamping: $0 - readBytes) } ?? buffer.count
-            guard remaining > 0 else { return 0 }
-            do {
-                let count = try readSource(into: base, count: min(buffer.count, remaining))
+            return .bytes(count)
+        case .source:
+            // Asked before the loop said the exchange runs, which it always does first.
+            willRun()
+            return readBody(into: buffer)
+        case .pumped(let pump):
+            switch pump.take(into: buffer) {
+            case .bytes(let count):
                 readBytes += Int64(count)
-                guard let bodyLength else { return count }
-                // At the stated end the source must end too; before it, it must not.
-                var extra: UInt8 = 0
-                if try count == 0 || (readBytes == bodyLength && readSource(into: &extra, count: 1) > 0) {
-                    throw BodyLengthMismatch(statedLength: bodyLength, actualLength: readBytes + (count == 0 ? 0 : 1))
-                }
-                return count
-            } catch {
+                return .bytes(count)
+            case .waiting:
+                isSendingPaused = true
+                return .pause
+            case .end:
+                return .bytes(0)
+            case .failed(let error):
                 stop = .body(error)
-                return nil
+                return .abort
             }
         case nil:
-            return 0
+            return .bytes(0)
         }
     }
 
-    /// Reads up to `count` bytes of a stream or a file body, opening it first if need be.
-    private func readSource(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
-        switch body {
-        case .stream(let stream, let isOpen):
-            if !isOpen {
-                stream.open()
-                body = .stream(stream, isOpen: true)
-            }
-            let read = stream.read(buffer.assumingMemoryBound(to: UInt8.self), maxLength: count)
-            guard read >= 0 else { throw stream.streamError ?? CocoaError(.fileReadUnknown) }
-            return read
-        case .file(let url, let opened):
-            let file = try opened ?? RegularFile(url)
-            if opened == nil { body = .file(url, file) }
-            return try file.read(into: buffer, count: count)
-        case .data, nil:
-            return 0
-        }
-    }
-
-    /// Closes the body's stream or file, if it was opened.
+    /// Stops reading the body and closes its stream or file, if it was opened.
     private func closeBody() {
-        switch body {
-        case .stream(let stream, isOpen: true): stream.close()
-        case .file(_, let file?): file.close()
-        default: break
-        }
+        if case .pumped(let pump) = body { pump.close() }
         body = nil
     }
 
@@ -531,7 +541,11 @@ private let curlHeader: tern_curl_data_callback = { buffer, size, count, context
 private let curlRead: tern_curl_data_callback = { buffer, size, count, context in
     guard let context, let buffer else { return 0x1000_0000 }   // CURL_READFUNC_ABORT
     let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
-    return exchange.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count)) ?? 0x1000_0000
+    switch exchange.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count)) {
+    case .bytes(let count): return count
+    case .pause: return 0x1000_0001   // CURL_READFUNC_PAUSE
+    case .abort: return 0x1000_0000   // CURL_READFUNC_ABORT
+    }
 }
 
 private let curlPrereq: tern_curl_prereq_callback = { context, peerAddress, _, peerPort, localPort in

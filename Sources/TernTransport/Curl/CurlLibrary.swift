@@ -140,4 +140,14 @@ enum CurlMultiOption {
     static let maxHostConnections: Int32 = 7
     static let maxTotalConnections: Int32 = 13
 }
+
+/// `curl_easy_pause` bitmasks: which directions stay paused.
+enum CurlPause {
+    /// `CURLPAUSE_CONT`: neither.
+    static let none: Int32 = 0
+    /// `CURLPAUSE_RECV`.
+    static let receive: Int32 = 1
+    /// `CURLPAUSE_SEND`.
+    static let send: Int32 = 4
+}
 #endif

@@ -123,7 +123,7 @@ public final class CurlTransport: Transport {
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange: CurlExchange
         do {
-            exchange = try CurlExchange(request, receiver: receiver, curl: library.api, handles: handles, connections: loop.connections,
+            exchange = try CurlExchange(request, receiver: receiver, curl: library.api, handles: handles, loop: loop,
                                     trusting: trustedCertificates)
         } catch {
             receiver.didComplete(with: error)

@@ -148,6 +148,58 @@ import TernTesting
         #expect(refused > 0)
     }
 
+    /// When a ``HeldStream`` is read, and when it may go on.
+    final class Hold: Sendable {
+        let reads = Recorder<Void>()
+        let letGo = DispatchSemaphore(value: 0)
+    }
+
+    /// A stream whose first read waits until its hold lets go, then gives `bytes` and ends.
+    final class HeldStream: InputStream {
+        private let hold: Hold
+        private var rest: Data
+
+        init(_ bytes: Data, hold: Hold) {
+            rest = bytes
+            self.hold = hold
+            super.init(data: Data())
+        }
+
+        override func open() {}
+        override func close() {}
+        override var streamStatus: Stream.Status { rest.isEmpty ? .atEnd : .open }
+        override var hasBytesAvailable: Bool { !rest.isEmpty }
+
+        override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {
+            if !rest.isEmpty, rest.startIndex == 0 {
+                hold.reads.append(())
+                hold.letGo.wait()
+            }
+            let count = min(maxLength, rest.count)
+            rest.copyBytes(to: buffer, count: count)
+            rest = Data(rest.dropFirst(count))
+            return count
+        }
+    }
+
+    /// A body stream waiting for its bytes (a recording in progress, bytes fetched from
+    /// elsewhere) holds no other request: read on libcurl's thread it held every transfer of the
+    /// transport, and this GET waited for the stream.
+    @Test func aStreamWaitingForItsBytesHoldsNoOtherRequest() async throws {
+        let receiver = try Receiver()
+        let api = try TestAPI(baseURL: receiver.server.baseURL, configuration: APIConfiguration(timeout: 10, retryPolicy: .never))
+        let hold = Hold()
+        let upload = api.request(route: .post(receiver.server.baseURL + "/upload"),
+                                 parameters: StreamParameters(length: 5000) { HeldStream(Data(repeating: 7, count: 5000), hold: hold) }) as Promise<Void>
+        #expect(await eventually { !hold.reads.items.isEmpty })
+        let answered = await (api.request(route: .get(receiver.server.baseURL + "/meanwhile")) as Promise<Void>).result
+        hold.letGo.signal()
+        #expect(throws: Never.self) { try answered.get() }
+        try await upload.value
+        #expect(receiver.received.items.map(\.target) == ["/meanwhile", "/upload"])
+        #expect(receiver.received.items.last?.body == Data(repeating: 7, count: 5000))
+    }
+
     /// The `BodyLengthMismatch` a promise failed with; records an issue naming what came instead.
     static func lengthMismatch<T>(_ promise: Promise<T>) async -> BodyLengthMismatch? {
         let error = await apiError(of: promise)
