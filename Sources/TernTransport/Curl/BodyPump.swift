@@ -58,6 +58,10 @@ final class BodyPump: @unchecked Sendable {
     }
 
     private let state = Locked(State())
+    /// Where the source is read: a queue of the pump's own, which gets a thread of its own when
+    /// the others are busy. On the system's shared queues, a source waiting for its bytes would
+    /// hold one of the few threads as many as the cores, and with them the app's work there.
+    private let queue = DispatchQueue(label: "tern.body")
     private let length: Int64?
     private let ready: @Sendable () -> Void
     private let source: Source
@@ -85,7 +89,7 @@ final class BodyPump: @unchecked Sendable {
             state.isReading = true
             return true
         }
-        if starts { DispatchQueue.global().async { self.readAhead() } }
+        if starts { queue.async { self.readAhead() } }
     }
 
     /// Copies up to `buffer.count` bytes into `buffer`.

@@ -182,22 +182,52 @@ import TernTesting
         }
     }
 
-    /// A body stream waiting for its bytes (a recording in progress, bytes fetched from
-    /// elsewhere) holds no other request: read on libcurl's thread it held every transfer of the
-    /// transport, and this GET waited for the stream.
-    @Test func aStreamWaitingForItsBytesHoldsNoOtherRequest() async throws {
+    /// Body streams waiting for their bytes (a recording in progress, bytes fetched from
+    /// elsewhere) hold no other request, more of them than this machine has cores: read on
+    /// libcurl's thread one held every transfer of the transport, and this GET waited for it.
+    /// (Each holds a connection, and fewer than the host's cap, URLSession's 6, are held.)
+    @Test func streamsWaitingForTheirBytesHoldNoOtherRequest() async throws {
         let receiver = try Receiver()
-        let api = try TestAPI(baseURL: receiver.server.baseURL, configuration: APIConfiguration(timeout: 10, retryPolicy: .never))
+        let api = try TestAPI(baseURL: receiver.server.baseURL, configuration: APIConfiguration(timeout: 50, retryPolicy: .never))
         let hold = Hold()
-        let upload = api.request(route: .post(receiver.server.baseURL + "/upload"),
-                                 parameters: StreamParameters(length: 5000) { HeldStream(Data(repeating: 7, count: 5000), hold: hold) }) as Promise<Void>
-        #expect(await eventually { !hold.reads.items.isEmpty })
+        let uploads = (0..<4).map { _ in
+            api.request(route: .post(receiver.server.baseURL + "/upload"),
+                        parameters: StreamParameters(length: 5000) { HeldStream(Data(repeating: 7, count: 5000), hold: hold) }) as Promise<Void>
+        }
+        #expect(await eventually { hold.reads.items.count == uploads.count })
         let answered = await (api.request(route: .get(receiver.server.baseURL + "/meanwhile")) as Promise<Void>).result
-        hold.letGo.signal()
+        for _ in uploads { hold.letGo.signal() }
         #expect(throws: Never.self) { try answered.get() }
-        try await upload.value
-        #expect(receiver.received.items.map(\.target) == ["/meanwhile", "/upload"])
-        #expect(receiver.received.items.last?.body == Data(repeating: 7, count: 5000))
+        for upload in uploads { try await upload.value }
+        #expect(receiver.received.items.first?.target == "/meanwhile")
+        #expect(receiver.received.items.dropFirst().map(\.body) == Array(repeating: Data(repeating: 7, count: 5000), count: uploads.count))
+    }
+
+    /// An upload waiting its turn for a connection whose stream then waits for its bytes holds
+    /// no answer of the requests before it: over URLSession on Linux it was read as the first of
+    /// them ended, on the session's queue, where the others' answers wait their turn.
+    @Test func aQueuedStreamWaitingForItsBytesHoldsNoAnswer() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let slow = Recorder<Void>()
+        let server = try LoopbackServer { request in
+            if request.path == "/slow" {
+                slow.append(())
+                gate.wait()
+            }
+            return .text(request.path)
+        }
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(timeout: 50, retryPolicy: .never))
+        // As many as URLSession's connections to a host, 6: the upload waits for one of them.
+        let answers = (0..<6).map { _ in api.request(route: .get(server.baseURL + "/slow")) as Promise<String> }
+        #expect(await eventually { slow.items.count == answers.count })
+        let hold = Hold()
+        let upload = api.request(route: .post(server.baseURL + "/upload"),
+                                 parameters: StreamParameters(length: 10) { HeldStream(Data(repeating: 7, count: 10), hold: hold) }) as Promise<String>
+        for _ in answers { gate.signal() }
+        for answer in answers { #expect(try await answer.value == "/slow") }
+        hold.letGo.signal()
+        #expect(try await upload.value == "/upload")
     }
 
     /// The `BodyLengthMismatch` a promise failed with; records an issue naming what came instead.
