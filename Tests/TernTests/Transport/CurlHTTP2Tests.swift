@@ -74,10 +74,21 @@ import TernTesting
         #expect(server.connections == 1)
     }
 
-    @Test func aBodyGoesOutInDataFrames() async throws {
-        let server = try HTTP2Server(answering: try JSONEncoder().encode(Self.items))
+    /// From memory, and from a file or a stream, read ahead of the transfer and taken as HTTP/2
+    /// asks for it (a stream that paused sending while its first bytes were read went on).
+    @Test(arguments: ["memory", "file", "stream"]) func aBodyGoesOutInDataFrames(from source: String) async throws {
+        let json = try JSONEncoder().encode(Self.items)
+        let server = try HTTP2Server(answering: json)
         try await server.waitUntilListening()
-        let sent: [Item] = try await api(for: server).request(route: .post(server.url + "/items"), parameters: JSONParameters(Self.items)).value
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-h2-body-\(UUID())")
+        try json.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let parameters: any RequestParameters = switch source {
+        case "file": FileParameters(file, contentType: "application/json")
+        case "stream": StreamParameters(length: Int64(json.count), contentType: "application/json") { InputStream(data: json) }
+        default: JSONParameters(Self.items)
+        }
+        let sent: [Item] = try await api(for: server).request(route: .post(server.url + "/items"), parameters: parameters).value
         #expect(sent == Self.items)
         #expect(try server.requests.last.map { try JSONDecoder().decode([Item].self, from: $0.body) } == Self.items)
     }
