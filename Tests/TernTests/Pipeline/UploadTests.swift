@@ -230,6 +230,50 @@ import TernTesting
         #expect(try await upload.value == "/upload")
     }
 
+    /// A server answering before it read the body (a 413, then reading the body away as nginx
+    /// does, or closing): the upload ends with the answer, its body no longer read, and the
+    /// requests after it get their own answers.
+    @Test(arguments: [Source.data, .file, .stream], [false, true])
+    func anAnswerBeforeTheBodyEndsTheUploadAndTheNextGetTheirOwn(source: Source, closes: Bool) async throws {
+        let size = 8 << 20
+        let server = try RawServer { connection in
+            while let head = connection.readHead() {
+                let path = head.split(separator: " ")[1]
+                guard path == "/upload" else {
+                    _ = connection.send("HTTP/1.1 200 OK\r\nContent-Length: \(path.count)\r\n\r\n\(path)")
+                    continue
+                }
+                _ = connection.send("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 7\r\n" + (closes ? "Connection: close\r\n" : "") + "\r\ntoo big")
+                if closes { return }
+                var discarded = 0
+                while discarded < size {
+                    let bytes = connection.readAvailable(for: 5, limit: size - discarded)
+                    guard !bytes.isEmpty else { return }
+                    discarded += bytes.count
+                }
+            }
+        }
+        defer { server.stop() }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-early-\(UUID())")
+        try Data(repeating: 3, count: size).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(timeout: 30, retryPolicy: .never))
+        let parameters: any RequestParameters = switch source {
+        case .file: FileParameters(file)
+        case .stream, .streamOfUnknownLength: StreamParameters(length: Int64(size)) { InputStream(url: file)! }
+        case .data: DataParameters(Data(repeating: 3, count: size))
+        }
+        let upload = await apiError(of: api.request(route: .post(server.baseURL + "/upload"), parameters: parameters) as Promise<Void>)
+        switch upload {
+        case .unacceptableStatus(let failure)?: #expect(failure.statusCode == 413)
+        case .transportFailed?: break   // FoundationNetworking, still sending as the server closed
+        default: Issue.record("expected the 413, got \(String(describing: upload))")
+        }
+        for index in 0..<3 {
+            #expect(try await api.request(route: .get(server.baseURL + "/next\(index)")).value as String == "/next\(index)")
+        }
+    }
+
     /// The `BodyLengthMismatch` a promise failed with; records an issue naming what came instead.
     static func lengthMismatch<T>(_ promise: Promise<T>) async -> BodyLengthMismatch? {
         let error = await apiError(of: promise)
