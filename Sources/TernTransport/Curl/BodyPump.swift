@@ -30,9 +30,11 @@ final class BodyPump: @unchecked Sendable {
         case failed(any Error)
     }
 
-    /// How much is read at once, libcurl's upload buffer.
-    static let pieceSize = 64 * 1024
-    /// How much is read ahead of libcurl at most.
+    /// How much is read at once, and ahead of libcurl at most. In pieces of libcurl's own 64 KiB,
+    /// two ahead, a 256 MiB file went to nginx at two thirds the speed of reading it on the loop's
+    /// thread (medians of five, 1.33 against 2.02 GiB/s); in pieces of 256 KiB, as fast (1.47
+    /// against 1.22, the day's noise).
+    static let pieceSize = 256 * 1024
     static let capacity = 2 * pieceSize
 
     private struct State {
