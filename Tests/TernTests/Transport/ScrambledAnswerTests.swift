@@ -4,7 +4,8 @@ import Tern
 
 /// A server that answers each request with a real answer, scrambled at random: bytes changed,
 /// put in or cut out, a field line folded, the answer cut short, a lying length, stray bytes or
-/// a whole stray answer after it, a pause. Whatever it sends, each request settles once, with
+/// a whole stray answer after it, a pause. A third of the requests are GETs, the others
+/// uploads from a file and from a stream. Whatever it sends, each request settles once, with
 /// an answer the server sent it or a typed error: never another request's answer, a hang or a
 /// crash. (This is how libcurl 7.88's header store was found to crash the process: see
 /// `HostileHeadTests.aFoldedFirstFieldFailsTypedAfterAnyAnswerBefore`.)
@@ -83,7 +84,7 @@ struct ScrambledAnswerTests {
         let sent = Recorder<(request: String, bytes: [UInt8])>()
         let server = try RawServer { connection in
             var random = SplitMix(seed: seed &* 1_000 &+ UInt64(connection.index))
-            while let head = connection.readHead() {
+            while let head = connection.readRequest() {
                 let path = String(head.split(separator: " ").dropFirst().first ?? "/")
                 let field = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("x-request:") }
                 let id = field.map { String($0.dropFirst("x-request:".count).trimmingCharacters(in: .whitespaces)) } ?? "none"
@@ -100,13 +101,22 @@ struct ScrambledAnswerTests {
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 1, retryPolicy: .never, cache: HTTPCache()),
                               transport: TestTransport.make(), responseQueue: .global())
         let outcomes = Recorder<String>()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-scrambled-\(UUID())")
+        try Data(repeating: 66, count: 70_000).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<600 {
                 if index >= 32 { await group.next() }
                 group.addTask {
                     let id = "r\(index)"
-                    let parameters = URLParameters([:], headers: ["X-Request": id])
-                    switch await (api.request(route: .get(server.baseURL + "/" + id), parameters: parameters) as Promise<Item>).result {
+                    let payload = Data(repeating: 65, count: 3000 + index)
+                    let (route, parameters): (Route, any RequestParameters) = switch index % 3 {
+                    case 0: (.post(server.baseURL + "/" + id), FileParameters(file, headers: ["X-Request": id]))
+                    case 1: (.post(server.baseURL + "/" + id),
+                             StreamParameters(length: Int64(payload.count), headers: ["X-Request": id]) { InputStream(data: payload) })
+                    default: (.get(server.baseURL + "/" + id), URLParameters([:], headers: ["X-Request": id]))
+                    }
+                    switch await (api.request(route: route, parameters: parameters) as Promise<Item>).result {
                     case .success(let item):
                         // Its own answer, perhaps scrambled: what the server sent to this
                         // request, on any hop, holds the id it got.
