@@ -7,8 +7,8 @@ import Foundation
 /// thread, a stream giving 10 bytes a second held every other transfer of the transport a
 /// second at a time.
 ///
-/// The source is opened by the first read, once the exchange is about to run, so that an upload
-/// waiting its turn holds no descriptor; it is held to the body's stated length as it is read:
+/// The source is opened by the first read, once its request is about to be written, so that an
+/// upload waiting its turn holds no descriptor; it is held to the body's stated length as it is read:
 /// one that ends early or runs long fails with ``BodyLengthMismatch``, and nothing past the
 /// stated length is read. Its state is behind a lock; the source is read by one step at a time.
 final class BodyPump: @unchecked Sendable {

@@ -45,9 +45,9 @@ final class CurlExchange: @unchecked Sendable {
     private var readBytes: Int64 = 0
 
     /// Where the request body comes from. A stream or a file is read by a ``BodyPump`` from when
-    /// the exchange is about to run: one waiting its turn for a connection holds no descriptor
-    /// (opened as they were sent, 1,000 file uploads at once under 128 descriptors saw up to 560
-    /// fail for want of one).
+    /// the request is about to be written: one waiting its turn for a connection holds no
+    /// descriptor (opened as they were sent, 1,000 file uploads at once under 128 descriptors saw
+    /// up to 560 fail for want of one).
     private enum Body {
         case data(Data, offset: Int)
         case source(BodyPump.Source)
@@ -213,7 +213,10 @@ final class CurlExchange: @unchecked Sendable {
     /// Whether the request may be written on the connection libcurl chose: not if bytes came on
     /// it while it was idle, which the request would read as its answer.
     fileprivate func connectionChosen(_ ends: CurlConnections.Ends) -> Bool {
-        guard loop.connections.hasStrayInput(ends) else { return true }
+        guard loop.connections.hasStrayInput(ends) else {
+            startBody()
+            return true
+        }
         stop = .strayInput
         return false
     }
@@ -340,8 +343,12 @@ final class CurlExchange: @unchecked Sendable {
         _ = curl.pointee.easy_pause(easy, isReceivingPaused ? CurlPause.receive : CurlPause.none)
     }
 
-    /// The exchange is about to run: a stream or a file body starts being read ahead.
-    func willRun() {
+    /// The request is about to be written: a stream or a file body starts being read ahead.
+    /// Not before: libcurl holds a transfer it has taken until a connection is free (HTTPS,
+    /// whose connections Tern leaves to libcurl to count), and 300 uploads of a 2 MB file at
+    /// once, their files opened as libcurl took them, failed 179 times for want of a descriptor
+    /// under a limit of 128.
+    private func startBody() {
         guard case .source(let source)? = body else { return }
         let pump = BodyPump(source, length: bodyLength) { [weak self, loop] in
             _ = loop.schedule { [weak self] in self?.resumeSending() }
@@ -378,8 +385,8 @@ final class CurlExchange: @unchecked Sendable {
             readBytes += Int64(count)
             return .bytes(count)
         case .source:
-            // Asked before the loop said the exchange runs, which it always does first.
-            willRun()
+            // A libcurl older than 7.80 says nothing before it asks for the body.
+            startBody()
             return readBody(into: buffer)
         case .pumped(let pump):
             switch pump.take(into: buffer) {

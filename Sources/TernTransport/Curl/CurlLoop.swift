@@ -252,7 +252,6 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Hands `exchange` to libcurl; one libcurl refuses ends at once.
     private func add(_ exchange: CurlExchange) {
-        exchange.willRun()
         if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
             byHandle[exchange.easy] = exchange
         } else {

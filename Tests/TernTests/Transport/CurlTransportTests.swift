@@ -213,16 +213,16 @@ import TernTesting
     /// In a child process limited to 128 descriptors past those it inherited, `count` GETs at
     /// once, the `n`th to `urls[n % urls.count]`, each expected to answer a body containing
     /// `answer`: what it printed, "all ok" or what failed. The transport trusts the authority
-    /// at the path `authority`, if given. With `uploading`, each is a POST of a 20 KB file
-    /// instead, as a file body and as a stream of the file in turn. (A parent running the whole
-    /// suite hands down other tests' sockets, up to 285 were seen, which a flat limit of 256
-    /// left no room past.)
+    /// at the path `authority`, if given. With `uploading`, each is a POST of a file of that
+    /// many bytes instead, as a file body and as a stream of the file in turn. (A parent running
+    /// the whole suite hands down other tests' sockets, up to 285 were seen, which a flat limit
+    /// of 256 left no room past.)
     static func requestsUnderALowDescriptorLimit(to urls: [String], count: Int, answer: String = "ok",
-                                                 authority: String? = nil, uploading: Bool = false) async -> String {
+                                                 authority: String? = nil, uploading: Int? = nil) async -> String {
         // The child prints what failed and exits 0 either way, so that the parent can say what.
         let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls, count, answer, authority, uploading] in
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-upload-\(getpid())")
-            try Data(repeating: 7, count: 20_000).write(to: file)
+            try Data(repeating: 7, count: uploading ?? 0).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
             let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int($0) }.max() ?? 2
             var limit = rlimit(rlim_cur: rlim_t(inherited + 129), rlim_max: rlim_t(inherited + 129))
@@ -233,8 +233,9 @@ import TernTesting
             let results = await withTaskGroup(of: Result<String, any Error>.self) { group in
                 for index in 0..<count {
                     let url = urls[index % urls.count] + "/"
-                    let body: BodyParameters? = !uploading ? nil
-                        : index.isMultiple(of: 2) ? BodyParameters(file) : BodyParameters(length: 20_000) { InputStream(url: file)! }
+                    let body: BodyParameters? = uploading.map { size in
+                        index.isMultiple(of: 2) ? BodyParameters(file) : BodyParameters(length: Int64(size)) { InputStream(url: file)! }
+                    }
                     group.addTask { await (api.request(route: body == nil ? .get(url) : .post(url), parameters: body) as Promise<String>).result }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
@@ -258,7 +259,7 @@ import TernTesting
     @Test func aThousandUploadsFromFilesAtOnceFitUnderALowDescriptorLimit() async throws {
         let server = try LoopbackServer(keepingBodiesUpTo: 0) { request in .text(request.bodyLength == 20_000 ? "ok" : "short") }
         defer { server.stop() }
-        let printed = await Self.requestsUnderALowDescriptorLimit(to: [server.baseURL], count: 1000, uploading: true)
+        let printed = await Self.requestsUnderALowDescriptorLimit(to: [server.baseURL], count: 1000, uploading: 20_000)
         #expect(printed.contains("all ok"), "\(printed)")
     }
 
