@@ -117,17 +117,12 @@ final class TestCertificates: Sendable {
     }
 }
 
-/// Stops a server `openssl s_server` runs, which does not always stop on SIGTERM, and waits for
-/// it to end (not with `waitUntilExit()`, which spins for ever once another reaped the child:
-/// see ``TestCertificates/openssl(_:)``).
+/// Stops a server `openssl s_server` runs, which does not always stop on SIGTERM, and waits a
+/// while for it to end (not with `waitUntilExit()`, which spins for ever once another reaped
+/// the child: see ``TestCertificates/openssl(_:)``).
 func stopServer(_ process: Process) {
-    let id = process.processIdentifier
-    kill(id, SIGKILL)
-    // Reaped here, at once (Foundation's own wait then finds nothing, and reports an exit).
-    // Left a zombie until Foundation's wait got to it, the child made Swift Testing's exit-test
-    // monitor, which waits for any child without reaping, spin on it and stop serving its own
-    // children: a sanitizer run hung so for nine minutes.
-    var status: Int32 = 0
-    while waitpid(id, &status, 0) == -1, errno == EINTR {}
+    kill(process.processIdentifier, SIGKILL)
+    let deadline = Date().addingTimeInterval(5)
+    while process.isRunning, Date() < deadline { usleep(10_000) }
 }
 #endif

@@ -89,20 +89,6 @@ import Tern
     }
     #endif
 
-    /// Uploads that libcurl holds until one of the host's connections is free (HTTPS, whose
-    /// connections Tern leaves libcurl to count) open their files only as they are written:
-    /// opened as libcurl took them, 300 uploads of 600 KB at once under 128 descriptors failed
-    /// 179 times for want of one.
-    @Test func uploadsWaitingForAConnectionFitUnderALowDescriptorLimit() async throws {
-        let server = try HTTPSUploadServer()
-        try await server.waitUntilListening()
-        let printed = await CurlTransportTests.requestsUnderALowDescriptorLimit(
-            to: [server.url], count: 300, authority: server.certificates.authority.path, uploading: 600_000)
-        #expect(printed.contains("all ok"), "\(printed)")
-        #expect(server.bodyLengths == Array(repeating: 600_000, count: 300))
-        withExtendedLifetime(server) {}
-    }
-
     @Test func aStrayResponseOverTLSIsNeverTakenForTheNextAnswer() async throws {
         // s_server relays one connection at a time between its standard streams and the client:
         // a thread answers each request with its path, and the test sends a whole stray response
