@@ -62,21 +62,8 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         return sent
     }
 
-    /// Starts the task of a request that was admitted. On Linux a stream body is read first (see
-    /// ``URLSessionTransport/prepare(_:)``), on a queue of its own: an app's stream may wait for
-    /// its bytes, and would hold the caller's thread, or the session's queue and every other
-    /// task's callbacks with it.
+    /// Starts the task of a request that was admitted.
     private func start(_ sent: SessionRequest, on session: URLSession) {
-        #if canImport(FoundationNetworking)
-        if case .stream = sent.request.body {
-            DispatchQueue(label: "tern.body").async { self.startTask(sent, on: session) }
-            return
-        }
-        #endif
-        startTask(sent, on: session)
-    }
-
-    private func startTask(_ sent: SessionRequest, on session: URLSession) {
         guard !sent.isCancelled, let (urlRequest, uploadFile) = URLSessionTransport.prepared(sent.request, reportingTo: sent.receiver) else {
             if sent.isCancelled { sent.receiver.didComplete(with: URLError(.cancelled)) }
             return ended(sent, on: session)
