@@ -80,16 +80,19 @@ int tern_curl_getinfo_socket(const TernCurl *curl, void *easy, int info, int *va
 }
 
 int tern_socket_has_input(int socket, int localPort) {
+    // Peeked first: nothing waiting is the common answer, and it stands whichever socket the
+    // number now is (a connection with these ends on another socket is new, with nothing to
+    // check). Only a "yes" must come from the connection's own socket, so only then is it asked.
+    char byte;
+    ssize_t count = recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
     struct sockaddr_storage address;
     socklen_t length = sizeof address;
     if (getsockname(socket, (struct sockaddr *)&address, &length) != 0) return -1;
     int port = address.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&address)->sin6_port)
              : address.ss_family == AF_INET ? ntohs(((struct sockaddr_in *)&address)->sin_port) : -1;
     if (port != localPort) return -1;
-    char byte;
-    ssize_t count = recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (count > 0 || count == 0) return 1;   // bytes waiting, or the peer hung up
-    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : 1;
+    return 1;   // bytes waiting, the peer hung up, or the socket failed
 }
 
 int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *value) {

@@ -63,7 +63,8 @@ int tern_curl_getinfo_offset(const TernCurl *curl, void *easy, int info, int64_t
 int tern_curl_multi_setopt_long(const TernCurl *curl, void *multi, int option, long value);
 
 /// Whether `socket` is connected to local port `localPort` and has input waiting to be read (or
-/// its peer has closed it): 1 if so, 0 if it is idle, -1 if it is not that connection.
+/// its peer has closed it): 1 if so, 0 if it is idle, -1 if it is not that connection. Nothing
+/// waiting is answered 0 without asking which connection the socket is.
 int tern_socket_has_input(int socket, int localPort);
 
 /// The public suffix list from the system's libpsl ("libpsl.so.5", which libcurl links where

@@ -34,6 +34,32 @@ import Testing
         #expect(!connections.hasStrayInput(endsB))
     }
 
+    /// The socket number of a connection that closed may be another connection's by the time
+    /// it is checked: that one's input, or its hang-up, says nothing of the first.
+    @Test func aSocketNumberNowAnotherConnectionsIsNotTakenForTheIdleOne() throws {
+        let connections = CurlConnections(curl: try CurlLibrary.shared.get().api)
+        let (listener, port) = try Self.listener()
+        defer { close(listener) }
+        let idle = try Self.socket(boundTo: 0)
+        try Self.connect(idle, to: port)
+        let idleServer = accept(listener, nil, nil)
+        let ends = CurlConnections.Ends(localPort: try Self.localPort(of: idle), peerAddress: "127.0.0.1", peerPort: port)
+        connections.idle(idle, ends: ends)
+        #expect(!connections.hasStrayInput(ends))
+        // The connection goes; its number is given to another, whose server has spoken and hung up.
+        let other = try Self.socket(boundTo: 0)
+        try Self.connect(other, to: port)
+        let otherServer = accept(listener, nil, nil)
+        #expect(send(otherServer, "HTTP/1.1 200 OK\r\n", 17, Int32(MSG_NOSIGNAL)) == 17)
+        close(otherServer)
+        close(idleServer)
+        #expect(dup2(other, idle) == idle)
+        close(other)
+        defer { close(idle) }
+        usleep(20_000)
+        #expect(!connections.hasStrayInput(ends))
+    }
+
     static func listener() throws -> (socket: Int32, port: Int32) {
         let listener = try socket(boundTo: 0)
         guard listen(listener, 4) == 0 else { throw TestError() }
