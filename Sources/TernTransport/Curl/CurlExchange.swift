@@ -336,8 +336,9 @@ final class CurlExchange: @unchecked Sendable {
         _ = curl.pointee.easy_pause(easy, isSendingPaused ? CurlPause.send : CurlPause.none)
     }
 
-    /// Goes on sending once the body has bytes again; on the loop's thread.
-    private func resumeSending() {
+    /// Goes on sending once the body has bytes again; on the loop's thread, while libcurl runs
+    /// the transfer (see ``CurlLoop/resumeSending(_:)``).
+    func resumeSending() {
         guard isSendingPaused else { return }
         isSendingPaused = false
         _ = curl.pointee.easy_pause(easy, isReceivingPaused ? CurlPause.receive : CurlPause.none)
@@ -351,7 +352,7 @@ final class CurlExchange: @unchecked Sendable {
     private func startBody() {
         guard case .source(let source)? = body else { return }
         let pump = BodyPump(source, length: bodyLength) { [weak self, loop] in
-            _ = loop.schedule { [weak self] in self?.resumeSending() }
+            if let self { loop.resumeSending(self) }
         }
         body = .pumped(pump)
         pump.start()
@@ -432,6 +433,11 @@ final class CurlExchange: @unchecked Sendable {
     // MARK: The end
 
     /// Reports how the exchange ended: `code` is libcurl's result, `nil` for a cancel.
+    ///
+    /// Runs on the loop's thread or, for a transfer that ended while others run, on the
+    /// completions queue; either way libcurl has let go of the handle (removed from the multi
+    /// handle, or never added), so no read or progress callback can meet the body closed here,
+    /// and the loop drops its reader's late word to go on sending.
     func complete(_ code: Int32?) {
         // The body's descriptor goes with the transfer, not with whatever still holds the task.
         closeBody()

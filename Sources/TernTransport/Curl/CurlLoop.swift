@@ -154,6 +154,16 @@ final class CurlLoop: @unchecked Sendable {
         return taken
     }
 
+    /// Goes on sending `exchange`'s body, whose reader has bytes again, if libcurl still runs
+    /// its transfer: the reader's word can come after the transfer ended (answered early, or
+    /// cancelled), when the handle is no longer libcurl's to pause or resume.
+    func resumeSending(_ exchange: CurlExchange) {
+        _ = schedule { [weak self, weak exchange] in
+            guard let self, let exchange, self.byHandle[exchange.easy] === exchange else { return }
+            exchange.resumeSending()
+        }
+    }
+
     /// Stops `exchange`, which then reports a cancel, unless it has ended already.
     func cancel(_ exchange: CurlExchange) {
         let isAwake = inbox.withLock { inbox in
