@@ -28,6 +28,16 @@ package final class RegularFile {
         size = Int64(status.st_size)
     }
 
+    /// The size of the regular file at `url` now, without opening it; throws if there is none,
+    /// or it is not a regular file. A pipe's size is 0: taken for a file's, it would make the
+    /// body empty, and an empty body is never read, so the pipe never refused.
+    package static func size(of url: URL) throws -> Int64 {
+        var status = stat()
+        guard stat(url.path, &status) == 0 else { throw failure(errno, opening: url.path) }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw NotARegularFile(path: url.path) }
+        return Int64(status.st_size)
+    }
+
     /// Reads up to `count` bytes into `buffer`; returns how many, 0 at the end of the file.
     package func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
         while true {

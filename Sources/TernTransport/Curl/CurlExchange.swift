@@ -94,7 +94,8 @@ final class CurlExchange: @unchecked Sendable {
             bodyLength = stream.length
         case .file(let file):
             body = .source(.file(file))
-            bodyLength = fileSize(of: file)
+            // Its length now, from a regular file: it may have been swapped since it was checked.
+            bodyLength = try RegularFile.size(of: file)
         case .inRequest:
             if let data = request.urlRequest.httpBody {
                 body = .data(data, offset: 0)

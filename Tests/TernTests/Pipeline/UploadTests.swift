@@ -148,6 +148,39 @@ import TernTesting
         #expect(refused > 0)
     }
 
+    /// A file body handed to the transport after its file was swapped for a pipe, whose size is
+    /// 0: the transport refuses it rather than take that size for the file's and send an empty
+    /// body (libcurl never reads an empty one, so the pipe was never opened nor refused; seen
+    /// when the upload above was slow enough to be prepared after the swap).
+    @Test func aFileBodyThatIsAPipeByTheTimeItIsSentIsRefusedNotSentEmpty() async throws {
+        let received = Recorder<Int>()
+        let server = try LoopbackServer { request in
+            received.append(request.bodyLength)
+            return .text("\(request.bodyLength)")
+        }
+        defer { server.stop() }
+        let pipe = FileManager.default.temporaryDirectory.appendingPathComponent("tern-pipe-\(UUID())")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
+        defer { try? FileManager.default.removeItem(at: pipe) }
+        var request = URLRequest(url: URL(string: server.baseURL + "/up")!)
+        request.httpMethod = "POST"
+        let ending = Ending()
+        let transport = try #require(TestTransport.make())
+        _ = transport.send(TransportRequest(urlRequest: request, body: .file(pipe)), to: ending)
+        #expect(await eventually(timeout: 20) { !ending.ends.items.isEmpty })
+        #expect(ending.ends.items.first?.contains("is not a regular file") == true, "\(ending.ends.items)")
+        #expect(received.items.isEmpty, "sent with a body of \(received.items)")
+    }
+
+    /// How an exchange ended: "ok", or its error.
+    final class Ending: TransportReceiver {
+        let ends = Recorder<String>()
+        func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
+        func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
+        func didReceive(_ chunk: Data) -> TransferDecision { .proceed }
+        func didComplete(with error: (any Error)?) { ends.append(error.map { "\($0)" } ?? "ok") }
+    }
+
     /// When a ``HeldStream`` is read, and when it may go on.
     final class Hold: Sendable {
         let reads = Recorder<Void>()
