@@ -1,9 +1,9 @@
 #if os(Linux)
 import Foundation
 
-/// HTTP/2 over TLS, just enough of it to answer requests: `openssl s_server -alpn h2` accepts the
-/// connection and does TLS, one connection at a time, and hands the decrypted bytes to this
-/// process, which reads the frames (RFC 9113) and answers every request stream with `body`.
+/// HTTP/2 over TLS, just enough of it to answer requests: a ``TLSRelay`` offering `h2` does
+/// TLS and hands each connection's decrypted bytes to a raw server of this process, which reads
+/// the frames (RFC 9113) and answers every request stream with `body`.
 ///
 /// It records what it saw: how many connections began (each with the client's preface), and
 /// each request's stream and body. It decodes no request headers (HPACK): a request is a stream
@@ -23,10 +23,8 @@ final class HTTP2Server: @unchecked Sendable {
     }
 
     let certificates: TestCertificates
-    let port: Int
-    private let process: Process
-    private let toServer = Pipe()
-    private let fromServer = Pipe()
+    private var server: RawServer?
+    private var relay: TLSRelay?
     private let body: Data
     /// By request number, from 1: the requests not answered.
     private let misbehaviors: [Int: Misbehavior]
@@ -34,8 +32,6 @@ final class HTTP2Server: @unchecked Sendable {
     private var seenConnections = 0
     private var seenRequests: [Request] = []
     private var seenResets: [UInt32] = []
-    /// Request bodies so far, by stream, until the stream ends.
-    private var bodies: [UInt32: Data] = [:]
 
     /// - Parameters:
     ///   - body: What every request gets; one frame's worth (16 KiB) at most, so that neither
@@ -47,37 +43,25 @@ final class HTTP2Server: @unchecked Sendable {
         self.body = body
         self.misbehaviors = misbehaviors
         certificates = try TestCertificates()
-        port = try TestCertificates.freePort()
-        process = try certificates.server(on: port, ["-alpn", "h2"], input: toServer, output: fromServer)
-        // Holds the server only while it handles bytes: waiting for them, it lets the server go,
-        // whose end stops s_server, whose end ends the wait.
-        let input = fromServer.fileHandleForReading
-        Thread { [weak self] in
-            var buffer = Data()
-            while true {
-                let chunk = input.availableData
-                guard !chunk.isEmpty, let self else { return }   // s_server or the server has gone
-                buffer.append(chunk)
-                while let consumed = self.handleNext(in: buffer) { buffer.removeFirst(consumed) }
+        let server = try RawServer { [weak self] connection in
+            var frames = Frames(connection: connection)
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while case let count = recv(connection.socket, &chunk, chunk.count, 0), count > 0, let self {
+                frames.buffer.append(contentsOf: chunk[0..<count])
+                while let consumed = self.handleNext(&frames) { frames.buffer.removeFirst(consumed) }
             }
-        }.start()
+        }
+        self.server = server
+        relay = try TLSRelay(certificates: certificates, to: server.port, offeringHTTP2: true)
     }
 
     deinit {
-        stopServer(process)
+        relay?.stop()
+        server?.stop()
     }
 
-    var url: String { "https://127.0.0.1:\(port)" }
+    var url: String { relay?.baseURL ?? "" }
 
-    /// Waits until s_server accepts connections: a connection that sends nothing and closes is
-    /// no HTTP/2 connection, and is not counted.
-    func waitUntilListening() async throws {
-        for _ in 0..<200 {
-            if TestCertificates.accepts(port) { return }
-            try await Task.sleep(nanoseconds: 25_000_000)
-        }
-        throw TestError()
-    }
     var connections: Int { lock.withLock { seenConnections } }
     var requests: [Request] { lock.withLock { seenRequests } }
     /// The streams the client reset.
@@ -94,15 +78,29 @@ final class HTTP2Server: @unchecked Sendable {
     private static let endHeaders: UInt8 = 0x4
     private static let ack: UInt8 = 0x1
 
-    /// Handles the preface or frame at the start of `buffer`; returns its length, or `nil` until
-    /// it has all arrived.
-    private func handleNext(in buffer: Data) -> Int? {
-        let bytes = [UInt8](buffer.prefix(Self.preface.count))
-        if bytes.first == UInt8(ascii: "P") {
+    /// A connection's bytes not yet handled, and its request bodies so far, by stream, until
+    /// the stream ends.
+    private struct Frames {
+        let connection: RawServer.Connection
+        var buffer = Data()
+        var bodies: [UInt32: Data] = [:]
+        var sawPreface = false
+    }
+
+    /// Handles the preface or frame at the start of `frames`' buffer; returns its length, or
+    /// `nil` until it has all arrived.
+    private func handleNext(_ frames: inout Frames) -> Int? {
+        let buffer = frames.buffer
+        let send = { [connection = frames.connection] (kind: Kind, flags: UInt8, stream: UInt32, payload: Data) in
+            Self.send(kind, flags: flags, stream: stream, payload: payload, on: connection)
+        }
+        if !frames.sawPreface {
             guard buffer.count >= Self.preface.count else { return nil }
+            guard buffer.prefix(Self.preface.count) == Self.preface else { return nil }
             // A new connection: its settings first, empty (the defaults).
-            lock.withLock { seenConnections += 1; bodies = [:] }
-            send(.settings, flags: 0, stream: 0)
+            frames.sawPreface = true
+            lock.withLock { seenConnections += 1 }
+            send(.settings, 0, 0, Data())
             return Self.preface.count
         }
         guard buffer.count >= 9 else { return nil }
@@ -115,15 +113,15 @@ final class HTTP2Server: @unchecked Sendable {
         let payload = buffer[start..<(start + length)]
         switch Kind(rawValue: header[3]) {
         case .settings where flags & Self.ack == 0:
-            send(.settings, flags: Self.ack, stream: 0)
+            send(.settings, Self.ack, 0, Data())
         case .ping where flags & Self.ack == 0:
-            send(.ping, flags: Self.ack, stream: 0, payload: Data(payload))
+            send(.ping, Self.ack, 0, Data(payload))
         case .headers, .continuation:
-            lock.withLock { bodies[stream] = bodies[stream] ?? Data() }
-            if flags & Self.endStream != 0 { answer(stream) }
+            frames.bodies[stream] = frames.bodies[stream] ?? Data()
+            if flags & Self.endStream != 0 { answer(stream, body: frames.bodies.removeValue(forKey: stream) ?? Data(), send: send) }
         case .data:
-            lock.withLock { bodies[stream, default: Data()].append(payload) }
-            if flags & Self.endStream != 0 { answer(stream) }
+            frames.bodies[stream, default: Data()].append(payload)
+            if flags & Self.endStream != 0 { answer(stream, body: frames.bodies.removeValue(forKey: stream) ?? Data(), send: send) }
         case .reset:
             lock.withLock { seenResets.append(stream) }
         default:
@@ -132,14 +130,14 @@ final class HTTP2Server: @unchecked Sendable {
         return 9 + length
     }
 
-    private func answer(_ stream: UInt32) {
+    private func answer(_ stream: UInt32, body requestBody: Data, send: (Kind, UInt8, UInt32, Data) -> Void) {
         let number = lock.withLock {
-            seenRequests.append(Request(stream: stream, body: bodies.removeValue(forKey: stream) ?? Data()))
+            seenRequests.append(Request(stream: stream, body: requestBody))
             return seenRequests.count
         }
         switch misbehaviors[number] {
         case .reset?:
-            return send(.reset, flags: 0, stream: stream, payload: Data([0, 0, 0, 2]))
+            return send(.reset, 0, stream, Data([0, 0, 0, 2]))
         case .silence?:
             return
         case nil:
@@ -152,15 +150,15 @@ final class HTTP2Server: @unchecked Sendable {
             block.append(contentsOf: [0x0f, UInt8(index - 15), UInt8(value.utf8.count)])
             block.append(contentsOf: value.utf8)
         }
-        send(.headers, flags: Self.endHeaders, stream: stream, payload: block)
-        send(.data, flags: Self.endStream, stream: stream, payload: body)
+        send(.headers, Self.endHeaders, stream, block)
+        send(.data, Self.endStream, stream, body)
     }
 
-    private func send(_ kind: Kind, flags: UInt8, stream: UInt32, payload: Data = Data()) {
-        var frame = Data([UInt8(payload.count >> 16 & 0xff), UInt8(payload.count >> 8 & 0xff), UInt8(payload.count & 0xff), kind.rawValue, flags])
+    private static func send(_ kind: Kind, flags: UInt8, stream: UInt32, payload: Data, on connection: RawServer.Connection) {
+        var frame = [UInt8(payload.count >> 16 & 0xff), UInt8(payload.count >> 8 & 0xff), UInt8(payload.count & 0xff), kind.rawValue, flags]
         frame.append(contentsOf: [UInt8(stream >> 24 & 0x7f), UInt8(stream >> 16 & 0xff), UInt8(stream >> 8 & 0xff), UInt8(stream & 0xff)])
-        frame.append(payload)
-        toServer.fileHandleForWriting.write(frame)
+        frame.append(contentsOf: payload)
+        _ = connection.send(frame)
     }
 }
 #endif

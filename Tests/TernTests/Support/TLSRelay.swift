@@ -22,11 +22,12 @@ final class TLSRelay: Sendable {
     private let acceptLoopEnded = DispatchSemaphore(value: 0)
 
     /// TLS with `certificates`' server certificate (for 127.0.0.1), relayed to the plain server
-    /// listening on 127.0.0.1:`backendPort`.
-    init(certificates: TestCertificates, to backendPort: Int) throws {
+    /// listening on 127.0.0.1:`backendPort`; `offeringHTTP2` says (with ALPN) that the server
+    /// behind speaks HTTP/2.
+    init(certificates: TestCertificates, to backendPort: Int, offeringHTTP2: Bool = false) throws {
         context = try OpenSSL.shared.get().serverContext(
             certificate: certificates.directory.appendingPathComponent("server.pem").path,
-            key: certificates.directory.appendingPathComponent("server.key").path)
+            key: certificates.directory.appendingPathComponent("server.key").path, offeringHTTP2: offeringHTTP2)
         let (listener, port) = try CurlConnectionsTests.listener()
         self.listener = listener
         self.port = Int(port)
@@ -121,6 +122,10 @@ struct OpenSSL: Sendable {
     private typealias OnSession = @convention(c) (OpaquePointer?) -> Int32
     private typealias Free = @convention(c) (OpaquePointer?) -> Void
     private typealias Transfer = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32) -> Int32
+    private typealias SetALPNChoice = @convention(c) (OpaquePointer?, ALPNChoice, UnsafeMutableRawPointer?) -> Void
+    fileprivate typealias ALPNChoice = @convention(c) (
+        OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt8>?, UnsafePointer<UInt8>?, UInt32, UnsafeMutableRawPointer?
+    ) -> Int32
 
     private let serverMethod: Method
     private let newContext: NewContext
@@ -134,6 +139,7 @@ struct OpenSSL: Sendable {
     private let freeSession: Free
     private let read: Transfer
     private let write: Transfer
+    private let setALPNChoice: SetALPNChoice
 
     struct Unavailable: Error {
         let symbol: String
@@ -159,13 +165,15 @@ struct OpenSSL: Sendable {
         freeSession = try load("SSL_free", as: Free.self)
         read = try load("SSL_read", as: Transfer.self)
         write = try load("SSL_write", as: Transfer.self)
+        setALPNChoice = try load("SSL_CTX_set_alpn_select_cb", as: SetALPNChoice.self)
     }
 
     /// A server's settings: its certificate chain and key, from PEM files. Kept for the
     /// process's life (a test makes a few).
-    func serverContext(certificate: String, key: String) throws -> Context {
+    func serverContext(certificate: String, key: String, offeringHTTP2: Bool) throws -> Context {
         guard let context = newContext(serverMethod()), useCertificateChain(context, certificate) == 1,
               usePrivateKey(context, key, 1) == 1 else { throw Unavailable(symbol: "a server context for \(certificate)") }   // SSL_FILETYPE_PEM
+        if offeringHTTP2 { setALPNChoice(context, choosingHTTP2, nil) }
         return Context(library: self, context: Pointer(raw: context))
     }
 
@@ -210,5 +218,22 @@ struct OpenSSL: Sendable {
             library.freeSession(session.raw)
         }
     }
+}
+/// Chooses `h2` when the client offers it (ALPN, RFC 7301); otherwise nothing, which leaves
+/// the client speaking HTTP/1.1.
+private let choosingHTTP2: OpenSSL.ALPNChoice = { _, chosen, chosenLength, offered, offeredLength, _ in
+    guard let offered else { return 3 }   // SSL_TLSEXT_ERR_NOACK
+    var index = 0
+    // A list of names, each after its length in one byte.
+    while index < Int(offeredLength) {
+        let length = Int(offered[index])
+        if length == 2, index + 2 < Int(offeredLength), offered[index + 1] == UInt8(ascii: "h"), offered[index + 2] == UInt8(ascii: "2") {
+            chosen?.pointee = offered + index + 1
+            chosenLength?.pointee = 2
+            return 0   // SSL_TLSEXT_ERR_OK
+        }
+        index += 1 + length
+    }
+    return 3
 }
 #endif

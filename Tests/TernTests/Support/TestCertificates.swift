@@ -2,7 +2,7 @@
 import Foundation
 
 /// A certificate authority made for one test, and a certificate it signed for 127.0.0.1, in a
-/// directory of their own, deleted with them. `openssl s_server` presents the certificate.
+/// directory of their own, deleted with them. ``TLSRelay`` presents the certificate.
 final class TestCertificates: Sendable {
     let directory: URL
 
@@ -38,20 +38,6 @@ final class TestCertificates: Sendable {
     /// The authority's certificate, for ``CurlTransport/init(trusting:)``.
     var authority: URL { directory.appendingPathComponent("ca.pem") }
 
-    /// `openssl s_server` on `port`, presenting the server's certificate, with `arguments` added;
-    /// standard error discarded, standard input and output as given (discarded if not).
-    func server(on port: Int, _ arguments: [String], input: Pipe? = nil, output: Pipe? = nil) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", "server.pem", "-key", "server.key", "-quiet"] + arguments
-        process.currentDirectoryURL = directory
-        process.standardInput = input ?? FileHandle.nullDevice
-        process.standardOutput = output ?? FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
-    }
-
     /// Runs `openssl` with `arguments` (paths absolute), its output discarded, and waits for it.
     ///
     /// Not through `Process`: Swift Testing's exit tests reap child processes that are not theirs
@@ -76,53 +62,5 @@ final class TestCertificates: Sendable {
         // WIFEXITED and WEXITSTATUS, which Swift does not import.
         guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else { throw TestError(code: Int(status)) }
     }
-
-    /// A port for `s_server`, free now, and one no other test's server or connection is given
-    /// before `s_server` binds it: below the range the system hands out for port 0 and for
-    /// outgoing connections. (The kernel's pick, released at once, was seen handed to another
-    /// test's server first: requests then went to that server, and failed.)
-    static func freePort() throws -> Int {
-        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
-            .split(whereSeparator: \.isWhitespace).compactMap { Int($0) } ?? []
-        let handedOut = range.count == 2 ? range[0] : 32768
-        for _ in 0..<200 {
-            let port = Int.random(in: 10_000..<max(handedOut, 10_001))
-            if isFree(port) { return port }
-        }
-        throw TestError(code: Int(EADDRINUSE))
-    }
-
-    /// Whether a server could listen on `port` now.
-    private static func isFree(_ port: Int) -> Bool {
-        onLoopback(port) { bind($0, $1, $2) == 0 }
-    }
-
-    /// Whether something listens on `port` now: a connection made and closed at once, having
-    /// sent nothing.
-    static func accepts(_ port: Int) -> Bool {
-        onLoopback(port) { connect($0, $1, $2) == 0 }
-    }
-
-    /// `call` with a new TCP socket and 127.0.0.1:`port`; the socket closed after.
-    private static func onLoopback(_ port: Int, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-    }
-}
-
-/// Stops a server `openssl s_server` runs, which does not always stop on SIGTERM, and waits a
-/// while for it to end (not with `waitUntilExit()`, which spins for ever once another reaped
-/// the child: see ``TestCertificates/openssl(_:)``).
-func stopServer(_ process: Process) {
-    kill(process.processIdentifier, SIGKILL)
-    let deadline = Date().addingTimeInterval(5)
-    while process.isRunning, Date() < deadline { usleep(10_000) }
 }
 #endif

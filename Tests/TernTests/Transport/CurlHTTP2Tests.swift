@@ -21,11 +21,9 @@ import TernTesting
 
     @Test func requestsSentTogetherShareOneConnection() async throws {
         let server = try HTTP2Server(answering: try JSONEncoder().encode(Self.items))
-        try await server.waitUntilListening()
         let api = try api(for: server)
         // Eight at once on a transport with no connection yet: they wait for the first one to
-        // say it speaks HTTP/2, then share it. (s_server takes one connection at a time: a
-        // request on a second one would never be answered.)
+        // say it speaks HTTP/2, then share it.
         let answers = try await withThrowingTaskGroup(of: [Item].self) { group in
             for _ in 0..<8 { group.addTask { try await (api.request(route: .get(server.url + "/items")) as Promise<[Item]>).value } }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -37,7 +35,6 @@ import TernTesting
 
     @Test func aResetStreamFailsItsRequestAloneTyped() async throws {
         let server = try HTTP2Server(answering: try JSONEncoder().encode(Self.items), misbehaving: [1: .reset])
-        try await server.waitUntilListening()
         let api = try api(for: server)
         let reset = await (api.request(route: .get(server.url + "/items")) as Promise<[Item]>).result
         guard case .failure(APIError.transportFailed(let failure)) = reset else {
@@ -54,7 +51,6 @@ import TernTesting
 
     @Test func aCancelResetsItsStreamAndSparesTheConnection() async throws {
         let server = try HTTP2Server(answering: try JSONEncoder().encode(Self.items), misbehaving: [1: .silence])
-        try await server.waitUntilListening()
         let api = try api(for: server)
         let silent: Promise<[Item]> = api.request(route: .get(server.url + "/items"))
         #expect(await eventually { server.requests.count == 1 })
@@ -79,7 +75,6 @@ import TernTesting
     @Test(arguments: ["memory", "file", "stream"]) func aBodyGoesOutInDataFrames(from source: String) async throws {
         let json = try JSONEncoder().encode(Self.items)
         let server = try HTTP2Server(answering: json)
-        try await server.waitUntilListening()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-h2-body-\(UUID())")
         try json.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }

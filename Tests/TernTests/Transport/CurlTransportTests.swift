@@ -221,7 +221,7 @@ import TernTesting
                                                  authority: String? = nil, uploading: Int? = nil) async -> String {
         // The child prints what failed and exits 0 either way, so that the parent can say what.
         let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls, count, answer, authority, uploading] in
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-upload-\(getpid())")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-descriptor-limit-\(getpid())")
             try Data(repeating: 7, count: uploading ?? 0).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
             let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int($0) }.max() ?? 2
