@@ -12,6 +12,10 @@ import Synchronization
 /// starts no process: many `s_server`s started and stopped from the tests met Swift Testing's
 /// exit-test monitor (which spins on a child's zombie it does not own) and Foundation's
 /// `Process` crashing as it started one.
+///
+/// Each connection's thread moves one chunk at a time, writing it whole before it reads again:
+/// a server that answers early and stops reading a body it does not want holds its connection
+/// until the client stops sending, which none of the TLS tests' servers does.
 final class TLSRelay: Sendable {
     /// Where it listens for TLS, on 127.0.0.1.
     let port: Int
