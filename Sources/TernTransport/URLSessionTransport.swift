@@ -186,9 +186,10 @@ extension URLSessionTransport {
             return (urlRequest, nil)
         case .file(let file):
             #if canImport(FoundationNetworking)
-            // Read as a RegularFile, which refuses a file swapped for a pipe since it was checked,
-            // where reading one would wait for a writer on the API's queue.
-            let size = try RegularFile(file).size
+            // Sized without opening it, and read as a RegularFile: each refuses a file swapped
+            // for a pipe since it was checked, where reading one would wait for a writer on the
+            // API's queue (and a pipe's size, 0, would make the body empty).
+            let size = try RegularFile.size(of: file)
             let body = SegmentStream([.file(file, length: size)])
             if size > inMemoryUploadLimit {
                 urlRequest.httpBodyStream = body
