@@ -20,6 +20,17 @@ import Tern
         await withCheckedContinuation { continuation in session.getAllTasks { continuation.resume(returning: $0.count) } }
     }
 
+    /// Through FoundationNetworking's URLCache a cancel meeting a completion crashed the process
+    /// in one run of the cancel storms in six; the session a transport makes keeps none, a
+    /// session given to it keeps what it has.
+    @Test func theSessionATransportMakesKeepsNoURLCache() {
+        #expect(URLSessionTransport().session.configuration.urlCache == nil)
+        #expect(URLSessionTransport(configuration: .ephemeral).session.configuration.urlCache == nil)
+        let own = URLSession(configuration: .default)
+        defer { own.invalidateAndCancel() }
+        #expect(URLSessionTransport(session: own).session.configuration.urlCache != nil)
+    }
+
     @Test func pastTheCapRequestsWaitInTernAndRunInTurn() async throws {
         // The first two connections are held until the test lets them go (the client may keep a
         // cancelled connection open a while: once, under the sanitizer, the held reads outlasted
