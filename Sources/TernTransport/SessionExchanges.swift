@@ -25,6 +25,8 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         var isPaused = false
         /// Whether its server showed none of the pinned keys (Apple platforms only).
         var failedPins = false
+        /// Why its response was refused, if it was (Linux only).
+        var refusal: URLError?
         /// The body's announced length, once the head has come, and how much of it has.
         var announcedLength: Int64?
         var receivedLength: Int64 = 0
@@ -162,6 +164,18 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(.allow)
         // Anything but HTTP ends without a head, which the receiver reports as a bad response.
         guard let http = response as? HTTPURLResponse else { return }
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking reads a body whose lengths disagree, or that is framed two ways, as
+        // its libcurl picks, and waits on a 101: refused as CurlTransport refuses them.
+        if let problem = ResponseHeadCheck.problem(with: http) {
+            let refusal = ResponseHeadCheck.refusal(problem, url: dataTask.originalRequest?.url)
+            exchanges.withLock { exchanges in
+                exchanges[dataTask.taskIdentifier]?.refusal = refusal
+                exchanges[dataTask.taskIdentifier]?.isStopping = true
+            }
+            return cancel(dataTask)
+        }
+        #endif
         let receiver = exchanges.withLock { exchanges -> (any TransportReceiver)? in
             exchanges[dataTask.taskIdentifier]?.hasHead = true
             // Bytes arrive decompressed: only an unencoded body's length can be counted against.
@@ -236,13 +250,13 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         let receiver = exchange.request.receiver
         // FoundationNetworking skips the head of a 3xx without a Location; the task has it.
-        if !exchange.hasHead, error == nil, let response = task.response as? HTTPURLResponse {
+        if !exchange.hasHead, error == nil, exchange.refusal == nil, let response = task.response as? HTTPURLResponse {
             _ = receiver.didReceive(ResponseHead(response))
         }
         // A body that broke its length stopped the upload; FoundationNetworking says only that
         // the transfer was aborted. (Only Tern's own stream is asked: FoundationNetworking's
         // crashes when asked for its error at its end.)
-        receiver.didComplete(with: exchange.failedPins ? PinnedKeyMismatch(pins: pins) : error.map { exchange.body?.streamError ?? $0 })
+        receiver.didComplete(with: exchange.failedPins ? PinnedKeyMismatch(pins: pins) : exchange.refusal ?? error.map { exchange.body?.streamError ?? $0 })
         ended(exchange.request, on: session)
     }
 }

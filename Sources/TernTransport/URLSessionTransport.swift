@@ -121,6 +121,11 @@ public final class URLSessionTransport: Transport {
             if let error {
                 receiver.didComplete(with: error)
             } else if let response = response as? HTTPURLResponse {
+                #if canImport(FoundationNetworking)
+                if let problem = ResponseHeadCheck.problem(with: response) {
+                    return receiver.didComplete(with: ResponseHeadCheck.refusal(problem, url: response.url))
+                }
+                #endif
                 if receiver.didReceive(ResponseHead(response)) != .stop, let data, !data.isEmpty { _ = receiver.didReceive(data) }
                 receiver.didComplete(with: nil)
             } else {

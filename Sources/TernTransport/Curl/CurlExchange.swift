@@ -510,10 +510,7 @@ final class CurlExchange: @unchecked Sendable {
         case 43: "its first field line begins with a space, continuing the status line (obsolete line folding)"
         default: message(for: code)
         }
-        return URLError(.badServerResponse, userInfo: [
-            NSLocalizedDescriptionKey: "the response cannot be trusted: \(why)",
-            NSURLErrorFailingURLErrorKey: url,
-        ])
+        return ResponseHeadCheck.refusal(why, url: url)
     }
 
     private func message(for code: Int32) -> String {
@@ -597,10 +594,7 @@ extension CurlExchange.Stop {
                 NSURLErrorFailingURLErrorKey: url,
             ])
         case .head(.untrustworthy(let problem)):
-            return URLError(.badServerResponse, userInfo: [
-                NSLocalizedDescriptionKey: "the response cannot be trusted: \(problem)",
-                NSURLErrorFailingURLErrorKey: url,
-            ])
+            return ResponseHeadCheck.refusal(problem, url: url)
         case .head(.tooLarge):
             return URLError(.badServerResponse, userInfo: [
                 NSLocalizedDescriptionKey: "the response's head passed \(ResponseHeadReader.limit / 1024) KiB",

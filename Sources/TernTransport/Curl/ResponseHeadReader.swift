@@ -74,7 +74,7 @@ struct ResponseHeadReader {
             // a 101: the connection now speaks another protocol, which no request of Tern's asks
             // for, and no HTTP answer may ever come (it waited for its timeout).
             guard !(100..<200).contains(status) else {
-                guard status != 101 else { return .refused(.untrustworthy("it switched to another protocol (101), which no request asked for")) }
+                guard status != 101 else { return .refused(.untrustworthy(ResponseHeadCheck.switchedProtocols)) }
                 hasStatusLine = false
                 return .more
             }

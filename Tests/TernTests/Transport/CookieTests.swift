@@ -104,6 +104,30 @@ import TernTesting
         #expect(sent.items == ["/next kept=1"])
     }
 
+    /// Fields after a chunked body's last chunk are trailers, which no browser takes cookies
+    /// from: the body arrives whole and the jar stays empty.
+    @Test(.enabled(if: TestTransport.survivesTrailers, "FoundationNetworking ends the process on trailers"))
+    func aCookieInAChunkedBodysTrailersIsNotKept() async throws {
+        let sent = Recorder<String>()
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                let name = ConnectionReuseTests.name(of: request)
+                sent.append("\(name) \(request.contains("\r\nCookie:") ? "cookie" : "-")")
+                connection.send(name == "set"
+                    ? "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: Set-Cookie\r\n\r\n5\r\nhello\r\n0\r\nSet-Cookie: planted=1; Path=/\r\n\r\n"
+                    : RawServer.Connection.response(name))
+            }
+        }
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL)
+        let body: String = try await api.request(route: api.get(endpoint: "/set")).value
+        #expect(body == "hello")
+        let next: String = try await api.request(route: api.get(endpoint: "/next")).value
+        #expect(next == "next")
+        #expect(api.cookieJar?.all.isEmpty == true)
+        #expect(sent.items == ["set -", "next -"])
+    }
+
     @Test func maxAgeZeroDeletesAndMaxAgeWinsOverExpires() async throws {
         let sent = Recorder<String>()
         let round = Recorder<Int>()

@@ -52,6 +52,48 @@ import Tern
         #expect(next == "next")
     }
 
+    /// The same heads over URLSession: FoundationNetworking would read such a body as its
+    /// libcurl picks (`5, 30` as 30, `+5` as 5) and wait on a 101 until the request timed out;
+    /// Tern refuses them as it does over libcurl. (FoundationNetworking refuses the others itself.)
+    @Test(arguments: untrustworthy.filter { $0.hasPrefix("HTTP/1.1 200 ") || $0.hasPrefix("HTTP/1.1 30") || $0.hasPrefix("HTTP/1.1 101 ") })
+    func overURLSessionTheSameHeadsFailAtOnce(head: String) async throws {
+        let server = try Self.server(head: head)
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: URLSessionTransport(),
+                              responseQueue: .global())
+        let error = await apiError(of: api.request(route: .get(server.baseURL + "/hostile")) as Promise<String>)
+        guard case .transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.urlError?.code == .badServerResponse)
+        #expect("\(failure)".contains("cannot be trusted"), "\(failure)")
+        let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
+        #expect(next == "next")
+        // Lengths that agree are one length, over URLSession too.
+        let agreeing = try Self.server(head: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5, 5")
+        defer { agreeing.stop() }
+        let body: String = try await api.request(route: .get(agreeing.baseURL + "/hostile")).value
+        #expect(body == "hello")
+    }
+
+    /// A session of the caller's reports nothing to Tern before the task ends: an answer
+    /// FoundationNetworking read whole by its own framing is refused then.
+    @Test(arguments: ["HTTP/1.1 200 OK\r\nContent-Length: +5", "HTTP/1.1 200 OK\r\nContent-Length: 0x5",
+                      "HTTP/1.1 302 Found\r\nLocation: /a\r\nLocation: /b\r\nContent-Length: 5"])
+    func overACallersSessionAnAnswerFramedTwoWaysIsRefusedWhole(head: String) async throws {
+        let server = try Self.server(head: head)
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never),
+                              transport: URLSessionTransport(session: URLSession(configuration: .ephemeral)), responseQueue: .global())
+        let error = await apiError(of: api.request(route: .get(server.baseURL + "/hostile")) as Promise<String>)
+        guard case .transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed, got \(String(describing: error))")
+            return
+        }
+        #expect("\(failure)".contains("cannot be trusted"), "\(failure)")
+    }
+
     #if compiler(>=6.3)
     /// A first field line beginning with a space would continue the status line: refused, typed.
     /// libcurl before 8.1.0 appended such a line to the previous transfer's headers, freed by

@@ -1,8 +1,39 @@
-#if os(Linux)
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// What makes a response head one no answer should be read from, beyond what libcurl 7.88
 /// refuses itself: framing a server could use to smuggle a second response into the body of
 /// the first, or to make the client read a body of the wrong length (RFC 9112, section 6).
+/// Checked over libcurl and over FoundationNetworking, which reads such a body as its libcurl
+/// picks.
 enum ResponseHeadCheck {
+    /// The error a response refused for `problem` ends its request with.
+    static func refusal(_ problem: String, url: URL?) -> URLError {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: "the response cannot be trusted: \(problem)"]
+        if let url { info[NSURLErrorFailingURLErrorKey] = url }
+        return URLError(.badServerResponse, userInfo: info)
+    }
+
+    /// Why a 101 is refused: the connection now speaks another protocol, which no request of
+    /// Tern's asks for.
+    static let switchedProtocols = "it switched to another protocol (101), which no request asked for"
+
+    /// Why `response`, as Foundation read it (its repeated fields joined with commas), cannot be
+    /// trusted, or `nil` when it can.
+    static func problem(with response: HTTPURLResponse) -> String? {
+        guard response.statusCode != 101 else { return switchedProtocols }
+        // Two Location fields arrive as one, joined with ", ", which no URL holds (a space is
+        // no character of a URI): the redirect would go to neither.
+        if let location = response.value(forHTTPHeaderField: "Location"), location.contains(", ") {
+            return "its Location is not one URL (\(location.prefix(200)))"
+        }
+        return problem(with: response.allHeaderFields.compactMap { name, value in
+            (name as? String).map { (name: $0, value: "\(value)") }
+        })
+    }
+
     /// Why the head with these fields cannot be trusted, or `nil` when it can.
     static func problem(with fields: [(name: String, value: String)]) -> String? {
         var lengthFields: [String] = []
@@ -86,4 +117,3 @@ enum ResponseHeadCheck {
         return bytes.count == codeStart + 3 || bytes[codeStart + 3] == UInt8(ascii: " ")
     }
 }
-#endif
