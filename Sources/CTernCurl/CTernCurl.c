@@ -75,6 +75,10 @@ int tern_curl_setopt_debug_callback(const TernCurl *curl, void *easy, int option
     return curl->easy_setopt(easy, option, callback);
 }
 
+int tern_curl_setopt_seek_callback(const TernCurl *curl, void *easy, int option, tern_curl_seek_callback callback) {
+    return curl->easy_setopt(easy, option, callback);
+}
+
 int tern_curl_getinfo_socket(const TernCurl *curl, void *easy, int info, int *value) {
     return curl->easy_getinfo(easy, info, value);
 }

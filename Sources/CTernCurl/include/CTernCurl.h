@@ -19,6 +19,10 @@ typedef int (*tern_curl_prereq_callback)(void *context, char *primaryIP, char *l
 /// What a debug callback looks like (CURLOPT_DEBUGFUNCTION): `kind` is a curl_infotype.
 typedef int (*tern_curl_debug_callback)(void *easy, int kind, char *data, size_t size, void *context);
 
+/// What a seek callback looks like (CURLOPT_SEEKFUNCTION): moves the body to `offset` from
+/// `origin` (SEEK_SET, …); returns 0 when it did, 1 on failure, 2 when it cannot.
+typedef int (*tern_curl_seek_callback)(void *context, int64_t offset, int origin);
+
 /// libcurl's entry points, found with dlsym.
 typedef struct TernCurl {
     void *library;
@@ -56,6 +60,7 @@ int tern_curl_setopt_data_callback(const TernCurl *curl, void *easy, int option,
 int tern_curl_setopt_progress_callback(const TernCurl *curl, void *easy, int option, tern_curl_progress_callback callback);
 int tern_curl_setopt_prereq_callback(const TernCurl *curl, void *easy, int option, tern_curl_prereq_callback callback);
 int tern_curl_setopt_debug_callback(const TernCurl *curl, void *easy, int option, tern_curl_debug_callback callback);
+int tern_curl_setopt_seek_callback(const TernCurl *curl, void *easy, int option, tern_curl_seek_callback callback);
 int tern_curl_getinfo_socket(const TernCurl *curl, void *easy, int info, int *value);
 int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *value);
 int tern_curl_getinfo_string(const TernCurl *curl, void *easy, int info, char **value);

@@ -9,6 +9,9 @@ enum CurlCode {
     static let writeError: Int32 = 23
     static let readError: Int32 = 26
     static let abortedByCallback: Int32 = 42
+    /// CURLE_SEND_FAIL_REWIND: libcurl would have sent the request again (its connection closed,
+    /// or its HTTP/2 stream was refused, before any answer) but its body could not start over.
+    static let rewindFailed: Int32 = 65
     /// CURLE_SSL_PINNEDPUBKEYNOTMATCH: the server's key is none of the pinned ones.
     static let pinnedKeyMismatch: Int32 = 90
 
@@ -27,6 +30,7 @@ enum CurlCode {
         case 58: .clientCertificateRejected         // CURLE_SSL_CERTPROBLEM
         case 60: .serverCertificateUntrusted        // CURLE_PEER_FAILED_VERIFICATION
         case 61: .cannotDecodeContentData           // CURLE_BAD_CONTENT_ENCODING
+        case rewindFailed: .networkConnectionLost
         case abortedByCallback: .cancelled
         default: .unknown
         }

@@ -60,6 +60,10 @@ final class CurlExchange: @unchecked Sendable {
 
     /// The body's length, when known.
     private let bodyLength: Int64?
+    /// A new source of a stream or file body, for reading it again from its start.
+    private let remakeSource: (() throws -> BodyPump.Source)?
+    /// The request's method, which decides whether its body may be sent again.
+    private let method: String
     /// The plain-HTTP origin ("host:port") whose running exchanges the loop counts against its
     /// cap, or `nil` for HTTPS, left to libcurl's.
     let admissionOrigin: String?
@@ -92,11 +96,14 @@ final class CurlExchange: @unchecked Sendable {
         case .stream(let stream):
             body = .source(.stream(try stream.makeStream()))
             bodyLength = stream.length
+            remakeSource = { .stream(try stream.makeStream()) }
         case .file(let file):
             body = .source(.file(file))
             // Its length now, from a regular file: it may have been swapped since it was checked.
             bodyLength = try RegularFile.size(of: file)
+            remakeSource = { .file(file) }
         case .inRequest:
+            remakeSource = nil
             if let data = request.urlRequest.httpBody {
                 body = .data(data, offset: 0)
                 bodyLength = Int64(data.count)
@@ -104,6 +111,7 @@ final class CurlExchange: @unchecked Sendable {
                 bodyLength = nil
             }
         }
+        method = request.urlRequest.httpMethod ?? "GET"
         guard let easy = handles.take() else { throw URLError(.cannotLoadFromNetwork) }
         self.easy = easy
         self.handles = handles
@@ -173,6 +181,8 @@ final class CurlExchange: @unchecked Sendable {
             setLong(CurlOption.post, 1)
             tern_curl_setopt_pointer(curl, easy, CurlOption.readData, context)
             tern_curl_setopt_data_callback(curl, easy, CurlOption.readFunction, curlRead)
+            tern_curl_setopt_pointer(curl, easy, CurlOption.seekData, context)
+            tern_curl_setopt_seek_callback(curl, easy, CurlOption.seekFunction, curlSeek)
             setLong(CurlOption.noProgress, 0)
             // Without a length libcurl sends the body chunked over HTTP/1.1, and as it is over
             // HTTP/2, which has no chunks.
@@ -409,6 +419,42 @@ final class CurlExchange: @unchecked Sendable {
         }
     }
 
+    /// What the seek callback tells libcurl.
+    fileprivate enum Rewound: Int32 {
+        case done = 0
+        case failed = 1
+        case cannot = 2
+    }
+
+    /// Takes the body back to its start, when libcurl sends the request again on a new
+    /// connection: the one it reused closed, or an HTTP/2 server refused the stream, before any
+    /// byte of an answer. Only for an idempotent method: a POST, which the server
+    /// may have acted on, fails as connection lost (``CurlCode/rewindFailed``), and whether it
+    /// is sent again is the retry policy's to decide.
+    fileprivate func rewindBody(to offset: Int64, from origin: Int32) -> Rewound {
+        guard offset == 0, origin == SEEK_SET, HTTPMethod(rawValue: method).isIdempotent else { return .cannot }
+        switch body {
+        case .data(let data, _):
+            body = .data(data, offset: 0)
+        case .pumped(let pump):
+            pump.close()
+            guard let remakeSource else { return .cannot }
+            do {
+                body = .source(try remakeSource())
+            } catch {
+                body = nil
+                stop = .body(error)
+                return .failed
+            }
+        case .source, nil:
+            break
+        }
+        // The new attempt starts unpaused, its body read anew.
+        readBytes = 0
+        isSendingPaused = false
+        return .done
+    }
+
     /// Stops reading the body and closes its stream or file, if it was opened.
     private func closeBody() {
         if case .pumped(let pump) = body { pump.close() }
@@ -516,6 +562,9 @@ final class CurlExchange: @unchecked Sendable {
     private func message(for code: Int32) -> String {
         let said = errorBuffer.pointee != 0 ? String(cString: errorBuffer)
             : curl.pointee.easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code)"
+        if code == CurlCode.rewindFailed {
+            return "the connection closed, or the server refused the request, before any answer came; a \(method) is not sent again unasked"
+        }
         // libcurl 7.88 reports a socket it could not make as a connection refused, with no
         // system error: whether a descriptor can be made now tells that case apart.
         guard code == 7 else { return said }   // CURLE_COULDNT_CONNECT
@@ -559,6 +608,11 @@ private let curlRead: tern_curl_data_callback = { buffer, size, count, context i
     }
 }
 
+private let curlSeek: tern_curl_seek_callback = { context, offset, origin in
+    guard let context else { return 2 }   // CURL_SEEKFUNC_CANTSEEK
+    return Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().rewindBody(to: offset, from: origin).rawValue
+}
+
 private let curlPrereq: tern_curl_prereq_callback = { context, peerAddress, _, peerPort, localPort in
     guard let context, let peerAddress else { return 1 }   // CURL_PREREQFUNC_ABORT
     let ends = CurlConnections.Ends(localPort: localPort, peerAddress: String(cString: peerAddress), peerPort: peerPort)
@@ -580,6 +634,7 @@ extension CurlExchange.Stop {
     /// (the abort the stop caused); `nil` when the code says something else went wrong.
     func error(endingWith code: Int32, url: URL) -> (any Error)? {
         let aborted = code == CurlCode.abortedByCallback || code == CurlCode.writeError || code == CurlCode.readError
+            || code == CurlCode.rewindFailed
         guard aborted else { return nil }
         switch self {
         case .receiverSaidStop:
