@@ -5,7 +5,7 @@ import Testing
 import TernTesting
 
 /// The cache's rules against a real socket server, with a test clock moving time: what is kept
-/// and for how long, revalidation, Vary, invalidation, request directives, Authorization, the
+/// and for how long, revalidation, Vary, invalidation, request directives, Authorization, cookies, the
 /// size limits, and the files on disk. On every transport.
 @Suite(.timeLimit(.minutes(1))) struct HTTPCacheTests {
     /// A server answering each request with what `answer` makes of it and its number (from 0),
@@ -236,6 +236,42 @@ import TernTesting
         _ = try await get(api, origin.url + "/public")
         #expect(try await get(api, origin.url + "/public").cacheOutcome == .hit)
         #expect(origin.count == 3)
+    }
+
+    /// A server that signs in with cookies and says only `private`: what it answered one
+    /// account is never served to the next one signed in on the same API, and the cookies are
+    /// not written to disk.
+    @Test(arguments: [false, true])
+    func aResponseKeptForOneAccountsCookiesIsNotServedToAnother(onDisk: Bool) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try Origin { request, _ in
+            let path = request.split(separator: " ")[1]
+            if path.hasPrefix("/login?user=") {
+                return Self.answer("signed in", "Set-Cookie: session=\(path.dropFirst("/login?user=".count)); Path=/\r\n")
+            }
+            let cookie = request.components(separatedBy: "\r\n").first { $0.hasPrefix("Cookie: session=") }
+            return Self.answer("me: \(cookie?.dropFirst("Cookie: session=".count) ?? "nobody")", "Cache-Control: private, max-age=60\r\n")
+        }
+        let cache = onDisk ? try HTTPCache(directory: directory, clock: clock) : HTTPCache(clock: clock)
+        let api = api(cache)
+        func me() async throws -> (String, CacheOutcome?) {
+            let response = try await get(api, origin.url + "/me")
+            return (String(decoding: response.body, as: UTF8.self), response.cacheOutcome)
+        }
+        _ = try await get(api, origin.url + "/login?user=alice")
+        #expect(try await me() == ("me: alice", .miss))
+        #expect(try await me() == ("me: alice", .hit))
+        _ = try await get(api, origin.url + "/login?user=bob")
+        #expect(try await me() == ("me: bob", .miss))
+        #expect(try await me() == ("me: bob", .hit))
+        if onDisk {
+            let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+            let written = files.compactMap { try? Data(contentsOf: $0) }.map { String(decoding: $0, as: UTF8.self) }
+            #expect(written.contains { $0.contains("me: bob") } && !written.contains { $0.contains("session=") }, "\(written)")
+        }
+        api.cookieJar?.removeAll()
+        #expect(try await me() == ("me: nobody", .miss))
     }
 
     @Test func theDelegateSignsTheRevalidation() async throws {
