@@ -68,7 +68,8 @@ extension Cookie {
 
     /// What one `Set-Cookie` field sets, read as RFC 6265bis section 5.6 says (the domain and the
     /// store's rules come after, in ``CookieJar``); `nil` when the field is to be ignored: it
-    /// holds a control character, or has no name, or its name and value are too long.
+    /// holds a control character, or has no name, or its name and value are too long, or it
+    /// lacks what its name's prefix asks, or it is `SameSite=None` without `Secure`.
     init?(parsing field: String, host: String, path requestPath: String, now: Date) {
         // Control characters other than HTAB make the whole field ignored: CR, VT and DEL too.
         guard !field.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) else { return nil }
@@ -85,6 +86,7 @@ extension Cookie {
         var maxAge: Date?
         var isSecure = false
         var isHTTPOnly = false
+        var isCrossSite = false
         for attribute in attributes {
             let parts = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
@@ -109,10 +111,15 @@ extension Cookie {
                 isSecure = true
             case "httponly":
                 isHTTPOnly = true
+            case "samesite":
+                isCrossSite = argument.lowercased() == "none"
             default:
                 continue
             }
         }
+        // Browsers ignore a cookie that lacks what its name's prefix asks, and one `SameSite=None`
+        // that is not `Secure` (section 5.7).
+        guard Self.meetsItsPrefix(name, isSecure: isSecure, domain: domain, path: path), !isCrossSite || isSecure else { return nil }
         self.name = name
         self.value = value
         // Max-Age wins over Expires; neither lasts past 400 days.
@@ -123,6 +130,16 @@ extension Cookie {
         self.isSecure = isSecure
         self.isHTTPOnly = isHTTPOnly
         created = now
+    }
+
+    /// Whether a cookie of this name, with these attributes as the server wrote them, has what
+    /// its name's prefix asks, in any case (section 4.1.3): `__Secure-` is `Secure`; `__Host-`
+    /// is `Secure`, with `Path=/` and no `Domain` at all, not even the host's own.
+    private static func meetsItsPrefix(_ name: String, isSecure: Bool, domain: String?, path: String?) -> Bool {
+        let name = name.lowercased()
+        if name.hasPrefix("__secure-") { return isSecure }
+        if name.hasPrefix("__host-") { return isSecure && domain == nil && path == "/" }
+        return true
     }
 
     /// The same cookie for another domain, host-only.

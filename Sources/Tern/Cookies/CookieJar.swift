@@ -8,7 +8,8 @@ import Foundation
 /// `Domain=com`, a bare `Domain=example`) or for a domain the host is not in; one for an IP
 /// address set by another host; a field with a control character (CR, VT, DEL); a `Secure`
 /// cookie, or one that would shadow a `Secure` one, from plain `http`; `__Secure-` and `__Host-`
-/// names without what their prefix demands. `Max-Age` (which wins) and `Expires` are honoured,
+/// names without what their prefix demands (for `__Host-`, `Path=/` written out and no `Domain`);
+/// `SameSite=None` without `Secure`. `Max-Age` (which wins) and `Expires` are honoured,
 /// and `Max-Age=0` deletes; no cookie lasts past 400 days. It keeps at most
 /// `maximumPerDomain` cookies per domain and `maximumCount` in all, dropping the least
 /// recently set first.
@@ -177,9 +178,6 @@ public final class CookieJar: Sendable {
             }
         }
         if cookie.isSecure, !isSecure { return nil }
-        let name = cookie.name.lowercased()
-        if name.hasPrefix("__secure-"), !cookie.isSecure { return nil }
-        if name.hasPrefix("__host-"), !cookie.isSecure || !cookie.isHostOnly || cookie.path != "/" { return nil }
         return cookie
     }
 

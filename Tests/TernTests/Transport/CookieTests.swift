@@ -214,6 +214,17 @@ import TernTesting
         #expect(names(jar, for: "http://app.localhost/").isEmpty)
     }
 
+    /// As browsers hold them: `__Host-` written with `Path=/` and no `Domain` (not even the
+    /// host's own), prefixes in any case, `SameSite=None` only with `Secure`.
+    @Test func prefixesAndSameSiteNoneAreHeldToWhatBrowsersAsk() {
+        let jar = CookieJar()
+        jar.setCookies(from: ["__Host-a=1; Secure; Path=/", "__Host-b=1; Secure", "__Host-c=1; Secure; Path=/; Domain=127.0.0.1",
+                              "__host-d=1; Path=/", "__HOST-e=1; Secure; Path=/", "__Secure-f=1; Secure", "__SECURE-g=1",
+                              "h=1; SameSite=None", "i=1; SameSite=none; Secure", "j=1; SameSite=Lax", "k=1; SameSite=Strict"],
+                       for: URL(string: "https://127.0.0.1/account/")!, at: now)
+        #expect(Set(names(jar, for: "https://127.0.0.1/account/")) == ["__Host-a", "__HOST-e", "__Secure-f", "i", "j", "k"])
+    }
+
     /// "shop.co.uk." is the same host as "shop.co.uk" (the root's dot), and libpsl knows no
     /// suffix "co.uk.": before the dot was taken away for the list, "evil.co.uk." set a cookie
     /// for "co.uk." that went to every other "….co.uk.".
