@@ -41,6 +41,15 @@ enum ResponseHeadCheck {
         var location: String?
         var locations = 1
         for field in fields {
+            // RFC 9112 allows no whitespace before the colon, and clients differ on such a name:
+            // libcurl takes it for another field (and would read the body to the connection's
+            // end), browsers trim it. Refused where it would frame the body.
+            if let last = field.name.utf8.last, last == 0x20 || last == 0x09 {
+                let name = field.name.trimmingCharacters(in: .whitespaces)
+                if name.caseInsensitiveEquals("content-length") || name.caseInsensitiveEquals("transfer-encoding") {
+                    return "its \(name) field has whitespace before its colon"
+                }
+            }
             if field.name.caseInsensitiveEquals("content-length") {
                 lengthFields.append(field.value)
             } else if field.name.caseInsensitiveEquals("transfer-encoding") {

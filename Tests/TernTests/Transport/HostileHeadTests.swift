@@ -28,6 +28,8 @@ import Tern
         "HTTP/1.1 200 OK\r\nContent-Length: 0x5",
         "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999",
         "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked",
+        "HTTP/1.1 200 OK\r\nContent-Length : 5",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding\t: chunked",
         "http/1.1 200 OK\r\nContent-Length: 5",
         "HTTP/1.1 2000 OK\r\nContent-Length: 5",
         "HTTP/1.1 302 Found\r\nLocation: /a\r\nLocation: /b\r\nContent-Length: 5",
@@ -54,8 +56,9 @@ import Tern
 
     /// The same heads over URLSession: FoundationNetworking would read such a body as its
     /// libcurl picks (`5, 30` as 30, `+5` as 5) and wait on a 101 until the request timed out;
-    /// Tern refuses them as it does over libcurl. (FoundationNetworking refuses the others itself.)
-    @Test(arguments: untrustworthy.filter { $0.hasPrefix("HTTP/1.1 200 ") || $0.hasPrefix("HTTP/1.1 30") || $0.hasPrefix("HTTP/1.1 101 ") })
+    /// Tern refuses them as it does over libcurl. (FoundationNetworking refuses the others itself,
+    /// a field name with whitespace before its colon as a header it failed to write.)
+    @Test(arguments: untrustworthy.filter { ($0.hasPrefix("HTTP/1.1 200 ") || $0.hasPrefix("HTTP/1.1 30") || $0.hasPrefix("HTTP/1.1 101 ")) && !$0.contains(" :") && !$0.contains("\t:") })
     func overURLSessionTheSameHeadsFailAtOnce(head: String) async throws {
         let server = try Self.server(head: head)
         defer { server.stop() }
