@@ -25,8 +25,9 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         var isPaused = false
         /// Whether its server showed none of the pinned keys (Apple platforms only).
         var failedPins = false
-        /// Why its response was refused, if it was (Linux only).
-        var refusal: URLError?
+        /// Why Tern ended its task, if it did (Linux only): its response's head was refused, or
+        /// FoundationNetworking asked for its body again.
+        var ending: URLError?
         /// The body's announced length, once the head has come, and how much of it has.
         var announcedLength: Int64?
         var receivedLength: Int64 = 0
@@ -170,7 +171,7 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         if let problem = ResponseHeadCheck.problem(with: http) {
             let refusal = ResponseHeadCheck.refusal(problem, url: dataTask.originalRequest?.url)
             exchanges.withLock { exchanges in
-                exchanges[dataTask.taskIdentifier]?.refusal = refusal
+                exchanges[dataTask.taskIdentifier]?.ending = refusal
                 exchanges[dataTask.taskIdentifier]?.isStopping = true
             }
             return cancel(dataTask)
@@ -196,6 +197,29 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         guard let receiver else { return }
         obey(receiver.didReceive(data), for: dataTask)
     }
+
+    #if canImport(FoundationNetworking)
+    /// FoundationNetworking asks for the body again when its libcurl sends a request again on a
+    /// new connection (the kept-alive one it reused closed before any answer). It takes a new
+    /// stream only for a stream body and ends the process if given one for a body from memory;
+    /// given none, it sends nothing and the request waits for its timeout. So it gets none, and
+    /// the task ends at once, as connection lost: whether the request goes again is the retry
+    /// policy's to decide, as over libcurl for a POST. Called on FoundationNetworking's own
+    /// queue, which a cancel waits for: the cancel goes from another.
+    func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void) {
+        var info: [String: Any] = [
+            NSLocalizedDescriptionKey: "the connection closed before any answer came, and FoundationNetworking cannot send the body again",
+        ]
+        if let url = task.originalRequest?.url { info[NSURLErrorFailingURLErrorKey] = url }
+        let ending = URLError(.networkConnectionLost, userInfo: info)
+        exchanges.withLock { exchanges in
+            exchanges[task.taskIdentifier]?.ending = ending
+            exchanges[task.taskIdentifier]?.isStopping = true
+        }
+        completionHandler(nil)
+        DispatchQueue.global().async { [self] in cancel(task) }
+    }
+    #endif
 
     /// Tern follows redirects itself, through its pipeline: the session follows none, and the
     /// 3xx is the response.
@@ -250,13 +274,13 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         let receiver = exchange.request.receiver
         // FoundationNetworking skips the head of a 3xx without a Location; the task has it.
-        if !exchange.hasHead, error == nil, exchange.refusal == nil, let response = task.response as? HTTPURLResponse {
+        if !exchange.hasHead, error == nil, exchange.ending == nil, let response = task.response as? HTTPURLResponse {
             _ = receiver.didReceive(ResponseHead(response))
         }
         // A body that broke its length stopped the upload; FoundationNetworking says only that
         // the transfer was aborted. (Only Tern's own stream is asked: FoundationNetworking's
         // crashes when asked for its error at its end.)
-        receiver.didComplete(with: exchange.failedPins ? PinnedKeyMismatch(pins: pins) : exchange.refusal ?? error.map { exchange.body?.streamError ?? $0 })
+        receiver.didComplete(with: exchange.failedPins ? PinnedKeyMismatch(pins: pins) : exchange.ending ?? error.map { exchange.body?.streamError ?? $0 })
         ended(exchange.request, on: session)
     }
 }

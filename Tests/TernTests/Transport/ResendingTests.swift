@@ -23,20 +23,27 @@ import Tern
         }
     }
 
-    @Test(arguments: ["memory", "file", "stream"], ["PUT", "POST"])
-    func aRequestOnAConnectionClosedUnansweredIsSentAgainOnlyWhenIdempotent(from source: String, method: String) async throws {
-        let heard = Recorder<String>()
-        let server = try Self.server(heard: heard)
-        defer { server.stop() }
+    /// The body `{"source":"<source>"}` from memory, a file or a stream, and the file, for the
+    /// caller to remove.
+    static func body(from source: String) throws -> (text: String, parameters: any RequestParameters, file: URL) {
         let body = "{\"source\":\"\(source)\"}"
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-resend-\(UUID())")
         try Data(body.utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
         let parameters: any RequestParameters = switch source {
         case "file": FileParameters(file, contentType: "application/json")
         case "stream": StreamParameters(length: Int64(body.utf8.count), contentType: "application/json") { InputStream(data: Data(body.utf8)) }
         default: JSONParameters(["source": source])
         }
+        return (body, parameters, file)
+    }
+
+    @Test(arguments: ["memory", "file", "stream"], ["PUT", "POST"])
+    func aRequestOnAConnectionClosedUnansweredIsSentAgainOnlyWhenIdempotent(from source: String, method: String) async throws {
+        let heard = Recorder<String>()
+        let server = try Self.server(heard: heard)
+        defer { server.stop() }
+        let (body, parameters, file) = try Self.body(from: source)
+        defer { try? FileManager.default.removeItem(at: file) }
         let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
         let first: String = try await api.request(route: .get(server.baseURL + "/first")).value
         #expect(first == "first")
@@ -54,6 +61,30 @@ import Tern
             #expect("\(failure)".contains("a POST is not sent again"), "\(failure)")
             #expect(heard.items == ["0 GET /first HTTP/1.1 ", "0 POST /items HTTP/1.1 \(body)"])
         }
+    }
+
+    /// Over URLSession, FoundationNetworking cannot send the body again (it asks for it, and
+    /// takes none Tern could give for a body from memory): the request fails at once as
+    /// connection lost, where it waited for its timeout, and the retry policy decides.
+    @Test(arguments: ["memory", "stream"], ["PUT", "POST"])
+    func overURLSessionTheRequestFailsAtOnceAsConnectionLost(from source: String, method: String) async throws {
+        let heard = Recorder<String>()
+        let server = try Self.server(heard: heard)
+        defer { server.stop() }
+        let (body, parameters, file) = try Self.body(from: source)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 50, retryPolicy: .never), transport: URLSessionTransport(),
+                              responseQueue: .global())
+        let first: String = try await api.request(route: .get(server.baseURL + "/first")).value
+        #expect(first == "first")
+        let route: Route = method == "PUT" ? .put(server.baseURL + "/items") : .post(server.baseURL + "/items")
+        let result = await (api.request(route: route, parameters: parameters) as Promise<String>).result
+        guard case .failure(APIError.transportFailed(let failure)) = result else {
+            Issue.record("expected transportFailed, got \(result)")
+            return
+        }
+        #expect(failure.urlError?.code == .networkConnectionLost, "\(failure)")
+        #expect(heard.items.count == 2 && heard.items.last?.hasSuffix(body) == true, "\(heard.items)")
     }
 }
 #endif
