@@ -17,8 +17,20 @@ import Tern
     }
 
     /// A long timeout: the failures must be the typed errors, not it.
-    func api() throws -> AbstractAPI {
-        AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
+    func api(over transport: (any Transport)? = nil) throws -> AbstractAPI {
+        AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try transport ?? CurlTransport(),
+                    responseQueue: .global())
+    }
+
+    /// Expects `server`'s hostile answer to fail over `api` as a response that cannot be trusted.
+    func expectRefused(by server: RawServer, over api: AbstractAPI) async {
+        let error = await apiError(of: api.request(route: .get(server.baseURL + "/hostile")) as Promise<String>)
+        guard case .transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.urlError?.code == .badServerResponse)
+        #expect("\(failure)".contains("cannot be trusted"), "\(failure)")
     }
 
     static let untrustworthy = [
@@ -42,13 +54,7 @@ import Tern
         let server = try Self.server(head: head)
         defer { server.stop() }
         let api = try api()
-        let error = await apiError(of: api.request(route: .get(server.baseURL + "/hostile")) as Promise<String>)
-        guard case .transportFailed(let failure)? = error else {
-            Issue.record("expected transportFailed, got \(String(describing: error))")
-            return
-        }
-        #expect(failure.urlError?.code == .badServerResponse)
-        #expect("\(failure)".contains("cannot be trusted"), "\(failure)")
+        await expectRefused(by: server, over: api)
         // The next request has a connection of its own and its own answer.
         let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
         #expect(next == "next")
@@ -62,15 +68,8 @@ import Tern
     func overURLSessionTheSameHeadsFailAtOnce(head: String) async throws {
         let server = try Self.server(head: head)
         defer { server.stop() }
-        let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: URLSessionTransport(),
-                              responseQueue: .global())
-        let error = await apiError(of: api.request(route: .get(server.baseURL + "/hostile")) as Promise<String>)
-        guard case .transportFailed(let failure)? = error else {
-            Issue.record("expected transportFailed, got \(String(describing: error))")
-            return
-        }
-        #expect(failure.urlError?.code == .badServerResponse)
-        #expect("\(failure)".contains("cannot be trusted"), "\(failure)")
+        let api = try api(over: URLSessionTransport())
+        await expectRefused(by: server, over: api)
         let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
         #expect(next == "next")
         // Lengths that agree are one length, over URLSession too.
@@ -87,14 +86,7 @@ import Tern
     func overACallersSessionAnAnswerFramedTwoWaysIsRefusedWhole(head: String) async throws {
         let server = try Self.server(head: head)
         defer { server.stop() }
-        let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never),
-                              transport: URLSessionTransport(session: URLSession(configuration: .ephemeral)), responseQueue: .global())
-        let error = await apiError(of: api.request(route: .get(server.baseURL + "/hostile")) as Promise<String>)
-        guard case .transportFailed(let failure)? = error else {
-            Issue.record("expected transportFailed, got \(String(describing: error))")
-            return
-        }
-        #expect("\(failure)".contains("cannot be trusted"), "\(failure)")
+        await expectRefused(by: server, over: try api(over: URLSessionTransport(session: URLSession(configuration: .ephemeral))))
     }
 
     #if compiler(>=6.3)

@@ -37,6 +37,18 @@ import Tern
         return (body, parameters, file)
     }
 
+    /// Sends a GET to `server` over `transport` (answered), then `method` with `parameters`
+    /// (which the server hangs up on); the second's result.
+    static func afterAGet(_ method: String, _ parameters: any RequestParameters, to server: RawServer,
+                          over transport: any Transport) async throws -> Result<String, any Error> {
+        // A timeout long enough that a failure is not it.
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 50, retryPolicy: .never), transport: transport, responseQueue: .global())
+        let first: String = try await api.request(route: .get(server.baseURL + "/first")).value
+        #expect(first == "first")
+        let route: Route = method == "PUT" ? .put(server.baseURL + "/items") : .post(server.baseURL + "/items")
+        return await (api.request(route: route, parameters: parameters) as Promise<String>).result
+    }
+
     @Test(arguments: ["memory", "file", "stream"], ["PUT", "POST"])
     func aRequestOnAConnectionClosedUnansweredIsSentAgainOnlyWhenIdempotent(from source: String, method: String) async throws {
         let heard = Recorder<String>()
@@ -44,11 +56,7 @@ import Tern
         defer { server.stop() }
         let (body, parameters, file) = try Self.body(from: source)
         defer { try? FileManager.default.removeItem(at: file) }
-        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
-        let first: String = try await api.request(route: .get(server.baseURL + "/first")).value
-        #expect(first == "first")
-        let route: Route = method == "PUT" ? .put(server.baseURL + "/items") : .post(server.baseURL + "/items")
-        let result = await (api.request(route: route, parameters: parameters) as Promise<String>).result
+        let result = try await Self.afterAGet(method, parameters, to: server, over: try CurlTransport())
         if method == "PUT" {
             #expect(try result.get() == body)
             #expect(heard.items == ["0 GET /first HTTP/1.1 ", "0 PUT /items HTTP/1.1 \(body)", "1 PUT /items HTTP/1.1 \(body)"])
@@ -73,12 +81,7 @@ import Tern
         defer { server.stop() }
         let (body, parameters, file) = try Self.body(from: source)
         defer { try? FileManager.default.removeItem(at: file) }
-        let api = AbstractAPI(configuration: APIConfiguration(timeout: 50, retryPolicy: .never), transport: URLSessionTransport(),
-                              responseQueue: .global())
-        let first: String = try await api.request(route: .get(server.baseURL + "/first")).value
-        #expect(first == "first")
-        let route: Route = method == "PUT" ? .put(server.baseURL + "/items") : .post(server.baseURL + "/items")
-        let result = await (api.request(route: route, parameters: parameters) as Promise<String>).result
+        let result = try await Self.afterAGet(method, parameters, to: server, over: URLSessionTransport())
         guard case .failure(APIError.transportFailed(let failure)) = result else {
             Issue.record("expected transportFailed, got \(result)")
             return
