@@ -130,8 +130,11 @@ import TernTesting
         let uploads = (0..<20).map { _ in api.request(route: .post(server.baseURL + "/up"), parameters: parameters) as Promise<String> }
         // The host's connections are taken by uploads the server holds; the rest wait.
         #expect(await eventually { held.items.count >= 4 })
-        try FileManager.default.removeItem(at: file)
-        #expect(mkfifo(file.path, 0o600) == 0)
+        // Put in its place in one step: an upload prepared between a removal and the pipe
+        // would find no file at all (under the sanitizer, once).
+        let pipe = file.path + ".pipe"
+        #expect(mkfifo(pipe, 0o600) == 0)
+        #expect(rename(pipe, file.path) == 0)
         for _ in 0..<20 { gate.signal() }
         let free: String = try await api.request(route: .get(server.baseURL + "/free")).value
         #expect(free == "free")
