@@ -497,12 +497,19 @@ final class CurlExchange: @unchecked Sendable {
                 ?? refusedHead(code)
                 ?? CurlCode.urlError(code, message: message(for: code), url: url)
         }
-        if error == nil, !head.isComplete {
-            // A reply without a status line (HTTP/0.9) is no HTTP response.
-            if let whole = head.endWithoutEmptyLine() { _ = deliver(whole) } else { error = URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
-        }
+        if error == nil, !head.isComplete { error = endedBeforeItsHead() }
         if code != nil { receiver.didCollect(metrics()) }
         receiver.didComplete(with: error)
+    }
+
+    /// Why a transfer libcurl ended well is no answer when its head never ended: libcurl takes a
+    /// reply without a status line for HTTP/0.9, and a head cut off by the connection's close for
+    /// a whole one, though what it left out (a `Cache-Control: no-store`, a `Set-Cookie`, the
+    /// body's length) is unknown. Browsers refuse such a head over HTTPS.
+    private func endedBeforeItsHead() -> URLError {
+        guard head.status > 0 else { return URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
+        return URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey: "the connection closed before the response's head ended",
+                                                           NSURLErrorFailingURLErrorKey: url])
     }
 
     /// What libcurl measured of the transfer.

@@ -97,14 +97,6 @@ struct ResponseHeadReader {
         return .more
     }
 
-    /// The head of a transfer that ended with no empty line after its fields, as libcurl ends a
-    /// reply it accepted: `nil` unless it had a final status line.
-    mutating func endWithoutEmptyLine() -> Head? {
-        guard !isComplete, status >= 200 else { return nil }
-        isComplete = true
-        return head()
-    }
-
     private func head() -> Head {
         Head(status: status, httpVersion: httpVersion, fields: HTTPHeaders(joining: fields))
     }

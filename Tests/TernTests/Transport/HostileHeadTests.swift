@@ -60,6 +60,44 @@ import Tern
         #expect(next == "next")
     }
 
+    /// Heads the server cuts off by closing the connection, each before its empty line: libcurl
+    /// ended most such replies as if their heads were whole, and Tern took them for the answer
+    /// (a 200 with no body, whatever the missing fields said); browsers refuse them over HTTPS.
+    static let cutOff = [
+        "HTTP/1.1 200 OK\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Le",
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n",
+        "HTTP/1.1 304 Not Modified\r\nCache-Control: max-age=60\r\n",
+        "HTTP/1.1 100 Continue\r\n\r\n",
+        "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n",
+    ]
+
+    @Test(arguments: cutOff)
+    func aHeadCutOffByTheConnectionsCloseIsNoAnswer(head: String) async throws {
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                let name = ConnectionReuseTests.name(of: request)
+                guard name == "hostile" else {
+                    connection.send(RawServer.Connection.response(name))
+                    continue
+                }
+                connection.send(head)
+                return
+            }
+        }
+        defer { server.stop() }
+        let api = try api()
+        let error = await apiError(of: api.request(route: .get(server.baseURL + "/hostile")) as Promise<Data>)
+        guard case .transportFailed(let failure)? = error else {
+            Issue.record("expected transportFailed, got \(String(describing: error))")
+            return
+        }
+        // libcurl itself fails some (a body's length unmet, no final answer: "Empty reply").
+        #expect([.networkConnectionLost, .badServerResponse].contains(failure.urlError?.code), "\(failure)")
+        let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
+        #expect(next == "next")
+    }
+
     /// The same heads over URLSession: FoundationNetworking would read such a body as its
     /// libcurl picks (`5, 30` as 30, `+5` as 5) and wait on a 101 until the request timed out;
     /// Tern refuses them as it does over libcurl. (FoundationNetworking refuses the others itself,

@@ -98,15 +98,6 @@ import Testing
         #expect(throws: ResponseHeadReaderRefused(refusal: .tooLarge)) { try read(lines, into: &reader).get() }
     }
 
-    @Test func aReplyEndingWithoutItsEmptyLineHasAHeadOnlyWithAFinalStatus() throws {
-        var final = ResponseHeadReader()
-        _ = try read(["HTTP/1.1 204 No Content", "A: b"], into: &final).get()
-        #expect(final.endWithoutEmptyLine()?.fields == ["A": "b"])
-        var interim = ResponseHeadReader()
-        _ = try read(["HTTP/1.1 100 Continue"], into: &interim).get()
-        #expect(interim.endWithoutEmptyLine() == nil)
-    }
-
     @Test func aStopExplainsOnlyTheAbortItCaused() {
         let url = URL(string: "http://127.0.0.1/")!
         let mismatch = BodyLengthMismatch(statedLength: 10, actualLength: 11)
