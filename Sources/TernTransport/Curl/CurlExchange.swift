@@ -271,10 +271,22 @@ final class CurlExchange: @unchecked Sendable {
             return .abort
         }
         watchChunks(of: received)
+        if declaresABodyThatCannotCome(received) { setLong(CurlOption.forbidReuse, 1) }
         // The body waits, the head's last line held, until the receiver resumes it.
         heldOverHeadEnd = decision == .pause
         isReceivingPaused = decision == .pause
         return decision == .pause ? .pause : .taken
+    }
+
+    /// Whether `response` can have no body (it answers a HEAD, or is a 204 or a 304) but declares
+    /// one, over HTTP/1: a compliant server sends none of it, while a hostile one can send it
+    /// after the next request went out on the connection, where no check could tell it from that
+    /// request's answer. Such a connection is closed, not reused.
+    private func declaresABodyThatCannotCome(_ response: ResponseHead) -> Bool {
+        guard method == "HEAD" || response.statusCode == 204 || response.statusCode == 304,
+              response.httpVersion?.hasPrefix("HTTP/1") == true else { return false }
+        let length = response.headers["Content-Length"].map { $0.trimmingCharacters(in: .whitespaces) }
+        return response.headers["Transfer-Encoding"] != nil || (length != nil && length != "0")
     }
 
     /// Reads a chunked body's framing as it arrives when the body has a limit, to stop at once a

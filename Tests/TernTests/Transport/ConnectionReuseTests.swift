@@ -100,6 +100,48 @@ struct ConnectionReuseTests {
         #expect(answer == "after")
     }
 
+    /// Answers that can have no body but declare one: a HEAD's (its length, or chunks), a 204's,
+    /// a 304's. A compliant server sends no byte of it; a hostile one sends it late, after the
+    /// next request has gone out on the connection, where no check could tell it from that
+    /// request's answer. Such a connection is not reused.
+    static let bodilessAnswersDeclaringABody = [
+        ("HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 38\r\n\r\n"),
+        ("HEAD", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"),
+        ("GET", "HTTP/1.1 204 No Content\r\nContent-Length: 38\r\n\r\n"),
+        ("GET", "HTTP/1.1 304 Not Modified\r\nContent-Length: 38\r\n\r\n"),
+    ]
+
+    @Test(arguments: bodilessAnswersDeclaringABody.indices)
+    func aBodyDeclaredWhereNoneCanComeIsNeverTakenForTheNextAnswerHoweverLate(_ index: Int) async throws {
+        let (method, head) = Self.bodilessAnswersDeclaringABody[index]
+        let nextSent = DispatchSemaphore(value: 0)
+        let server = try RawServer { connection in
+            var first = connection.index == 0
+            while let request = connection.readRequest() {
+                guard first else {
+                    nextSent.signal()
+                    connection.send(RawServer.Connection.response(Self.name(of: request)))
+                    continue
+                }
+                first = false
+                connection.send(head)
+                // The declared body, a whole answer, once the next request is on its way (or
+                // sent on this connection, which the server then answers with it).
+                _ = nextSent.wait(timeout: .now() + 0.3)
+                connection.send(RawServer.Connection.response("stray"))
+            }
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(validation: .acceptAll, retryPolicy: .never), transport: TestTransport.make(),
+                              responseQueue: .global())
+        let route: Route = method == "HEAD" ? .head(server.baseURL + "/first") : .get(server.baseURL + "/first")
+        _ = try await (api.request(route: route) as Promise<Data>).value
+        for index in 0..<3 {
+            let answer: String = try await api.request(route: .get(server.baseURL + "/next\(index)")).value
+            #expect(answer == "next\(index)")
+        }
+    }
+
     @Test func bytesAfterACancelledBodyAreNeverTakenForTheNextAnswer() async throws {
         let (halfSent, cancelled) = (Recorder<Int>(), DispatchSemaphore(value: 0))
         let server = try RawServer { connection in
