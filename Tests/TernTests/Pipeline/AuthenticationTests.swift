@@ -213,18 +213,20 @@ import TernTesting
     /// `api.delegate = Signer()` compiles, and the signer is gone at once: the first request that
     /// finds it gone says so on standard error, once; the requests go out unsigned, as asked.
     @Test func aDelegateReleasedWhileSetIsReportedOnce() async {
-        let child = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-            final class Signer: APIDelegate {
-                func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
-                    request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+                final class Signer: APIDelegate {
+                    func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+                        request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
+                    }
                 }
+                let stubs = StubTransport()
+                stubs.add(Stub(.get, "/me", answers: .text("me")))
+                let api = AbstractAPI(configuration: APIConfiguration(name: "shop"), transport: stubs, responseQueue: .global())
+                api.delegate = Signer()
+                for _ in 0..<3 { _ = try? await (api.request(route: .get("https://shop.example/me")) as Promise<String>).value }
+                exit(stubs.requests.count == 3 && stubs.requests.allSatisfy { $0.headers["Authorization"] == nil } ? 0 : 1)
             }
-            let stubs = StubTransport()
-            stubs.add(Stub(.get, "/me", answers: .text("me")))
-            let api = AbstractAPI(configuration: APIConfiguration(name: "shop"), transport: stubs, responseQueue: .global())
-            api.delegate = Signer()
-            for _ in 0..<3 { _ = try? await (api.request(route: .get("https://shop.example/me")) as Promise<String>).value }
-            exit(stubs.requests.count == 3 && stubs.requests.allSatisfy { $0.headers["Authorization"] == nil } ? 0 : 1)
         }
         let said = child.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
         #expect(said.components(separatedBy: "Tern error: the delegate of AbstractAPI (\"shop\") was released").count == 2, "\(said)")

@@ -29,17 +29,19 @@ struct LargeTransferTests {
         let destination = directory.appendingPathComponent("gibibyte.bin")
         let block = patterned(bytes: 1 << 20, seed: 3)
 
-        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [path = destination.path as String] in
-            lowerThisProcesssPriority()
-            let before = try residentBytes("VmRSS")
-            let block = patterned(bytes: 1 << 20, seed: 3)
-            let server = try LoopbackServer { _ in
-                ServerResponse(headers: ["Content-Type": "application/octet-stream"], body: block, behavior: .repeated(times: 1024))
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [path = destination.path as String] in
+                lowerThisProcesssPriority()
+                let before = try residentBytes("VmRSS")
+                let block = patterned(bytes: 1 << 20, seed: 3)
+                let server = try LoopbackServer { _ in
+                    ServerResponse(headers: ["Content-Type": "application/octet-stream"], body: block, behavior: .repeated(times: 1024))
+                }
+                defer { server.stop() }
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 300), responseQueue: .global())
+                _ = try await api.download(route: .get(server.baseURL + "/gibibyte"), to: URL(fileURLWithPath: path)).value
+                print(try residentBytes("VmHWM") - before)
             }
-            defer { server.stop() }
-            let api = AbstractAPI(configuration: APIConfiguration(timeout: 300), responseQueue: .global())
-            _ = try await api.download(route: .get(server.baseURL + "/gibibyte"), to: URL(fileURLWithPath: path)).value
-            print(try residentBytes("VmHWM") - before)
         }
         #expect(growth(printedBy: child).map { $0 < Self.allowedGrowth } == true, "\(report(of: child))")
         // Whole, and nothing else left beside it.
@@ -53,26 +55,28 @@ struct LargeTransferTests {
     /// A gibibyte streamed to a reader that stops now and then: the transfer pauses while the
     /// stream's buffer is full, and memory stays flat.
     @Test func aGibibyteStreamReadSlowlyKeepsMemoryFlat() async throws {
-        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
-            lowerThisProcesssPriority()
-            let before = try residentBytes("VmRSS")
-            let block = patterned(bytes: 1 << 20, seed: 5)
-            let server = try LoopbackServer { _ in
-                ServerResponse(headers: ["Content-Type": "application/octet-stream"], body: block, behavior: .repeated(times: 1024))
-            }
-            defer { server.stop() }
-            let api = AbstractAPI(configuration: APIConfiguration(timeout: 300), responseQueue: .global())
-            var received = 0
-            var nextPause = 0
-            for try await chunk in api.stream(route: .get(server.baseURL + "/gibibyte"), bufferSize: 1 << 20) {
-                received += chunk.count
-                if received >= nextPause {   // a slow reader, every 64 MiB
-                    try await Task.sleep(for: .milliseconds(100))
-                    nextPause += 64 << 20
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+                lowerThisProcesssPriority()
+                let before = try residentBytes("VmRSS")
+                let block = patterned(bytes: 1 << 20, seed: 5)
+                let server = try LoopbackServer { _ in
+                    ServerResponse(headers: ["Content-Type": "application/octet-stream"], body: block, behavior: .repeated(times: 1024))
                 }
+                defer { server.stop() }
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 300), responseQueue: .global())
+                var received = 0
+                var nextPause = 0
+                for try await chunk in api.stream(route: .get(server.baseURL + "/gibibyte"), bufferSize: 1 << 20) {
+                    received += chunk.count
+                    if received >= nextPause {   // a slow reader, every 64 MiB
+                        try await Task.sleep(for: .milliseconds(100))
+                        nextPause += 64 << 20
+                    }
+                }
+                guard received == LargeTransferTests.gibibyte else { exit(EXIT_FAILURE) }
+                print(try residentBytes("VmHWM") - before)
             }
-            guard received == LargeTransferTests.gibibyte else { exit(EXIT_FAILURE) }
-            print(try residentBytes("VmHWM") - before)
         }
         #expect(growth(printedBy: child).map { $0 < Self.allowedGrowth } == true, "\(report(of: child))")
     }
@@ -85,15 +89,17 @@ struct LargeTransferTests {
         #expect(FileManager.default.createFile(atPath: source.path, contents: nil))
         try FileHandle(forWritingTo: source).truncate(atOffset: UInt64(Self.gibibyte))
 
-        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [path = source.path as String] in
-            lowerThisProcesssPriority()
-            let before = try residentBytes("VmRSS")
-            let server = try LoopbackServer(keepingBodiesUpTo: 0) { request in .text(String(request.bodyLength)) }
-            defer { server.stop() }
-            let api = AbstractAPI(configuration: APIConfiguration(timeout: 300), responseQueue: .global())
-            let received: String = try await api.request(route: .put(server.baseURL + "/upload"), parameters: FileParameters(URL(fileURLWithPath: path))).value
-            guard received == String(LargeTransferTests.gibibyte) else { exit(EXIT_FAILURE) }
-            print(try residentBytes("VmHWM") - before)
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [path = source.path as String] in
+                lowerThisProcesssPriority()
+                let before = try residentBytes("VmRSS")
+                let server = try LoopbackServer(keepingBodiesUpTo: 0) { request in .text(String(request.bodyLength)) }
+                defer { server.stop() }
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 300), responseQueue: .global())
+                let received: String = try await api.request(route: .put(server.baseURL + "/upload"), parameters: FileParameters(URL(fileURLWithPath: path))).value
+                guard received == String(LargeTransferTests.gibibyte) else { exit(EXIT_FAILURE) }
+                print(try residentBytes("VmHWM") - before)
+            }
         }
         #expect(growth(printedBy: child).map { $0 < Self.allowedGrowth } == true, "\(report(of: child))")
     }

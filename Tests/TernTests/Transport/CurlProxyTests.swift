@@ -16,11 +16,13 @@ import TernTesting
             return .text("via proxy")
         }
         defer { proxy.stop() }
-        await #expect(processExitsWith: .success) { [proxyURL = proxy.baseURL as String] in
-            setenv("http_proxy", proxyURL, 1)
-            let api = AbstractAPI(transport: try CurlTransport(), responseQueue: .global())
-            let text: String = try await api.request(route: .get("http://shop.invalid/items?page=2")).value
-            exit(text == "via proxy" ? EXIT_SUCCESS : EXIT_FAILURE)
+        await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success) { [proxyURL = proxy.baseURL as String] in
+                setenv("http_proxy", proxyURL, 1)
+                let api = AbstractAPI(transport: try CurlTransport(), responseQueue: .global())
+                let text: String = try await api.request(route: .get("http://shop.invalid/items?page=2")).value
+                exit(text == "via proxy" ? EXIT_SUCCESS : EXIT_FAILURE)
+            }
         }
         // The proxy got the whole URL as the target, and the origin's name as the host.
         #expect(seen.items.map(\.target) == ["http://shop.invalid/items?page=2"])
@@ -36,12 +38,14 @@ import TernTesting
         defer { proxy.stop() }
         let server = try LoopbackServer { _ in .text("direct") }
         defer { server.stop() }
-        await #expect(processExitsWith: .success) { [proxyURL = proxy.baseURL as String, serverURL = server.baseURL as String] in
-            setenv("http_proxy", proxyURL, 1)
-            setenv("no_proxy", "127.0.0.1", 1)
-            let api = AbstractAPI(transport: try CurlTransport(), responseQueue: .global())
-            let text: String = try await api.request(route: .get(serverURL + "/items")).value
-            exit(text == "direct" ? EXIT_SUCCESS : EXIT_FAILURE)
+        await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success) { [proxyURL = proxy.baseURL as String, serverURL = server.baseURL as String] in
+                setenv("http_proxy", proxyURL, 1)
+                setenv("no_proxy", "127.0.0.1", 1)
+                let api = AbstractAPI(transport: try CurlTransport(), responseQueue: .global())
+                let text: String = try await api.request(route: .get(serverURL + "/items")).value
+                exit(text == "direct" ? EXIT_SUCCESS : EXIT_FAILURE)
+            }
         }
         #expect(proxied.items.isEmpty)
     }
@@ -76,16 +80,18 @@ import TernTesting
         }
         defer { proxy.stop() }
         // The child prints what it got and exits 0 either way, so that the parent can say what.
-        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
-            [proxyURL = proxy.baseURL as String, authority = certificates.authority.path as String, port = port as Int] in
-            setenv("https_proxy", proxyURL, 1)
-            let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never),
-                                  transport: try CurlTransport(trusting: URL(fileURLWithPath: authority)), responseQueue: .global())
-            let result = await (api.request(route: .get("https://127.0.0.1:\(port)/answer")) as Promise<Data>).result
-            if case .failure(APIError.unacceptableStatus(let failure)) = result, failure.statusCode == 404 {
-                print("404")
-            } else {
-                print("\(result)")
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+                [proxyURL = proxy.baseURL as String, authority = certificates.authority.path as String, port = port as Int] in
+                setenv("https_proxy", proxyURL, 1)
+                let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never),
+                                      transport: try CurlTransport(trusting: URL(fileURLWithPath: authority)), responseQueue: .global())
+                let result = await (api.request(route: .get("https://127.0.0.1:\(port)/answer")) as Promise<Data>).result
+                if case .failure(APIError.unacceptableStatus(let failure)) = result, failure.statusCode == 404 {
+                    print("404")
+                } else {
+                    print("\(result)")
+                }
             }
         }
         let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
@@ -100,12 +106,14 @@ import TernTesting
             return ServerResponse(status: 403)
         }
         defer { proxy.stop() }
-        await #expect(processExitsWith: .success) { [proxyURL = proxy.baseURL as String] in
-            setenv("https_proxy", proxyURL, 1)
-            let api = AbstractAPI(transport: try CurlTransport(), responseQueue: .global())
-            let promise: Promise<Data> = api.request(route: .get("https://shop.invalid/items"), options: RequestOptions(retryPolicy: .never))
-            guard case .failure(APIError.transportFailed) = await promise.result else { exit(EXIT_FAILURE) }
-            exit(EXIT_SUCCESS)
+        await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success) { [proxyURL = proxy.baseURL as String] in
+                setenv("https_proxy", proxyURL, 1)
+                let api = AbstractAPI(transport: try CurlTransport(), responseQueue: .global())
+                let promise: Promise<Data> = api.request(route: .get("https://shop.invalid/items"), options: RequestOptions(retryPolicy: .never))
+                guard case .failure(APIError.transportFailed) = await promise.result else { exit(EXIT_FAILURE) }
+                exit(EXIT_SUCCESS)
+            }
         }
         #expect(seen.items.map(\.method) == ["CONNECT"])
         #expect(seen.items.map(\.target) == ["shop.invalid:443"])

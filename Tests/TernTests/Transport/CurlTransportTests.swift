@@ -69,14 +69,16 @@ import TernTesting
     @Test func withoutLibcurlTheDefaultIsURLSessionSaidOnce() async throws {
         let server = try LoopbackServer { _ in .text("over URLSession") }
         defer { server.stop() }
-        let child = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { [url = server.baseURL as String] in
-            setenv("TERN_LIBCURL", "libtern-no-such-curl.so.4", 1)
-            guard case .failure = CurlTransport.libraryVersion else { exit(EXIT_FAILURE) }
-            let apis = [AbstractAPI(responseQueue: .global()), AbstractAPI(responseQueue: .global())]
-            for api in apis {
-                guard api.transport is URLSessionTransport else { exit(EXIT_FAILURE) }
-                let text: String = try await api.request(route: .get(url)).value
-                guard text == "over URLSession" else { exit(EXIT_FAILURE) }
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { [url = server.baseURL as String] in
+                setenv("TERN_LIBCURL", "libtern-no-such-curl.so.4", 1)
+                guard case .failure = CurlTransport.libraryVersion else { exit(EXIT_FAILURE) }
+                let apis = [AbstractAPI(responseQueue: .global()), AbstractAPI(responseQueue: .global())]
+                for api in apis {
+                    guard api.transport is URLSessionTransport else { exit(EXIT_FAILURE) }
+                    let text: String = try await api.request(route: .get(url)).value
+                    guard text == "over URLSession" else { exit(EXIT_FAILURE) }
+                }
             }
         }
         let said = child.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
@@ -88,12 +90,14 @@ import TernTesting
 
     @Test func aLibraryThatIsNotLibcurlIsRefusedByName() async throws {
         // zlib: on every system that has libcurl, which links it.
-        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
-            setenv("TERN_LIBCURL", "libz.so.1", 1)
-            do throws(CurlUnavailable) {
-                _ = try CurlTransport()
-            } catch {
-                print(error.reason)
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+                setenv("TERN_LIBCURL", "libz.so.1", 1)
+                do throws(CurlUnavailable) {
+                    _ = try CurlTransport()
+                } catch {
+                    print(error.reason)
+                }
             }
         }
         #expect(child.map { String(decoding: $0.standardOutputContent, as: UTF8.self) } == "libz.so.1 has no curl_global_init\n")
@@ -103,24 +107,26 @@ import TernTesting
         // In a child process, whose only busy loop thread is this transport's: after requests
         // sent one after another, for which the loop stays awake a moment after each response,
         // its thread must use next to no CPU. A loop that kept waiting would use most of a core.
-        await #expect(processExitsWith: .success) {
-            let server = try LoopbackServer { _ in .json("[]") }
-            let transport = try CurlTransport()
-            let api = AbstractAPI(transport: transport, responseQueue: .global())
-            for _ in 0..<50 {
-                let body: Data = try await api.request(route: .get(server.baseURL + "/")).value
-                guard body == Data("[]".utf8) else { exit(EXIT_FAILURE) }
+        await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success) {
+                let server = try LoopbackServer { _ in .json("[]") }
+                let transport = try CurlTransport()
+                let api = AbstractAPI(transport: transport, responseQueue: .global())
+                for _ in 0..<50 {
+                    let body: Data = try await api.request(route: .get(server.baseURL + "/")).value
+                    guard body == Data("[]".utf8) else { exit(EXIT_FAILURE) }
+                }
+                try await Task.sleep(for: .milliseconds(100))
+                let before = loopThreadsCPUTicks()
+                try await Task.sleep(for: .seconds(1))
+                let used = loopThreadsCPUTicks() - before
+                guard used < 10 else {   // clock ticks: a tenth of a second, at 100 per second
+                    print("the loop used \(used) ticks while idle")
+                    exit(EXIT_FAILURE)
+                }
+                guard transport.loop.sleepsMarkedAwakeCount == 0 else { exit(EXIT_FAILURE) }
+                server.stop()
             }
-            try await Task.sleep(for: .milliseconds(100))
-            let before = loopThreadsCPUTicks()
-            try await Task.sleep(for: .seconds(1))
-            let used = loopThreadsCPUTicks() - before
-            guard used < 10 else {   // clock ticks: a tenth of a second, at 100 per second
-                print("the loop used \(used) ticks while idle")
-                exit(EXIT_FAILURE)
-            }
-            guard transport.loop.sleepsMarkedAwakeCount == 0 else { exit(EXIT_FAILURE) }
-            server.stop()
         }
     }
     #endif
@@ -220,28 +226,30 @@ import TernTesting
     static func requestsUnderALowDescriptorLimit(to urls: [String], count: Int, answer: String = "ok",
                                                  authority: String? = nil, uploading: Int? = nil) async -> String {
         // The child prints what failed and exits 0 either way, so that the parent can say what.
-        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls, count, answer, authority, uploading] in
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-descriptor-limit-\(getpid())")
-            try Data(repeating: 7, count: uploading ?? 0).write(to: file)
-            defer { try? FileManager.default.removeItem(at: file) }
-            let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int($0) }.max() ?? 2
-            var limit = rlimit(rlim_cur: rlim_t(inherited + 129), rlim_max: rlim_t(inherited + 129))
-            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
-            let transport = try CurlTransport(trusting: authority.map { URL(fileURLWithPath: $0) })
-            let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: transport,
-                                  responseQueue: .global())
-            let results = await withTaskGroup(of: Result<String, any Error>.self) { group in
-                for index in 0..<count {
-                    let url = urls[index % urls.count] + "/"
-                    let body: BodyParameters? = uploading.map { size in
-                        index.isMultiple(of: 2) ? BodyParameters(file) : BodyParameters(length: Int64(size)) { InputStream(url: file)! }
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls, count, answer, authority, uploading] in
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-descriptor-limit-\(getpid())")
+                try Data(repeating: 7, count: uploading ?? 0).write(to: file)
+                defer { try? FileManager.default.removeItem(at: file) }
+                let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int($0) }.max() ?? 2
+                var limit = rlimit(rlim_cur: rlim_t(inherited + 129), rlim_max: rlim_t(inherited + 129))
+                guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
+                let transport = try CurlTransport(trusting: authority.map { URL(fileURLWithPath: $0) })
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: transport,
+                                      responseQueue: .global())
+                let results = await withTaskGroup(of: Result<String, any Error>.self) { group in
+                    for index in 0..<count {
+                        let url = urls[index % urls.count] + "/"
+                        let body: BodyParameters? = uploading.map { size in
+                            index.isMultiple(of: 2) ? BodyParameters(file) : BodyParameters(length: Int64(size)) { InputStream(url: file)! }
+                        }
+                        group.addTask { await (api.request(route: body == nil ? .get(url) : .post(url), parameters: body) as Promise<String>).result }
                     }
-                    group.addTask { await (api.request(route: body == nil ? .get(url) : .post(url), parameters: body) as Promise<String>).result }
+                    return await group.reduce(into: []) { $0.append($1) }
                 }
-                return await group.reduce(into: []) { $0.append($1) }
+                let failures = results.filter { (try? $0.get())?.contains(answer) != true }
+                print(failures.isEmpty ? "all ok" : "\(failures.count) of \(count) failed, first: \(failures[0])")
             }
-            let failures = results.filter { (try? $0.get())?.contains(answer) != true }
-            print(failures.isEmpty ? "all ok" : "\(failures.count) of \(count) failed, first: \(failures[0])")
         }
         return String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
     }
@@ -279,16 +287,18 @@ import TernTesting
     @Test func aSocketThatCannotBeMadeSaysWhy() async throws {
         let (first, second) = (try LoopbackServer { _ in .text("ok") }, try LoopbackServer { _ in .text("ok") })
         defer { first.stop(); second.stop() }
-        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [first = first.baseURL as String, second = second.baseURL as String] in
-            let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
-            let warm: String = try await api.request(route: .get(first + "/")).value
-            // The lowest descriptor free (the one a new descriptor gets): below it every one is
-            // taken, so none can be made.
-            let free = dup(0)
-            close(free)
-            var limit = rlimit(rlim_cur: rlim_t(free), rlim_max: rlim_t(free))
-            guard warm == "ok", setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
-            print(await (api.request(route: .get(second + "/")) as Promise<String>).result)
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [first = first.baseURL as String, second = second.baseURL as String] in
+                let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
+                let warm: String = try await api.request(route: .get(first + "/")).value
+                // The lowest descriptor free (the one a new descriptor gets): below it every one is
+                // taken, so none can be made.
+                let free = dup(0)
+                close(free)
+                var limit = rlimit(rlim_cur: rlim_t(free), rlim_max: rlim_t(free))
+                guard warm == "ok", setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
+                print(await (api.request(route: .get(second + "/")) as Promise<String>).result)
+            }
         }
         let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
         #expect(printed.contains("no file descriptor left") && printed.contains("URLError -1004"), "\(printed)")
@@ -300,17 +310,19 @@ import TernTesting
         let server = try LoopbackServer { _ in .text("ok") }
         defer { server.stop() }
         // In a process of its own, so that no other test's threads or sockets are counted.
-        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [url = server.baseURL as String] in
-            let descriptors = { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
-            let before = descriptors()
-            let clients = (0..<500).map { _ in APIClient(configuration: APIConfiguration(baseURL: url), responseQueue: .global()) }
-            let answers = await withTaskGroup(of: String?.self) { group in
-                for client in clients { group.addTask { try? await (client.request(route: .get("/")) as Promise<String>).value } }
-                return await group.reduce(into: []) { $0.append($1) }
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [url = server.baseURL as String] in
+                let descriptors = { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
+                let before = descriptors()
+                let clients = (0..<500).map { _ in APIClient(configuration: APIConfiguration(baseURL: url), responseQueue: .global()) }
+                let answers = await withTaskGroup(of: String?.self) { group in
+                    for client in clients { group.addTask { try? await (client.request(route: .get("/")) as Promise<String>).value } }
+                    return await group.reduce(into: []) { $0.append($1) }
+                }
+                try await Task.sleep(for: .milliseconds(200))   // idle
+                print("answered \(answers.filter { $0 == "ok" }.count), loops \(loopThreadCount()), descriptors +\(descriptors() - before)")
+                withExtendedLifetime(clients) {}
             }
-            try await Task.sleep(for: .milliseconds(200))   // idle
-            print("answered \(answers.filter { $0 == "ok" }.count), loops \(loopThreadCount()), descriptors +\(descriptors() - before)")
-            withExtendedLifetime(clients) {}
         }
         let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
         let numbers = printed.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }

@@ -136,21 +136,23 @@ import Tern
     @Test func aFoldedFirstFieldFailsTypedAfterAnyAnswerBefore() async throws {
         let server = try Self.server(head: "HTTP/1.1 200 OK\r\n folded: x\r\nContent-Length: 5")
         defer { server.stop() }
-        let child = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [url = server.baseURL as String] in
-            let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try CurlTransport(),
-                                  responseQueue: .global())
-            var outcomes = Set<String>()
-            for index in 0..<200 {
-                let answer = await (api.request(route: .get(url + "/n\(index)")) as Promise<String>).result
-                let folded = await (api.request(route: .get(url + "/hostile")) as Promise<String>).result
-                switch (answer, folded) {
-                case (.success("n\(index)"), .failure(APIError.transportFailed(let failure))) where failure.urlError?.code == .badServerResponse:
-                    outcomes.insert("\(failure)")
-                default:
-                    outcomes.insert("unexpected: \(answer), \(folded)")
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [url = server.baseURL as String] in
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try CurlTransport(),
+                                      responseQueue: .global())
+                var outcomes = Set<String>()
+                for index in 0..<200 {
+                    let answer = await (api.request(route: .get(url + "/n\(index)")) as Promise<String>).result
+                    let folded = await (api.request(route: .get(url + "/hostile")) as Promise<String>).result
+                    switch (answer, folded) {
+                    case (.success("n\(index)"), .failure(APIError.transportFailed(let failure))) where failure.urlError?.code == .badServerResponse:
+                        outcomes.insert("\(failure)")
+                    default:
+                        outcomes.insert("unexpected: \(answer), \(folded)")
+                    }
                 }
+                print(outcomes.joined(separator: "\n"))
             }
-            print(outcomes.joined(separator: "\n"))
         }
         let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
         #expect(!printed.contains("unexpected") && printed.contains("cannot be trusted") && printed.contains("obsolete line folding"), "\(printed)")

@@ -1,0 +1,34 @@
+import Testing
+
+/// Exit tests, one at a time. Swift Testing (6.3) waits for an exit test's child process on a
+/// thread of the concurrency pool, which it blocks until the child ends; the pool has a thread
+/// per core, and on two cores two exit tests at once held every other test (their awaits, their
+/// `eventually`) until a child ended: requests timed out, time limits passed. Waiting for a turn
+/// blocks no thread.
+actor ExitTestTurns {
+    static let shared = ExitTestTurns()
+
+    private var isTaken = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    /// Runs `exitTest` once no other exit test runs.
+    @discardableResult
+    static func inTurn<Result>(_ exitTest: () async -> Result) async -> Result {
+        await shared.take()
+        let result = await exitTest()
+        await shared.give()
+        return result
+    }
+
+    private func take() async {
+        guard isTaken else {
+            isTaken = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    private func give() {
+        if waiting.isEmpty { isTaken = false } else { waiting.removeFirst().resume() }
+    }
+}
