@@ -30,6 +30,12 @@ package final class CachingTransport: Transport {
             return base.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, mode: .invalidate, requestDate: requestDate))
         }
         if let kept = request.cacheLookup?.revalidating {
+            // The conditions went in before the request was signed: signed for other credentials
+            // than the response was kept for, a 304 must not serve it, and it is forgotten.
+            guard HTTPCache.matching(kept, urlRequest) != nil else {
+                cache.remove([kept.url])
+                return base.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, mode: .store, requestDate: requestDate))
+            }
             return base.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, mode: .revalidate(kept), requestDate: requestDate))
         }
         guard method == "GET" || method == "HEAD", !Self.hasOwnConditions(urlRequest) else { return base.send(request, to: receiver) }
@@ -75,7 +81,7 @@ extension HTTPCache {
         let key = CacheKey.of(url)
         let stored = stored(for: key)
         request.cacheLookup = CacheLookup(key: key, stored: stored)
-        guard case .revalidate(let kept) = CacheRules.decide(CacheRules.Request(urlRequest), kept: Self.matching(stored, urlRequest),
+        guard case .revalidate(let kept) = CacheRules.decide(CacheRules.Request(urlRequest), kept: Self.matching(stored, urlRequest, comparingCredentials: false),
                                                              now: now) else { return }
         // A value that could end the field (a file changed on disk) is never sent.
         let safe = { (value: String) in !value.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F } }

@@ -96,15 +96,21 @@ public final class HTTPCache: Sendable {
     }
 
     /// `kept`, if the request's values of the fields its `Vary` names are those it was kept for,
-    /// and its cookies those it was kept for, if it was kept for any: what a server answered a
-    /// request without cookies it answered not knowing who asked.
-    static func matching(_ kept: CachedResponse?, _ request: URLRequest) -> CachedResponse? {
+    /// and its credentials (cookies, `Authorization`) those it was kept for, if it was kept for
+    /// any: what a server answered a request without them it answered not knowing who asked.
+    /// Before the request is signed its credentials are not known yet, and not compared.
+    static func matching(_ kept: CachedResponse?, _ request: URLRequest, comparingCredentials: Bool = true) -> CachedResponse? {
         kept.flatMap { kept in
-            var asked = varying(kept.varyNames, of: request)
-            if kept.varying["cookie"] == nil { asked["cookie"] = nil }
-            return kept.varying == asked ? kept : nil
+            var (asked, expected) = (varying(kept.varyNames, of: request), kept.varying)
+            for name in credentials where !comparingCredentials || expected[name] == nil {
+                (asked[name], expected[name]) = (nil, nil)
+            }
+            return expected == asked ? kept : nil
         }
     }
+
+    /// The fields that say who asks, matched whatever a response's `Vary` says.
+    static let credentials = ["cookie", "authorization"]
 
     /// Keeps `response` for its URL: on disk, written outside the lock, then moved into place
     /// under it.
@@ -125,20 +131,22 @@ public final class HTTPCache: Sendable {
         store.withLock { store in keys.forEach { store.remove($0) } }
     }
 
-    /// The request's value of each of `names`, "" for those it lacks; and the request's cookies,
-    /// if it sends any, whether `Vary` names them or not, as a digest: a response to a request
-    /// with cookies is served only to requests with the same, so that one kept for an account is
-    /// never another's (servers that sign in with cookies often say only `private`, which a
-    /// browser, used by one person, takes as enough), and no cookie is written to disk.
+    /// The request's value of each of `names`, "" for those it lacks; and its credentials, those
+    /// it sends, whether `Vary` names them or not, as digests: a response to a request with
+    /// credentials is served only to requests with the same, so that one kept for an account is
+    /// never another's (servers that sign in often say only `private`, which a browser, used by
+    /// one person, takes as enough), and no cookie or token is written to disk.
     static func varying(_ names: [String], of request: URLRequest) -> [String: String] {
         var values = Dictionary(names.map { ($0, request.value(forHTTPHeaderField: $0)?.trimmingSpace() ?? "") },
                                 uniquingKeysWith: { first, _ in first })
-        if let cookies = request.value(forHTTPHeaderField: "Cookie") { values["cookie"] = digest(of: cookies) }
+        for name in credentials {
+            if let value = request.value(forHTTPHeaderField: name) { values[name] = digest(of: value) }
+        }
         return values
     }
 
     /// A digest of `text` that stays the same across launches (64-bit FNV-1a, in hex): enough to
-    /// tell one account's cookies from another's, not to keep a secret.
+    /// tell one account's credentials from another's, not to keep a secret.
     static func digest(of text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }

@@ -274,6 +274,49 @@ import TernTesting
         #expect(try await me() == ("me: nobody", .miss))
     }
 
+    /// Responses to requests signed for one account, which the server lets a cache keep
+    /// (`must-revalidate`): never served to another's requests, fresh or revalidated, even when
+    /// the server gives both accounts the same validator and answers the other's `304`.
+    @Test(arguments: [false, true])
+    func aResponseKeptForOneAccountsTokenIsNotServedToAnother(onDisk: Bool) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try Origin { request, _ in
+            let token = request.components(separatedBy: "\r\n").first { $0.hasPrefix("Authorization: Bearer ") }?.dropFirst("Authorization: Bearer ".count)
+            let path = request.split(separator: " ")[1]
+            // A version number for a validator, the same for every account's profile.
+            if path == "/versioned", request.contains("If-None-Match: W/\"1\"") { return "HTTP/1.1 304 Not Modified\r\n\r\n" }
+            let control = path == "/versioned" ? "must-revalidate, max-age=0\r\nETag: W/\"1\"" : "must-revalidate, max-age=60"
+            return Self.answer("me: \(token ?? "nobody")", "Cache-Control: \(control)\r\n")
+        }
+        let cache = onDisk ? try HTTPCache(directory: directory, clock: clock) : HTTPCache(clock: clock)
+        let delegate = AccountDelegate()
+        let api = api(cache, delegate: delegate)
+        func me(_ path: String = "/me") async -> String {
+            do {
+                return String(decoding: try await get(api, origin.url + path).body, as: UTF8.self)
+            } catch {
+                return "failed"
+            }
+        }
+        delegate.token.withLock { $0 = "alice" }
+        #expect(await me() == "me: alice")
+        #expect(await me() == "me: alice")
+        #expect(await me("/versioned") == "me: alice")
+        #expect(await me("/versioned") == "me: alice")
+        delegate.token.withLock { $0 = "bob" }
+        #expect(await me() == "me: bob")
+        // Sent with alice's validator (added before the delegate signs), answered 304: not hers
+        // to bob, whose next request then goes without it.
+        #expect(await me("/versioned") != "me: alice")
+        #expect(await me("/versioned") == "me: bob")
+        if onDisk {
+            let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+            let written = files.compactMap { try? Data(contentsOf: $0) }.map { String(decoding: $0, as: UTF8.self) }
+            #expect(!written.contains { $0.contains("Bearer") }, "\(written)")
+        }
+    }
+
     @Test func theDelegateSignsTheRevalidation() async throws {
         let origin = try Origin { request, _ in
             request.contains("If-None-Match") ? "HTTP/1.1 304 Not Modified\r\n\r\n"
@@ -481,6 +524,15 @@ final class SigningDelegate: APIDelegate, Sendable {
     func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
         signed.append(request.value(forHTTPHeaderField: "If-None-Match") ?? "")
         request.setValue("Bearer token", forHTTPHeaderField: "Authorization")
+    }
+}
+
+/// Signs each request for the account whose token it holds.
+final class AccountDelegate: APIDelegate, Sendable {
+    let token = Locked("")
+
+    func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+        request.setValue("Bearer " + token.withLock { $0 }, forHTTPHeaderField: "Authorization")
     }
 }
 
