@@ -6,7 +6,7 @@ import Testing
 import TernTesting
 
 /// Single-flight credential refresh, against a server that issues and expires tokens.
-@Suite(.timeLimit(.minutes(1))) struct AuthenticationTests {
+@Suite(.timeLimit(.minutes(2))) struct AuthenticationTests {
     @Test func twoHundredConcurrentRequestsWithAnExpiredTokenGiveOneRefresh() async throws {
         let server = try AuthServer()
         let api = AuthAPI(server)
@@ -212,7 +212,7 @@ import TernTesting
     #if compiler(>=6.3)
     /// `api.delegate = Signer()` compiles, and the signer is gone at once: the first request that
     /// finds it gone says so on standard error, once; the requests go out unsigned, as asked.
-    @Test func aDelegateReleasedWhileSetIsReportedOnce() async {
+    @Test(.exitTest) func aDelegateReleasedWhileSetIsReportedOnce() async {
         let child = await ExitTestTurns.inTurn {
             await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
                 final class Signer: APIDelegate {

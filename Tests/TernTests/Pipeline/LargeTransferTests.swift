@@ -105,9 +105,6 @@ struct LargeTransferTests {
     }
 }
 
-/// Whether this process runs under the thread sanitizer, whose runtime it then has.
-private let isThreadSanitized = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
-
 /// The growth of peak resident memory a child printed, in bytes.
 private func growth(printedBy child: ExitTest.Result?) -> Int? {
     child.flatMap { Int(String(decoding: $0.standardOutputContent, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }

@@ -9,7 +9,7 @@ import TernTesting
 /// child process of its own (an exit test): set in this process, they would send every other
 /// test's requests through the proxy.
 @Suite struct CurlProxyTests {
-    @Test func httpProxyCarriesPlainRequests() async throws {
+    @Test(.exitTest) func httpProxyCarriesPlainRequests() async throws {
         let seen = Recorder<RecordedRequest>()
         let proxy = try LoopbackServer { request in
             seen.append(request)
@@ -29,7 +29,7 @@ import TernTesting
         #expect(seen.items.first?.headers["Host"] == "shop.invalid")
     }
 
-    @Test func noProxyGoesDirect() async throws {
+    @Test(.exitTest) func noProxyGoesDirect() async throws {
         let proxied = Recorder<String>()
         let proxy = try LoopbackServer { request in
             proxied.append(request.target)
@@ -50,7 +50,7 @@ import TernTesting
         #expect(proxied.items.isEmpty)
     }
 
-    @Test func aTunnelsHeadIsNotTheResponses() async throws {
+    @Test(.exitTest) func aTunnelsHeadIsNotTheResponses() async throws {
         // Through the tunnel, the server answers with a whole 404; the proxy's "200 Connection
         // established" must not be taken for that answer.
         let certificates = try TestCertificates()
@@ -98,7 +98,7 @@ import TernTesting
         #expect(printed.hasPrefix("404"), "\(printed)")
     }
 
-    @Test func httpsProxyTunnelsWithConnect() async throws {
+    @Test(.exitTest) func httpsProxyTunnelsWithConnect() async throws {
         let seen = Recorder<RecordedRequest>()
         // A proxy that refuses the tunnel: the request fails, typed, and the proxy saw it asked.
         let proxy = try LoopbackServer { request in

@@ -60,7 +60,7 @@ import TernTesting
     /// total holds it. Each server closes each connection after its answer, so every request is
     /// a connection of its own; without the total, the 8 a host that libcurl opens to 24 hosts
     /// at once ran the child out of descriptors.
-    @Test func requestsToManyHTTPSHostsFitUnderALowDescriptorLimit() async throws {
+    @Test(.exitTest) func requestsToManyHTTPSHostsFitUnderALowDescriptorLimit() async throws {
         let certificates = try TestCertificates()
         let servers = try (0..<24).map { _ in try HTTPSServer(certificates: certificates) }
         for server in servers { _ = try await get(server, over: try CurlTransport(trusting: server.authority)).get() }
@@ -75,7 +75,7 @@ import TernTesting
     /// opened as its request is about to be written. Opened as libcurl took the transfer,
     /// which over HTTPS (connections left to libcurl to count) is before a connection is free,
     /// 72 of these 200 failed for want of a descriptor.
-    @Test func twoHundredUploadsToHTTPSFitUnderALowDescriptorLimit() async throws {
+    @Test(.exitTest) func twoHundredUploadsToHTTPSFitUnderALowDescriptorLimit() async throws {
         let certificates = try TestCertificates()
         let server = try LoopbackServer(keepingBodiesUpTo: 0) { request in .text(request.bodyLength == 600_000 ? "ok" : "short") }
         defer { server.stop() }

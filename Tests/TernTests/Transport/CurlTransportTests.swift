@@ -66,7 +66,7 @@ import TernTesting
 
     // Exit tests that capture values need Swift 6.3.
     #if compiler(>=6.3)
-    @Test func withoutLibcurlTheDefaultIsURLSessionSaidOnce() async throws {
+    @Test(.exitTest) func withoutLibcurlTheDefaultIsURLSessionSaidOnce() async throws {
         let server = try LoopbackServer { _ in .text("over URLSession") }
         defer { server.stop() }
         let child = await ExitTestTurns.inTurn {
@@ -88,7 +88,7 @@ import TernTesting
         #expect(lines.first?.hasSuffix("requests go through URLSessionTransport instead.") == true, "\(said)")
     }
 
-    @Test func aLibraryThatIsNotLibcurlIsRefusedByName() async throws {
+    @Test(.exitTest) func aLibraryThatIsNotLibcurlIsRefusedByName() async throws {
         // zlib: on every system that has libcurl, which links it.
         let child = await ExitTestTurns.inTurn {
             await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
@@ -103,7 +103,7 @@ import TernTesting
         #expect(child.map { String(decoding: $0.standardOutputContent, as: UTF8.self) } == "libz.so.1 has no curl_global_init\n")
     }
 
-    @Test func theLoopSleepsOnceRequestsStop() async throws {
+    @Test(.exitTest) func theLoopSleepsOnceRequestsStop() async throws {
         // In a child process, whose only busy loop thread is this transport's: after requests
         // sent one after another, for which the loop stays awake a moment after each response,
         // its thread must use next to no CPU. A loop that kept waiting would use most of a core.
@@ -254,7 +254,7 @@ import TernTesting
         return String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
     }
 
-    @Test func twoThousandRequestsAtOnceFitUnderALowDescriptorLimit() async throws {
+    @Test(.exitTest) func twoThousandRequestsAtOnceFitUnderALowDescriptorLimit() async throws {
         let server = try LoopbackServer { _ in .text("ok") }
         defer { server.stop() }
         let printed = await Self.requestsUnderALowDescriptorLimit(to: [server.baseURL], count: 2000)
@@ -264,7 +264,7 @@ import TernTesting
     /// A body's file is opened when its bytes are first sent, not when the request is: opened
     /// as it was sent, up to 560 of these failed for want of a descriptor while waiting their
     /// turn for one of the host's 8 connections.
-    @Test func aThousandUploadsFromFilesAtOnceFitUnderALowDescriptorLimit() async throws {
+    @Test(.exitTest) func aThousandUploadsFromFilesAtOnceFitUnderALowDescriptorLimit() async throws {
         let server = try LoopbackServer(keepingBodiesUpTo: 0) { request in .text(request.bodyLength == 20_000 ? "ok" : "short") }
         defer { server.stop() }
         let printed = await Self.requestsUnderALowDescriptorLimit(to: [server.baseURL], count: 1000, uploading: 20_000)
@@ -273,7 +273,7 @@ import TernTesting
 
     /// Each server a host of its own (its port): with no total, 200 connections at once left
     /// 800 requests without a socket, reported as refused connections.
-    @Test func aThousandRequestsToTwoHundredHostsFitUnderALowDescriptorLimit() async throws {
+    @Test(.exitTest) func aThousandRequestsToTwoHundredHostsFitUnderALowDescriptorLimit() async throws {
         let servers = try (0..<200).map { _ in try LoopbackServer { _ in .text("ok") } }
         defer { servers.forEach { $0.stop() } }
         let printed = await Self.requestsUnderALowDescriptorLimit(to: servers.map(\.baseURL), count: 1000)
@@ -284,7 +284,7 @@ import TernTesting
     #if compiler(>=6.3)
     /// libcurl reports a socket it could not make as a refused connection; the error says the
     /// descriptors ran out.
-    @Test func aSocketThatCannotBeMadeSaysWhy() async throws {
+    @Test(.exitTest) func aSocketThatCannotBeMadeSaysWhy() async throws {
         let (first, second) = (try LoopbackServer { _ in .text("ok") }, try LoopbackServer { _ in .text("ok") })
         defer { first.stop(); second.stop() }
         let child = await ExitTestTurns.inTurn {
@@ -306,7 +306,7 @@ import TernTesting
     #endif
 
     #if compiler(>=6.3)
-    @Test func fiveHundredAPIsShareOneLoopAndItsConnections() async throws {
+    @Test(.exitTest) func fiveHundredAPIsShareOneLoopAndItsConnections() async throws {
         let server = try LoopbackServer { _ in .text("ok") }
         defer { server.stop() }
         // In a process of its own, so that no other test's threads or sockets are counted.

@@ -5,7 +5,7 @@ import Tern
 
 /// Response heads over libcurl that frame a body two ways, or are no HTTP at all: each fails at
 /// once with a typed error that says why, and the connection goes with it.
-@Suite(.timeLimit(.minutes(1))) struct HostileHeadTests {
+@Suite(.timeLimit(.minutes(2))) struct HostileHeadTests {
     /// A server answering `/hostile` with `head` (and `body`), and anything else with its name.
     static func server(head: String, body: String = "hello") throws -> RawServer {
         try RawServer { connection in
@@ -133,7 +133,7 @@ import Tern
     /// then, whenever the handle had carried one ("free(): invalid pointer", the process
     /// aborted, one run in three of a fuzzing probe): so each follows an ordinary answer, 200
     /// times, in a child process that a crash would end.
-    @Test func aFoldedFirstFieldFailsTypedAfterAnyAnswerBefore() async throws {
+    @Test(.exitTest) func aFoldedFirstFieldFailsTypedAfterAnyAnswerBefore() async throws {
         let server = try Self.server(head: "HTTP/1.1 200 OK\r\n folded: x\r\nContent-Length: 5")
         defer { server.stop() }
         let child = await ExitTestTurns.inTurn {
