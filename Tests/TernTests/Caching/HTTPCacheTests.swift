@@ -267,8 +267,11 @@ import TernTesting
         #expect(try await me() == ("me: bob", .hit))
         if onDisk {
             let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
-            let written = files.compactMap { try? Data(contentsOf: $0) }.map { String(decoding: $0, as: UTF8.self) }
-            #expect(written.contains { $0.contains("me: bob") } && !written.contains { $0.contains("session=") }, "\(written)")
+            // Searched as bytes: read as text, the binary check after a body can join its last
+            // letter to a combining mark, and "me: bob" was not found (once, in clean-clone CI).
+            let written = files.compactMap { try? Data(contentsOf: $0) }
+            #expect(written.contains { $0.range(of: Data("me: bob".utf8)) != nil } && !written.contains { $0.range(of: Data("session=".utf8)) != nil },
+                    "\(written.map { String(decoding: $0, as: UTF8.self) })")
         }
         api.cookieJar?.removeAll()
         #expect(try await me() == ("me: nobody", .miss))
@@ -312,8 +315,8 @@ import TernTesting
         #expect(await me("/versioned") == "me: bob")
         if onDisk {
             let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
-            let written = files.compactMap { try? Data(contentsOf: $0) }.map { String(decoding: $0, as: UTF8.self) }
-            #expect(!written.contains { $0.contains("Bearer") }, "\(written)")
+            let written = files.compactMap { try? Data(contentsOf: $0) }
+            #expect(!written.contains { $0.range(of: Data("Bearer".utf8)) != nil }, "\(written.map { String(decoding: $0, as: UTF8.self) })")
         }
     }
 
