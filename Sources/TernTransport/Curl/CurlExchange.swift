@@ -337,9 +337,11 @@ final class CurlExchange: @unchecked Sendable {
         let skipped = min(heldOverBytes, buffer.count)
         heldOverBytes -= skipped
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[skipped...])
-        guard !bytes.isEmpty else { return .taken }
+        guard let start = bytes.baseAddress, !bytes.isEmpty else { return .taken }
         receivedBytes += bytes.count
-        switch receiver.didReceive(Data(bytes)) {
+        // Copied as bytes: `Data`'s initializer from a sequence looks up a tuple type's metadata
+        // in the runtime's cache on each call, where threads wait on one another.
+        switch receiver.didReceive(Data(bytes: start, count: bytes.count)) {
         case .proceed:
             return .taken
         case .stop:
