@@ -27,7 +27,7 @@ actor ExitTestTurns {
 
     /// Runs `exitTest` once no other exit test runs.
     @discardableResult
-    static func inTurn<Result>(_ exitTest: () async -> Result) async -> Result {
+    static func inTurn<Outcome>(_ exitTest: () async -> Outcome) async -> Outcome {
         await shared.take()
         let result = await exitTest()
         await shared.give()
