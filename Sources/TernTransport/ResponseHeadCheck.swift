@@ -34,9 +34,11 @@ enum ResponseHeadCheck {
         })
     }
 
-    /// Why the head with these fields cannot be trusted, or `nil` when it can.
-    static func problem(with fields: [(name: String, value: String)]) -> String? {
+    /// Why the head with these fields cannot be trusted, or `nil` when it can; `httpVersion`,
+    /// where it is known, as its status line gave it.
+    static func problem(with fields: [(name: String, value: String)], httpVersion: String? = nil) -> String? {
         var lengthFields: [String] = []
+        var codings: [String] = []
         var hasTransferEncoding = false
         var location: String?
         var locations = 1
@@ -54,6 +56,7 @@ enum ResponseHeadCheck {
                 lengthFields.append(field.value)
             } else if field.name.caseInsensitiveEquals("transfer-encoding") {
                 hasTransferEncoding = true
+                codings += field.value.split(separator: ",").map { String(trimmed($0)) }.filter { !$0.isEmpty }
             } else if field.name.caseInsensitiveEquals("location") {
                 if let location, location != field.value { locations += 1 }
                 location = location ?? field.value
@@ -66,9 +69,28 @@ enum ResponseHeadCheck {
             }
             if hasTransferEncoding { return "it has both Content-Length and Transfer-Encoding" }
         }
+        if hasTransferEncoding, let problem = problem(withCodings: codings, httpVersion: httpVersion) { return problem }
         if locations > 1 {
             let different = Set(fields.filter { $0.name.caseInsensitiveEquals("location") }.map(\.value))
             if different.count > 1 { return "it has \(different.count) different Location fields" }
+        }
+        return nil
+    }
+
+    /// Why a body sent with these transfer codings would be read two ways, or `nil` when it is
+    /// read one way. RFC 9112 reads a body whose last coding is not `chunked`, and any body of
+    /// HTTP/1.0, which has no transfer codings, to the connection's close; libcurl (as browsers
+    /// do) decodes the chunks and leaves what follows them on the connection for the next
+    /// answer. A coding named twice is no coding either reading knows.
+    private static func problem(withCodings codings: [String], httpVersion: String?) -> String? {
+        let named = "Transfer-Encoding: \(codings.joined(separator: ", ").prefix(200))"
+        if httpVersion == "HTTP/1.0" { return "it is HTTP/1.0, which has no transfer codings, and has a \(named)" }
+        let chunked = codings.filter { coding in
+            coding.split(separator: ";").first.map { String(trimmed($0)).caseInsensitiveEquals("chunked") } == true
+        }
+        if chunked.count > 1 { return "it is chunked more than once (\(named))" }
+        if !chunked.isEmpty, codings.last?.caseInsensitiveEquals("chunked") != true {
+            return "its last transfer coding is not chunked, which it names (\(named))"
         }
         return nil
     }

@@ -78,7 +78,7 @@ struct ResponseHeadReader {
                 hasStatusLine = false
                 return .more
             }
-            if let problem = ResponseHeadCheck.problem(with: fields) { return .refused(.untrustworthy(problem)) }
+            if let problem = ResponseHeadCheck.problem(with: fields, httpVersion: httpVersion) { return .refused(.untrustworthy(problem)) }
             isComplete = true
             return .head(head())
         } else if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {

@@ -60,6 +60,43 @@ import Tern
         #expect(next == "next")
     }
 
+    /// Chunked bodies that RFC 9112 reads to the connection's close (the last coding is not
+    /// `chunked`, or the answer is HTTP/1.0, which has no transfer codings) or that name
+    /// `chunked` twice: libcurl decoded the chunks, answered "hello", and left what came after
+    /// them for the next answer on the connection, where an intermediary reading by the RFC would
+    /// have sent it all as this body. Read neither way: refused.
+    static let chunkedTwoWays = [
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, identity",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked;x=1",
+        "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked",
+    ]
+
+    @Test(arguments: chunkedTwoWays, [false, true])
+    func aBodyChunkedOneWayAndReadToTheCloseAnotherIsRefused(head: String, overURLSession: Bool) async throws {
+        // FoundationNetworking tells Tern no answer's HTTP version.
+        guard !overURLSession || head.hasPrefix("HTTP/1.1") else { return }
+        let server = try Self.server(head: head, body: "5\r\nhello\r\n0\r\n\r\n")
+        defer { server.stop() }
+        let api = try api(over: overURLSession ? URLSessionTransport() : nil)
+        await expectRefused(by: server, over: api)
+        let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
+        #expect(next == "next")
+    }
+
+    /// Codings that end in one `chunked` are read one way, however written.
+    @Test(arguments: ["Chunked", " chunked ", "chunked,", "identity, chunked", "chunked\r\nTransfer-Encoding: "], [false, true])
+    func aBodyWhoseLastCodingIsChunkedIsRead(codings: String, overURLSession: Bool) async throws {
+        let server = try Self.server(head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: \(codings)", body: "5\r\nhello\r\n0\r\n\r\n")
+        defer { server.stop() }
+        let api = try api(over: overURLSession ? URLSessionTransport() : nil)
+        let body: String = try await api.request(route: .get(server.baseURL + "/hostile")).value
+        #expect(body == "hello")
+        let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
+        #expect(next == "next")
+    }
+
     /// Heads the server cuts off by closing the connection, each before its empty line: libcurl
     /// ended most such replies as if their heads were whole, and Tern took them for the answer
     /// (a 200 with no body, whatever the missing fields said); browsers refuse them over HTTPS.
