@@ -78,10 +78,10 @@ enum ResponseHeadCheck {
     }
 
     /// Why a body sent with these transfer codings would be read two ways, or `nil` when it is
-    /// read one way. RFC 9112 reads a body whose last coding is not `chunked`, and any body of
-    /// HTTP/1.0, which has no transfer codings, to the connection's close; libcurl (as browsers
-    /// do) decodes the chunks and leaves what follows them on the connection for the next
-    /// answer. A coding named twice is no coding either reading knows.
+    /// read one way. RFC 9112 reads a body to the connection's close when its last coding is not
+    /// `chunked`, or when it is HTTP/1.0, which has no transfer codings; libcurl decodes the
+    /// chunks all the same, and leaves what follows them on the connection for the next answer.
+    /// `chunked` twice has no reading at all.
     private static func problem(withCodings codings: [String], httpVersion: String?) -> String? {
         let named = "Transfer-Encoding: \(codings.joined(separator: ", ").prefix(200))"
         if httpVersion == "HTTP/1.0" { return "it is HTTP/1.0, which has no transfer codings, and has a \(named)" }
