@@ -54,9 +54,14 @@ struct ResponseHeadReader {
         self.bytes += bytes.count
         guard self.bytes <= Self.limit else { return .refused(.tooLarge) }
         guard !isComplete else { return .more }   // trailers of a chunked body
+        // The line end: CRLF, or LF alone (RFC 9112 lets a reader take it).
         var end = bytes.count
-        while end > 0, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        if end > 0, bytes[end - 1] == UInt8(ascii: "\n") { end -= 1 }
+        if end > 0, bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         let line = UnsafeRawBufferPointer(rebasing: bytes[..<end])
+        if Self.hidesFramingBehindACarriageReturn(line) {
+            return .refused(.untrustworthy("a carriage return inside a line of its head hides a length, a coding or the head's end from readers that take it for a space"))
+        }
         if !hasStatusLine || line.starts(with: "HTTP/".utf8) {
             // The first line of a head, or of a head after a 1xx: a status line, or no HTTP.
             guard ResponseHeadCheck.isStatusLine(line) else {
@@ -95,6 +100,28 @@ struct ResponseHeadReader {
                            Self.text(UnsafeRawBufferPointer(rebasing: line[start..<stop]))))
         }
         return .more
+    }
+
+    /// Whether a carriage return inside `line`, taken for a line's end as some readers take it,
+    /// would begin a field that frames the body or end the head; libcurl takes it for a space.
+    /// `200 OK\rContent-Length: 2`, or `X: y\r\r\n`, frames one body for one reading and another
+    /// for the other. Anywhere else (a cookie's value, say) it stays, for what reads it to judge.
+    private static func hidesFramingBehindACarriageReturn(_ line: UnsafeRawBufferPointer) -> Bool {
+        var start = 0
+        while let carriageReturn = line[start...].firstIndex(of: UInt8(ascii: "\r")) {
+            start = carriageReturn + 1
+            let next = line[start...].prefix { $0 != UInt8(ascii: "\r") }
+            if next.isEmpty || startsIgnoringCase(next, with: "content-length") || startsIgnoringCase(next, with: "transfer-encoding") {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Whether `bytes` begin with `name`, in any ASCII case.
+    private static func startsIgnoringCase(_ bytes: Slice<UnsafeRawBufferPointer>, with name: StaticString) -> Bool {
+        guard bytes.count >= name.utf8CodeUnitCount else { return false }
+        return zip(bytes, UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)).allSatisfy { $0 | 0x20 == $1 }
     }
 
     private func head() -> Head {

@@ -60,6 +60,20 @@ import Tern
         #expect(next == "next")
     }
 
+    /// A carriage return that does not end a line: libcurl keeps it in the line, so the
+    /// length after it was no field, and it read "hello" to the connection's close (or waited
+    /// for it); a reader taking it for a line's end frames two bytes. Read neither way: refused.
+    @Test(arguments: ["HTTP/1.1 200 OK\rContent-Length: 2", "HTTP/1.1 200 OK\r\nX: y\rContent-Length: 2",
+                      "HTTP/1.1 200 OK\r\nX: y\r\r\nContent-Length: 2"])
+    func aCarriageReturnInsideALineOfTheHeadIsRefused(head: String) async throws {
+        let server = try Self.server(head: head)
+        defer { server.stop() }
+        let api = try api()
+        await expectRefused(by: server, over: api)
+        let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
+        #expect(next == "next")
+    }
+
     /// Chunked bodies that RFC 9112 reads to the connection's close (the last coding is not
     /// `chunked`, or the answer is HTTP/1.0, which has no transfer codings) or that name
     /// `chunked` twice: libcurl decoded the chunks, answered "hello", and left what came after

@@ -51,6 +51,30 @@ import Testing
     /// A head of as many short fields as its limit allows, some repeated in another case: joined
     /// under the first one's name, in order (a look-up per field, where a search of the fields
     /// before each took the loop's thread for seconds).
+    /// A carriage return that does not end a line, where a reader taking it for a line's end
+    /// would see a length or the head's end: refused. Elsewhere it stays in the line, for what
+    /// reads the field to judge (the cookie jar refuses such a cookie); a line ended by LF alone
+    /// is read.
+    @Test(arguments: [["HTTP/1.1 200 OK\rContent-Length: 2", ""], ["HTTP/1.1 200 OK", "X: y\rContent-Length: 2", ""],
+                      ["HTTP/1.1 200 OK", "X: y\r", "Content-Length: 2", ""], ["HTTP/1.1 200 OK", "\r"]])
+    func aCarriageReturnInsideALineIsRefused(lines: [String]) {
+        var reader = ResponseHeadReader()
+        guard case .failure(let refused) = read(lines, into: &reader), case .untrustworthy(let why) = refused.refusal else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(why.contains("carriage return"))
+        var lineFeeds = ResponseHeadReader()
+        var head: ResponseHeadReader.Head?
+        for line in ["HTTP/1.1 200 OK\n", "Content-Length: 2\n", "\n"] {
+            if case .head(let whole) = Array(line.utf8).withUnsafeBytes({ lineFeeds.read($0) }) { head = whole }
+        }
+        #expect(head?.fields["Content-Length"] == "2")
+        var elsewhere = ResponseHeadReader()
+        let kept = try? read(["HTTP/1.1 200 O\rK", "Set-Cookie: cr=a\rb", "X: y\rContent-Type: text/plain", ""], into: &elsewhere).get()
+        #expect(kept?.fields["Set-Cookie"] == "cr=a\rb")
+    }
+
     @Test func aHeadOfThousandsOfFieldsIsReadWithItsRepeatsJoined() throws {
         var reader = ResponseHeadReader()
         let names = (0..<20_000).map { "f\($0)" }
