@@ -48,13 +48,8 @@ import Testing
         }
     }
 
-    /// A head of as many short fields as its limit allows, some repeated in another case: joined
-    /// under the first one's name, in order (a look-up per field, where a search of the fields
-    /// before each took the loop's thread for seconds).
     /// A carriage return that does not end a line, where a reader taking it for a line's end
-    /// would see a length or the head's end: refused. Elsewhere it stays in the line, for what
-    /// reads the field to judge (the cookie jar refuses such a cookie); a line ended by LF alone
-    /// is read.
+    /// would see a length or the head's end: refused.
     @Test(arguments: [["HTTP/1.1 200 OK\rContent-Length: 2", ""], ["HTTP/1.1 200 OK", "X: y\rContent-Length: 2", ""],
                       ["HTTP/1.1 200 OK", "X: y\r", "Content-Length: 2", ""], ["HTTP/1.1 200 OK", "\r"]])
     func aCarriageReturnInsideALineIsRefused(lines: [String]) {
@@ -64,6 +59,11 @@ import Testing
             return
         }
         #expect(why.contains("carriage return"))
+    }
+
+    /// Elsewhere a carriage return stays in its line, for what reads the field to judge (the
+    /// cookie jar refuses such a cookie); a line ended by LF alone is read.
+    @Test func aCarriageReturnThatHidesNoFramingStaysAndALineFeedEndsALine() {
         var lineFeeds = ResponseHeadReader()
         var head: ResponseHeadReader.Head?
         for line in ["HTTP/1.1 200 OK\n", "Content-Length: 2\n", "\n"] {
@@ -75,6 +75,9 @@ import Testing
         #expect(kept?.fields["Set-Cookie"] == "cr=a\rb")
     }
 
+    /// A head of as many short fields as its limit allows, some repeated in another case: joined
+    /// under the first one's name, in order (a look-up per field, where a search of the fields
+    /// before each took the loop's thread for seconds).
     @Test func aHeadOfThousandsOfFieldsIsReadWithItsRepeatsJoined() throws {
         var reader = ResponseHeadReader()
         let names = (0..<20_000).map { "f\($0)" }
