@@ -33,6 +33,17 @@ import Tern
         #expect("\(failure)".contains("cannot be trusted"), "\(failure)")
     }
 
+    /// Expects `head` (then `body`) refused over `transport` (libcurl unless given), and the
+    /// next request answered on a connection of its own.
+    func expectRefusedAndTheNextAnswered(head: String, body: String = "hello", over transport: (any Transport)? = nil) async throws {
+        let server = try Self.server(head: head, body: body)
+        defer { server.stop() }
+        let api = try api(over: transport)
+        await expectRefused(by: server, over: api)
+        let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
+        #expect(next == "next")
+    }
+
     static let untrustworthy = [
         "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 30",
         "HTTP/1.1 200 OK\r\nContent-Length: 5, 30",
@@ -51,13 +62,7 @@ import Tern
 
     @Test(arguments: untrustworthy)
     func aHeadThatFramesItsBodyTwoWaysFailsAtOnce(head: String) async throws {
-        let server = try Self.server(head: head)
-        defer { server.stop() }
-        let api = try api()
-        await expectRefused(by: server, over: api)
-        // The next request has a connection of its own and its own answer.
-        let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
-        #expect(next == "next")
+        try await expectRefusedAndTheNextAnswered(head: head)
     }
 
     /// A carriage return that does not end a line: libcurl keeps it in the line, so the
@@ -66,12 +71,7 @@ import Tern
     @Test(arguments: ["HTTP/1.1 200 OK\rContent-Length: 2", "HTTP/1.1 200 OK\r\nX: y\rContent-Length: 2",
                       "HTTP/1.1 200 OK\r\nX: y\r\r\nContent-Length: 2"])
     func aCarriageReturnInsideALineOfTheHeadIsRefused(head: String) async throws {
-        let server = try Self.server(head: head)
-        defer { server.stop() }
-        let api = try api()
-        await expectRefused(by: server, over: api)
-        let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
-        #expect(next == "next")
+        try await expectRefusedAndTheNextAnswered(head: head)
     }
 
     /// Chunked bodies that RFC 9112 reads to the connection's close (the last coding is not
@@ -91,12 +91,7 @@ import Tern
     func aBodyChunkedOneWayAndReadToTheCloseAnotherIsRefused(head: String, overURLSession: Bool) async throws {
         // FoundationNetworking tells Tern no answer's HTTP version.
         guard !overURLSession || head.hasPrefix("HTTP/1.1") else { return }
-        let server = try Self.server(head: head, body: "5\r\nhello\r\n0\r\n\r\n")
-        defer { server.stop() }
-        let api = try api(over: overURLSession ? URLSessionTransport() : nil)
-        await expectRefused(by: server, over: api)
-        let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
-        #expect(next == "next")
+        try await expectRefusedAndTheNextAnswered(head: head, body: "5\r\nhello\r\n0\r\n\r\n", over: overURLSession ? URLSessionTransport() : nil)
     }
 
     /// Codings that end in one `chunked` are read one way, however written.
