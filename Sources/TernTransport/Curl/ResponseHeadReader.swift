@@ -118,7 +118,7 @@ struct ResponseHeadReader {
         return false
     }
 
-    /// Whether `bytes` begin with `name`, in any ASCII case.
+    /// Whether `bytes` begin with `name` (letters in lower case, and dashes), in any ASCII case.
     private static func startsIgnoringCase(_ bytes: Slice<UnsafeRawBufferPointer>, with name: StaticString) -> Bool {
         guard bytes.count >= name.utf8CodeUnitCount else { return false }
         return zip(bytes, UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)).allSatisfy { $0 | 0x20 == $1 }
