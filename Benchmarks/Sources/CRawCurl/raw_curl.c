@@ -15,6 +15,7 @@ typedef struct { int msg; void *easy; union { void *whatever; int result; } data
 static struct {
     int (*global_init)(long);
     void *(*easy_init)(void);
+    void (*easy_cleanup)(void *);
     int (*easy_setopt)(void *, int, ...);
     int (*easy_getinfo)(void *, int, ...);
     void *(*multi_init)(void);
@@ -37,6 +38,7 @@ static void load(void) {
     if (!library) { fprintf(stderr, "%s\n", dlerror()); exit(1); }
     curl.global_init = find(library, "curl_global_init");
     curl.easy_init = find(library, "curl_easy_init");
+    curl.easy_cleanup = find(library, "curl_easy_cleanup");
     curl.easy_setopt = find(library, "curl_easy_setopt");
     curl.easy_getinfo = find(library, "curl_easy_getinfo");
     curl.multi_init = find(library, "curl_multi_init");
@@ -64,7 +66,20 @@ static size_t keep(char *data, size_t size, size_t count, void *context) {
     return length;
 }
 
-struct raw_curl { void *multi; void **handles; Body *bodies; int width; };
+struct raw_curl { void *multi; void **handles; Body *bodies; int width; const char *url; int fresh; };
+
+/// A handle for `url` whose bodies go to `body`.
+static void *make_handle(const char *url, Body *body) {
+    void *easy = curl.easy_init();
+    curl.easy_setopt(easy, OPT_URL, url);
+    curl.easy_setopt(easy, OPT_NOSIGNAL, 1L);
+    curl.easy_setopt(easy, OPT_ACCEPT_ENCODING, "");
+    curl.easy_setopt(easy, OPT_WRITEFUNCTION, keep);
+    curl.easy_setopt(easy, OPT_WRITEDATA, body);
+    return easy;
+}
+
+void raw_curl_use_fresh_handles(raw_curl *raw) { raw->fresh = 1; }
 
 raw_curl *raw_curl_open(const char *url, int width) {
     static int loaded;
@@ -78,14 +93,8 @@ raw_curl *raw_curl_open(const char *url, int width) {
     raw->width = width;
     raw->handles = calloc(width, sizeof(void *));
     raw->bodies = calloc(width, sizeof(Body));
-    for (int slot = 0; slot < width; slot++) {
-        raw->handles[slot] = curl.easy_init();
-        curl.easy_setopt(raw->handles[slot], OPT_URL, url);
-        curl.easy_setopt(raw->handles[slot], OPT_NOSIGNAL, 1L);
-        curl.easy_setopt(raw->handles[slot], OPT_ACCEPT_ENCODING, "");
-        curl.easy_setopt(raw->handles[slot], OPT_WRITEFUNCTION, keep);
-        curl.easy_setopt(raw->handles[slot], OPT_WRITEDATA, &raw->bodies[slot]);
-    }
+    raw->url = strdup(url);
+    for (int slot = 0; slot < width; slot++) raw->handles[slot] = make_handle(url, &raw->bodies[slot]);
     return raw;
 }
 
@@ -113,6 +122,10 @@ int raw_curl_round(raw_curl *raw, int count, raw_curl_body body, void *context) 
             curl.multi_remove_handle(multi, easy);
             done++;
             bodies[slot].count = 0;
+            if (raw->fresh) {
+                curl.easy_cleanup(easy);
+                easy = handles[slot] = make_handle(raw->url, &bodies[slot]);
+            }
             if (started < count) {
                 curl.multi_add_handle(multi, easy);
                 started++;

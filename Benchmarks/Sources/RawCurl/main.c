@@ -3,12 +3,16 @@
 // above it: no promise, no pipeline, no Foundation. Tern's cost per request is measured against
 // this, against the same nginx, in the same run of Benchmarks/nginx/bench.
 //
-//     RawCurl <url> [in flight] [requests per round] [rounds]
+//     RawCurl <url> [in flight] [requests per round] [rounds] [fresh]
+//
+// `fresh` gives each request a new easy handle, freed after it, as Tern must with a libcurl
+// older than 8.1.0: the floor Tern can reach there.
 //
 // libcurl is loaded at run time, as Tern loads it, so no curl headers are needed to build.
 #include "raw_curl.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -30,12 +34,14 @@ static int ascending(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: RawCurl <url> [in flight] [requests per round] [rounds]\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: RawCurl <url> [in flight] [requests per round] [rounds] [fresh]\n"); return 2; }
     const char *url = argv[1];
     int width = argc > 2 ? atoi(argv[2]) : 1;
     int count = argc > 3 ? atoi(argv[3]) : 1000;
     int rounds = argc > 4 ? atoi(argv[4]) : 10;
+    int fresh = argc > 5 && strcmp(argv[5], "fresh") == 0;
     raw_curl *raw = raw_curl_open(url, width);
+    if (fresh) raw_curl_use_fresh_handles(raw);
     raw_curl_round(raw, width * 10, NULL, NULL);   // warm up: connections open
     double *rates = calloc(rounds, sizeof(double)), *cpu = calloc(rounds, sizeof(double));
     for (int round = 0; round < rounds; round++) {
@@ -49,7 +55,7 @@ int main(int argc, char **argv) {
     }
     qsort(rates, rounds, sizeof(double), ascending);
     qsort(cpu, rounds, sizeof(double), ascending);
-    printf("raw libcurl from C, %d in flight: %.0f req/s, %.1f us CPU per request (medians of %d rounds of %d)\n",
-           width, rates[rounds / 2], cpu[rounds / 2], rounds, count);
+    printf("raw libcurl from C%s, %d in flight: %.0f req/s, %.1f us CPU per request (medians of %d rounds of %d)\n",
+           fresh ? ", a new handle per request" : "", width, rates[rounds / 2], cpu[rounds / 2], rounds, count);
     return 0;
 }

@@ -15,6 +15,10 @@ typedef struct raw_curl raw_curl;
 /// Loads libcurl (as Tern does, at run time) and makes the handles; exits when it cannot.
 raw_curl *raw_curl_open(const char *url, int width);
 
+/// From now on each request gets a new easy handle, set up as the first was, and frees it after:
+/// what Tern must do with a libcurl older than 8.1.0 (see `CurlLibrary.resetHandlesAreSafe`).
+void raw_curl_use_fresh_handles(raw_curl *raw);
+
 /// Sends `count` GETs, `width` at a time, handing each 200's body to `body` when it is not
 /// NULL; returns how many were answered 200 (and, with `body`, taken by it).
 int raw_curl_round(raw_curl *raw, int count, raw_curl_body body, void *context);
