@@ -19,11 +19,21 @@ public final class ResponseHead: Sendable {
     /// The fields, in the order they arrived where the transport keeps it; repeated ones
     /// joined with commas, as URLSession joins them.
     public let headers: HTTPHeaders
+    /// Each `Set-Cookie` field's value on its own, in order, when the transport read the fields
+    /// one by one (libcurl, the cache); `nil` when it had them joined with commas (URLSession),
+    /// where two fields cannot be told from one whose value holds a comma.
+    package let setCookies: [String]?
     /// Foundation's response, made whole when first asked for; until then one holding its place.
     private let made: Locked<(response: HTTPURLResponse, isWhole: Bool)>
 
     /// A head from its parts; `nil` when Foundation cannot make a response of them.
-    public init?(url: URL, statusCode: Int, httpVersion: String?, headers: HTTPHeaders) {
+    public convenience init?(url: URL, statusCode: Int, httpVersion: String?, headers: HTTPHeaders) {
+        self.init(url: url, statusCode: statusCode, httpVersion: httpVersion, headers: headers, setCookies: nil)
+    }
+
+    /// A head from its parts and its `Set-Cookie` fields' values, each on its own (see
+    /// ``setCookies``).
+    package init?(url: URL, statusCode: Int, httpVersion: String?, headers: HTTPHeaders, setCookies: [String]?) {
         #if canImport(Darwin)
         // Apple's initializer may refuse the parts, and the head is refused with them. Without
         // fields it is twenty times cheaper.
@@ -40,6 +50,7 @@ public final class ResponseHead: Sendable {
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         self.headers = headers
+        self.setCookies = setCookies
         made = Locked((placeHolder, isWhole))
     }
 
@@ -53,6 +64,7 @@ public final class ResponseHead: Sendable {
         url = response.url
         statusCode = response.statusCode
         httpVersion = nil
+        setCookies = nil
         headers = HTTPHeaders(response.allHeaderFields.compactMap { name, value in
             (name as? String).map { ($0, "\(value)") }
         }.sorted { $0.0 < $1.0 })

@@ -259,11 +259,12 @@ final class RequestExecution: Sendable {
         request.setValue(cookies, forHTTPHeaderField: "Cookie")
     }
 
-    /// Keeps the cookies a response sets, from any stop of the chain.
+    /// Keeps the cookies a response sets, from any stop of the chain: each field on its own, as
+    /// a browser reads them, when the transport handed them so.
     private func keepCookies(of head: ResponseHead, for request: URLRequest) {
         guard let jar = context.cookieJar, let url = request.url,
-              let joined = head.headers["Set-Cookie"] else { return }
-        jar.setCookies(from: SetCookieFields.split(joined), for: url)
+              let fields = head.setCookies ?? head.headers["Set-Cookie"].map(SetCookieFields.split), !fields.isEmpty else { return }
+        jar.setCookies(from: fields, for: url)
     }
 
     // MARK: Stages 4 to 6: refresh, retry, or validate and parse

@@ -30,9 +30,17 @@ struct CacheExchange {
         /// As the server ended it: `metrics` first (the cache's word, when the transport gave
         /// none), then the end.
         case asItCame(metrics: TransferMetrics?)
-        /// With the kept response, refreshed by a `304`: its head (with `extraFields`), body,
-        /// `metrics`, end.
-        case kept(CachedResponse, extraFields: [String: String], metrics: TransferMetrics)
+        /// With the kept response, refreshed by a `304`: its head (with the `304`'s `cookies`),
+        /// body, `metrics`, end.
+        case kept(CachedResponse, cookies: Cookies?, metrics: TransferMetrics)
+    }
+
+    /// A `304`'s `Set-Cookie` fields, handed on with the kept response and never kept: joined, as
+    /// its headers hold them, and each on its own when the transport read them so (see
+    /// `ResponseHead.setCookies`).
+    struct Cookies: Equatable {
+        let joined: String
+        let fields: [String]?
     }
 
     private let mode: Mode
@@ -43,7 +51,7 @@ struct CacheExchange {
     private var candidate: CachedResponse?
     /// The `304` that revalidated: its fields, its cookies (handed on, never kept), when it came,
     /// and the metrics that came with it.
-    private var notModified: (fields: [String: String], cookies: String?, date: Date)?
+    private var notModified: (fields: [String: String], cookies: Cookies?, date: Date)?
     private var heldMetrics: TransferMetrics?
     private var status: Int?
     private var sawMetrics = false
@@ -56,7 +64,7 @@ struct CacheExchange {
     }
 
     /// A head came at `now`; whether to hand it on, and what to change in the cache.
-    mutating func head(status: Int, fields: [String: String], cookies: String?, announcedLength: Int64, at now: Date) -> (handOn: Bool, change: Change?) {
+    mutating func head(status: Int, fields: [String: String], cookies: Cookies?, announcedLength: Int64, at now: Date) -> (handOn: Bool, change: Change?) {
         self.status = status
         switch mode {
         case .revalidate(let kept) where status == 304 && !Self.namesOther(fields, than: kept.headers):
@@ -116,7 +124,7 @@ struct CacheExchange {
             kept.update(with: notModified.fields, requestDate: requestDate, responseDate: notModified.date)
             var metrics = heldMetrics ?? TransferMetrics(url: request.url, statusCode: 304)
             metrics.cacheOutcome = .revalidated
-            return (.keep(kept), .kept(kept, extraFields: notModified.cookies.map { ["set-cookie": $0] } ?? [:], metrics: metrics))
+            return (.keep(kept), .kept(kept, cookies: notModified.cookies, metrics: metrics))
         }
         let ownWord = sawMetrics ? nil : outcome.map { TransferMetrics(url: request.url, statusCode: status, cacheOutcome: $0) }
         return (candidate.map(Change.keep), .asItCame(metrics: ownWord))

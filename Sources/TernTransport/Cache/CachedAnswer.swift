@@ -17,15 +17,17 @@ enum CachedAnswer {
     }
 
     /// Hands `receiver` the head, the body, the metrics and the end of `response`: its kept
-    /// fields and `extra` ones (a `304`'s cookies), its `Age` (RFC 9111, §5.1) and the length of
-    /// the body as kept (decoded).
+    /// fields and a `304`'s `cookies`, its `Age` (RFC 9111, §5.1) and the length of the body as
+    /// kept (decoded).
     static func deliver(_ response: CachedResponse, age: TimeInterval?, bodyless: Bool, metrics: TransferMetrics,
-                        adding extra: [String: String] = [:], to receiver: any TransportReceiver) {
-        var fields = response.headers.merging(extra) { _, new in new }
+                        cookies: CacheExchange.Cookies? = nil, to receiver: any TransportReceiver) {
+        var fields = response.headers
+        if let cookies { fields["set-cookie"] = cookies.joined }
         fields["content-length"] = String(response.body.count)
         if let age, age.isFinite { fields["age"] = String(Int(min(max(age, 0), TimeInterval(Int32.max)))) }
         guard let url = URL(string: response.url),
-              let head = ResponseHead(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(fields)) else {
+              let head = ResponseHead(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(fields),
+                                      setCookies: cookies?.fields) else {
             return receiver.didComplete(with: URLError(.badServerResponse))
         }
         if receiver.didReceive(head) != .stop, !bodyless, !response.body.isEmpty {

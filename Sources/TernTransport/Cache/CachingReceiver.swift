@@ -24,7 +24,7 @@ final class CachingReceiver: TransportReceiver {
     func didReceive(_ head: ResponseHead) -> TransferDecision {
         let now = cache.now
         let fields = Self.fields(of: head)
-        let cookies = head.headers["Set-Cookie"]
+        let cookies = head.headers["Set-Cookie"].map { CacheExchange.Cookies(joined: $0, fields: head.setCookies) }
         let (handOn, change) = exchange.withLock {
             $0.head(status: head.statusCode, fields: fields, cookies: cookies, announcedLength: head.contentLength ?? -1, at: now)
         }
@@ -54,8 +54,8 @@ final class CachingReceiver: TransportReceiver {
         case .asItCame(let metrics):
             if let metrics { receiver.didCollect(metrics) }
             receiver.didComplete(with: error)
-        case .kept(let kept, let extraFields, let metrics):
-            CachedAnswer.deliver(kept, age: kept.age(at: now), bodyless: false, metrics: metrics, adding: extraFields, to: receiver)
+        case .kept(let kept, let cookies, let metrics):
+            CachedAnswer.deliver(kept, age: kept.age(at: now), bodyless: false, metrics: metrics, cookies: cookies, to: receiver)
         }
     }
 

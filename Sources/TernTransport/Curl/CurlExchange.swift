@@ -264,7 +264,7 @@ final class CurlExchange: @unchecked Sendable {
         // What was sent is reported before the head, as the receiver expects.
         reportUpload(sentBytes())
         guard let received = ResponseHead(url: url, statusCode: complete.status, httpVersion: complete.httpVersion,
-                                          headers: complete.fields) else { return .abort }
+                                          headers: complete.fields, setCookies: complete.setCookies) else { return .abort }
         let decision = receiver.didReceive(received)
         guard decision != .stop else {
             stop = .receiverSaidStop

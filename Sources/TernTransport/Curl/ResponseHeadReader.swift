@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import TernCore
 
 /// A response head read line by line as libcurl hands it over: status line, fields, empty line,
 /// with interim (1xx) heads passed over (a 101 refused) and a chunked body's trailers only
@@ -12,6 +13,9 @@ struct ResponseHeadReader {
         let status: Int
         let httpVersion: String
         let fields: HTTPHeaders
+        /// Each `Set-Cookie` field's value on its own: joined in ``fields``, a comma inside one
+        /// would read as the start of another.
+        let setCookies: [String]
     }
 
     /// Why a head is refused.
@@ -125,7 +129,8 @@ struct ResponseHeadReader {
     }
 
     private func head() -> Head {
-        Head(status: status, httpVersion: httpVersion, fields: HTTPHeaders(joining: fields))
+        Head(status: status, httpVersion: httpVersion, fields: HTTPHeaders(joining: fields),
+             setCookies: fields.lazy.filter { $0.name.caseInsensitiveEquals("Set-Cookie") }.map(\.value))
     }
 
     /// Header bytes as text: UTF-8 when they are valid UTF-8 (ASCII, as they almost always are,

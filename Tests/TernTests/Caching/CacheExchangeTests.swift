@@ -47,18 +47,18 @@ import Testing
 
     @Test func a304IsHeldAndAnsweredWithTheKeptResponseRefreshed() {
         var exchange = exchange(.revalidate(kept(["etag": "\"k\"", "cache-control": "no-cache"])))
-        let head = exchange.head(status: 304, fields: ["etag": "\"k\"", "cache-control": "max-age=9"], cookies: "a=1", announcedLength: 0, at: date)
+        let head = exchange.head(status: 304, fields: ["etag": "\"k\"", "cache-control": "max-age=9"], cookies: .init(joined: "a=1, b=2", fields: ["a=1, b=2"]), announcedLength: 0, at: date)
         #expect(!head.handOn && head.change == nil)
         let stray = exchange.chunk(Data("stray".utf8))
         #expect(!stray)
         let held = exchange.metrics(TransferMetrics(statusCode: 304))
         #expect(held == nil)
         let (change, ending) = exchange.end(error: nil, at: date)
-        guard case .kept(let response, let extra, let metrics) = ending else { Issue.record("\(ending)"); return }
+        guard case .kept(let response, let cookies, let metrics) = ending else { Issue.record("\(ending)"); return }
         #expect(change == .keep(response))
         #expect(response.body == Data("kept".utf8))
         #expect(response.headers["cache-control"] == "max-age=9")
-        #expect(extra == ["set-cookie": "a=1"])
+        #expect(cookies == .init(joined: "a=1, b=2", fields: ["a=1, b=2"]))
         #expect(metrics.cacheOutcome == .revalidated && metrics.statusCode == 304)
     }
 

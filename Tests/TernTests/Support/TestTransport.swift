@@ -48,6 +48,11 @@ enum TestTransport {
         #endif
     }
 
+    /// Whether the transport under test hands each header field on its own, so that two
+    /// `Set-Cookie` fields are told from one whose value holds a comma: libcurl does, through
+    /// Tern; URLSession joins repeated fields with commas.
+    static var readsFieldsOneByOne: Bool { isCurl }
+
     /// A new transport of the kind under test.
     static func make() -> (any Transport)? {
         switch name {

@@ -104,6 +104,26 @@ import TernTesting
         #expect(sent.items == ["/next kept=1"])
     }
 
+    /// A comma inside one `Set-Cookie` field belongs to its cookie's value, as browsers read it:
+    /// a server that writes what a link asked for into a cookie (`lang=en, session=planted`)
+    /// must not plant a second one. Over URLSession the fields come joined with commas, and a
+    /// comma before a name and `=` is taken for the next field's start: what can be told apart.
+    @Test func aCommaInsideOneSetCookieFieldPlantsNoOtherCookie() async throws {
+        let sent = Recorder<String>()
+        let server = try Self.server(setting: ["lang=en, session=planted; Path=/", "theme=dark; Path=/"], recording: sent)
+        defer { server.stop() }
+        let api = try TestAPI(baseURL: server.baseURL)
+        try await (api.request(route: api.get(endpoint: "/set")) as Promise<Void>).value
+        try await (api.request(route: api.get(endpoint: "/next")) as Promise<Void>).value
+        let kept = Set(api.cookieJar?.all.map { "\($0.name)=\($0.value)" } ?? [])
+        if TestTransport.readsFieldsOneByOne {
+            #expect(kept == ["lang=en, session=planted", "theme=dark"])
+            #expect(sent.items == ["/next lang=en, session=planted; theme=dark"])
+        } else {
+            #expect(kept == ["lang=en", "session=planted", "theme=dark"])
+        }
+    }
+
     /// Fields after a chunked body's last chunk are trailers, which no browser takes cookies
     /// from: the body arrives whole and the jar stays empty.
     @Test(.enabled(if: TestTransport.survivesTrailers, "FoundationNetworking ends the process on trailers"))
