@@ -108,6 +108,10 @@ let floor: [(name: String, body: () async throws -> Void)] = [
         }
     }),
     ("Tern over libcurl", { try await round { try await EndToEnd.tern(overCurl) } }),
+    // The same, its task on the transport's thread: no hand-off between requests and answers.
+    ("Tern over libcurl, on its loop", {
+        try await withTaskExecutorPreference(overCurl.transport.taskExecutor) { try await round { try await EndToEnd.tern(overCurl) } }
+    }),
 ]
 let wideFloor: [(name: String, body: () async throws -> Void)] = [
     ("raw libcurl + JSONDecoder, wide", {
