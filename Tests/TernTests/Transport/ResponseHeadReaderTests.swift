@@ -37,6 +37,16 @@ import Testing
         #expect(try read(["Trailer: x", ""], into: &reader).get() == nil)
     }
 
+    /// Each `Set-Cookie` field stays whole beside the joined fields, a comma inside one its
+    /// value's; an interim head's are not the response's.
+    @Test func setCookieFieldsAreKeptOneByOne() throws {
+        var reader = ResponseHeadReader()
+        let head = try read(["HTTP/1.1 103 Early Hints", "Set-Cookie: early=1", "", "HTTP/1.1 200 OK",
+                             "Set-Cookie: lang=en, session=x; Path=/", "set-cookie: theme=dark", ""], into: &reader).get()
+        #expect(head?.setCookies == ["lang=en, session=x; Path=/", "theme=dark"])
+        #expect(head?.fields["Set-Cookie"] == "lang=en, session=x; Path=/, theme=dark")
+    }
+
     @Test func aHeadThatIsNoHTTPOrFramesItsBodyTwoWaysIsRefused() {
         var lowerCase = ResponseHeadReader()
         guard case .failure(let refused) = read(["http/1.1 200 OK"], into: &lowerCase),
