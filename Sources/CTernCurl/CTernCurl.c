@@ -14,6 +14,17 @@ void tern_name_this_thread(const char *name) {
 #endif
 }
 
+/// One per thread: a loop's thread can tell itself from the others with no lock.
+static _Thread_local const void *thread_loop;
+
+void tern_mark_thread_loop(const void *loop) {
+    thread_loop = loop;
+}
+
+const void *tern_thread_loop(void) {
+    return thread_loop;
+}
+
 int tern_curl_load(TernCurl *curl, const char *path, const char **error) {
     void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!library) {

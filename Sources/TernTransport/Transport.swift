@@ -17,7 +17,8 @@ public protocol Transport: Sendable {
     func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask
 
     /// Runs `work` on the transport's own thread, if it has one and nothing runs there now, and
-    /// returns `true`; otherwise runs nothing and returns `false` at once. A request's first
+    /// returns `true`; otherwise runs nothing and returns `false` at once. Called on that thread
+    /// by a task that prefers it (``taskExecutor``), it may run `work` at once. A request's first
     /// stages run there when they can and call none of the app's code (which may wait for a
     /// request only that thread can carry), and what they send then starts without another
     /// hop. A transport without a thread of its own keeps the default, which declines.
@@ -162,6 +163,10 @@ public struct TransportRequest: Sendable {
     /// parser or a validation of its own), which may wait for another request: a transport with a thread of its
     /// own then reports the end from another thread, never from the one that request needs.
     package var callsAppCodeAtEnd = false
+    /// Whether the receiver parses the body when the exchange ends, work that grows with the
+    /// body: a transport with a thread of its own then reports the end from another thread
+    /// while other transfers run, leaving its own to move their bytes.
+    package var parsesAtEnd = false
 
     /// Creates a transport request.
     public init(urlRequest: URLRequest, body: TransportBody = .inRequest, maximumBodySize: Int? = nil, pinnedKeys: [String] = []) {

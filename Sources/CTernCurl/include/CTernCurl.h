@@ -89,6 +89,12 @@ int tern_psl_is_public_suffix(const char *domain);
 /// Names the calling thread as the system shows it (15 characters at most on Linux).
 void tern_name_this_thread(const char *name);
 
+/// Marks the calling thread as the one that runs `loop` (an opaque owner, or NULL).
+void tern_mark_thread_loop(const void *loop);
+
+/// What tern_mark_thread_loop last marked the calling thread with: NULL on other threads.
+const void *tern_thread_loop(void);
+
 /// Reads a message of curl_multi_info_read: 1 with the finished handle and its result when the
 /// message says a transfer is done, 0 otherwise.
 int tern_curl_message_done(const void *message, void **easy, int *result);

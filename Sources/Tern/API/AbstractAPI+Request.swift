@@ -82,7 +82,7 @@ extension AbstractAPI {
         let promise = Promise<Value>(queue: options.responseQueue ?? responseQueue, state: PromiseState(), progress: progress)
         let resolver = Promise<Value>.Resolver(promise)
         let execution = RequestExecution(api: self, route: route, parameters: parameters, options: options, progress: progress,
-                                         download: download, stream: stream) { ending in
+                                         download: download, stream: stream, parsesAnswer: decoding.parses) { ending in
             switch ending {
             case .failed(let error):
                 resolver.reject(error)

@@ -8,10 +8,15 @@ import Foundation
 struct ResponseDecoding<Value: Sendable>: Sendable {
     @usableFromInline
     let decode: @Sendable (Response, any ResponseParser) throws -> Value
+    /// Whether it runs the parser, work that grows with the body; the others take the body as it
+    /// is, or as text.
+    @usableFromInline
+    let parses: Bool
 
     @inlinable
-    init(decode: @escaping @Sendable (Response, any ResponseParser) throws -> Value) {
+    init(parses: Bool = false, decode: @escaping @Sendable (Response, any ResponseParser) throws -> Value) {
         self.decode = decode
+        self.parses = parses
     }
 
     /// The value of `response`, or the ``APIError`` that says why there is none.
@@ -29,7 +34,7 @@ extension ResponseDecoding where Value: Decodable {
     /// Through the response parser; an empty body is `nil` for an optional value.
     @inlinable
     static var decodable: ResponseDecoding {
-        ResponseDecoding { response, parser in
+        ResponseDecoding(parses: true) { response, parser in
             if response.body.isEmpty, let optional = Value.self as? any OptionalValue.Type, let none = optional.none as? Value {
                 return none
             }

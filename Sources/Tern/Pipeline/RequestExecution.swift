@@ -45,6 +45,8 @@ final class RequestExecution: Sendable {
     private let download: DownloadFile?
     /// Where a streamed request's accepted body goes; the request settles when its head comes.
     private let stream: StreamBuffer?
+    /// Whether settling runs the parser over the body.
+    private let parsesAnswer: Bool
     private let state = Locked(ExecutionState())
     /// What the transport measured of each exchange so far: retries and redirects, in order.
     private let transfers = Locked([TransferMetrics]())
@@ -61,6 +63,7 @@ final class RequestExecution: Sendable {
         progress: ProgressChannel,
         download: DownloadFile? = nil,
         stream: StreamBuffer? = nil,
+        parsesAnswer: Bool = false,
         settle: @escaping Settle
     ) {
         context = RequestContext(api: api, options: options)
@@ -70,6 +73,7 @@ final class RequestExecution: Sendable {
         self.progress = progress
         self.download = download
         self.stream = stream
+        self.parsesAnswer = parsesAnswer
         self.settle = settle
     }
 
@@ -210,6 +214,7 @@ final class RequestExecution: Sendable {
         // Read once: it asks the API for its delegate, behind the API's lock.
         let callsAppCode = context.callsAppCode
         ranged.callsAppCodeAtEnd = callsAppCode
+        ranged.parsesAtEnd = parsesAnswer
         let request = ranged
         guard let attempt = state.withLock({ $0.send(request.urlRequest) }) else { return }
         context.plugins.forEach { $0.willSend(request.urlRequest, api: api.apiContext) }

@@ -70,6 +70,10 @@ final class CurlExchange: @unchecked Sendable {
     /// Whether the loop may report the end from its own thread: not when the receiver then
     /// calls the app's code, which may wait for another request the loop must carry.
     let mayEndOnLoop: Bool
+    /// Whether the loop reports the end from its own thread even while other transfers run:
+    /// one of its jobs sent it (mostly a task that prefers the loop's thread, and resumes
+    /// there), and the receiver parses nothing then.
+    let endsOnLoopWhileBusy: Bool
     /// The loop that runs the exchange: its idle connections are checked for stray bytes before
     /// one carries this request, and a paused body resumes through it.
     private let loop: CurlLoop
@@ -120,6 +124,7 @@ final class CurlExchange: @unchecked Sendable {
         self.url = url
         admissionOrigin = url.admissionOrigin
         mayEndOnLoop = !request.callsAppCodeAtEnd
+        endsOnLoopWhileBusy = loop.isRunningJob && !request.parsesAtEnd
         self.loop = loop
         maximumBodySize = request.maximumBodySize
         pinnedKeys = request.pinnedKeys

@@ -25,6 +25,9 @@ final class CurlLoop: @unchecked Sendable {
     /// loop waits for the next one only if so, and a caller whose requests come further apart
     /// costs no waiting. The loop thread's.
     private var nextCameSoon = true
+    /// Whether the loop runs jobs now, such as a task's code that prefers its thread; the loop
+    /// thread's.
+    private var isRunningJobs = false
 
     private struct Inbox {
         /// Exchanges started and not yet ended.
@@ -72,6 +75,13 @@ final class CurlLoop: @unchecked Sendable {
     /// the time per request. After the last request of a burst the wait costs at most this much;
     /// a caller whose requests come further apart than this costs it once, not per request.
     static let lingering: UInt64 = 50_000
+
+    /// Whether the caller runs on the loop's thread.
+    var isCurrent: Bool { tern_thread_loop() == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
+
+    /// Whether the caller is one of the loop's jobs: a task that prefers its thread, or a
+    /// request's first stages, which the loop took while idle.
+    var isRunningJob: Bool { isCurrent && isRunningJobs }
 
     /// How many times the loop has waited for a next request.
     var lingerCount: Int { inbox.withLock { $0.lingers } }
@@ -150,7 +160,8 @@ final class CurlLoop: @unchecked Sendable {
             inbox.lastArrival = now
             return (true, inbox.isAwake)
         }
-        if taken, !isAwake { _ = curl.pointee.multi_wakeup(multi) }
+        // The loop's own thread reads the inbox again before it sleeps: no wakeup for it.
+        if taken, !isAwake, !isCurrent { _ = curl.pointee.multi_wakeup(multi) }
         return taken
     }
 
@@ -182,6 +193,7 @@ final class CurlLoop: @unchecked Sendable {
     private func run() {
         // Named for the system too (Foundation's name is its own), so tools and tests see it.
         tern_name_this_thread(Self.threadName)
+        tern_mark_thread_loop(Unmanaged.passUnretained(self).toOpaque())
         var active: Int32 = 0
         while true {
             // Jobs first: what they send is started in this same turn.
@@ -195,7 +207,9 @@ final class CurlLoop: @unchecked Sendable {
                 nextCameSoon = arrived <= answered + Self.lingering
                 answeredAloneAt = nil
             }
+            isRunningJobs = true
             for job in jobs { job() }
+            isRunningJobs = false
             // From here on what is put in wakes the loop; jobs put in while it ran the others did
             // not, and are run next turn.
             let (isClosing, jobsWaiting) = startAndCancel()
@@ -228,9 +242,10 @@ final class CurlLoop: @unchecked Sendable {
         _ = curl.pointee.multi_cleanup(multi)
     }
 
-    /// Runs what the state asks of libcurl. Ends are reported at once, except those of transfers
-    /// libcurl `finished` while others run (see ``finishDone()``) and those whose receivers call
-    /// the app's code. Returns whether it reported a finished transfer that ran alone.
+    /// Runs what the state asks of libcurl. Ends are reported at once, except those whose
+    /// receivers call the app's code, and those of transfers libcurl `finished` while others run
+    /// (see ``finishDone()``) unless they end on the loop even then. Returns whether it reported
+    /// a finished transfer that ran alone.
     @discardableResult
     private func perform(_ actions: [CurlLoopState<CurlExchange>.Action], finished: Bool = false) -> Bool {
         var finishedAlone = false
@@ -246,11 +261,13 @@ final class CurlLoop: @unchecked Sendable {
             case .complete(let exchange, let code):
                 byHandle[exchange.easy] = nil
                 inbox.withLock { $0.inFlight -= 1 }
-                if finished, state.runningCount > 0 || !exchange.mayEndOnLoop {
+                let ranAlone = state.runningCount == 0
+                let endsHere = exchange.mayEndOnLoop && (ranAlone || exchange.endsOnLoopWhileBusy)
+                if finished, !endsHere {
                     completions.async { exchange.complete(code) }
                     continue
                 }
-                if finished {
+                if finished, ranAlone {
                     if nextCameSoon { inbox.withLock { $0.isAwake = true } }
                     finishedAlone = true
                 }
@@ -271,7 +288,9 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Where ends are reported while other transfers run: what the receiver does then (Tern
     /// validates and decodes the response) runs on another core, and the loop goes on moving
-    /// bytes. Also those that call the app's code, which may wait for a request of the loop's.
+    /// bytes. Not those a job sent (a task on the loop's thread, which resumes there anyway)
+    /// that parse nothing: a hand-off away and back costs more than their end's work. Also those
+    /// that call the app's code, which may wait for a request of the loop's.
     private let completions = DispatchQueue(label: "tern.curl.completion", attributes: .concurrent)
 
     /// Reports every transfer libcurl has finished: at once when it was the only one, which

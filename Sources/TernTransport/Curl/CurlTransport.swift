@@ -94,9 +94,11 @@ public final class CurlTransport: Transport {
     }
 
     /// The transport's event thread as a task executor: a task that prefers it sends its
-    /// requests and resumes with their answers there, sparing a thread hand-off each way. Keep
-    /// such tasks to sending requests and light work on their answers: every transfer of the
-    /// transport waits while one of them runs.
+    /// requests and resumes with their answers there, sparing a thread hand-off each way. Its
+    /// requests are built there, and their ends heard there, even while other transfers run;
+    /// only an answer to decode (`Promise<T: Decodable>`) is decoded on another thread then.
+    /// Keep such tasks to sending requests and light work on their answers: every transfer of
+    /// the transport waits while one of them runs.
     ///
     /// ```swift
     /// await withTaskExecutorPreference(client.taskExecutor) {
@@ -109,9 +111,14 @@ public final class CurlTransport: Transport {
 
     /// Runs `work` on the transport's thread when it has no transfer running, and returns
     /// `true`; a request's first stages run there, and what they send starts without another
-    /// hop. A busy thread declines, and the caller runs `work` elsewhere.
+    /// hop. A busy thread declines, and the caller runs `work` elsewhere; but a task that
+    /// prefers the thread (``taskExecutor``) runs there already, and `work` runs at once.
     public func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool {
-        loop.scheduleIfIdle(work)
+        if loop.isRunningJob {
+            work()
+            return true
+        }
+        return loop.scheduleIfIdle(work)
     }
 
     /// `true`: libcurl checks the server's key against the pins after verifying its chain and

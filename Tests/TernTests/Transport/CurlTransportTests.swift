@@ -362,6 +362,79 @@ import TernTesting
         #expect(afterwards != CurlLoop.threadName)
     }
 
+    /// Requests a task on the transport's thread sends while others run are built there: the
+    /// busy thread, which declines other callers' work, is where this task runs already.
+    @Test func aTaskOnTheTransportsThreadBuildsItsRequestsThereWhileOthersRun() async throws {
+        struct Where: RequestParameters {
+            let built: Recorder<Bool>
+            let loop: CurlLoop
+            var headers: HTTPHeaders { [:] }
+            func encode(into draft: inout RequestDraft) throws { built.append(loop.isCurrent) }
+        }
+        let server = try LoopbackServer { _ in Self.late("ok") }
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: transport, responseQueue: .global())
+        let built = Recorder<Bool>()
+        let answers = try await withTaskExecutorPreference(transport.taskExecutor) {
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<16 {
+                    group.addTask {
+                        try await api.request(route: .get(server.baseURL + "/"), parameters: Where(built: built, loop: transport.loop)).value
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        #expect(answers == Array(repeating: "ok", count: 16))
+        #expect(built.items == Array(repeating: true, count: 16))
+    }
+
+    /// What a task on the transport's thread sends is answered there, even while other
+    /// transfers run: the task resumes there anyway, and a hand-off away and back would cost
+    /// more than the work. Unless the receiver parses the body then, work that grows with it:
+    /// that end is reported on another thread, but for the last, which ran alone.
+    @Test(arguments: [false, true])
+    func whatATaskOnTheTransportsThreadSendsIsAnsweredThereWhileOthersRun(parsed: Bool) async throws {
+        final class Ending: TransportReceiver, @unchecked Sendable {
+            let loop: CurlLoop
+            let ended: CheckedContinuation<Bool, Never>
+            init(_ loop: CurlLoop, _ ended: CheckedContinuation<Bool, Never>) { (self.loop, self.ended) = (loop, ended) }
+            func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
+            func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
+            func didReceive(_ chunk: Data) -> TransferDecision { .proceed }
+            func didComplete(with error: (any Error)?) {
+                #expect(error == nil)
+                ended.resume(returning: loop.isCurrent)
+            }
+        }
+        let server = try LoopbackServer { _ in Self.late("ok") }
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        var request = TransportRequest(urlRequest: URLRequest(url: try #require(URL(string: server.baseURL + "/"))))
+        request.parsesAtEnd = parsed
+        let endedThere = await withTaskExecutorPreference(transport.taskExecutor) { [request] in
+            await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<16 {
+                    group.addTask { await withCheckedContinuation { _ = transport.send(request, to: Ending(transport.loop, $0)) } }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        if parsed {
+            #expect(endedThere.count == 16 && endedThere.filter { $0 }.count <= 1, "\(endedThere)")
+        } else {
+            #expect(endedThere == Array(repeating: true, count: 16))
+        }
+    }
+
+    /// `text` answered after 50 ms, so that requests sent together overlap.
+    private static func late(_ text: String) -> ServerResponse {
+        var response = ServerResponse.text(text)
+        response.behavior = .delayed(0.05)
+        return response
+    }
+
     @Test func itIsLinuxsDefault() throws {
         let api = AbstractAPI(responseQueue: .global())
         #expect(api.transport is CurlTransport)
