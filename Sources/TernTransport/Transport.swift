@@ -163,9 +163,10 @@ public struct TransportRequest: Sendable {
     /// parser or a validation of its own), which may wait for another request: a transport with a thread of its
     /// own then reports the end from another thread, never from the one that request needs.
     package var callsAppCodeAtEnd = false
-    /// Whether the receiver parses the body when the exchange ends, work that grows with the
-    /// body: a transport with a thread of its own then reports the end from another thread
-    /// while other transfers run, leaving its own to move their bytes.
+    /// Whether the receiver reads the body through when the exchange ends (parses it, or
+    /// decodes its text), work that grows with the body: a transport with a thread of its own
+    /// then reports the end from another thread while other transfers run, leaving its own to
+    /// move their bytes.
     package var parsesAtEnd = false
 
     /// Creates a transport request.

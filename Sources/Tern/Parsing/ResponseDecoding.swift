@@ -8,8 +8,8 @@ import Foundation
 struct ResponseDecoding<Value: Sendable>: Sendable {
     @usableFromInline
     let decode: @Sendable (Response, any ResponseParser) throws -> Value
-    /// Whether it runs the parser, work that grows with the body; the others take the body as it
-    /// is, or as text.
+    /// Whether it reads the body through (the parser, or text), work that grows with the body;
+    /// the others take the body, or the file it went to, as it is.
     @usableFromInline
     let parses: Bool
 
@@ -76,7 +76,7 @@ extension ResponseDecoding where Value == Response {
 extension ResponseDecoding where Value == String {
     /// The body as text in the charset of its `Content-Type`, UTF-8 by default.
     @inlinable
-    static var text: ResponseDecoding { ResponseDecoding { response, _ in try text(of: response) } }
+    static var text: ResponseDecoding { ResponseDecoding(parses: true) { response, _ in try text(of: response) } }
 
     @usableFromInline
     static func text(of response: Response) throws -> String {

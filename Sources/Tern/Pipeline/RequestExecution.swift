@@ -45,7 +45,7 @@ final class RequestExecution: Sendable {
     private let download: DownloadFile?
     /// Where a streamed request's accepted body goes; the request settles when its head comes.
     private let stream: StreamBuffer?
-    /// Whether settling runs the parser over the body.
+    /// Whether settling reads the body through: parses it, or decodes its text.
     private let parsesAnswer: Bool
     private let state = Locked(ExecutionState())
     /// What the transport measured of each exchange so far: retries and redirects, in order.

@@ -72,7 +72,7 @@ final class CurlExchange: @unchecked Sendable {
     let mayEndOnLoop: Bool
     /// Whether the loop reports the end from its own thread even while other transfers run:
     /// one of its jobs sent it (mostly a task that prefers the loop's thread, and resumes
-    /// there), and the receiver parses nothing then.
+    /// there), and the receiver reads no body through then.
     let endsOnLoopWhileBusy: Bool
     /// The loop that runs the exchange: its idle connections are checked for stray bytes before
     /// one carries this request, and a paused body resumes through it.

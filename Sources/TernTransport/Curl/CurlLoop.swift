@@ -289,8 +289,9 @@ final class CurlLoop: @unchecked Sendable {
     /// Where ends are reported while other transfers run: what the receiver does then (Tern
     /// validates and decodes the response) runs on another core, and the loop goes on moving
     /// bytes. Not those a job sent (a task on the loop's thread, which resumes there anyway)
-    /// that parse nothing: a hand-off away and back costs more than their end's work. Also those
-    /// that call the app's code, which may wait for a request of the loop's.
+    /// whose receiver reads no body through: a hand-off away and back costs more than their
+    /// end's work. Also those that call the app's code, which may wait for a request of the
+    /// loop's.
     private let completions = DispatchQueue(label: "tern.curl.completion", attributes: .concurrent)
 
     /// Reports every transfer libcurl has finished: at once when it was the only one, which
