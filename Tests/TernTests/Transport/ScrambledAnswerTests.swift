@@ -77,8 +77,11 @@ struct ScrambledAnswerTests {
         return scrambled
     }
 
-    @Test(arguments: [1, 2] as [UInt64])
-    func eachRequestGetsAnAnswerTheServerSentItOrATypedError(seed: UInt64) async throws {
+    /// The second seed's requests come from a task on the transport's thread, which hears
+    /// their ends there while others run; a quarter of each seed's ask for the body as bytes.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)   // task executors
+    @Test(arguments: [(1, false), (2, true)] as [(UInt64, Bool)])
+    func eachRequestGetsAnAnswerTheServerSentItOrATypedError(seed: UInt64, onTransportsThread: Bool) async throws {
         // By the request each answer went to, as its X-Request field named it (on every hop of
         // a redirect; the path may be scrambled).
         let sent = Recorder<(request: String, bytes: [UInt8])>()
@@ -104,28 +107,43 @@ struct ScrambledAnswerTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-scrambled-\(UUID())")
         try Data(repeating: 66, count: 70_000).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        await withTaskGroup(of: Void.self) { group in
-            for index in 0..<600 {
-                if index >= 32 { await group.next() }
-                group.addTask {
-                    let id = "r\(index)"
-                    let payload = Data(repeating: 65, count: 3000 + index)
-                    let (route, parameters): (Route, any RequestParameters) = switch index % 3 {
-                    case 0: (.post(server.baseURL + "/" + id), FileParameters(file, headers: ["X-Request": id]))
-                    case 1: (.post(server.baseURL + "/" + id),
-                             StreamParameters(length: Int64(payload.count), headers: ["X-Request": id]) { InputStream(data: payload) })
-                    default: (.get(server.baseURL + "/" + id), URLParameters([:], headers: ["X-Request": id]))
-                    }
-                    switch await (api.request(route: route, parameters: parameters) as Promise<Item>).result {
-                    case .success(let item):
-                        // Its own answer, perhaps scrambled: what the server sent to this
-                        // request, on any hop, holds the id it got.
-                        let said = sent.items.contains { $0.request == id && String(decoding: $0.bytes, as: UTF8.self).contains("\"\(item.id)\"") }
-                        outcomes.append(said ? "answered" : "\(id) got \(item.id), which the server never sent it")
-                    case .failure(is APIError):
-                        outcomes.append("failed, typed")
-                    case .failure(let error):
-                        outcomes.append("\(id) failed untyped: \(error)")
+        // Over libcurl, the only transport this suite runs on, the transport has a thread.
+        #expect(!onTransportsThread || api.transport.taskExecutor != nil)
+        await withTaskExecutorPreference(onTransportsThread ? api.transport.taskExecutor : nil) {
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<600 {
+                    if index >= 32 { await group.next() }
+                    group.addTask {
+                        let id = "r\(index)"
+                        let payload = Data(repeating: 65, count: 3000 + index)
+                        let (route, parameters): (Route, any RequestParameters) = switch index % 3 {
+                        case 0: (.post(server.baseURL + "/" + id), FileParameters(file, headers: ["X-Request": id]))
+                        case 1: (.post(server.baseURL + "/" + id),
+                                 StreamParameters(length: Int64(payload.count), headers: ["X-Request": id]) { InputStream(data: payload) })
+                        default: (.get(server.baseURL + "/" + id), URLParameters([:], headers: ["X-Request": id]))
+                        }
+                        if index % 4 == 1 {
+                            switch await (api.request(route: route, parameters: parameters) as Promise<Data>).result {
+                            case .success(let body):
+                                // Bytes the server sent this request, on some hop.
+                                let said = body.isEmpty || sent.items.contains { $0.request == id && Data($0.bytes).range(of: body) != nil }
+                                outcomes.append(said ? "answered" : "\(id) got \(body.count) bytes the server never sent it")
+                            case .failure(let error):
+                                outcomes.append(error is APIError ? "failed, typed" : "\(id) failed untyped: \(error)")
+                            }
+                            return
+                        }
+                        switch await (api.request(route: route, parameters: parameters) as Promise<Item>).result {
+                        case .success(let item):
+                            // Its own answer, perhaps scrambled: what the server sent to this
+                            // request, on any hop, holds the id it got.
+                            let said = sent.items.contains { $0.request == id && String(decoding: $0.bytes, as: UTF8.self).contains("\"\(item.id)\"") }
+                            outcomes.append(said ? "answered" : "\(id) got \(item.id), which the server never sent it")
+                        case .failure(is APIError):
+                            outcomes.append("failed, typed")
+                        case .failure(let error):
+                            outcomes.append("\(id) failed untyped: \(error)")
+                        }
                     }
                 }
             }
