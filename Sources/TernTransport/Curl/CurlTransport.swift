@@ -95,8 +95,9 @@ public final class CurlTransport: Transport {
 
     /// The transport's event thread as a task executor: a task that prefers it sends its
     /// requests and resumes with their answers there, sparing a thread hand-off each way. Its
-    /// requests are built there, and their ends heard there, even while other transfers run;
-    /// only an answer to decode (a `Decodable` value, or text) is decoded on another thread then.
+    /// requests are built there, and their ends heard there, even while other transfers run,
+    /// unless their stages call the app's code; only an answer to decode (a `Decodable` value,
+    /// or text) is decoded on another thread then.
     /// Keep such tasks to sending requests and light work on their answers: every transfer of
     /// the transport waits while one of them runs.
     ///
