@@ -63,7 +63,7 @@ final class RequestExecution: Sendable {
         progress: ProgressChannel,
         download: DownloadFile? = nil,
         stream: StreamBuffer? = nil,
-        parsesAnswer: Bool = false,
+        parsesAnswer: Bool,
         settle: @escaping Settle
     ) {
         context = RequestContext(api: api, options: options)

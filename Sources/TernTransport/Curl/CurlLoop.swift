@@ -76,7 +76,9 @@ final class CurlLoop: @unchecked Sendable {
     /// a caller whose requests come further apart than this costs it once, not per request.
     static let lingering: UInt64 = 50_000
 
-    /// Whether the caller runs on the loop's thread.
+    /// Whether the caller runs on the loop's thread. What that thread puts in the inbox needs no
+    /// wakeup: the loop reads the inbox again before it sleeps (``fallAsleep()``). Only closing
+    /// wakes it all the same, since the loop checks for it once a turn, before it moves bytes.
     var isCurrent: Bool { tern_thread_loop() == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
 
     /// Whether the caller is one of the loop's jobs: a task that prefers its thread, or a
@@ -120,6 +122,7 @@ final class CurlLoop: @unchecked Sendable {
     func start(_ exchange: CurlExchange) {
         let now = DispatchTime.now().uptimeNanoseconds
         let origin = exchange.admissionOrigin
+        let onLoop = isCurrent
         let needsWaking = inbox.withLock { inbox in
             inbox.starts.append(exchange)
             inbox.inFlight += 1
@@ -128,7 +131,7 @@ final class CurlLoop: @unchecked Sendable {
             // for a connection to it: a wakeup cost a caller's thread 15% of its CPU (a system
             // call, and the other core woken).
             let wouldWait = origin.map { inbox.everyOriginFull || inbox.fullOrigins.contains($0) } ?? false
-            guard !inbox.isAwake, !wouldWait else { return false }
+            guard !inbox.isAwake, !wouldWait, !onLoop else { return false }
             inbox.startWakeups += 1
             return true
         }
@@ -146,7 +149,7 @@ final class CurlLoop: @unchecked Sendable {
             inbox.lastArrival = now
             return (true, inbox.isAwake)
         }
-        if taken, !isAwake { _ = curl.pointee.multi_wakeup(multi) }
+        if taken, !isAwake, !isCurrent { _ = curl.pointee.multi_wakeup(multi) }
         return taken
     }
 
@@ -160,7 +163,6 @@ final class CurlLoop: @unchecked Sendable {
             inbox.lastArrival = now
             return (true, inbox.isAwake)
         }
-        // The loop's own thread reads the inbox again before it sleeps: no wakeup for it.
         if taken, !isAwake, !isCurrent { _ = curl.pointee.multi_wakeup(multi) }
         return taken
     }
@@ -181,7 +183,7 @@ final class CurlLoop: @unchecked Sendable {
             inbox.cancels.append(exchange)
             return inbox.isAwake
         }
-        if !isAwake { _ = curl.pointee.multi_wakeup(multi) }
+        if !isAwake, !isCurrent { _ = curl.pointee.multi_wakeup(multi) }
     }
 
     /// Ends the loop's thread once its transfers have ended.

@@ -364,7 +364,8 @@ import TernTesting
 
     /// Requests a task on the transport's thread sends while others run are built there: the
     /// busy thread, which declines other callers' work, is where this task runs already.
-    @Test func aTaskOnTheTransportsThreadBuildsItsRequestsThereWhileOthersRun() async throws {
+    @Test(.timeLimit(.minutes(1)))
+    func aTaskOnTheTransportsThreadBuildsItsRequestsThereWhileOthersRun() async throws {
         struct Where: RequestParameters {
             let built: Recorder<Bool>
             let loop: CurlLoop
@@ -394,7 +395,7 @@ import TernTesting
     /// transfers run: the task resumes there anyway, and a hand-off away and back would cost
     /// more than the work. Unless the receiver parses the body then, work that grows with it:
     /// that end is reported on another thread, but for the last, which ran alone.
-    @Test(arguments: [false, true])
+    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
     func whatATaskOnTheTransportsThreadSendsIsAnsweredThereWhileOthersRun(parsed: Bool) async throws {
         final class Ending: TransportReceiver, @unchecked Sendable {
             let loop: CurlLoop
