@@ -500,10 +500,11 @@ final class CurlExchange: @unchecked Sendable {
 
     /// Reports how the exchange ended: `code` is libcurl's result, `nil` for a cancel.
     ///
-    /// Runs on the loop's thread or, for a transfer that ended while others run, on the
-    /// completions queue; either way libcurl has let go of the handle (removed from the multi
-    /// handle, or never added), so no read or progress callback can meet the body closed here,
-    /// and the loop drops its reader's late word to go on sending.
+    /// Runs on the loop's thread or, for a transfer that ended while others run or whose
+    /// receiver then calls the app's code, on the completions queue; either way libcurl has let
+    /// go of the handle (removed from the multi handle, or never added), so no read or progress
+    /// callback can meet the body closed here, and the loop drops its reader's late word to go
+    /// on sending.
     func complete(_ code: Int32?) {
         // The body's descriptor goes with the transfer, not with whatever still holds the task.
         closeBody()

@@ -245,9 +245,10 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     /// Runs what the state asks of libcurl. Ends are reported at once, except those whose
-    /// receivers call the app's code, and those of transfers libcurl `finished` while others run
-    /// (see ``finishDone()``) unless they end on the loop even then. Returns whether it reported
-    /// a finished transfer that ran alone.
+    /// receivers call the app's code, whatever ended them (libcurl, a cancel, libcurl's refusal),
+    /// and those of transfers libcurl `finished` while others run (see ``finishDone()``) unless
+    /// they end on the loop even then. Returns whether it reported a finished transfer that ran
+    /// alone.
     @discardableResult
     private func perform(_ actions: [CurlLoopState<CurlExchange>.Action], finished: Bool = false) -> Bool {
         var finishedAlone = false
@@ -264,8 +265,8 @@ final class CurlLoop: @unchecked Sendable {
                 byHandle[exchange.easy] = nil
                 inbox.withLock { $0.inFlight -= 1 }
                 let ranAlone = state.runningCount == 0
-                let endsHere = exchange.mayEndOnLoop && (ranAlone || exchange.endsOnLoopWhileBusy)
-                if finished, !endsHere {
+                let endsHere = exchange.mayEndOnLoop && (!finished || ranAlone || exchange.endsOnLoopWhileBusy)
+                if !endsHere {
                     completions.async { exchange.complete(code) }
                     continue
                 }

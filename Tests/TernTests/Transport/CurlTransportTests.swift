@@ -429,6 +429,43 @@ import TernTesting
         }
     }
 
+    /// An end whose receiver then calls the app's code is never reported on the loop's thread,
+    /// whatever ended it: the app's code may wait for a request only that thread can carry.
+    /// Cancelled, and with nothing else running, it was reported there.
+    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
+    func anEndThatCallsTheAppsCodeIsReportedOffTheLoopWhenCancelled(callsAppCode: Bool) async throws {
+        final class Ending: TransportReceiver, @unchecked Sendable {
+            let loop: CurlLoop
+            let ended: CheckedContinuation<(onLoop: Bool, error: (any Error)?), Never>
+            init(_ loop: CurlLoop, _ ended: CheckedContinuation<(onLoop: Bool, error: (any Error)?), Never>) { (self.loop, self.ended) = (loop, ended) }
+            func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
+            func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
+            func didReceive(_ chunk: Data) -> TransferDecision { .proceed }
+            func didComplete(with error: (any Error)?) { ended.resume(returning: (loop.isCurrent, error)) }
+        }
+        let arrived = Recorder<Bool>()
+        let server = try LoopbackServer { _ in
+            arrived.append(true)
+            var response = ServerResponse.text("late")
+            response.behavior = .delayed(30)
+            return response
+        }
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        var request = TransportRequest(urlRequest: URLRequest(url: try #require(URL(string: server.baseURL + "/"))))
+        request.callsAppCodeAtEnd = callsAppCode
+        let ended = await withCheckedContinuation { [request] continuation in
+            let task = transport.send(request, to: Ending(transport.loop, continuation))
+            Task {
+                _ = await eventually { !arrived.items.isEmpty }
+                task.cancel()
+            }
+        }
+        #expect((ended.error as? URLError)?.code == .cancelled, "\(String(describing: ended.error))")
+        // Without the app's code, a cancel's end is reported at once, on the loop.
+        #expect(ended.onLoop == !callsAppCode)
+    }
+
     /// `text` answered after 50 ms, so that requests sent together overlap.
     private static func late(_ text: String) -> ServerResponse {
         var response = ServerResponse.text(text)
