@@ -22,6 +22,8 @@ final class StreamBuffer: Sendable {
         var isPaused = false
         /// Whether a resume is owed to a task not yet attached.
         var owesResume = false
+        /// Whether the transfer is to stop: the reader is gone, or a timer ended the stream; a
+        /// task attached after that is cancelled as it comes.
         var isCancelled = false
         /// The attempt whose head opened the stream, once one has.
         var openedAttempt: Int?
@@ -89,7 +91,7 @@ final class StreamBuffer: Sendable {
     /// The next chunk of the body.
     func offer(_ chunk: Data) -> TransferDecision {
         let (reader, decision) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, TransferDecision) in
-            guard !state.isCancelled, state.end == nil else { return (nil, .stop) }
+            guard state.end == nil else { return (nil, .stop) }
             state.lastActivity = clock.now
             if let reader = state.reader {
                 state.reader = nil
@@ -138,7 +140,6 @@ final class StreamBuffer: Sendable {
 
     /// The reader is gone: the transfer stops.
     func cancel() {
-        state.withLock { $0.isCancelled = true }
         end(with: .cancelled, cancellingTask: true)
     }
 
@@ -179,6 +180,7 @@ final class StreamBuffer: Sendable {
         let (reader, task, timers) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, (any TransportTask)?, [any Cancellable]) in
             guard state.end == nil else { return (nil, nil, []) }
             state.end = .some(error)
+            if cancellingTask { state.isCancelled = true }
             defer { state.reader = nil; state.idleTimer = nil; state.durationTimer = nil }
             return (state.reader, cancellingTask ? state.task : nil, [state.idleTimer, state.durationTimer].compactMap { $0 })
         }

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernTesting
+
+/// The buffer between a streamed transfer and its reader, alone on a test clock: whatever ends
+/// the stream stops its transfer, even when the transfer's task comes after the end.
+@Suite struct StreamBufferTests {
+    /// A transport task that counts what it is asked.
+    final class CountingTask: TransportTask, Sendable {
+        let cancels = Recorder<Void>()
+        let resumes = Recorder<Void>()
+        func cancel() { cancels.append(()) }
+        func resumeReceiving() { resumes.append(()) }
+    }
+
+    func buffer(on clock: TestClock, idleTimeout: TimeInterval = .infinity, maximumDuration: TimeInterval = .infinity) -> StreamBuffer {
+        StreamBuffer(capacity: 1024, idleTimeout: idleTimeout, maximumDuration: maximumDuration, clock: clock, method: "GET", url: nil)
+    }
+
+    /// The head can open the stream, and its timers run out, before the sender attaches the
+    /// transfer's task: the task is stopped as it comes, not left to run on a stream nobody
+    /// reads (over a silent connection, for ever).
+    @Test(arguments: ["idle", "duration"])
+    func aStreamThatTimedOutBeforeItsTaskCameStopsIt(timer: String) async throws {
+        let clock = TestClock()
+        let stream = timer == "idle" ? buffer(on: clock, idleTimeout: 1) : buffer(on: clock, maximumDuration: 1)
+        stream.open(attempt: 1)
+        clock.advance(by: 2)
+        let task = CountingTask()
+        stream.attach(task)
+        #expect(task.cancels.items.count == 1)
+        await #expect(throws: APIError.self) { try await stream.next() }
+    }
+
+    /// The reader gone before the task came: the task is stopped as it comes.
+    @Test func aStreamCancelledBeforeItsTaskCameStopsIt() {
+        let stream = buffer(on: TestClock())
+        stream.open(attempt: 1)
+        stream.cancel()
+        let task = CountingTask()
+        stream.attach(task)
+        #expect(task.cancels.items.count == 1)
+    }
+
+    /// A transfer that ended by itself leaves its task alone.
+    @Test func aStreamWhoseTransferEndedLeavesItsTaskAlone() async throws {
+        let stream = buffer(on: TestClock())
+        stream.open(attempt: 1)
+        #expect(stream.offer(Data("a".utf8)) == .proceed)
+        stream.finish(after: nil, statusCode: 200)
+        let task = CountingTask()
+        stream.attach(task)
+        #expect(task.cancels.items.isEmpty)
+        #expect(try await stream.next() == Data("a".utf8))
+        #expect(try await stream.next() == nil)
+    }
+}
