@@ -42,6 +42,9 @@ final class DownloadFile: Sendable {
         var url: URL?
         /// The offset the attempt in flight asked for, if it asked for a range.
         var askedOffset: Int64?
+        /// Whether the request asks for a range of its own (a `Range` header set before Tern's):
+        /// a 206 is then the part it asked for.
+        var asksOwnRange = false
         var isPrepared = false
         var isClosed = false
     }
@@ -70,7 +73,9 @@ final class DownloadFile: Sendable {
     /// Adds the headers that ask for the rest of the body, when there are bytes to go on from.
     /// Called before each attempt is sent.
     func prepare(_ request: inout URLRequest) {
+        let asksOwnRange = request.value(forHTTPHeaderField: "Range") != nil
         state.withLock { state in
+            state.asksOwnRange = asksOwnRange
             // What an attempt cut short had gathered goes to disk first, or out of the count.
             try? Self.close(&state)
             if !state.isPrepared {
@@ -91,7 +96,9 @@ final class DownloadFile: Sendable {
         }
     }
 
-    /// Where the body of `response` goes, and, for the file, opens it.
+    /// Where the body of `response` goes, and, for the file, opens it. Throws a `URLError` when
+    /// the response cannot be the file (a part of it nobody asked for), or the file cannot be
+    /// made.
     func target(for response: ResponseHead) throws -> Target {
         try state.withLock { state in
             guard !state.isClosed else { return .memory }
@@ -109,6 +116,17 @@ final class DownloadFile: Sendable {
                 return .file(offset: range.start, total: range.total)
             case 416 where asked != nil:
                 return .restart
+            case 206 where !state.asksOwnRange:
+                // A part nobody asked for is the file only when it is the whole of it: kept as
+                // the whole, any other part would be a file cut short, delivered as complete.
+                let part = response.headers["Content-Range"]
+                guard let range = ContentRange(part), range.start == 0, range.total == range.end + 1 else {
+                    var info: [String: Any] = [NSLocalizedDescriptionKey:
+                        "the server answered with a part of the file (\(part?.prefix(100) ?? "no Content-Range")), which the request did not ask for"]
+                    info[NSURLErrorFailingURLErrorKey] = response.url
+                    throw URLError(.badServerResponse, userInfo: info)
+                }
+                fallthrough
             case 200..<300:
                 // The whole body: whatever was on disk goes.
                 guard FileManager.default.createFile(atPath: state.partialFile.path, contents: nil) else {

@@ -144,6 +144,10 @@ final class ResponseCollector: TransportReceiver {
         if let file {
             do {
                 target = try file.target(for: head)
+            } catch let refused as URLError {
+                // The server's answer, not the disk, is at fault.
+                state.withLock { $0.stopped = refused }
+                return .stop
             } catch {
                 state.withLock { $0.stopped = Self.writeFailure(error, writing: file) }
                 return .stop

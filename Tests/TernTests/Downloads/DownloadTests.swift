@@ -113,6 +113,45 @@ import TernTesting
         #expect(seen.items.first?.completedBytes ?? 0 >= 70_000)
     }
 
+    /// A 206 to a download that asked for no range is the file only when its range is the whole
+    /// of it: any other part, kept as the file, would be a file cut short delivered as complete.
+    @Test(arguments: [("0-99999", true), ("0-49999", false), ("1000-99999", false)])
+    func aPartNobodyAskedForIsTheFileOnlyWhenItIsWhole(part: String, isWhole: Bool) async throws {
+        let fixture = try Fixture()
+        let result = await fixture.download("bytes=100000&part=\(part)").result
+        if isWhole {
+            let file = try result.get()
+            #expect(file.response.statusCode == 206)
+            #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 100_000, version: "1"))
+        } else {
+            guard case .failure(APIError.transportFailed(let failure)) = result else {
+                Issue.record("expected transportFailed, got \(result)")
+                return
+            }
+            #expect((failure.underlying as? URLError)?.code == .badServerResponse)
+            #expect("\(failure)".contains("did not ask for"), "\(failure)")
+            #expect(!FileManager.default.fileExists(atPath: fixture.destination.path))
+            #expect(fixture.files.isEmpty, "no partial file is left: \(fixture.files)")
+        }
+        #expect(fixture.received.items.first?.headers["Range"] == nil)
+    }
+
+    /// A range the request asks for itself: its 206 is the part it asked for.
+    @Test func aPartTheRequestAskedForItselfIsKept() async throws {
+        let fixture = try Fixture()
+        let route = fixture.api.get(endpoint: "/download?bytes=100000")
+        let file = try await fixture.api.download(route: route, parameters: RangeHeader(value: "bytes=0-49999"), to: fixture.destination).value
+        #expect(file.response.statusCode == 206)
+        #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 100_000, version: "1").prefix(50_000))
+    }
+
+    /// Parameters that only set a `Range` header.
+    struct RangeHeader: RequestParameters {
+        let value: String
+        var headers: HTTPHeaders { ["Range": value] }
+        func encode(into draft: inout RequestDraft) throws {}
+    }
+
     @Test func aRetryGoesOnFromTheBytesTheFailedAttemptWrote() async throws {
         let fixture = try Fixture()
         let file = try await fixture.download("bytes=150000&cut=50000", retryPolicy: RetryPolicy(baseDelay: 0.01, jitter: false)).value

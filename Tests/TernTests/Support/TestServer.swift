@@ -74,7 +74,8 @@ enum TestServer {
     /// server hanging up first turned the cancel into a lost connection); `ignoreRange`: always the whole
     /// file; `shift`: a 206 that starts one byte before the range asked for; `unvalidated`: a 206
     /// with neither `ETag` nor `Last-Modified`; `validator=lastModifiedNow`: a `Last-Modified`
-    /// of the same second as the answer's `Date`.
+    /// of the same second as the answer's `Date`; `part=<start>-<end>`: a 206 with those bytes,
+    /// whatever was asked.
     static func download(_ request: RecordedRequest) -> ServerResponse {
         let query = Dictionary(request.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
         let version = query["version"] ?? "1"
@@ -107,6 +108,10 @@ enum TestServer {
             var headers = request.headers
             headers["If-Range"] = nil
             response = .file(body, for: RecordedRequest(method: request.method, target: request.target, headers: headers, body: Data()))
+        }
+        if let part = query["part"]?.split(separator: "-").compactMap({ Int($0) }), part.count == 2 {
+            response = .file(body, for: RecordedRequest(method: request.method, target: request.target,
+                                                        headers: ["Range": "bytes=\(part[0])-\(part[1])"], body: Data()), etag: response.headers["ETag"])
         }
         if !ranged, let cut = query["cut"].flatMap(Int.init) { return response.with(.truncated(afterBytes: cut)) }
         if !ranged, let stall = query["stall"].flatMap(Int.init) { return response.with(.stalled(afterBytes: stall, seconds: 45)) }
