@@ -9,7 +9,9 @@ extension AbstractAPI {
     /// request again through the whole pipeline, so the delegate signs it anew (a token may have
     /// expired meanwhile), with `Last-Event-ID` set to the last event's ID. It ends when the
     /// server answers 204, and fails with the request's error on a status validation refuses,
-    /// on a cancel, or once `reconnection.maximumFailures` attempts have failed in a row.
+    /// on a cancel, or once `reconnection.maximumFailures` attempts have failed in a row; an
+    /// answer whose `Content-Type` is not `text/event-stream` fails it with
+    /// ``APIError/parsingFailed(_:)`` (its underlying error a ``NotAnEventStream``).
     ///
     /// ```swift
     /// for try await change in client.events(route: .get("/changes")) {
@@ -61,8 +63,8 @@ public struct EventSource: AsyncSequence, Sendable {
         /// The next event; `nil` once the server has answered 204.
         public mutating func next() async throws -> ServerSentEvent? {
             while !isFinished {
-                if events == nil { connect() }
                 do {
+                    if events == nil { try await connect() }
                     if let event = try await events?.next() {
                         failures = 0
                         lastEventID = event.lastEventID
@@ -99,11 +101,29 @@ public struct EventSource: AsyncSequence, Sendable {
             return nil
         }
 
-        private mutating func connect() {
+        /// Opens a connection, once its head has come. An answer that is no event stream (as a
+        /// page or an error in JSON would be) fails the source, which a browser's does not make
+        /// again: read as events, it would end with none, and be asked for again for ever.
+        private mutating func connect() async throws {
             let parameters = LastEventIDParameters(parameters: source.parameters, lastEventID: lastEventID)
             let stream = source.api.stream(route: source.route, parameters: parameters, options: source.options, idleTimeout: source.idleTimeout)
             self.stream = stream
             events = stream.events.makeAsyncIterator()
+            let response = try await stream.response.value
+            guard response.statusCode == 204 || Self.isEventStream(response) else {
+                stream.cancel()
+                throw APIError.parsingFailed(.init(
+                    type: String(describing: ServerSentEvent.self), method: response.request.httpMethod, url: response.request.url,
+                    statusCode: response.statusCode, codingPath: "", underlying: NotAnEventStream(contentType: response.head.headers["Content-Type"]),
+                    body: Data()
+                ))
+            }
+        }
+
+        /// Whether `response`'s `Content-Type` is `text/event-stream`, whatever its parameters.
+        static func isEventStream(_ response: Response) -> Bool {
+            let type = response.head.headers["Content-Type"]?.split(separator: ";", maxSplits: 1).first
+            return type.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } == "text/event-stream"
         }
 
         /// Keeps what the ended connection's events said: the last event ID and the server's

@@ -149,6 +149,41 @@ import TernTesting
         #expect(connections.withLock { $0 } == 1)
     }
 
+    /// An answer that is no event stream (an error page, JSON) fails the source at once, as a
+    /// browser's: read as events, it ended with none and was asked for again for ever.
+    @Test func anAnswerThatIsNoEventStreamEndsTheSource() async throws {
+        let connections = Locked(0)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            connections.withLock { $0 += 1 }
+            let body = #"{"error": "no such feed"}"#
+            _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+        }
+        defer { server.stop() }
+        let reconnection = EventReconnection(delay: 0.01)
+        do {
+            for try await _ in api().events(route: .get(server.baseURL + "/changes"), reconnection: reconnection) { Issue.record("an event") }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .parsingFailed(let failure) = error else { Issue.record("expected parsingFailed, got \(error)"); return }
+            #expect((failure.underlying as? NotAnEventStream)?.contentType == "application/json")
+            #expect(failure.statusCode == 200)
+        }
+        #expect(connections.withLock { $0 } == 1)
+    }
+
+    /// The media type is matched whatever its case and parameters.
+    @Test(arguments: ["Text/Event-Stream", "text/event-stream; charset=utf-8"])
+    func anEventStreamIsKnownWhateverItsCaseAndParameters(contentType: String) async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: \(contentType)\r\nContent-Length: 9\r\nConnection: close\r\n\r\ndata: a\n\n")
+        }
+        defer { server.stop() }
+        var iterator = api().events(route: .get(server.baseURL + "/changes")).makeAsyncIterator()
+        #expect(try await iterator.next()?.data == "a")
+    }
+
     @Test func failedAttemptsBackOffAndEndAfterTheMaximum() async throws {
         let closed = try ClosedPort()
         let reconnection = EventReconnection(delay: 0.01, maximumDelay: 0.05, maximumFailures: 3)
