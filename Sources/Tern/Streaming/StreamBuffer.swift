@@ -121,8 +121,14 @@ final class StreamBuffer: Sendable {
 
     // MARK: The reader's side
 
-    /// The next chunk; `nil` once the body is complete. Throws what ended the stream otherwise.
+    /// The next chunk; `nil` once the body is complete. Throws what ended the stream otherwise,
+    /// and ``APIError/cancelled`` once the reader's task is cancelled, chunks waiting or not: a
+    /// reader slower than the server always found one, and read on for ever.
     func next() async throws -> Data? {
+        if Task.isCancelled {
+            cancel()
+            throw APIError.cancelled
+        }
         if let taken = take() { return try taken.get() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -43,6 +43,25 @@ import TernTesting
         #expect(task.cancels.items.count == 1)
     }
 
+    /// A reader whose task is cancelled stops, and stops the transfer, though chunks wait: one
+    /// slower than its server (a callback per line, under the thread sanitizer) always found
+    /// one waiting, and the transfer ran on.
+    @Test func aCancelledReaderStopsThoughChunksWait() async throws {
+        let stream = buffer(on: TestClock())
+        let task = CountingTask()
+        stream.attach(task)
+        stream.open(attempt: 1)
+        #expect(stream.offer(Data("a".utf8)) == .proceed)
+        #expect(stream.offer(Data("b".utf8)) == .proceed)
+        let reading = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await stream.next()
+        }
+        await #expect(throws: APIError.self) { try await reading.value }
+        #expect(task.cancels.items.count == 1)
+        #expect(stream.offer(Data("c".utf8)) == .stop)
+    }
+
     /// A transfer that ended by itself leaves its task alone.
     @Test func aStreamWhoseTransferEndedLeavesItsTaskAlone() async throws {
         let stream = buffer(on: TestClock())
