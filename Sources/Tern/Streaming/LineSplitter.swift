@@ -41,15 +41,15 @@ struct LineSplitter {
             case (UInt8(ascii: "\n"), .lineFeed):
                 if pending.last == UInt8(ascii: "\r") { pending.removeLast() }
                 lines.append(pending)
-                pending.removeAll(keepingCapacity: true)
+                startLine()
             case (UInt8(ascii: "\n"), .carriageReturnOrLineFeed):
                 if !wasAfterCarriageReturn {
                     lines.append(pending)
-                    pending.removeAll(keepingCapacity: true)
+                    startLine()
                 }
             case (UInt8(ascii: "\r"), .carriageReturnOrLineFeed):
                 lines.append(pending)
-                pending.removeAll(keepingCapacity: true)
+                startLine()
                 afterCarriageReturn = true
             default:
                 // A CR waiting for its LF may stand one past the cap.
@@ -60,6 +60,13 @@ struct LineSplitter {
             }
         }
         return lines
+    }
+
+    /// Begins the next line, the one before handed over. Its storage, which that line now
+    /// holds, is made anew at the same size, unless it grew past a few kilobytes: after one
+    /// long line, each empty line after it made a mebibyte.
+    private mutating func startLine() {
+        pending.removeAll(keepingCapacity: pending.capacity <= 4096)
     }
 
     /// The last line, when the stream ended without ending it; `nil` when it ended with a line end.

@@ -40,20 +40,22 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         /// Its last event ID and reconnection time are read by ``EventSource``.
         private(set) var parser: ServerSentEventParser
         let stream: ResponseStream
-        var ready: [ServerSentEvent] = []
+        /// The events the last chunk completed, taken from the front in constant time: taken
+        /// with `removeFirst()`, a chunk of a million events took time by the square of that.
+        var ready: ArraySlice<ServerSentEvent> = []
 
         /// The next event, or `nil` at the body's end (an event it ended in the middle of is dropped).
         public mutating func next() async throws -> ServerSentEvent? {
             while ready.isEmpty {
                 guard let chunk = try await chunks.next() else { return nil }
                 do {
-                    ready = try parser.events(in: chunk)
+                    ready = try parser.events(in: chunk)[...]
                 } catch {
                     stream.cancel()
                     throw stream.tooLong(error.limit)
                 }
             }
-            return ready.removeFirst()
+            return ready.popFirst()
         }
     }
 }

@@ -89,4 +89,23 @@ import TernTesting
         }
         #expect(lines.items == ["first"])
     }
+
+    /// A chunk of a million lines, or of 200,000 events, is read in one pass: each was taken
+    /// from the front of the chunk's list by moving all the rest, so that a server sending
+    /// short lines in large chunks made the reader's time grow with the square of their number
+    /// (a quarter of a million lines in one chunk took 11 s; a million, minutes).
+    @Test(.timeLimit(.minutes(1)), .enabled(if: !isThreadSanitized, "a million lines, sanitized, come too near the time limit"))
+    func aChunkOfAMillionLinesIsReadInOnePass() async throws {
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/lines", answers: .streamed([(after: 0, text: String(repeating: "\n", count: 1_000_000))])))
+        stubs.add(Stub(.get, "/events", answers: .streamed(headers: ["Content-Type": "text/event-stream"],
+                                                           [(after: 0, text: String(repeating: "data: x\n\n", count: 200_000))])))
+        let api = try TestAPI(baseURL: Self.base, configuration: APIConfiguration(retryPolicy: .never), transport: stubs)
+        var lines = 0
+        for try await line in api.stream(route: api.get(endpoint: "/lines")).lines where line.isEmpty { lines += 1 }
+        #expect(lines == 1_000_000)
+        var events = 0
+        for try await event in api.stream(route: api.get(endpoint: "/events")).events where event.data == "x" { events += 1 }
+        #expect(events == 200_000)
+    }
 }
