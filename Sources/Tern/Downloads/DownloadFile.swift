@@ -59,9 +59,9 @@ final class DownloadFile: Sendable {
         self.destination = destination
         self.replacing = replacing
         self.maximumSize = maximumSize.bytes
-        let directory = destination.deletingLastPathComponent()
-        var state = State(partialFile: directory.appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).tern-partial"))
-        if let resume {
+        var state = State(partialFile: ResumableDownload.partialFile(for: destination))
+        // A resume whose bytes are not where Tern keeps them is not taken: the download starts over.
+        if let resume, resume.destination.standardizedFileURL == destination.standardizedFileURL, resume.keepsItsBytesBesideItsDestination {
             state.partialFile = resume.partialFile
             state.offset = resume.offset
             state.validator = resume.validator

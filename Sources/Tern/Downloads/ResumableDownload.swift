@@ -38,18 +38,46 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
     }
 
     /// The download to `destination` that stopped early, if Tern kept one and its bytes are
-    /// still there.
+    /// still there. A record is taken only as Tern writes one: a file of this user's own, not a
+    /// link, naming a partial file of this user's own beside the destination, named as Tern
+    /// names them; in a directory others may write to (`/tmp`), a record planted there could
+    /// otherwise have a download write into, move or delete any file the user can.
     public static func pending(for destination: URL) -> ResumableDownload? {
-        guard let data = FileManager.default.contents(atPath: recordFile(for: destination).path),
+        let recordFile = recordFile(for: destination)
+        guard isOwnRegularFile(recordFile), let data = FileManager.default.contents(atPath: recordFile.path),
               let record = try? JSONDecoder().decode(ResumableDownload.self, from: data),
-              record.destination.standardizedFileURL == destination.standardizedFileURL,
+              record.destination.standardizedFileURL == destination.standardizedFileURL, record.keepsItsBytesBesideItsDestination,
               let size = fileSize(of: record.partialFile), size >= record.offset else { return nil }
         return record
     }
 
-    /// Deletes the bytes kept and the record of them: the download will not be resumed.
+    /// Whether the bytes are where Tern keeps a download's: a file of this user's own, not a
+    /// link, beside the destination and named as ``partialFile(for:)`` names them. A resume
+    /// that says otherwise is not taken, and the download starts over.
+    var keepsItsBytesBesideItsDestination: Bool {
+        let name = partialFile.lastPathComponent
+        return partialFile.deletingLastPathComponent().standardizedFileURL == destination.deletingLastPathComponent().standardizedFileURL
+            && name.hasPrefix(".\(destination.lastPathComponent).") && name.hasSuffix(Self.partialSuffix)
+            && Self.isOwnRegularFile(partialFile)
+    }
+
+    /// A new file for a download's bytes, beside `destination` and hidden.
+    static func partialFile(for destination: URL) -> URL {
+        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString)\(partialSuffix)")
+    }
+
+    private static let partialSuffix = ".tern-partial"
+
+    /// Whether `file` is a regular file (not a link to one) that this process's user owns.
+    private static func isOwnRegularFile(_ file: URL) -> Bool {
+        var status = stat()
+        return lstat(file.path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG && status.st_uid == getuid()
+    }
+
+    /// Deletes the bytes kept and the record of them: the download will not be resumed. Bytes
+    /// that are not where Tern keeps them are not Tern's to delete, and stay.
     public func discard() {
-        try? FileManager.default.removeItem(at: partialFile)
+        if keepsItsBytesBesideItsDestination { try? FileManager.default.removeItem(at: partialFile) }
         try? FileManager.default.removeItem(at: Self.recordFile(for: destination))
     }
 

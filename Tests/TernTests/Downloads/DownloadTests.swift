@@ -145,6 +145,51 @@ import TernTesting
         #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 100_000, version: "1").prefix(50_000))
     }
 
+    /// A resume record planted beside the destination (in a directory others may write to) or
+    /// a resume value made up, naming another file for the bytes: never taken, so that a
+    /// download cannot be made to write into, move or delete a file it did not make. The
+    /// download starts over and the other file is left as it was.
+    @Test(arguments: ["elsewhere", "a link beside it", "another user's"])
+    func aResumeNamingAFileTernDidNotMakeIsNotTaken(forgery: String) async throws {
+        guard forgery != "another user's" || getuid() == 0 else { return }   // giving a file away takes root
+        let fixture = try Fixture()
+        let victim = FileManager.default.temporaryDirectory.appendingPathComponent("tern-victim-\(UUID().uuidString)")
+        try Data("precious".utf8).write(to: victim)
+        defer { try? FileManager.default.removeItem(at: victim) }
+        var partialFile = victim
+        if forgery != "elsewhere" {
+            partialFile = fixture.directory.appendingPathComponent(".file.bin.\(UUID().uuidString).tern-partial")
+            if forgery == "a link beside it" {
+                try FileManager.default.createSymbolicLink(at: partialFile, withDestinationURL: victim)
+            } else {
+                try Data("precious".utf8).write(to: partialFile)
+                #expect(chown(partialFile.path, 65534, 65534) == 0)
+            }
+        }
+        let forged = ResumableDownload(url: try #require(URL(string: fixture.server.baseURL + "/download?bytes=1000")), destination: fixture.destination,
+                                       partialFile: partialFile, offset: 3, validator: #""v1""#)
+        try JSONEncoder().encode(forged).write(to: ResumableDownload.recordFile(for: fixture.destination))
+        #expect(ResumableDownload.pending(for: fixture.destination) == nil)
+
+        let file = try await fixture.download("bytes=1000", replacing: true, resumingFrom: forged).value
+        #expect(file.resumedBytes == 0)
+        #expect(fixture.received.items.first?.headers["Range"] == nil)
+        #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 1000, version: "1"))
+        forged.discard()
+        #expect(try Data(contentsOf: victim) == Data("precious".utf8))
+        if forgery == "another user's" { #expect(try Data(contentsOf: partialFile) == Data("precious".utf8)) }
+    }
+
+    /// A record Tern wrote itself is still taken.
+    @Test func aRecordTernWroteIsTaken() async throws {
+        let fixture = try Fixture()
+        _ = await apiError(of: fixture.download("bytes=120000&cut=40000"))
+        let resume = try #require(ResumableDownload.pending(for: fixture.destination))
+        #expect(resume.keepsItsBytesBesideItsDestination)
+        let file = try await fixture.download("bytes=120000", resumingFrom: resume).value
+        #expect(file.resumedBytes == 40_000)
+    }
+
     /// Parameters that only set a `Range` header.
     struct RangeHeader: RequestParameters {
         let value: String
@@ -180,7 +225,7 @@ import TernTesting
     @Test func a416StartsOver() async throws {
         let fixture = try Fixture()
         // A record of more bytes than the file now has: the server refuses the range.
-        let partial = fixture.directory.appendingPathComponent("partial")
+        let partial = ResumableDownload.partialFile(for: fixture.destination)
         try Data(count: 5000).write(to: partial)
         let resume = ResumableDownload(url: URL(string: "http://127.0.0.1/")!, destination: fixture.destination,
                                        partialFile: partial, offset: 5000, validator: #""v1""#)
