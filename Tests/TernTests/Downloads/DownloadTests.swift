@@ -149,9 +149,10 @@ import TernTesting
     /// a resume value made up, naming another file for the bytes: never taken, so that a
     /// download cannot be made to write into, move or delete a file it did not make. The
     /// download starts over and the other file is left as it was.
-    @Test(arguments: ["elsewhere", "a link beside it", "another user's"])
+    /// (Giving a file to another user takes root: without it, that case is not run, rather
+    /// than passed.)
+    @Test(arguments: ["elsewhere", "a link beside it"] + (getuid() == 0 ? ["another user's"] : []))
     func aResumeNamingAFileTernDidNotMakeIsNotTaken(forgery: String) async throws {
-        guard forgery != "another user's" || getuid() == 0 else { return }   // giving a file away takes root
         let fixture = try Fixture()
         let victim = FileManager.default.temporaryDirectory.appendingPathComponent("tern-victim-\(UUID().uuidString)")
         try Data("precious".utf8).write(to: victim)
