@@ -55,7 +55,21 @@ int tern_curl_load(TernCurl *curl, const char *path, const char **error) {
     TERN_FIND(slist_free_all, "curl_slist_free_all")
     TERN_FIND(version, "curl_version")
 #undef TERN_FIND
+    // Searched in libcurl and what it links: there only, since it is loaded locally.
+    *(void **)&curl->ssl_alpn_selected = dlsym(library, "SSL_get0_alpn_selected");
     return 0;
+}
+
+int tern_curl_negotiated_http2(const TernCurl *curl, void *easy) {
+    // CURLINFO_TLS_SSL_PTR, a struct curl_tlssessioninfo: the TLS library, and its connection
+    // object (an SSL * for CURLSSLBACKEND_OPENSSL, 1).
+    struct { int backend; void *internals; } *session = NULL;
+    if (!curl->ssl_alpn_selected || curl->easy_getinfo(easy, 0x400000 + 45, &session) != 0 || !session) return -1;
+    if (session->backend != 1 || !session->internals) return -1;
+    const unsigned char *protocol = NULL;
+    unsigned int length = 0;
+    curl->ssl_alpn_selected(session->internals, &protocol, &length);
+    return length == 2 && protocol[0] == 'h' && protocol[1] == '2';
 }
 
 int tern_curl_setopt_long(const TernCurl *curl, void *easy, int option, long value) {

@@ -46,6 +46,9 @@ typedef struct TernCurl {
     void *(*slist_append)(void *list, const char *text);
     void (*slist_free_all)(void *list);
     const char *(*version)(void);
+    /// OpenSSL's SSL_get0_alpn_selected, from the libssl libcurl links, when it links one;
+    /// NULL otherwise.
+    void (*ssl_alpn_selected)(const void *ssl, const unsigned char **protocol, unsigned int *length);
 } TernCurl;
 
 /// Opens `path` (such as "libcurl.so.4") and finds every entry point; returns 0 on success,
@@ -66,6 +69,11 @@ int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *val
 int tern_curl_getinfo_string(const TernCurl *curl, void *easy, int info, char **value);
 int tern_curl_getinfo_offset(const TernCurl *curl, void *easy, int info, int64_t *value);
 int tern_curl_multi_setopt_long(const TernCurl *curl, void *multi, int option, long value);
+
+/// Whether the TLS connection `easy` is about to use (asked from its pre-request callback)
+/// chose HTTP/2 with ALPN: 1 if so, 0 if it chose another protocol or none, -1 if it cannot be
+/// told (no TLS, or a TLS library other than OpenSSL).
+int tern_curl_negotiated_http2(const TernCurl *curl, void *easy);
 
 /// Whether `socket` is connected to local port `localPort` and has input waiting to be read (or
 /// its peer has closed it): 1 if so, 0 if it is idle, -1 if it is not that connection. Nothing

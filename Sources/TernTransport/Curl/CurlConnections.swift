@@ -22,6 +22,12 @@ final class CurlConnections {
 
     /// The socket of each idle HTTP/1 connection, by its ends.
     private var http1Sockets: [Ends: Int32] = [:]
+    /// How many exchanges each HTTPS connection carries, from when libcurl chose it for them
+    /// until they left libcurl.
+    private var carried: [Ends: Int] = [:]
+    /// The HTTPS origins ("host:port") that answered with an HTTP/2 status line on a connection
+    /// TLS says speaks HTTP/1: libcurl 7.88 has since taken their connections for shared ones.
+    private var originsClaimingHTTP2: Set<String> = []
     private let curl: UnsafePointer<TernCurl>
 
     init(curl: UnsafePointer<TernCurl>) {
@@ -47,6 +53,29 @@ final class CurlConnections {
     /// Notes `socket` as the idle HTTP/1 connection with `ends`, or `nil` for none to check.
     func idle(_ socket: Int32?, ends: Ends) {
         http1Sockets[ends] = socket
+    }
+
+    /// Whether the connection with `ends` carries an exchange now. libcurl may have finished
+    /// it in the turn that now chooses the connection again, before the loop heard so.
+    func isCarrying(_ ends: Ends) -> Bool { carried[ends] != nil }
+
+    /// Notes that `origin` answered with an HTTP/2 status line over HTTP/1.
+    func noteClaimOfHTTP2(by origin: String) {
+        originsClaimingHTTP2.insert(origin)
+    }
+
+    /// Whether `origin` ever answered with an HTTP/2 status line over HTTP/1.
+    func hasClaimedHTTP2(_ origin: String) -> Bool { originsClaimingHTTP2.contains(origin) }
+
+    /// Notes that the connection with `ends` carries one more exchange.
+    func carry(_ ends: Ends) {
+        carried[ends] = (carried[ends] ?? 0) + 1
+    }
+
+    /// Notes that an exchange the connection with `ends` carried has left libcurl.
+    func release(_ ends: Ends) {
+        let count = (carried[ends] ?? 1) - 1
+        carried[ends] = count > 0 ? count : nil
     }
 
     /// Whether the connection with `ends`, about to carry a request, has bytes nobody asked for

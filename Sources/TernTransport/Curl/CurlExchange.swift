@@ -20,7 +20,7 @@ final class CurlExchange: @unchecked Sendable {
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var body: Body?
     /// The response head as it arrives.
-    private var head = ResponseHeadReader()
+    private var head: ResponseHeadReader
     /// Why the exchange stopped its transfer, once it has.
     private var stop: Stop?
 
@@ -37,6 +37,8 @@ final class CurlExchange: @unchecked Sendable {
         case declaredTooLarge(BodyLimitExceeded)
         /// The connection libcurl chose had bytes waiting before the request was written.
         case strayInput
+        /// The connection libcurl chose carries another exchange, and does not speak HTTP/2.
+        case sharedConnection
     }
 
     /// The body bytes last reported sent.
@@ -122,6 +124,9 @@ final class CurlExchange: @unchecked Sendable {
         self.curl = curl
         self.receiver = receiver
         self.url = url
+        let isHTTPS = url.scheme?.lowercased() == "https"
+        tlsOrigin = isHTTPS ? "\(url.host?.lowercased() ?? ""):\(url.port ?? 443)" : nil
+        head = ResponseHeadReader(mayBeHTTP2: isHTTPS)   // until TLS says which
         admissionOrigin = url.admissionOrigin
         mayEndOnLoop = !request.callsAppCodeAtEnd
         endsOnLoopWhileBusy = loop.isRunningJob && !request.parsesAtEnd
@@ -158,7 +163,14 @@ final class CurlExchange: @unchecked Sendable {
         setString(CurlOption.url, url.absoluteString)
         // Requests sent together to an HTTPS origin wait to learn whether its first connection
         // speaks HTTP/2, and then share it, rather than each opening a connection of its own.
-        if url.scheme?.lowercased() == "https" { setLong(CurlOption.pipeWait, 1) }
+        if tlsOrigin != nil {
+            setLong(CurlOption.pipeWait, 1)
+        } else {
+            // HTTP/1.1 and nothing else (as libcurl speaks plain HTTP anyway): a transfer that
+            // wants only it never takes a connection another is using, even once an answer that
+            // claimed HTTP/2 has made libcurl 7.88 take the server's connections for shared ones.
+            setLong(CurlOption.httpVersion, CurlOption.http1_1)
+        }
         setString(CurlOption.acceptEncoding, "")    // every encoding libcurl can decode, decoded
         // A proxy's answer to CONNECT is no head of the response: only the server's is.
         setLong(CurlOption.suppressConnectHeaders, 1)
@@ -176,8 +188,10 @@ final class CurlExchange: @unchecked Sendable {
             tern_curl_setopt_pointer(curl, easy, CurlOption.prereqData, context)
         } else {
             // A libcurl older than 7.80 cannot say which connection a request goes on before it
-            // is written: reusing none is the one way to never read a stray answer there.
+            // is written: reusing none, idle or carrying another, is the one way to never read a
+            // stray answer or another's there.
             setLong(CurlOption.forbidReuse, 1)
+            setLong(CurlOption.freshConnect, 1)
         }
 
         let method = request.httpMethod ?? "GET"
@@ -227,20 +241,61 @@ final class CurlExchange: @unchecked Sendable {
     // MARK: Callbacks, on the loop's thread
 
     /// Whether the request may be written on the connection libcurl chose: not if bytes came on
-    /// it while it was idle, which the request would read as its answer.
+    /// it while it was idle, which the request would read as its answer; nor if it carries
+    /// another exchange when it does not speak HTTP/2, whose streams alone keep answers apart.
+    ///
+    /// libcurl 7.88 shares an HTTP/1 connection once one answer from its server said HTTP/2 (it
+    /// then takes them all for HTTP/2 ones): the request was written while another's answer was
+    /// coming, and read the rest of it. Plain HTTP asks for HTTP/1.1, which libcurl never
+    /// shares, and refuses such an answer. Over HTTPS, HTTP/2 is what TLS negotiated (ALPN),
+    /// which no status line changes: such an answer is refused there too, and from then on a
+    /// connection to that origin carrying another exchange is refused, unless it speaks HTTP/2.
     fileprivate func connectionChosen(_ ends: CurlConnections.Ends) -> Bool {
-        guard loop.connections.hasStrayInput(ends) else {
+        let connections = loop.connections
+        guard !connections.hasStrayInput(ends) else {
+            stop = .strayInput
+            return false
+        }
+        guard let origin = tlsOrigin else {
             startBody()
             return true
         }
-        stop = .strayInput
-        return false
+        if let carrying = carryingEnds { connections.release(carrying) }   // libcurl runs it again
+        carryingEnds = nil
+        let negotiated = tern_curl_negotiated_http2(curl, easy)
+        if negotiated != 1, connections.hasClaimedHTTP2(origin), connections.isCarrying(ends) {
+            stop = .sharedConnection
+            return false
+        }
+        // Where TLS cannot be asked, whatever the status line says, as before.
+        head.mayBeHTTP2 = negotiated != 0
+        connections.carry(ends)
+        carryingEnds = ends
+        startBody()
+        return true
+    }
+
+    /// "host:port" for an HTTPS request, whose connections may speak HTTP/2; `nil` for plain
+    /// HTTP.
+    private let tlsOrigin: String?
+
+    /// The HTTPS connection the exchange is on, from when libcurl chose it until the exchange
+    /// leaves libcurl; the loop thread's.
+    private var carryingEnds: CurlConnections.Ends?
+
+    /// The exchange has left libcurl: the connection no longer carries it.
+    func leftLibcurl() {
+        if let carrying = carryingEnds { loop.connections.release(carrying) }
+        carryingEnds = nil
     }
 
     /// Whether the connection libcurl chose was refused before anything of the request was
     /// written, so that it can go again on a new one.
     var wasRefusedBeforeWriting: Bool {
-        if case .strayInput? = stop { readBytes == 0 && !head.isComplete } else { false }
+        switch stop {
+        case .strayInput?, .sharedConnection?: readBytes == 0 && !head.isComplete
+        default: false
+        }
     }
 
     /// Readies the exchange to run again, on a connection of its own.
@@ -258,6 +313,7 @@ final class CurlExchange: @unchecked Sendable {
         case .more:
             return .taken
         case .refused(let refusal):
+            if refusal == .claimsHTTP2, let tlsOrigin { loop.connections.noteClaimOfHTTP2(by: tlsOrigin) }
             stop = .head(refusal)
             return .abort
         case .head(let complete):
@@ -675,8 +731,15 @@ extension CurlExchange.Stop {
                 NSLocalizedDescriptionKey: "the server sent bytes on a new connection before the request",
                 NSURLErrorFailingURLErrorKey: url,
             ])
+        case .sharedConnection:
+            return URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "libcurl chose a connection that carries another request, and not over HTTP/2",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
         case .head(.untrustworthy(let problem)):
             return ResponseHeadCheck.refusal(problem, url: url)
+        case .head(.claimsHTTP2):
+            return ResponseHeadCheck.refusal("its status line says HTTP/2 or later on a connection that speaks HTTP/1", url: url)
         case .head(.tooLarge):
             return URLError(.badServerResponse, userInfo: [
                 NSLocalizedDescriptionKey: "the response's head passed \(ResponseHeadReader.limit / 1024) KiB",

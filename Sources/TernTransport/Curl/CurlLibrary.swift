@@ -111,6 +111,9 @@ enum CurlOption {
     static let verbose: Int32 = 41
     static let debugFunction: Int32 = 20_094
     static let debugData: Int32 = 10_095
+    static let httpVersion: Int32 = 84
+    /// `CURL_HTTP_VERSION_1_1`, a value of ``httpVersion``.
+    static let http1_1 = 2
 }
 
 /// `CURLINFO_*` numbers.

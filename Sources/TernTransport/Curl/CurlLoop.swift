@@ -261,6 +261,7 @@ final class CurlLoop: @unchecked Sendable {
                 add(exchange)
             case .remove(let exchange):
                 _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
+                exchange.leftLibcurl()
             case .complete(let exchange, let code):
                 byHandle[exchange.easy] = nil
                 inbox.withLock { $0.inFlight -= 1 }

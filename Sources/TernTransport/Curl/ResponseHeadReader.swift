@@ -24,6 +24,8 @@ struct ResponseHeadReader {
         case tooLarge
         /// It is no HTTP, or frames its body more than one way: why, in words.
         case untrustworthy(String)
+        /// Its status line says HTTP/2 or later on a connection that speaks HTTP/1.
+        case claimsHTTP2
     }
 
     /// What a line made.
@@ -52,6 +54,14 @@ struct ResponseHeadReader {
     private var bytes = 0
     /// Whether the head being read has had its status line.
     private var hasStatusLine = false
+    /// Whether the connection may speak HTTP/2 (HTTPS, where TLS negotiated it or cannot be
+    /// asked): elsewhere a status line saying HTTP/2 or later is refused.
+    var mayBeHTTP2: Bool
+
+    /// A reader for a connection that speaks HTTP/1 only (plain HTTP), or that may speak HTTP/2.
+    init(mayBeHTTP2: Bool = false) {
+        self.mayBeHTTP2 = mayBeHTTP2
+    }
 
     /// Reads one line, its line end included.
     mutating func read(_ bytes: UnsafeRawBufferPointer) -> Step {
@@ -68,6 +78,10 @@ struct ResponseHeadReader {
         }
         if !hasStatusLine || Self.beginsWithHTTP(line) {
             // The first line of a head, or of a head after a 1xx: a status line, or no HTTP.
+            // An HTTP/1 connection saying another version is no HTTP either: libcurl 7.88 took
+            // "HTTP/2 200", and "HTTP/200" too, for HTTP/2, and the server's other connections
+            // for shared ones from then on (see `CurlExchange.connectionChosen(_:)`).
+            if !mayBeHTTP2, line.count > 5, Self.beginsWithHTTP(line), line[5] != UInt8(ascii: "1") { return .refused(.claimsHTTP2) }
             guard ResponseHeadCheck.isStatusLine(line) else {
                 return .refused(.untrustworthy("its status line is not HTTP's: \(Self.text(UnsafeRawBufferPointer(rebasing: line.prefix(64))))"))
             }

@@ -87,6 +87,23 @@ import TernTesting
     }
     #endif
 
+    /// Over HTTPS that speaks HTTP/1.1, an answer that says HTTP/2 made libcurl 7.88 take every
+    /// connection to the server for a shared one, as over plain HTTP (see `HostileHeadTests`):
+    /// it fails, and no connection carries a request while another's answer is on it.
+    @Test(arguments: HostileHeadTests.claimsOfHTTP2)
+    func anAnswerThatSaysHTTP2OverHTTP1SharesNoConnection(statusLine: String) async throws {
+        let certificates = try TestCertificates()
+        let (release, halfSent, requests) = (DispatchSemaphore(value: 0), Recorder<Int>(), Recorder<(connection: Int, name: String)>())
+        let server = try HostileHeadTests.claimingServer(statusLine: statusLine, release: release, halfSent: halfSent, requests: requests)
+        defer { server.stop() }
+        let relay = try TLSRelay(certificates: certificates, to: server.port)
+        defer { relay.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never),
+                              transport: try CurlTransport(trusting: certificates.authority), responseQueue: .global())
+        try await HostileHeadTests().expectClaimRefusedAndNoConnectionShared(at: relay.baseURL, over: api, release: release,
+                                                                             halfSent: halfSent, requests: requests)
+    }
+
     @Test func aStrayResponseOverTLSIsNeverTakenForTheNextAnswer() async throws {
         // The raw server answers each request with its path and sends a whole stray response on
         // the first connection once it is idle; the relay passes it on encrypted as it comes.

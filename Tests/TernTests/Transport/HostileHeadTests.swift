@@ -24,7 +24,12 @@ import Tern
 
     /// Expects `server`'s hostile answer to fail over `api` as a response that cannot be trusted.
     func expectRefused(by server: RawServer, over api: AbstractAPI) async {
-        let error = await apiError(of: api.request(route: .get(server.baseURL + "/hostile")) as Promise<String>)
+        await expectRefused(at: server.baseURL + "/hostile", over: api)
+    }
+
+    /// Expects the answer at `url` to fail over `api` as a response that cannot be trusted.
+    func expectRefused(at url: String, over api: AbstractAPI) async {
+        let error = await apiError(of: api.request(route: .get(url)) as Promise<String>)
         guard case .transportFailed(let failure)? = error else {
             Issue.record("expected transportFailed, got \(String(describing: error))")
             return
@@ -242,6 +247,64 @@ import Tern
         #expect(failure.urlError?.code == .badServerResponse, "\(failure)")
         #expect("\(failure)".contains("passed the 100 KB") && !"\(failure)".contains("memory"), "\(failure)")
     }
+
+    /// A server that answers `/slow` with half its body, and the rest only once `release` is
+    /// signalled (or 20 s have passed); `/claim` with `statusLine`; anything else with its name.
+    /// It notes each request with its connection in `requests`, and in `halfSent` when the slow
+    /// answer's first half has gone.
+    static func claimingServer(statusLine: String, release: DispatchSemaphore, halfSent: Recorder<Int>,
+                               requests: Recorder<(connection: Int, name: String)>) throws -> RawServer {
+        try RawServer { connection in
+            while let request = connection.readRequest() {
+                let name = ConnectionReuseTests.name(of: request)
+                requests.append((connection.index, name))
+                switch name {
+                case "slow":
+                    connection.send("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345")
+                    halfSent.append(1)
+                    _ = release.wait(timeout: .now() + 20)
+                    connection.send("67890")
+                case "claim":
+                    connection.send("\(statusLine)\r\nContent-Length: 5\r\n\r\nclaim")
+                default:
+                    connection.send(RawServer.Connection.response(name))
+                }
+            }
+        }
+    }
+
+    /// With half of `/slow` sent from `baseURL` (a ``claimingServer(statusLine:release:halfSent:requests:)``
+    /// or TLS in front of one), `/claim` fails as a head that cannot be trusted, and `/next`
+    /// goes on a connection of its own: on the slow answer's, it would wait for it and read its
+    /// rest.
+    func expectClaimRefusedAndNoConnectionShared(at baseURL: String, over api: AbstractAPI, release: DispatchSemaphore,
+                                                 halfSent: Recorder<Int>, requests: Recorder<(connection: Int, name: String)>) async throws {
+        let slow: Promise<String> = api.request(route: .get(baseURL + "/slow"))
+        #expect(await eventually { !halfSent.items.isEmpty })
+        await expectRefused(at: baseURL + "/claim", over: api)
+        let next = await (api.request(route: .get(baseURL + "/next"), options: RequestOptions(timeout: 5)) as Promise<String>).result
+        release.signal()
+        #expect((try? next.get()) == "next", "\(next)")
+        #expect(try await slow.value == "1234567890")
+        let slowConnection = requests.items.first { $0.name == "slow" }?.connection
+        #expect(requests.items.filter { $0.connection == slowConnection }.map(\.name) == ["slow"], "\(requests.items)")
+    }
+
+    /// One answer whose status line says HTTP/2 on an HTTP/1 connection made libcurl 7.88 take
+    /// every connection to that server for one that carries many requests at once: the next
+    /// request was written on the connection of an answer still coming, and read the rest of it
+    /// as its own (found by `ScrambledAnswerTests` with more seeds: "HTTP/1.0 200 OK" with four
+    /// bytes cut reads "HTTP/200 OK"). Now that answer fails, and no connection carries a request
+    /// while another's answer is on it.
+    @Test(arguments: claimsOfHTTP2)
+    func anAnswerThatSaysHTTP2OverPlainHTTPFailsAndSharesNoConnection(statusLine: String) async throws {
+        let (release, halfSent, requests) = (DispatchSemaphore(value: 0), Recorder<Int>(), Recorder<(connection: Int, name: String)>())
+        let server = try Self.claimingServer(statusLine: statusLine, release: release, halfSent: halfSent, requests: requests)
+        defer { server.stop() }
+        try await expectClaimRefusedAndNoConnectionShared(at: server.baseURL, over: try api(), release: release, halfSent: halfSent, requests: requests)
+    }
+
+    static let claimsOfHTTP2 = ["HTTP/2 200 OK", "HTTP/2.0 200 OK", "HTTP/200 OK", "HTTP/3 200 OK"]
 
     @Test func aLocationInUTF8IsFollowedAsWritten() async throws {
         let server = try RawServer { connection in

@@ -135,6 +135,20 @@ import Testing
         #expect(throws: ResponseHeadReaderRefused(refusal: .tooLarge)) { try read(lines, into: &reader).get() }
     }
 
+    /// A status line saying HTTP/2 or later is taken only from a connection that may speak
+    /// HTTP/2: from one that speaks HTTP/1 it is no HTTP, and said to be such a claim (libcurl
+    /// took `HTTP/200` for HTTP/2 too).
+    @Test(arguments: ["HTTP/2 200", "HTTP/2.0 200 OK", "HTTP/3 200 OK", "HTTP/200 OK"])
+    func aStatusLineOfHTTP2IsTakenOnlyWhereHTTP2MayBeSpoken(statusLine: String) throws {
+        var http1 = ResponseHeadReader()
+        #expect(throws: ResponseHeadReaderRefused(refusal: .claimsHTTP2)) { try read([statusLine, ""], into: &http1).get() }
+        var http2 = ResponseHeadReader(mayBeHTTP2: true)
+        let head = read([statusLine, ""], into: &http2)
+        #expect(statusLine == "HTTP/200 OK" ? (try? head.get()) == nil : (try? head.get())??.status == 200, "\(head)")
+        var afterInterim = ResponseHeadReader()
+        #expect(throws: ResponseHeadReaderRefused(refusal: .claimsHTTP2)) { try read(["HTTP/1.1 100 Continue", "", statusLine, ""], into: &afterInterim).get() }
+    }
+
     @Test func aStopExplainsOnlyTheAbortItCaused() {
         let url = URL(string: "http://127.0.0.1/")!
         let mismatch = BodyLengthMismatch(statedLength: 10, actualLength: 11)
@@ -144,6 +158,8 @@ import Testing
         #expect(CurlExchange.Stop.receiverSaidStop.error(endingWith: CurlCode.writeError, url: url) == nil)
         let stray = CurlExchange.Stop.strayInput.error(endingWith: CurlCode.abortedByCallback, url: url) as? URLError
         #expect(stray?.code == .badServerResponse)
+        let shared = CurlExchange.Stop.sharedConnection.error(endingWith: CurlCode.abortedByCallback, url: url) as? URLError
+        #expect(shared?.code == .badServerResponse)
         let large = CurlExchange.Stop.head(.tooLarge).error(endingWith: CurlCode.writeError, url: url) as? URLError
         #expect(large?.localizedDescription.contains("256 KiB") == true)
     }
