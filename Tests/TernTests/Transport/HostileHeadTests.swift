@@ -282,7 +282,8 @@ import Tern
         let slow: Promise<String> = api.request(route: .get(baseURL + "/slow"))
         #expect(await eventually { !halfSent.items.isEmpty })
         await expectRefused(at: baseURL + "/claim", over: api)
-        let next = await (api.request(route: .get(baseURL + "/next"), options: RequestOptions(timeout: 5)) as Promise<String>).result
+        // Bounded: on the slow answer's connection it would wait for the release, which comes after.
+        let next = await (api.request(route: .get(baseURL + "/next"), options: RequestOptions(timeout: 15)) as Promise<String>).result
         release.signal()
         #expect((try? next.get()) == "next", "\(next)")
         #expect(try await slow.value == "1234567890")
