@@ -77,14 +77,16 @@ struct ScrambledAnswerTests {
         return scrambled
     }
 
-    /// The even seeds' requests come from a task on the transport's thread, which hears their
-    /// ends there while others run; a quarter of each seed's ask for the body as bytes. (Run
-    /// with 120 seeds, seed 1103 gave a request another's answer, in one or two of every dozen
-    /// runs: see `HostileHeadTests.anAnswerThatSaysHTTP2OverPlainHTTPFailsAndSharesNoConnection`.)
-    /// Two seeds under the thread sanitizer, whose slowdown times most requests out.
+    /// Each run has a seed, its requests come from a task on the transport's thread (which hears
+    /// their ends there while others run) or not, and go over TLS (libcurl's, Linux's; HTTP/1.1,
+    /// all the relay in front of the server offers) or not; a quarter of them ask for the body
+    /// as bytes. Two runs under the thread sanitizer, whose slowdown times most requests out.
+    /// (Run with 120 seeds, seed 1103 gave a request another's answer, in one or two of every
+    /// dozen runs: see `HostileHeadTests.anAnswerThatSaysHTTP2OverPlainHTTPFailsAndSharesNoConnection`.)
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)   // task executors
-    @Test(arguments: (1...(isThreadSanitized ? 2 : 6)).map { (UInt64($0), $0.isMultiple(of: 2)) } as [(UInt64, Bool)])
-    func eachRequestGetsAnAnswerTheServerSentItOrATypedError(seed: UInt64, onTransportsThread: Bool) async throws {
+    @Test(arguments: (1...(isThreadSanitized ? 2 : 6)).map { (UInt64($0), $0.isMultiple(of: 2), $0 > 4 && TestTransport.isCurl) }
+          as [(UInt64, Bool, Bool)])
+    func eachRequestGetsAnAnswerTheServerSentItOrATypedError(seed: UInt64, onTransportsThread: Bool, overTLS: Bool) async throws {
         // By the request each answer went to, as its X-Request field named it (on every hop of
         // a redirect; the path may be scrambled).
         let sent = Recorder<(request: String, bytes: [UInt8])>()
@@ -104,8 +106,17 @@ struct ScrambledAnswerTests {
             }
         }
         defer { server.stop() }
+        #if os(Linux)
+        let certificates = overTLS ? try TestCertificates() : nil
+        let relay = try certificates.map { try TLSRelay(certificates: $0, to: server.port) }
+        defer { relay?.stop() }
+        let baseURL = relay?.baseURL ?? server.baseURL
+        let transport = try certificates.map { try CurlTransport(trusting: $0.authority) } ?? TestTransport.make()
+        #else
+        let (baseURL, transport) = (server.baseURL, TestTransport.make())
+        #endif
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 1, retryPolicy: .never, cache: HTTPCache()),
-                              transport: TestTransport.make(), responseQueue: .global())
+                              transport: transport, responseQueue: .global())
         let outcomes = Recorder<String>()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-scrambled-\(UUID())")
         try Data(repeating: 66, count: 70_000).write(to: file)
@@ -120,10 +131,10 @@ struct ScrambledAnswerTests {
                         let id = "r\(index)"
                         let payload = Data(repeating: 65, count: 3000 + index)
                         let (route, parameters): (Route, any RequestParameters) = switch index % 3 {
-                        case 0: (.post(server.baseURL + "/" + id), FileParameters(file, headers: ["X-Request": id]))
-                        case 1: (.post(server.baseURL + "/" + id),
+                        case 0: (.post(baseURL + "/" + id), FileParameters(file, headers: ["X-Request": id]))
+                        case 1: (.post(baseURL + "/" + id),
                                  StreamParameters(length: Int64(payload.count), headers: ["X-Request": id]) { InputStream(data: payload) })
-                        default: (.get(server.baseURL + "/" + id), URLParameters([:], headers: ["X-Request": id]))
+                        default: (.get(baseURL + "/" + id), URLParameters([:], headers: ["X-Request": id]))
                         }
                         if index % 4 == 1 {
                             switch await (api.request(route: route, parameters: parameters) as Promise<Data>).result {
