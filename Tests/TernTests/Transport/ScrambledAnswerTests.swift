@@ -4,8 +4,9 @@ import Tern
 
 /// A server that answers each request with a real answer, scrambled at random: bytes changed,
 /// put in or cut out, a field line folded, the answer cut short, a lying length, stray bytes or
-/// a whole stray answer after it, a pause. A third of the requests are GETs, the others
-/// uploads from a file and from a stream. Whatever it sends, each request settles once, with
+/// a whole stray answer after it, a pause. A third of the requests are GETs (one in four of
+/// them a HEAD, answered with a body all the same), the others uploads from a file and from a
+/// stream. Whatever it sends, each request settles once, with
 /// an answer the server sent it or a typed error: never another request's answer, a hang or a
 /// crash. (This is how libcurl 7.88's header store was found to crash the process: see
 /// `HostileHeadTests.aFoldedFirstFieldFailsTypedAfterAnyAnswerBefore`.)
@@ -130,14 +131,19 @@ struct ScrambledAnswerTests {
                     group.addTask {
                         let id = "r\(index)"
                         let payload = Data(repeating: 65, count: 3000 + index)
+                        let isHead = index % 12 == 5
                         let (route, parameters): (Route, any RequestParameters) = switch index % 3 {
                         case 0: (.post(baseURL + "/" + id), FileParameters(file, headers: ["X-Request": id]))
                         case 1: (.post(baseURL + "/" + id),
                                  StreamParameters(length: Int64(payload.count), headers: ["X-Request": id]) { InputStream(data: payload) })
+                        // One in twelve a HEAD, which the server answers with a body all the same.
+                        case _ where isHead: (.head(baseURL + "/" + id), URLParameters([:], headers: ["X-Request": id]))
                         default: (.get(baseURL + "/" + id), URLParameters([:], headers: ["X-Request": id]))
                         }
                         if index % 4 == 1 {
                             switch await (api.request(route: route, parameters: parameters) as Promise<Data>).result {
+                            case .success(let body) where isHead:
+                                outcomes.append(body.isEmpty ? "answered" : "\(id), a HEAD, got \(body.count) bytes of body")
                             case .success(let body):
                                 // Bytes the server sent this request, on some hop.
                                 let said = body.isEmpty || sent.items.contains { $0.request == id && Data($0.bytes).range(of: body) != nil }
