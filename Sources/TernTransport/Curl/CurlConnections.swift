@@ -7,6 +7,9 @@ import CTernCurl
 /// as the next request's answer. libcurl 7.88 reuses such a connection; Tern refuses it, and the
 /// request goes on a new one.
 ///
+/// And which HTTPS connections carry an exchange, for the origins that once said HTTP/2 over
+/// HTTP/1, which libcurl 7.88 then shares (see `CurlExchange.connectionChosen(_:)`).
+///
 /// Connections are known by both their ends, which libcurl hands the pre-request callback, and
 /// checked by their socket, which must still be bound to that local port. HTTP/2 connections
 /// are never checked: their frames say which stream each byte is for, and a server may send
