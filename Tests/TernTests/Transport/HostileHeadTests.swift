@@ -249,7 +249,9 @@ import Tern
     }
 
     /// A server that answers `/slow` with half its body, and the rest only once `release` is
-    /// signalled (or 20 s have passed); `/claim` with `statusLine`; anything else with its name.
+    /// signalled (or 90 s have passed: at 20, a machine loaded past the tests' own time limits let
+    /// `/slow` end before `/claim` was sent, which then went on its connection, idle by then);
+    /// `/claim` with `statusLine`; anything else with its name.
     /// It notes each request with its connection in `requests`, and in `halfSent` when the slow
     /// answer's first half has gone.
     static func claimingServer(statusLine: String, release: DispatchSemaphore, halfSent: Recorder<Int>,
@@ -262,7 +264,7 @@ import Tern
                 case "slow":
                     connection.send("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345")
                     halfSent.append(1)
-                    _ = release.wait(timeout: .now() + 20)
+                    _ = release.wait(timeout: .now() + 90)
                     connection.send("67890")
                 case "claim":
                     connection.send("\(statusLine)\r\nContent-Length: 5\r\n\r\nclaim")
