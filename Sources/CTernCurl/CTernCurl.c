@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <errno.h>
+#include <stdlib.h>
+#include <time.h>
 
 void tern_name_this_thread(const char *name) {
 #if defined(__linux__)
@@ -25,6 +27,52 @@ const void *tern_thread_loop(void) {
     return thread_loop;
 }
 
+#if defined(__linux__)
+/// Threads in libcurl hold it to read; the exit handler takes it to write, and keeps it. Writers
+/// first, so that a loop's next turn cannot keep exit waiting.
+static pthread_rwlock_t in_libcurl = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+/// How deep the calling thread is in tern_curl_enter: it holds the lock once, whatever the depth.
+static _Thread_local int depth_in_libcurl;
+
+void tern_curl_enter(void) {
+    if (depth_in_libcurl++ == 0) pthread_rwlock_rdlock(&in_libcurl);
+}
+
+void tern_curl_leave(void) {
+    if (--depth_in_libcurl == 0) pthread_rwlock_unlock(&in_libcurl);
+}
+
+static void wait_for_threads_in_libcurl(void) {
+    // Exiting from inside (the app's code, run in a loop's turn), it cannot take the lock it holds.
+    if (depth_in_libcurl > 0) return;
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 2;
+    pthread_rwlock_timedwrlock(&in_libcurl, &deadline);   // never released: nobody enters again
+}
+
+void tern_curl_wait_at_exit(void) {
+    atexit(wait_for_threads_in_libcurl);
+}
+#else
+// libcurl is Linux's transport; elsewhere nothing calls these.
+void tern_curl_enter(void) {}
+void tern_curl_leave(void) {}
+void tern_curl_wait_at_exit(void) {}
+#endif
+
+/// OpenSSL frees its state in an exit handler, under any thread still using it: a loop thread
+/// in a TLS handshake as the process exited took a freed lock (SIGSEGV, 8 exits in 400 with 64
+/// HTTPS requests under way). Told so before its first initialization, which libcurl's global
+/// one is, it registers no such handler (OpenSSL 1.1.1 and later), and threads Tern does not
+/// run (URLSession's) are spared too; where it came too late, tern_curl_wait_at_exit holds
+/// exit for Tern's own. Searched in libcurl and what it links.
+static void keep_openssl_past_exit(void *library) {
+    unsigned long (*version)(void) = (unsigned long (*)(void))dlsym(library, "OpenSSL_version_num");
+    int (*initialize)(uint64_t, const void *) = (int (*)(uint64_t, const void *))dlsym(library, "OPENSSL_init_crypto");
+    if (version && initialize && version() >= 0x10101000UL) initialize(0x00080000UL /* OPENSSL_INIT_NO_ATEXIT */, NULL);
+}
+
 int tern_curl_load(TernCurl *curl, const char *path, const char **error) {
     void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!library) {
@@ -32,6 +80,7 @@ int tern_curl_load(TernCurl *curl, const char *path, const char **error) {
         return -1;
     }
     curl->library = library;
+    keep_openssl_past_exit(library);
 #define TERN_FIND(field, name) \
     if (!(*(void **)&curl->field = dlsym(library, name))) { *error = name; dlclose(library); return -2; }
     TERN_FIND(global_init, "curl_global_init")

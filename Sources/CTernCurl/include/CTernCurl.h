@@ -94,6 +94,19 @@ int tern_psl_cookie_domain_acceptable(const char *host, const char *domain);
 /// list does not know ("example", "localhost"): 1 if so. Call only after tern_psl_load returned 1.
 int tern_psl_is_public_suffix(const char *domain);
 
+/// Marks the calling thread as about to call libcurl, which may call OpenSSL, until
+/// tern_curl_leave: the process's exit waits for it to leave (two seconds at most) before
+/// OpenSSL's exit handler, if one was registered before libcurl's first use, frees what the
+/// thread would touch. Nests on one thread.
+void tern_curl_enter(void);
+
+/// Ends what tern_curl_enter began.
+void tern_curl_leave(void);
+
+/// Makes the process's exit wait for the threads in libcurl (see tern_curl_enter); once
+/// libcurl is initialized, so that it runs before any OpenSSL exit handler registered so far.
+void tern_curl_wait_at_exit(void);
+
 /// Names the calling thread as the system shows it (15 characters at most on Linux).
 void tern_name_this_thread(const char *name);
 

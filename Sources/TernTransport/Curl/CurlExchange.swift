@@ -419,7 +419,8 @@ final class CurlExchange: @unchecked Sendable {
     /// Goes on receiving after a pause; on the loop's thread.
     func resumeReceiving() {
         isReceivingPaused = false
-        _ = curl.pointee.easy_pause(easy, isSendingPaused ? CurlPause.send : CurlPause.none)
+        // Resuming may send at once (an HTTP/2 window update), through OpenSSL.
+        _ = CurlLibrary.exitWaits { curl.pointee.easy_pause(easy, isSendingPaused ? CurlPause.send : CurlPause.none) }
     }
 
     /// Goes on sending once the body has bytes again; on the loop's thread, while libcurl runs
@@ -427,7 +428,7 @@ final class CurlExchange: @unchecked Sendable {
     func resumeSending() {
         guard isSendingPaused else { return }
         isSendingPaused = false
-        _ = curl.pointee.easy_pause(easy, isReceivingPaused ? CurlPause.receive : CurlPause.none)
+        _ = CurlLibrary.exitWaits { curl.pointee.easy_pause(easy, isReceivingPaused ? CurlPause.receive : CurlPause.none) }
     }
 
     /// The request is about to be written: a stream or a file body starts being read ahead.

@@ -41,22 +41,25 @@ final class CurlHandles: Sendable {
     /// Takes back `easy`, out of the multi handle, to be reset and kept, or freed if enough are
     /// (or none may be).
     func giveBack(_ easy: UnsafeMutableRawPointer) {
-        guard capacity > 0 else { return curl.pointee.easy_cleanup(easy) }
-        curl.pointee.easy_reset(easy)
+        // Freeing or resetting a handle frees its TLS sessions, in OpenSSL.
+        guard capacity > 0 else { return CurlLibrary.exitWaits { curl.pointee.easy_cleanup(easy) } }
+        CurlLibrary.exitWaits { curl.pointee.easy_reset(easy) }
         let handle = Handle(easy: easy)
         let isKept = kept.withLock { kept in
             guard kept.count < capacity else { return false }
             kept.append(handle)
             return true
         }
-        if !isKept { curl.pointee.easy_cleanup(easy) }
+        if !isKept { CurlLibrary.exitWaits { curl.pointee.easy_cleanup(easy) } }
     }
 
     /// How many handles are kept, for tests.
     var keptCount: Int { kept.withLock(\.count) }
 
     deinit {
-        for handle in kept.withLock({ $0 }) { curl.pointee.easy_cleanup(handle.easy) }
+        CurlLibrary.exitWaits {
+            for handle in kept.withLock({ $0 }) { curl.pointee.easy_cleanup(handle.easy) }
+        }
     }
 }
 #endif

@@ -48,9 +48,23 @@ final class CurlLibrary: @unchecked Sendable {
         }
         // CURL_GLOBAL_ALL; once, before any other thread uses libcurl (Swift runs `static let` once).
         guard api.pointee.global_init(3) == 0 else { throw CurlUnavailable(reason: "curl_global_init failed") }
+        tern_curl_wait_at_exit()
         self.api = UnsafePointer(api)
         version = api.pointee.version().map { String(cString: $0) } ?? "libcurl"
         resetHandlesAreSafe = Self.release(of: version).map { !$0.lexicographicallyPrecedes([8, 1, 0]) } ?? false
+    }
+
+    /// Runs `work`, which calls libcurl and through it maybe OpenSSL: the process's exit waits
+    /// for it to end (two seconds at most). An OpenSSL that registered its exit handler before
+    /// libcurl was first used (by URLSession, say) frees its state as the process exits, under
+    /// a loop still in a TLS handshake: 9 exits in 400 with 64 HTTPS requests under way crashed.
+    /// Not around a loop's wait for its sockets, which calls no OpenSSL, so that exit need not
+    /// wait for it to wake.
+    @inline(__always)
+    static func exitWaits<Result>(for work: () throws -> Result) rethrows -> Result {
+        tern_curl_enter()
+        defer { tern_curl_leave() }
+        return try work()
     }
 
     /// The release a version string names, such as [7, 88, 1] for "libcurl/7.88.1 OpenSSL/3.0";

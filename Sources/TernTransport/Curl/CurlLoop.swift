@@ -214,9 +214,11 @@ final class CurlLoop: @unchecked Sendable {
             isRunningJobs = false
             // From here on what is put in wakes the loop; jobs put in while it ran the others did
             // not, and are run next turn.
-            let (isClosing, jobsWaiting) = startAndCancel()
-            _ = curl.pointee.multi_perform(multi, &active)
-            let finishedAlone = finishDone()
+            let (isClosing, jobsWaiting, finishedAlone) = CurlLibrary.exitWaits {
+                let (isClosing, jobsWaiting) = startAndCancel()
+                _ = curl.pointee.multi_perform(multi, &active)
+                return (isClosing, jobsWaiting, finishDone())
+            }
             if finishedAlone { answeredAloneAt = DispatchTime.now().uptimeNanoseconds }
             if isClosing, state.runningCount == 0, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
             if jobsWaiting || (finishedAlone && nextCameSoon && lingerForWork()) { continue }
@@ -241,7 +243,7 @@ final class CurlLoop: @unchecked Sendable {
     /// Frees libcurl's handle once nothing can wake it: the thread has ended, and no task that
     /// could still be cancelled holds the loop.
     deinit {
-        _ = curl.pointee.multi_cleanup(multi)
+        _ = CurlLibrary.exitWaits { curl.pointee.multi_cleanup(multi) }
     }
 
     /// Runs what the state asks of libcurl. Ends are reported at once, except those whose

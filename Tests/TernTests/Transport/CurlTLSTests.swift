@@ -85,6 +85,41 @@ import TernTesting
             to: [relay.baseURL], count: 200, authority: certificates.authority.path, uploading: 600_000)
         #expect(printed == "all ok\n", "\(printed)")
     }
+
+    /// OpenSSL frees its state in an exit handler, under any thread still in it: a process that
+    /// exited with HTTPS requests under way, its loop in a TLS handshake, crashed now and then
+    /// (SIGSEGV in `EVP_PKEY_generate`; 8 exits in 400, and 9 in 400 once URLSession had used
+    /// OpenSSL first). Tern tells OpenSSL to register no such handler if it comes first, and
+    /// otherwise makes exit wait for its loop to leave libcurl. Each child exits a few
+    /// milliseconds after sending 64 requests, every one a TLS handshake of its own.
+    @Test(.exitTest, arguments: [false, true]) func exitingWithHTTPSRequestsUnderWayDoesNotCrash(urlSessionFirst: Bool) async throws {
+        let server = try HTTPSServer()
+        let plain = try LoopbackServer { _ in .text("ok") }
+        defer { plain.stop() }
+        for delay in 0..<12 {
+            let printed = await Self.exit(afterSending: 64, to: server.url, trusting: server.authority.path, waiting: delay,
+                                          first: urlSessionFirst ? plain.baseURL : nil)
+            #expect(printed == "exiting\n", "exit after \(delay) ms: \(printed)")
+        }
+    }
+
+    /// What a child process printed that sends `count` requests to `url`, after one over
+    /// URLSession to `first` if given, and exits `delay` milliseconds later.
+    static func exit(afterSending count: Int, to url: String, trusting authority: String, waiting delay: Int, first: String?) async -> String {
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [count, url, authority, delay, first] in
+                CrashBacktrace.printOnCrash()
+                if let first { _ = try? await URLSession.shared.data(from: URL(string: first)!) }
+                let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never),
+                                      transport: try CurlTransport(trusting: URL(fileURLWithPath: authority)), responseQueue: .global())
+                let requests = (0..<count).map { _ in api.request(route: .get(url)) as Promise<String> }
+                usleep(useconds_t(delay * 1000))
+                withExtendedLifetime(requests) { FileHandle.standardOutput.write(Data("exiting\n".utf8)) }
+                Foundation.exit(0)
+            }
+        }
+        return String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+    }
     #endif
 
     /// Over HTTPS that speaks HTTP/1.1, an answer that says HTTP/2 made libcurl 7.88 take every
