@@ -97,15 +97,15 @@ import TernTesting
         let plain = try LoopbackServer { _ in .text("ok") }
         defer { plain.stop() }
         for delay in 0..<12 {
-            let printed = await Self.exit(afterSending: 64, to: server.url, trusting: server.authority.path, waiting: delay,
-                                          first: urlSessionFirst ? plain.baseURL : nil)
+            let printed = await Self.childExiting(afterSending: 64, to: server.url, trusting: server.authority.path, waiting: delay,
+                                                  first: urlSessionFirst ? plain.baseURL : nil)
             #expect(printed == "exiting\n", "exit after \(delay) ms: \(printed)")
         }
     }
 
     /// What a child process printed that sends `count` requests to `url`, after one over
     /// URLSession to `first` if given, and exits `delay` milliseconds later.
-    static func exit(afterSending count: Int, to url: String, trusting authority: String, waiting delay: Int, first: String?) async -> String {
+    static func childExiting(afterSending count: Int, to url: String, trusting authority: String, waiting delay: Int, first: String?) async -> String {
         let child = await ExitTestTurns.inTurn {
             await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [count, url, authority, delay, first] in
                 CrashBacktrace.printOnCrash()
@@ -115,7 +115,7 @@ import TernTesting
                 let requests = (0..<count).map { _ in api.request(route: .get(url)) as Promise<String> }
                 usleep(useconds_t(delay * 1000))
                 withExtendedLifetime(requests) { FileHandle.standardOutput.write(Data("exiting\n".utf8)) }
-                Foundation.exit(0)
+                exit(0)
             }
         }
         return String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
