@@ -29,8 +29,13 @@ const void *tern_thread_loop(void) {
 
 #if defined(__linux__)
 /// Threads in libcurl hold it to read; the exit handler takes it to write, and keeps it. Writers
-/// first, so that a loop's next turn cannot keep exit waiting.
+/// first where the C library can say so (glibc), so that a loop's next turn cannot keep exit
+/// waiting.
+#if defined(PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP)
 static pthread_rwlock_t in_libcurl = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+#else
+static pthread_rwlock_t in_libcurl = PTHREAD_RWLOCK_INITIALIZER;
+#endif
 /// How deep the calling thread is in tern_curl_enter: it holds the lock once, whatever the depth.
 static _Thread_local int depth_in_libcurl;
 
