@@ -234,6 +234,27 @@ import TernTesting
         #expect(names(jar, for: "http://app.localhost/").isEmpty)
     }
 
+    /// The list's other rules: names in any case, private suffixes (`github.io`), wildcards
+    /// (`*.ck`) and their exceptions (`!www.ck`), punycode, and a domain above the host's own
+    /// registrable one (`amazonaws.com` from a bucket under `s3.amazonaws.com`).
+    @Test(.enabled(if: PublicSuffixes.isAvailable, "the system has no libpsl"))
+    func theListsOtherRulesHoldAsInABrowser() {
+        let cases: [(host: String, set: [String], kept: [String])] = [
+            ("www.shop.co.uk", ["a=1; Domain=CO.UK", "b=1; Domain=Co.Uk.", "c=1; Domain=.CO.UK", "d=1; Domain=SHOP.CO.UK"], ["d"]),
+            ("user.github.io", ["a=1; Domain=github.io", "b=1; Domain=.github.io", "c=1; Domain=user.github.io"], ["c"]),
+            ("shop.xn--p1ai", ["a=1; Domain=xn--p1ai", "b=1; Domain=рф", "c=1; Domain=shop.xn--p1ai"], ["c"]),
+            ("www.ck", ["a=1; Domain=ck", "b=1; Domain=www.ck"], ["b"]),
+            ("a.foo.ck", ["a=1; Domain=foo.ck", "b=1; Domain=a.foo.ck"], ["b"]),
+            ("x.s3.amazonaws.com", ["a=1; Domain=s3.amazonaws.com", "b=1; Domain=amazonaws.com"], []),
+            ("www.example.com", ["a=1; Domain=com.", "b=1; Domain=..com", "c=1; Domain=%2ecom", "d=1; Domain= example.com "], ["d"]),
+        ]
+        for (host, set, kept) in cases {
+            let jar = CookieJar()
+            jar.setCookies(from: set, for: URL(string: "https://\(host)/")!, at: now)
+            #expect(names(jar, for: "https://\(host)/").sorted() == kept, "\(host)")
+        }
+    }
+
     /// As browsers hold them: `__Host-` written with `Path=/` and no `Domain` (not even the
     /// host's own), prefixes in any case, `SameSite=None` only with `Secure`.
     @Test func prefixesAndSameSiteNoneAreHeldToWhatBrowsersAsk() {
