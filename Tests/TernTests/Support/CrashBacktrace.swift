@@ -21,8 +21,11 @@ enum CrashBacktrace {
         Self.printSymbols = unsafeBitCast(printSymbols, to: PrintSymbols.self)
         for crash in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT] {
             signal(crash) { number in
-                let said = "crashed (signal \(number)):\n"  // an integer's description allocates nothing
-                _ = said.utf8CString.withUnsafeBufferPointer { write(STDOUT_FILENO, $0.baseAddress, $0.count - 1) }
+                // Nothing allocated: the crash may have come inside `malloc`.
+                let said: StaticString = "crashed, signal "
+                _ = write(STDOUT_FILENO, said.utf8Start, said.utf8CodeUnitCount)
+                var digits = (UInt8(ascii: "0") + UInt8(number / 10), UInt8(ascii: "0") + UInt8(number % 10), UInt8(ascii: "\n"))
+                _ = withUnsafeBytes(of: &digits) { write(STDOUT_FILENO, $0.baseAddress, 3) }
                 withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: 64) { frames in
                     let count = CrashBacktrace.backtrace?(frames.baseAddress!, 64) ?? 0
                     CrashBacktrace.printSymbols?(frames.baseAddress!, count, STDOUT_FILENO)
