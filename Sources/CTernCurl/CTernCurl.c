@@ -53,7 +53,9 @@ static void wait_for_threads_in_libcurl(void) {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += 2;
-    pthread_rwlock_timedwrlock(&in_libcurl, &deadline);   // never released: nobody enters again
+    // Never released: no other thread enters again. This one may, in what exit runs after this
+    // (a deinit that frees a handle): it holds the lock, so it counts as inside already.
+    if (pthread_rwlock_timedwrlock(&in_libcurl, &deadline) == 0) depth_in_libcurl = 1;
 }
 
 void tern_curl_wait_at_exit(void) {
