@@ -16,7 +16,9 @@ import Tern
 // libcurl driven from C (CRawCurl), each body handed to JSONDecoder, on the 1 KB array and on
 // a page of 10 wide repositories (`/repos`, 52 KB).
 //
-//     swift run -c release ClientsAB [in flight] [requests per round] [rounds] [floor | floor, wide | a side's name | only sides whose name has this]
+// `floor, bytes` compares the body kept as bytes with libcurl from C keeping it too.
+//
+//     swift run -c release ClientsAB [in flight] [requests per round] [rounds] [floor | floor, wide | floor, bytes | a side's name | only sides whose name has this]
 
 let arguments = CommandLine.arguments.dropFirst()
 let width = arguments.first.flatMap { Int($0) } ?? 1
@@ -43,13 +45,19 @@ let cachedOverCurl = AbstractAPI(configuration: APIConfiguration(baseURL: baseUR
     return try JSONDecoder().decode([Item].self, from: Data(body.readableBytesView))
 }
 
-/// The floor of a decoded request: `count` GETs through libcurl from C, as wide as asked, each
-/// body decoded as `decode` decodes it.
-func rawCurlRound(_ raw: OpaquePointer?, _ decode: raw_curl_body) throws {
+/// The floor: `count` GETs through libcurl from C, as wide as asked, each body decoded as
+/// `decode` decodes it, or kept as bytes without it.
+func rawCurlRound(_ raw: OpaquePointer?, _ decode: raw_curl_body?) throws {
     guard raw_curl_round(raw, Int32(count), decode, nil) == count else { throw URLError(.badServerResponse) }
 }
 nonisolated(unsafe) let rawItems = raw_curl_open(baseURL + "/items", Int32(width))
 nonisolated(unsafe) let rawRepositories = raw_curl_open(baseURL + "/repos", Int32(width))
+/// The floor as Tern must drive libcurl before 8.1.0: a new easy handle for each request.
+nonisolated(unsafe) let rawFreshItems = {
+    let raw = raw_curl_open(baseURL + "/items", Int32(width))
+    raw_curl_use_fresh_handles(raw)
+    return raw
+}()
 
 /// Collects one exchange's body for `transportAlone()`.
 final class BodyCollector: TransportReceiver, @unchecked Sendable {
@@ -113,6 +121,19 @@ let floor: [(name: String, body: () async throws -> Void)] = [
         try await withTaskExecutorPreference(overCurl.transport.taskExecutor) { try await round { try await EndToEnd.tern(overCurl) } }
     }),
 ]
+/// The body as bytes against the floor of an undecoded request, in turns in this one process:
+/// the ratios, steadier than RawCurl and ClientsAB run one after the other.
+let bytesFloor: [(name: String, body: () async throws -> Void)] = [
+    ("raw libcurl, bytes", { try rawCurlRound(rawItems, nil) }),
+    ("raw libcurl, bytes, a new handle each", { try rawCurlRound(rawFreshItems, nil) }),
+    ("Tern over libcurl, bytes", { try await round { _ = try await (overCurl.request(route: .get("/items")) as Promise<Data>).value; return [] } }),
+    ("Tern over libcurl, bytes, on its loop", {
+        try await withTaskExecutorPreference(overCurl.transport.taskExecutor) {
+            try await round { _ = try await (overCurl.request(route: .get("/items")) as Promise<Data>).value; return [] }
+        }
+    }),
+    ("CurlTransport alone, bytes", { try await round { try await transportAlone() } }),
+]
 let wideFloor: [(name: String, body: () async throws -> Void)] = [
     ("raw libcurl + JSONDecoder, wide", {
         try rawCurlRound(rawRepositories) { bytes, length, _ in
@@ -125,6 +146,7 @@ let wideFloor: [(name: String, body: () async throws -> Void)] = [
 switch only {
 case "floor": try await Alternation.compare(count: count, rounds: rounds, floor)
 case "floor, wide": try await Alternation.compare(count: count, rounds: rounds, wideFloor)
+case "floor, bytes": try await Alternation.compare(count: count, rounds: rounds, bytesFloor)
 default:
     // A side named exactly runs alone; otherwise every side whose name has the words.
     let exact = sides.filter { $0.name == only }

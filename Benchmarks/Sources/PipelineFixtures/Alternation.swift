@@ -85,12 +85,13 @@ public enum Alternation {
             }
         }
         let baseline = (wall: median(samples[0].map(\.wall)), cpu: median(samples[0].map(\.cpu)))
+        let width = sides.map(\.name.count).max() ?? 0
         for (side, measured) in zip(sides, samples) {
             let wall = median(measured.map(\.wall))
             let cpu = median(measured.map(\.cpu))
             let loop = median(measured.map(\.loop))
             print(String(format: "%@: %6.0f req/s, %6.0f ns CPU per request: %.2fx throughput, %.2fx CPU of %@",
-                         side.name.padding(toLength: 24, withPad: " ", startingAt: 0), 1e9 / wall, cpu,
+                         side.name.padding(toLength: width, withPad: " ", startingAt: 0), 1e9 / wall, cpu,
                          baseline.wall / wall, cpu / baseline.cpu, sides[0].name)
                   + (loop > cpu / 50 ? String(format: "; libcurl loop thread %.0f ns", loop) : ""))
         }
