@@ -248,3 +248,78 @@ int tern_psl_is_public_suffix(const char *domain) {
 int tern_psl_cookie_domain_acceptable(const char *host, const char *domain) {
     return tern_psl_acceptable(tern_psl, host, domain);
 }
+
+// zlib, loaded at run time as libcurl is: zlib's stream as its ABI lays it out (unchanged since
+// 1.0), so that no header is needed to build.
+typedef struct {
+    const unsigned char *next_in; unsigned avail_in; unsigned long total_in;
+    unsigned char *next_out; unsigned avail_out; unsigned long total_out;
+    const char *msg; void *state;
+    void *zalloc; void *zfree; void *opaque;
+    int data_type; unsigned long adler; unsigned long reserved;
+} tern_z_stream;
+
+struct tern_inflater { tern_z_stream stream; };
+
+static int (*tern_z_init)(tern_z_stream *, int, const char *, int);
+static int (*tern_z_inflate)(tern_z_stream *, int);
+static int (*tern_z_reset)(tern_z_stream *, int);
+static int (*tern_z_end)(tern_z_stream *);
+static const char *(*tern_z_version)(void);
+static pthread_once_t tern_zlib_once = PTHREAD_ONCE_INIT;
+
+static void tern_zlib_open(void) {
+#if defined(__linux__)
+    void *library = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library) return;
+    *(void **)&tern_z_init = dlsym(library, "inflateInit2_");
+    *(void **)&tern_z_inflate = dlsym(library, "inflate");
+    *(void **)&tern_z_reset = dlsym(library, "inflateReset2");
+    *(void **)&tern_z_end = dlsym(library, "inflateEnd");
+    *(void **)&tern_z_version = dlsym(library, "zlibVersion");
+#endif
+}
+
+int tern_zlib_load(void) {
+    pthread_once(&tern_zlib_once, tern_zlib_open);
+    return tern_z_init && tern_z_inflate && tern_z_reset && tern_z_end && tern_z_version;
+}
+
+tern_inflater *tern_inflater_new(int window_bits) {
+    if (!tern_zlib_load()) return NULL;
+    tern_inflater *inflater = calloc(1, sizeof(tern_inflater));
+    if (!inflater) return NULL;
+    if (tern_z_init(&inflater->stream, window_bits, tern_z_version(), (int)sizeof(tern_z_stream)) != 0) {
+        free(inflater);
+        return NULL;
+    }
+    return inflater;
+}
+
+int tern_inflater_reset(tern_inflater *inflater, int window_bits) {
+    return tern_z_reset(&inflater->stream, window_bits);
+}
+
+int tern_inflate(tern_inflater *inflater, const void *input, size_t input_count, size_t *consumed,
+                 void *output, size_t output_count, size_t *produced) {
+    tern_z_stream *stream = &inflater->stream;
+    stream->next_in = input;
+    stream->avail_in = input_count > 0x40000000 ? 0x40000000 : (unsigned)input_count;
+    stream->next_out = output;
+    stream->avail_out = output_count > 0x40000000 ? 0x40000000 : (unsigned)output_count;
+    unsigned offered_in = stream->avail_in, offered_out = stream->avail_out;
+    int result = tern_z_inflate(stream, 0);   // Z_NO_FLUSH
+    *consumed = offered_in - stream->avail_in;
+    *produced = offered_out - stream->avail_out;
+    return result;
+}
+
+const char *tern_inflater_message(const tern_inflater *inflater) {
+    return inflater ? inflater->stream.msg : NULL;
+}
+
+void tern_inflater_free(tern_inflater *inflater) {
+    if (!inflater) return;
+    tern_z_end(&inflater->stream);
+    free(inflater);
+}

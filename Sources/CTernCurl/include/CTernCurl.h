@@ -120,4 +120,28 @@ const void *tern_thread_loop(void);
 /// message says a transfer is done, 0 otherwise.
 int tern_curl_message_done(const void *message, void **easy, int *result);
 
+/// A zlib inflate stream (gzip, zlib or raw deflate, as its window bits say), for a response
+/// body Tern decodes itself.
+typedef struct tern_inflater tern_inflater;
+
+/// Loads zlib (libz.so.1) once; returns whether it could.
+int tern_zlib_load(void);
+
+/// A new stream: `window_bits` 31 reads gzip, 15 zlib, -15 raw deflate. NULL without zlib.
+tern_inflater *tern_inflater_new(int window_bits);
+
+/// Starts the stream over, for the next gzip member or the other deflate framing.
+int tern_inflater_reset(tern_inflater *inflater, int window_bits);
+
+/// Inflates what it can of `input` into `output`; says how much of each it used, and returns
+/// zlib's code (0 going on, 1 at the stream's end, negative on an error).
+int tern_inflate(tern_inflater *inflater, const void *input, size_t input_count, size_t *consumed,
+                 void *output, size_t output_count, size_t *produced);
+
+/// zlib's words for the stream's last error, or NULL.
+const char *tern_inflater_message(const tern_inflater *inflater);
+
+/// Frees the stream; NULL is ignored.
+void tern_inflater_free(tern_inflater *inflater);
+
 #endif

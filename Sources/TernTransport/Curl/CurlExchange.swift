@@ -39,6 +39,8 @@ final class CurlExchange: @unchecked Sendable {
         case strayInput
         /// The connection libcurl chose carries another exchange, and does not speak HTTP/2.
         case sharedConnection
+        /// The body is not what its `Content-Encoding` says.
+        case contentDecoding(ContentDecoder.Failure)
     }
 
     /// The body bytes last reported sent.
@@ -93,6 +95,20 @@ final class CurlExchange: @unchecked Sendable {
     private var chunks: (framing: ChunkFraming, limit: UInt64)?
     /// The keys the server must show one of; none when empty.
     private let pinnedKeys: [String]
+    /// The request's own `Accept-Encoding`, if it named one: codings Tern cannot undo come
+    /// as they are only when asked for there.
+    private var requestedEncodings: String?
+    /// The final head's `Content-Encoding`, its repeats joined.
+    private var contentEncoding: String?
+    /// How the body is decoded: decided at its first byte (a body that cannot come, such as a
+    /// HEAD's, is never judged by its encoding), from ``contentEncoding``.
+    private var decoding = Decoding.undecided
+
+    private enum Decoding {
+        case undecided
+        case none
+        case by(ContentDecoder)
+    }
 
     init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>, handles: CurlHandles,
          loop: CurlLoop, trusting certificates: URL?) throws {
@@ -171,7 +187,9 @@ final class CurlExchange: @unchecked Sendable {
             // claimed HTTP/2 has made libcurl 7.88 take the server's connections for shared ones.
             setLong(CurlOption.httpVersion, CurlOption.http1_1)
         }
-        setString(CurlOption.acceptEncoding, "")    // every encoding libcurl can decode, decoded
+        // Tern undoes the body's encoding itself (ContentDecoder), so that a compressed stream
+        // cut short is seen for what it is; libcurl hands the body as it came.
+        setLong(CurlOption.httpContentDecoding, 0)
         // A proxy's answer to CONNECT is no head of the response: only the server's is.
         setLong(CurlOption.suppressConnectHeaders, 1)
         tern_curl_setopt_pointer(curl, easy, CurlOption.errorBuffer, errorBuffer)
@@ -196,6 +214,11 @@ final class CurlExchange: @unchecked Sendable {
 
         let method = request.httpMethod ?? "GET"
         var headers = request.allHTTPHeaderFields ?? [:]
+        if let named = headers.first(where: { $0.key.caseInsensitiveCompare("Accept-Encoding") == .orderedSame }) {
+            requestedEncodings = named.value
+        } else {
+            headers["Accept-Encoding"] = ContentDecoder.accepted
+        }
         if body != nil {
             setLong(CurlOption.post, 1)
             tern_curl_setopt_pointer(curl, easy, CurlOption.readData, context)
@@ -332,6 +355,7 @@ final class CurlExchange: @unchecked Sendable {
             return .abort
         }
         watchChunks(of: received)
+        contentEncoding = received.headers["Content-Encoding"]
         if declaresABodyThatCannotCome(received) { setLong(CurlOption.forbidReuse, 1) }
         // The body waits, the head's last line held, until the receiver resumes it.
         heldOverHeadEnd = decision == .pause
@@ -398,11 +422,45 @@ final class CurlExchange: @unchecked Sendable {
         let skipped = min(heldOverBytes, buffer.count)
         heldOverBytes -= skipped
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[skipped...])
+        if case .undecided = decoding, !bytes.isEmpty {
+            do {
+                decoding = try ContentDecoder(contentEncoding: contentEncoding, requested: requestedEncodings).map(Decoding.by) ?? .none
+            } catch {
+                stop = .contentDecoding(error)
+                return .abort
+            }
+        }
+        if case .by(let decoder) = decoding {
+            decoder.push(bytes)
+            return handOverDecoded(by: decoder, holding: buffer.count)
+        }
         guard let start = bytes.baseAddress, !bytes.isEmpty else { return .taken }
-        receivedBytes += bytes.count
         // Copied as bytes: `Data`'s initializer from a sequence looks up a tuple type's metadata
         // in the runtime's cache on each call, where threads wait on one another.
-        switch receiver.didReceive(Data(bytes: start, count: bytes.count)) {
+        return handOver(Data(bytes: start, count: bytes.count), holding: buffer.count)
+    }
+
+    /// Hands the receiver what `decoder` can make of the body so far, piece by piece, until
+    /// it pauses or stops: what a pause leaves is made on resuming, when libcurl hands over
+    /// again the `count` bytes it holds, all of them the decoder's already.
+    private func handOverDecoded(by decoder: ContentDecoder, holding count: Int) -> Written {
+        do {
+            while let piece = try decoder.next() {
+                let written = handOver(piece, holding: count)
+                guard written == .taken else { return written }
+            }
+            return .taken
+        } catch {
+            stop = .contentDecoding(error)
+            return .abort
+        }
+    }
+
+    /// Hands `chunk` of the body to the receiver; on a pause libcurl keeps the `count` bytes of
+    /// its buffer and hands them over again.
+    private func handOver(_ chunk: Data, holding count: Int) -> Written {
+        receivedBytes += chunk.count
+        switch receiver.didReceive(chunk) {
         case .proceed:
             return .taken
         case .stop:
@@ -410,7 +468,7 @@ final class CurlExchange: @unchecked Sendable {
             return .abort
         case .pause:
             // Paused, libcurl keeps this whole buffer and hands it over again on resuming.
-            heldOverBytes = buffer.count
+            heldOverBytes = count
             isReceivingPaused = true
             return .pause
         }
@@ -575,6 +633,9 @@ final class CurlExchange: @unchecked Sendable {
                 ?? CurlCode.urlError(code, message: message(for: code), url: url)
         }
         if error == nil, !head.isComplete { error = endedBeforeItsHead() }
+        if error == nil, case .by(let decoder) = decoding {
+            do { try decoder.finish() } catch let failure { error = Stop.contentDecoding(failure).error(endingWith: CurlCode.writeError, url: url) }
+        }
         if code != nil { receiver.didCollect(metrics()) }
         receiver.didComplete(with: error)
     }
@@ -741,6 +802,11 @@ extension CurlExchange.Stop {
             return ResponseHeadCheck.refusal(problem, url: url)
         case .head(.claimsHTTP2):
             return ResponseHeadCheck.refusal("its status line says HTTP/2 or later on a connection that speaks HTTP/1", url: url)
+        case .contentDecoding(let failure):
+            return URLError(.cannotDecodeContentData, userInfo: [
+                NSLocalizedDescriptionKey: failure.reason,
+                NSURLErrorFailingURLErrorKey: url,
+            ])
         case .head(.tooLarge):
             return URLError(.badServerResponse, userInfo: [
                 NSLocalizedDescriptionKey: "the response's head passed \(ResponseHeadReader.limit / 1024) KiB",

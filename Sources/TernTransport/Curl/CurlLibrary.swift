@@ -109,7 +109,7 @@ enum CurlOption {
     static let headerFunction: Int32 = 20_079
     static let sslVerifyHost: Int32 = 81
     static let noSignal: Int32 = 99
-    static let acceptEncoding: Int32 = 10_102
+    static let httpContentDecoding: Int32 = 158
     static let postFieldSize: Int32 = 30_120
     static let protocols: Int32 = 181
     static let progressFunction: Int32 = 20_219

@@ -22,7 +22,8 @@ import FoundationNetworking
 /// so while requests come further apart than that.
 ///
 /// It keeps no cookies (each API keeps its own, in its ``CookieJar``) and no cache: each request
-/// sends the headers Tern gives it and libcurl's `Accept: */*` and `Accept-Encoding`.
+/// sends the headers Tern gives it, libcurl's `Accept: */*` and `Accept-Encoding: gzip, deflate`,
+/// which it undoes itself, unless the request names its own.
 public final class CurlTransport: Transport {
     private let library: CurlLibrary
     /// The event loop; internal for the tests, which watch it end.

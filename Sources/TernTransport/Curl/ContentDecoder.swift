@@ -1,0 +1,226 @@
+#if os(Linux)
+import CTernCurl
+import Foundation
+
+/// Undoes a response body's `Content-Encoding` as it arrives (gzip, deflate, or both stacked)
+/// and checks that each compressed stream ends whole.
+///
+/// libcurl 7.88 takes a gzip stream cut short for a whole one: a server that sends 20 of a
+/// body's 31 compressed bytes, with a `Content-Length` of 20, had `{"ok":tru` handed over as the
+/// answer to `{"ok":true}`. Decoding here, Tern sees each stream's end, or its absence, and a
+/// body that is not what its encoding says fails the request.
+///
+/// Pulled, not pushed: ``next()`` makes one piece of at most ``pieceSize`` bytes at a time, so
+/// a receiver that pauses or stops is handed no more than it asked for, and a compression bomb
+/// meets the body's limit piece by piece, not after a whole read has been inflated.
+final class ContentDecoder {
+    /// What Tern asks servers for, when the request names no encodings of its own.
+    static let accepted = "gzip, deflate"
+
+    /// The largest piece of decoded body handed over at once.
+    static let pieceSize = 64 * 1024
+
+    /// The most codings one body may stack; libcurl refused more than five.
+    static let maximumCodings = 4
+
+    /// Why a body could not be decoded.
+    enum Failure: Error, Equatable {
+        /// A coding Tern cannot undo, and the request did not ask for.
+        case unknownCoding(String)
+        /// More codings than ``ContentDecoder/maximumCodings``.
+        case tooManyCodings(Int)
+        /// zlib could not be loaded.
+        case noZlib
+        /// The bytes are not the coding they claim; zlib's word for why.
+        case corrupt(coding: String, reason: String)
+        /// Bytes came after the compressed stream ended.
+        case trailingBytes(coding: String)
+        /// The body ended before its compressed stream did.
+        case truncated(coding: String)
+
+        /// What went wrong, in words.
+        var reason: String {
+            switch self {
+            case .unknownCoding(let coding): "the response's body is encoded as \"\(coding)\", which was not asked for and cannot be undone"
+            case .tooManyCodings(let count): "the response's body names \(count) encodings, more than \(ContentDecoder.maximumCodings)"
+            case .noZlib: "the response's body is compressed, and zlib (libz.so.1) could not be loaded to undo it"
+            case .corrupt(let coding, let reason): "the response's body is not valid \(coding) (\(reason))"
+            case .trailingBytes(let coding): "bytes follow the end of the response body's \(coding) stream"
+            case .truncated(let coding): "the response's body ended before its \(coding) stream did: it was cut short"
+            }
+        }
+    }
+
+    /// One coding to undo, with the input it has not yet used.
+    private final class Stage {
+        let coding: String
+        let isGzip: Bool
+        var inflater: OpaquePointer?
+        var input = Data()
+        /// Whether a stream (a gzip member) is under way, rather than not yet begun or ended.
+        var isInStream = false
+        /// Whether zlib may hold output it has not handed over: its last call filled the piece.
+        var mayHoldOutput = false
+        /// Whether any input came at all: an empty body is an empty body, in any coding.
+        var sawInput = false
+        /// Whether a stream (a gzip member) has ended.
+        var hasEnded = false
+
+        init(coding: String) {
+            self.coding = coding
+            isGzip = coding == "gzip" || coding == "x-gzip"
+        }
+
+        deinit { tern_inflater_free(inflater) }
+    }
+
+    /// The codings in the order they are undone: the last applied first.
+    private let stages: [Stage]
+
+    /// A decoder for a response whose `Content-Encoding` is `header`, or `nil` when the body
+    /// needs none (no header, identity only) or is to be handed over as it came: every coding
+    /// Tern cannot undo is one `requested`, the request's own `Accept-Encoding`, names.
+    init?(contentEncoding header: String?, requested: String?) throws(Failure) {
+        let codings = (header ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty && $0 != "identity" }
+        guard !codings.isEmpty else { return nil }
+        let unknown = codings.filter { !["gzip", "x-gzip", "deflate"].contains($0) }
+        if let coding = unknown.first {
+            // Asked for by name: the caller undoes it, as the header tells them.
+            let asked = Set((requested ?? "").split(separator: ",").map {
+                $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            })
+            guard unknown.allSatisfy(asked.contains) else { throw .unknownCoding(coding) }
+            return nil
+        }
+        guard codings.count <= Self.maximumCodings else { throw .tooManyCodings(codings.count) }
+        guard tern_zlib_load() != 0 else { throw .noZlib }
+        stages = codings.reversed().map(Stage.init)
+    }
+
+    /// Takes the next bytes of the body as it came.
+    func push(_ bytes: UnsafeRawBufferPointer) {
+        guard let last = stages.last, !bytes.isEmpty else { return }
+        last.input.append(bytes.bindMemory(to: UInt8.self))
+        last.sawInput = true
+    }
+
+    /// The next piece of the decoded body, or `nil` until more of the body comes.
+    func next() throws(Failure) -> Data? {
+        try produce(from: 0)
+    }
+
+    /// Throws unless every stream ended whole, once the body has: a body cut short ends the
+    /// request, not just its stream.
+    func finish() throws(Failure) {
+        for stage in stages where stage.sawInput && (stage.isInStream || !stage.input.isEmpty || !stage.hasEnded) {
+            throw .truncated(coding: stage.coding)
+        }
+    }
+
+    /// A piece out of stage `index`, fed from the stage after it (or the body) as it needs.
+    private func produce(from index: Int) throws(Failure) -> Data? {
+        let stage = stages[index]
+        while true {
+            if let piece = try inflate(stage), !piece.isEmpty { return piece }
+            guard index + 1 < stages.count, let more = try produce(from: index + 1) else { return nil }
+            stage.input.append(more)
+            stage.sawInput = true
+        }
+    }
+
+    /// Inflates what `stage` holds into one piece; `nil` when it needs more input first.
+    private func inflate(_ stage: Stage) throws(Failure) -> Data? {
+        guard !stage.input.isEmpty || stage.mayHoldOutput else { return nil }
+        // Sized to what the input may make, not zeroed: most bodies are small.
+        let capacity = min(Self.pieceSize, max(16 * 1024, stage.input.count * 8))
+        guard let piece = malloc(capacity) else { throw .corrupt(coding: stage.coding, reason: "no memory for its decoding") }
+        var made = 0
+        do {
+            inflating: while made < capacity, !stage.input.isEmpty || stage.mayHoldOutput {
+                if !stage.isInStream {
+                    guard try begin(stage) else { break }
+                }
+                var consumed = 0, produced = 0
+                let result = stage.input.withUnsafeBytes { input in
+                    tern_inflate(stage.inflater, input.baseAddress, input.count, &consumed, piece + made, capacity - made, &produced)
+                }
+                stage.input.removeFirst(consumed)
+                made += produced
+                switch result {
+                case 0:    // Z_OK: with the piece full, zlib may hold more
+                    stage.mayHoldOutput = made == capacity
+                case 1:    // Z_STREAM_END: another gzip member may follow, nothing else
+                    stage.isInStream = false
+                    stage.hasEnded = true
+                    stage.mayHoldOutput = false
+                case -5:   // Z_BUF_ERROR: nothing more until more input comes
+                    stage.mayHoldOutput = false
+                    break inflating
+                default:
+                    throw Failure.corrupt(coding: stage.coding, reason: Self.reason(result, stage.inflater))
+                }
+            }
+        } catch let failure as Failure {
+            free(piece)
+            throw failure
+        } catch {
+            free(piece)
+            throw .corrupt(coding: stage.coding, reason: "\(error)")
+        }
+        guard made > 0 else {
+            free(piece)
+            return nil
+        }
+        // A small piece gives back what it did not use.
+        let kept = made < capacity / 2 ? realloc(piece, made) ?? piece : piece
+        return Data(bytesNoCopy: kept, count: made, deallocator: .free)
+    }
+
+    /// Starts the next stream of `stage` once there is enough input to tell its framing; returns
+    /// whether it began.
+    private func begin(_ stage: Stage) throws(Failure) -> Bool {
+        if stage.isGzip {
+            // After a member's end, only another member may follow.
+            if stage.hasEnded {
+                guard let first = stage.input.first else { return false }
+                guard first == 0x1F, stage.input.count < 2 || stage.input[stage.input.startIndex + 1] == 0x8B else {
+                    throw .trailingBytes(coding: stage.coding)
+                }
+                guard stage.input.count >= 2 else { return false }
+            }
+            try open(stage, windowBits: 31)
+            return true
+        }
+        guard !stage.hasEnded else { throw .trailingBytes(coding: stage.coding) }
+        // "deflate" means zlib's framing, but some servers send the raw stream: zlib's header is
+        // two bytes whose value is a multiple of 31, with deflate's method in the first.
+        guard stage.input.count >= 2 else { return false }
+        let first = Int(stage.input[stage.input.startIndex]), second = Int(stage.input[stage.input.startIndex + 1])
+        let isZlib = first & 0x0F == 8 && first >> 4 <= 7 && (first << 8 | second) % 31 == 0
+        try open(stage, windowBits: isZlib ? 15 : -15)
+        return true
+    }
+
+    private func open(_ stage: Stage, windowBits: Int32) throws(Failure) {
+        if let inflater = stage.inflater {
+            guard tern_inflater_reset(inflater, windowBits) == 0 else { throw .corrupt(coding: stage.coding, reason: "zlib could not start over") }
+        } else {
+            guard let inflater = tern_inflater_new(windowBits) else { throw .noZlib }
+            stage.inflater = inflater
+        }
+        stage.isInStream = true
+    }
+
+    /// zlib's word for what went wrong, or its code's.
+    private static func reason(_ code: Int32, _ inflater: OpaquePointer?) -> String {
+        if let message = tern_inflater_message(inflater) { return String(cString: message) }
+        switch code {
+        case 2: return "it needs a preset dictionary"
+        case -3: return "its data is corrupt"
+        case -4: return "zlib ran out of memory"
+        default: return "zlib said \(code)"
+        }
+    }
+}
+#endif
