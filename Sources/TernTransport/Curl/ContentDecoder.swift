@@ -86,16 +86,24 @@ final class ContentDecoder {
         guard !codings.isEmpty else { return nil }
         let unknown = codings.filter { !["gzip", "x-gzip", "deflate"].contains($0) }
         if let coding = unknown.first {
-            // Asked for by name: the caller undoes it, as the header tells them.
-            let asked = Set((requested ?? "").split(separator: ",").map {
-                $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-            })
-            guard unknown.allSatisfy(asked.contains) else { throw .unknownCoding(coding) }
+            // Asked for by name (or by "*"): the caller undoes it, as the header tells them.
+            let asked = Self.acceptable(requested ?? "")
+            guard unknown.allSatisfy({ asked.contains($0) || asked.contains("*") }) else { throw .unknownCoding(coding) }
             return nil
         }
         guard codings.count <= Self.maximumCodings else { throw .tooManyCodings(codings.count) }
         guard tern_zlib_load() != 0 else { throw .noZlib }
         stages = codings.reversed().map(Stage.init)
+    }
+
+    /// The codings an `Accept-Encoding` value accepts: those it names without `q=0`.
+    static func acceptable(_ value: String) -> Set<String> {
+        Set(value.split(separator: ",").compactMap { item in
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let name = parts.first, !name.isEmpty else { return nil }
+            let refused = parts.dropFirst().contains { $0.hasPrefix("q=") && (Double($0.dropFirst(2)) ?? 1) == 0 }
+            return refused ? nil : name
+        })
     }
 
     /// Takes the next bytes of the body as it came.
@@ -136,7 +144,7 @@ final class ContentDecoder {
         let capacity = min(Self.pieceSize, max(16 * 1024, stage.input.count * 8))
         guard let piece = malloc(capacity) else { throw .corrupt(coding: stage.coding, reason: "no memory for its decoding") }
         var made = 0
-        do {
+        do throws(Failure) {
             inflating: while made < capacity, !stage.input.isEmpty || stage.mayHoldOutput {
                 if !stage.isInStream {
                     guard try begin(stage) else { break }
@@ -148,6 +156,9 @@ final class ContentDecoder {
                 stage.input.removeFirst(consumed)
                 made += produced
                 switch result {
+                case 0 where consumed == 0 && produced == 0:   // no progress: wait for more, never spin
+                    stage.mayHoldOutput = false
+                    break inflating
                 case 0:    // Z_OK: with the piece full, zlib may hold more
                     stage.mayHoldOutput = made == capacity
                 case 1:    // Z_STREAM_END: another gzip member may follow, nothing else
@@ -158,15 +169,12 @@ final class ContentDecoder {
                     stage.mayHoldOutput = false
                     break inflating
                 default:
-                    throw Failure.corrupt(coding: stage.coding, reason: Self.reason(result, stage.inflater))
+                    throw .corrupt(coding: stage.coding, reason: Self.reason(result, stage.inflater))
                 }
             }
-        } catch let failure as Failure {
-            free(piece)
-            throw failure
         } catch {
             free(piece)
-            throw .corrupt(coding: stage.coding, reason: "\(error)")
+            throw error
         }
         guard made > 0 else {
             free(piece)
