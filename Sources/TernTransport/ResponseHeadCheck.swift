@@ -89,6 +89,12 @@ enum ResponseHeadCheck {
             coding.split(separator: ";").first.map { String(trimmed($0)).caseInsensitiveEquals("chunked") } == true
         }
         if chunked.count > 1 { return "it is chunked more than once (\(named))" }
+        // No request asks for another (TE), and no transport undoes one: a body in gzip would be
+        // handed over compressed, taken for the answer.
+        if let other = codings.lazy.compactMap({ $0.split(separator: ";").first.map { String(trimmed($0)) } })
+            .first(where: { !$0.isEmpty && !$0.caseInsensitiveEquals("chunked") && !$0.caseInsensitiveEquals("identity") }) {
+            return "it has a transfer coding no request asks for (\(other.prefix(40)))"
+        }
         if !chunked.isEmpty, codings.last?.caseInsensitiveEquals("chunked") != true {
             return "its last transfer coding is not chunked, which it names (\(named))"
         }

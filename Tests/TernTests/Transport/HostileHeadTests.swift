@@ -61,6 +61,10 @@ import Tern
         "http/1.1 200 OK\r\nContent-Length: 5",
         "HTTP/1.1 2000 OK\r\nContent-Length: 5",
         "HTTP/1.1 302 Found\r\nLocation: /a\r\nLocation: /b\r\nContent-Length: 5",
+        // A transfer coding nobody asked for (TE), which no transport undoes: the body would come
+        // compressed, as the answer.
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: br",
         // Another protocol from here on, unasked; no HTTP answer may ever come.
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade",
     ]
