@@ -74,7 +74,8 @@ final class ContentDecoder {
         deinit { tern_inflater_free(inflater) }
     }
 
-    /// The codings in the order they are undone: the last applied first.
+    /// The codings in the order they were applied: the body as it came goes into the last,
+    /// undone first, and the first makes the decoded body.
     private let stages: [Stage]
 
     /// A decoder for a response whose `Content-Encoding` is `header`, or `nil` when the body
@@ -93,7 +94,7 @@ final class ContentDecoder {
         }
         guard codings.count <= Self.maximumCodings else { throw .tooManyCodings(codings.count) }
         guard tern_zlib_load() != 0 else { throw .noZlib }
-        stages = codings.reversed().map(Stage.init)
+        stages = codings.map(Stage.init)
     }
 
     /// The codings an `Accept-Encoding` value accepts: those it names without `q=0`.

@@ -59,6 +59,7 @@ import TernTesting
         Encoded(testDescription: "deflate without it", encoding: "deflate", bytes: GzipStream.deflate(text, raw: true)),
         Encoded(testDescription: "gzip twice", encoding: "gzip, gzip", bytes: GzipStream.stored(gzip)),
         Encoded(testDescription: "gzip and identity", encoding: "identity, gzip", bytes: gzip),
+        Encoded(testDescription: "gzip, then deflate", encoding: "gzip, deflate", bytes: GzipStream.deflate(gzip)),
     ]
 
     @Test(arguments: undone, [false, true])
