@@ -28,7 +28,7 @@ enum CurlCode {
         case 35, 77: .secureConnectionFailed        // CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE
         case 52: .badServerResponse                 // CURLE_GOT_NOTHING: an empty reply
         case 58: .clientCertificateRejected         // CURLE_SSL_CERTPROBLEM
-        case 60: .serverCertificateUntrusted        // CURLE_PEER_FAILED_VERIFICATION
+        case 60: peerFailedVerification(message)    // CURLE_PEER_FAILED_VERIFICATION
         case 61: .cannotDecodeContentData           // CURLE_BAD_CONTENT_ENCODING
         case rewindFailed: .networkConnectionLost
         case abortedByCallback: .cancelled
@@ -39,6 +39,14 @@ enum CurlCode {
             NSURLErrorFailingURLErrorKey: url,
             "CURLcode": Int(code),
         ])
+    }
+
+    /// A certificate that failed verification, as URLSession tells the cases apart: out of its
+    /// dates (OpenSSL's words, in libcurl's message), or not trusted for this host at all.
+    private static func peerFailedVerification(_ message: String) -> URLError.Code {
+        if message.contains("certificate has expired") { return .serverCertificateHasBadDate }
+        if message.contains("certificate is not yet valid") { return .serverCertificateNotYetValid }
+        return .serverCertificateUntrusted
     }
 }
 #endif

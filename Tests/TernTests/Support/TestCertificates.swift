@@ -6,16 +6,19 @@ import Foundation
 final class TestCertificates: Sendable {
     let directory: URL
 
-    init() throws {
+    /// - Parameters:
+    ///   - names: The server certificate's subject alternative names: 127.0.0.1 unless given.
+    ///   - days: How long it is valid from now; -1 makes one that expired a day ago.
+    init(names: String = "IP:127.0.0.1", days: Int = 1) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         let file = { (name: String) in self.directory.appendingPathComponent(name).path }
         try Self.openssl(["req", "-x509"] + key + ["-keyout", file("ca.key"), "-out", file("ca.pem"), "-days", "1", "-subj", "/CN=Tern Test CA"])
         try Self.openssl(["req"] + key + ["-keyout", file("server.key"), "-out", file("server.csr"), "-subj", "/CN=127.0.0.1"])
-        try Data("subjectAltName=IP:127.0.0.1\n".utf8).write(to: directory.appendingPathComponent("san.ext"))
+        try Data("subjectAltName=\(names)\n".utf8).write(to: directory.appendingPathComponent("san.ext"))
         try Self.openssl(["x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial",
-                          "-out", file("server.pem"), "-days", "1", "-extfile", file("san.ext")])
+                          "-out", file("server.pem"), "-days", "\(days)", "-extfile", file("san.ext")])
         // Written whole, whoever reaped openssl (see openssl(_:)).
         guard FileManager.default.fileExists(atPath: file("server.pem")) else { throw TestError(code: -1) }
     }

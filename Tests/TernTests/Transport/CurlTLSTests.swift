@@ -55,6 +55,23 @@ import TernTesting
         #expect("\(failure)".contains("certificate"))
     }
 
+    /// A certificate from the very authority the transport trusts, but for another host, or out
+    /// of its dates: refused before a byte of the request is sent, with the error URLSession
+    /// gives for each.
+    @Test(arguments: [("DNS:example.test", 1, URLError.Code.serverCertificateUntrusted),
+                      ("IP:127.0.0.2", 1, .serverCertificateUntrusted),
+                      ("DNS:127.0.0.1", 1, .serverCertificateUntrusted),
+                      ("IP:127.0.0.1", -1, .serverCertificateHasBadDate)])
+    func aPeerOfTheTrustedAuthorityForAnotherHostOrOutOfDateIsRefused(names: String, days: Int, code: URLError.Code) async throws {
+        let server = try HTTPSServer(certificates: TestCertificates(names: names, days: days))
+        let result = await get(server, over: try CurlTransport(trusting: server.authority))
+        guard case .failure(APIError.transportFailed(let failure)) = result else {
+            Issue.record("expected transportFailed, got \(result)")
+            return
+        }
+        #expect(failure.urlError?.code == code, "\(failure)")
+    }
+
     #if compiler(>=6.3)
     /// HTTPS is not counted by Tern's own cap (HTTP/2 streams share a connection); libcurl's
     /// total holds it. Each server closes each connection after its answer, so every request is
