@@ -23,6 +23,29 @@ enum GzipStream {
         return zlib
     }
 
+    /// `data` compressed for real (zlib's `compress2`, best compression), as one gzip member.
+    static func compressed(_ data: Data) -> Data {
+        let zlib = zlibCompressed(data)
+        var gzip = Data([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 2, 0xFF])
+        gzip.append(zlib.dropFirst(2).dropLast(4))   // the raw stream, without zlib's framing
+        gzip.append(contentsOf: withUnsafeBytes(of: crc32(data).littleEndian) { Array($0) })
+        gzip.append(contentsOf: withUnsafeBytes(of: UInt32(truncatingIfNeeded: data.count).littleEndian) { Array($0) })
+        return gzip
+    }
+
+    /// `data` in zlib's framing, compressed at its best.
+    static func zlibCompressed(_ data: Data) -> Data {
+        guard let library = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL), let symbol = dlsym(library, "compress2") else { return Data() }
+        typealias Compress = @convention(c) (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt>?, UnsafePointer<UInt8>?, UInt, Int32) -> Int32
+        let compress = unsafeBitCast(symbol, to: Compress.self)
+        var output = [UInt8](repeating: 0, count: data.count + data.count / 100 + 64)
+        var length = UInt(output.count)
+        let result = data.withUnsafeBytes { input in
+            compress(&output, &length, input.bindMemory(to: UInt8.self).baseAddress, UInt(input.count), 9)
+        }
+        return result == 0 ? Data(output.prefix(Int(length))) : Data()
+    }
+
     /// Stored blocks of at most 65,535 bytes; the last is marked final.
     private static func deflateStored(_ data: Data) -> Data {
         var blocks = Data()

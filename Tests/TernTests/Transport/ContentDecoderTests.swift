@@ -56,6 +56,45 @@ import Testing
         }
     }
 
+    /// Streams compressed for real and then damaged at random (bytes changed, put in, taken
+    /// out, the stream cut), fed in pieces of random sizes: each decodes to exactly what was
+    /// compressed, or fails with a reason; never a crash, a hang or another body. Deflate
+    /// without zlib's framing carries no check of what it makes, only of where it ends: damage
+    /// inside it can decode to other bytes, as it would for any reader; it is fed for the rest.
+    @Test(arguments: 0..<4)
+    func aDamagedStreamDecodesWholeOrFails(seed: UInt64) throws {
+        var random = SplitMix(seed: 0xC0DE + seed)
+        let json = Data((0..<60).map { #"{"id":\#($0),"name":"item \#($0)","tags":["a","b"],"price":\#(Double($0) * 1.5)}"# }.joined(separator: ",").utf8)
+        let streams = [("gzip", GzipStream.compressed(json), true), ("deflate", GzipStream.zlibCompressed(json), true),
+                       ("gzip", GzipStream.stored(json), true), ("deflate", GzipStream.zlibCompressed(json).dropFirst(2).dropLast(4), false)]
+        var failed = 0, checked = 0
+        for _ in 0..<500 {
+            let (encoding, original, isChecked) = streams[Int(random.next() % UInt64(streams.count))]
+            var damaged = [UInt8](original)
+            for _ in 0..<(1 + random.next() % 3) {
+                let at = Int(random.next() % UInt64(damaged.count))
+                switch random.next() % 4 {
+                case 0: damaged[at] ^= UInt8(1 << (random.next() % 8))
+                case 1: damaged[at] = UInt8(truncatingIfNeeded: random.next())
+                case 2: damaged.insert(UInt8(truncatingIfNeeded: random.next()), at: at)
+                default: damaged.removeSubrange(at..<min(damaged.count, at + 1 + Int(random.next() % 16)))
+                }
+                if damaged.isEmpty { damaged = [0] }
+            }
+            if random.next() % 4 == 0 { damaged.removeLast(Int(random.next() % UInt64(damaged.count))) }
+            checked += isChecked ? 1 : 0
+            do {
+                let decoded = try decode(Data(damaged), as: encoding, inPiecesOf: 1 + Int(random.next() % 300))
+                // Only damage that left the stream as it was (a byte set to its own value), or
+                // the empty body a cut to nothing is, decodes.
+                if isChecked { #expect(decoded == json || (decoded.isEmpty && damaged.isEmpty), "\(encoding) decoded to \(decoded.count) bytes") }
+            } catch {
+                failed += isChecked ? 1 : 0
+            }
+        }
+        #expect(failed > checked * 9 / 10, "\(failed) of \(checked) damaged streams with a check failed")
+    }
+
     @Test func whatARequestAcceptsIsReadAsHTTPSaysAndRefusalsCount() throws {
         #expect(ContentDecoder.acceptable("br;q=1.0, GZIP ;q=0.5, zstd;q=0, *;q=0.000, x") == ["br", "gzip", "x"])
         #expect(throws: ContentDecoder.Failure.unknownCoding("zstd")) { try ContentDecoder(contentEncoding: "zstd", requested: "zstd;q=0") }
