@@ -249,8 +249,9 @@ int tern_psl_cookie_domain_acceptable(const char *host, const char *domain) {
     return tern_psl_acceptable(tern_psl, host, domain);
 }
 
-// zlib, loaded at run time as libcurl is: zlib's stream as its ABI lays it out (unchanged since
-// 1.0), so that no header is needed to build.
+// The decompressors libcurl links, loaded at run time as libcurl is: zlib (its stream laid out
+// as its ABI has had it since 1.0), brotli's decoder and zstd, each optional. No header is
+// needed to build.
 typedef struct {
     const unsigned char *next_in; unsigned avail_in; unsigned long total_in;
     unsigned char *next_out; unsigned avail_out; unsigned long total_out;
@@ -259,67 +260,156 @@ typedef struct {
     int data_type; unsigned long adler; unsigned long reserved;
 } tern_z_stream;
 
-struct tern_inflater { tern_z_stream stream; };
+typedef struct { const void *src; size_t size; size_t pos; } tern_zstd_in;
+typedef struct { void *dst; size_t size; size_t pos; } tern_zstd_out;
 
-static int (*tern_z_init)(tern_z_stream *, int, const char *, int);
-static int (*tern_z_inflate)(tern_z_stream *, int);
-static int (*tern_z_reset)(tern_z_stream *, int);
-static int (*tern_z_end)(tern_z_stream *);
-static const char *(*tern_z_version)(void);
-static pthread_once_t tern_zlib_once = PTHREAD_ONCE_INIT;
+static struct {
+    int (*init)(tern_z_stream *, int, const char *, int);
+    int (*inflate)(tern_z_stream *, int);
+    int (*reset)(tern_z_stream *, int);
+    int (*end)(tern_z_stream *);
+    const char *(*version)(void);
+} tern_zlib;
 
-static void tern_zlib_open(void) {
+static struct {
+    void *(*create)(void *, void *, void *);
+    void (*destroy)(void *);
+    int (*decompress)(void *, size_t *, const uint8_t **, size_t *, uint8_t **, size_t *);
+    int (*error_code)(const void *);
+    const char *(*error_string)(int);
+} tern_brotli;
+
+static struct {
+    void *(*create)(void);
+    size_t (*free)(void *);
+    size_t (*decompress)(void *, tern_zstd_out *, tern_zstd_in *);
+    size_t (*set_parameter)(void *, int, int);
+    unsigned (*is_error)(size_t);
+    const char *(*error_name)(size_t);
+} tern_zstd;
+
+static pthread_once_t tern_decoders_once = PTHREAD_ONCE_INIT;
+
+/// Fills `table` from `library`, `count` symbols by name; clears it unless every one is found.
+static void tern_find_all(void *library, void **table, const char *const *names, int count) {
+    for (int index = 0; library && index < count; index++) {
+        if (!(table[index] = dlsym(library, names[index]))) break;
+        if (index == count - 1) return;
+    }
+    for (int index = 0; index < count; index++) table[index] = NULL;
+}
+
+static void tern_decoders_open(void) {
 #if defined(__linux__)
-    void *library = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library) return;
-    *(void **)&tern_z_init = dlsym(library, "inflateInit2_");
-    *(void **)&tern_z_inflate = dlsym(library, "inflate");
-    *(void **)&tern_z_reset = dlsym(library, "inflateReset2");
-    *(void **)&tern_z_end = dlsym(library, "inflateEnd");
-    *(void **)&tern_z_version = dlsym(library, "zlibVersion");
+    static const char *const zlib[] = {"inflateInit2_", "inflate", "inflateReset2", "inflateEnd", "zlibVersion"};
+    tern_find_all(dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL), (void **)&tern_zlib, zlib, 5);
+    static const char *const brotli[] = {"BrotliDecoderCreateInstance", "BrotliDecoderDestroyInstance",
+        "BrotliDecoderDecompressStream", "BrotliDecoderGetErrorCode", "BrotliDecoderErrorString"};
+    tern_find_all(dlopen("libbrotlidec.so.1", RTLD_NOW | RTLD_LOCAL), (void **)&tern_brotli, brotli, 5);
+    static const char *const zstd[] = {"ZSTD_createDStream", "ZSTD_freeDStream", "ZSTD_decompressStream",
+        "ZSTD_DCtx_setParameter", "ZSTD_isError", "ZSTD_getErrorName"};
+    tern_find_all(dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL), (void **)&tern_zstd, zstd, 6);
 #endif
 }
 
-int tern_zlib_load(void) {
-    pthread_once(&tern_zlib_once, tern_zlib_open);
-    return tern_z_init && tern_z_inflate && tern_z_reset && tern_z_end && tern_z_version;
+int tern_coding_available(int coding) {
+    pthread_once(&tern_decoders_once, tern_decoders_open);
+    switch (coding) {
+    case TERN_CODING_GZIP: case TERN_CODING_ZLIB: case TERN_CODING_RAW_DEFLATE: return tern_zlib.init != NULL;
+    case TERN_CODING_BROTLI: return tern_brotli.create != NULL;
+    case TERN_CODING_ZSTD: return tern_zstd.create != NULL;
+    default: return 0;
+    }
 }
 
-tern_inflater *tern_inflater_new(int window_bits) {
-    if (!tern_zlib_load()) return NULL;
-    tern_inflater *inflater = calloc(1, sizeof(tern_inflater));
-    if (!inflater) return NULL;
-    if (tern_z_init(&inflater->stream, window_bits, tern_z_version(), (int)sizeof(tern_z_stream)) != 0) {
-        free(inflater);
+struct tern_decoder {
+    int coding;
+    tern_z_stream zlib;     // zlib's codings
+    void *state;            // brotli's or zstd's; NULL for zlib's
+    int zlib_started;
+    size_t zstd_error;
+};
+
+static int tern_z_window(int coding) {
+    return coding == TERN_CODING_GZIP ? 31 : coding == TERN_CODING_ZLIB ? 15 : -15;
+}
+
+tern_decoder *tern_decoder_new(int coding) {
+    if (!tern_coding_available(coding)) return NULL;
+    tern_decoder *decoder = calloc(1, sizeof(tern_decoder));
+    if (!decoder) return NULL;
+    decoder->coding = coding;
+    if (coding == TERN_CODING_BROTLI) {
+        decoder->state = tern_brotli.create(NULL, NULL, NULL);
+    } else if (coding == TERN_CODING_ZSTD) {
+        decoder->state = tern_zstd.create();
+        // At most an 8 MiB window (2^23), as browsers hold HTTP's zstd to (RFC 8878): a frame
+        // may ask for 2 GiB, and the default let one response take 128 MiB.
+        if (decoder->state) tern_zstd.set_parameter(decoder->state, 100, 23);   // ZSTD_d_windowLogMax
+    } else if (tern_zlib.init(&decoder->zlib, tern_z_window(coding), tern_zlib.version(), (int)sizeof(tern_z_stream)) == 0) {
+        decoder->zlib_started = 1;
+    }
+    if (!decoder->state && !decoder->zlib_started) {
+        free(decoder);
         return NULL;
     }
-    return inflater;
+    return decoder;
 }
 
-int tern_inflater_reset(tern_inflater *inflater, int window_bits) {
-    return tern_z_reset(&inflater->stream, window_bits);
+int tern_decoder_restart(tern_decoder *decoder, int coding) {
+    if (!decoder->zlib_started || coding == TERN_CODING_BROTLI || coding == TERN_CODING_ZSTD) return -1;
+    decoder->coding = coding;
+    return tern_zlib.reset(&decoder->zlib, tern_z_window(coding)) == 0 ? 0 : -1;
 }
 
-int tern_inflate(tern_inflater *inflater, const void *input, size_t input_count, size_t *consumed,
-                 void *output, size_t output_count, size_t *produced) {
-    tern_z_stream *stream = &inflater->stream;
+int tern_decode(tern_decoder *decoder, const void *input, size_t input_count, size_t *consumed,
+                void *output, size_t output_count, size_t *produced) {
+    *consumed = 0;
+    *produced = 0;
+    if (decoder->coding == TERN_CODING_BROTLI) {
+        size_t available_in = input_count, available_out = output_count;
+        const uint8_t *next_in = input;
+        uint8_t *next_out = output;
+        int result = tern_brotli.decompress(decoder->state, &available_in, &next_in, &available_out, &next_out, NULL);
+        *consumed = input_count - available_in;
+        *produced = output_count - available_out;
+        return result == 1 ? 1 : result == 0 ? -1 : 0;   // SUCCESS, ERROR, or more input or output wanted
+    }
+    if (decoder->coding == TERN_CODING_ZSTD) {
+        tern_zstd_in in = {input, input_count, 0};
+        tern_zstd_out out = {output, output_count, 0};
+        size_t result = tern_zstd.decompress(decoder->state, &out, &in);
+        *consumed = in.pos;
+        *produced = out.pos;
+        if (tern_zstd.is_error(result)) {
+            decoder->zstd_error = result;
+            return -1;
+        }
+        return result == 0 ? 1 : 0;   // 0: a frame decoded and flushed whole
+    }
+    tern_z_stream *stream = &decoder->zlib;
     stream->next_in = input;
     stream->avail_in = input_count > 0x40000000 ? 0x40000000 : (unsigned)input_count;
     stream->next_out = output;
     stream->avail_out = output_count > 0x40000000 ? 0x40000000 : (unsigned)output_count;
     unsigned offered_in = stream->avail_in, offered_out = stream->avail_out;
-    int result = tern_z_inflate(stream, 0);   // Z_NO_FLUSH
+    int result = tern_zlib.inflate(stream, 0);   // Z_NO_FLUSH
     *consumed = offered_in - stream->avail_in;
     *produced = offered_out - stream->avail_out;
-    return result;
+    return result == 0 ? 0 : result == 1 ? 1 : result == -5 ? 2 : -1;   // Z_OK, Z_STREAM_END, Z_BUF_ERROR
 }
 
-const char *tern_inflater_message(const tern_inflater *inflater) {
-    return inflater ? inflater->stream.msg : NULL;
+const char *tern_decoder_message(const tern_decoder *decoder) {
+    if (!decoder) return NULL;
+    if (decoder->coding == TERN_CODING_BROTLI) return tern_brotli.error_string(tern_brotli.error_code(decoder->state));
+    if (decoder->coding == TERN_CODING_ZSTD) return decoder->zstd_error ? tern_zstd.error_name(decoder->zstd_error) : NULL;
+    return decoder->zlib.msg;
 }
 
-void tern_inflater_free(tern_inflater *inflater) {
-    if (!inflater) return;
-    tern_z_end(&inflater->stream);
-    free(inflater);
+void tern_decoder_free(tern_decoder *decoder) {
+    if (!decoder) return;
+    if (decoder->coding == TERN_CODING_BROTLI) tern_brotli.destroy(decoder->state);
+    else if (decoder->coding == TERN_CODING_ZSTD) tern_zstd.free(decoder->state);
+    else tern_zlib.end(&decoder->zlib);
+    free(decoder);
 }

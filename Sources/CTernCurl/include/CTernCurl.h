@@ -120,28 +120,39 @@ const void *tern_thread_loop(void);
 /// message says a transfer is done, 0 otherwise.
 int tern_curl_message_done(const void *message, void **easy, int *result);
 
-/// A zlib inflate stream (gzip, zlib or raw deflate, as its window bits say), for a response
-/// body Tern decodes itself.
-typedef struct tern_inflater tern_inflater;
+/// The content codings Tern can undo, with the libraries libcurl links (zlib, brotli's decoder,
+/// zstd), each loaded at run time if it is there.
+enum {
+    TERN_CODING_GZIP = 0,
+    /// HTTP's "deflate": zlib's framing.
+    TERN_CODING_ZLIB = 1,
+    /// "deflate" as some servers send it, without zlib's framing.
+    TERN_CODING_RAW_DEFLATE = 2,
+    TERN_CODING_BROTLI = 3,
+    TERN_CODING_ZSTD = 4,
+};
 
-/// Loads zlib (libz.so.1) once; returns whether it could.
-int tern_zlib_load(void);
+/// Whether `coding` can be undone: its library loaded (once, on first asking).
+int tern_coding_available(int coding);
 
-/// A new stream: `window_bits` 31 reads gzip, 15 zlib, -15 raw deflate. NULL without zlib.
-tern_inflater *tern_inflater_new(int window_bits);
+/// One stream's decoder; NULL when its library is missing or memory is.
+typedef struct tern_decoder tern_decoder;
+tern_decoder *tern_decoder_new(int coding);
 
-/// Starts the stream over, for the next gzip member or the other deflate framing.
-int tern_inflater_reset(tern_inflater *inflater, int window_bits);
+/// Starts a zlib decoder over, for the next gzip member or the other deflate framing; -1 for
+/// brotli and zstd, which go on by themselves.
+int tern_decoder_restart(tern_decoder *decoder, int coding);
 
-/// Inflates what it can of `input` into `output`; says how much of each it used, and returns
-/// zlib's code (0 going on, 1 at the stream's end, negative on an error).
-int tern_inflate(tern_inflater *inflater, const void *input, size_t input_count, size_t *consumed,
-                 void *output, size_t output_count, size_t *produced);
+/// Decodes what it can of `input` into `output`, saying how much of each it used: 0 going on,
+/// 1 at a stream's (a gzip member's, a zstd frame's) end, 2 when nothing more can be made until
+/// more input comes, -1 when the input is not the coding.
+int tern_decode(tern_decoder *decoder, const void *input, size_t input_count, size_t *consumed,
+                void *output, size_t output_count, size_t *produced);
 
-/// zlib's words for the stream's last error, or NULL.
-const char *tern_inflater_message(const tern_inflater *inflater);
+/// The library's words for the decoder's last error, or NULL.
+const char *tern_decoder_message(const tern_decoder *decoder);
 
-/// Frees the stream; NULL is ignored.
-void tern_inflater_free(tern_inflater *inflater);
+/// Frees the decoder; NULL is ignored.
+void tern_decoder_free(tern_decoder *decoder);
 
 #endif

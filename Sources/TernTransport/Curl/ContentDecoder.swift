@@ -2,8 +2,8 @@
 import CTernCurl
 import Foundation
 
-/// Undoes a response body's `Content-Encoding` as it arrives (gzip, deflate, or both stacked)
-/// and checks that each compressed stream ends whole.
+/// Undoes a response body's `Content-Encoding` as it arrives (gzip, deflate, brotli, zstd, or
+/// several stacked) and checks that each compressed stream ends whole.
 ///
 /// libcurl 7.88 takes a gzip stream cut short for a whole one: a server that sends 20 of a
 /// body's 31 compressed bytes, with a `Content-Length` of 20, had `{"ok":tru` handed over as the
@@ -12,10 +12,11 @@ import Foundation
 ///
 /// Pulled, not pushed: ``next()`` makes one piece of at most ``pieceSize`` bytes at a time, so
 /// a receiver that pauses or stops is handed no more than it asked for, and a compression bomb
-/// meets the body's limit piece by piece, not after a whole read has been inflated.
+/// meets the body's limit piece by piece, not after a whole read has been decoded.
 final class ContentDecoder {
-    /// What Tern asks servers for, when the request names no encodings of its own.
-    static let accepted = "gzip, deflate"
+    /// What Tern asks servers for, when the request names no encodings of its own: what the
+    /// system's libraries can undo.
+    static let accepted = Family.allCases.filter(\.isAvailable).map(\.name).joined(separator: ", ")
 
     /// The largest piece of decoded body handed over at once.
     static let pieceSize = 64 * 1024
@@ -29,8 +30,8 @@ final class ContentDecoder {
         case unknownCoding(String)
         /// More codings than ``ContentDecoder/maximumCodings``.
         case tooManyCodings(Int)
-        /// zlib could not be loaded.
-        case noZlib
+        /// The library that undoes it could not be loaded, or made no decoder.
+        case noDecoder(coding: String)
         /// The bytes are not the coding they claim; zlib's word for why.
         case corrupt(coding: String, reason: String)
         /// Bytes came after the compressed stream ended.
@@ -43,7 +44,7 @@ final class ContentDecoder {
             switch self {
             case .unknownCoding(let coding): "the response's body is encoded as \"\(coding)\", which was not asked for and cannot be undone"
             case .tooManyCodings(let count): "the response's body names \(count) encodings, more than \(ContentDecoder.maximumCodings)"
-            case .noZlib: "the response's body is compressed, and zlib (libz.so.1) could not be loaded to undo it"
+            case .noDecoder(let coding): "the response's body is in \(coding), and no decoder for it could be made"
             case .corrupt(let coding, let reason): "the response's body is not valid \(coding) (\(reason))"
             case .trailingBytes(let coding): "bytes follow the end of the response body's \(coding) stream"
             case .truncated(let coding): "the response's body ended before its \(coding) stream did: it was cut short"
@@ -51,11 +52,45 @@ final class ContentDecoder {
         }
     }
 
+    /// The codings Tern undoes, each with the library libcurl links for it.
+    enum Family: CaseIterable {
+        case gzip, deflate, brotli, zstd
+
+        init?(_ coding: String) {
+            switch coding {
+            case "gzip", "x-gzip": self = .gzip
+            case "deflate": self = .deflate
+            case "br": self = .brotli
+            case "zstd": self = .zstd
+            default: return nil
+            }
+        }
+
+        /// Its name in `Accept-Encoding`.
+        var name: String {
+            switch self {
+            case .gzip: "gzip"
+            case .deflate: "deflate"
+            case .brotli: "br"
+            case .zstd: "zstd"
+            }
+        }
+
+        /// Whether its library is there.
+        var isAvailable: Bool {
+            switch self {
+            case .gzip, .deflate: tern_coding_available(Int32(TERN_CODING_GZIP)) != 0
+            case .brotli: tern_coding_available(Int32(TERN_CODING_BROTLI)) != 0
+            case .zstd: tern_coding_available(Int32(TERN_CODING_ZSTD)) != 0
+            }
+        }
+    }
+
     /// One coding to undo, with the input it has not yet used.
     private final class Stage {
         let coding: String
-        let isGzip: Bool
-        var inflater: OpaquePointer?
+        let family: Family
+        var decoder: OpaquePointer?
         var input = Data()
         /// Whether a stream (a gzip member) is under way, rather than not yet begun or ended.
         var isInStream = false
@@ -66,12 +101,12 @@ final class ContentDecoder {
         /// Whether a stream (a gzip member) has ended.
         var hasEnded = false
 
-        init(coding: String) {
+        init(coding: String, family: Family) {
             self.coding = coding
-            isGzip = coding == "gzip" || coding == "x-gzip"
+            self.family = family
         }
 
-        deinit { tern_inflater_free(inflater) }
+        deinit { tern_decoder_free(decoder) }
     }
 
     /// The codings in the order they were applied: the body as it came goes into the last,
@@ -85,7 +120,8 @@ final class ContentDecoder {
         let codings = (header ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
         guard !codings.isEmpty else { return nil }
-        let unknown = codings.filter { !["gzip", "x-gzip", "deflate"].contains($0) }
+        let families = codings.map { Family($0).flatMap { $0.isAvailable ? $0 : nil } }
+        let unknown = zip(codings, families).filter { $1 == nil }.map(\.0)
         if let coding = unknown.first {
             // Asked for by name (or by "*"): the caller undoes it, as the header tells them.
             let asked = Self.acceptable(requested ?? "")
@@ -93,8 +129,7 @@ final class ContentDecoder {
             return nil
         }
         guard codings.count <= Self.maximumCodings else { throw .tooManyCodings(codings.count) }
-        guard tern_zlib_load() != 0 else { throw .noZlib }
-        stages = codings.map(Stage.init)
+        stages = zip(codings, families).map { Stage(coding: $0, family: $1!) }
     }
 
     /// The codings an `Accept-Encoding` value accepts: those it names without `q=0`.
@@ -131,46 +166,43 @@ final class ContentDecoder {
     private func produce(from index: Int) throws(Failure) -> Data? {
         let stage = stages[index]
         while true {
-            if let piece = try inflate(stage), !piece.isEmpty { return piece }
+            if let piece = try decodePiece(stage), !piece.isEmpty { return piece }
             guard index + 1 < stages.count, let more = try produce(from: index + 1) else { return nil }
             stage.input.append(more)
             stage.sawInput = true
         }
     }
 
-    /// Inflates what `stage` holds into one piece; `nil` when it needs more input first.
-    private func inflate(_ stage: Stage) throws(Failure) -> Data? {
+    /// Decodes what `stage` holds into one piece; `nil` when it needs more input first.
+    private func decodePiece(_ stage: Stage) throws(Failure) -> Data? {
         guard !stage.input.isEmpty || stage.mayHoldOutput else { return nil }
         // Sized to what the input may make, not zeroed: most bodies are small.
         let capacity = min(Self.pieceSize, max(16 * 1024, stage.input.count * 8))
         guard let piece = malloc(capacity) else { throw .corrupt(coding: stage.coding, reason: "no memory for its decoding") }
         var made = 0
         do throws(Failure) {
-            inflating: while made < capacity, !stage.input.isEmpty || stage.mayHoldOutput {
+            decoding: while made < capacity, !stage.input.isEmpty || stage.mayHoldOutput {
                 if !stage.isInStream {
                     guard try begin(stage) else { break }
                 }
                 var consumed = 0, produced = 0
                 let result = stage.input.withUnsafeBytes { input in
-                    tern_inflate(stage.inflater, input.baseAddress, input.count, &consumed, piece + made, capacity - made, &produced)
+                    tern_decode(stage.decoder, input.baseAddress, input.count, &consumed, piece + made, capacity - made, &produced)
                 }
                 stage.input.removeFirst(consumed)
                 made += produced
                 switch result {
-                case 0 where consumed == 0 && produced == 0:   // no progress: wait for more, never spin
+                case 0 where consumed == 0 && produced == 0, 2:   // nothing more until more input comes: never spin
                     stage.mayHoldOutput = false
-                    break inflating
-                case 0:    // Z_OK: with the piece full, zlib may hold more
+                    break decoding
+                case 0:    // going on: with the piece full, the decoder may hold more
                     stage.mayHoldOutput = made == capacity
-                case 1:    // Z_STREAM_END: another gzip member may follow, nothing else
+                case 1:    // a stream's end: another gzip member or zstd frame may follow
                     stage.isInStream = false
                     stage.hasEnded = true
                     stage.mayHoldOutput = false
-                case -5:   // Z_BUF_ERROR: nothing more until more input comes
-                    stage.mayHoldOutput = false
-                    break inflating
                 default:
-                    throw .corrupt(coding: stage.coding, reason: Self.reason(result, stage.inflater))
+                    throw .corrupt(coding: stage.coding, reason: tern_decoder_message(stage.decoder).map { String(cString: $0) } ?? "its data is corrupt")
                 }
             }
         } catch {
@@ -189,7 +221,8 @@ final class ContentDecoder {
     /// Starts the next stream of `stage` once there is enough input to tell its framing; returns
     /// whether it began.
     private func begin(_ stage: Stage) throws(Failure) -> Bool {
-        if stage.isGzip {
+        switch stage.family {
+        case .gzip:
             // After a member's end, only another member may follow.
             if stage.hasEnded {
                 guard let first = stage.input.first else { return false }
@@ -198,37 +231,33 @@ final class ContentDecoder {
                 }
                 guard stage.input.count >= 2 else { return false }
             }
-            try open(stage, windowBits: 31)
-            return true
+            try open(stage, as: TERN_CODING_GZIP)
+        case .deflate:
+            guard !stage.hasEnded else { throw .trailingBytes(coding: stage.coding) }
+            // "deflate" means zlib's framing, but some servers send the raw stream: zlib's header
+            // is two bytes whose value is a multiple of 31, with deflate's method in the first.
+            guard stage.input.count >= 2 else { return false }
+            let first = Int(stage.input[stage.input.startIndex]), second = Int(stage.input[stage.input.startIndex + 1])
+            let isZlib = first & 0x0F == 8 && first >> 4 <= 7 && (first << 8 | second) % 31 == 0
+            try open(stage, as: isZlib ? TERN_CODING_ZLIB : TERN_CODING_RAW_DEFLATE)
+        case .brotli:
+            guard !stage.hasEnded else { throw .trailingBytes(coding: stage.coding) }
+            try open(stage, as: TERN_CODING_BROTLI)
+        case .zstd:
+            // Frames may follow one another; the decoder reads the next one's magic itself.
+            if stage.decoder == nil { try open(stage, as: TERN_CODING_ZSTD) }
         }
-        guard !stage.hasEnded else { throw .trailingBytes(coding: stage.coding) }
-        // "deflate" means zlib's framing, but some servers send the raw stream: zlib's header is
-        // two bytes whose value is a multiple of 31, with deflate's method in the first.
-        guard stage.input.count >= 2 else { return false }
-        let first = Int(stage.input[stage.input.startIndex]), second = Int(stage.input[stage.input.startIndex + 1])
-        let isZlib = first & 0x0F == 8 && first >> 4 <= 7 && (first << 8 | second) % 31 == 0
-        try open(stage, windowBits: isZlib ? 15 : -15)
+        stage.isInStream = true
         return true
     }
 
-    private func open(_ stage: Stage, windowBits: Int32) throws(Failure) {
-        if let inflater = stage.inflater {
-            guard tern_inflater_reset(inflater, windowBits) == 0 else { throw .corrupt(coding: stage.coding, reason: "zlib could not start over") }
+    /// Gives `stage` a decoder for `coding`: zlib's starts over when it has one.
+    private func open(_ stage: Stage, as coding: Int) throws(Failure) {
+        if let decoder = stage.decoder {
+            guard tern_decoder_restart(decoder, Int32(coding)) == 0 else { throw .corrupt(coding: stage.coding, reason: "its decoder could not start over") }
         } else {
-            guard let inflater = tern_inflater_new(windowBits) else { throw .noZlib }
-            stage.inflater = inflater
-        }
-        stage.isInStream = true
-    }
-
-    /// zlib's word for what went wrong, or its code's.
-    private static func reason(_ code: Int32, _ inflater: OpaquePointer?) -> String {
-        if let message = tern_inflater_message(inflater) { return String(cString: message) }
-        switch code {
-        case 2: return "it needs a preset dictionary"
-        case -3: return "its data is corrupt"
-        case -4: return "zlib ran out of memory"
-        default: return "zlib said \(code)"
+            guard let decoder = tern_decoder_new(Int32(coding)) else { throw .noDecoder(coding: stage.coding) }
+            stage.decoder = decoder
         }
     }
 }

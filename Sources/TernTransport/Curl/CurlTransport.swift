@@ -22,8 +22,9 @@ import FoundationNetworking
 /// so while requests come further apart than that.
 ///
 /// It keeps no cookies (each API keeps its own, in its ``CookieJar``) and no cache: each request
-/// sends the headers Tern gives it, libcurl's `Accept: */*` and `Accept-Encoding: gzip, deflate`,
-/// which it undoes itself, unless the request names its own.
+/// sends the headers Tern gives it, libcurl's `Accept: */*` and an `Accept-Encoding` of what it
+/// undoes itself (gzip, deflate, and brotli and zstd where the system has their libraries),
+/// unless the request names its own.
 public final class CurlTransport: Transport {
     private let library: CurlLibrary
     /// The event loop; internal for the tests, which watch it end.

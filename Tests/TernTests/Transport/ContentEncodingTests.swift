@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import Tern
 import TernTesting
+@testable import TernTransport
 
 /// Bodies in a `Content-Encoding`, from a raw-socket server: undone whole when they are what
 /// their encoding says, and failed with a typed error when they are not (cut short, corrupt,
@@ -18,6 +19,8 @@ import TernTesting
     /// What the bodies below decode to: long enough for several stored blocks.
     static let text = Data((0..<3_000).map { "line \($0) of the body\n" }.joined().utf8)
     static let gzip = GzipStream.stored(text)
+    static let brotli = Compressors.brotli(text)
+    static let zstd = Compressors.zstd(text)
 
     /// A server answering `/encoded` with `body` in `encoding` (by its length, or chunked), and
     /// anything else with its name; `requests` keeps every request's head.
@@ -60,7 +63,11 @@ import TernTesting
         Encoded(testDescription: "gzip twice", encoding: "gzip, gzip", bytes: GzipStream.stored(gzip)),
         Encoded(testDescription: "gzip and identity", encoding: "identity, gzip", bytes: gzip),
         Encoded(testDescription: "gzip, then deflate", encoding: "gzip, deflate", bytes: GzipStream.deflate(gzip)),
-    ]
+    ] + [
+        brotli.map { Encoded(testDescription: "brotli", encoding: "br", bytes: $0) },
+        zstd.map { Encoded(testDescription: "zstd", encoding: "zstd", bytes: $0) },
+        zstd.map { Encoded(testDescription: "zstd, then gzip", encoding: "zstd, gzip", bytes: GzipStream.stored($0)) },
+    ].compactMap { $0 }
 
     @Test(arguments: undone, [false, true])
     func aBodyInAnEncodingIsUndoneWhole(_ encoded: Encoded, chunked: Bool) async throws {
@@ -84,10 +91,16 @@ import TernTesting
         Encoded(testDescription: "gzip followed by other bytes", encoding: "gzip", bytes: gzip + Data("more".utf8)),
         Encoded(testDescription: "deflate cut short", encoding: "deflate", bytes: GzipStream.deflate(text).prefix(5_000)),
         Encoded(testDescription: "gzip twice, the inner cut short", encoding: "gzip, gzip", bytes: GzipStream.stored(gzip.dropLast(8))),
-        Encoded(testDescription: "brotli, not asked for", encoding: "br", bytes: text),
         Encoded(testDescription: "an unknown encoding", encoding: "x-secret", bytes: text),
         Encoded(testDescription: "five encodings", encoding: "gzip, gzip, gzip, gzip, gzip", bytes: gzip),
-    ]
+    ] + [
+        brotli.map { Encoded(testDescription: "brotli cut short", encoding: "br", bytes: $0.prefix($0.count / 2)) },
+        brotli.map { Encoded(testDescription: "brotli followed by other bytes", encoding: "br", bytes: $0 + Data("more".utf8)) },
+        Encoded(testDescription: "brotli that is none", encoding: "br", bytes: text),
+        zstd.map { Encoded(testDescription: "zstd without its checksum's last byte", encoding: "zstd", bytes: $0.dropLast()) },
+        zstd.map { Encoded(testDescription: "zstd whose checksum fails", encoding: "zstd", bytes: $0.dropLast(4) + Data([0, 0, 0, 0])) },
+        zstd.map { Encoded(testDescription: "zstd followed by other bytes", encoding: "zstd", bytes: $0 + Data("more".utf8)) },
+    ].compactMap { $0 }
 
     @Test(.enabled(if: TestTransport.isCurl, "FoundationNetworking's libcurl takes a gzip stream cut short for a whole one"),
           arguments: refused, [false, true])
@@ -134,19 +147,19 @@ import TernTesting
         #expect(next == "next")
     }
 
-    /// A request's own `Accept-Encoding`, and whether it asked for `br` (a coding Tern cannot
-    /// undo), by name or by `*`, and not refused with `q=0`.
-    static let asking = [("br;q=1.0, gzip;q=0.5", true), ("*", true), ("GZIP, Br", true), ("br;q=0, gzip", false), ("gzip", false)]
+    /// A request's own `Accept-Encoding`, and whether it asked for `x-secret` (a coding Tern
+    /// cannot undo), by name or by `*`, and not refused with `q=0`.
+    static let asking = [("x-secret;q=1.0, gzip;q=0.5", true), ("*", true), ("GZIP, X-Secret", true), ("x-secret;q=0, gzip", false), ("gzip", false)]
 
     @Test(.enabled(if: TestTransport.isCurl, "FoundationNetworking undoes what its libcurl can"), arguments: asking)
     func anEncodingTheRequestAskedForComesAsItIs(accepting: String, asked: Bool) async throws {
         let requests = Recorder<String>()
-        let server = try Self.server(Encoded(testDescription: "", encoding: "br", bytes: Data("raw brotli".utf8)), chunked: false, requests: requests)
+        let server = try Self.server(Encoded(testDescription: "", encoding: "x-secret", bytes: Data("secret".utf8)), chunked: false, requests: requests)
         defer { server.stop() }
         let result = await (api().request(route: .get(server.baseURL + "/encoded"),
                                           parameters: URLParameters([:], headers: ["Accept-Encoding": accepting])) as Promise<Data>).result
         if asked {
-            #expect(try result.get() == Data("raw brotli".utf8))
+            #expect(try result.get() == Data("secret".utf8))
         } else {
             guard case .failure(APIError.transportFailed(let failure)) = result else {
                 Issue.record("expected transportFailed, got \(result)")
@@ -165,7 +178,9 @@ import TernTesting
         defer { server.stop() }
         let _: Data = try await api().request(route: .get(server.baseURL + "/encoded")).value
         let sent = requests.items.first ?? ""
-        #expect(sent.lowercased().contains("accept-encoding: gzip, deflate\r\n"), "\(sent)")
+        #expect(ContentDecoder.accepted.hasPrefix("gzip, deflate"))
+        #expect(ContentDecoder.accepted.contains("br") == (Self.brotli != nil))
+        #expect(sent.lowercased().contains("accept-encoding: \(ContentDecoder.accepted)\r\n"), "\(sent)")
     }
 }
 #endif
