@@ -32,7 +32,7 @@ final class ContentDecoder {
         case tooManyCodings(Int)
         /// The library that undoes it could not be loaded, or made no decoder.
         case noDecoder(coding: String)
-        /// The bytes are not the coding they claim; zlib's word for why.
+        /// The bytes are not the coding they claim; the decoder's word for why.
         case corrupt(coding: String, reason: String)
         /// Bytes came after the compressed stream ended.
         case trailingBytes(coding: String)
