@@ -4,7 +4,7 @@ import Tern
 
 /// A server that answers each request with a real answer, scrambled at random: bytes changed,
 /// put in or cut out, a field line folded, the answer cut short, a lying length, stray bytes or
-/// a whole stray answer after it, a pause. A third of the requests are GETs (one in four of
+/// a whole stray answer after it, a pause; some answers gzipped. A third of the requests are GETs (one in four of
 /// them a HEAD, answered with a body all the same), the others uploads from a file and from a
 /// stream. Whatever it sends, each request settles once, with
 /// an answer the server sent it or a typed error: never another request's answer, a hang or a
@@ -17,10 +17,11 @@ struct ScrambledAnswerTests {
     }
 
     /// The answers a request for `id` may get before scrambling: framed by length, by chunks,
-    /// by the connection's end; with cookies and caching; a redirect; an interim answer first.
-    static func answers(for id: String, path: String) -> [String] {
+    /// by the connection's end; with cookies and caching; a redirect; an interim answer first;
+    /// gzipped (stored blocks, so that the body's own bytes are among those sent).
+    static func answers(for id: String, path: String) -> [[UInt8]] {
         let body = "{\"id\":\"\(id)\"}"
-        return [
+        var answers = [
             "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nContent-Type: application/json\r\n\r\n\(body)",
             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n\(String(body.utf8.count, radix: 16))\r\n\(body)\r\n0\r\n\r\n",
             "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nSet-Cookie: c\(id)=v; Path=/; Max-Age=60\r\nCache-Control: max-age=60\r\nETag: \"\(id)\"\r\n\r\n\(body)",
@@ -28,7 +29,12 @@ struct ScrambledAnswerTests {
             "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)",
             "HTTP/1.0 200 OK\r\n\r\n\(body)",
             "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)",
-        ]
+        ].map { Array($0.utf8) }
+        #if os(Linux)
+        let gzip = [UInt8](GzipStream.stored(Data(body.utf8)))
+        answers.append(Array("HTTP/1.1 200 OK\r\nContent-Length: \(gzip.count)\r\nContent-Encoding: gzip\r\nContent-Type: application/json\r\n\r\n".utf8) + gzip)
+        #endif
+        return answers
     }
 
     /// What the server does with one answer.
@@ -41,8 +47,8 @@ struct ScrambledAnswerTests {
 
     /// `answer` scrambled one way of eleven, or left whole (nine chances in twenty);
     /// `previous`, the last answer the server sent on any connection, for strays.
-    static func scramble(_ answer: String, previous: String?, using random: inout some RandomNumberGenerator) -> Scrambled {
-        var scrambled = Scrambled(bytes: Array(answer.utf8))
+    static func scramble(_ answer: [UInt8], previous: [UInt8]?, using random: inout some RandomNumberGenerator) -> Scrambled {
+        var scrambled = Scrambled(bytes: answer)
         let count = scrambled.bytes.count
         let anywhere = Int.random(in: 0..<count, using: &random)
         switch Int.random(in: 0..<20, using: &random) {
@@ -57,7 +63,7 @@ struct ScrambledAnswerTests {
             scrambled.bytes.removeSubrange(anywhere...)
             scrambled.closes = true
         case 4:
-            if let previous { scrambled.bytes += Array(previous.utf8) }   // a whole stray answer
+            if let previous { scrambled.bytes += previous }   // a whole stray answer
         case 5:
             scrambled.bytes += Array("garbage\r\n".utf8)
         case 6:
@@ -68,7 +74,7 @@ struct ScrambledAnswerTests {
             scrambled.bytes.insert(contentsOf: Array("\r\nTransfer-Encoding: chunked\r\n".utf8), at: anywhere)
         case 9:
             // A field line folded onto the status line.
-            let lineEnd = answer.utf8.firstIndex(of: 10).map { answer.utf8.distance(from: answer.utf8.startIndex, to: $0) } ?? 0
+            let lineEnd = answer.firstIndex(of: 10) ?? 0
             scrambled.bytes.insert(contentsOf: Array(" folded: x\r\n".utf8), at: lineEnd + 1)
         case 10:
             scrambled.bytes.insert(contentsOf: Array("\r\n\r\n".utf8), at: anywhere)
@@ -99,10 +105,11 @@ struct ScrambledAnswerTests {
                 let id = field.map { String($0.dropFirst("x-request:".count).trimmingCharacters(in: .whitespaces)) } ?? "none"
                 let all = Self.answers(for: id, path: path)
                 let answer = path.hasSuffix("-moved") ? all[0] : all.randomElement(using: &random)!
-                let scrambled = Self.scramble(answer, previous: sent.items.last.map { String(decoding: $0.bytes, as: UTF8.self) }, using: &random)
+                let scrambled = Self.scramble(answer, previous: sent.items.last?.bytes, using: &random)
                 sent.append((id, scrambled.bytes))
                 if scrambled.pauseMilliseconds > 0 { connection.pause(scrambled.pauseMilliseconds) }
-                let lastOnConnection = scrambled.closes || answer.hasPrefix("HTTP/1.0") || answer.contains("Connection: close")
+                let text = String(decoding: answer, as: UTF8.self)
+                let lastOnConnection = scrambled.closes || text.hasPrefix("HTTP/1.0") || text.contains("Connection: close")
                 guard connection.send(scrambled.bytes), !lastOnConnection else { return }
             }
         }
