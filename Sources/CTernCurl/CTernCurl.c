@@ -344,8 +344,12 @@ tern_decoder *tern_decoder_new(int coding) {
     } else if (coding == TERN_CODING_ZSTD) {
         decoder->state = tern_zstd.create();
         // At most an 8 MiB window (2^23), as browsers hold HTTP's zstd to (RFC 8878): a frame
-        // may ask for 2 GiB, and the default let one response take 128 MiB.
-        if (decoder->state) tern_zstd.set_parameter(decoder->state, 100, 23);   // ZSTD_d_windowLogMax
+        // may ask for 2 GiB, and the default let one response take 128 MiB. No decoder at all
+        // rather than one without the cap.
+        if (decoder->state && tern_zstd.is_error(tern_zstd.set_parameter(decoder->state, 100, 23))) {   // ZSTD_d_windowLogMax
+            tern_zstd.free(decoder->state);
+            decoder->state = NULL;
+        }
     } else if (tern_zlib.init(&decoder->zlib, tern_z_window(coding), tern_zlib.version(), (int)sizeof(tern_z_stream)) == 0) {
         decoder->zlib_started = 1;
     }
