@@ -20,7 +20,7 @@ enum CacheRules {
 
         init(_ request: URLRequest) {
             let headers = request.allHTTPHeaderFields ?? [:]
-            let value = { (name: String) in headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value }
+            let value = { (name: String) in headers.first { $0.key.caseInsensitiveEquals(name) }?.value }
             control = CacheControl(value("Cache-Control").map { [$0] } ?? [])
             let pragmaNoCache = value("Cache-Control") == nil && (value("Pragma")?.lowercased().contains("no-cache") ?? false)
             let policy = request.cachePolicy

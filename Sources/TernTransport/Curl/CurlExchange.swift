@@ -214,7 +214,7 @@ final class CurlExchange: @unchecked Sendable {
 
         let method = request.httpMethod ?? "GET"
         var headers = request.allHTTPHeaderFields ?? [:]
-        if let named = headers.first(where: { $0.key.caseInsensitiveCompare("Accept-Encoding") == .orderedSame }) {
+        if let named = headers.first(where: { $0.key.caseInsensitiveEquals("Accept-Encoding") }) {
             requestedEncodings = named.value
         } else {
             headers["Accept-Encoding"] = ContentDecoder.accepted
@@ -231,7 +231,7 @@ final class CurlExchange: @unchecked Sendable {
             if let bodyLength { tern_curl_setopt_offset(curl, easy, CurlOption.postFieldSize, bodyLength) }
             // libcurl's defaults for a POST, which URLSession does not add: a form content type,
             // and a wait for "100 Continue" before large bodies.
-            if !headers.keys.contains(where: { $0.caseInsensitiveCompare("Content-Type") == .orderedSame }) { headers["Content-Type"] = "" }
+            if !headers.keys.contains(where: { $0.caseInsensitiveEquals("Content-Type") }) { headers["Content-Type"] = "" }
             headers["Expect"] = ""
         }
         if method == "HEAD" {
