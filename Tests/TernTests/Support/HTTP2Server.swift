@@ -20,6 +20,9 @@ final class HTTP2Server: @unchecked Sendable {
         case reset
         /// Nothing, ever.
         case silence
+        /// A `200` with these fields, each named by its index in HPACK's static table (such as
+        /// 28, `content-length`, and 26, `content-encoding`), and this body in one DATA frame.
+        case answer(fields: [(index: Int, value: String)], body: Data)
     }
 
     let certificates: TestCertificates
@@ -140,18 +143,25 @@ final class HTTP2Server: @unchecked Sendable {
             return send(.reset, 0, stream, Data([0, 0, 0, 2]))
         case .silence?:
             return
+        case .answer(let fields, let body)?:
+            send(.headers, Self.endHeaders, stream, Self.headerBlock(fields))
+            return send(.data, Self.endStream, stream, body)
         case nil:
             break
         }
-        // HPACK: ":status: 200" from the static table (index 8), then content-type (31) and
-        // content-length (28) as literals without indexing, their names from the table.
+        send(.headers, Self.endHeaders, stream, Self.headerBlock([(31, "application/json"), (28, String(body.count))]))
+        send(.data, Self.endStream, stream, body)
+    }
+
+    /// HPACK: ":status: 200" from the static table (index 8), then `fields` as literals without
+    /// indexing, their names from the table (indexes 15 to 61, values under 128 bytes).
+    private static func headerBlock(_ fields: [(index: Int, value: String)]) -> Data {
         var block = Data([0x88])
-        for (index, value) in [(31, "application/json"), (28, String(body.count))] {
+        for (index, value) in fields {
             block.append(contentsOf: [0x0f, UInt8(index - 15), UInt8(value.utf8.count)])
             block.append(contentsOf: value.utf8)
         }
-        send(.headers, Self.endHeaders, stream, block)
-        send(.data, Self.endStream, stream, body)
+        return block
     }
 
     private static func send(_ kind: Kind, flags: UInt8, stream: UInt32, payload: Data, on connection: RawServer.Connection) {

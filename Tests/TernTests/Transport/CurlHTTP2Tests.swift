@@ -87,5 +87,44 @@ import TernTesting
         #expect(sent == Self.items)
         #expect(try server.requests.last.map { try JSONDecoder().decode([Item].self, from: $0.body) } == Self.items)
     }
+
+    /// What a stream's fields say of its body, against what its DATA holds.
+    struct Lie: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let fields: [(index: Int, value: String)]
+        let body: Data
+        /// The error code expected, or `nil` for the body decoded to ``gzipped``.
+        let failure: URLError.Code?
+    }
+
+    /// Under one DATA frame stored, so that the stream is cut short wherever the test cuts it.
+    static let gzipped = Data((0..<400).map { "line \($0)\n" }.joined().utf8)
+    static let stored = GzipStream.stored(gzipped)
+
+    static let lies = [
+        Lie(testDescription: "content-length past the body", fields: [(28, "100")], body: Data("short".utf8), failure: .badServerResponse),
+        Lie(testDescription: "content-length short of it", fields: [(28, "2")], body: Data("longer".utf8), failure: .badServerResponse),
+        Lie(testDescription: "gzip cut short", fields: [(26, "gzip"), (28, "\(stored.count / 2)")], body: stored.prefix(stored.count / 2),
+            failure: .cannotDecodeContentData),
+        Lie(testDescription: "gzip, whole", fields: [(26, "gzip"), (28, "\(stored.count)")], body: stored, failure: nil),
+    ]
+
+    /// HTTP/2 frames a body itself, but its fields can still lie: the stream fails typed (the
+    /// connection goes on), and a gzip body is undone and held to its end as over HTTP/1.1.
+    @Test(arguments: lies) func aStreamWhoseBodyIsNotWhatItsFieldsSayFailsAlone(_ lie: Lie) async throws {
+        let server = try HTTP2Server(answering: try JSONEncoder().encode(Self.items), misbehaving: [1: .answer(fields: lie.fields, body: lie.body)])
+        let api = try api(for: server)
+        let result = await (api.request(route: .get(server.url + "/lie")) as Promise<Data>).result
+        switch (result, lie.failure) {
+        case (.success(let body), nil):
+            #expect(body == Self.gzipped)
+        case (.failure(APIError.transportFailed(let failure)), let code?):
+            #expect(failure.urlError?.code == code, "\(failure)")
+        default:
+            Issue.record("expected \(String(describing: lie.failure)), got \(result)")
+        }
+        let next: [Item] = try await api.request(route: .get(server.url + "/items")).value
+        #expect(next == Self.items)
+    }
 }
 #endif
