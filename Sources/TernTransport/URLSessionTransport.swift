@@ -180,6 +180,9 @@ extension URLSessionTransport {
     /// chunked, without a length: a ``SegmentStream`` holds it to the length it had.
     static func prepare(_ request: TransportRequest) throws -> (URLRequest, uploadFile: URL?) {
         var urlRequest = request.urlRequest
+        if urlRequest.asksForARange, urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil {
+            urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        }
         switch request.body {
         case .inRequest:
             return (urlRequest, nil)

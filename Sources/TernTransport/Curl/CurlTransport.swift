@@ -24,7 +24,7 @@ import FoundationNetworking
 /// It keeps no cookies (each API keeps its own, in its ``CookieJar``) and no cache: each request
 /// sends the headers Tern gives it, libcurl's `Accept: */*` and an `Accept-Encoding` of what it
 /// undoes itself (gzip, deflate, and brotli and zstd where the system has their libraries),
-/// unless the request names its own.
+/// unless the request names its own; `identity` for a request with a `Range`.
 public final class CurlTransport: Transport {
     private let library: CurlLibrary
     /// The event loop; internal for the tests, which watch it end.

@@ -182,5 +182,24 @@ import TernTesting
         #expect(ContentDecoder.accepted.contains("br") == (Self.brotli != nil))
         #expect(sent.lowercased().contains("accept-encoding: \(ContentDecoder.accepted)\r\n"), "\(sent)")
     }
+
+    /// A request for a range asks for the body as stored, on either transport: a range of a
+    /// compressed body is a slice of its stream. One that names its encodings sends its own.
+    @Test func aRangeIsAskedForAsStoredUnlessTheRequestSaysOtherwise() async throws {
+        let requests = Recorder<String>()
+        let server = try Self.server(Encoded(testDescription: "", encoding: "identity", bytes: Data("stored".utf8)), chunked: false, requests: requests)
+        defer { server.stop() }
+        for headers: HTTPHeaders in [["Range": "bytes=0-5"], ["Range": "bytes=0-5", "Accept-Encoding": "gzip"], [:]] {
+            let body: Data = try await api().request(route: .get(server.baseURL + "/encoded"), parameters: URLParameters([:], headers: headers)).value
+            #expect(body == Data("stored".utf8))
+        }
+        let asked = requests.items.map { request in
+            request.split(separator: "\r\n").first { $0.lowercased().hasPrefix("accept-encoding:") }.map { String($0.dropFirst(16)).trimmingCharacters(in: .whitespaces) }
+        }
+        #expect(asked.count == 3)
+        guard asked.count == 3 else { return }
+        #expect(asked[0] == "identity" && asked[1] == "gzip", "\(asked)")
+        #expect(asked[2] != nil && asked[2] != "identity", "\(asked)")
+    }
 }
 #endif
