@@ -175,5 +175,28 @@ import TernTesting
             #expect(next == "next\(index)")
         }
     }
+
+    /// An idle TLS connection is checked for stray bytes before it is reused, where TLS 1.3
+    /// sends session tickets after the handshake: a well-behaved server's connection must still
+    /// carry every request, each after the last has sat idle.
+    @Test func aWellBehavedServerOverTLSKeepsItsConnection() async throws {
+        let certificates = try TestCertificates()
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                guard connection.send(RawServer.Connection.response(ConnectionReuseTests.name(of: request))) else { return }
+            }
+        }
+        defer { server.stop() }
+        let relay = try TLSRelay(certificates: certificates, to: server.port)
+        defer { relay.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never),
+                              transport: try CurlTransport(trusting: certificates.authority), responseQueue: .global())
+        for index in 0..<5 {
+            let next: String = try await api.request(route: .get(relay.baseURL + "/n\(index)")).value
+            #expect(next == "n\(index)")
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(server.connections == 1)
+    }
 }
 #endif
