@@ -64,6 +64,49 @@ import TernTesting
         #expect(Set(outcomes.keys).isSubset(of: ["sent", "cancelled"]))
     }
 
+    #if os(Linux)
+    /// Compressed answers cancelled in bulk as they are decoded: every one settles, decoded
+    /// whole or cancelled, and the decoders freed mid-stream take nothing down.
+    @Test func cancellingCompressedAnswersInBulkSettlesEveryOne() async throws {
+        let text = Data((0..<40_000).map { "line \($0) of a compressed answer\n" }.joined().utf8)
+        let gzip = [UInt8](GzipStream.compressed(text))
+        let begun = Recorder<Int>()
+        let server = try RawServer { connection in
+            while connection.readRequest() != nil {
+                begun.append(1)
+                guard connection.send("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(gzip.count)\r\n\r\n") else { return }
+                // In pieces, so that cancels land while the body is being decoded.
+                for start in stride(from: 0, to: gzip.count, by: 8_192) {
+                    guard connection.send(Array(gzip[start..<min(start + 8_192, gzip.count)])) else { return }
+                    connection.pause(1)
+                }
+            }
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 60, retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
+        var outcomes: [String: Int] = [:]
+        for wave in 0..<8 {
+            let sent = begun.items.count
+            let promises: [Promise<Data>] = (0..<40).map { _ in api.request(route: .get(server.baseURL + "/compressed")) }
+            // Every other wave, once four requests have reached the server (two of them to be
+            // cancelled, their answers under way); the others at once.
+            if wave % 2 == 1 { _ = await eventually { begun.items.count >= sent + 4 } }
+            promises.enumerated().forEach { index, promise in if index % 3 != 0 { promise.cancel() } }
+            for promise in promises {
+                switch await promise.result {
+                case .success(let body): outcomes[body == text ? "whole" : "wrong", default: 0] += 1
+                case .failure(let error): outcomes[(error as? APIError)?.caseName ?? "\(error)", default: 0] += 1
+                }
+            }
+        }
+        #expect(outcomes.values.reduce(0, +) == 320)
+        #expect(Set(outcomes.keys).isSubset(of: ["whole", "cancelled"]), "\(outcomes)")
+        #expect(outcomes["whole", default: 0] >= 8 * 14, "\(outcomes)")
+        // Some were cancelled while their answers came.
+        #expect(begun.items.count > outcomes["whole", default: 0], "\(begun.items.count) begun")
+    }
+    #endif
+
     @Test func cancellingFileUploadsInBulkDoesNotCrash() async throws {
         let outcomes = try await storm(fileSize: 256 << 10, waves: 30, perWave: 50)
         #expect(outcomes.values.reduce(0, +) == 1500)
