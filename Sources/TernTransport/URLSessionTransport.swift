@@ -178,9 +178,11 @@ extension URLSessionTransport {
     /// length up to ``inMemoryUploadLimit`` is read into memory and goes out with its
     /// `Content-Length`; a larger one is streamed, which FoundationNetworking can only send
     /// chunked, without a length: a ``SegmentStream`` holds it to the length it had.
+    ///
+    /// A request for a range that names no encodings asks for `identity`.
     static func prepare(_ request: TransportRequest) throws -> (URLRequest, uploadFile: URL?) {
         var urlRequest = request.urlRequest
-        if urlRequest.asksForARange, urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil {
+        if urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil, (urlRequest.allHTTPHeaderFields ?? [:]).asksForARange {
             urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         }
         switch request.body {

@@ -217,7 +217,7 @@ final class CurlExchange: @unchecked Sendable {
         if let named = headers.first(where: { $0.key.caseInsensitiveEquals("Accept-Encoding") }) {
             requestedEncodings = named.value
         } else {
-            headers["Accept-Encoding"] = request.asksForARange ? "identity" : ContentDecoder.accepted
+            headers["Accept-Encoding"] = headers.asksForARange ? "identity" : ContentDecoder.accepted
         }
         if body != nil {
             setLong(CurlOption.post, 1)
