@@ -241,15 +241,34 @@ final class CurlExchange: @unchecked Sendable {
         }
         for (name, value) in headers {
             // "Name;" sends a header with an empty value; "Name:" removes libcurl's own.
-            let line = value.isEmpty ? (isOwnHeader(name) ? "\(name):" : "\(name);") : "\(name): \(value)"
-            headerList = curl.pointee.slist_append(headerList, line)
+            appendHeaderLine(name, value.isEmpty ? (isOwnHeader(name) ? ":" : ";") : ": ", value)
         }
         if let headerList { tern_curl_setopt_pointer(curl, easy, CurlOption.httpHeader, headerList) }
     }
 
+    /// Adds `name`, `separator` and `value` to ``headerList`` as one line, written on the stack:
+    /// a line built as a `String` cost two allocations, and its C copy a third, for each field of
+    /// every request (libcurl copies the line anyway).
+    private func appendHeaderLine(_ name: String, _ separator: StaticString, _ value: String) {
+        var name = name, value = value
+        name.withUTF8 { name in
+            value.withUTF8 { value in
+                let length = name.count + separator.utf8CodeUnitCount + value.count
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length + 1) { line in
+                    var end = line.initialize(fromContentsOf: name)
+                    end = line[end...].initialize(fromContentsOf: UnsafeBufferPointer(start: separator.utf8Start, count: separator.utf8CodeUnitCount))
+                    end = line[end...].initialize(fromContentsOf: value)
+                    line[end] = 0
+                    headerList = line.withMemoryRebound(to: CChar.self) { curl.pointee.slist_append(headerList, $0.baseAddress) }
+                }
+            }
+        }
+    }
+
     /// Whether libcurl adds this header itself unless told not to.
     private func isOwnHeader(_ name: String) -> Bool {
-        ["content-type", "expect", "accept", "user-agent"].contains(name.lowercased())
+        name.caseInsensitiveEquals("Content-Type") || name.caseInsensitiveEquals("Expect") || name.caseInsensitiveEquals("Accept")
+            || name.caseInsensitiveEquals("User-Agent")
     }
 
     private func setLong(_ option: Int32, _ value: Int) {
