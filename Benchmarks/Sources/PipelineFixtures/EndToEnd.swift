@@ -29,12 +29,15 @@ public enum EndToEnd {
         for _ in 0..<count { _ = try await request().count }
     }
 
-    /// Runs `count` requests with at most `width` in flight.
+    /// Runs `count` requests, `width` at a time: as many callers, each sending one request after
+    /// another, as a load generator's connections do. (A task for each request, with one task
+    /// refilling the group as each ended, cost every request two more task switches, which the
+    /// C floor never pays.)
     public static func inFlight(_ width: Int, _ count: Int, _ request: @escaping @Sendable () async throws -> [Item]) async throws {
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            for index in 0..<count {
-                if index >= width { _ = try await group.next() }
-                group.addTask { try await request().count }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for caller in 0..<width {
+                let share = count / width + (caller < count % width ? 1 : 0)
+                group.addTask { for _ in 0..<share { _ = try await request().count } }
             }
             try await group.waitForAll()
         }
