@@ -216,6 +216,8 @@ final class ResponseCollector: TransportReceiver {
                                                   statusCode: state.head?.statusCode)
                 state.body = Data()
                 return nil
+            } else if state.body.isEmpty, chunk.startIndex == 0 {
+                state.body = chunk   // often the whole body: kept as it came, not copied
             } else {
                 state.body.append(chunk)
             }

@@ -443,7 +443,9 @@ final class CurlExchange: @unchecked Sendable {
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[skipped...])
         if case .undecided = decoding, !bytes.isEmpty {
             do {
-                decoding = try ContentDecoder(contentEncoding: contentEncoding, requested: requestedEncodings).map(Decoding.by) ?? .none
+                // Most bodies name no coding: no decoder is made for them, not even to fail.
+                decoding = contentEncoding == nil ? .none
+                    : try ContentDecoder(contentEncoding: contentEncoding, requested: requestedEncodings).map(Decoding.by) ?? .none
             } catch {
                 stop = .contentDecoding(error)
                 return .abort

@@ -43,7 +43,7 @@ struct CurlLoopState<Exchange: AnyObject> {
 
     /// A new exchange to `origin` (`nil` for one not counted): it runs now, or waits its turn.
     mutating func start(_ exchange: Exchange, origin: String?) -> [Action] {
-        admission.admit(exchange, origin: origin) ? added(exchange) : []
+        admission.admit(exchange, origin: origin) ? [run(exchange)] : []
     }
 
     /// The exchange is cancelled: it ends now if it runs or waits, and nothing happens if it has
@@ -51,7 +51,7 @@ struct CurlLoopState<Exchange: AnyObject> {
     mutating func cancel(_ exchange: Exchange, origin: String?) -> [Action] {
         if running.remove(ObjectIdentifier(exchange)) != nil {
             retried.remove(ObjectIdentifier(exchange))
-            return [.remove(exchange), .complete(exchange, code: nil)] + next(after: origin)
+            return next(after: origin, following: .remove(exchange), .complete(exchange, code: nil))
         }
         if admission.withdraw(exchange, origin: origin) { return [.complete(exchange, code: nil)] }
         return []
@@ -67,7 +67,7 @@ struct CurlLoopState<Exchange: AnyObject> {
         }
         running.remove(id)
         retried.remove(id)
-        return [.remove(exchange), .complete(exchange, code: code)] + next(after: origin)
+        return next(after: origin, following: .remove(exchange), .complete(exchange, code: code))
     }
 
     /// libcurl refused to take the exchange (an ``Action/add(_:)`` or
@@ -75,18 +75,23 @@ struct CurlLoopState<Exchange: AnyObject> {
     mutating func refused(_ exchange: Exchange, origin: String?) -> [Action] {
         guard running.remove(ObjectIdentifier(exchange)) != nil else { return [] }
         retried.remove(ObjectIdentifier(exchange))
-        return [.complete(exchange, code: CurlCode.abortedByCallback)] + next(after: origin)
+        return next(after: origin, following: .complete(exchange, code: CurlCode.abortedByCallback))
     }
 
-    private mutating func added(_ exchange: Exchange) -> [Action] {
+    /// The exchange goes to libcurl.
+    private mutating func run(_ exchange: Exchange) -> Action {
         running.insert(ObjectIdentifier(exchange))
-        return [.add(exchange)]
+        return .add(exchange)
     }
 
-    /// An exchange to `origin` has left libcurl: the next one waiting for it runs.
-    private mutating func next(after origin: String?) -> [Action] {
-        guard let next = admission.release(origin: origin) else { return [] }
-        return added(next)
+    /// An exchange to `origin` has left libcurl: `actions`, then the next one waiting for it
+    /// runs. Appended, not joined: every request's end comes here, and each array is an
+    /// allocation.
+    private mutating func next(after origin: String?, following actions: Action...) -> [Action] {
+        guard let next = admission.release(origin: origin) else { return actions }
+        var actions = actions
+        actions.append(run(next))
+        return actions
     }
 }
 #endif
