@@ -187,8 +187,14 @@ import Testing
         #expect(wide == Wide(signed: -5, unsigned: 7, list: [1]))
     }
 
-    @Test func leavesTwoNamesForOneIntegerKeyToJSONDecoder() {
-        #expect(!agree([Int: String].self, #"{"1":"a","01":"b"}"#))
+    /// JSONDecoder keeps either value of two names for one key, from one call to the next (it
+    /// walks the object in its dictionary's order): the tape leaves such a document to it, and
+    /// whatever it keeps is the answer. (Compared with a second call of JSONDecoder's own, this
+    /// failed under the address sanitizer, whose allocations move that order.)
+    @Test func leavesTwoNamesForOneIntegerKeyToJSONDecoder() throws {
+        let twoNames = Data(#"{"1":"a","01":"b"}"#.utf8)
+        #expect(JSONDecoder().decodedByTape([Int: String].self, from: twoNames) == nil)
+        #expect([[1: "a"], [1: "b"]].contains(try JSONDecoder().decodeFaster([Int: String].self, from: twoNames)))
         #expect(agree([Int: String].self, #"{"1":"a","2":"b"}"#))
     }
 
