@@ -116,8 +116,11 @@ final class ContentDecoder {
     /// A decoder for a response whose `Content-Encoding` is `header`, or `nil` when the body
     /// needs none (no header, identity only) or is to be handed over as it came: every coding
     /// Tern cannot undo is one `requested`, the request's own `Accept-Encoding`, names.
-    init?(contentEncoding header: String?, requested: String?) throws(Failure) {
-        let codings = (header ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+    /// A function, not a failable initializer, which would allocate the decoder before it
+    /// failed: most bodies name no coding, and every response comes here.
+    static func forBody(contentEncoding header: String?, requested: String?) throws(Failure) -> ContentDecoder? {
+        guard let header else { return nil }
+        let codings = header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
         guard !codings.isEmpty else { return nil }
         let families = codings.map { Family($0).flatMap { $0.isAvailable ? $0 : nil } }
@@ -129,7 +132,11 @@ final class ContentDecoder {
             return nil
         }
         guard codings.count <= Self.maximumCodings else { throw .tooManyCodings(codings.count) }
-        stages = zip(codings, families).map { Stage(coding: $0, family: $1!) }
+        return ContentDecoder(stages: zip(codings, families).map { Stage(coding: $0, family: $1!) })
+    }
+
+    private init(stages: [Stage]) {
+        self.stages = stages
     }
 
     /// The codings an `Accept-Encoding` value accepts: those it names without `q=0`.

@@ -443,9 +443,7 @@ final class CurlExchange: @unchecked Sendable {
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[skipped...])
         if case .undecided = decoding, !bytes.isEmpty {
             do {
-                // Most bodies name no coding: no decoder is made for them, not even to fail.
-                decoding = contentEncoding == nil ? .none
-                    : try ContentDecoder(contentEncoding: contentEncoding, requested: requestedEncodings).map(Decoding.by) ?? .none
+                decoding = try ContentDecoder.forBody(contentEncoding: contentEncoding, requested: requestedEncodings).map(Decoding.by) ?? .none
             } catch {
                 stop = .contentDecoding(error)
                 return .abort

@@ -10,7 +10,7 @@ import Testing
 
     /// Everything `decoder` makes of `body`, fed in pieces of `size` bytes, then checked whole.
     func decode(_ body: Data, as encoding: String, inPiecesOf size: Int) throws -> Data {
-        guard let decoder = try ContentDecoder(contentEncoding: encoding, requested: nil) else { return body }
+        guard let decoder = try ContentDecoder.forBody(contentEncoding: encoding, requested: nil) else { return body }
         var decoded = Data()
         for start in stride(from: 0, to: body.count, by: size) {
             body[(body.startIndex + start)..<min(body.startIndex + start + size, body.endIndex)].withUnsafeBytes { decoder.push($0) }
@@ -129,12 +129,12 @@ import Testing
 
     @Test func whatARequestAcceptsIsReadAsHTTPSaysAndRefusalsCount() throws {
         #expect(ContentDecoder.acceptable("br;q=1.0, GZIP ;q=0.5, zstd;q=0, *;q=0.000, x") == ["br", "gzip", "x"])
-        #expect(throws: ContentDecoder.Failure.unknownCoding("x-secret")) { try ContentDecoder(contentEncoding: "x-secret", requested: "x-secret;q=0") }
-        #expect(throws: ContentDecoder.Failure.unknownCoding("x-secret")) { try ContentDecoder(contentEncoding: "gzip, x-secret", requested: nil) }
-        #expect(throws: ContentDecoder.Failure.tooManyCodings(5)) { try ContentDecoder(contentEncoding: "gzip,gzip,gzip,gzip,gzip", requested: nil) }
-        #expect(try ContentDecoder(contentEncoding: "x-secret", requested: "*") == nil)
-        #expect(try ContentDecoder(contentEncoding: " identity ,", requested: nil) == nil)
-        #expect(try ContentDecoder(contentEncoding: "gzip", requested: "identity") != nil)
+        #expect(throws: ContentDecoder.Failure.unknownCoding("x-secret")) { try ContentDecoder.forBody(contentEncoding: "x-secret", requested: "x-secret;q=0") }
+        #expect(throws: ContentDecoder.Failure.unknownCoding("x-secret")) { try ContentDecoder.forBody(contentEncoding: "gzip, x-secret", requested: nil) }
+        #expect(throws: ContentDecoder.Failure.tooManyCodings(5)) { try ContentDecoder.forBody(contentEncoding: "gzip,gzip,gzip,gzip,gzip", requested: nil) }
+        #expect(try ContentDecoder.forBody(contentEncoding: "x-secret", requested: "*") == nil)
+        #expect(try ContentDecoder.forBody(contentEncoding: " identity ,", requested: nil) == nil)
+        #expect(try ContentDecoder.forBody(contentEncoding: "gzip", requested: "identity") != nil)
     }
 }
 #endif
