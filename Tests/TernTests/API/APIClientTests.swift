@@ -21,7 +21,7 @@ private final class LegacyShop: AbstractAPI, BaseAPI, @unchecked Sendable {
     }
 }
 
-@Suite struct APIClientTests {
+@Suite(.onTestThreads) struct APIClientTests {
     private func client(baseURL: String?) -> APIClient {
         APIClient(configuration: APIConfiguration(baseURL: baseURL, retryPolicy: .never), transport: TestTransport.make(),
                   responseQueue: .global())

@@ -5,7 +5,7 @@ import TernTesting
 
 /// Which pins a host gets: exact names, `*.` for one label more, case and the root's dot
 /// ignored; and pins that are not a SHA-256 in Base64 refused when the pins are made.
-@Suite struct CertificatePinsTests {
+@Suite(.onTestThreads) struct CertificatePinsTests {
     static let a = "sha256/" + Data(repeating: 1, count: 32).base64EncodedString()
     static let b = "sha256/" + Data(repeating: 2, count: 32).base64EncodedString()
     static let c = "sha256/" + Data(repeating: 3, count: 32).base64EncodedString()

@@ -3,7 +3,7 @@ import Testing
 
 /// What the docs list must not fall behind the code: a check per list, failing when a case or a
 /// type is added and the docs are not.
-@Suite struct DocsDriftTests {
+@Suite(.onTestThreads) struct DocsDriftTests {
     /// The cases of `APIError`, read from its declaration.
     static var apiErrorCases: [String] {
         let source = (try? String(contentsOf: SnippetTests.root.appendingPathComponent("Sources/TernCore/Errors/APIError.swift"), encoding: .utf8)) ?? ""

@@ -6,7 +6,7 @@ import Testing
 /// public shows in review. Every public declaration has a `///` comment.
 ///
 /// After a deliberate change: `TERN_WRITE_PUBLIC=1 swift test --filter PublicSurfaceTests`.
-@Suite struct PublicSurfaceTests {
+@Suite(.onTestThreads) struct PublicSurfaceTests {
     static let modules = ["TernCore", "TernTransport", "Tern", "TernTesting"]
 
     /// A public declaration: where it is, its signature, and whether a `///` comment precedes it.

@@ -347,7 +347,7 @@ extension Readme {
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct ReadmeTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ReadmeTests {
     @Test func theSampleDataSnippetRuns() async throws {
         let products = try await Readme.sampleData(fixtureURL: URL(fileURLWithPath: "/nonexistent"))
         #expect(products.map(\.name) == ["Arctic tern"])

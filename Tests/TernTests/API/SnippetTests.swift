@@ -7,7 +7,7 @@ import Testing
 /// wrap statements into a function there (`static func … {`, `}`, `_ = …`, `return …`);
 /// a snippet's `import` lines are left out. A `// Package.swift` fragment is checked against the
 /// manifest instead.
-@Suite struct SnippetTests {
+@Suite(.onTestThreads) struct SnippetTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()   // API
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

@@ -237,7 +237,7 @@ final class TokenStore: APIDelegate {
 }
 
 
-@Suite(.timeLimit(.minutes(1))) struct TourTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct TourTests {
     @Test func theStubbedShopAnswersFromItsStub() async throws {
         #expect(try await Tour.stubbed().map(\.name) == ["tern"])
     }

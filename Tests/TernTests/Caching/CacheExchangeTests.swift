@@ -6,7 +6,7 @@ import Testing
 @testable import TernTransport
 
 /// The cache's side of one exchange, as a value: events in, actions out.
-@Suite struct CacheExchangeTests {
+@Suite(.onTestThreads) struct CacheExchangeTests {
     let url = URL(string: "https://shop.example/items")!
     let date = Date(timeIntervalSince1970: 1_000_000)
 

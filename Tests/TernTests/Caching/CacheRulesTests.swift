@@ -4,7 +4,7 @@ import Testing
 
 /// The cache's rules as values: `Cache-Control` as RFC 9111 writes it, HTTP dates in their three
 /// forms, a response's age and freshness.
-@Suite struct CacheRulesTests {
+@Suite(.onTestThreads) struct CacheRulesTests {
     @Test func cacheControlReadsArgumentsQuotesAndRepeats() {
         let control = CacheControl(["No-Cache, max-age=60, private=\"Set-Cookie, X-A\"", "max-age=5, max-stale, s-maxage=abc, max-age=99999999999"])
         #expect(control.has("no-cache"))
@@ -61,7 +61,7 @@ import Testing
 }
 
 /// The fast reading of IMF-fixdates agrees with the calendar's over four centuries of dates.
-@Suite struct HTTPDateTests {
+@Suite(.onTestThreads) struct HTTPDateTests {
     @Test func fixdatesReadAsTheCalendarReadsThem() {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(secondsFromGMT: 0)!

@@ -45,7 +45,7 @@ enum CachingSnippets {
 }
 
 /// The article's code, run on stubs: kept, answered from the cache, and offline.
-@Suite struct CachingSnippetTests {
+@Suite(.onTestThreads) struct CachingSnippetTests {
     @Test func theArticlesCodeRuns() async throws {
         let stubs = StubTransport()
         let body = Data(#"[{"id": 1, "name": "tern", "price": 3}]"#.utf8)

@@ -6,7 +6,7 @@ import TernTesting
 
 /// A cache on disk: kept across a restart, a damaged file dropped and counted and never served,
 /// what a crash left half-written removed, the byte limit held across restarts.
-@Suite(.timeLimit(.minutes(1))) struct DiskCacheTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct DiskCacheTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cache-\(UUID().uuidString)")
     let clock = TestClock()
 

@@ -7,7 +7,7 @@ import TernTesting
 /// The cache's rules against a real socket server, with a test clock moving time: what is kept
 /// and for how long, revalidation, Vary, invalidation, request directives, Authorization,
 /// cookies, the size limits, and the files on disk. On every transport.
-@Suite(.timeLimit(.minutes(1))) struct HTTPCacheTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct HTTPCacheTests {
     /// A server answering each request with what `answer` makes of it and its number (from 0),
     /// and keeping every request's head.
     final class Origin: Sendable {

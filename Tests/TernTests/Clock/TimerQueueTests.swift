@@ -4,7 +4,7 @@ import Testing
 @testable import TernCore
 @testable import TernTransport
 
-@Suite(.timeLimit(.minutes(1))) struct TimerQueueTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct TimerQueueTests {
     @Test func actionsRunInDeadlineOrderAndNotBefore() async throws {
         let timers = TimerQueue()
         let fired = Recorder<Int>()

@@ -6,7 +6,7 @@ import Testing
 import TernTesting
 
 /// Downloads to a file, and resuming them, against a loopback server with range support.
-@Suite(.timeLimit(.minutes(1))) struct DownloadTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct DownloadTests {
     /// A directory of its own for each test, and a server that records what it receives.
     final class Fixture: Sendable {
         let directory: URL

@@ -3,7 +3,7 @@ import Testing
 @testable import TernCore
 @testable import TernTransport
 
-@Suite struct HTTPHeadersTests {
+@Suite(.onTestThreads) struct HTTPHeadersTests {
     @Test func namesAreCaseInsensitiveAndTheLastSpellingWins() {
         var headers: HTTPHeaders = ["Content-Type": "text/plain", "X-A": "1"]
         headers["content-type"] = "application/json"

@@ -4,7 +4,7 @@ import Tern
 import TernTesting
 
 /// `for try await page in api.pages(…)`: lazy, complete, and cancelled with its Task.
-@Suite struct PageSequenceTests {
+@Suite(.onTestThreads) struct PageSequenceTests {
     let catalog: CatalogServer
     var api: TestAPI { catalog.api }
 

@@ -5,7 +5,7 @@ import Testing
 @testable import TernTransport
 
 /// The paginator's rules, without I/O: one load at a time, stale loads ignored, loops ended.
-@Suite struct PaginationStateTests {
+@Suite(.onTestThreads) struct PaginationStateTests {
     typealias State = PaginationState<Int>
 
     func response(_ body: String = "[]") -> Response {

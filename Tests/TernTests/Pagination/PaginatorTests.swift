@@ -4,7 +4,7 @@ import Tern
 import TernTesting
 
 /// Paginators against the catalog server, in each page style and against servers that loop.
-@Suite struct PaginatorTests {
+@Suite(.onTestThreads) struct PaginatorTests {
     let catalog: CatalogServer
     var api: TestAPI { catalog.api }
 

@@ -5,7 +5,7 @@ import Testing
 @testable import TernTransport
 
 /// `Link` headers as servers really send them (RFC 8288).
-@Suite struct WebLinkTests {
+@Suite(.onTestThreads) struct WebLinkTests {
     let base = URL(string: "https://api.example.com/v1/repos?page=1")!
 
     func links(_ header: String) -> [WebLink] {

@@ -4,7 +4,7 @@ import Testing
 @testable import TernCore
 @testable import TernTransport
 
-@Suite struct MultipartParametersTests {
+@Suite(.onTestThreads) struct MultipartParametersTests {
     private func encode(_ parameters: MultipartParameters) throws -> (body: RequestBody, contentType: String) {
         var draft = RequestDraft(method: .post, url: URL(string: "https://x.io/")!)
         try parameters.encode(into: &draft)

@@ -4,7 +4,7 @@ import Testing
 @testable import TernCore
 @testable import TernTransport
 
-@Suite struct QueryEncodingTests {
+@Suite(.onTestThreads) struct QueryEncodingTests {
     private func query(_ parameters: URLParameters) throws -> String {
         var draft = RequestDraft(method: .get, url: URL(string: "https://x.io/a")!)
         try parameters.encode(into: &draft)

@@ -4,7 +4,7 @@ import Testing
 
 /// The word-at-a-time tests find the first byte that needs a look, exactly, wherever it is and
 /// whatever follows it; and none in a word of plain text, or the fast path never runs.
-@Suite struct ByteWordTests {
+@Suite(.onTestThreads) struct ByteWordTests {
     static func word(_ bytes: [UInt8]) -> UInt64 {
         bytes.withUnsafeBytes { ByteWord.load($0, at: 0) }
     }
@@ -44,7 +44,7 @@ import Testing
 
 /// A large object's members by the hash of their names: the first of a hash wins, a hash no
 /// member has finds none, and a hash recorded is never reported absent.
-@Suite struct MemberIndexTests {
+@Suite(.onTestThreads) struct MemberIndexTests {
     @Test func findsTheFirstMemberOfEachHash() {
         var slots = MemberIndex.slots(for: 100)
         for member in 0..<100 { #expect(MemberIndex.insert(member * 3, hash: UInt64(member) &* 0x9E37_79B9_7F4A_7C15, into: &slots)) }
@@ -115,7 +115,7 @@ import Testing
 
 /// Names hashed eight bytes at a time: given byte by byte (as snake case is read) or at once,
 /// the same bytes hash alike; every byte counts, wherever it falls in its word.
-@Suite struct NameHashTests {
+@Suite(.onTestThreads) struct NameHashTests {
     static func streamed(_ bytes: [UInt8]) -> UInt64 {
         var hash = NameHash()
         for byte in bytes { hash.add(byte) }

@@ -6,7 +6,7 @@ import Testing
 /// stays far below the longest probe, which would leave their documents to `JSONDecoder`.
 /// (The hash once left its low bits blind to a name's seventh and eighth bytes: 100 names from
 /// `field_10` on made a run of 89.)
-@Suite struct MemberIndexSpreadTests {
+@Suite(.onTestThreads) struct MemberIndexSpreadTests {
     @Test(arguments: ["field_%d", "f%d", "user.%d.name", "%d", "item-%08d", "a%dz", "X_%d_Y_A_LONGER_PREFIX"])
     func ordinaryNamesSpreadOverTheIndex(pattern: String) {
         for count in [100, 1_000, 10_000] {

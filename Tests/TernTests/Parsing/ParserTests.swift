@@ -3,7 +3,7 @@ import Testing
 import Tern
 
 /// Each way a response becomes a value.
-@Suite(.timeLimit(.minutes(1))) struct ParserTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ParserTests {
     @Test func jsonDecodesModels() async throws {
         let api = try TestAPI()
         let products: [Product] = try await api.request(route: api.get(endpoint: "/products")).value

@@ -6,7 +6,7 @@ import Testing
 
 /// The tape decoder against `JSONDecoder` itself: wherever the tape gives a value it is the one
 /// `JSONDecoder` gives, and whatever `JSONDecoder` refuses the tape leaves to it.
-@Suite struct TapeDecodingTests {
+@Suite(.onTestThreads) struct TapeDecodingTests {
     /// Checks the invariant on one document, and returns whether the tape decoded it.
     @discardableResult
     private func agree<T: Decodable & Equatable>(

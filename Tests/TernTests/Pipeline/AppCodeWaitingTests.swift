@@ -14,7 +14,7 @@ import TernTesting
 /// workers about once a second; run together they starved one another and every test beside
 /// them (the stub-clock streaming tests took 2-4 s instead of milliseconds, and over 30 s once
 /// under the thread sanitizer).
-@Suite(.serialized, .timeLimit(.minutes(1))) struct AppCodeWaitingTests {
+@Suite(.onTestThreads, .serialized, .timeLimit(.minutes(1))) struct AppCodeWaitingTests {
     /// Answers `/token` with a token, `/list` with a JSON list, anything else with "ok".
     static func server() throws -> LoopbackServer {
         try LoopbackServer { request in

@@ -6,7 +6,7 @@ import Testing
 import TernTesting
 
 /// Single-flight credential refresh, against a server that issues and expires tokens.
-@Suite(.timeLimit(.minutes(2))) struct AuthenticationTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(2))) struct AuthenticationTests {
     @Test func twoHundredConcurrentRequestsWithAnExpiredTokenGiveOneRefresh() async throws {
         let server = try AuthServer()
         let api = AuthAPI(server)

@@ -10,7 +10,7 @@ import Testing
 /// The request's state machine on its own, without I/O: which steps may happen in which phase,
 /// and what a finished request hands over to stop. (Steps are taken outside `#expect`, which
 /// cannot run mutating calls.)
-@Suite struct ExecutionStateTests {
+@Suite(.onTestThreads) struct ExecutionStateTests {
     final class Token: Cancellable, TransportTask {
         func cancel() {}
     }

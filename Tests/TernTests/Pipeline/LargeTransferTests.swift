@@ -16,7 +16,7 @@ import TernTesting
 ///
 /// They run over libcurl, the default, without the thread sanitizer: the sanitizer's own memory
 /// is no measure of Tern's, and a gigabyte under it held up uploads in other tests for seconds.
-@Suite(.serialized, .enabled(if: TestTransport.isCurl && !isThreadSanitized))
+@Suite(.onTestThreads, .serialized, .enabled(if: TestTransport.isCurl && !isThreadSanitized))
 struct LargeTransferTests {
     static let gibibyte = 1 << 30
     /// How far above its resident memory before the transfer a child may peak: flat means a

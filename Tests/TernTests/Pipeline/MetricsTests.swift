@@ -5,7 +5,7 @@ import TernTesting
 
 /// What a request did on the wire, on its response and in the logger, as libcurl measures it
 /// (FoundationNetworking measures nothing: there the metrics are empty).
-@Suite(.timeLimit(.minutes(1))) struct MetricsTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct MetricsTests {
     func api(retries: Bool = false, plugins: [any Plugin] = []) -> AbstractAPI {
         let policy = retries ? RetryPolicy(maxRetries: 2, baseDelay: 0.01) : .never
         return AbstractAPI(configuration: APIConfiguration(retryPolicy: policy, plugins: plugins), transport: TestTransport.make(), responseQueue: .global())

@@ -4,7 +4,7 @@ import Tern
 import TernTesting
 
 /// Every encoder, checked byte for byte by what the loopback server received.
-@Suite(.timeLimit(.minutes(1))) struct PipelineEncodingTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PipelineEncodingTests {
     @Test func urlParametersArriveIntact() async throws {
         let api = try TestAPI()
         let echo = try await api.echo(.get, URLParameters(["q": "a b&c=d+e/é", "page": 2, "tags": ["a", "b"]]), endpoint: "/echo?existing=1")

@@ -5,7 +5,7 @@ import TernTesting
 
 /// Every way a request can fail ends in one typed `APIError` with a description that says what
 /// went wrong.
-@Suite(.timeLimit(.minutes(1))) struct PipelineErrorTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PipelineErrorTests {
     @Test(arguments: ["not a url", "http://", "://missing-scheme", "", "http://127.0.0.1:99999/a", "http://127.0.0.1:8o/a"])
     func anInvalidURLIsNamed(url: String) async throws {
         // No base URL: a relative one would join it.

@@ -6,7 +6,7 @@ import Testing
 import TernTesting
 
 /// The header merge rule and the refusal of header injection.
-@Suite(.timeLimit(.minutes(1))) struct PipelineHeaderTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PipelineHeaderTests {
     final class Signer: APIDelegate {
         let header: (name: String, value: String)
         init(_ name: String, _ value: String) { header = (name, value) }

@@ -6,7 +6,7 @@ import Testing
 import TernTesting
 
 /// Cancellation, timeouts, queues and lifetime: every request settles exactly once.
-@Suite(.timeLimit(.minutes(1))) struct PipelineLifecycleTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PipelineLifecycleTests {
     /// A server of its own, so that its connection count belongs to one test.
     private func stallingServer() throws -> LoopbackServer {
         try LoopbackServer { _ in ServerResponse().with(.stall(20)) }

@@ -6,7 +6,7 @@ import TernTesting
 /// Tern follows redirects itself: methods and bodies by status, credentials kept at their
 /// origin, limits, and the policy's choices. The second origin is a second loopback server (a
 /// different port is a different origin).
-@Suite(.timeLimit(.minutes(1))) struct RedirectTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct RedirectTests {
     /// A delegate that signs every request it is asked to and counts them.
     final class Signer: APIDelegate {
         let signed = Recorder<String>()

@@ -4,7 +4,7 @@ import Testing
 @testable import TernTransport
 
 /// The single-flight refresh rules on their own.
-@Suite struct RefreshStateTests {
+@Suite(.onTestThreads) struct RefreshStateTests {
     let limit = RefreshLimit(count: 2, window: 30)
 
     @Test func theFirstRefusalStartsARefreshAndTheOthersJoinIt() {

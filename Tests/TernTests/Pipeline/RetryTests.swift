@@ -6,7 +6,7 @@ import Testing
 import TernTesting
 
 /// Retries follow the policy, under a test clock: no test here waits in real time.
-@Suite(.timeLimit(.minutes(1))) struct RetryTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct RetryTests {
     /// A server that answers each route with a scripted list of statuses, then 200, and counts.
     final class FlakyServer: @unchecked Sendable {
         private let lock = NSLock()

@@ -5,7 +5,7 @@ import TernTesting
 
 /// Request bodies from each source, checked against what the server received, with their
 /// progress; a streamed body is read again from the start by every attempt.
-@Suite(.timeLimit(.minutes(1))) struct UploadTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct UploadTests {
     /// A server that records what it receives and answers with `answers` in turn, then 200.
     final class Receiver: Sendable {
         let received = Recorder<RecordedRequest>()

@@ -3,7 +3,7 @@ import Testing
 import Tern
 import TernTesting
 
-@Suite(.timeLimit(.minutes(1))) struct PluginTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PluginTests {
     struct Append: RequestAdapter {
         let tag: String
         func adapt(_ request: inout URLRequest) throws {

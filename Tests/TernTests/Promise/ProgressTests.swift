@@ -6,7 +6,7 @@ import Testing
 import TernTesting
 
 /// Upload and download progress on a request's promise, against the loopback server.
-@Suite(.timeLimit(.minutes(1))) struct ProgressTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ProgressTests {
     /// Checks that the reports of one direction only grow, and returns them.
     func reports(_ all: [TransferProgress], _ direction: TransferProgress.Direction) -> [TransferProgress] {
         let reports = all.filter { $0.direction == direction }

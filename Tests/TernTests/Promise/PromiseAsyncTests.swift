@@ -5,7 +5,7 @@ import Testing
 @testable import TernTransport
 
 /// The bridge to async/await, both ways.
-@Suite(.timeLimit(.minutes(1))) struct PromiseAsyncTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PromiseAsyncTests {
     let queue = DispatchQueue(label: "tern.test.async")
 
     @Test func valueAndResultOfAPromiseResolvedElsewhere() async throws {

@@ -5,7 +5,7 @@ import Testing
 @testable import TernTransport
 
 /// Cancellation, down a chain and up it.
-@Suite(.timeLimit(.minutes(1))) struct PromiseCancellationTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PromiseCancellationTests {
     let queue = DispatchQueue(label: "tern.test.cancellation")
 
     private func isCancelled<T>(_ promise: Promise<T>) -> Bool {

@@ -6,7 +6,7 @@ import Testing
 @testable import TernTransport
 
 /// `all`, `race` and `any`.
-@Suite(.timeLimit(.minutes(1))) struct PromiseCombinatorTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PromiseCombinatorTests {
     let queue = DispatchQueue(label: "tern.test.combinators")
 
     private func isCancelled<T>(_ promise: Promise<T>) -> Bool {

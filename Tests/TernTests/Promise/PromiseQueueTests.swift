@@ -5,7 +5,7 @@ import Testing
 @testable import TernTransport
 
 /// Where callbacks run.
-@Suite(.timeLimit(.minutes(1))) struct PromiseQueueTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PromiseQueueTests {
     let owner = TaggedQueue("tern.test.owner")
     let other = TaggedQueue("tern.test.other")
 

@@ -5,7 +5,7 @@ import Testing
 
 /// The state machine on its own: no queues, no locks. Swift Testing's macros capture their
 /// argument in a closure, so every mutation happens on the line before the expectation.
-@Suite struct PromiseStateTests {
+@Suite(.onTestThreads) struct PromiseStateTests {
     private func callback(_ log: Recorder<Int>, _ tag: Int) -> Callback<Int> {
         Callback(queue: nil) { _, _ in log.append(tag) }
     }

@@ -5,7 +5,7 @@ import Testing
 @testable import TernTransport
 
 /// Many threads settling, chaining and cancelling at once: every promise settles exactly once.
-@Suite(.timeLimit(.minutes(1))) struct PromiseStressTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PromiseStressTests {
     @Test func concurrentResolversAndObservers() async throws {
         let count = 2_000
         let settledCount = Counter()

@@ -6,7 +6,7 @@ import Testing
 @testable import TernTransport
 
 /// The Promises/A+ rules that apply to Swift, plus the "Zalgo" rule and bad use.
-@Suite(.timeLimit(.minutes(1))) struct PromiseTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PromiseTests {
     let background = TaggedQueue("tern.test.background")
 
     // MARK: 2.1 States

@@ -7,7 +7,7 @@ import Testing
 
 /// `timeout`, `delay` and `retry`. These check order and outcome, never speed: the machines
 /// are shared, so the only bounds are generous lower ones.
-@Suite(.timeLimit(.minutes(1))) struct PromiseTimingTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PromiseTimingTests {
     let queue = DispatchQueue(label: "tern.test.timing")
 
     @Test func timeoutFailsAPromiseThatTakesTooLongAndCancelsIt() async throws {

@@ -4,7 +4,7 @@ import Tern
 import TernTesting
 
 /// Request values sent through the whole pipeline, with each kind of value they answer.
-@Suite struct APIRequestTests {
+@Suite(.onTestThreads) struct APIRequestTests {
     let api: TestAPI
 
     init() throws {

@@ -3,7 +3,7 @@ import Testing
 @testable import TernCore
 @testable import TernTransport
 
-struct AbsoluteURLTests {
+@Suite(.onTestThreads) struct AbsoluteURLTests {
     @Test(arguments: [
         ("https://x", true), ("HTTP://X", true), ("git+ssh://x", true), ("/path://x", false), ("products", false),
         ("1x://y", false), ("http:x://y", false), ("a b://x", false), ("mailto:x", false), ("x:/y", false), ("", false),

@@ -3,7 +3,7 @@ import Testing
 @testable import TernCore
 @testable import TernTransport
 
-@Suite struct EndpointJoiningTests {
+@Suite(.onTestThreads) struct EndpointJoiningTests {
     @Test(arguments: [
         ("https://x.io/api/v2", "/products", "https://x.io/api/v2/products"),
         ("https://x.io/api/v2/", "/products", "https://x.io/api/v2/products"),

@@ -5,7 +5,7 @@ import TernTesting
 
 /// Opera's stub mode: an API that answers every request with the sample data its endpoint
 /// declares, with the rest of the pipeline running as usual, and no socket opened.
-@Suite struct SampleDataTests {
+@Suite(.onTestThreads) struct SampleDataTests {
     /// A shop whose endpoints carry sample data, pointed at a port that refuses connections.
     final class SampleShop: AbstractAPI, BaseAPI, @unchecked Sendable {
         let baseURL: String

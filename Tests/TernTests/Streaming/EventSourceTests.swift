@@ -6,7 +6,7 @@ import TernTesting
 
 /// Event sources that reconnect, against a raw socket server that ends or drops its
 /// connections, over the transport under test.
-@Suite(.timeLimit(.minutes(1))) struct EventSourceTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct EventSourceTests {
     static let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 
     /// The `Last-Event-ID` a request carried, or "" for none.

@@ -2,7 +2,7 @@ import Testing
 @testable import Tern
 
 /// A streamed body cut into lines as its chunks come.
-@Suite struct LineSplitterTests {
+@Suite(.onTestThreads) struct LineSplitterTests {
     func split(_ chunks: [String], ends: LineSplitter.Ends = .lineFeed, cap: Int = 100) throws -> [String] {
         var splitter = LineSplitter(ends: ends, maximumLength: cap)
         var lines = try chunks.flatMap { try splitter.lines(in: Array($0.utf8)) }

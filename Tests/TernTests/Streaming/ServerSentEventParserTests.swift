@@ -3,7 +3,7 @@ import Testing
 
 /// Server-Sent Events as the WHATWG HTML specification reads them ("Interpreting an event
 /// stream"), its examples among the cases.
-@Suite struct ServerSentEventParserTests {
+@Suite(.onTestThreads) struct ServerSentEventParserTests {
     func events(_ chunks: [[UInt8]], parser: inout ServerSentEventParser) throws -> [ServerSentEvent] {
         try chunks.flatMap { try parser.events(in: $0) }
     }

@@ -5,7 +5,7 @@ import TernTesting
 
 /// The buffer between a streamed transfer and its reader, alone on a test clock: whatever ends
 /// the stream stops its transfer, even when the transfer's task comes after the end.
-@Suite struct StreamBufferTests {
+@Suite(.onTestThreads) struct StreamBufferTests {
     /// A transport task that counts what it is asked.
     final class CountingTask: TransportTask, Sendable {
         let cancels = Recorder<Void>()

@@ -6,7 +6,7 @@ import Testing
 import TernTesting
 
 /// Responses read as they arrive, against a raw socket server, over the transport under test.
-@Suite(.timeLimit(.minutes(1))) struct StreamTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct StreamTests {
     /// One chunk of a chunked body.
     static func chunk(_ text: String) -> String { chunk(Array(text.utf8)) }
     static func chunk(_ bytes: [UInt8]) -> String { String(bytes.count, radix: 16) + "\r\n" + String(decoding: bytes, as: UTF8.self) + "\r\n" }

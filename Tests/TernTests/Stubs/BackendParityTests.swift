@@ -6,7 +6,7 @@ import TernTesting
 /// What a request sees must not depend on whether a real server or the stub transport answers
 /// it: a representative part of the pipeline's tests, run against both, with one handler
 /// serving each.
-@Suite(.timeLimit(.minutes(1))) struct BackendParityTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct BackendParityTests {
     enum Backend: String, CaseIterable, Sendable {
         case loopback, stubs
     }

@@ -5,7 +5,7 @@ import TernTesting
 
 /// Stubs that stream, each piece when the test moves its clock: streams tested without a
 /// server or a wait.
-@Suite(.timeLimit(.minutes(1))) struct StreamingStubTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct StreamingStubTests {
     static let base = "https://stream.invalid"
 
     /// An API with no timeout of its own: the timers on the test clock are then the stream's

@@ -5,7 +5,7 @@ import TernTesting
 
 /// The stub transport under the real pipeline: matching, answers in turn, delays on the test
 /// clock, chunks, failures, recording, and the error for a request no stub matches.
-@Suite(.timeLimit(.minutes(1))) struct StubTransportTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct StubTransportTests {
     static let base = "https://shop.example"
 
     func api(_ stubs: StubTransport, configuration: APIConfiguration = APIConfiguration(retryPolicy: .never),

@@ -6,19 +6,19 @@ let isThreadSanitized = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_in
 
 extension Trait where Self == ConditionTrait {
     /// For a test whose work runs in a child process (an exit test): not under the thread
-    /// sanitizer, where a child takes long enough that the pool threads Swift Testing blocks
-    /// while it waits (one for what the child reports, one for its output) held every other test
-    /// past its time limit on two cores. The same tests run unsanitized on both transports.
+    /// sanitizer, where each child (thousands of requests, some of them) runs several times
+    /// slower, one at a time, past the run's budget. The same tests run unsanitized on both
+    /// transports.
     static var exitTest: Self {
         .enabled(if: !isThreadSanitized, "an exit test's child holds the concurrency pool's threads while it runs")
     }
 }
 
-/// Exit tests, one at a time. Swift Testing (6.3) waits for an exit test's child process on
-/// threads of the concurrency pool, which it blocks until the child ends; the pool has a thread
-/// per core, and on two cores two exit tests at once held every other test (their awaits, their
-/// `eventually`) until a child ended: requests timed out, time limits passed. Waiting for a turn
-/// blocks no thread.
+/// Exit tests, one at a time: several children of thousands of requests each, at once, took
+/// both cores from every other test. Swift Testing (6.3) blocks two threads while a child runs
+/// (reading what it reports and what it prints); they are ``TestThreads``, not the concurrency
+/// pool's, whose two threads that held (see `TestThreads.swift`). Waiting for a turn blocks no
+/// thread.
 actor ExitTestTurns {
     static let shared = ExitTestTurns()
 

@@ -8,7 +8,7 @@ import TernTesting
 /// Cancel storms against a real server. On Linux, cancelled `uploadTask(fromFile:)` uploads
 /// crashed the process within a few hundred to 1,500 uploads, every run; file bodies now go out
 /// from memory or from a stream, which do not.
-@Suite(.timeLimit(.minutes(2))) struct CancelStormTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(2))) struct CancelStormTests {
     private func file(bytes: Int) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("tern-storm-\(UUID().uuidString).bin")
         try patterned(bytes: bytes, seed: 7).write(to: url)

@@ -8,7 +8,7 @@ import TernTesting
 /// own key passes, a wrong key fails before any request byte is sent, a backup key passes, a
 /// redirect to a pinned host is checked there, and a connection made without pins is never
 /// reused by a request with them.
-@Suite(.timeLimit(.minutes(1))) struct CertificatePinningTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct CertificatePinningTests {
     /// A server behind a ``TLSRelay``, over a certificate of a test CA: it answers each request
     /// with its path, and notes the requests it heard.
     final class RelayingServer: Sendable {

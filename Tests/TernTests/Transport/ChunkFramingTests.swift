@@ -4,7 +4,7 @@ import Testing
 @testable import TernTransport
 
 /// The sizes a chunked body's framing declares, read from its raw bytes as they come.
-@Suite struct ChunkFramingTests {
+@Suite(.onTestThreads) struct ChunkFramingTests {
     func declared(_ pieces: [String]) -> [UInt64] {
         var framing = ChunkFraming()
         return pieces.map { piece in

@@ -6,7 +6,7 @@ import Tern
 /// Chunked bodies over libcurl whose chunks declare more than the body's limit, then hold the
 /// connection: libcurl waits for every declared byte, so each ran to the timeout. Now the
 /// request fails at once, as for a `Content-Length` over the limit, and the connection goes.
-@Suite(.timeLimit(.minutes(1))) struct ChunkedBodyTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ChunkedBodyTests {
     /// A long timeout: the failures must be the typed errors, not it.
     func api() throws -> AbstractAPI {
         AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())

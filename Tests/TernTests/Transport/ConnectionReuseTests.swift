@@ -9,7 +9,7 @@ import Tern
 /// Over libcurl, and over URLSession where Apple's networking carries it. On Linux URLSession
 /// runs on FoundationNetworking's own libcurl handles, which reuse such a connection (as libcurl
 /// 7.88 does on its own) and which Tern cannot reach; the README says so.
-@Suite(.timeLimit(.minutes(1)), .enabled(if: TestTransport.refusesStrayBytes, "FoundationNetworking reuses a connection with unread input"))
+@Suite(.onTestThreads, .timeLimit(.minutes(1)), .enabled(if: TestTransport.refusesStrayBytes, "FoundationNetworking reuses a connection with unread input"))
 struct ConnectionReuseTests {
     /// The path of a request, without its slash: what the scripts answer with.
     static func name(of request: String) -> String {

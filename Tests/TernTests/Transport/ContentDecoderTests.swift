@@ -5,7 +5,7 @@ import Testing
 
 /// The decoder alone, fed a byte at a time or all at once: a stream's header, a member's end
 /// and the next member's start split anywhere read the same.
-@Suite struct ContentDecoderTests {
+@Suite(.onTestThreads) struct ContentDecoderTests {
     static let text = ContentEncodingTests.text
 
     /// Everything `decoder` makes of `body`, fed in pieces of `size` bytes, then checked whole.

@@ -8,7 +8,7 @@ import TernTesting
 /// Bodies in a `Content-Encoding`, from a raw-socket server: undone whole when they are what
 /// their encoding says, and failed with a typed error when they are not (cut short, corrupt,
 /// followed by other bytes, or in an encoding nobody asked for): never handed over half.
-@Suite(.timeLimit(.minutes(2))) struct ContentEncodingTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(2))) struct ContentEncodingTests {
     /// A body made in an encoding, and what it says in words.
     struct Encoded: Sendable, CustomTestStringConvertible {
         let testDescription: String

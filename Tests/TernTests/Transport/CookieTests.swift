@@ -8,7 +8,7 @@ import TernTesting
 /// Cookies over either transport: each API keeps its own in a jar, set from responses (each
 /// `Set-Cookie` on its own), sent back to the host that set them and to no other, and never what
 /// a browser would refuse.
-@Suite struct CookieTests {
+@Suite(.onTestThreads) struct CookieTests {
     /// A server that sets `fields` on `/set`, and records each other request's `Cookie`.
     static func server(setting fields: [String], recording sent: Recorder<String>) throws -> LoopbackServer {
         try LoopbackServer { request in
@@ -210,7 +210,7 @@ import TernTesting
 }
 
 /// The jar's rules alone, for hosts a loopback server cannot be.
-@Suite struct CookieJarTests {
+@Suite(.onTestThreads) struct CookieJarTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     func names(_ jar: CookieJar, for url: String) -> [String] {

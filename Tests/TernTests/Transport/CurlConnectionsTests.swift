@@ -7,7 +7,7 @@ import Testing
 /// Idle connections are told apart by both their ends: two to different peers may share a local
 /// port, and the one with bytes nobody asked for waiting on it must be found out whichever of
 /// them ended its transfer last.
-@Suite struct CurlConnectionsTests {
+@Suite(.onTestThreads) struct CurlConnectionsTests {
     @Test func connectionsSharingALocalPortAreCheckedApart() throws {
         let connections = CurlConnections(curl: try CurlLibrary.shared.get().api)
         let (listenerA, portA) = try Self.listener()

@@ -6,7 +6,7 @@ import TernTesting
 
 /// HTTP/2 over libcurl, negotiated with ALPN against a server that offers it, as the system's
 /// libcurl does when it was built with nghttp2 (Debian's is).
-@Suite(.timeLimit(.minutes(1))) struct CurlHTTP2Tests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct CurlHTTP2Tests {
     struct Item: Codable, Equatable {
         let name: String
     }

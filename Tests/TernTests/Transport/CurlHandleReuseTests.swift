@@ -9,7 +9,7 @@ import Testing
 /// to the transport, one per exchange, no more than it keeps. Handles are kept only with
 /// libcurl 8.1.0 or later (``CurlLibrary/resetHandlesAreSafe``); these tests keep them with
 /// whichever libcurl runs them.
-@Suite(.timeLimit(.minutes(1))) struct CurlHandleReuseTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct CurlHandleReuseTests {
     /// Answers each request with its request line and every header it came with, one per line,
     /// then the body it came with: what the next exchange would carry over is in its answer.
     static func echo() throws -> RawServer {

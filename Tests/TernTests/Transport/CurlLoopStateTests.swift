@@ -4,7 +4,7 @@ import Testing
 
 /// The libcurl loop's bookkeeping as a value: what each event asks of libcurl, and that every
 /// exchange ends exactly once, whatever the order of events.
-@Suite struct CurlLoopStateTests {
+@Suite(.onTestThreads) struct CurlLoopStateTests {
     final class Job: CustomStringConvertible {
         let name: String
         init(_ name: String) { self.name = name }

@@ -8,7 +8,7 @@ import TernTesting
 /// libcurl takes proxies from the environment, as curl does. Each case sets the variables in a
 /// child process of its own (an exit test): set in this process, they would send every other
 /// test's requests through the proxy.
-@Suite struct CurlProxyTests {
+@Suite(.onTestThreads) struct CurlProxyTests {
     @Test(.exitTest) func httpProxyCarriesPlainRequests() async throws {
         let seen = Recorder<RecordedRequest>()
         let proxy = try LoopbackServer { request in

@@ -7,7 +7,7 @@ import TernTesting
 /// TLS over libcurl against a local HTTPS server (``TLSRelay`` in front of a plain one) with a
 /// certificate from a test CA made for the run: trusted when the transport is told the CA,
 /// refused otherwise.
-@Suite(.timeLimit(.minutes(1))) struct CurlTLSTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct CurlTLSTests {
     /// A page over a certificate of a test CA; each connection closed after its answer, so that
     /// every request is a connection of its own.
     final class HTTPSServer: Sendable {

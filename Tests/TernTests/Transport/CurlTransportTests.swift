@@ -7,7 +7,7 @@ import Testing
 import TernTesting
 
 /// What is particular to the libcurl transport; everything else runs on it with the whole suite.
-@Suite struct CurlTransportTests {
+@Suite(.onTestThreads) struct CurlTransportTests {
     @Test func aReleasedTransportEndsItsThread() async throws {
         let server = try LoopbackServer { _ in .json("[]") }
         defer { server.stop() }

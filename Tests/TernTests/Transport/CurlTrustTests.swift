@@ -8,7 +8,7 @@ import Testing
 /// What `CurlTransport(trusting:)` tells libcurl: that file of authorities and no directory
 /// besides. (The handshake itself is tested in `CurlTLSTests`; no test can plant an authority
 /// in the system's directory, so the directory being cleared is checked here, as options.)
-@Suite struct CurlTrustTests {
+@Suite(.onTestThreads) struct CurlTrustTests {
     @Test func trustingAFileClearsTheSystemDirectoryOfAuthorities() {
         let file = URL(fileURLWithPath: "/tmp/test-ca.pem")
         let options = CurlTrust.only(certificates: file).options

@@ -8,7 +8,7 @@ import TernTesting
 /// A compressed body on the paths other than a promise's bytes: the cache keeps what was
 /// undone, a stream hands its lines over undone, a download writes them to its file; and a
 /// stream cut short is an error on each, never a cached answer, a last line or a file.
-@Suite(.timeLimit(.minutes(2)), .enabled(if: TestTransport.isCurl, "URLSession on Linux takes a cut-short gzip stream for a whole one (Linux.md)"))
+@Suite(.onTestThreads, .timeLimit(.minutes(2)), .enabled(if: TestTransport.isCurl, "URLSession on Linux takes a cut-short gzip stream for a whole one (Linux.md)"))
 struct EncodedBodyPathsTests {
     static let text = ContentEncodingTests.text
     static let whole = GzipStream.stored(text)

@@ -5,7 +5,7 @@ import Testing
 @testable import TernTransport
 
 /// The transports' per-origin cap as a value: which exchanges run, which wait, in what order.
-@Suite struct HostAdmissionTests {
+@Suite(.onTestThreads) struct HostAdmissionTests {
     final class Job {}
 
     @Test func pastTheLimitExchangesWaitAndRunInTheOrderTheyCame() {

@@ -5,7 +5,7 @@ import Tern
 
 /// Response heads over libcurl that frame a body two ways, or are no HTTP at all: each fails at
 /// once with a typed error that says why, and the connection goes with it.
-@Suite(.timeLimit(.minutes(2))) struct HostileHeadTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(2))) struct HostileHeadTests {
     /// A server answering `/hostile` with `head` (and `body`), and anything else with its name.
     static func server(head: String, body: String = "hello") throws -> RawServer {
         try RawServer { connection in

@@ -9,7 +9,7 @@ import Testing
 /// A receiver that pauses holds the server back (over libcurl on Linux, over URLSession on Apple
 /// platforms): while paused, no more than the sockets' buffers leave the server; resumed, every
 /// byte arrives once, in order.
-@Suite(.timeLimit(.minutes(1))) struct PausedTransferTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PausedTransferTests {
     static let size = 24 << 20
 
     /// The transport that can pause here: FoundationNetworking's tasks read on when suspended.

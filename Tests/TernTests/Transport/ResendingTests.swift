@@ -7,7 +7,7 @@ import Tern
 /// the connection out as the client reused it): libcurl sends the request again on a new
 /// connection. Tern lets it only for an idempotent method, reading the body again from its
 /// start; a POST, which the server may have acted on, fails typed and is sent once.
-@Suite(.timeLimit(.minutes(1))) struct ResendingTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ResendingTests {
     /// Answers the first request on the first connection, then reads the second whole and hangs
     /// up; on every other connection, answers each request with its body. Records each request
     /// line and body it read.

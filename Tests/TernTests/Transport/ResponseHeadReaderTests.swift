@@ -6,7 +6,7 @@ import Testing
 
 /// The response head as libcurl hands it over, line by line, read as a value; and what an
 /// exchange that stopped its transfer reports for libcurl's code.
-@Suite struct ResponseHeadReaderTests {
+@Suite(.onTestThreads) struct ResponseHeadReaderTests {
     /// Reads `lines` (each given its CRLF) and returns the last step's head, or its refusal.
     func read(_ lines: [String], into reader: inout ResponseHeadReader) -> Result<ResponseHeadReader.Head?, ResponseHeadReaderRefused> {
         var head: ResponseHeadReader.Head?

@@ -7,7 +7,7 @@ import Tern
 
 /// What the pipeline reads of a response is Tern's own head; Foundation's `HTTPURLResponse` is
 /// made only when asked for, and must then say what the head says.
-@Suite(.timeLimit(.minutes(1))) struct ResponseHeadTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ResponseHeadTests {
     static let head = "HTTP/1.1 201 Created\r\nContent-Type: text/plain; charset=utf-8\r\nX-Trace: one\r\n"
         + "ETag: \"v1\"\r\nX-Trace: two\r\nContent-Length: 5\r\n\r\nhello"
 

@@ -6,7 +6,7 @@ import Testing
 import TernTesting
 
 /// The limit on response bodies kept in memory, and what a transfer that stops half-way says.
-@Suite(.timeLimit(.minutes(1))) struct ResponseLimitTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ResponseLimitTests {
     /// An endless body used to reach 3 GB in 5 s. Now the transfer stops at the limit.
     @Test func anEndlessBodyStopsAtTheLimitAndClosesTheConnection() async throws {
         let server = try LoopbackServer { _ in ServerResponse(body: Data(repeating: 0x61, count: 64 * 1024)).with(.endless) }
@@ -107,7 +107,7 @@ import TernTesting
 }
 
 /// Timeouts settle on time however slowly a network task is cancelled.
-@Suite(.timeLimit(.minutes(1))) struct TimeoutDeliveryTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct TimeoutDeliveryTests {
     /// A transport whose tasks never answer, and which records each cancel that runs on the
     /// thread it is told is advancing a test clock, while it does.
     final class SilentTransport: WholeResponseTransport {

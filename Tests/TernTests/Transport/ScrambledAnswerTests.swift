@@ -10,7 +10,7 @@ import Tern
 /// an answer the server sent it or a typed error: never another request's answer, a hang or a
 /// crash. (This is how libcurl 7.88's header store was found to crash the process: see
 /// `HostileHeadTests.aFoldedFirstFieldFailsTypedAfterAnyAnswerBefore`.)
-@Suite(.timeLimit(.minutes(1)), .enabled(if: TestTransport.refusesStrayBytes, "FoundationNetworking reuses a connection with unread input"))
+@Suite(.onTestThreads, .timeLimit(.minutes(1)), .enabled(if: TestTransport.refusesStrayBytes, "FoundationNetworking reuses a connection with unread input"))
 struct ScrambledAnswerTests {
     struct Item: Decodable {
         let id: String

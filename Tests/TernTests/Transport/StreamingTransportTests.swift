@@ -5,7 +5,7 @@ import TernTesting
 
 /// What the pipeline makes of a transport that reports an exchange as events, and what it tells
 /// the transport back.
-@Suite(.timeLimit(.minutes(1))) struct StreamingTransportTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct StreamingTransportTests {
     /// A transport that reports a scripted exchange as events, on another thread, and records
     /// what the receiver decided after each one.
     final class EventTransport: Transport {

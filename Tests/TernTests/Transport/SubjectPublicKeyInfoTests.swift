@@ -6,7 +6,7 @@ import Testing
 /// The SubjectPublicKeyInfo made from a key as Apple's Security framework exports it is
 /// OpenSSL's, byte for byte, for RSA keys of several sizes and the three NIST curves: so a pin
 /// computed with OpenSSL matches one computed on Apple platforms.
-@Suite(.timeLimit(.minutes(1))) struct SubjectPublicKeyInfoTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct SubjectPublicKeyInfoTests {
     /// OpenSSL's SPKI of a new key made with `arguments`, and the key as Security exports it:
     /// PKCS #1 for RSA (OpenSSL's `-RSAPublicKey_out`), the uncompressed point for a curve (the
     /// BIT STRING's content: the SPKI's last bytes).

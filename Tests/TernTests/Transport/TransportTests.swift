@@ -4,7 +4,7 @@ import Tern
 import TernTesting
 
 /// What the pipeline makes of what a transport reports, and the URLSession transport's options.
-@Suite(.timeLimit(.minutes(1))) struct TransportTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct TransportTests {
     /// A transport that reports one fixed outcome and records the requests it was given.
     struct ScriptedTransport: WholeResponseTransport {
         let outcome: @Sendable (TransportRequest) -> Result<TransportResponse, any Error>

@@ -8,7 +8,7 @@ import Tern
 /// On Linux, requests to a plain-HTTP origin past the session's connections per host wait in
 /// Tern, not in FoundationNetworking: cancelling thousands of its tasks at once (when they timed
 /// out together) kept both cores busy for a second and held back every callback.
-@Suite(.timeLimit(.minutes(1))) struct URLSessionLineTests {
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct URLSessionLineTests {
     /// Counts the requests handed to the transport.
     final class Sent: Plugin {
         let requests = Recorder<URL?>()

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+/// Threads for the tests' own code, as many as are busy: a test that blocks one (writing a large
+/// file, running `openssl`, waiting on a semaphore, or Swift Testing reading an exit test's
+/// child) holds no other test back.
+///
+/// On Linux the concurrency pool has a thread per core and never adds one for a thread that
+/// blocks: on two cores, one exit test blocked both for as long as its child ran (two of Swift
+/// Testing's reads), as did two tests running `openssl`, and the tests beside them stood still.
+/// A test sleeping 50 ms at a time through a whole run overslept by 5 to 10 s at once, 12 to
+/// 17 s in all; in CI, 20 s uploads timed out and a plugin's `willSend` waited 30 s. On these
+/// threads it oversleeps by about a second at most, and the suite passes on one core, or beside
+/// two busy loops, where time limits passed before. Tern's own code never blocks the pool.
+final class TestThreads: TaskExecutor, @unchecked Sendable {
+    static let shared = TestThreads()
+
+    private let condition = NSCondition()
+    /// Jobs not yet taken by a thread.
+    private var jobs: [UnownedJob] = []
+    /// Threads waiting for a job.
+    private var waiting = 0
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        defer { condition.unlock() }
+        jobs.append(job)
+        // A waiting thread for each job not yet taken, or one more thread.
+        if jobs.count <= waiting {
+            condition.signal()
+        } else {
+            let thread = Thread { [self] in work() }
+            thread.name = "tern.test"
+            thread.start()
+        }
+    }
+
+    /// Runs jobs until none comes for 10 s.
+    private func work() {
+        condition.lock()
+        while true {
+            if jobs.isEmpty {
+                waiting += 1
+                let woken = condition.wait(until: Date().addingTimeInterval(10))
+                waiting -= 1
+                if !woken, jobs.isEmpty {
+                    condition.unlock()
+                    return
+                }
+                continue
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+            condition.lock()
+        }
+    }
+}
+
+/// Runs a suite's tests, and the tasks they make in structure (an exit test's readers among
+/// them), on ``TestThreads``.
+struct OnTestThreads: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        try await withTaskExecutorPreference(TestThreads.shared) { try await function() }
+    }
+}
+
+extension Trait where Self == OnTestThreads {
+    /// Each test on threads of its own, so that one that blocks holds no other back.
+    static var onTestThreads: Self { OnTestThreads() }
+}
