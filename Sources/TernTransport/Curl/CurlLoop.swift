@@ -214,14 +214,14 @@ final class CurlLoop: @unchecked Sendable {
             isRunningJobs = false
             // From here on what is put in wakes the loop; jobs put in while it ran the others did
             // not, and are run next turn.
-            let (isClosing, jobsWaiting, finishedAlone) = CurlLibrary.exitWaits {
+            let (isClosing, jobsWaiting, answeredAlone) = CurlLibrary.exitWaits {
                 let (isClosing, jobsWaiting) = startAndCancel()
                 _ = curl.pointee.multi_perform(multi, &active)
                 return (isClosing, jobsWaiting, finishDone())
             }
-            if finishedAlone { answeredAloneAt = DispatchTime.now().uptimeNanoseconds }
+            if let answeredAlone { answeredAloneAt = answeredAlone }
             if isClosing, state.runningCount == 0, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
-            if jobsWaiting || (finishedAlone && nextCameSoon && lingerForWork()) { continue }
+            if jobsWaiting || (answeredAlone != nil && nextCameSoon && lingerForWork()) { continue }
             if fallAsleep() { continue }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
         }
@@ -301,12 +301,14 @@ final class CurlLoop: @unchecked Sendable {
     private let completions = DispatchQueue(label: "tern.curl.completion", attributes: .concurrent)
 
     /// Reports every transfer libcurl has finished: at once when it was the only one, which
-    /// spares a sequential caller a thread hop. Returns whether it reported the only one. When
-    /// the loop is to wait for a next request after that, it is marked awake first, since the
-    /// caller may send the next one before the report returns; ``lingerForWork()`` marks it
-    /// asleep again.
-    private func finishDone() -> Bool {
-        var finishedAlone = false
+    /// spares a sequential caller a thread hop. Returns when it began reporting the only one
+    /// (uptime nanoseconds), or `nil`: the caller's next request is timed from then, not from
+    /// after the report, which a busy machine may delay past it (the loop then took a request
+    /// sent 20 ms later for one that came at once). When the loop is to wait for a next
+    /// request after that, it is marked awake first, since the caller may send the next one
+    /// before the report returns; ``lingerForWork()`` marks it asleep again.
+    private func finishDone() -> UInt64? {
+        var answeredAlone: UInt64?
         var queued: Int32 = 0
         while let message = curl.pointee.multi_info_read(multi, &queued) {
             var easy: UnsafeMutableRawPointer?
@@ -316,9 +318,10 @@ final class CurlLoop: @unchecked Sendable {
             connections.transferEnded(on: easy)
             let actions = state.finished(exchange, origin: exchange.admissionOrigin, code: result,
                                          onRefusedConnection: exchange.wasRefusedBeforeWriting)
-            if perform(actions, finished: true) { finishedAlone = true }
+            let reporting = DispatchTime.now().uptimeNanoseconds
+            if perform(actions, finished: true) { answeredAlone = reporting }
         }
-        return finishedAlone
+        return answeredAlone
     }
 
     /// Marks the loop asleep, should it not be (asleep and marked awake, it would not be woken by

@@ -64,6 +64,34 @@ import TernTesting
         #expect(transport.loop.sleepsMarkedAwakeCount == 0)
     }
 
+    /// The same when reporting an answer takes longer than the caller's pause (a busy machine
+    /// that sets the loop's thread aside; here a receiver that works after it has resumed the
+    /// caller): the next request is timed from when the report began. Timed from its end, a
+    /// request sent during it looked as if it came at once, and every answer after it was
+    /// waited after (the test above, once, on a loaded machine).
+    @Test func aSlowReportDoesNotMakeTheNextRequestLookSoon() async throws {
+        final class SlowEnding: TransportReceiver, @unchecked Sendable {
+            let ended: CheckedContinuation<Void, Never>
+            init(_ ended: CheckedContinuation<Void, Never>) { self.ended = ended }
+            func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
+            func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
+            func didReceive(_ chunk: Data) -> TransferDecision { .proceed }
+            func didComplete(with error: (any Error)?) {
+                ended.resume()
+                usleep(30_000)
+            }
+        }
+        let server = try LoopbackServer { _ in .text("ok") }
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        let request = TransportRequest(urlRequest: URLRequest(url: try #require(URL(string: server.baseURL + "/"))))
+        for _ in 0..<5 {
+            await withCheckedContinuation { _ = transport.send(request, to: SlowEnding($0)) }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(transport.loop.lingerCount <= 1)
+    }
+
     // Exit tests that capture values need Swift 6.3.
     #if compiler(>=6.3)
     @Test(.exitTest) func withoutLibcurlTheDefaultIsURLSessionSaidOnce() async throws {
