@@ -10,7 +10,7 @@ extension Trait where Self == ConditionTrait {
     /// slower, one at a time, past the run's budget. The same tests run unsanitized on both
     /// transports.
     static var exitTest: Self {
-        .enabled(if: !isThreadSanitized, "an exit test's child holds the concurrency pool's threads while it runs")
+        .enabled(if: !isThreadSanitized, "a sanitized child runs several times slower; these run unsanitized on both transports")
     }
 }
 
