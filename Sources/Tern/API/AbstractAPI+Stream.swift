@@ -7,11 +7,12 @@ extension AbstractAPI {
     /// Everything a request goes through happens before the first byte: the delegate signs it,
     /// a 401 refreshes the credentials, redirects are followed, plugins hear of it, and a status
     /// validation refuses fails the stream with ``APIError/unacceptableStatus(_:)`` and the body.
-    /// The request's timeout runs until the response's head; then `idleTimeout` ends the stream
-    /// when for that long no byte comes and the reader takes none, and `maximumDuration` once it
-    /// has run that long, whatever comes (by default it may run for ever). A reader slower than the
-    /// server holds it back: past `bufferSize` bytes waiting, the transfer pauses until the reader
-    /// has taken half of them (URLSession on Linux cannot pause, and keeps reading).
+    /// The request's timeout runs until the response's head; once plugins have heard of it,
+    /// `idleTimeout` ends the stream when for that long no byte comes and the reader takes none,
+    /// and `maximumDuration` once it has run that long, whatever comes (by default it may run for
+    /// ever). A reader slower than the server holds it back: past `bufferSize` bytes waiting, the
+    /// transfer pauses until the reader has taken half of them (URLSession on Linux cannot pause,
+    /// and keeps reading).
     /// Leaving the loop, or cancelling its task, stops the transfer.
     ///
     /// ```swift

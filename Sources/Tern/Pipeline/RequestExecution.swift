@@ -252,6 +252,7 @@ final class RequestExecution: Sendable {
         stream.open(attempt: attempt)
         keepCookies(of: head, for: request)
         report(.success(response), for: request)
+        stream.startTimers()
         finish(.answered(response, parser: context.parser))
         return stream
     }

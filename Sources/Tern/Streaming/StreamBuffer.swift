@@ -65,12 +65,16 @@ final class StreamBuffer: Sendable {
         if cancel { task.cancel() } else if resume { task.resumeReceiving() }
     }
 
-    /// Opens the stream on `attempt`'s response, whose body comes next; starts its timers.
+    /// Opens the stream on `attempt`'s response, whose body comes next; its timers start apart.
     func open(attempt: Int) {
-        state.withLock { state in
-            state.openedAttempt = attempt
-            state.lastActivity = clock.now
-        }
+        state.withLock { $0.openedAttempt = attempt }
+    }
+
+    /// Starts the idle and duration timers, once the app's code has judged the head: a plugin
+    /// slower than the idle timeout is not the server falling silent (timed from the open, the
+    /// stream ended while it ran, and what had come with the head was dropped).
+    func startTimers() {
+        state.withLock { $0.lastActivity = clock.now }
         armIdleTimer(after: idleTimeout)
         guard maximumDuration.isFinite else { return }
         let timer = clock.schedule(after: maximumDuration) { [self] in

@@ -26,6 +26,7 @@ import TernTesting
         let clock = TestClock()
         let stream = timer == "idle" ? buffer(on: clock, idleTimeout: 1) : buffer(on: clock, maximumDuration: 1)
         stream.open(attempt: 1)
+        stream.startTimers()
         clock.advance(by: 2)
         let task = CountingTask()
         stream.attach(task)
@@ -37,6 +38,7 @@ import TernTesting
     @Test func aStreamCancelledBeforeItsTaskCameStopsIt() {
         let stream = buffer(on: TestClock())
         stream.open(attempt: 1)
+        stream.startTimers()
         stream.cancel()
         let task = CountingTask()
         stream.attach(task)
@@ -51,6 +53,7 @@ import TernTesting
         let task = CountingTask()
         stream.attach(task)
         stream.open(attempt: 1)
+        stream.startTimers()
         #expect(stream.offer(Data("a".utf8)) == .proceed)
         #expect(stream.offer(Data("b".utf8)) == .proceed)
         let reading = Task {
@@ -66,6 +69,7 @@ import TernTesting
     @Test func aStreamWhoseTransferEndedLeavesItsTaskAlone() async throws {
         let stream = buffer(on: TestClock())
         stream.open(attempt: 1)
+        stream.startTimers()
         #expect(stream.offer(Data("a".utf8)) == .proceed)
         stream.finish(after: nil, statusCode: 200)
         let task = CountingTask()

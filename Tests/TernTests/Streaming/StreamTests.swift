@@ -313,6 +313,34 @@ import TernTesting
         #expect(await eventually { closed.withLock { $0 } })
     }
 
+    /// The idle timeout counts from when the app's code has judged the head: a plugin slower
+    /// than the timeout is not the server falling silent, and what came with the head is read
+    /// before the stream ends. Counted from before the plugin, the stream timed out while it ran
+    /// and the body that had come with the head was dropped.
+    @Test func aPluginSlowerThanTheIdleTimeoutLosesNothingThatCameWithTheHead() async throws {
+        struct Slow: Plugin {
+            func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
+                Thread.sleep(forTimeInterval: 0.6)
+            }
+        }
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + Self.chunk("alive\n"))
+            _ = connection.readAvailable(for: 30)
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never, plugins: [Slow()]),
+                              transport: TestTransport.make(), responseQueue: .global())
+        var lines: [String] = []
+        do {
+            for try await line in api.stream(route: .get(server.baseURL + "/silent"), idleTimeout: 0.3).lines { lines.append(line) }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .timeout = error else { Issue.record("expected a timeout, got \(error)"); return }
+        }
+        #expect(lines == ["alive"])
+    }
+
     @Test func aServerThatFallsSilentEndsTheStreamAfterTheIdleTimeout() async throws {
         let server = try RawServer { connection in
             guard connection.readRequest() != nil else { return }
