@@ -18,9 +18,9 @@ final class CurlLoop: @unchecked Sendable {
     /// The exchanges in libcurl's hands, by easy handle, to find the one a message names; the
     /// loop thread's alone.
     private var byHandle: [UnsafeMutableRawPointer: CurlExchange] = [:]
-    /// When the loop last answered the only request in flight, until the next request comes
-    /// (uptime nanoseconds); the loop thread's.
-    private var answeredAloneAt: UInt64?
+    /// When the loop last began and ended reporting the answer to the only request in flight,
+    /// until the next request comes (uptime nanoseconds); the loop thread's.
+    private var answeredAlone: (began: UInt64, ended: UInt64)?
     /// Whether the request that came after the last such answer came within ``lingering``: the
     /// loop waits for the next one only if so, and a caller whose requests come further apart
     /// costs no waiting. The loop thread's.
@@ -75,6 +75,16 @@ final class CurlLoop: @unchecked Sendable {
     /// the time per request. After the last request of a burst the wait costs at most this much;
     /// a caller whose requests come further apart than this costs it once, not per request.
     static let lingering: UInt64 = 50_000
+
+    /// Whether a request that `arrived` came soon enough after the report of the last answer,
+    /// which began and ended then, for the loop to wait for the next one (all uptime
+    /// nanoseconds). Timed from the report's end, when the loop would begin to wait: an answer
+    /// decoded while it is reported (40 µs and more) does not make its caller slow. A request
+    /// that came during the report is timed from its beginning: the machine held the report up,
+    /// and a caller who sent 20 ms after its answer is not one to wait for.
+    static func cameSoon(_ arrived: UInt64, afterReportBegan began: UInt64, ended: UInt64) -> Bool {
+        arrived <= (arrived < ended ? began : ended) + lingering
+    }
 
     /// Whether the caller runs on the loop's thread. What that thread puts in the inbox needs no
     /// wakeup: the loop reads the inbox again before it sleeps (``fallAsleep()``). Only closing
@@ -205,23 +215,23 @@ final class CurlLoop: @unchecked Sendable {
                 let arrived = inbox.jobs.isEmpty && inbox.starts.isEmpty ? nil : inbox.lastArrival
                 return (inbox.jobs, arrived)
             }
-            if let arrived, let answered = answeredAloneAt {
-                nextCameSoon = arrived <= answered + Self.lingering
-                answeredAloneAt = nil
+            if let arrived, let answered = answeredAlone {
+                nextCameSoon = Self.cameSoon(arrived, afterReportBegan: answered.began, ended: answered.ended)
+                self.answeredAlone = nil
             }
             isRunningJobs = true
             for job in jobs { job() }
             isRunningJobs = false
             // From here on what is put in wakes the loop; jobs put in while it ran the others did
             // not, and are run next turn.
-            let (isClosing, jobsWaiting, answeredAlone) = CurlLibrary.exitWaits {
+            let (isClosing, jobsWaiting, reportBegan) = CurlLibrary.exitWaits {
                 let (isClosing, jobsWaiting) = startAndCancel()
                 _ = curl.pointee.multi_perform(multi, &active)
                 return (isClosing, jobsWaiting, finishDone())
             }
-            if let answeredAlone { answeredAloneAt = answeredAlone }
+            if let reportBegan { answeredAlone = (reportBegan, DispatchTime.now().uptimeNanoseconds) }
             if isClosing, state.runningCount == 0, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
-            if jobsWaiting || (answeredAlone != nil && nextCameSoon && lingerForWork()) { continue }
+            if jobsWaiting || (reportBegan != nil && nextCameSoon && lingerForWork()) { continue }
             if fallAsleep() { continue }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
         }
@@ -302,9 +312,9 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Reports every transfer libcurl has finished: at once when it was the only one, which
     /// spares a sequential caller a thread hop. Returns when it began reporting the only one
-    /// (uptime nanoseconds), or `nil`: the caller's next request is timed from then, not from
-    /// after the report, which a busy machine may delay past it (the loop then took a request
-    /// sent 20 ms later for one that came at once). When the loop is to wait for a next
+    /// (uptime nanoseconds), or `nil`: a next request that comes before the report ends is
+    /// timed from then, since a busy machine may delay the report past it (the loop then took a
+    /// request sent 20 ms later for one that came at once). When the loop is to wait for a next
     /// request after that, it is marked awake first, since the caller may send the next one
     /// before the report returns; ``lingerForWork()`` marks it asleep again.
     private func finishDone() -> UInt64? {
