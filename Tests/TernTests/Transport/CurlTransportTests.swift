@@ -64,23 +64,6 @@ import TernTesting
         #expect(transport.loop.sleepsMarkedAwakeCount == 0)
     }
 
-    /// Whether the loop waits after an answer is judged by the last request's arrival: after the
-    /// report, from its end, however long it took (decoding the 873-byte benchmark array makes
-    /// it 40 µs and more: timed from its beginning, a caller sending at once looked slow and
-    /// the loop stopped waiting for it, 0.76x the floor of a decoded request against 0.87x);
-    /// during the report, from its beginning (the test below).
-    @Test func aRequestIsTimedFromTheReportsEndUnlessItCameDuringIt() {
-        let (began, ended) = (UInt64(1_000_000), UInt64(1_080_000))   // an 80 µs report
-        let lingering = CurlLoop.lingering
-        #expect(CurlLoop.cameSoon(ended + 30_000, afterReportBegan: began, ended: ended))
-        #expect(CurlLoop.cameSoon(ended + lingering, afterReportBegan: began, ended: ended))
-        #expect(!CurlLoop.cameSoon(ended + lingering + 1, afterReportBegan: began, ended: ended))
-        // During the report: soon only within the wait of its beginning.
-        #expect(CurlLoop.cameSoon(began + lingering, afterReportBegan: began, ended: ended))
-        #expect(!CurlLoop.cameSoon(began + lingering + 1, afterReportBegan: began, ended: ended))
-        #expect(!CurlLoop.cameSoon(began + 20_000_000, afterReportBegan: began, ended: began + 30_000_000))
-    }
-
     /// The same when reporting an answer takes longer than the caller's pause (a busy machine
     /// that sets the loop's thread aside; here a receiver that works after it has resumed the
     /// caller): a request sent during the report is timed from when it began. Timed from its
@@ -107,6 +90,23 @@ import TernTesting
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(transport.loop.lingerCount <= 1)
+    }
+
+    /// Whether the loop waits after an answer is judged by the last request's arrival: after the
+    /// report, from its end, however long it took (decoding the 873-byte benchmark array makes
+    /// it 40 µs and more: timed from its beginning, a caller sending at once looked slow and
+    /// the loop stopped waiting for it, 0.76x the floor of a decoded request against 0.87x);
+    /// during the report, from its beginning (the test above).
+    @Test func aRequestIsTimedFromTheReportsEndUnlessItCameDuringIt() {
+        let (began, ended) = (UInt64(1_000_000), UInt64(1_080_000))   // an 80 µs report
+        let lingering = CurlLoop.lingering
+        #expect(CurlLoop.cameSoon(ended + 30_000, afterReportBegan: began, ended: ended))
+        #expect(CurlLoop.cameSoon(ended + lingering, afterReportBegan: began, ended: ended))
+        #expect(!CurlLoop.cameSoon(ended + lingering + 1, afterReportBegan: began, ended: ended))
+        // During the report: soon only within the wait of its beginning.
+        #expect(CurlLoop.cameSoon(began + lingering, afterReportBegan: began, ended: ended))
+        #expect(!CurlLoop.cameSoon(began + lingering + 1, afterReportBegan: began, ended: ended))
+        #expect(!CurlLoop.cameSoon(began + 20_000_000, afterReportBegan: began, ended: began + 30_000_000))
     }
 
     // Exit tests that capture values need Swift 6.3.
