@@ -58,6 +58,19 @@ import Testing
         reload.cachePolicy = .reloadIgnoringLocalCacheData
         #expect(CacheRules.decide(CacheRules.Request(reload), kept: kept, now: now) == .network)
     }
+
+    @Test func aKeyIsTheURLWithItsSchemeAndHostInLowerCaseAndNoFragment() throws {
+        func key(_ text: String) throws -> String { CacheKey.of(try #require(URL(string: text))) }
+        // Written so already: as it is, the path's case kept.
+        #expect(try key("https://shop.example/Items?Page=2") == "https://shop.example/Items?Page=2")
+        #expect(try key("http://a.example") == "http://a.example")
+        #expect(try key("http://a.example:8080/x") == "http://a.example:8080/x")
+        // Otherwise taken apart and written again.
+        #expect(try key("HTTPS://Shop.EXAMPLE/Items#top") == "https://shop.example/Items")
+        #expect(try key("https://shop.example/items#top") == "https://shop.example/items")
+        #expect(try key("http://A.example") == "http://a.example")
+        #expect(try key("https://USER@shop.example/x") == key("https://USER@shop.example/x#y"))
+    }
 }
 
 /// The fast reading of IMF-fixdates agrees with the calendar's over four centuries of dates.
