@@ -1,7 +1,9 @@
+import Synchronization
 import Tern
 import TernTesting
 
 /// The shop the demo talks to when it is given no URL: a loopback server in this process.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
 enum DemoShop {
     /// The export's bytes: 2 MiB that a first download gets only half of.
     static let export = Data((0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
@@ -64,13 +66,8 @@ enum Elsewhere {
 }
 
 /// Counts calls to the flaky route: the first two fail.
-private final class FlakyCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func next() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        count += 1
-        return count
-    }
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+private final class FlakyCounter: Sendable {
+    private let count = Mutex(0)
+    func next() -> Int { count.withLock { $0 += 1; return $0 } }
 }

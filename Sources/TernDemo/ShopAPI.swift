@@ -1,3 +1,4 @@
+import Synchronization
 import Tern
 
 struct Product: Codable, Sendable {
@@ -77,36 +78,26 @@ enum Shop {
     static let catalog: APIRequest<[Product]> = .get("/catalog")
 }
 
-/// Signs with the shop's token and gets a new one when the shop says it expired.
-final class DemoTokens: APIDelegate, @unchecked Sendable {
-    private let lock = NSLock()
-    private var token = "expired"
-    private var refreshes = 0
+/// Signs with the shop's token and gets a new one when the shop says it expired. What changes
+/// sits in a `Mutex`, so Swift checks that it is safe to share: no `@unchecked`.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+final class DemoTokens: APIDelegate {
+    private let state = Mutex((token: "expired", refreshes: 0))
     private let tokenURL: String
 
     init(baseURL: String) {
         tokenURL = baseURL + "/token"
     }
 
-    var refreshCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return refreshes
-    }
+    var refreshCount: Int { state.withLock { $0.refreshes } }
 
     func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
-        lock.lock()
-        defer { lock.unlock() }
+        let token = state.withLock { $0.token }
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
     }
 
     func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
         let reply: Promise<Session> = api.request(route: .post(tokenURL), options: RequestOptions(authenticates: false))
-        return reply.map { [self] session in
-            lock.lock()
-            defer { lock.unlock() }
-            token = session.token
-            refreshes += 1
-        }
+        return reply.map { [self] session in state.withLock { $0 = (session.token, $0.refreshes + 1) } }
     }
 }
