@@ -103,6 +103,10 @@ let sides: [(name: String, body: () async throws -> Void)] = [
     ("AsyncHTTPClient", { try await round { try await asyncHTTPClient() } }),
     // The transport alone, the body as bytes: the pipeline's share is the difference.
     ("CurlTransport alone, bytes", { try await round { try await transportAlone() } }),
+    // The same, its task on the transport's thread: the transport's own cost, with no hand-off.
+    ("CurlTransport alone, bytes, on its loop", {
+        try await withTaskExecutorPreference(bareCurl.taskExecutor) { try await round { try await transportAlone() } }
+    }),
     // Answered from the cache, fresh: no byte on the wire after the first.
     ("Tern over libcurl, cached", { try await round { try await cachedOverCurl.request(route: .get("/cached/items")).value } }),
 ]
@@ -133,6 +137,9 @@ let bytesFloor: [(name: String, body: () async throws -> Void)] = [
         }
     }),
     ("CurlTransport alone, bytes", { try await round { try await transportAlone() } }),
+    ("CurlTransport alone, bytes, on its loop", {
+        try await withTaskExecutorPreference(bareCurl.taskExecutor) { try await round { try await transportAlone() } }
+    }),
 ]
 let wideFloor: [(name: String, body: () async throws -> Void)] = [
     ("raw libcurl + JSONDecoder, wide", {
