@@ -59,6 +59,12 @@ nonisolated(unsafe) let rawFreshItems = {
     return raw
 }()
 
+/// One GET through Tern over libcurl, the body kept as bytes, undecoded.
+@Sendable func ternBytes() async throws -> [Item] {
+    _ = try await (overCurl.request(route: .get("/items")) as Promise<Data>).value
+    return []
+}
+
 /// Collects one exchange's body for `transportAlone()`.
 final class BodyCollector: TransportReceiver, @unchecked Sendable {
     private var body = Data()
@@ -88,25 +94,25 @@ func round(_ request: @escaping @Sendable () async throws -> [Item]) async throw
 }
 
 print("\(width == 1 ? "Sequential" : "\(width) in flight"), against \(baseURL), \(try CurlTransport.libraryVersion.get()):")
+/// The body as bytes, undecoded, as RawCurl (the floor) keeps it: Tern, then the transport with
+/// no pipeline above it, each also with its task on the transport's thread (no hand-off
+/// between requests and answers). The pipeline's share is the difference.
+let bytesSides: [(name: String, body: () async throws -> Void)] = [
+    ("Tern over libcurl, bytes", { try await round { try await ternBytes() } }),
+    ("Tern over libcurl, bytes, on its loop", {
+        try await withTaskExecutorPreference(overCurl.transport.taskExecutor) { try await round { try await ternBytes() } }
+    }),
+    ("CurlTransport alone, bytes", { try await round { try await transportAlone() } }),
+    ("CurlTransport alone, bytes, on its loop", {
+        try await withTaskExecutorPreference(bareCurl.taskExecutor) { try await round { try await transportAlone() } }
+    }),
+]
 let sides: [(name: String, body: () async throws -> Void)] = [
     ("raw URLSession", { try await round { try await EndToEnd.raw(session, url) } }),
     ("Tern over URLSession", { try await round { try await EndToEnd.tern(overURLSession) } }),
     ("Tern over libcurl", { try await round { try await EndToEnd.tern(overCurl) } }),
-    // The body as bytes, undecoded: what RawCurl, the floor, does.
-    ("Tern over libcurl, bytes", { try await round { _ = try await (overCurl.request(route: .get("/items")) as Promise<Data>).value; return [] } }),
-    // The same, its task on the transport's thread: no hand-off between requests and answers.
-    ("Tern over libcurl, bytes, on its loop", {
-        try await withTaskExecutorPreference(overCurl.transport.taskExecutor) {
-            try await round { _ = try await (overCurl.request(route: .get("/items")) as Promise<Data>).value; return [] }
-        }
-    }),
     ("AsyncHTTPClient", { try await round { try await asyncHTTPClient() } }),
-    // The transport alone, the body as bytes: the pipeline's share is the difference.
-    ("CurlTransport alone, bytes", { try await round { try await transportAlone() } }),
-    // The same, its task on the transport's thread: the transport's own cost, with no hand-off.
-    ("CurlTransport alone, bytes, on its loop", {
-        try await withTaskExecutorPreference(bareCurl.taskExecutor) { try await round { try await transportAlone() } }
-    }),
+] + bytesSides + [
     // Answered from the cache, fresh: no byte on the wire after the first.
     ("Tern over libcurl, cached", { try await round { try await cachedOverCurl.request(route: .get("/cached/items")).value } }),
 ]
@@ -130,17 +136,7 @@ let floor: [(name: String, body: () async throws -> Void)] = [
 let bytesFloor: [(name: String, body: () async throws -> Void)] = [
     ("raw libcurl, bytes", { try rawCurlRound(rawItems, nil) }),
     ("raw libcurl, bytes, a new handle each", { try rawCurlRound(rawFreshItems, nil) }),
-    ("Tern over libcurl, bytes", { try await round { _ = try await (overCurl.request(route: .get("/items")) as Promise<Data>).value; return [] } }),
-    ("Tern over libcurl, bytes, on its loop", {
-        try await withTaskExecutorPreference(overCurl.transport.taskExecutor) {
-            try await round { _ = try await (overCurl.request(route: .get("/items")) as Promise<Data>).value; return [] }
-        }
-    }),
-    ("CurlTransport alone, bytes", { try await round { try await transportAlone() } }),
-    ("CurlTransport alone, bytes, on its loop", {
-        try await withTaskExecutorPreference(bareCurl.taskExecutor) { try await round { try await transportAlone() } }
-    }),
-]
+] + bytesSides
 let wideFloor: [(name: String, body: () async throws -> Void)] = [
     ("raw libcurl + JSONDecoder, wide", {
         try rawCurlRound(rawRepositories) { bytes, length, _ in
