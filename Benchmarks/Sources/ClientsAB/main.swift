@@ -65,22 +65,36 @@ nonisolated(unsafe) let rawFreshItems = {
     return []
 }
 
-/// Collects one exchange's body for `transportAlone()`.
+/// Collects one exchange's body and hands it over at its end.
 final class BodyCollector: TransportReceiver, @unchecked Sendable {
     private var body = Data()
-    private let done: CheckedContinuation<Data, any Error>
-    init(_ done: CheckedContinuation<Data, any Error>) { self.done = done }
+    private let done: @Sendable (Result<Data, any Error>) -> Void
+    init(_ done: @escaping @Sendable (Result<Data, any Error>) -> Void) { self.done = done }
     func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
     func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
     func didReceive(_ chunk: Data) -> TransferDecision { body.append(chunk); return .proceed }
-    func didComplete(with error: (any Error)?) { if let error { done.resume(throwing: error) } else { done.resume(returning: body) } }
+    func didComplete(with error: (any Error)?) { done(error.map { .failure($0) } ?? .success(body)) }
 }
 
 /// One GET through a `CurlTransport` alone, no pipeline above it: what the transport costs.
 let bareCurl = try CurlTransport()
 let itemsRequest = TransportRequest(urlRequest: URLRequest(url: url))
 @Sendable func transportAlone() async throws -> [Item] {
-    _ = try await withCheckedThrowingContinuation { _ = bareCurl.send(itemsRequest, to: BodyCollector($0)) }
+    _ = try await withCheckedThrowingContinuation { done in _ = bareCurl.send(itemsRequest, to: BodyCollector { done.resume(with: $0) }) }
+    return []
+}
+
+/// The same GET through the transport alone, its end settling a `Promise` whose value the caller
+/// awaits, its request made from a URL string as Tern makes one: the least any promise-returning
+/// client over this transport costs, with none of the pipeline's stages.
+let promisedDelivery = DispatchQueue(label: "tern.e2e.promised")
+@Sendable func promisedTransport() async throws -> [Item] {
+    let (promise, resolver) = Promise<Data>.pending(in: promisedDelivery)
+    var request = URLRequest(url: URL(string: baseURL + "/items")!)
+    request.httpShouldHandleCookies = false
+    request.allHTTPHeaderFields = ["Accept": "application/json"]
+    _ = bareCurl.send(TransportRequest(urlRequest: request), to: BodyCollector { resolver.resolve($0) })
+    _ = try await promise.value
     return []
 }
 
@@ -101,6 +115,10 @@ let bytesSides: [(name: String, body: () async throws -> Void)] = [
     ("Tern over libcurl, bytes", { try await round { try await ternBytes() } }),
     ("Tern over libcurl, bytes, on its loop", {
         try await withTaskExecutorPreference(overCurl.transport.taskExecutor) { try await round { try await ternBytes() } }
+    }),
+    ("A promise over CurlTransport alone", { try await round { try await promisedTransport() } }),
+    ("A promise over CurlTransport alone, on its loop", {
+        try await withTaskExecutorPreference(bareCurl.taskExecutor) { try await round { try await promisedTransport() } }
     }),
     ("CurlTransport alone, bytes", { try await round { try await transportAlone() } }),
     ("CurlTransport alone, bytes, on its loop", {
