@@ -280,7 +280,9 @@ final class CurlLoop: @unchecked Sendable {
                 let ranAlone = state.runningCount == 0
                 let endsHere = exchange.mayEndOnLoop && (!finished || ranAlone || exchange.endsOnLoopWhileBusy)
                 if !endsHere {
-                    completions.async { exchange.complete(code) }
+                    let ending = exchange.end(code)
+                    completions.async { exchange.report(ending) }
+                    exchange.giveBackHandle()
                     continue
                 }
                 if finished, ranAlone {

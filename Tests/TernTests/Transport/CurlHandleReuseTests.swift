@@ -1,7 +1,9 @@
 #if os(Linux)
 import Foundation
+import FoundationNetworking
 import Testing
 @testable import Tern
+@testable import TernCore
 @testable import TernTransport
 
 /// A libcurl easy handle a finished exchange gave back carries nothing of that exchange into the
@@ -76,6 +78,68 @@ import Testing
         #expect(answers == Set((0..<width).map(String.init)))
         #expect(server.connections == width)
         #expect(await eventually { transport.handles.keptCount == CurlLoop.idleConnections })
+    }
+
+    /// Hears one exchange through the transport alone: pauses at the head if asked, and
+    /// counts the body's bytes.
+    final class Heard: TransportReceiver, Sendable {
+        struct State {
+            var head: ResponseHead?
+            var received = 0
+            var ended: Result<Void, any Error>?
+        }
+        let state = Locked(State())
+        let pausesAtHead: Bool
+        init(pausesAtHead: Bool = false) { self.pausesAtHead = pausesAtHead }
+        func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
+        func didReceive(_ head: ResponseHead) -> TransferDecision {
+            state.withLock { $0.head = head }
+            return pausesAtHead ? .pause : .proceed
+        }
+        func didReceive(_ chunk: Data) -> TransferDecision {
+            state.withLock { $0.received += chunk.count }
+            return .proceed
+        }
+        func didComplete(with error: (any Error)?) {
+            state.withLock { $0.ended = error.map { .failure($0) } ?? .success(()) }
+        }
+    }
+
+    /// An exchange gives its handle back when it ends, on the loop's thread, though its task is
+    /// still held; a late word to that task (resume, cancel) then reaches no handle, not even
+    /// the one the next exchange took from it: that exchange stays paused until its own task
+    /// resumes it, and its answer arrives whole.
+    @Test func anEndedExchangeGivesItsHandleBackAndALateWordToItReachesNoOther() async throws {
+        let body = String(repeating: "b", count: 5_000)
+        let server = try RawServer { connection in
+            while connection.readRequest() != nil {
+                connection.send(RawServer.Connection.response(body))
+            }
+        }
+        defer { server.stop() }
+        let transport = try CurlTransport(keepingHandles: true)
+        let request = TransportRequest(urlRequest: URLRequest(url: URL(string: server.baseURL + "/items")!))
+        let first = Heard()
+        let firstTask = transport.send(request, to: first)
+        #expect(await eventually { first.state.withLock { $0.ended != nil } })
+        #expect(await eventually { transport.handles.keptCount == 1 }, "the handle waited for the task to be let go of")
+
+        let second = Heard(pausesAtHead: true)
+        let secondTask = transport.send(request, to: second)
+        #expect(await eventually { second.state.withLock { $0.head != nil } })
+        #expect(transport.handles.keptCount == 0)
+        firstTask.resumeReceiving()
+        firstTask.cancel()
+        // What reached the second exchange's handle would have let its body in by now.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(second.state.withLock { $0.received } == 0)
+        #expect(second.state.withLock { $0.ended } == nil)
+        secondTask.resumeReceiving()
+        #expect(await eventually { second.state.withLock { $0.ended != nil } })
+        let ended = second.state.withLock { $0 }
+        #expect(ended.received == body.utf8.count)
+        #expect((try? ended.ended?.get()) != nil, "\(String(describing: ended.ended))")
+        withExtendedLifetime(firstTask) {}
     }
 
     /// Handles are kept by default only where libcurl resets them safely: 8.1.0 and later.
