@@ -16,7 +16,8 @@ import Tern
 // libcurl driven from C (CRawCurl), each body handed to JSONDecoder, on the 1 KB array and on
 // a page of 10 wide repositories (`/repos`, 52 KB).
 //
-// `floor, bytes` compares the body kept as bytes with libcurl from C keeping it too.
+// `floor, bytes` compares the body kept as bytes with libcurl from C keeping it too. Each of the
+// three then prints issue 27's target for Tern on that payload, and whether this run meets it.
 //
 //     swift run -c release ClientsAB [in flight] [requests per round] [rounds] [floor | floor, wide | floor, bytes | a side's name | only sides whose name has this]
 
@@ -164,10 +165,28 @@ let wideFloor: [(name: String, body: () async throws -> Void)] = [
     }),
     ("Tern over libcurl, wide", { try await round { _ = try await (overCurl.request(route: .get("/repos")) as Promise<[Repository]>).value; return [] } }),
 ]
+/// Issue 27's targets for a side measured against the floor: the least throughput and, where
+/// one is set, the most CPU per request, as ratios to the floor's. Prints each with the run's
+/// ratio and whether it holds.
+func check(_ ratios: [Alternation.Ratios], _ side: String, throughput least: Double, cpu most: Double? = nil) {
+    guard let measured = ratios.first(where: { $0.name == side }) else { return }
+    func verdict(_ holds: Bool) -> String { holds ? "met" : "not met" }
+    var line = String(format: "Target: %@ at least %.2fx the floor's throughput: %.2fx, %@", side, least, measured.throughput,
+                      verdict(measured.throughput >= least))
+    if let most {
+        line += String(format: "; at most %.2fx its CPU: %.2fx, %@", most, measured.cpu, verdict(measured.cpu <= most))
+    }
+    print(line)
+}
+
 switch only {
-case "floor": try await Alternation.compare(count: count, rounds: rounds, floor)
-case "floor, wide": try await Alternation.compare(count: count, rounds: rounds, wideFloor)
-case "floor, bytes": try await Alternation.compare(count: count, rounds: rounds, bytesFloor)
+case "floor":
+    check(try await Alternation.compare(count: count, rounds: rounds, floor), "Tern over libcurl", throughput: 1)
+case "floor, wide":
+    check(try await Alternation.compare(count: count, rounds: rounds, wideFloor), "Tern over libcurl, wide", throughput: 1)
+case "floor, bytes":
+    check(try await Alternation.compare(count: count, rounds: rounds, bytesFloor), "Tern over libcurl, bytes",
+          throughput: width == 1 ? 0.5 : 0.75, cpu: 1.5)
 default:
     // A side named exactly runs alone; otherwise every side whose name has the words.
     let exact = sides.filter { $0.name == only }

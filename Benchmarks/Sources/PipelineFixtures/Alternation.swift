@@ -72,10 +72,18 @@ public enum Alternation {
                      pairs[pairs.count / 4], pairs[pairs.count / 2], pairs[3 * pairs.count / 4]))
     }
 
+    /// A side's medians as ratios to the baseline's: its throughput, and its CPU per request.
+    public struct Ratios: Sendable {
+        public let name: String
+        public let throughput: Double
+        public let cpu: Double
+    }
+
     /// Runs `rounds` rounds of each side, `count` requests a round, each round starting with the
     /// next side in turn, after two rounds of warm-up; prints each side's medians and its ratios
-    /// to the first side's, the baseline.
-    public static func compare(count: Int, rounds: Int, _ sides: [(name: String, body: () async throws -> Void)]) async throws {
+    /// to the first side's, the baseline, and returns those ratios.
+    @discardableResult
+    public static func compare(count: Int, rounds: Int, _ sides: [(name: String, body: () async throws -> Void)]) async throws -> [Ratios] {
         var samples = Array(repeating: [Sample](), count: sides.count)
         for round in 0..<rounds + 2 {
             for offset in 0..<sides.count {
@@ -86,6 +94,7 @@ public enum Alternation {
         }
         let baseline = (wall: median(samples[0].map(\.wall)), cpu: median(samples[0].map(\.cpu)))
         let width = sides.map(\.name.count).max() ?? 0
+        var ratios: [Ratios] = []
         for (side, measured) in zip(sides, samples) {
             let wall = median(measured.map(\.wall))
             let cpu = median(measured.map(\.cpu))
@@ -94,7 +103,9 @@ public enum Alternation {
                          side.name.padding(toLength: width, withPad: " ", startingAt: 0), 1e9 / wall, cpu,
                          baseline.wall / wall, cpu / baseline.cpu, sides[0].name)
                   + (loop > cpu / 50 ? String(format: "; libcurl loop thread %.0f ns", loop) : ""))
+            ratios.append(Ratios(name: side.name, throughput: baseline.wall / wall, cpu: cpu / baseline.cpu))
         }
+        return ratios
     }
 
     /// The middle value.
