@@ -38,11 +38,21 @@ public struct Cookie: Sendable, Hashable, Codable, CustomStringConvertible {
         host == domain || (host.hasSuffix("." + domain) && !isIPAddress(host))
     }
 
-    /// Section 5.1.4: the same path, or one under the cookie's.
+    /// Section 5.1.4: the same path, or one under the cookie's. Octet by octet, as browsers
+    /// compare them: `String`'s own comparison takes `é` and `e` with a combining accent for one.
     static func path(_ requestPath: String, matches cookiePath: String) -> Bool {
-        guard requestPath.hasPrefix(cookiePath) else { return false }
-        return requestPath.count == cookiePath.count || cookiePath.hasSuffix("/")
-            || requestPath.dropFirst(cookiePath.count).first == "/"
+        let (request, cookie) = (requestPath.utf8, cookiePath.utf8)
+        guard request.starts(with: cookie) else { return false }
+        return request.count == cookie.count || cookie.last == UInt8(ascii: "/")
+            || request.dropFirst(cookie.count).first == UInt8(ascii: "/")
+    }
+
+    /// The path of `url` that cookies' paths are matched against: as the request writes it,
+    /// percent-encoded (section 5.1.4 takes the request URI's), `/` when it has none. Decoded,
+    /// a request to `/%61dmin` would carry the cookies of `/admin`, which browsers do not send it.
+    static func requestPath(of url: URL) -> String {
+        let path = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? url.path
+        return path.isEmpty ? "/" : path
     }
 
     /// Whether `host` is an IPv4 or IPv6 address rather than a name.

@@ -10,7 +10,8 @@ import Foundation
 /// cookie, or one that would shadow a `Secure` one, from plain `http`; `__Secure-` and `__Host-`
 /// names without what their prefix demands (for `__Host-`, `Path=/` written out and no `Domain`);
 /// `SameSite=None` without `Secure`. `Max-Age` (which wins) and `Expires` are honoured,
-/// and `Max-Age=0` deletes; no cookie lasts past 400 days. It keeps at most
+/// and `Max-Age=0` deletes; no cookie lasts past 400 days. Paths match against the path as the
+/// request writes it, percent-encoded: a cookie for `/admin` does not go to `/%61dmin`. It keeps at most
 /// `maximumPerDomain` cookies per domain and `maximumCount` in all, dropping the least
 /// recently set first.
 ///
@@ -95,7 +96,7 @@ public final class CookieJar: Sendable {
 
     func cookies(for url: URL, at now: Date) -> [Cookie] {
         guard let host = url.host?.lowercased(), !host.isEmpty else { return [] }
-        let path = url.path.isEmpty ? "/" : url.path
+        let path = Cookie.requestPath(of: url)
         let isSecure = url.scheme?.lowercased() == "https"
         let domains = Self.domains(of: host)
         let found = store.withLock { store in
@@ -113,7 +114,7 @@ public final class CookieJar: Sendable {
 
     func setCookies(from fields: [String], for url: URL, at now: Date) {
         guard let host = url.host?.lowercased(), !host.isEmpty else { return }
-        let path = url.path.isEmpty ? "/" : url.path
+        let path = Cookie.requestPath(of: url)
         let isSecure = url.scheme?.lowercased() == "https"
         var changed = false
         for field in fields {

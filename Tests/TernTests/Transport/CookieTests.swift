@@ -361,6 +361,21 @@ import TernTesting
         #expect(names(jar, for: "https://x.example.com/accounting").isEmpty)
     }
 
+    /// As browsers match them: against the path as the request writes it, percent-encoded, and
+    /// octet by octet. A cookie for `/admin` does not go to `/%61dmin`; one set from `/a%2Fb/c`
+    /// is for `/a%2Fb`, not `/a/b`; `é` written two ways is two paths.
+    @Test func pathsAreMatchedAsTheRequestWritesThem() {
+        let jar = CookieJar()
+        jar.setCookies(from: ["admin=1; Path=/admin", "here=1"], for: URL(string: "https://x.example.com/a%2Fb/c")!, at: now)
+        #expect(jar.all.first { $0.name == "here" }?.path == "/a%2Fb")
+        #expect(names(jar, for: "https://x.example.com/admin/users") == ["admin"])
+        #expect(names(jar, for: "https://x.example.com/%61dmin/users").isEmpty)
+        #expect(names(jar, for: "https://x.example.com/a%2Fb/d") == ["here"])
+        #expect(names(jar, for: "https://x.example.com/a/b/d").isEmpty)
+        #expect(!Cookie.path("/cafe\u{301}", matches: "/caf\u{E9}"))
+        #expect(Cookie.path("/caf\u{E9}/menu", matches: "/caf\u{E9}"))
+    }
+
     @Test func aJarWithAFileKeepsItsLastingCookiesAcrossLaunches() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cookies-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
