@@ -55,7 +55,7 @@ import TernTesting
 
     @Test func cancellingTheTaskCancelsTheRequestInFlight() async throws {
         let pages = api.pages(APIRequest<[Product]>.get("/numbered", parameters: URLParameters(["stall": "always"])))
-        let loop = Task {
+        let loop = Task.onTestThreads {
             var count = 0
             for try await page in pages { count += page.elements.count }
             return count

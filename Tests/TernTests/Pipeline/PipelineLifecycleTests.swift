@@ -28,7 +28,7 @@ import TernTesting
         let server = try stallingServer()
         defer { server.stop() }
         let api = try TestAPI(baseURL: server.baseURL)
-        let task = Task { () async throws -> Data in try await api.request(route: api.get(endpoint: "/slow")).value }
+        let task = Task.onTestThreads { () async throws -> Data in try await api.request(route: api.get(endpoint: "/slow")).value }
         #expect(await eventually { server.openConnections == 1 })
         task.cancel()
         let error = await #expect(throws: APIError.self) { try await task.value }

@@ -20,7 +20,7 @@ import Testing
         let (promise, resolver) = Promise<Int>.pending(in: queue)
         let handled = Promise<Void>.pending(in: queue)
         resolver.onCancel { handled.resolver.fulfill() }
-        let task = Task { try await promise.value }
+        let task = Task.onTestThreads { try await promise.value }
         task.cancel()
         await #expect(throws: APIError.self) { try await task.value }
         try await handled.promise.value

@@ -56,7 +56,7 @@ import TernTesting
         stream.startTimers()
         #expect(stream.offer(Data("a".utf8)) == .proceed)
         #expect(stream.offer(Data("b".utf8)) == .proceed)
-        let reading = Task {
+        let reading = Task.onTestThreads {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await stream.next()
         }

@@ -225,7 +225,7 @@ import TernTesting
         defer { server.stop() }
         let stream = api().stream(route: .get(server.baseURL + "/ticks"))
         let read = Locked(0)
-        let reading = Task {
+        let reading = Task.onTestThreads {
             for try await _ in stream.lines { read.withLock { $0 += 1 } }
         }
         #expect(await eventually { read.withLock { $0 } >= 2 })
@@ -262,10 +262,10 @@ import TernTesting
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never, plugins: [Slow(judging: judging)]),
                               transport: TestTransport.make(), responseQueue: .global())
         let stream = api.stream(route: .get(server.baseURL + "/ticks"))
-        let reading = Task {
+        let reading = Task.onTestThreads {
             for try await _ in stream.lines {}
         }
-        #expect(await Task.detached { judging.wait(timeout: .now() + 10) }.value == .success)
+        #expect(await Task.onTestThreads { judging.wait(timeout: .now() + 10) }.value == .success)
         await Self.cancel(reading, expectingClosed: closed)
     }
 

@@ -25,7 +25,7 @@ import TernTesting
         ])))
         let api = try api(stubs, clock: clock)
         let seen = Recorder<ServerSentEvent>()
-        let reading = Task {
+        let reading = Task.onTestThreads {
             for try await event in api.stream(route: api.post(endpoint: "/completions")).events { seen.append(event) }
         }
         // The stream's idle timer and the first piece wait on the clock; nothing has come.
@@ -55,7 +55,7 @@ import TernTesting
         // Open first, here: the request does not wait for another task to start.
         let stream = api.stream(route: api.get(endpoint: "/ticks"), idleTimeout: 2, maximumDuration: 3.5)
         _ = try await stream.response.value
-        let reading = Task {
+        let reading = Task.onTestThreads {
             for try await line in stream.lines { lines.append(line) }
         }
         for count in 1...3 {
@@ -78,7 +78,7 @@ import TernTesting
         stubs.add(Stub(.get, "/tail", answers: .streamed([(after: 0, "first\n"), (after: 100, "too late\n")])))
         let api = try api(stubs, clock: clock)
         let lines = Recorder<String>()
-        let reading = Task {
+        let reading = Task.onTestThreads {
             for try await line in api.stream(route: api.get(endpoint: "/tail"), idleTimeout: 10).lines { lines.append(line) }
         }
         #expect(await eventually { lines.items == ["first"] })

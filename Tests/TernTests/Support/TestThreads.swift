@@ -53,8 +53,19 @@ final class TestThreads: TaskExecutor, @unchecked Sendable {
         if wantsThread { threadWanted.signal() }
     }
 
+    /// Whether the caller runs on one of these threads.
+    static var isCurrent: Bool { pthread_getspecific(marker) != nil }
+
+    /// Set on each of these threads, for ``isCurrent``.
+    private static let marker: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
     /// Runs jobs until none comes for 10 s.
     private func work() {
+        pthread_setspecific(Self.marker, UnsafeRawPointer(bitPattern: 1))
         condition.lock()
         coming -= 1
         while true {
@@ -89,4 +100,24 @@ struct OnTestThreads: SuiteTrait, TestTrait, TestScoping {
 extension Trait where Self == OnTestThreads {
     /// Each test on threads of its own, so that one that blocks holds no other back.
     static var onTestThreads: Self { OnTestThreads() }
+}
+
+extension Task where Failure == any Error {
+    /// An unstructured task on ``TestThreads``, where the test that makes it runs. A plain
+    /// `Task {}` takes no executor preference with it and runs on the concurrency pool, where
+    /// under the thread sanitizer a new task was seen to wait 6 s for a thread (and once, in
+    /// CI, a stream read by such a task asked nothing of its stub in 30 s: whether for want of
+    /// a thread is not known).
+    @discardableResult
+    static func onTestThreads(_ operation: sending @escaping () async throws -> Success) -> Task<Success, any Error> {
+        Task(executorPreference: TestThreads.shared, operation: operation)
+    }
+}
+
+extension Task where Failure == Never {
+    /// The same, for work that cannot fail.
+    @discardableResult
+    static func onTestThreads(_ operation: sending @escaping () async -> Success) -> Task<Success, Never> {
+        Task(executorPreference: TestThreads.shared, operation: operation)
+    }
 }

@@ -40,7 +40,20 @@ import Testing
             if source.contains("@Test"), !file.hasSuffix("Tutorial/TutorialCode.swift") {
                 #expect(lines.contains { $0.hasPrefix("@Suite") }, "\(file) has tests outside a suite")
             }
+            // A test's own unstructured tasks too (the README's code stays as a reader writes it).
+            if !file.hasSuffix("API/ReadmeTests.swift"), !file.hasSuffix("Support/TestThreadsTests.swift") {
+                for line in lines where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//")
+                    && line.contains(#/(^|[^\w.])Task \{|Task\.detached/#) {
+                    Issue.record("\(file): \(line.trimmingCharacters(in: .whitespaces)): make it with Task.onTestThreads")
+                }
+            }
         }
         #expect(suites > 90)
+    }
+
+    /// A plain `Task {}` would run on the concurrency pool, whatever the test's preference.
+    @Test func anUnstructuredTaskOfATestRunsOnTestThreads() async {
+        #expect(await Task.onTestThreads { TestThreads.isCurrent }.value)
+        #expect(await Task { TestThreads.isCurrent }.value == false)
     }
 }

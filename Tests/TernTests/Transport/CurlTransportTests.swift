@@ -503,7 +503,7 @@ import TernTesting
         request.callsAppCodeAtEnd = callsAppCode
         let ended = await withCheckedContinuation { [request] continuation in
             let task = transport.send(request, to: Ending(transport.loop, continuation))
-            Task {
+            Task.onTestThreads {
                 _ = await eventually { !arrived.items.isEmpty }
                 task.cancel()
             }
