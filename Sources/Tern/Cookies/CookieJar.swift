@@ -11,9 +11,9 @@ import Foundation
 /// names without what their prefix demands (for `__Host-`, `Path=/` written out and no `Domain`);
 /// `SameSite=None` without `Secure`. `Max-Age` (which wins) and `Expires` are honoured,
 /// and `Max-Age=0` deletes; no cookie lasts past 400 days. Paths match against the path as the
-/// request writes it, percent-encoded: a cookie for `/admin` does not go to `/%61dmin`. It keeps at most
-/// `maximumPerDomain` cookies per domain and `maximumCount` in all, dropping the least
-/// recently set first.
+/// request writes it, percent-encoded: a cookie for `/admin` does not go to `/%61dmin`. It
+/// keeps at most `maximumPerDomain` cookies per domain and `maximumCount` in all, dropping the
+/// least recently set first.
 ///
 /// The public suffix list is the system's (libpsl, which libcurl links on Linux). Where there is
 /// none, a cookie never goes further than the host that set it: its `Domain` is honoured only
