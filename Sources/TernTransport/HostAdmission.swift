@@ -119,6 +119,6 @@ extension URL {
     /// HTTP, else `nil`.
     var admissionOrigin: String? {
         guard scheme?.lowercased() == "http" else { return nil }
-        return "\(host?.lowercased() ?? ""):\(port ?? 80)"
+        return "\(canonicalHost ?? ""):\(port ?? 80)"
     }
 }

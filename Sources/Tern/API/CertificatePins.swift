@@ -80,16 +80,19 @@ public struct CertificatePins: Sendable, Equatable {
                 }
                 return hash.base64EncodedString()
             }
-            entries.append((pattern, hashes))
+            // An address in its one spelling, as hosts are looked up (`0:0::1` is `::1`).
+            entries.append((pattern.hasPrefix("*.") ? pattern : HostName.canonical(pattern), hashes))
         }
         self.entries = entries
     }
 
     /// The hashes (Base64, without `sha256/`) that a server for `host` must show one of; none
-    /// when the host is not pinned.
+    /// when the host is not pinned. An IP address is looked up in its one spelling, as libcurl
+    /// connects to it: a pin for `127.0.0.1` holds for `127.1` and `0x7f.0.0.1` too.
     public func hashes(for host: String) -> [String] {
         var name = host.lowercased()
         if name.hasSuffix(".") { name.removeLast() }   // the root's dot: the same host
+        name = HostName.canonical(name)
         var hashes: [String] = []
         for entry in entries where Self.matches(entry.pattern, name) {
             hashes += entry.hashes.filter { !hashes.contains($0) }

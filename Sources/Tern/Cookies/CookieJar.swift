@@ -11,9 +11,10 @@ import Foundation
 /// names without what their prefix demands (for `__Host-`, `Path=/` written out and no `Domain`);
 /// `SameSite=None` without `Secure`. `Max-Age` (which wins) and `Expires` are honoured,
 /// and `Max-Age=0` deletes; no cookie lasts past 400 days. Paths match against the path as the
-/// request writes it, percent-encoded: a cookie for `/admin` does not go to `/%61dmin`. It
-/// keeps at most `maximumPerDomain` cookies per domain and `maximumCount` in all, dropping the
-/// least recently set first.
+/// request writes it, percent-encoded: a cookie for `/admin` does not go to `/%61dmin`. An IP
+/// address is one host however a URL spells it (`127.1` is `127.0.0.1`), as libcurl reads it.
+/// It keeps at most `maximumPerDomain` cookies per domain and `maximumCount` in all, dropping
+/// the least recently set first.
 ///
 /// The public suffix list is the system's (libpsl, which libcurl links on Linux). Where there is
 /// none, a cookie never goes further than the host that set it: its `Domain` is honoured only
@@ -95,7 +96,7 @@ public final class CookieJar: Sendable {
     // MARK: With the time given, for the tests
 
     func cookies(for url: URL, at now: Date) -> [Cookie] {
-        guard let host = url.host?.lowercased(), !host.isEmpty else { return [] }
+        guard let host = url.canonicalHost, !host.isEmpty else { return [] }
         let path = Cookie.requestPath(of: url)
         let isSecure = url.scheme?.lowercased() == "https"
         let domains = Self.domains(of: host)
@@ -113,7 +114,7 @@ public final class CookieJar: Sendable {
     }
 
     func setCookies(from fields: [String], for url: URL, at now: Date) {
-        guard let host = url.host?.lowercased(), !host.isEmpty else { return }
+        guard let host = url.canonicalHost, !host.isEmpty else { return }
         let path = Cookie.requestPath(of: url)
         let isSecure = url.scheme?.lowercased() == "https"
         var changed = false

@@ -41,7 +41,7 @@ struct Origin: Hashable, Sendable {
     let port: Int
 
     init?(_ url: URL) {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        guard let scheme = url.scheme?.lowercased(), let host = url.canonicalHost else { return nil }
         self.scheme = scheme
         self.host = host
         port = url.port ?? (scheme == "https" ? 443 : 80)

@@ -148,7 +148,7 @@ final class CurlExchange: @unchecked Sendable {
         self.receiver = receiver
         self.url = url
         let isHTTPS = url.scheme?.lowercased() == "https"
-        tlsOrigin = isHTTPS ? "\(url.host?.lowercased() ?? ""):\(url.port ?? 443)" : nil
+        tlsOrigin = isHTTPS ? "\(url.canonicalHost ?? ""):\(url.port ?? 443)" : nil
         head = ResponseHeadReader(mayBeHTTP2: isHTTPS)   // until TLS says which
         admissionOrigin = url.admissionOrigin
         mayEndOnLoop = !request.callsAppCodeAtEnd

@@ -91,6 +91,26 @@ import TernTesting
         #expect(server.requestBytes > 0)
     }
 
+    /// libcurl reads `127.1`, `0x7f.0.0.1` and `2130706433` as `127.0.0.1` and connects there:
+    /// the pin for `127.0.0.1` holds for each. (It did not: each reached the server unchecked.)
+    @Test(arguments: ["127.1", "0x7f.0.0.1", "2130706433"])
+    func aPinForAnAddressHoldsHoweverTheURLSpellsIt(spelling: String) async throws {
+        let server = try RelayingServer()
+        let transport = try CurlTransport(trusting: server.certificates.authority)
+        let api = try Self.api(["127.0.0.1": [Self.wrongPin]], transport: transport)
+        let url = server.url.replacingOccurrences(of: "127.0.0.1", with: spelling) + "/secret"
+        let result = await (api.request(route: .get(url)) as Promise<String>).result
+        guard case .failure(APIError.pinningFailed(let failure)) = result else {
+            Issue.record("expected pinningFailed, got \(result)")
+            return
+        }
+        #expect(failure.reason == .keyMismatch)
+        #expect(server.requestBytes == 0)
+        // The same spelling with the right pin reaches the server: the address is the same.
+        let right = try Self.api(["127.0.0.1": [try server.serverPin]], transport: transport)
+        #expect(try await (right.request(route: .get(url)) as Promise<String>).value == "secret")
+    }
+
     @Test func aBackupKeyBesideAWrongOnePasses() async throws {
         let server = try RelayingServer()
         let transport = try CurlTransport(trusting: server.certificates.authority)

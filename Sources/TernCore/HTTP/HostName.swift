@@ -1,0 +1,57 @@
+import Foundation
+
+extension URL {
+    /// The host as libcurl connects to it and browsers compare it: in lower case, and an IP
+    /// address in its one spelling (see ``HostName/canonical(_:)``); `nil` without a host.
+    ///
+    /// Foundation keeps a host as written, and libcurl reads `127.1`, `0x7f.0.0.1` and
+    /// `2130706433` all as `127.0.0.1`: compared as written, one server would be several hosts
+    /// to certificate pins and cookies, and a pin for `127.0.0.1` would not hold for `127.1`.
+    package var canonicalHost: String? { host.map(HostName.canonical) }
+}
+
+/// Host names compared as the connection sees them.
+package enum HostName {
+    /// `host` in lower case, with an IPv4 address in dotted decimal and an IPv6 address as
+    /// `inet_ntop` writes it (`0:0::1` is `::1`); a name stays a name (`08.0.0.1`, `256.0.0.1`
+    /// and `1.2.3.4.5` are names to libcurl too).
+    package static func canonical(_ host: String) -> String {
+        let host = host.lowercased()
+        if let address = ipv4(host) {
+            return "\(address >> 24).\(address >> 16 & 0xff).\(address >> 8 & 0xff).\(address & 0xff)"
+        }
+        if host.contains(":") { return ipv6(host) ?? host }
+        return host
+    }
+
+    /// The IPv4 address `host` spells as libcurl reads one (`ipv4_normalize`, which browsers'
+    /// URL parser agrees with where both take the host for an address): one to four parts, each
+    /// decimal, hexadecimal after `0x` or octal after `0`, the last filling the bytes left.
+    static func ipv4(_ host: String) -> UInt32? {
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...4).contains(parts.count) else { return nil }
+        var numbers: [UInt64] = []
+        for part in parts {
+            guard let first = part.first, first.isASCII, first.isNumber else { return nil }
+            let (digits, radix): (Substring, Int) =
+                if part.count > 2, part.hasPrefix("0x") { (part.dropFirst(2), 16) }
+                else if part.count > 1, first == "0" { (part.dropFirst(), 8) }
+                else { (part, 10) }
+            guard digits.allSatisfy(\.isASCII), let number = UInt64(digits, radix: radix), number <= UInt32.max else { return nil }
+            numbers.append(number)
+        }
+        // Every part but the last is a byte; the last fills what is left.
+        let leading = numbers.dropLast()
+        guard leading.allSatisfy({ $0 <= 0xff }), let last = numbers.last, last < 1 << (8 * (4 - leading.count)) else { return nil }
+        return UInt32(leading.enumerated().reduce(last) { $0 | $1.element << (8 * (3 - $1.offset)) })
+    }
+
+    /// `host` as `inet_ntop` writes the IPv6 address it spells; `nil` if it spells none.
+    private static func ipv6(_ host: String) -> String? {
+        var address = in6_addr()
+        guard inet_pton(AF_INET6, host, &address) == 1 else { return nil }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(AF_INET6, &address, &text, socklen_t(text.count)) != nil else { return nil }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
