@@ -50,9 +50,30 @@ public struct Cookie: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The path of `url` that cookies' paths are matched against: as the request writes it,
     /// percent-encoded (section 5.1.4 takes the request URI's), `/` when it has none. Decoded,
     /// a request to `/%61dmin` would carry the cookies of `/admin`, which browsers do not send it.
+    /// Without its `.` and `..` segments, as libcurl sends it: `/admin/../public` is `/public`.
     static func requestPath(of url: URL) -> String {
         let path = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? url.path
-        return path.isEmpty ? "/" : path
+        return path.isEmpty ? "/" : removingDotSegments(path)
+    }
+
+    /// `path`, absolute, without its `.` and `..` segments (RFC 3986, section 5.2.4).
+    static func removingDotSegments(_ path: String) -> String {
+        guard path.contains(".") else { return path }
+        var kept: [Substring] = []
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        for (index, segment) in zip(segments.indices, segments) {
+            let isLast = index == segments.indices.last
+            switch segment {
+            case ".":
+                if isLast { kept.append("") }
+            case "..":
+                _ = kept.popLast()
+                if isLast { kept.append("") }
+            default:
+                kept.append(segment)
+            }
+        }
+        return "/" + kept.joined(separator: "/")
     }
 
     /// Whether `host` is an IPv4 or IPv6 address rather than a name.

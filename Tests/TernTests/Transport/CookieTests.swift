@@ -348,6 +348,15 @@ import TernTesting
         #expect(!names(jar, for: "https://h299.example.com/").contains("c0"))
     }
 
+    /// As libcurl sends a path (checked with `curl_url_get` on this machine): literal `.` and
+    /// `..` segments gone, percent-encoded ones kept.
+    @Test(arguments: [("/admin/../public", "/public"), ("/a/./b", "/a/b"), ("/a/b/..", "/a/"), ("/a/b/.", "/a/b/"),
+                      ("/../../x", "/x"), ("/a//b", "/a//b"), ("/a/%2e%2e/b", "/a/%2e%2e/b"), ("/", "/"), ("/a/", "/a/"),
+                      ("/a.b/c..d/.e", "/a.b/c..d/.e"), ("/..", "/")])
+    func dotSegmentsGoAsLibcurlTakesThemAway(path: String, sent: String) {
+        #expect(Cookie.removingDotSegments(path) == sent)
+    }
+
     @Test func pathsMatchAsRFC6265Says() {
         #expect(Cookie.path("/account", matches: "/account"))
         #expect(Cookie.path("/account/orders", matches: "/account"))
@@ -372,6 +381,9 @@ import TernTesting
         #expect(names(jar, for: "https://x.example.com/%61dmin/users").isEmpty)
         #expect(names(jar, for: "https://x.example.com/a%2Fb/d") == ["here"])
         #expect(names(jar, for: "https://x.example.com/a/b/d").isEmpty)
+        // The path libcurl sends, without dot segments.
+        #expect(names(jar, for: "https://x.example.com/admin/../public").isEmpty)
+        #expect(names(jar, for: "https://x.example.com/public/../admin/x") == ["admin"])
         #expect(!Cookie.path("/cafe\u{301}", matches: "/caf\u{E9}"))
         #expect(Cookie.path("/caf\u{E9}/menu", matches: "/caf\u{E9}"))
     }
