@@ -10,11 +10,11 @@ import Foundation
 /// cookie, or one that would shadow a `Secure` one, from plain `http`; `__Secure-` and `__Host-`
 /// names without what their prefix demands (for `__Host-`, `Path=/` written out and no `Domain`);
 /// `SameSite=None` without `Secure`. `Max-Age` (which wins) and `Expires` are honoured,
-/// and `Max-Age=0` deletes; no cookie lasts past 400 days. Paths match against the path as the
-/// request writes it, percent-encoded: a cookie for `/admin` does not go to `/%61dmin`. An IP
-/// address is one host however a URL spells it (`127.1` is `127.0.0.1`), as libcurl reads it.
-/// It keeps at most `maximumPerDomain` cookies per domain and `maximumCount` in all, dropping
-/// the least recently set first.
+/// and `Max-Age=0` deletes; no cookie lasts past 400 days. Paths match against the path the
+/// request sends, percent-encoded and without dot segments: a cookie for `/admin` goes neither
+/// to `/%61dmin` nor to `/admin/../public`. An IP address is one host however a URL spells it
+/// (`127.1` is `127.0.0.1`), as libcurl reads it. It keeps at most `maximumPerDomain` cookies
+/// per domain and `maximumCount` in all, dropping the least recently set first.
 ///
 /// The public suffix list is the system's (libpsl, which libcurl links on Linux). Where there is
 /// none, a cookie never goes further than the host that set it: its `Domain` is honoured only
