@@ -17,11 +17,35 @@ package enum HostName {
     /// and `1.2.3.4.5` are names to libcurl too).
     package static func canonical(_ host: String) -> String {
         let host = host.lowercased()
+        if host.utf8.contains(UInt8(ascii: ":")) { return ipv6(host) ?? host }
+        // Every request's host comes here: a name (its first character no digit) or an address
+        // written as it should be is given back without taking it apart.
+        guard host.utf8.first.map({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) == true,
+              !isDottedDecimal(host) else { return host }
         if let address = ipv4(host) {
             return "\(address >> 24).\(address >> 16 & 0xff).\(address >> 8 & 0xff).\(address & 0xff)"
         }
-        if host.contains(":") { return ipv6(host) ?? host }
         return host
+    }
+
+    /// Whether `host` is four decimal bytes without leading zeros: an address as it should be.
+    private static func isDottedDecimal(_ host: String) -> Bool {
+        var parts = 0, value = 0, digits = 0
+        for byte in host.utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0 else { return false }
+                parts += 1
+                (value, digits) = (0, 0)
+            } else if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+                guard !(digits == 1 && value == 0) else { return false }   // a leading zero: octal
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+                guard value <= 255 else { return false }
+            } else {
+                return false
+            }
+        }
+        return parts == 3 && digits > 0
     }
 
     /// The IPv4 address `host` spells as libcurl reads one (`ipv4_normalize`, which browsers'
