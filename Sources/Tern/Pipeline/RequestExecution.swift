@@ -144,8 +144,9 @@ final class RequestExecution: Sendable {
         }
         do {
             var signed = request
-            // Before adapters and the delegate, which then sign the conditions too.
-            context.cache?.prepareRevalidation(of: &signed)
+            // Before adapters and the delegate, which then sign the conditions too. A stream
+            // never uses the cache.
+            if stream == nil { context.cache?.prepareRevalidation(of: &signed) }
             for adapter in context.adapters {
                 try adapt(&signed.urlRequest, with: adapter)
             }
@@ -233,7 +234,7 @@ final class RequestExecution: Sendable {
             if let metrics { transfers.withLock { $0.append(metrics) } }
             received(result, for: request.urlRequest, attempt: attempt, leg: leg, generation: generation, timing: timing())
         }
-        let task = context.transport.send(request, to: collector)
+        let task = (stream == nil ? context.transport : CachingTransport.bypassing(context.transport)).send(request, to: collector)
         collector.attach(task)
         stream?.attach(task)
         // Finished already: cancelled, timed out, or answered by a stream that now owns the task.

@@ -45,6 +45,8 @@ struct CacheExchange {
 
     private let mode: Mode
     private let request: URLRequest
+    /// What the request trusts, when not the default (see ``HTTPCache/varying(_:of:trust:)``).
+    private let trust: String?
     private let requestDate: Date
     private let maximumBodyBytes: Int
     /// What to keep, while it still may be kept.
@@ -56,9 +58,10 @@ struct CacheExchange {
     private var status: Int?
     private var sawMetrics = false
 
-    init(mode: Mode, request: URLRequest, requestDate: Date, maximumBodyBytes: Int) {
+    init(mode: Mode, request: URLRequest, trust: String? = nil, requestDate: Date, maximumBodyBytes: Int) {
         self.mode = mode
         self.request = request
+        self.trust = trust
         self.requestDate = requestDate
         self.maximumBodyBytes = maximumBodyBytes
     }
@@ -71,9 +74,12 @@ struct CacheExchange {
             notModified = (fields, cookies, now)
             return (false, nil)
         case .store, .revalidate:
-            let response = CachedResponse(url: request.url.map(CacheKey.of) ?? "", status: status, headers: fields, body: Data(),
+            // A cache with a clock dates a response that came without a date (RFC 9110, §6.6.1).
+            var kept = fields
+            if kept["date"] == nil { kept["date"] = HTTPDate.format(now) }
+            let response = CachedResponse(url: request.url.map(CacheKey.of) ?? "", status: status, headers: kept, body: Data(),
                                           requestDate: requestDate, responseDate: now,
-                                          varying: HTTPCache.varying(CachedResponse.varyNames(fields["vary"]), of: request))
+                                          varying: HTTPCache.varying(CachedResponse.varyNames(fields["vary"]), of: request, trust: trust))
             let mayStore = CacheRules.mayStore(response, for: request, control: CacheRules.Request(request).control)
                 && announcedLength <= Int64(maximumBodyBytes)
             candidate = mayStore ? response : nil
@@ -82,6 +88,10 @@ struct CacheExchange {
             var refreshed = kept
             refreshed.update(with: fields, requestDate: requestDate, responseDate: now)
             return (true, .keep(refreshed))
+        case .freshen(let kept?) where status == 200 && Self.validatorsDiffer(fields, kept.headers):
+            // Validators of another response: the kept one is no longer what the server has
+            // (§4.3.5 asks to take it as stale; it is forgotten, having nothing left to revalidate).
+            return (true, .forget([kept.url]))
         case .invalidate where (200..<400).contains(status):
             return (true, request.url.map { .forget(CacheRules.invalidated(by: $0, headers: fields)) })
         case .freshen, .invalidate:
@@ -141,6 +151,13 @@ struct CacheExchange {
         guard let tag = notModified["etag"] else { return false }
         let strip = { (tag: String) in tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }
         return kept["etag"].map { strip($0) != strip(tag) } ?? true
+    }
+
+    /// Whether a `HEAD`'s validators say the server has another response than the kept one: an
+    /// `ETag` not the kept one's, even compared weakly, or else another `Last-Modified`.
+    static func validatorsDiffer(_ head: [String: String], _ kept: [String: String]) -> Bool {
+        if head["etag"] != nil { return namesOther(head, than: kept) }
+        return head["last-modified"].map { $0 != kept["last-modified"] } ?? false
     }
 
     /// Whether a `HEAD`'s validators are those of the kept response: a strong `ETag` alike, or

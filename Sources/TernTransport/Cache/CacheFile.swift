@@ -3,8 +3,7 @@ import Foundation
 /// One kept response as a file: a magic line, the head as JSON and its length, the body and
 /// its length, and a checksum of all that, so that a file damaged on disk is found as it is read.
 ///
-/// Reading and writing one happen outside the cache's lock (a hit on a 2 MB body took 14 ms to
-/// check, under it, with a checksum taken a byte at a time): a file is only ever written under a
+/// Reading and writing one happen outside the cache's lock, which every request takes: a file is only ever written under a
 /// name of its own and renamed into place, so a reader finds the old file whole, the new one
 /// whole, or none.
 enum CacheFile {
@@ -57,34 +56,67 @@ enum CacheFile {
         }
     }
 
-    /// Reads the file at `url`, which the cache wrote `size` bytes long, and marks it used now,
+    /// Reads the file at `url`, which the cache indexed at `size` bytes, and marks it used now,
     /// so that a cache opened later drops the files used longest ago first. A file of another
-    /// size is not read: it is damaged, or another write's (the caller tells which).
-    static func read(_ url: URL, size: Int) -> Reading {
+    /// size may be another cache's newer write to the same directory, and is read and checked
+    /// like any; one larger than `largest`, more than the cache would ever write, is not read
+    /// at all (one planted a gigabyte long would be read whole into memory).
+    static func read(_ url: URL, size: Int, largest: Int) -> (reading: Reading, size: Int) {
         guard let found = try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize else {
-            return FileManager.default.fileExists(atPath: url.path) ? .damaged : .missing
+            return (FileManager.default.fileExists(atPath: url.path) ? .damaged : .missing, 0)
         }
-        guard found == size else {
+        guard found == size || found <= largest else {
             // Only its first bytes, to tell a file of another format from a damaged one.
             let handle = try? FileHandle(forReadingFrom: url)
             defer { try? handle?.close() }
             let start = (try? handle?.read(upToCount: magic.count)) ?? Data()
-            return start.starts(with: family) && !start.starts(with: magic) ? .otherFormat : .damaged
+            return (start.starts(with: family) && !start.starts(with: magic) ? .otherFormat : .damaged, found)
         }
-        guard let data = try? Data(contentsOf: url) else { return .damaged }
+        guard let data = try? Data(contentsOf: url) else { return (.damaged, found) }
         let reading = decode(data)
         if case .intact = reading { try? FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: url.path) }
-        return reading
+        return (reading, data.count)
     }
 
-    /// Writes `data` to a new file beside `destination`, whose name the cache passes over when
-    /// it opens (a crash may leave one); returns it, to be renamed into place.
+    /// Writes `data` to a new file beside `destination`, under a name only the cache writes;
+    /// returns it, to be renamed into place. A write that fails (a full disk) leaves nothing.
     static func writeTemporary(_ data: Data, beside destination: URL) throws -> URL {
         let temporary = destination.deletingLastPathComponent()
             .appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).tmp")
-        try data.write(to: temporary)
+        do {
+            try data.write(to: temporary)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
         return temporary
     }
+
+    /// What a file in a cache's directory is, by its name: a kept response's (named by the
+    /// hash of its key, see ``CacheStore/fileName(_:)``), a write in progress, or not the
+    /// cache's at all (`nil`), which the cache never touches.
+    enum Kind: Equatable {
+        case response(name: String)
+        case temporary
+    }
+
+    static func kind(ofName fileName: String) -> Kind? {
+        let suffix = "." + fileExtension
+        let isHash = { (name: Substring) in
+            name.utf8.count == 16 && name.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+        }
+        if fileName.hasSuffix(suffix), isHash(fileName.dropLast(suffix.utf8.count)) {
+            return .response(name: String(fileName.dropLast(suffix.utf8.count)))
+        }
+        if fileName.hasPrefix("."), isHash(fileName.dropFirst().prefix(16)), fileName.dropFirst(17).hasPrefix(suffix + ".") {
+            return .temporary
+        }
+        return nil
+    }
+
+    /// How long after its last change a temporary file is taken as left by a crash, not as a
+    /// write still going on in another cache on the same directory.
+    static let abandonedAfter: TimeInterval = 3600
 
     private static func append(_ value: UInt64, to data: inout Data) {
         withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }

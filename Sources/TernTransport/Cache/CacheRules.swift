@@ -68,14 +68,15 @@ enum CacheRules {
 
     /// Whether a response to `request` may be kept (RFC 9111, §3): to a `GET`, final and whole,
     /// neither side saying `no-store`, not varying on everything, with something to keep it for
-    /// (freshness or a validator); to a request with `Authorization` only when the response says
+    /// (freshness or a validator); to a request with `Authorization` (or a user and password in
+    /// its URL, which the transport sends as one) only when the response says
     /// it may be shared (§3.5: `public`, `must-revalidate` or `s-maxage`), as if the cache were
     /// shared, since an app's cache can outlast the account that filled it.
     static func mayStore(_ response: CachedResponse, for request: URLRequest, control requestControl: CacheControl) -> Bool {
         let control = response.cacheControl
         guard request.httpMethod ?? "GET" == "GET", (200...599).contains(response.status), response.status != 206, response.status != 304,
               !requestControl.has("no-store"), !control.has("no-store"), !response.varyNames.contains("*") else { return false }
-        if request.value(forHTTPHeaderField: "Authorization") != nil,
+        if request.value(forHTTPHeaderField: "Authorization") != nil || HTTPCache.credential(":userinfo", of: request) != nil,
            !(control.has("public") || control.has("must-revalidate") || control.has("s-maxage")) { return false }
         let explicit = control.has("max-age") || response.headers["expires"] != nil || control.has("public") || control.has("private")
         guard explicit || CachedResponse.heuristicallyCacheable.contains(response.status) else { return false }
@@ -102,7 +103,9 @@ enum CacheRules {
     }
 }
 
-/// The key a response is kept under: its URL, scheme and host in lower case, without fragment.
+/// The key a response is kept under: its URL, scheme and host in lower case, without fragment,
+/// and without a user and password, which are the request's credentials (compared as digests,
+/// never written).
 enum CacheKey {
     static func of(_ url: URL) -> String {
         // Most URLs are written so already: read without taking them apart, byte by byte (as
@@ -112,13 +115,14 @@ enum CacheKey {
         let bytes = text.utf8
         let authorityEnd = bytes.dropFirst(8).firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
         if !bytes.contains(UInt8(ascii: "#")),
-           !bytes[..<authorityEnd].contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || $0 >= 0x80 }) {
+           !bytes[..<authorityEnd].contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || $0 >= 0x80 || $0 == UInt8(ascii: "@") }) {
             return text
         }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
         components.scheme = components.scheme?.lowercased()
         components.host = components.host?.lowercased()
         components.fragment = nil
+        (components.user, components.password) = (nil, nil)
         return components.string ?? url.absoluteString
     }
 }

@@ -7,6 +7,10 @@ import Foundation
 /// It lives behind the cache's lock, so it does no slow work: files are read, and written under
 /// names of their own, outside it; under it they are only renamed into place and removed, so
 /// that the index and the directory change together.
+///
+/// In a directory it touches only the files it could have written: the directory may be the
+/// user's, with the user's files in it, and another cache (in this process or another) may be
+/// writing there too.
 struct CacheStore {
     private struct Entry {
         var size: Int
@@ -27,11 +31,17 @@ struct CacheStore {
     let directory: URL?
     let limit: Int
     private var entries: [String: Entry] = [:]
+    /// Each use of an entry, oldest first, from `oldest` on: eviction takes the front, skipping
+    /// uses an entry has had since (its `lastUse` is then later), so that it never sorts.
+    private var useOrder: [(use: UInt64, name: String)] = []
+    private var oldest = 0
     private var uses: UInt64 = 0
     private(set) var byteCount = 0
     private(set) var corruptEntriesDropped = 0
     /// How many times a response was looked for.
     private(set) var finds = 0
+    /// How many uses eviction has examined: the work it does, for the tests.
+    private(set) var evictionSteps = 0
 
     /// A store in memory.
     init(limit: Int) {
@@ -39,25 +49,32 @@ struct CacheStore {
         self.limit = limit
     }
 
-    /// A store in `directory`, made if missing; what is there already counts against `limit`,
-    /// the least recently used first to go.
-    init(directory: URL, limit: Int) throws {
+    /// A store in `directory`, made if missing; the cache files there already count against
+    /// `limit`, the least recently used first to go. Temporary files a crash left are removed
+    /// once they are old enough that no other cache can still be writing them.
+    init(directory: URL, limit: Int, now: Date = Date()) throws {
         self.directory = directory
         self.limit = limit
         let manager = FileManager.default
         try manager.createDirectory(at: directory, withIntermediateDirectories: true)
-        let files = try manager.contentsOfDirectory(at: directory, includingPropertiesForKeys: [.fileSizeKey, .contentModificationDateKey])
+        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey, .isRegularFileKey]
+        let files = try manager.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)
         var found: [(name: String, size: Int, date: Date)] = []
         for file in files {
-            // A temporary file is a write a crash cut short.
-            guard file.pathExtension == CacheFile.fileExtension else { try? manager.removeItem(at: file); continue }
-            let values = try? file.resourceValues(forKeys: [.fileSizeKey, .contentModificationDateKey])
-            found.append((file.deletingPathExtension().lastPathComponent, values?.fileSize ?? 0, values?.contentModificationDate ?? .distantPast))
+            // Never a directory, a link or anything else the cache did not write.
+            guard let values = try? file.resourceValues(forKeys: Set(keys)), values.isRegularFile == true else { continue }
+            let date = values.contentModificationDate ?? .distantPast
+            switch CacheFile.kind(ofName: file.lastPathComponent) {
+            case .response(let name):
+                found.append((name, values.fileSize ?? 0, date))
+            case .temporary where now.timeIntervalSince(date) > CacheFile.abandonedAfter:
+                try? manager.removeItem(at: file)
+            case .temporary, nil:
+                continue
+            }
         }
         for file in found.sorted(by: { $0.date < $1.date }) {
-            uses += 1
-            entries[file.name] = Entry(size: file.size, lastUse: uses, response: nil, version: uses)
-            byteCount += file.size
+            insert(Entry(size: file.size, lastUse: 0, response: nil, version: 0), named: file.name)
         }
         evict()
     }
@@ -66,10 +83,8 @@ struct CacheStore {
     mutating func find(_ key: String) -> Found? {
         finds += 1
         let name = Self.fileName(key)
-        guard var entry = entries[name] else { return nil }
-        uses += 1
-        entry.lastUse = uses
-        entries[name] = entry
+        guard let entry = entries[name] else { return nil }
+        use(name)
         if let response = entry.response { return response.url == key ? .kept(response) : nil }
         return file(named: name).map { .file($0, size: entry.size, version: entry.version) }
     }
@@ -82,29 +97,38 @@ struct CacheStore {
         remove(key)
     }
 
-    /// Keeps `response` under `key` in memory, in place of what was there.
+    /// `key`'s file, read as `version`, was found whole at `size` bytes: written by another
+    /// cache on the same directory since this one indexed it.
+    mutating func resized(_ key: String, version: UInt64, to size: Int) {
+        let name = Self.fileName(key)
+        guard let entry = entries[name], entry.version == version, entry.size != size else { return }
+        byteCount += size - entry.size
+        entries[name]?.size = size
+        evict()
+    }
+
+    /// Keeps `response` under `key` in memory, in place of what was there; one larger than the
+    /// whole store is not kept, and pushes nothing out.
     mutating func keep(_ response: CachedResponse, for key: String) {
         remove(key)
-        uses += 1
         let size = response.body.count + response.headers.reduce(256) { $0 + $1.key.utf8.count + $1.value.utf8.count }
-        entries[Self.fileName(key)] = Entry(size: size, lastUse: uses, response: response, version: uses)
-        byteCount += size
+        guard size <= limit else { return }
+        insert(Entry(size: size, lastUse: 0, response: response, version: 0), named: Self.fileName(key))
         evict()
     }
 
     /// Moves `temporary`, a whole file of `size` bytes, into place as `key`'s, in place of what
-    /// was there; `false` (and `temporary` removed) when it could not be.
+    /// was there; `false` (and `temporary` removed) when it could not be, or when it is larger
+    /// than the whole store.
     mutating func place(_ temporary: URL, size: Int, for key: String) -> Bool {
         let name = Self.fileName(key)
-        guard let destination = file(named: name), rename(temporary.path, destination.path) == 0 else {
+        guard size <= limit, let destination = file(named: name), rename(temporary.path, destination.path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
             remove(key)
             return false
         }
         if let replaced = entries.removeValue(forKey: name) { byteCount -= replaced.size }
-        uses += 1
-        entries[name] = Entry(size: size, lastUse: uses, response: nil, version: uses)
-        byteCount += size
+        insert(Entry(size: size, lastUse: 0, response: nil, version: 0), named: name)
         evict()
         return true
     }
@@ -117,12 +141,14 @@ struct CacheStore {
         if let file = file(named: name) { try? FileManager.default.removeItem(at: file) }
     }
 
-    /// Forgets everything.
+    /// Forgets everything it keeps (and only that: other files in its directory stay).
     mutating func removeAll() {
         for name in entries.keys {
             if let file = file(named: name) { try? FileManager.default.removeItem(at: file) }
         }
         entries = [:]
+        useOrder = []
+        oldest = 0
         byteCount = 0
     }
 
@@ -133,14 +159,43 @@ struct CacheStore {
         directory?.appendingPathComponent(name).appendingPathExtension(CacheFile.fileExtension)
     }
 
+    /// Adds `entry` as the newest, counting its bytes.
+    private mutating func insert(_ entry: Entry, named name: String) {
+        uses += 1
+        var entry = entry
+        (entry.lastUse, entry.version) = (uses, uses)
+        entries[name] = entry
+        useOrder.append((uses, name))
+        byteCount += entry.size
+    }
+
+    /// Marks `name`'s entry used now.
+    private mutating func use(_ name: String) {
+        uses += 1
+        entries[name]?.lastUse = uses
+        useOrder.append((uses, name))
+        // Uses outnumber entries: past twice as many, the stale ones go (each use is dropped
+        // once, so a use costs a constant on average).
+        if useOrder.count - oldest > 2 * entries.count + 64 {
+            useOrder = useOrder[oldest...].filter { entries[$0.name]?.lastUse == $0.use }
+            oldest = 0
+        }
+    }
+
     /// Drops the least recently used until the store fits its limit.
     private mutating func evict() {
-        guard byteCount > limit else { return }
-        for (name, entry) in entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
-            guard byteCount > limit else { return }
+        while byteCount > limit, oldest < useOrder.count {
+            let (use, name) = useOrder[oldest]
+            oldest += 1
+            evictionSteps += 1
+            guard let entry = entries[name], entry.lastUse == use else { continue }
             entries[name] = nil
             byteCount -= entry.size
             if let file = file(named: name) { try? FileManager.default.removeItem(at: file) }
+        }
+        if oldest > 1024, oldest * 2 > useOrder.count {
+            useOrder.removeFirst(oldest)
+            oldest = 0
         }
     }
 

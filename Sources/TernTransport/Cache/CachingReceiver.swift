@@ -11,10 +11,11 @@ final class CachingReceiver: TransportReceiver {
     private let cache: HTTPCache
     private let exchange: Locked<CacheExchange>
 
-    init(_ receiver: any TransportReceiver, cache: HTTPCache, request: URLRequest, mode: CacheExchange.Mode, requestDate: Date) {
+    init(_ receiver: any TransportReceiver, cache: HTTPCache, request: URLRequest, trust: String?, mode: CacheExchange.Mode, requestDate: Date) {
         self.receiver = receiver
         self.cache = cache
-        exchange = Locked(CacheExchange(mode: mode, request: request, requestDate: requestDate, maximumBodyBytes: cache.maximumResponseBytes))
+        exchange = Locked(CacheExchange(mode: mode, request: request, trust: trust, requestDate: requestDate,
+                                        maximumBodyBytes: cache.maximumResponseBytes))
     }
 
     func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {

@@ -9,10 +9,14 @@ import FoundationNetworking
 package final class CachingTransport: Transport {
     let base: any Transport
     let cache: HTTPCache
+    /// The certificate authorities `base` trusts, when not the system's: part of the trust a
+    /// response is kept under.
+    private let authorities: String?
 
     package init(base: any Transport, cache: HTTPCache) {
         self.base = base
         self.cache = cache
+        authorities = Self.authorities(of: base)
     }
 
     package func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool { base.runIfIdle(work) }
@@ -26,17 +30,22 @@ package final class CachingTransport: Transport {
         let urlRequest = request.urlRequest
         let method = (urlRequest.httpMethod ?? "GET").uppercased()
         let requestDate = cache.now
-        if CacheRules.isUnsafe(method) {
-            return base.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, mode: .invalidate, requestDate: requestDate))
+        let trust = trust(of: request)
+        func network(_ request: TransportRequest, _ mode: CacheExchange.Mode) -> any TransportTask {
+            base.send(request, to: CachingReceiver(receiver, cache: cache, request: request.urlRequest, trust: trust, mode: mode, requestDate: requestDate))
         }
+        if CacheRules.isUnsafe(method) { return network(request, .invalidate) }
         if let kept = request.cacheLookup?.revalidating {
-            // The conditions went in before the request was signed: signed for other credentials
-            // than the response was kept for, a 304 must not serve it, and it is forgotten.
-            guard HTTPCache.matching(kept, urlRequest) != nil else {
+            // The conditions went in before the request was signed and pinned: sent with other
+            // credentials or another trust than the response was kept under, a 304 could not
+            // serve it, so the request goes without them, and what was kept is forgotten.
+            guard HTTPCache.matching(kept, urlRequest, trust: trust) != nil else {
                 cache.remove([kept.url])
-                return base.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, mode: .store, requestDate: requestDate))
+                var unconditional = request
+                for name in Self.conditions { unconditional.urlRequest.setValue(nil, forHTTPHeaderField: name) }
+                return network(unconditional, .store)
             }
-            return base.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, mode: .revalidate(kept), requestDate: requestDate))
+            return network(request, .revalidate(kept))
         }
         guard method == "GET" || method == "HEAD", !Self.hasOwnConditions(urlRequest) else { return base.send(request, to: receiver) }
         let isHead = method == "HEAD"
@@ -44,9 +53,9 @@ package final class CachingTransport: Transport {
         if let lookup = request.cacheLookup, lookup.key == urlRequest.url.map(CacheKey.of) {
             // Looked up as the request was prepared, for this same URL: not read again. Its Vary
             // fields are matched against the request as signed.
-            kept = HTTPCache.matching(lookup.stored, urlRequest)
+            kept = HTTPCache.matching(lookup.stored, urlRequest, trust: trust)
         } else {
-            kept = cache.response(for: urlRequest)
+            kept = cache.response(for: urlRequest, trust: trust)
         }
         switch CacheRules.decide(CacheRules.Request(urlRequest), kept: kept, now: requestDate) {
         case .fresh(let kept):
@@ -56,9 +65,40 @@ package final class CachingTransport: Transport {
         case .unsatisfiable:
             return CachedAnswer.send(CachedAnswer.gatewayTimeout(for: urlRequest, at: requestDate), outcome: .miss, age: nil, bodyless: isHead, to: receiver)
         case .revalidate, .network:
-            let mode: CacheExchange.Mode = isHead ? .freshen(kept) : .store
-            return base.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, mode: mode, requestDate: requestDate))
+            return network(request, isHead ? .freshen(kept) : .store)
         }
+    }
+
+    /// What the request trusts, when not the default: the keys its host is pinned to, and the
+    /// authorities the transport trusts instead of the system's. A response is served only to
+    /// requests sent under the same trust as the one that fetched it.
+    private func trust(of request: TransportRequest) -> String? {
+        let pins = request.pinnedKeys.isEmpty ? nil : "pins:" + request.pinnedKeys.sorted().joined(separator: ",")
+        switch (pins, authorities) {
+        case (nil, nil): return nil
+        case let (pins, authorities): return [pins, authorities].compactMap { $0 }.joined(separator: ";")
+        }
+    }
+
+    /// The authorities `transport` trusts instead of the system's, as the digest of their file
+    /// (its path when it cannot be read), or `nil` for the system's.
+    private static func authorities(of transport: any Transport) -> String? {
+        #if os(Linux)
+        if let file = (transport as? CurlTransport)?.trustedCertificates {
+            let contents = try? Data(contentsOf: file)
+            return "authorities:" + (contents.map { HTTPCache.digest(of: String(decoding: $0, as: UTF8.self)) } ?? file.path)
+        }
+        #endif
+        return nil
+    }
+
+    /// The conditions the cache adds to a request to revalidate what it keeps.
+    static let conditions = ["If-None-Match", "If-Modified-Since"]
+
+    /// A transport that leaves `transport`'s cache aside, if it has one: for streams, whose
+    /// bodies have no end to keep and which must reach the server each time.
+    package static func bypassing(_ transport: any Transport) -> any Transport {
+        (transport as? CachingTransport)?.base ?? transport
     }
 
     /// Whether the request carries conditions or a range of its own, which the cache leaves to
@@ -81,15 +121,15 @@ extension HTTPCache {
         let key = CacheKey.of(url)
         let stored = stored(for: key)
         request.cacheLookup = CacheLookup(key: key, stored: stored)
-        guard case .revalidate(let kept) = CacheRules.decide(CacheRules.Request(urlRequest), kept: Self.matching(stored, urlRequest, comparingCredentials: false),
+        guard case .revalidate(let kept) = CacheRules.decide(CacheRules.Request(urlRequest), kept: Self.matching(stored, urlRequest, trust: nil, comparingCredentials: false),
                                                              now: now) else { return }
         // A value that could end the field (a file changed on disk) is never sent.
         let safe = { (value: String) in !value.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F } }
         let tag = kept.header("etag").flatMap { safe($0) ? $0 : nil }
         let modified = kept.header("last-modified").flatMap { safe($0) ? $0 : nil }
         guard tag != nil || modified != nil else { return }
-        if let tag { request.urlRequest.setValue(tag, forHTTPHeaderField: "If-None-Match") }
-        if let modified { request.urlRequest.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
+        if let tag { request.urlRequest.setValue(tag, forHTTPHeaderField: CachingTransport.conditions[0]) }
+        if let modified { request.urlRequest.setValue(modified, forHTTPHeaderField: CachingTransport.conditions[1]) }
         request.cacheLookup?.revalidating = kept
     }
 }

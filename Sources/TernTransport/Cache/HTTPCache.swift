@@ -16,7 +16,8 @@ import FoundationNetworking
 /// ```
 ///
 /// It works the same over every transport, since it sits above them. One cache may serve
-/// several APIs. Its clock says how old a response is: the wall clock by default (a monotonic
+/// several APIs: each is answered only with what was fetched with its credentials, pins and
+/// trusted authorities (see <doc:CachingResponses>). Its clock says how old a response is: the wall clock by default (a monotonic
 /// one stops while a device sleeps, and would keep a response fresh through the night); a
 /// `TestClock` moves it in tests.
 public final class HTTPCache: Sendable {
@@ -38,7 +39,8 @@ public final class HTTPCache: Sendable {
     }
 
     /// A cache in `directory` (made if missing), of at most `maximumBytes` on disk, what is there
-    /// from earlier runs included.
+    /// from earlier runs included. It touches only the files it writes (named by a hash, ending
+    /// in `.terncache`), never the others in `directory`; another cache may share it.
     ///
     /// - Throws: The file system's error when the directory cannot be made or read.
     public init(directory: URL, maximumBytes: Int = 50 << 20, maximumResponseBytes: Int = 5 << 20, clock: (any APIClock)? = nil) throws {
@@ -70,10 +72,14 @@ public final class HTTPCache: Sendable {
         return start.date.addingTimeInterval(clock.now - start.now)
     }
 
-    /// What is kept for `request`'s URL, if its `Vary` fields match the request's.
-    func response(for request: URLRequest) -> CachedResponse? {
-        request.url.flatMap { Self.matching(stored(for: CacheKey.of($0)), request) }
+    /// What is kept for `request`'s URL, if its `Vary` fields and its credentials match the
+    /// request's, and it was fetched under the same `trust` (see ``varying(_:of:trust:)``).
+    func response(for request: URLRequest, trust: String?) -> CachedResponse? {
+        request.url.flatMap { Self.matching(stored(for: CacheKey.of($0)), request, trust: trust) }
     }
+
+    /// The largest file the cache would write: any larger one in its directory is not read.
+    private var largestFile: Int { maximumResponseBytes + (1 << 20) }
 
     /// What is kept for `key`, whatever the request's `Vary` fields.
     func stored(for key: String) -> CachedResponse? {
@@ -84,11 +90,13 @@ public final class HTTPCache: Sendable {
             return response
         case .file(let file, let size, let version):
             // Read and checked outside the lock: other requests look up and keep meanwhile.
-            switch CacheFile.read(file, size: size) {
-            case .intact(let response):
+            switch CacheFile.read(file, size: size, largest: largestFile) {
+            case (.intact(let response), let found):
+                // Written whole by another cache on this directory since this one indexed it.
+                if found != size { store.withLock { $0.resized(key, version: version, to: found) } }
                 // Another URL whose file has the same name is not this one's.
                 return response.url == key ? response : nil
-            case let reading:
+            case (let reading, _):
                 store.withLock { $0.unreadable(key, version: version, damaged: reading == .damaged) }
                 return nil
             }
@@ -96,21 +104,29 @@ public final class HTTPCache: Sendable {
     }
 
     /// `kept`, if the request's values of the fields its `Vary` names are those it was kept for,
-    /// and its credentials (cookies, `Authorization`) those it was kept for, if it was kept for
-    /// any: what a server answered a request without them it answered not knowing who asked.
-    /// Before the request is signed its credentials are not known yet, and not compared.
-    static func matching(_ kept: CachedResponse?, _ request: URLRequest, comparingCredentials: Bool = true) -> CachedResponse? {
+    /// and its credentials (cookies, `Authorization`, a URL's user and password) and `trust`
+    /// those it was kept for, if it was kept for any: what a server answered a request without
+    /// them it answered not knowing who asked, and what a server answered over a connection
+    /// trusted less is not served to a request that trusts less of them. Before the request is
+    /// signed its credentials (and pins) are not known yet, and not compared.
+    static func matching(_ kept: CachedResponse?, _ request: URLRequest, trust: String?, comparingCredentials: Bool = true) -> CachedResponse? {
         kept.flatMap { kept in
-            var (asked, expected) = (varying(kept.varyNames, of: request), kept.varying)
+            var (asked, expected) = (varying(kept.varyNames, of: request, trust: trust), kept.varying)
             for name in credentials where !comparingCredentials || expected[name] == nil {
                 (asked[name], expected[name]) = (nil, nil)
             }
+            if !comparingCredentials { (asked[trustName], expected[trustName]) = (nil, nil) }
             return expected == asked ? kept : nil
         }
     }
 
-    /// The fields that say who asks, matched whatever a response's `Vary` says.
-    static let credentials = ["cookie", "authorization"]
+    /// The fields that say who asks, matched whatever a response's `Vary` says; the last, not a
+    /// field, stands for a URL's user and password, which the transport sends as `Authorization`.
+    static let credentials = ["cookie", "authorization", ":userinfo"]
+
+    /// Where `varying` keeps the trust a response was fetched under, when it was not the
+    /// default: a name no field can have.
+    static let trustName = ":trust"
 
     /// Keeps `response` for its URL: on disk, written outside the lock, then moved into place
     /// under it.
@@ -131,18 +147,27 @@ public final class HTTPCache: Sendable {
         store.withLock { store in keys.forEach { store.remove($0) } }
     }
 
-    /// The request's value of each of `names`, "" for those it lacks; and its credentials, those
+    /// The request's value of each of `names`, "" for those it lacks; its credentials, those
     /// it sends, whether `Vary` names them or not, as digests: a response to a request with
     /// credentials is served only to requests with the same, so that one kept for an account is
     /// never another's (servers that sign in often say only `private`, which a browser, used by
-    /// one person, takes as enough), and no cookie or token is written to disk.
-    static func varying(_ names: [String], of request: URLRequest) -> [String: String] {
+    /// one person, takes as enough), and no cookie, token or password is written to disk; and
+    /// `trust`, the pins and authorities the request was sent under, when not the default.
+    static func varying(_ names: [String], of request: URLRequest, trust: String?) -> [String: String] {
         var values = Dictionary(names.map { ($0, request.value(forHTTPHeaderField: $0)?.trimmingSpace() ?? "") },
                                 uniquingKeysWith: { first, _ in first })
         for name in credentials {
-            if let value = request.value(forHTTPHeaderField: name) { values[name] = digest(of: value) }
+            if let value = credential(name, of: request) { values[name] = digest(of: value) }
         }
+        if let trust { values[trustName] = digest(of: trust) }
         return values
+    }
+
+    /// The request's value of the credential `name` (see ``credentials``), if it has one.
+    static func credential(_ name: String, of request: URLRequest) -> String? {
+        guard name == ":userinfo" else { return request.value(forHTTPHeaderField: name) }
+        guard let url = request.url, url.user != nil || url.password != nil else { return nil }
+        return (url.user ?? "") + ":" + (url.password ?? "")
     }
 
     /// A digest of `text` that stays the same across launches (64-bit FNV-1a, in hex): enough to

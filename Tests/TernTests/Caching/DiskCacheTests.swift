@@ -60,6 +60,8 @@ import TernTesting
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let leftover = directory.appendingPathComponent(".0123456789abcdef.terncache.tmp-1234")
         try Data("half".utf8).write(to: leftover)
+        // Old enough that no other cache on the directory can still be writing it.
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-2 * CacheFile.abandonedAfter)], ofItemAtPath: leftover.path)
         _ = try HTTPCache(directory: directory, clock: clock)
         #expect(!FileManager.default.fileExists(atPath: leftover.path))
     }
@@ -107,28 +109,31 @@ import TernTesting
                                       requestDate: cache.now, responseDate: cache.now, varying: [:])
         #expect(CacheFile.decode(CacheFile.encode(response)) == .intact(response))
         cache.store(response)
-        #expect(cache.response(for: URLRequest(url: url)) == response)
+        #expect(cache.response(for: URLRequest(url: url), trust: nil) == response)
         // The file of another URL put where this one's goes, as a name both hash to would.
         let other = URL(string: "http://b.example/x")!
         let file = try #require(try files().first)
         try CacheFile.encode(CachedResponse(url: CacheKey.of(other), status: 200, headers: [:], body: Data("b".utf8),
                                             requestDate: cache.now, responseDate: cache.now, varying: [:])).write(to: file)
-        #expect(cache.response(for: URLRequest(url: url)) == nil)
+        #expect(cache.response(for: URLRequest(url: url), trust: nil) == nil)
         #expect(cache.corruptEntriesDropped == 0)
     }
 
-    /// A file whose size is not the one the cache wrote is not read (one planted a gigabyte
-    /// long would be read whole into memory), whatever it holds: it is dropped as damaged.
-    @Test func aFileOfAnotherSizeIsDroppedUnread() throws {
+    /// A file larger than any the cache writes is not read (one planted a gigabyte long would be
+    /// read whole into memory), whatever it holds: it is dropped as damaged. One of another size
+    /// within that, whole, is another cache's write to the directory, and served.
+    @Test func aFileLargerThanTheCacheWritesIsDroppedUnread() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let cache = try HTTPCache(directory: directory, clock: clock)
+        let cache = try HTTPCache(directory: directory, maximumResponseBytes: 1_000, clock: clock)
         let url = URL(string: "http://a.example/x")!
         func response(_ body: String) -> CachedResponse {
             CachedResponse(url: CacheKey.of(url), status: 200, headers: [:], body: Data(body.utf8), requestDate: cache.now, responseDate: cache.now, varying: [:])
         }
         cache.store(response("kept"))
-        try CacheFile.encode(response("planted, and longer")).write(to: try #require(try files().first))
-        #expect(cache.response(for: URLRequest(url: url)) == nil)
+        try CacheFile.encode(response("written by another cache")).write(to: try #require(try files().first))
+        #expect(cache.response(for: URLRequest(url: url), trust: nil) == response("written by another cache"))
+        try CacheFile.encode(response(String(repeating: "planted", count: 200_000))).write(to: try #require(try files().first))
+        #expect(cache.response(for: URLRequest(url: url), trust: nil) == nil)
         #expect(cache.corruptEntriesDropped == 1)
         #expect(try files().isEmpty)
     }
@@ -181,7 +186,7 @@ import TernTesting
                         case 0: cache.store(response(index, round))
                         case 1: cache.remove([CacheKey.of(urls[index])])
                         default:
-                            if let found = cache.response(for: URLRequest(url: urls[index])) {
+                            if let found = cache.response(for: URLRequest(url: urls[index]), trust: nil) {
                                 #expect(String(decoding: found.body.prefix(while: { $0 != 0 }), as: UTF8.self).hasPrefix("\(index)/"))
                             }
                         }
