@@ -23,7 +23,8 @@ let package = Package(
         // What carries bytes: the Transport protocol, CurlTransport, URLSessionTransport.
         .target(name: "TernTransport", dependencies: ["TernCore", "CTernCurl"], exclude: ["PUBLIC.md"]),
         // The API and its pipeline: parameters, parsing, plugins, pagination, downloads, cookies.
-        .target(name: "Tern", dependencies: ["TernCore", "TernTransport"], exclude: ["PUBLIC.md"]),
+        // CTernCurl for libpsl, which the cookie jar asks about public suffixes.
+        .target(name: "Tern", dependencies: ["TernCore", "TernTransport", "CTernCurl"], exclude: ["PUBLIC.md"]),
         .target(name: "TernTesting", dependencies: ["Tern"], exclude: ["PUBLIC.md"]),
         .executableTarget(name: "TernDemo", dependencies: ["Tern", "TernTesting"]),
         .testTarget(name: "TernTests", dependencies: ["TernCore", "TernTransport", "Tern", "TernTesting"]),

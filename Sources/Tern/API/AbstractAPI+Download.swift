@@ -23,7 +23,7 @@ extension AbstractAPI {
     /// ```
     ///
     /// - Parameters:
-    ///   - route: The method and URL; usually `get(endpoint:)`.
+    ///   - route: The method and URL, such as `.get("/exports/2026.zip")`.
     ///   - parameters: Query items or a body, as for any request.
     ///   - destination: Where the file goes, in a directory that exists.
     ///   - replacing: Whether a file already at `destination` is replaced; if not, the download

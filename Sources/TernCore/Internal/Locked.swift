@@ -19,8 +19,9 @@ import Synchronization
 ///   over inside the kernel, where the sanitizer cannot see it, and would be reported as racing
 ///   with itself; `NSLock` is a pthread mutex, which the sanitizer understands.
 ///
-/// It is a `package` type, shared with `TernTesting`, so that the whole package has this one
-/// `@unchecked Sendable` (the lock's box) rather than a hand-rolled lock per class.
+/// It is a `package` type, shared with `TernTesting`, so that state is guarded by this one lock
+/// type rather than a hand-rolled lock per class. Its box is one of the package's few
+/// `@unchecked Sendable` types; `.ci/counts` lists how many there are.
 @usableFromInline
 package struct Locked<State>: ~Copyable, Sendable {
     #if canImport(Darwin) || TERN_PTHREAD_LOCK
