@@ -33,6 +33,10 @@ struct CacheExchange {
         /// With the kept response, refreshed by a `304`: its head (with the `304`'s `cookies`),
         /// body, `metrics`, end.
         case kept(CachedResponse, cookies: Cookies?, metrics: TransferMetrics)
+        /// Not at all: the server confirmed another response than the one the cache asked
+        /// about, and the request goes again, without the cache's conditions, for the pipeline
+        /// never to see a `304` it did not ask for.
+        case resend
     }
 
     /// A `304`'s `Set-Cookie` fields, handed on with the kept response and never kept: joined, as
@@ -55,6 +59,8 @@ struct CacheExchange {
     /// and the metrics that came with it.
     private var notModified: (fields: [String: String], cookies: Cookies?, date: Date)?
     private var heldMetrics: TransferMetrics?
+    /// Whether the server answered the cache's conditions with a `304` for another response.
+    private var confirmedOther = false
     private var status: Int?
     private var sawMetrics = false
 
@@ -70,7 +76,11 @@ struct CacheExchange {
     mutating func head(status: Int, fields: [String: String], cookies: Cookies?, announcedLength: Int64, at now: Date) -> (handOn: Bool, change: Change?) {
         self.status = status
         switch mode {
-        case .revalidate(let kept) where status == 304 && !Self.namesOther(fields, than: kept.headers):
+        case .revalidate(let kept) where status == 304:
+            guard !Self.namesOther(fields, than: kept.headers) else {
+                confirmedOther = true
+                return (false, .forget([kept.url]))
+            }
             notModified = (fields, cookies, now)
             return (false, nil)
         case .store, .revalidate:
@@ -101,7 +111,7 @@ struct CacheExchange {
 
     /// A chunk of body came; whether to hand it on (a `304`'s is not the kept response's).
     mutating func chunk(_ data: Data) -> Bool {
-        guard notModified == nil else { return false }
+        guard notModified == nil, !confirmedOther else { return false }
         if let kept = candidate?.body.count {
             if kept + data.count > maximumBodyBytes { candidate = nil } else { candidate?.body.append(data) }
         }
@@ -117,6 +127,7 @@ struct CacheExchange {
     /// the kept answer.
     mutating func metrics(_ metrics: TransferMetrics) -> TransferMetrics? {
         sawMetrics = true
+        guard !confirmedOther else { return nil }
         var metrics = metrics
         metrics.cacheOutcome = outcome
         guard notModified == nil else {
@@ -130,6 +141,7 @@ struct CacheExchange {
     /// how the pipeline hears the end.
     func end(error: (any Error)?, at now: Date) -> (change: Change?, ending: Ending) {
         guard error == nil else { return (nil, .asItCame(metrics: nil)) }
+        if confirmedOther { return (nil, .resend) }
         if case .revalidate(var kept) = mode, let notModified {
             kept.update(with: notModified.fields, requestDate: requestDate, responseDate: notModified.date)
             var metrics = heldMetrics ?? TransferMetrics(url: request.url, statusCode: 304)
@@ -146,7 +158,7 @@ struct CacheExchange {
     }
 
     /// Whether a `304` confirms another response than the kept one: its `ETag` is not the kept
-    /// one's (RFC 9111, §4.3.4). Such a `304` goes to the caller as it is.
+    /// one's (RFC 9111, §4.3.4). Such a `304` updates nothing, and the request goes again.
     static func namesOther(_ notModified: [String: String], than kept: [String: String]) -> Bool {
         guard let tag = notModified["etag"] else { return false }
         let strip = { (tag: String) in tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }

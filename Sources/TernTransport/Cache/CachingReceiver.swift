@@ -10,10 +10,14 @@ final class CachingReceiver: TransportReceiver {
     private let receiver: any TransportReceiver
     private let cache: HTTPCache
     private let exchange: Locked<CacheExchange>
+    /// Sends the request again without the cache's conditions, to this receiver's receiver.
+    private let resend: (@Sendable () -> Void)?
 
-    init(_ receiver: any TransportReceiver, cache: HTTPCache, request: URLRequest, trust: String?, mode: CacheExchange.Mode, requestDate: Date) {
+    init(_ receiver: any TransportReceiver, cache: HTTPCache, request: URLRequest, trust: String?, mode: CacheExchange.Mode, requestDate: Date,
+         resend: (@Sendable () -> Void)? = nil) {
         self.receiver = receiver
         self.cache = cache
+        self.resend = resend
         exchange = Locked(CacheExchange(mode: mode, request: request, trust: trust, requestDate: requestDate,
                                         maximumBodyBytes: cache.maximumResponseBytes))
     }
@@ -57,6 +61,9 @@ final class CachingReceiver: TransportReceiver {
             receiver.didComplete(with: error)
         case .kept(let kept, let cookies, let metrics):
             CachedAnswer.deliver(kept, age: kept.age(at: now), bodyless: false, metrics: metrics, cookies: cookies, to: receiver)
+        case .resend:
+            guard let resend else { return receiver.didComplete(with: URLError(.badServerResponse)) }
+            resend()
         }
     }
 

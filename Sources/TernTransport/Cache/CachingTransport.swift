@@ -31,21 +31,29 @@ package final class CachingTransport: Transport {
         let method = (urlRequest.httpMethod ?? "GET").uppercased()
         let requestDate = cache.now
         let trust = trust(of: request)
-        func network(_ request: TransportRequest, _ mode: CacheExchange.Mode) -> any TransportTask {
+        @Sendable func network(_ request: TransportRequest, _ mode: CacheExchange.Mode) -> any TransportTask {
             base.send(request, to: CachingReceiver(receiver, cache: cache, request: request.urlRequest, trust: trust, mode: mode, requestDate: requestDate))
         }
         if CacheRules.isUnsafe(method) { return network(request, .invalidate) }
         if let kept = request.cacheLookup?.revalidating {
+            var withoutConditions = request
+            for name in Self.conditions { withoutConditions.urlRequest.setValue(nil, forHTTPHeaderField: name) }
+            let unconditional = withoutConditions
             // The conditions went in before the request was signed and pinned: sent with other
             // credentials or another trust than the response was kept under, a 304 could not
             // serve it, so the request goes without them, and what was kept is forgotten.
             guard HTTPCache.matching(kept, urlRequest, trust: trust) != nil else {
                 cache.remove([kept.url])
-                var unconditional = request
-                for name in Self.conditions { unconditional.urlRequest.setValue(nil, forHTTPHeaderField: name) }
                 return network(unconditional, .store)
             }
-            return network(request, .revalidate(kept))
+            // A 304 for another response than the kept one goes no further: the request goes
+            // again without the conditions, through the same task.
+            let task = ReplaceableTask()
+            let revalidating = CachingReceiver(receiver, cache: cache, request: urlRequest, trust: trust, mode: .revalidate(kept), requestDate: requestDate) {
+                task.replace(with: network(unconditional, .store))
+            }
+            task.begin(base.send(request, to: revalidating))
+            return task
         }
         guard method == "GET" || method == "HEAD", !Self.hasOwnConditions(urlRequest) else { return base.send(request, to: receiver) }
         let isHead = method == "HEAD"

@@ -62,13 +62,17 @@ import Testing
         #expect(metrics.cacheOutcome == .revalidated && metrics.statusCode == 304)
     }
 
-    @Test func a304ForAnotherTagGoesOnAsItCame() {
-        var exchange = exchange(.revalidate(kept(["etag": "\"k\""])))
+    @Test func a304ForAnotherTagIsSentAgainWithoutConditions() {
+        let keptResponse = kept(["etag": "\"k\""])
+        var exchange = exchange(.revalidate(keptResponse))
         let head = exchange.head(status: 304, fields: ["etag": "\"other\""], cookies: nil, announcedLength: 0, at: date)
-        #expect(head.handOn)
+        #expect(!head.handOn)
+        #expect(head.change == .forget([keptResponse.url]))
+        let (handsOnAChunk, handsOnMetrics) = (exchange.chunk(Data("stray".utf8)), exchange.metrics(TransferMetrics(url: nil, statusCode: 304)))
+        #expect(!handsOnAChunk && handsOnMetrics == nil)
         let (change, ending) = exchange.end(error: nil, at: date)
         #expect(change == nil)
-        guard case .asItCame = ending else { Issue.record("\(ending)"); return }
+        guard case .resend = ending else { Issue.record("\(ending)"); return }
     }
 
     @Test func aSuccessfulUnsafeRequestForgetsAndAFailedOneDoesNot() {
