@@ -15,7 +15,7 @@ import FoundationNetworking
 ///         authAPI.refresh(token.refresh).map { self.token.store($0) }
 ///     }
 /// }
-/// api.delegate = sessionStore   // held weakly
+/// api.delegate = sessionStore   // held by the API
 /// ```
 ///
 /// Tern guarantees, whatever the number of requests:

@@ -50,7 +50,7 @@ open class AbstractAPI: @unchecked Sendable {
     let pipelineQueue: DispatchQueue
     /// Where every wait happens: timeouts, retry backoff, the refresh guard's window.
     public let clock: any APIClock
-    private let delegateReference = Locked(WeakDelegate())
+    private let delegateReference = Locked<(any APIDelegate)?>(nil)
     /// The single-flight credential refresh.
     let refresher = RefreshCoordinator()
     /// What retries have taken from the budget.
@@ -165,38 +165,13 @@ open class AbstractAPI: @unchecked Sendable {
         return Route(method: route.method, url: EndpointJoining.join(base: base, endpoint: route.url))
     }
 
-    /// The object that signs requests; held weakly, so keep it alive elsewhere (a delegate that
-    /// is released while set is reported once on standard error, as its requests go out
-    /// unsigned).
+    /// The object that signs requests and refreshes credentials. The API holds it, as it holds
+    /// its transport: anything made from the API (a promise in flight, a `Paginator`, a
+    /// stream) signs its requests for as long as it lives. Each of the delegate's methods is
+    /// handed the API, so a delegate need not keep it; one that does keeps it `weak`, or the
+    /// two keep each other alive.
     public var delegate: (any APIDelegate)? {
-        get { delegateReference.withLock { $0.object } }
-        set { delegateReference.withLock { $0 = WeakDelegate(object: newValue, wasSet: newValue != nil) } }
+        get { delegateReference.withLock { $0 } }
+        set { delegateReference.withLock { $0 = newValue } }
     }
-
-    /// The delegate, for a request about to be signed. One that was set and has since been
-    /// released is reported once, as an error: `api.delegate = TokenStore()` compiles, and the
-    /// store is gone at once.
-    var signingDelegate: (any APIDelegate)? {
-        let (delegate, released) = delegateReference.withLock { reference in
-            let released = reference.object == nil && reference.wasSet && !reference.releaseReported
-            if released { reference.releaseReported = true }
-            return (reference.object, released)
-        }
-        if released {
-            let name = "\(type(of: self)) (\"\(configuration.name)\")"
-            let message = "Tern error: the delegate of \(name) was released, so its requests go out unsigned. "
-                + "An API holds its delegate weakly: keep a strong reference to it elsewhere.\n"
-            FileHandle.standardError.write(Data(message.utf8))
-        }
-        return delegate
-    }
-}
-
-/// A weak reference to the delegate, kept behind the API's lock.
-private struct WeakDelegate {
-    weak var object: (any APIDelegate)?
-    /// Whether a delegate was set (and not set back to `nil`).
-    var wasSet = false
-    /// Whether its release has been reported.
-    var releaseReported = false
 }

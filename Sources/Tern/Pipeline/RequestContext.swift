@@ -78,6 +78,6 @@ struct RequestContext: Sendable {
     /// origin, or when the request does not authenticate. Read once per stage: the weak
     /// reference sits behind the API's lock, which every request shares.
     func delegate(for leg: Leg) -> (any APIDelegate)? {
-        authenticates && !leg.hasLeftOrigin ? api.signingDelegate : nil
+        authenticates && !leg.hasLeftOrigin ? api.delegate : nil
     }
 }

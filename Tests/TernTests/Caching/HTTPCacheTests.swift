@@ -365,7 +365,7 @@ import TernTesting
         let origin = try Origin { request, number in
             Self.answer("\(ConnectionReuseTests.name(of: request)) v\(number)", "Cache-Control: max-age=60\r\n")
         }
-        let delegate = RewritingDelegate()   // held weakly by the API
+        let delegate = RewritingDelegate()
         let api = api(HTTPCache(clock: clock), delegate: delegate)
         #expect(String(decoding: try await get(api, origin.url + "/b").body, as: UTF8.self) == "b v0")
         let rewritten = try await get(api, origin.url + "/a")

@@ -209,27 +209,28 @@ import TernTesting
         #expect(await apiError(of: api.secure())?.caseName == "unacceptableStatus")
     }
 
-    #if compiler(>=6.3)
-    /// `api.delegate = Signer()` compiles, and the signer is gone at once: the first request that
-    /// finds it gone says so on standard error, once; the requests go out unsigned, as asked.
-    @Test(.exitTest) func aDelegateReleasedWhileSetIsReportedOnce() async {
-        let child = await ExitTestTurns.inTurn {
-            await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-                final class Signer: APIDelegate {
-                    func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
-                        request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
-                    }
-                }
-                let stubs = StubTransport()
-                stubs.add(Stub(.get, "/me", answers: .text("me")))
-                let api = AbstractAPI(configuration: APIConfiguration(name: "shop"), transport: stubs, responseQueue: .global())
-                api.delegate = Signer()
-                for _ in 0..<3 { _ = try? await (api.request(route: .get("https://shop.example/me")) as Promise<String>).value }
-                exit(stubs.requests.count == 3 && stubs.requests.allSatisfy { $0.headers["Authorization"] == nil } ? 0 : 1)
+    /// `api.delegate = Signer()`, and nothing else holds the signer: the API holds it, so every
+    /// request, from anything made from the API (a `Paginator` here), is signed; once the API
+    /// and what was made from it go, so does the signer.
+    @Test func theAPIHoldsItsDelegateForWhatIsMadeFromIt() async throws {
+        final class Signer: APIDelegate {
+            func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+                request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
             }
         }
-        let said = child.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
-        #expect(said.components(separatedBy: "Tern error: the delegate of AbstractAPI (\"shop\") was released").count == 2, "\(said)")
+        struct Item: Decodable, Sendable { let id: Int }
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/items", answers: .json(#"[{"id":1}]"#)))
+        var api: AbstractAPI? = AbstractAPI(configuration: APIConfiguration(name: "shop"), transport: stubs, responseQueue: .global())
+        var signer: Signer? = Signer()
+        let watched = (api: WeakRef(try #require(api)), signer: WeakRef(try #require(signer)))
+        api?.delegate = signer
+        signer = nil
+        var items: Paginator<Item>? = Paginator(api: try #require(api), request: .get("https://shop.example/items"))
+        api = nil
+        _ = try await items?.loadNextPage().value
+        #expect(stubs.requests.count == 1 && stubs.requests.allSatisfy { $0.headers["Authorization"] == "Bearer t" })
+        items = nil
+        #expect(await eventually { watched.api.isFreed && watched.signer.isFreed })
     }
-    #endif
 }
