@@ -337,9 +337,27 @@ extension APIError {
             self.serverError = serverError
         }
 
-        /// The server's error body as `type`, if it was decoded as that type.
+        /// The server's error body as `type`, if the response parser decoded it as that type.
         public func serverError<ServerError: Error>(as type: ServerError.Type) -> ServerError? {
             serverError as? ServerError
+        }
+
+        /// The server's error body as `type`: as the response parser decoded it, else decoded
+        /// now from ``body`` with a `JSONDecoder`; `nil` when the body is not JSON of that type
+        /// (a proxy's HTML page, say).
+        ///
+        /// ```swift
+        /// struct ShopError: Error, Decodable { let code: Int; let message: String }
+        /// print(failure.serverError(as: ShopError.self)?.message ?? "\(failure)")
+        /// ```
+        public func serverError<ServerError: Error & Decodable>(as type: ServerError.Type) -> ServerError? {
+            serverError(as: type, decoder: JSONDecoder())
+        }
+
+        /// The server's error body as `type`: as the response parser decoded it, else decoded
+        /// now from ``body`` with `decoder` (one that converts from snake case, say).
+        public func serverError<ServerError: Error & Decodable>(as type: ServerError.Type, decoder: JSONDecoder) -> ServerError? {
+            serverError as? ServerError ?? (try? decoder.decode(ServerError.self, from: body))
         }
 
         /// What went wrong, in words.

@@ -192,6 +192,8 @@ extension Readme {
     // MARK: Errors, cancellation, queues
 
     static func errorsAndCancellation(shop: ShopAPI) async throws {
+        struct ShopError: Error, Decodable { let code: Int; let message: String }   // the server's error body
+
         shop.products(page: 1).onError { error in
             switch error as? APIError {
             case .cancelled?:

@@ -91,6 +91,24 @@ import TernTesting
         #expect(failure.statusCode == 404)
     }
 
+    /// Asked for as a `Decodable` type, the server's error body is decoded then, whatever parser
+    /// the API was made with; a body of another shape is no such error.
+    @Test func anErrorBodyIsDecodedWhenAskedForWithTheDefaultParser() async throws {
+        let api = try TestAPI(parser: JSONParser())
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/status/500")) as Promise<Data>)
+        guard case .unacceptableStatus(let failure)? = error else {
+            Issue.record("expected unacceptableStatus, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.serverError == nil)
+        #expect(failure.serverError(as: ShopError.self) == ShopError(code: 500, message: "status 500"))
+        struct OtherError: Error, Decodable { let reason: String }
+        #expect(failure.serverError(as: OtherError.self) == nil)
+        let snakeCase = JSONDecoder()
+        snakeCase.keyDecodingStrategy = .convertFromSnakeCase
+        #expect(failure.serverError(as: ShopError.self, decoder: snakeCase)?.code == 500)
+    }
+
     @Test func aParsingFailureCarriesTheCodingPathURLStatusAndBody() async throws {
         let api = try TestAPI()
         let error = await apiError(of: api.request(route: api.get(endpoint: "/bad-products")) as Promise<[Product]>)
