@@ -12,8 +12,10 @@ import FoundationNetworking
 @usableFromInline
 final class StreamBuffer: Sendable {
     private struct State {
+        /// The chunks offered; those before `first` were taken, and hold nothing any more.
         var chunks: [Data] = []
         var first = 0
+        /// The bytes waiting for the reader.
         var bytes = 0
         /// Why the stream ended, once it has: `nil` inside for a complete body.
         var end: APIError??
@@ -148,9 +150,21 @@ final class StreamBuffer: Sendable {
         }
     }
 
-    /// The reader is gone: the transfer stops.
+    /// The reader is gone: the transfer stops, and the chunks nobody will read are let go.
     func cancel() {
         end(with: .cancelled, cancellingTask: true)
+        state.withLock { state in
+            // Whatever had ended it, what was left unread ends as cancelled, not as complete.
+            if state.first < state.chunks.count { state.end = .some(.cancelled) }
+            state.chunks = []
+            state.first = 0
+            state.bytes = 0
+        }
+    }
+
+    /// The bytes the buffer holds on to, waiting or not: what it costs in memory.
+    var retainedBytes: Int {
+        state.withLock { state in state.chunks.reduce(0) { $0 + $1.count } }
     }
 
     // MARK: Inside
@@ -174,10 +188,17 @@ final class StreamBuffer: Sendable {
     private func take(from state: inout State) -> Result<Data?, any Error>? {
         if state.first < state.chunks.count {
             let chunk = state.chunks[state.first]
+            // Let go of at once, and the taken slots dropped once they are half the list: a
+            // reader that never lets the list empty (it resumes the transfer at half capacity)
+            // kept every chunk it had read.
+            state.chunks[state.first] = Data()
             state.first += 1
             state.bytes -= chunk.count
             if state.first == state.chunks.count {
                 state.chunks.removeAll(keepingCapacity: true)
+                state.first = 0
+            } else if state.first >= 16, state.first * 2 >= state.chunks.count {
+                state.chunks.removeFirst(state.first)
                 state.first = 0
             }
             return .success(chunk)

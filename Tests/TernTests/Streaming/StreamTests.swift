@@ -295,6 +295,32 @@ import TernTesting
         #expect(heldBack < 16 << 20, "\(heldBack) bytes left the server while the reader waited")
     }
 
+    /// A reader a little slower than the server, for many times the buffer's size: what the
+    /// stream holds stays near `bufferSize`. Paused at capacity and resumed at half, the buffer
+    /// never emptied, and kept every chunk the reader had taken.
+    @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"))
+    func aLaggingReaderKeepsTheStreamNearItsBufferSize() async throws {
+        let size = 16 << 20
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            guard connection.send("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n") else { return }
+            let piece = [UInt8](repeating: 0x61, count: 65_536)
+            for _ in 0..<(size / piece.count) { guard connection.send(piece) else { return } }
+        }
+        defer { server.stop() }
+        let bufferSize = 256 << 10
+        let stream = api().stream(route: .get(server.baseURL + "/large"), bufferSize: bufferSize)
+        var received = 0
+        var peak = 0
+        for try await chunk in stream {
+            received += chunk.count
+            peak = max(peak, stream.buffer.retainedBytes)
+            try await Task.sleep(for: .microseconds(200))   // slower than the server, never far behind
+        }
+        #expect(received == size)
+        #expect(peak <= 2 * bufferSize, "\(peak) bytes held by a stream of \(bufferSize)")
+    }
+
     /// A stream nobody reads fills its buffer, pauses, and after the idle timeout lets its
     /// connection go.
     @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"))
