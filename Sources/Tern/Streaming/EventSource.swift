@@ -108,7 +108,7 @@ public struct EventSource: AsyncSequence, Sendable {
             let parameters = LastEventIDParameters(parameters: source.parameters, lastEventID: lastEventID)
             let stream = source.api.stream(route: source.route, parameters: parameters, options: source.options, idleTimeout: source.idleTimeout)
             self.stream = stream
-            events = stream.events.makeAsyncIterator()
+            events = stream.events(limitsNamed: Self.limits).makeAsyncIterator()
             let response = try await stream.response.value
             guard response.statusCode == 204 || Self.isEventStream(response) else {
                 stream.cancel()
@@ -119,6 +119,10 @@ public struct EventSource: AsyncSequence, Sendable {
                 ))
             }
         }
+
+        /// What a line or an event too long for the source says of its limits, which are fixed.
+        static let limits = "an event source reads no line over 1 MiB and no event's data over 16 MiB; "
+            + "for others, read stream(route:...).events(maximumLineLength:maximumEventLength:)"
 
         /// Whether `response`'s `Content-Type` is `text/event-stream`, whatever its parameters.
         static func isEventStream(_ response: Response) -> Bool {

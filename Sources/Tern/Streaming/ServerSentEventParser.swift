@@ -27,6 +27,8 @@ struct ServerSentEventParser {
     /// A line or an event past its limit: the most bytes it may have.
     struct TooLong: Error, Equatable {
         let limit: Int
+        /// Whether a line passed it, rather than an event's data.
+        var isLine = false
     }
 
     /// A parser whose lines may be at most `maximumLineLength` bytes, and its events' data
@@ -55,7 +57,7 @@ struct ServerSentEventParser {
         do {
             lines = try self.lines.lines(in: bytes)
         } catch {
-            throw TooLong(limit: error.maximumLength)
+            throw TooLong(limit: error.maximumLength, isLine: true)
         }
         for line in lines {
             if let event = try read(line) { events.append(event) }

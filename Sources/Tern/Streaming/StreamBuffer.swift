@@ -17,6 +17,8 @@ final class StreamBuffer: Sendable {
         var first = 0
         /// The bytes waiting for the reader.
         var bytes = 0
+        /// Every byte of the body the stream has had, for the error that ends it.
+        var received = 0
         /// Why the stream ended, once it has: `nil` inside for a complete body.
         var end: APIError??
         var reader: CheckedContinuation<Data?, any Error>?
@@ -99,6 +101,7 @@ final class StreamBuffer: Sendable {
         let (reader, decision) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, TransferDecision) in
             guard state.end == nil else { return (nil, .stop) }
             state.lastActivity = clock.now
+            state.received += chunk.count
             if let reader = state.reader {
                 state.reader = nil
                 return (reader, .proceed)
@@ -120,7 +123,7 @@ final class StreamBuffer: Sendable {
         case let error as URLError where error.code == .cancelled: .cancelled
         case let error?:
             .transportFailed(.init(underlying: (error as? TransferInterrupted)?.underlying ?? error, method: method, url: url,
-                                   statusCode: statusCode, receivedBytes: nil))
+                                   statusCode: statusCode, receivedBytes: state.withLock { $0.received }))
         }
         end(with: failure, cancellingTask: false)
     }

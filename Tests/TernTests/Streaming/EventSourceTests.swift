@@ -198,4 +198,23 @@ import TernTesting
         #expect(reconnection.wait(afterFailures: 5, serverDelay: nil) == 0.05)
         #expect(reconnection.wait(afterFailures: 1, serverDelay: 0.02) == 0.04)
     }
+
+    /// An event source's line cap names what it is, not the response size limit, which
+    /// changes nothing for a stream.
+    @Test func aLineTooLongSaysWhatLimitsIt() async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send(Self.head + StreamTests.chunk("data: " + String(repeating: "x", count: (1 << 20) + 10) + "\n\n") + "0\r\n\r\n")
+        }
+        defer { server.stop() }
+        do {
+            for try await _ in api().events(route: .get(server.baseURL + "/changes")) { Issue.record("an event") }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .responseTooLarge(let failure) = error else { Issue.record("expected responseTooLarge, got \(error)"); return }
+            #expect(!failure.description.contains("maximumResponseSize"), "\(failure)")
+            #expect(failure.description.contains("a line"), "\(failure)")
+            #expect(failure.description.contains("events(maximumLineLength:maximumEventLength:)"), "\(failure)")
+        }
+    }
 }

@@ -75,7 +75,7 @@ import Testing
 
     @Test func anOverlongLineIsRefused() {
         var parser = ServerSentEventParser(maximumLineLength: 8, maximumEventLength: 1 << 20)
-        #expect(throws: ServerSentEventParser.TooLong(limit: 8)) { try parser.events(in: Array("data: 0123456789\n\n".utf8)) }
+        #expect(throws: ServerSentEventParser.TooLong(limit: 8, isLine: true)) { try parser.events(in: Array("data: 0123456789\n\n".utf8)) }
     }
 
     /// Data lines without the blank line that ends their event: they stop at the event's limit,

@@ -321,6 +321,52 @@ import TernTesting
         #expect(peak <= 2 * bufferSize, "\(peak) bytes held by a stream of \(bufferSize)")
     }
 
+    /// A stream cut off after some events says how many bytes it had delivered: it said 0.
+    @Test func aStreamCutOffCountsTheBytesItDelivered() async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send(Self.chunkedHead + Self.chunk("data: a\n\n") + Self.chunk("data: b\n\n"))
+            connection.pause(100)   // then closed, the chunked body unfinished
+        }
+        defer { server.stop() }
+        var events: [String] = []
+        do {
+            for try await event in api().stream(route: .get(server.baseURL + "/events")).events { events.append(event.data) }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .transportFailed(let failure) = error else { Issue.record("expected transportFailed, got \(error)"); return }
+            #expect(failure.receivedBytes == 18)
+            #expect(failure.description.contains("18 bytes"), "\(failure)")
+        }
+        #expect(events == ["a", "b"])
+    }
+
+    /// A line over the cap names the parameter that raises it: the response size limit, which
+    /// it named, changes nothing for a stream.
+    @Test func aLineTooLongNamesItsCap() async throws {
+        let server = try RawServer { connection in
+            while connection.readRequest() != nil {
+                _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + Self.chunk(String(repeating: "x", count: 100) + "\n") + "0\r\n\r\n")
+            }
+        }
+        defer { server.stop() }
+        let api = api()
+        let views: [(String, () async throws -> Void)] = [
+            ("lines(maximumLength:)", { for try await _ in api.stream(route: .get(server.baseURL + "/a")).lines(maximumLength: 10) {} }),
+            ("values(of:maximumLineLength:)", { for try await _ in api.stream(route: .get(server.baseURL + "/b")).values(of: Int.self, maximumLineLength: 10) {} }),
+            ("events(maximumLineLength:maximumEventLength:)", { for try await _ in api.stream(route: .get(server.baseURL + "/c")).events(maximumLineLength: 10) {} }),
+        ]
+        for (parameter, read) in views {
+            do {
+                try await read()
+                Issue.record("no error")
+            } catch let error as APIError {
+                guard case .responseTooLarge(let failure) = error else { Issue.record("expected responseTooLarge, got \(error)"); continue }
+                #expect(failure.description.contains(parameter) && !failure.description.contains("maximumResponseSize"), "\(failure)")
+            }
+        }
+    }
+
     /// A stream nobody reads fills its buffer, pauses, and after the idle timeout lets its
     /// connection go.
     @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"))
