@@ -87,7 +87,10 @@ struct ServerSentEventParser {
             data += String(decoding: value, as: UTF8.self)
             data += "\n"
         case "id":
-            if !value.contains(0) { idBuffer = String(decoding: value, as: UTF8.self) }
+            // The specification ignores an ID holding NUL; one holding any control character
+            // that cannot go in a header (VT, DEL…) is ignored too: sent back as
+            // `Last-Event-ID`, it failed the next connection, and ended the source for good.
+            if !value.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) { idBuffer = String(decoding: value, as: UTF8.self) }
         case "retry":
             if !value.isEmpty, value.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
                 reconnectionTime = Int(String(decoding: value, as: UTF8.self)) ?? reconnectionTime

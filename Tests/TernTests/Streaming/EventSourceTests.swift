@@ -199,6 +199,31 @@ import TernTesting
         #expect(reconnection.wait(afterFailures: 1, serverDelay: 0.02) == 0.04)
     }
 
+    /// An `id` holding a character that cannot go in a header (VT, DEL) is ignored, as the
+    /// specification ignores one holding NUL: the source reconnects with the ID before it.
+    /// Sent back as `Last-Event-ID`, it failed the request, and ended the source for good.
+    @Test(arguments: ["\u{0B}", "\u{7F}", "\u{1B}"])
+    func anIDThatCannotBeSentIsIgnored(control: String) async throws {
+        let seen = Locked([String]())
+        let server = try RawServer { connection in
+            guard let request = connection.readRequest() else { return }
+            let count = seen.withLock { seen in
+                seen.append(Self.lastEventID(in: request))
+                return seen.count
+            }
+            if count == 1 {
+                _ = connection.send(Self.head + StreamTests.chunk("retry: 10\nid: 1\ndata: a\n\nid: x\(control)y\ndata: b\n\n") + "0\r\n\r\n")
+            } else {
+                _ = connection.send("HTTP/1.1 204 No Content\r\n\r\n")
+            }
+        }
+        defer { server.stop() }
+        var events: [ServerSentEvent] = []
+        for try await event in api().events(route: .get(server.baseURL + "/changes")) { events.append(event) }
+        #expect(events == [ServerSentEvent(data: "a", lastEventID: "1"), ServerSentEvent(data: "b", lastEventID: "1")])
+        #expect(seen.withLock { $0 } == ["", "1"])
+    }
+
     /// An event source's line cap names what it is, not the response size limit, which
     /// changes nothing for a stream.
     @Test func aLineTooLongSaysWhatLimitsIt() async throws {
