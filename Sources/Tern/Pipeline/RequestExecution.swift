@@ -106,7 +106,10 @@ final class RequestExecution: Sendable {
                 timeout: timeout,
                 cachePolicy: context.cachePolicy,
                 commonHeaders: context.commonHeaders,
-                acceptHeader: context.parser.acceptHeader,
+                // A stream's body is read by its views (lines, events, NDJSON), not as the
+                // parser's type: asked for that (`application/json`), a server that chooses by
+                // `Accept` answered JSON or 406 where events were wanted.
+                acceptHeader: stream == nil ? context.parser.acceptHeader : "*/*",
                 maximumBodySize: context.maximumBodySize,
                 isCancelled: { [self] in state.withLock { $0.isFinished } }
             )

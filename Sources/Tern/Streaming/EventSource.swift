@@ -105,7 +105,8 @@ public struct EventSource: AsyncSequence, Sendable {
         /// page or an error in JSON would be) fails the source, which a browser's does not make
         /// again: read as events, it would end with none, and be asked for again for ever.
         private mutating func connect() async throws {
-            let parameters = LastEventIDParameters(parameters: source.parameters, lastEventID: lastEventID)
+            let parameters = EventSourceParameters(parameters: source.parameters, lastEventID: lastEventID,
+                                                   setsCacheControl: source.options.cacheDirectives?.fieldValue != nil)
             let stream = source.api.stream(route: source.route, parameters: parameters, options: source.options, idleTimeout: source.idleTimeout)
             self.stream = stream
             events = stream.events(limitsNamed: Self.limits).makeAsyncIterator()

@@ -15,8 +15,15 @@ import TernTesting
         return field.map { String($0.dropFirst("last-event-id:".count)).trimmingCharacters(in: .whitespaces) } ?? ""
     }
 
-    func api() -> AbstractAPI {
-        AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
+    func api(retryPolicy: RetryPolicy = .never, clock: (any APIClock)? = nil) -> AbstractAPI {
+        AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: retryPolicy), transport: TestTransport.make(), responseQueue: .global(),
+                    clock: clock)
+    }
+
+    /// The value of the field `name` a request carried, if it did.
+    static func field(_ name: String, in request: String) -> String? {
+        let field = request.split(separator: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased() + ":") }
+        return field.map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
     }
 
     @Test func aSourceReconnectsWithTheLastEventIDAndStopsOnA204() async throws {
@@ -197,6 +204,28 @@ import TernTesting
         #expect(reconnection.wait(afterFailures: 2, serverDelay: nil) == 0.04)
         #expect(reconnection.wait(afterFailures: 5, serverDelay: nil) == 0.05)
         #expect(reconnection.wait(afterFailures: 1, serverDelay: 0.02) == 0.04)
+    }
+
+    /// Each connection asks for an event stream, and for no cached copy, as the WHATWG
+    /// `EventSource` does, not for the parser's JSON: a server that chooses by `Accept`
+    /// answered 406 or JSON, and the source ended. What the request's parameters or options
+    /// set wins.
+    @Test func eachConnectionAsksForAnEventStream() async throws {
+        let seen = Locked([String]())
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                seen.withLock { $0.append((Self.field("Accept", in: request) ?? "-") + " " + (Self.field("Cache-Control", in: request) ?? "-")) }
+                _ = connection.send("HTTP/1.1 204 No Content\r\n\r\n")
+            }
+        }
+        defer { server.stop() }
+        let api = api()
+        for try await _ in api.events(route: .get(server.baseURL + "/changes")) { Issue.record("an event") }
+        let own = URLParameters([:], headers: ["Accept": "application/x-changes", "Cache-Control": "max-age=0"])
+        for try await _ in api.events(route: .get(server.baseURL + "/changes"), parameters: own) { Issue.record("an event") }
+        let directives = RequestOptions(cacheDirectives: CacheDirectives(maxStale: 5))
+        for try await _ in api.events(route: .get(server.baseURL + "/changes"), options: directives) { Issue.record("an event") }
+        #expect(seen.withLock { $0 } == ["text/event-stream no-cache", "application/x-changes max-age=0", "text/event-stream max-stale=5"])
     }
 
     /// An `id` holding a character that cannot go in a header (VT, DEL) is ignored, as the

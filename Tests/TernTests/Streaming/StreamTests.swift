@@ -321,6 +321,22 @@ import TernTesting
         #expect(peak <= 2 * bufferSize, "\(peak) bytes held by a stream of \(bufferSize)")
     }
 
+    /// Without a view chosen yet, a stream asks for any type, not the parser's JSON: read as
+    /// events, a server choosing by `Accept` answered JSON or 406.
+    @Test func aStreamAsksForAnyTypeNotTheParsers() async throws {
+        let accept = Locked<String?>(nil)
+        let server = try RawServer { connection in
+            guard let request = connection.readRequest() else { return }
+            accept.withLock { $0 = EventSourceTests.field("Accept", in: request) }
+            _ = connection.send(Self.chunkedHead + Self.chunk("data: a\n\n") + "0\r\n\r\n")
+        }
+        defer { server.stop() }
+        var events: [String] = []
+        for try await event in api().stream(route: .get(server.baseURL + "/events")).events { events.append(event.data) }
+        #expect(events == ["a"])
+        #expect(accept.withLock { $0 } == "*/*")
+    }
+
     /// A stream cut off after some events says how many bytes it had delivered: it said 0.
     @Test func aStreamCutOffCountsTheBytesItDelivered() async throws {
         let server = try RawServer { connection in
