@@ -91,8 +91,8 @@ public struct EventSource: AsyncSequence, Sendable {
                 }
                 let wait = source.reconnection.wait(afterFailures: failures, serverDelay: serverDelay)
                 do {
-                    // At most a year however it was asked for: a nanosecond count must fit 64 bits.
-                    try await Task.sleep(nanoseconds: UInt64(wait > 0 ? Swift.min(wait, 365 * 86_400) * 1e9 : 0))
+                    // On the API's clock, as every other wait of a request.
+                    try await Promise(value: (), in: .global()).delay(wait, clock: source.api.clock).value
                 } catch {
                     isFinished = true
                     throw APIError.cancelled

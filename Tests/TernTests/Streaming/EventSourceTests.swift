@@ -66,10 +66,10 @@ import TernTesting
         }
         defer { server.stop() }
         var events: [String] = []
-        let reconnection = EventReconnection(delay: 0.01, maximumDelay: 0.05)
+        let reconnection = EventReconnection(delay: 0.01, maximumDelay: 0.6)
         for try await event in api().events(route: .get(server.baseURL + "/changes"), reconnection: reconnection) { events.append(event.data) }
         #expect(events == ["a", "b"])
-        #expect(reconnection.wait(afterFailures: 0, serverDelay: 9.2e15) == 0.05)
+        #expect(reconnection.wait(afterFailures: 0, serverDelay: 9.2e15) == 0.6)
     }
 
     @Test func aDroppedConnectionIsMadeAgainAndTheUnfinishedEventDropped() async throws {
@@ -200,10 +200,75 @@ import TernTesting
         } catch let error as APIError {
             guard case .transportFailed = error else { Issue.record("expected transportFailed, got \(error)"); return }
         }
-        #expect(reconnection.wait(afterFailures: 0, serverDelay: nil) == 0.01)
-        #expect(reconnection.wait(afterFailures: 2, serverDelay: nil) == 0.04)
-        #expect(reconnection.wait(afterFailures: 5, serverDelay: nil) == 0.05)
-        #expect(reconnection.wait(afterFailures: 1, serverDelay: 0.02) == 0.04)
+    }
+
+    /// The wait never goes under half a second, whatever the settings or the server's `retry`
+    /// ask for, and doubles from there while attempts fail, a random part of up to half of it
+    /// left out. Zero doubled stayed zero: a server asking for `retry: 0` was asked again
+    /// thousands of times a second, failing or not.
+    @Test func theWaitHasAFloorAndBacksOffWithJitter() {
+        let quick = EventReconnection(delay: 0.01, maximumDelay: 0.05)
+        #expect(quick.wait(afterFailures: 0, serverDelay: nil) == 0.5)
+        #expect(quick.wait(afterFailures: 3, serverDelay: nil) == 0.5)
+        let reconnection = EventReconnection(delay: 1, maximumDelay: 30)
+        #expect(reconnection.wait(afterFailures: 0, serverDelay: 0) == 0.5)
+        #expect(reconnection.wait(afterFailures: 0, serverDelay: 0.001) == 0.5)
+        #expect(reconnection.wait(afterFailures: 0, serverDelay: nil) == 1)
+        let lowest: (ClosedRange<Double>) -> Double = { $0.lowerBound }
+        let highest: (ClosedRange<Double>) -> Double = { $0.upperBound }
+        #expect(reconnection.wait(afterFailures: 1, serverDelay: 0, random: highest) == 1)
+        #expect(reconnection.wait(afterFailures: 3, serverDelay: 0, random: lowest) == 2)
+        #expect(reconnection.wait(afterFailures: 3, serverDelay: 0, random: highest) == 4)
+        #expect(reconnection.wait(afterFailures: 2, serverDelay: nil, random: highest) == 4)
+        #expect(reconnection.wait(afterFailures: 9, serverDelay: nil, random: highest) == 30)
+        #expect(reconnection.wait(afterFailures: 9, serverDelay: nil, random: lowest) == 15)
+        #expect(EventReconnection(delay: .nan, maximumDelay: .infinity).wait(afterFailures: 99, serverDelay: nil, random: highest) == 365 * 86_400)
+    }
+
+    /// A server that answers `retry: 0` and closes at once: the source waits on the API's
+    /// clock, at least half a second, before each new connection. It made over a thousand a
+    /// second.
+    @Test func aServerAskingForNoWaitIsNotHammered() async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 10\r\nConnection: close\r\n\r\nretry: 0\n\n")
+        }
+        defer { server.stop() }
+        let clock = TestClock()
+        let source = api(clock: clock).events(route: .get(server.baseURL + "/changes"))
+        let reading = Task.onTestThreads {
+            for try await _ in source {}
+        }
+        defer { reading.cancel() }
+        #expect(await eventually { server.connections >= 1 })
+        try await Task.sleep(for: .seconds(1))
+        #expect(server.connections == 1)
+        #expect(await eventually { clock.scheduledDelays.contains(0.5) })
+        clock.advance(by: 0.4)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(server.connections == 1)
+        clock.advance(by: 0.1)
+        #expect(await eventually { server.connections == 2 })
+    }
+
+    /// Every attempt after the first failing at once, after a `retry: 0`: within two seconds
+    /// the source makes a handful of connections, each wait longer than the one before. It
+    /// made over a thousand a second.
+    @Test func failingAttemptsBackOffFromTheFloor() async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            guard connection.index == 0 else { return }   // closed without an answer
+            _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 18\r\nConnection: close\r\n\r\nretry: 0\ndata: a\n\n")
+        }
+        defer { server.stop() }
+        let source = api().events(route: .get(server.baseURL + "/changes"))
+        let reading = Task.onTestThreads {
+            for try await _ in source {}
+        }
+        defer { reading.cancel() }
+        try await Task.sleep(for: .seconds(2))
+        let made = server.connections
+        #expect(made >= 2 && made <= 6, "\(made) connections in 2 s")
     }
 
     /// Each connection asks for an event stream, and for no cached copy, as the WHATWG
