@@ -28,8 +28,17 @@ extension AbstractAPI {
         idleTimeout: TimeInterval = 60,
         maximumDuration: TimeInterval = .infinity
     ) -> ResponseStream {
+        stream(route: route, parameters: parameters, options: options, bufferSize: bufferSize, idleTimeout: idleTimeout,
+               maximumDuration: maximumDuration, usesNewConnection: false)
+    }
+
+    /// A stream, on a new connection for each attempt if `usesNewConnection` (an event source's).
+    func stream(
+        route: Route, parameters: (any RequestParameters)?, options: RequestOptions, bufferSize: Int, idleTimeout: TimeInterval,
+        maximumDuration: TimeInterval, usesNewConnection: Bool
+    ) -> ResponseStream {
         let buffer = StreamBuffer(capacity: bufferSize, idleTimeout: idleTimeout, maximumDuration: maximumDuration, clock: clock,
-                                  method: route.method.rawValue, url: URL(string: route.url))
+                                  method: route.method.rawValue, url: URL(string: route.url), usesNewConnection: usesNewConnection)
         let head: Promise<Response> = perform(route: route, parameters: parameters, options: options, stream: buffer, decoding: .response)
         return ResponseStream(response: head, buffer: buffer, parser: options.parser ?? responseParser)
     }

@@ -18,7 +18,8 @@ public struct EventReconnection: Sendable, Equatable {
     /// however long the server's `retry` asks for.
     public var maximumDelay: TimeInterval
     /// How many attempts may fail in a row before the source ends with the last one's error;
-    /// `nil` for no limit.
+    /// `nil` for no limit. Each attempt is one request: the source's reconnections are its
+    /// retries, so its requests go out without the request retry policy.
     public var maximumFailures: Int?
 
     /// Reconnects after `delay` (3 seconds, as browsers do), doubling it up to `maximumDelay`

@@ -107,7 +107,13 @@ public struct EventSource: AsyncSequence, Sendable {
         private mutating func connect() async throws {
             let parameters = EventSourceParameters(parameters: source.parameters, lastEventID: lastEventID,
                                                    setsCacheControl: source.options.cacheDirectives?.fieldValue != nil)
-            let stream = source.api.stream(route: source.route, parameters: parameters, options: source.options, idleTimeout: source.idleTimeout)
+            // The source's reconnections are its retries: a request retried by the policy, or by
+            // libcurl on a kept connection found dead, multiplied the attempts `maximumFailures`
+            // allows.
+            var options = source.options
+            options.retryPolicy = .never
+            let stream = source.api.stream(route: source.route, parameters: parameters, options: options, bufferSize: 1 << 20,
+                                           idleTimeout: source.idleTimeout, maximumDuration: .infinity, usesNewConnection: true)
             self.stream = stream
             events = stream.events(limitsNamed: Self.limits).makeAsyncIterator()
             let response = try await stream.response.value

@@ -46,8 +46,12 @@ final class StreamBuffer: Sendable {
     /// Method and URL, for the errors the stream ends with.
     let method: String
     let url: URL?
+    /// Whether each attempt goes out on a new connection (see ``TransportRequest/usesNewConnection``).
+    let usesNewConnection: Bool
 
-    init(capacity: Int, idleTimeout: TimeInterval, maximumDuration: TimeInterval = .infinity, clock: any APIClock, method: String, url: URL?) {
+    init(capacity: Int, idleTimeout: TimeInterval, maximumDuration: TimeInterval = .infinity, clock: any APIClock, method: String, url: URL?,
+         usesNewConnection: Bool = false) {
+        self.usesNewConnection = usesNewConnection
         self.capacity = max(1, capacity)
         self.idleTimeout = idleTimeout
         self.maximumDuration = maximumDuration

@@ -271,6 +271,58 @@ import TernTesting
         #expect(made >= 2 && made <= 6, "\(made) connections in 2 s")
     }
 
+    /// With `maximumFailures: 3` and a request retry policy that would retry each failure,
+    /// the source makes three requests: its reconnections are its retries. The policy's
+    /// retries multiplied them.
+    @Test func maximumFailuresCountsRequests() async throws {
+        let requests = Locked(0)
+        let server = try RawServer { connection in
+            // Closed without an answer: a failure the policy retries.
+            if connection.readRequest() != nil { requests.withLock { $0 += 1 } }
+        }
+        defer { server.stop() }
+        let reconnection = EventReconnection(delay: 0.5, maximumDelay: 1, maximumFailures: 3)
+        do {
+            for try await _ in api(retryPolicy: RetryPolicy(maxRetries: 3, baseDelay: 0.01)).events(route: .get(server.baseURL + "/changes"), reconnection: reconnection) {
+                Issue.record("an event")
+            }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .transportFailed = error else { Issue.record("expected transportFailed, got \(error)"); return }
+        }
+        #expect(requests.withLock { $0 } == 3)
+    }
+
+    /// A connection kept alive after a whole stream, then closed by the server as the next
+    /// request comes: that attempt fails once, and is not sent again by the transport on a new
+    /// connection behind the source's back (libcurl does so on a connection it reused: each
+    /// connection of a source is a new one).
+    @Test func aReusedConnectionThatDiesIsOneFailedAttempt() async throws {
+        let requests = Locked(0)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            requests.withLock { $0 += 1 }
+            guard connection.index == 0 else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 18\r\n\r\nretry: 0\ndata: a\n\n")
+            if connection.readRequest() != nil { requests.withLock { $0 += 1 } }
+        }
+        defer { server.stop() }
+        let reconnection = EventReconnection(maximumFailures: 2)
+        var events: [String] = []
+        do {
+            for try await event in api().events(route: .get(server.baseURL + "/changes"), reconnection: reconnection) { events.append(event.data) }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .transportFailed = error else { Issue.record("expected transportFailed, got \(error)"); return }
+        }
+        #expect(events == ["a"])
+        withKnownIssue("FoundationNetworking reuses the connection, and sends the request again when it is dead", isIntermittent: true) {
+            #expect(requests.withLock { $0 } == 3)
+        } when: {
+            !TestTransport.isCurl
+        }
+    }
+
     /// Each connection asks for an event stream, and for no cached copy, as the WHATWG
     /// `EventSource` does, not for the parser's JSON: a server that chooses by `Accept`
     /// answered 406 or JSON, and the source ended. What the request's parameters or options
