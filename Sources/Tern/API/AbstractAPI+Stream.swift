@@ -12,7 +12,8 @@ extension AbstractAPI {
     /// and `maximumDuration` once it has run that long, whatever comes (by default it may run for
     /// ever). A reader slower than the server holds it back: past `bufferSize` bytes waiting, the
     /// transfer pauses until the reader has taken half of them (URLSession on Linux cannot pause,
-    /// and keeps reading).
+    /// and keeps reading); chunks are let go as the reader takes them. The request asks for
+    /// `Accept: */*`, not the parser's type, unless its headers say otherwise.
     /// Leaving the loop, or cancelling its task, stops the transfer.
     ///
     /// ```swift

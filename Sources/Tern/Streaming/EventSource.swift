@@ -5,12 +5,14 @@ extension AbstractAPI {
     /// `EventSource` does.
     ///
     /// When the server ends the body, or the connection drops or goes idle, the source waits (the
-    /// server's `retry`, else `reconnection.delay`, doubled while attempts fail) and sends the
-    /// request again through the whole pipeline, so the delegate signs it anew (a token may have
-    /// expired meanwhile), with `Last-Event-ID` set to the last event's ID. It ends when the
-    /// server answers 204, and fails with the request's error on a status validation refuses,
-    /// on a cancel, or once `reconnection.maximumFailures` attempts have failed in a row; an
-    /// answer whose `Content-Type` is not `text/event-stream` fails it with
+    /// server's `retry`, else `reconnection.delay`, doubled with jitter while attempts fail, and
+    /// never under half a second) and sends the request again through the whole pipeline, so the
+    /// delegate signs it anew (a token may have expired meanwhile), with `Last-Event-ID` set to
+    /// the last event's ID, `Accept: text/event-stream` and `Cache-Control: no-cache` (unless
+    /// `parameters` set those). Each attempt is one request: the retry policy does not apply.
+    /// It ends when the server answers 204, and fails with the request's error on a status
+    /// validation refuses, on a cancel, or once `reconnection.maximumFailures` attempts have
+    /// failed in a row; an answer whose `Content-Type` is not `text/event-stream` fails it with
     /// ``APIError/parsingFailed(_:)`` (its underlying error a ``NotAnEventStream``).
     ///
     /// ```swift
