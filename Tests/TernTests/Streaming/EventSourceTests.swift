@@ -266,9 +266,11 @@ import TernTesting
             for try await _ in source {}
         }
         defer { reading.cancel() }
+        #expect(await eventually { server.connections >= 1 })
         try await Task.sleep(for: .seconds(2))
+        // Only a ceiling: a loaded machine may make fewer.
         let made = server.connections
-        #expect(made >= 2 && made <= 6, "\(made) connections in 2 s")
+        #expect(made <= 6, "\(made) connections in 2 s")
     }
 
     /// With `maximumFailures: 3` and a request retry policy that would retry each failure,
