@@ -321,6 +321,33 @@ import TernTesting
         #expect(peak <= 2 * bufferSize, "\(peak) bytes held by a stream of \(bufferSize)")
     }
 
+    #if os(Linux)
+    /// A small gzip body that expands to many times the buffer, read as events in a fast loop:
+    /// what the stream holds stays near `bufferSize`. It held the whole expanded body.
+    @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"))
+    func aCompressedStreamReadAsEventsStaysNearItsBufferSize() async throws {
+        let event = "data: " + String(repeating: "x", count: 1000) + "\n\n"
+        let expanded = Data(String(repeating: event, count: 32 << 10).utf8)
+        let body = GzipStream.compressed(expanded)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n")
+            _ = connection.send([UInt8](body))
+        }
+        defer { server.stop() }
+        let bufferSize = 256 << 10
+        let stream = api().stream(route: .get(server.baseURL + "/events"), bufferSize: bufferSize)
+        var events = 0
+        var peak = 0
+        for try await _ in stream.events {
+            events += 1
+            if events.isMultiple(of: 16) { peak = max(peak, stream.buffer.retainedBytes) }
+        }
+        #expect(events == 32 << 10)
+        #expect(peak <= 2 * bufferSize, "\(peak) bytes held by a stream of \(bufferSize)")
+    }
+    #endif
+
     /// Without a view chosen yet, a stream asks for any type, not the parser's JSON: read as
     /// events, a server choosing by `Accept` answered JSON or 406.
     @Test func aStreamAsksForAnyTypeNotTheParsers() async throws {
