@@ -168,6 +168,11 @@ public struct TransportRequest: Sendable {
     /// then reports the end from another thread while other transfers run, leaving its own to
     /// move their bytes.
     package var parsesAtEnd = false
+    /// Whether the request goes out on a new connection, not one kept from before: an event
+    /// source's, whose reconnections are its only retries. On a connection it reused that
+    /// turned out dead, libcurl sends the request again on a new one, an attempt the source
+    /// did not count.
+    package var usesNewConnection = false
 
     /// Creates a transport request.
     public init(urlRequest: URLRequest, body: TransportBody = .inRequest, maximumBodySize: Int? = nil, pinnedKeys: [String] = []) {

@@ -12,7 +12,8 @@ extension AbstractAPI {
     /// and `maximumDuration` once it has run that long, whatever comes (by default it may run for
     /// ever). A reader slower than the server holds it back: past `bufferSize` bytes waiting, the
     /// transfer pauses until the reader has taken half of them (URLSession on Linux cannot pause,
-    /// and keeps reading).
+    /// and keeps reading); chunks are let go as the reader takes them. The request asks for
+    /// `Accept: */*`, not the parser's type, unless its headers say otherwise.
     /// Leaving the loop, or cancelling its task, stops the transfer.
     ///
     /// ```swift
@@ -28,8 +29,17 @@ extension AbstractAPI {
         idleTimeout: TimeInterval = 60,
         maximumDuration: TimeInterval = .infinity
     ) -> ResponseStream {
+        stream(route: route, parameters: parameters, options: options, bufferSize: bufferSize, idleTimeout: idleTimeout,
+               maximumDuration: maximumDuration, usesNewConnection: false)
+    }
+
+    /// A stream, on a new connection for each attempt if `usesNewConnection` (an event source's).
+    func stream(
+        route: Route, parameters: (any RequestParameters)?, options: RequestOptions, bufferSize: Int, idleTimeout: TimeInterval,
+        maximumDuration: TimeInterval, usesNewConnection: Bool
+    ) -> ResponseStream {
         let buffer = StreamBuffer(capacity: bufferSize, idleTimeout: idleTimeout, maximumDuration: maximumDuration, clock: clock,
-                                  method: route.method.rawValue, url: URL(string: route.url))
+                                  method: route.method.rawValue, url: URL(string: route.url), usesNewConnection: usesNewConnection)
         let head: Promise<Response> = perform(route: route, parameters: parameters, options: options, stream: buffer, decoding: .response)
         return ResponseStream(response: head, buffer: buffer, parser: options.parser ?? responseParser)
     }

@@ -106,7 +106,10 @@ final class RequestExecution: Sendable {
                 timeout: timeout,
                 cachePolicy: context.cachePolicy,
                 commonHeaders: context.commonHeaders,
-                acceptHeader: context.parser.acceptHeader,
+                // A stream's body is read by its views (lines, events, NDJSON), not as the
+                // parser's type: asked for that (`application/json`), a server that chooses by
+                // `Accept` answered JSON or 406 where events were wanted.
+                acceptHeader: stream == nil ? context.parser.acceptHeader : "*/*",
                 maximumBodySize: context.maximumBodySize,
                 isCancelled: { [self] in state.withLock { $0.isFinished } }
             )
@@ -210,7 +213,10 @@ final class RequestExecution: Sendable {
         // Its body goes to the file, under the file's limit; the transport stops only past both.
         if let download { ranged.maximumBodySize = download.maximumSize.flatMap { file in signed.maximumBodySize.map { max($0, file) } } }
         // A stream has no end to limit; the body of a response that does not open it keeps the limit.
-        if stream != nil { ranged.maximumBodySize = nil }
+        if let stream {
+            ranged.maximumBodySize = nil
+            ranged.usesNewConnection = stream.usesNewConnection
+        }
         addCookies(to: &ranged.urlRequest, leg: leg)
         // Read once: it asks the API for its delegate, behind the API's lock.
         let callsAppCode = context.callsAppCode

@@ -6,7 +6,8 @@ extension ResponseStream {
     /// decode ends the stream with ``APIError/parsingFailed(_:)``, whose coding path starts with
     /// its line number; the values before it have been delivered.
     public func values<Value: Decodable & Sendable>(of type: Value.Type, maximumLineLength: Int = 1 << 20) -> DecodedLines<Value> {
-        DecodedLines(lines: lines(maximumLength: maximumLineLength), parser: parser)
+        DecodedLines(lines: ResponseLines(stream: self, maximumLength: maximumLineLength, remedy: "Raise it with values(of:maximumLineLength:)"),
+                     parser: parser)
     }
 }
 

@@ -5,12 +5,14 @@ extension AbstractAPI {
     /// `EventSource` does.
     ///
     /// When the server ends the body, or the connection drops or goes idle, the source waits (the
-    /// server's `retry`, else `reconnection.delay`, doubled while attempts fail) and sends the
-    /// request again through the whole pipeline, so the delegate signs it anew (a token may have
-    /// expired meanwhile), with `Last-Event-ID` set to the last event's ID. It ends when the
-    /// server answers 204, and fails with the request's error on a status validation refuses,
-    /// on a cancel, or once `reconnection.maximumFailures` attempts have failed in a row; an
-    /// answer whose `Content-Type` is not `text/event-stream` fails it with
+    /// server's `retry`, else `reconnection.delay`, doubled with jitter while attempts fail, and
+    /// never under half a second) and sends the request again through the whole pipeline, so the
+    /// delegate signs it anew (a token may have expired meanwhile), with `Last-Event-ID` set to
+    /// the last event's ID, `Accept: text/event-stream` and `Cache-Control: no-cache` (unless
+    /// `parameters` set those). Each attempt is one request: the retry policy does not apply.
+    /// It ends when the server answers 204, and fails with the request's error on a status
+    /// validation refuses, on a cancel, or once `reconnection.maximumFailures` attempts have
+    /// failed in a row; an answer whose `Content-Type` is not `text/event-stream` fails it with
     /// ``APIError/parsingFailed(_:)`` (its underlying error a ``NotAnEventStream``).
     ///
     /// ```swift
@@ -91,8 +93,8 @@ public struct EventSource: AsyncSequence, Sendable {
                 }
                 let wait = source.reconnection.wait(afterFailures: failures, serverDelay: serverDelay)
                 do {
-                    // At most a year however it was asked for: a nanosecond count must fit 64 bits.
-                    try await Task.sleep(nanoseconds: UInt64(wait > 0 ? Swift.min(wait, 365 * 86_400) * 1e9 : 0))
+                    // On the API's clock, as every other wait of a request.
+                    try await Promise(value: (), in: .global()).delay(wait, clock: source.api.clock).value
                 } catch {
                     isFinished = true
                     throw APIError.cancelled
@@ -105,10 +107,17 @@ public struct EventSource: AsyncSequence, Sendable {
         /// page or an error in JSON would be) fails the source, which a browser's does not make
         /// again: read as events, it would end with none, and be asked for again for ever.
         private mutating func connect() async throws {
-            let parameters = LastEventIDParameters(parameters: source.parameters, lastEventID: lastEventID)
-            let stream = source.api.stream(route: source.route, parameters: parameters, options: source.options, idleTimeout: source.idleTimeout)
+            let parameters = EventSourceParameters(parameters: source.parameters, lastEventID: lastEventID,
+                                                   setsCacheControl: source.options.cacheDirectives?.fieldValue != nil)
+            // The source's reconnections are its retries: a request retried by the policy, or by
+            // libcurl on a kept connection found dead, multiplied the attempts `maximumFailures`
+            // allows.
+            var options = source.options
+            options.retryPolicy = .never
+            let stream = source.api.stream(route: source.route, parameters: parameters, options: options, bufferSize: 1 << 20,
+                                           idleTimeout: source.idleTimeout, maximumDuration: .infinity, usesNewConnection: true)
             self.stream = stream
-            events = stream.events.makeAsyncIterator()
+            events = stream.events(limitsNamed: Self.limits).makeAsyncIterator()
             let response = try await stream.response.value
             guard response.statusCode == 204 || Self.isEventStream(response) else {
                 stream.cancel()
@@ -119,6 +128,10 @@ public struct EventSource: AsyncSequence, Sendable {
                 ))
             }
         }
+
+        /// What a line or an event too long for the source says of its limits, which are fixed.
+        static let limits = "an event source reads no line over 1 MiB and no event's data over 16 MiB; "
+            + "for others, read stream(route:...).events(maximumLineLength:maximumEventLength:)"
 
         /// Whether `response`'s `Content-Type` is `text/event-stream`, whatever its parameters.
         static func isEventStream(_ response: Response) -> Bool {

@@ -5,7 +5,7 @@ extension ResponseStream {
     /// end comes too. A line longer than `maximumLength` bytes ends the stream with
     /// ``APIError/responseTooLarge(_:)``.
     public func lines(maximumLength: Int = 1 << 20) -> ResponseLines {
-        ResponseLines(stream: self, maximumLength: maximumLength)
+        ResponseLines(stream: self, maximumLength: maximumLength, remedy: "Raise it with lines(maximumLength:)")
     }
 
     /// The body as lines of UTF-8 text, none longer than 1 MiB: ``lines(maximumLength:)``.
@@ -19,10 +19,13 @@ public struct ResponseLines: AsyncSequence, Sendable {
 
     let stream: ResponseStream
     let maximumLength: Int
+    /// What a line too long says raises the cap: the parameter the caller gave it with.
+    let remedy: String
 
     /// Makes the one iterator the stream gives.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(chunks: stream.makeAsyncIterator(), splitter: LineSplitter(ends: .lineFeed, maximumLength: maximumLength), stream: stream)
+        Iterator(chunks: stream.makeAsyncIterator(), splitter: LineSplitter(ends: .lineFeed, maximumLength: maximumLength), stream: stream,
+                 remedy: remedy)
     }
 
     /// Yields the lines as their chunks arrive.
@@ -30,6 +33,7 @@ public struct ResponseLines: AsyncSequence, Sendable {
         var chunks: ResponseStream.Iterator
         var splitter: LineSplitter
         let stream: ResponseStream
+        let remedy: String
         /// The lines the last chunk completed, taken from the front in constant time: taken
         /// with `removeFirst()`, a chunk of a million lines took time by the square of that.
         var ready: ArraySlice<[UInt8]> = []
@@ -47,7 +51,7 @@ public struct ResponseLines: AsyncSequence, Sendable {
                     ready = try splitter.lines(in: chunk)[...]
                 } catch {
                     stream.cancel()
-                    throw stream.tooLong(error.maximumLength)
+                    throw stream.tooLong(error.maximumLength, part: "a line", remedy: remedy)
                 }
             }
             return ready.popFirst().map { String(decoding: $0, as: UTF8.self) }
@@ -56,8 +60,10 @@ public struct ResponseLines: AsyncSequence, Sendable {
 }
 
 extension ResponseStream {
-    /// The error of a line (or an event's) longer than `limit` bytes.
-    func tooLong(_ limit: Int) -> APIError {
-        .responseTooLarge(.init(limit: limit, receivedBytes: limit + 1, declaredLength: nil, method: buffer.method, url: buffer.url, statusCode: nil))
+    /// The error of a line (or an event's data) longer than `limit` bytes, which names what
+    /// raises that limit: the response's size limit does not apply to a stream.
+    func tooLong(_ limit: Int, part: String, remedy: String) -> APIError {
+        .responseTooLarge(.init(limit: limit, receivedBytes: limit + 1, declaredLength: nil, method: buffer.method, url: buffer.url, statusCode: nil,
+                                streamLimit: .init(part: part, remedy: remedy)))
     }
 }

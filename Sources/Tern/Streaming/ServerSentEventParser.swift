@@ -27,6 +27,8 @@ struct ServerSentEventParser {
     /// A line or an event past its limit: the most bytes it may have.
     struct TooLong: Error, Equatable {
         let limit: Int
+        /// Whether a line passed it, rather than an event's data.
+        var isLine = false
     }
 
     /// A parser whose lines may be at most `maximumLineLength` bytes, and its events' data
@@ -55,7 +57,7 @@ struct ServerSentEventParser {
         do {
             lines = try self.lines.lines(in: bytes)
         } catch {
-            throw TooLong(limit: error.maximumLength)
+            throw TooLong(limit: error.maximumLength, isLine: true)
         }
         for line in lines {
             if let event = try read(line) { events.append(event) }
@@ -85,7 +87,10 @@ struct ServerSentEventParser {
             data += String(decoding: value, as: UTF8.self)
             data += "\n"
         case "id":
-            if !value.contains(0) { idBuffer = String(decoding: value, as: UTF8.self) }
+            // The specification ignores an ID holding NUL; one holding any control character
+            // that cannot go in a header (VT, DEL…) is ignored too: sent back as
+            // `Last-Event-ID`, it failed the next connection, and ended the source for good.
+            if !value.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) { idBuffer = String(decoding: value, as: UTF8.self) }
         case "retry":
             if !value.isEmpty, value.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
                 reconnectionTime = Int(String(decoding: value, as: UTF8.self)) ?? reconnectionTime

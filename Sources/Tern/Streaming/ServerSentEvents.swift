@@ -11,7 +11,14 @@ extension ResponseStream {
     /// }
     /// ```
     public func events(maximumLineLength: Int = 1 << 20, maximumEventLength: Int = 16 << 20) -> ServerSentEvents {
-        ServerSentEvents(stream: self, maximumLineLength: maximumLineLength, maximumEventLength: maximumEventLength)
+        ServerSentEvents(stream: self, maximumLineLength: maximumLineLength, maximumEventLength: maximumEventLength,
+                         remedy: "Raise it with events(maximumLineLength:maximumEventLength:)")
+    }
+
+    /// The body as events with the default limits, whose error for an event or a line too
+    /// long says `remedy`.
+    func events(limitsNamed remedy: String) -> ServerSentEvents {
+        ServerSentEvents(stream: self, maximumLineLength: 1 << 20, maximumEventLength: 16 << 20, remedy: remedy)
     }
 
     /// The body as Server-Sent Events, no line longer than 1 MiB and no event's data longer than
@@ -27,11 +34,13 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     let stream: ResponseStream
     let maximumLineLength: Int
     let maximumEventLength: Int
+    /// What an error for a line or an event too long says raises the limit.
+    let remedy: String
 
     /// Makes the one iterator the stream gives.
     public func makeAsyncIterator() -> Iterator {
         Iterator(chunks: stream.makeAsyncIterator(), parser: ServerSentEventParser(maximumLineLength: maximumLineLength, maximumEventLength: maximumEventLength),
-                 stream: stream)
+                 stream: stream, remedy: remedy)
     }
 
     /// Yields the events as their lines arrive.
@@ -40,6 +49,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         /// Its last event ID and reconnection time are read by ``EventSource``.
         private(set) var parser: ServerSentEventParser
         let stream: ResponseStream
+        let remedy: String
         /// The events the last chunk completed, taken from the front in constant time: taken
         /// with `removeFirst()`, a chunk of a million events took time by the square of that.
         var ready: ArraySlice<ServerSentEvent> = []
@@ -52,7 +62,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                     ready = try parser.events(in: chunk)[...]
                 } catch {
                     stream.cancel()
-                    throw stream.tooLong(error.limit)
+                    throw stream.tooLong(error.limit, part: error.isLine ? "a line" : "an event's data", remedy: remedy)
                 }
             }
             return ready.popFirst()

@@ -12,9 +12,13 @@ import FoundationNetworking
 @usableFromInline
 final class StreamBuffer: Sendable {
     private struct State {
+        /// The chunks offered; those before `first` were taken, and hold nothing any more.
         var chunks: [Data] = []
         var first = 0
+        /// The bytes waiting for the reader.
         var bytes = 0
+        /// Every byte of the body the stream has had, for the error that ends it.
+        var received = 0
         /// Why the stream ended, once it has: `nil` inside for a complete body.
         var end: APIError??
         var reader: CheckedContinuation<Data?, any Error>?
@@ -42,8 +46,12 @@ final class StreamBuffer: Sendable {
     /// Method and URL, for the errors the stream ends with.
     let method: String
     let url: URL?
+    /// Whether each attempt goes out on a new connection (see ``TransportRequest/usesNewConnection``).
+    let usesNewConnection: Bool
 
-    init(capacity: Int, idleTimeout: TimeInterval, maximumDuration: TimeInterval = .infinity, clock: any APIClock, method: String, url: URL?) {
+    init(capacity: Int, idleTimeout: TimeInterval, maximumDuration: TimeInterval = .infinity, clock: any APIClock, method: String, url: URL?,
+         usesNewConnection: Bool = false) {
+        self.usesNewConnection = usesNewConnection
         self.capacity = max(1, capacity)
         self.idleTimeout = idleTimeout
         self.maximumDuration = maximumDuration
@@ -97,6 +105,7 @@ final class StreamBuffer: Sendable {
         let (reader, decision) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, TransferDecision) in
             guard state.end == nil else { return (nil, .stop) }
             state.lastActivity = clock.now
+            state.received += chunk.count
             if let reader = state.reader {
                 state.reader = nil
                 return (reader, .proceed)
@@ -118,7 +127,7 @@ final class StreamBuffer: Sendable {
         case let error as URLError where error.code == .cancelled: .cancelled
         case let error?:
             .transportFailed(.init(underlying: (error as? TransferInterrupted)?.underlying ?? error, method: method, url: url,
-                                   statusCode: statusCode, receivedBytes: nil))
+                                   statusCode: statusCode, receivedBytes: state.withLock { $0.received }))
         }
         end(with: failure, cancellingTask: false)
     }
@@ -148,9 +157,21 @@ final class StreamBuffer: Sendable {
         }
     }
 
-    /// The reader is gone: the transfer stops.
+    /// The reader is gone: the transfer stops, and the chunks nobody will read are let go.
     func cancel() {
         end(with: .cancelled, cancellingTask: true)
+        state.withLock { state in
+            // Whatever had ended it, what was left unread ends as cancelled, not as complete.
+            if state.first < state.chunks.count { state.end = .some(.cancelled) }
+            state.chunks = []
+            state.first = 0
+            state.bytes = 0
+        }
+    }
+
+    /// The bytes the buffer holds on to, waiting or not: what it costs in memory.
+    var retainedBytes: Int {
+        state.withLock { state in state.chunks.reduce(0) { $0 + $1.count } }
     }
 
     // MARK: Inside
@@ -174,10 +195,17 @@ final class StreamBuffer: Sendable {
     private func take(from state: inout State) -> Result<Data?, any Error>? {
         if state.first < state.chunks.count {
             let chunk = state.chunks[state.first]
+            // Let go of at once, and the taken slots dropped once they are half the list: a
+            // reader that never lets the list empty (it resumes the transfer at half capacity)
+            // kept every chunk it had read.
+            state.chunks[state.first] = Data()
             state.first += 1
             state.bytes -= chunk.count
             if state.first == state.chunks.count {
                 state.chunks.removeAll(keepingCapacity: true)
+                state.first = 0
+            } else if state.first >= 16, state.first * 2 >= state.chunks.count {
+                state.chunks.removeFirst(state.first)
                 state.first = 0
             }
             return .success(chunk)

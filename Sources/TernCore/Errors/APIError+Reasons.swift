@@ -133,19 +133,41 @@ extension APIError {
         public let url: URL?
         /// The status, when known.
         public let statusCode: Int?
+        /// For a streamed body, which of its limits was passed and what raises it: not the
+        /// response size, which a stream does not have.
+        package let streamLimit: StreamLimit?
+
+        /// A limit of a streamed body: a line's, an event's.
+        package struct StreamLimit: Sendable {
+            /// What passed it: "a line", "an event's data".
+            package let part: String
+            /// What raises it, in words.
+            package let remedy: String
+
+            package init(part: String, remedy: String) {
+                self.part = part
+                self.remedy = remedy
+            }
+        }
 
         /// Creates the failure.
-        package init(limit: Int, receivedBytes: Int, declaredLength: Int?, method: String?, url: URL?, statusCode: Int?) {
+        package init(limit: Int, receivedBytes: Int, declaredLength: Int?, method: String?, url: URL?, statusCode: Int?,
+                     streamLimit: StreamLimit? = nil) {
             self.limit = limit
             self.receivedBytes = receivedBytes
             self.declaredLength = declaredLength
             self.method = method
             self.url = url
             self.statusCode = statusCode
+            self.streamLimit = streamLimit
         }
 
         /// What went wrong, in words.
         public var description: String {
+            if let streamLimit {
+                return "\(describe(method, url)): \(streamLimit.part) of the stream is over the limit of \(SizeLimit(bytes: limit)); "
+                    + "the transfer was stopped. \(streamLimit.remedy)."
+            }
             let size = declaredLength.map { "announced \($0) bytes" } ?? "passed it at \(receivedBytes) bytes"
             return "\(describe(method, url)): the response body is over the limit of \(SizeLimit(bytes: limit)) (it \(size)); "
                 + "the transfer was stopped. Raise the limit with APIConfiguration(maximumResponseSize:) or RequestOptions(maximumResponseSize:)."

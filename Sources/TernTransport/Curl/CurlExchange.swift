@@ -159,6 +159,7 @@ final class CurlExchange: @unchecked Sendable {
         errorBuffer = .allocate(capacity: 256)
         errorBuffer.initialize(repeating: 0, count: 256)
         configure(request.urlRequest)
+        if request.usesNewConnection { setLong(CurlOption.freshConnect, 1) }
         let trust = certificates.map { CurlTrust.only(certificates: $0) } ?? .system
         for (option, value) in trust.options {
             if let value { setString(option, value) } else { tern_curl_setopt_pointer(curl, easy, option, nil) }

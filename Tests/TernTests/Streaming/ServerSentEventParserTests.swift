@@ -73,9 +73,18 @@ import Testing
         #expect(parser.reconnectionTime == 300)
     }
 
+    /// An ID that could not go back as `Last-Event-ID` (a control character other than a tab)
+    /// is ignored, as one holding NUL is.
+    @Test(arguments: [0x0B, 0x7F, 0x01, 0x1F]) func anIDThatCannotBeSentIsIgnored(control: UInt8) throws {
+        var parser = ServerSentEventParser(maximumLineLength: 100, maximumEventLength: 1 << 20)
+        let stream = Array("id: 1\ndata: a\n\nid: 2".utf8) + [control] + Array("\ndata: b\n\nid: 3\t4\ndata: c\n\n".utf8)
+        #expect(try parser.events(in: stream) == [message("a", id: "1"), message("b", id: "1"), message("c", id: "3\t4")])
+        #expect(parser.lastEventID == "3\t4")
+    }
+
     @Test func anOverlongLineIsRefused() {
         var parser = ServerSentEventParser(maximumLineLength: 8, maximumEventLength: 1 << 20)
-        #expect(throws: ServerSentEventParser.TooLong(limit: 8)) { try parser.events(in: Array("data: 0123456789\n\n".utf8)) }
+        #expect(throws: ServerSentEventParser.TooLong(limit: 8, isLine: true)) { try parser.events(in: Array("data: 0123456789\n\n".utf8)) }
     }
 
     /// Data lines without the blank line that ends their event: they stop at the event's limit,

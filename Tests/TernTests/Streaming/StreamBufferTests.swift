@@ -65,6 +65,41 @@ import TernTesting
         #expect(stream.offer(Data("c".utf8)) == .stop)
     }
 
+    /// A reader a little slower than the transfer, which resumes it at half capacity and so
+    /// never lets the buffer empty: the buffer holds about its capacity however long it runs.
+    /// The chunks it had handed over were let go only once it emptied: it held every one.
+    @Test func aLaggingReaderLeavesTheBufferNearItsCapacity() async throws {
+        let stream = buffer(on: TestClock())
+        let task = CountingTask()
+        stream.attach(task)
+        stream.open(attempt: 1)
+        stream.startTimers()
+        var peak = 0
+        var read = 0
+        for _ in 0..<1000 {
+            // The transfer offers until it is paused; the reader takes until it is resumed.
+            while stream.offer(Data(count: 100)) == .proceed {}
+            let resumes = task.resumes.items.count
+            while task.resumes.items.count == resumes { read += try await stream.next()?.count ?? 0 }
+            peak = max(peak, stream.retainedBytes)
+        }
+        #expect(read > 400_000)
+        #expect(peak <= 1024 + 100, "\(peak) bytes held")
+    }
+
+    /// The reader gone, what it left unread is let go, and the stream ends cancelled.
+    @Test func aReaderThatLeavesLetsItsChunksGo() async throws {
+        let stream = buffer(on: TestClock())
+        stream.open(attempt: 1)
+        stream.startTimers()
+        for _ in 0..<8 { _ = stream.offer(Data(count: 100)) }
+        stream.finish(after: nil, statusCode: 200)
+        #expect(stream.retainedBytes == 800)
+        stream.cancel()
+        #expect(stream.retainedBytes == 0)
+        await #expect(throws: APIError.self) { try await stream.next() }
+    }
+
     /// A transfer that ended by itself leaves its task alone.
     @Test func aStreamWhoseTransferEndedLeavesItsTaskAlone() async throws {
         let stream = buffer(on: TestClock())

@@ -295,6 +295,121 @@ import TernTesting
         #expect(heldBack < 16 << 20, "\(heldBack) bytes left the server while the reader waited")
     }
 
+    /// A reader a little slower than the server, for many times the buffer's size: what the
+    /// stream holds stays near `bufferSize`. Paused at capacity and resumed at half, the buffer
+    /// never emptied, and kept every chunk the reader had taken.
+    @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"))
+    func aLaggingReaderKeepsTheStreamNearItsBufferSize() async throws {
+        let size = 16 << 20
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            guard connection.send("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n") else { return }
+            let piece = [UInt8](repeating: 0x61, count: 65_536)
+            for _ in 0..<(size / piece.count) { guard connection.send(piece) else { return } }
+        }
+        defer { server.stop() }
+        let bufferSize = 256 << 10
+        let stream = api().stream(route: .get(server.baseURL + "/large"), bufferSize: bufferSize)
+        var received = 0
+        var peak = 0
+        for try await chunk in stream {
+            received += chunk.count
+            peak = max(peak, stream.buffer.retainedBytes)
+            try await Task.sleep(for: .microseconds(200))   // slower than the server, never far behind
+        }
+        #expect(received == size)
+        #expect(peak <= 2 * bufferSize, "\(peak) bytes held by a stream of \(bufferSize)")
+    }
+
+    #if os(Linux)
+    /// A small gzip body that expands to many times the buffer, read as events in a fast loop:
+    /// what the stream holds stays near `bufferSize`. It held the whole expanded body.
+    @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"))
+    func aCompressedStreamReadAsEventsStaysNearItsBufferSize() async throws {
+        let event = "data: " + String(repeating: "x", count: 1000) + "\n\n"
+        let expanded = Data(String(repeating: event, count: 32 << 10).utf8)
+        let body = GzipStream.compressed(expanded)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n")
+            _ = connection.send([UInt8](body))
+        }
+        defer { server.stop() }
+        let bufferSize = 256 << 10
+        let stream = api().stream(route: .get(server.baseURL + "/events"), bufferSize: bufferSize)
+        var events = 0
+        var peak = 0
+        for try await _ in stream.events {
+            events += 1
+            if events.isMultiple(of: 16) { peak = max(peak, stream.buffer.retainedBytes) }
+        }
+        #expect(events == 32 << 10)
+        #expect(peak <= 2 * bufferSize, "\(peak) bytes held by a stream of \(bufferSize)")
+    }
+    #endif
+
+    /// Without a view chosen yet, a stream asks for any type, not the parser's JSON: read as
+    /// events, a server choosing by `Accept` answered JSON or 406.
+    @Test func aStreamAsksForAnyTypeNotTheParsers() async throws {
+        let accept = Locked<String?>(nil)
+        let server = try RawServer { connection in
+            guard let request = connection.readRequest() else { return }
+            accept.withLock { $0 = EventSourceTests.field("Accept", in: request) }
+            _ = connection.send(Self.chunkedHead + Self.chunk("data: a\n\n") + "0\r\n\r\n")
+        }
+        defer { server.stop() }
+        var events: [String] = []
+        for try await event in api().stream(route: .get(server.baseURL + "/events")).events { events.append(event.data) }
+        #expect(events == ["a"])
+        #expect(accept.withLock { $0 } == "*/*")
+    }
+
+    /// A stream cut off after some events says how many bytes it had delivered: it said 0.
+    @Test func aStreamCutOffCountsTheBytesItDelivered() async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send(Self.chunkedHead + Self.chunk("data: a\n\n") + Self.chunk("data: b\n\n"))
+            connection.pause(100)   // then closed, the chunked body unfinished
+        }
+        defer { server.stop() }
+        var events: [String] = []
+        do {
+            for try await event in api().stream(route: .get(server.baseURL + "/events")).events { events.append(event.data) }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .transportFailed(let failure) = error else { Issue.record("expected transportFailed, got \(error)"); return }
+            #expect(failure.receivedBytes == 18)
+            #expect(failure.description.contains("18 bytes"), "\(failure)")
+        }
+        #expect(events == ["a", "b"])
+    }
+
+    /// A line over the cap names the parameter that raises it: the response size limit, which
+    /// it named, changes nothing for a stream.
+    @Test func aLineTooLongNamesItsCap() async throws {
+        let server = try RawServer { connection in
+            while connection.readRequest() != nil {
+                _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + Self.chunk(String(repeating: "x", count: 100) + "\n") + "0\r\n\r\n")
+            }
+        }
+        defer { server.stop() }
+        let api = api()
+        let views: [(String, () async throws -> Void)] = [
+            ("lines(maximumLength:)", { for try await _ in api.stream(route: .get(server.baseURL + "/a")).lines(maximumLength: 10) {} }),
+            ("values(of:maximumLineLength:)", { for try await _ in api.stream(route: .get(server.baseURL + "/b")).values(of: Int.self, maximumLineLength: 10) {} }),
+            ("events(maximumLineLength:maximumEventLength:)", { for try await _ in api.stream(route: .get(server.baseURL + "/c")).events(maximumLineLength: 10) {} }),
+        ]
+        for (parameter, read) in views {
+            do {
+                try await read()
+                Issue.record("no error")
+            } catch let error as APIError {
+                guard case .responseTooLarge(let failure) = error else { Issue.record("expected responseTooLarge, got \(error)"); continue }
+                #expect(failure.description.contains(parameter) && !failure.description.contains("maximumResponseSize"), "\(failure)")
+            }
+        }
+    }
+
     /// A stream nobody reads fills its buffer, pauses, and after the idle timeout lets its
     /// connection go.
     @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"))
