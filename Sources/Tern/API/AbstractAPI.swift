@@ -160,9 +160,20 @@ open class AbstractAPI: @unchecked Sendable {
     /// configuration's or else a ``BaseAPI``'s; an absolute one as it is. A relative route with
     /// no base URL stays as it is, and fails the request as an invalid URL.
     func resolved(_ route: Route) -> Route {
-        guard !AbsoluteURL.hasScheme(route.url),
-              let base = configuration.baseURL ?? (self as? any BaseAPI)?.baseURL else { return route }
+        guard !AbsoluteURL.hasScheme(route.url), let base = baseURL, AbsoluteURL.hasScheme(base) else { return route }
         return Route(method: route.method, url: EndpointJoining.join(base: base, endpoint: route.url))
+    }
+
+    /// The base URL relative routes are joined to: the configuration's, else a ``BaseAPI``'s.
+    private var baseURL: String? { configuration.baseURL ?? (self as? any BaseAPI)?.baseURL }
+
+    /// Why `route` cannot be sent when it is relative and the base URL has no scheme
+    /// (`127.0.0.1:8080`, `shop.example/api`): joined, it would still be relative.
+    func baseURLFailure(for route: Route) -> APIError? {
+        guard !AbsoluteURL.hasScheme(route.url), let base = baseURL, !AbsoluteURL.hasScheme(base) else { return nil }
+        let reason = "the base URL \"\(base)\" has no scheme, so \"\(route.url)\" cannot be joined to it: "
+            + "write \"https://\(base)\" (or \"http://\(base)\") in APIConfiguration.baseURL"
+        return .invalidRequest(.init(reason: .other(reason), method: route.method.rawValue))
     }
 
     /// The object that signs requests and refreshes credentials. The API holds it, as it holds

@@ -94,6 +94,7 @@ final class RequestExecution: Sendable {
         guard timeout > 0 else {  // NaN too
             return finish(.failed(.invalidRequest(.init(reason: .invalidTimeout(timeout), method: route.method.rawValue))))
         }
+        if let failure = api.baseURLFailure(for: route) { return finish(.failed(failure)) }
         // The timeout spans the whole request: waiting for the pipeline, building its body, every
         // attempt, refreshes.
         let remaining = timeout - (context.clock.now - askedAt)

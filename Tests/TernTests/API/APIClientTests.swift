@@ -53,6 +53,26 @@ private final class LegacyShop: AbstractAPI, BaseAPI, @unchecked Sendable {
         #expect(invalid.description.contains("APIConfiguration.baseURL"))
     }
 
+    /// A base URL written without its scheme (`127.0.0.1:28481`): the request fails before it is
+    /// built, saying the scheme is missing and how to write it, not that a doubled relative URL
+    /// has no base URL; the same for a request value and a paginated one.
+    @Test(arguments: ["127.0.0.1:28481", "shop.example/api/v2"])
+    func aBaseURLWithoutASchemeFailsSayingSo(base: String) async throws {
+        let api = client(baseURL: base)
+        let errors = [
+            await apiError(of: Shop(client: api).products()),
+            await apiError(of: api.send(APIRequest<Echo>.get("/notes"))),
+        ]
+        for error in errors {
+            guard case .invalidRequest(let invalid) = error else {
+                Issue.record("expected invalidRequest, got \(String(describing: error))")
+                continue
+            }
+            #expect(invalid.description.contains("the base URL \"\(base)\" has no scheme"), "\(invalid)")
+            #expect(invalid.description.contains("https://\(base)"), "\(invalid)")
+        }
+    }
+
     @Test func aRequestValueJoinsTheConfigurationsBaseURL() async throws {
         let api = client(baseURL: try TestServer.baseURL + "/echo")
         let echo = try await api.send(APIRequest<Echo>.get("/sent", parameters: URLParameters(["q": "1"]))).value
