@@ -30,19 +30,28 @@ public struct StubAnswer: Sendable {
         StubAnswer(outcome: .response(status: status, headers: headers, body: body))
     }
 
-    /// A JSON response with this text as its body, which need not be valid JSON.
-    public static func json(_ text: String, status: Int = 200) -> StubAnswer {
-        .status(status, headers: ["Content-Type": "application/json"], body: Data(text.utf8))
+    /// A JSON response with this text as its body, which need not be valid JSON, and `headers`
+    /// besides its `Content-Type` (a `Link` or an `ETag`, say).
+    public static func json(_ text: String, status: Int = 200, headers: HTTPHeaders = [:]) -> StubAnswer {
+        .status(status, headers: typed("application/json", headers), body: Data(text.utf8))
     }
 
-    /// A JSON response with `value` encoded as its body.
-    public static func json(_ value: some Encodable, status: Int = 200, encoder: JSONEncoder = JSONEncoder()) throws -> StubAnswer {
-        .status(status, headers: ["Content-Type": "application/json"], body: try encoder.encode(value))
+    /// A JSON response with `value` encoded as its body, and `headers` besides its `Content-Type`.
+    public static func json(_ value: some Encodable, status: Int = 200, headers: HTTPHeaders = [:],
+                            encoder: JSONEncoder = JSONEncoder()) throws -> StubAnswer {
+        .status(status, headers: typed("application/json", headers), body: try encoder.encode(value))
     }
 
-    /// A plain-text response.
-    public static func text(_ text: String, status: Int = 200) -> StubAnswer {
-        .status(status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Data(text.utf8))
+    /// A plain-text response, with `headers` besides its `Content-Type`.
+    public static func text(_ text: String, status: Int = 200, headers: HTTPHeaders = [:]) -> StubAnswer {
+        .status(status, headers: typed("text/plain; charset=utf-8", headers), body: Data(text.utf8))
+    }
+
+    /// `headers`, with `contentType` unless they name their own.
+    private static func typed(_ contentType: String, _ headers: HTTPHeaders) -> HTTPHeaders {
+        var typed: HTTPHeaders = ["Content-Type": contentType]
+        typed.merge(headers)
+        return typed
     }
 
     /// A response with a fixture file's contents as its body, read now.

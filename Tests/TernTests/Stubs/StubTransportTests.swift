@@ -25,6 +25,22 @@ import TernTesting
         #expect(request.headers["Accept"] == "application/json")
     }
 
+    /// `.json` and `.text` take headers besides their `Content-Type`, which they may replace.
+    @Test func jsonAndTextAnswersTakeHeaders() async throws {
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/products", answers: .json("[]", headers: ["Link": "</products?page=2>; rel=\"next\"", "ETag": "\"1\""])))
+        stubs.add(Stub(.get, "/notes", answers: try .json(["a"], headers: ["Content-Type": "application/vnd.notes+json"])))
+        stubs.add(Stub(.get, "/readme", answers: .text("hi", headers: ["ETag": "\"2\""])))
+        let api = try api(stubs)
+        let products: Response = try await api.request(route: api.get(endpoint: "/products")).value
+        #expect(products.headers["ETag"] == "\"1\"" && products.headers["Content-Type"] == "application/json")
+        #expect(products.link(rel: "next")?.absoluteString.hasSuffix("/products?page=2") == true)
+        let notes: Response = try await api.request(route: api.get(endpoint: "/notes")).value
+        #expect(notes.headers["Content-Type"] == "application/vnd.notes+json")
+        let readme: Response = try await api.request(route: api.get(endpoint: "/readme")).value
+        #expect(readme.headers["ETag"] == "\"2\"" && readme.headers["Content-Type"] == "text/plain; charset=utf-8")
+    }
+
     @Test func answersComeInTurnAndTheLastRepeats() async throws {
         let stubs = StubTransport()
         stubs.add(Stub(.get, "/flaky", answers: .status(503), .json(#"{"ok": 1}"#)))
