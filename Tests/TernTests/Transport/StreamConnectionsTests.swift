@@ -80,6 +80,27 @@ import TernTesting
         #expect(again == "again")
     }
 
+    /// A stream that has ended lets its API's transport go, and with it the transport's
+    /// connections and threads. (Its buffer kept the transport's task, which holds the
+    /// request, which holds the buffer: every stream kept its transport for ever.)
+    @Test func aFinishedStreamLetsItsTransportGo() async throws {
+        let server = try HoldingServer()
+        /// A weak reference, read once the API is gone.
+        final class WeakTransport: @unchecked Sendable {
+            weak var transport: (any Transport & AnyObject)?
+        }
+        let gone = WeakTransport()
+        do {
+            guard let transport = TestTransport.make() else { return }
+            gone.transport = transport as? any Transport & AnyObject
+            let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport, responseQueue: .global())
+            var body = Data()
+            for try await chunk in api.stream(route: .get(server.baseURL + "/whole")) { body += chunk }
+            #expect(body == Data("whole".utf8))
+        }
+        #expect(await eventually { gone.transport == nil }, "the transport outlived its API and its stream")
+    }
+
     /// A request whose time runs out while every connection allowed to its host is busy says
     /// it waited for one; one that had its connection does not. Streams past their own cap
     /// wait for one of theirs the same way.
