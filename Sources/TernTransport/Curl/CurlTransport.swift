@@ -32,7 +32,8 @@ public final class CurlTransport: Transport {
     let loop: CurlLoop
     /// The loop that runs streams, made with the first: their connections and caps are apart
     /// from requests', so that streams held open never keep a request from a connection.
-    private let streamLoop = Locked<CurlLoop?>(nil)
+    /// Internal for the tests, which watch it end.
+    let streamLoop = Locked<CurlLoop?>(nil)
     private let connectionCaps: (perHost: Int, total: Int)
     /// The easy handles its finished exchanges gave back; internal for the tests.
     let handles: CurlHandles
