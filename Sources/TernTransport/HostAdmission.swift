@@ -110,6 +110,12 @@ struct HostAdmission<Exchange: AnyObject> {
         return true
     }
 
+    /// Whether `exchange` waits in `origin`'s line.
+    func isWaiting(_ exchange: Exchange, origin: String?) -> Bool {
+        guard let origin else { return false }
+        return waiting[origin]?.contains { $0 === exchange } ?? false
+    }
+
     /// How many exchanges run to `origin`, counted here.
     func runningCount(to origin: String) -> Int { running[origin] ?? 0 }
 }

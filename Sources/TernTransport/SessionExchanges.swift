@@ -94,6 +94,11 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         admission.withLock { $0.withdraw(sent, origin: sent.origin) }
     }
 
+    /// Whether `sent` waits in its origin's line.
+    func isWaiting(_ sent: SessionRequest) -> Bool {
+        admission.withLock { $0.isWaiting(sent, origin: sent.origin) }
+    }
+
     /// Cancels `task` while it is open. FoundationNetworking crashes now and then when a cancel
     /// races the task's own completion (its task registry removes the task twice): a cancel that
     /// comes after the completion was delivered is skipped, and so is one that comes once the
@@ -287,7 +292,7 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
 
 /// One request sent through a ``SessionExchanges``: waiting for its turn at its origin, then
 /// running as a task. Cancelling it takes it out of the line, or cancels its task.
-final class SessionRequest: TransportTask, Sendable {
+final class SessionRequest: ConnectionWaiting, Sendable {
     private enum Stage {
         case waiting
         case running(URLSessionTask)
@@ -335,6 +340,11 @@ final class SessionRequest: TransportTask, Sendable {
         case .cancelled:
             break
         }
+    }
+
+    var isWaitingForConnection: Bool {
+        guard case .waiting = stage.withLock({ $0 }) else { return false }
+        return exchanges.isWaiting(self)
     }
 
     func resumeReceiving() {

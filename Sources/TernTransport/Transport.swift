@@ -141,6 +141,14 @@ extension TransportTask {
     public func resumeReceiving() {}
 }
 
+/// A task that can tell whether its exchange waits its turn for a connection to its host, all
+/// the connections the transport allows there being in use: for the error of a request whose
+/// time ran out meanwhile.
+package protocol ConnectionWaiting: TransportTask {
+    /// Whether the exchange waits in the transport's line for a connection now.
+    var isWaitingForConnection: Bool { get }
+}
+
 /// A request ready for the wire.
 public struct TransportRequest: Sendable {
     /// Method, URL, headers, and the body when ``body`` is ``TransportBody/inRequest``.
@@ -173,6 +181,10 @@ public struct TransportRequest: Sendable {
     /// turned out dead, libcurl sends the request again on a new one, an attempt the source
     /// did not count.
     package var usesNewConnection = false
+    /// Whether the response is a stream, open for as long as the server sends: a transport runs
+    /// it on connections of its own, under a cap of its own, so that open streams never hold a
+    /// request back from a connection, however many there are.
+    package var isStream = false
 
     /// Creates a transport request.
     public init(urlRequest: URLRequest, body: TransportBody = .inRequest, maximumBodySize: Int? = nil, pinnedKeys: [String] = []) {

@@ -14,6 +14,9 @@ import FoundationNetworking
 /// the hop, 1.02× without). When the transport is released (after the last request that uses it
 /// has finished) that session is invalidated. On Linux, requests to a plain-HTTP origin past the
 /// configuration's `httpMaximumConnectionsPerHost` wait their turn in Tern, in order.
+/// Streamed responses, which stay open as long as the server sends, go through a second session
+/// of the same configuration, made with the first: its connections, and its cap per host, are
+/// apart from requests', so that streams held open never keep a request from a connection.
 ///
 /// A session passed in stays the caller's: it is used as it is and never invalidated, and since
 /// Tern is not its delegate, its responses arrive whole, so a body over the limit is refused
@@ -27,17 +30,27 @@ public final class URLSessionTransport: Transport {
     /// a connection checked for one set is never reused by a request with another, or with
     /// none.
     private let pinnedTransports = Locked([[String]: URLSessionTransport]())
+    /// Whether this transport is the one a transport made for streams.
+    private let carriesStreams: Bool
+    /// For streamed responses, which stay open as long as the server sends, a transport of the
+    /// same configuration and pins, made with the first: a session of its own, whose connections
+    /// and cap per host are apart from requests', so that streams held open never keep a
+    /// request from a connection (FoundationNetworking caps each session's connections per host
+    /// in its libcurl too).
+    private let streamTransport = Locked<URLSessionTransport?>(nil)
 
     /// Creates a transport over a new session made from `configuration`, which keeps no cookies:
     /// each API keeps its own, in its ``CookieJar``. On Linux it keeps no `URLCache` either
     /// (Tern's ``HTTPCache`` caches over any transport): through FoundationNetworking's cache, a
     /// cancel racing a task's completion crashed the process in one run of the cancel storms in six.
     public convenience init(configuration: URLSessionConfiguration = .default) {
-        self.init(configuration: configuration, pins: [])
+        self.init(configuration: configuration, pins: [], carriesStreams: false)
     }
 
-    /// A transport whose servers must show one of `pins`, if any.
-    private init(configuration: URLSessionConfiguration, pins: [String]) {
+    /// A transport whose servers must show one of `pins`, if any; for streams alone if
+    /// `carriesStreams`.
+    private init(configuration: URLSessionConfiguration, pins: [String], carriesStreams: Bool) {
+        self.carriesStreams = carriesStreams
         // A copy, so that the caller's stays as it was.
         let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
         configuration.httpCookieStorage = nil
@@ -69,6 +82,7 @@ public final class URLSessionTransport: Transport {
     public init(session: URLSession) {
         self.session = session
         exchanges = nil
+        carriesStreams = false
     }
 
     deinit {
@@ -86,6 +100,9 @@ public final class URLSessionTransport: Transport {
         guard let exchanges else { return sendThroughCallersSession(request, to: receiver) }
         if request.pinnedKeys != exchanges.pins, canPinKeys {
             return pinnedTransport(for: request.pinnedKeys).send(request, to: receiver)
+        }
+        if request.isStream, !carriesStreams {
+            return transportForStreams(pins: exchanges.pins).send(request, to: receiver)
         }
         return exchanges.send(request, to: receiver, on: session)
     }
@@ -108,9 +125,19 @@ public final class URLSessionTransport: Transport {
     private func pinnedTransport(for pins: [String]) -> URLSessionTransport {
         pinnedTransports.withLock { transports in
             if let transport = transports[pins] { return transport }
-            let transport = URLSessionTransport(configuration: session.configuration, pins: pins)
+            let transport = URLSessionTransport(configuration: session.configuration, pins: pins, carriesStreams: false)
             transports[pins] = transport
             return transport
+        }
+    }
+
+    /// The transport for this one's streams, made now if it was not.
+    private func transportForStreams(pins: [String]) -> URLSessionTransport {
+        streamTransport.withLock { transport in
+            if let transport { return transport }
+            let made = URLSessionTransport(configuration: session.configuration, pins: pins, carriesStreams: true)
+            transport = made
+            return made
         }
     }
 

@@ -88,13 +88,16 @@ public struct CertificatePins: Sendable, Equatable {
 
     /// The hashes (Base64, without `sha256/`) that a server for `host` must show one of; none
     /// when the host is not pinned. An IP address is looked up in its one spelling, as libcurl
-    /// connects to it: a pin for `127.0.0.1` holds for `127.1` and `0x7f.0.0.1` too.
+    /// connects to it: a pin for `127.0.0.1` holds for `127.1`, `0x7f.0.0.1` and
+    /// `[::ffff:127.0.0.1]` too, and beside its own for a NAT64 address of it (`64:ff9b::7f00:1`),
+    /// which reaches the same server through the network's translator.
     public func hashes(for host: String) -> [String] {
         var name = host.lowercased()
         if name.hasSuffix(".") { name.removeLast() }   // the root's dot: the same host
         name = HostName.canonical(name)
+        let names = [name] + (HostName.nat64IPv4(name).map { [$0] } ?? [])
         var hashes: [String] = []
-        for entry in entries where Self.matches(entry.pattern, name) {
+        for entry in entries where names.contains(where: { Self.matches(entry.pattern, $0) }) {
             hashes += entry.hashes.filter { !hashes.contains($0) }
         }
         return hashes

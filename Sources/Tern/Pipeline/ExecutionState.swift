@@ -51,6 +51,9 @@ struct ExecutionState {
 
     var isFinished: Bool { phase == .finished }
 
+    /// The transport's task for the attempt on the wire, if any.
+    var task: (any TransportTask)? { leftovers.task }
+
     /// The request the timeout names: the attempt on the wire, else the one built.
     var latestRequest: URLRequest? {
         if case .sending(let request, _) = phase { request } else { built }

@@ -127,9 +127,12 @@ final class RequestExecution: Sendable {
     }
 
     private func timedOut(after interval: TimeInterval) {
-        let request = state.withLock { $0.latestRequest }
+        let (request, task) = state.withLock { ($0.latestRequest, $0.task) }
         let method = request.map(Self.method(of:)) ?? route.method
-        let timeout = APIError.timeout(.init(interval: interval, method: method.rawValue, url: request?.url ?? URL(string: route.url)))
+        // Asked before the task is cancelled, which takes it out of the line.
+        let waited = (task as? any ConnectionWaiting)?.isWaitingForConnection ?? false
+        let timeout = APIError.timeout(.init(interval: interval, method: method.rawValue, url: request?.url ?? URL(string: route.url),
+                                             waitedForConnection: waited))
         finish(.failed(timeout), stoppingOn: context.pipelineQueue)
     }
 
@@ -223,6 +226,7 @@ final class RequestExecution: Sendable {
         let callsAppCode = context.callsAppCode
         ranged.callsAppCodeAtEnd = callsAppCode
         ranged.parsesAtEnd = parsesAnswer
+        ranged.isStream = stream != nil
         let request = ranged
         guard let attempt = state.withLock({ $0.send(request.urlRequest) }) else { return }
         context.plugins.forEach { $0.willSend(request.urlRequest, api: api.apiContext) }

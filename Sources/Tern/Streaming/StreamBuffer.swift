@@ -219,7 +219,9 @@ final class StreamBuffer: Sendable {
             guard state.end == nil else { return (nil, nil, []) }
             state.end = .some(error)
             if cancellingTask { state.isCancelled = true }
-            defer { state.reader = nil; state.idleTimer = nil; state.durationTimer = nil }
+            // The task goes too: it holds the receiver, which holds the request, which holds
+            // this buffer, and with them the API's transport and its threads.
+            defer { state.reader = nil; state.task = nil; state.idleTimer = nil; state.durationTimer = nil }
             return (state.reader, cancellingTask ? state.task : nil, [state.idleTimer, state.durationTimer].compactMap { $0 })
         }
         timers.forEach { $0.cancel() }

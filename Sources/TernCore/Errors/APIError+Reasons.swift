@@ -318,18 +318,28 @@ extension APIError {
         public let method: String?
         /// The request's URL, for a request's timeout.
         public let url: URL?
+        /// Whether the request was still waiting its turn for a connection to its host when its
+        /// time ran out: as many requests to the host as the transport allows at once
+        /// (`CurlTransport`'s `maximumConnectionsPerHost`, or the `httpMaximumConnectionsPerHost`
+        /// of URLSession's configuration on Linux) were running, and none ended in time. Known
+        /// where Tern holds the line, for plain `http`; over `https` the transport's own library
+        /// holds it, and this is `false`.
+        public let waitedForConnection: Bool
 
         /// Creates the timeout; leave `method` and `url` out for a promise's.
-        package init(interval: TimeInterval, method: String? = nil, url: URL? = nil) {
+        package init(interval: TimeInterval, method: String? = nil, url: URL? = nil, waitedForConnection: Bool = false) {
             self.interval = interval
             self.method = method
             self.url = url
+            self.waitedForConnection = waitedForConnection
         }
 
         /// What went wrong, in words.
         public var description: String {
             let subject = url == nil ? "The promise" : describe(method, url)
-            return "\(subject) timed out after \(interval) s."
+            guard waitedForConnection else { return "\(subject) timed out after \(interval) s." }
+            return "\(subject) timed out after \(interval) s waiting for a connection: "
+                + "every connection the transport allows to its host was in use."
         }
     }
 

@@ -14,7 +14,12 @@ extension URL {
 package enum HostName {
     /// `host` in lower case, with an IPv4 address in dotted decimal and an IPv6 address as
     /// `inet_ntop` writes it (`0:0::1` is `::1`); a name stays a name (`08.0.0.1`, `256.0.0.1`
-    /// and `1.2.3.4.5` are names to libcurl too).
+    /// and `1.2.3.4.5` are names to libcurl too). An IPv4-mapped address (`::ffff:127.0.0.1`,
+    /// `::ffff:7f00:1`) is its IPv4 address: a socket connecting to one reaches that address
+    /// over IPv4. Other IPv6 forms holding an IPv4 address stay IPv6: an IPv4-compatible one
+    /// (`::127.0.0.1`) is no route to it, and a NAT64 one (`64:ff9b::…`) reaches it only
+    /// through a translator the network may not have (pins hold for it all the same: see
+    /// ``nat64IPv4(_:)``).
     package static func canonical(_ host: String) -> String {
         let host = host.lowercased()
         if host.utf8.contains(UInt8(ascii: ":")) { return ipv6(host) ?? host }
@@ -70,10 +75,30 @@ package enum HostName {
         return UInt32(leading.enumerated().reduce(last) { $0 | $1.element << (8 * (3 - $1.offset)) })
     }
 
-    /// `host` as `inet_ntop` writes the IPv6 address it spells; `nil` if it spells none.
+    /// The IPv4 address, in dotted decimal, that the NAT64 address `host` (in the well-known
+    /// prefix `64:ff9b::/96`, RFC 6052) stands for; `nil` for any other host.
+    package static func nat64IPv4(_ host: String) -> String? {
+        guard host.hasPrefix("64:ff9b:"), let bytes = ipv6Bytes(host),
+              bytes.prefix(12).elementsEqual([0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0]) else { return nil }
+        return bytes.suffix(4).map(String.init).joined(separator: ".")
+    }
+
+    /// The 16 bytes of the IPv6 address `host` spells; `nil` if it spells none.
+    private static func ipv6Bytes(_ host: String) -> [UInt8]? {
+        var address = in6_addr()
+        guard inet_pton(AF_INET6, host, &address) == 1 else { return nil }
+        return withUnsafeBytes(of: &address) { Array($0) }
+    }
+
+    /// `host` as `inet_ntop` writes the IPv6 address it spells, or the IPv4 address an
+    /// IPv4-mapped one maps; `nil` if it spells none.
     private static func ipv6(_ host: String) -> String? {
         var address = in6_addr()
         guard inet_pton(AF_INET6, host, &address) == 1 else { return nil }
+        let mapped = withUnsafeBytes(of: &address) { bytes in
+            bytes.prefix(12).elementsEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]) ? bytes.suffix(4).map(String.init) : nil
+        }
+        if let mapped { return mapped.joined(separator: ".") }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         guard inet_ntop(AF_INET6, &address, &text, socklen_t(text.count)) != nil else { return nil }
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

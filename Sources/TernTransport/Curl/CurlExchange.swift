@@ -90,6 +90,12 @@ final class CurlExchange: @unchecked Sendable {
     private let loop: CurlLoop
     /// The most body bytes the receiver takes, if it has a limit.
     private let maximumBodySize: Int?
+    /// Whether the exchange waits in the loop's line for its origin, the origin's connections
+    /// all in use: read from the request's timeout, on another thread.
+    private let queued = Locked(false)
+    /// Whether the loop put it in that line, the loop thread's: only then is ``queued`` touched
+    /// again, sparing each request a lock.
+    private var wasQueued = false
     /// The body bytes received.
     private var receivedBytes = 0
     /// How many bytes libcurl will hand over again, having held them during a pause.
@@ -167,6 +173,22 @@ final class CurlExchange: @unchecked Sendable {
         if !pinnedKeys.isEmpty {
             setString(CurlOption.pinnedPublicKey, pinnedKeys.map { "sha256//" + $0 }.joined(separator: ";"))
         }
+    }
+
+    /// Whether the exchange waits its turn for a connection to its origin now.
+    var isWaitingForConnection: Bool { queued.withLock { $0 } }
+
+    /// The loop put the exchange in its origin's line.
+    func waitsForConnection() {
+        wasQueued = true
+        queued.withLock { $0 = true }
+    }
+
+    /// The loop hands the exchange to libcurl: it waits in no line of Tern's any more.
+    func leftTheLine() {
+        guard wasQueued else { return }
+        wasQueued = false
+        queued.withLock { $0 = false }
     }
 
     /// Out of the multi handle by now: it held the exchange until then.

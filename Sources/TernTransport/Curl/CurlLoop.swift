@@ -245,7 +245,11 @@ final class CurlLoop: @unchecked Sendable {
             defer { inbox.starts.removeAll(); inbox.cancels.removeAll(); inbox.isAwake = false }
             return (starts: inbox.starts, cancels: inbox.cancels, isClosing: inbox.isClosing, jobsWaiting: !inbox.jobs.isEmpty)
         }
-        for exchange in work.starts { perform(state.start(exchange, origin: exchange.admissionOrigin)) }
+        for exchange in work.starts {
+            let actions = state.start(exchange, origin: exchange.admissionOrigin)
+            if actions.isEmpty { exchange.waitsForConnection() }
+            perform(actions)
+        }
         for exchange in work.cancels { perform(state.cancel(exchange, origin: exchange.admissionOrigin)) }
         return (work.isClosing, work.jobsWaiting)
     }
@@ -297,6 +301,7 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Hands `exchange` to libcurl; one libcurl refuses ends at once.
     private func add(_ exchange: CurlExchange) {
+        exchange.leftTheLine()
         if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
             byHandle[exchange.easy] = exchange
         } else {

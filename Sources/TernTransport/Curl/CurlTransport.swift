@@ -4,7 +4,8 @@ import Foundation
 import FoundationNetworking
 
 /// A transport over libcurl's multi interface, for Linux: one event thread per transport drives
-/// every transfer, with connection reuse, keep-alive, HTTP/2 where the system's libcurl has it,
+/// every transfer (and a second, from the first streamed response, drives streams, on
+/// connections of their own), with connection reuse, keep-alive, HTTP/2 where the system's libcurl has it,
 /// TLS with peer verification, proxies from the environment as curl reads them
 /// (`http_proxy`, `https_proxy`, `no_proxy`), and decompression.
 ///
@@ -29,6 +30,11 @@ public final class CurlTransport: Transport {
     private let library: CurlLibrary
     /// The event loop; internal for the tests, which watch it end.
     let loop: CurlLoop
+    /// The loop that runs streams, made with the first: their connections and caps are apart
+    /// from requests', so that streams held open never keep a request from a connection.
+    /// Internal for the tests, which watch it end.
+    let streamLoop = Locked<CurlLoop?>(nil)
+    private let connectionCaps: (perHost: Int, total: Int)
     /// The easy handles its finished exchanges gave back; internal for the tests.
     let handles: CurlHandles
     /// The most connections open to one host at once unless a transport is told otherwise: as
@@ -51,7 +57,9 @@ public final class CurlTransport: Transport {
     ///     names included. Only they are trusted then, not the system's too.
     ///   - maximumConnectionsPerHost: The most connections open to one host (and port) at once;
     ///     requests past it wait, their timeouts running, for one to free up. HTTP/2 requests
-    ///     share one connection whatever the cap.
+    ///     share one connection whatever the cap. Streamed responses, which stay open as long
+    ///     as the server sends, run on connections of their own under a cap of the same size
+    ///     (both caps), so that streams held open never keep a request from a connection.
     ///   - maximumConnections: The most connections open at once to all hosts together (at
     ///     least `maximumConnectionsPerHost`), which holds the descriptors a process uses when
     ///     it talks to many hosts at once; requests past it wait, over plain HTTP in the order
@@ -81,6 +89,7 @@ public final class CurlTransport: Transport {
         let keeps = keepingHandles ?? library.resetHandlesAreSafe
         handles = CurlHandles(library: library, capacity: keeps ? CurlLoop.idleConnections : 0)
         executor = CurlTaskExecutor(loop: loop)
+        connectionCaps = (max(1, maximumConnectionsPerHost), maximumConnections)
         self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
         self.trustedCertificates = trustedCertificates
     }
@@ -93,6 +102,18 @@ public final class CurlTransport: Transport {
 
     deinit {
         loop.close()
+        streamLoop.withLock { $0 }?.close()
+    }
+
+    /// The loop for streams, made now if it was not; the requests' loop if libcurl cannot
+    /// make another.
+    private func loopForStreams() -> CurlLoop {
+        streamLoop.withLock { streamLoop in
+            if let streamLoop { return streamLoop }
+            let made = try? CurlLoop(curl: library.api, connectionsPerHost: connectionCaps.perHost, totalConnections: connectionCaps.total)
+            streamLoop = made
+            return made ?? loop
+        }
     }
 
     /// The transport's event thread as a task executor: a task that prefers it sends its
@@ -132,6 +153,7 @@ public final class CurlTransport: Transport {
     /// Starts sending `request` and reports its exchange to `receiver`.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange: CurlExchange
+        let loop = request.isStream ? loopForStreams() : self.loop
         do {
             exchange = try CurlExchange(request, receiver: receiver, curl: library.api, handles: handles, loop: loop,
                                     trusting: trustedCertificates)
@@ -144,9 +166,11 @@ public final class CurlTransport: Transport {
     }
 
     /// Cancels through the loop, which knows whether the exchange is still running.
-    private struct CurlTask: TransportTask {
+    private struct CurlTask: ConnectionWaiting {
         let exchange: CurlExchange
         let loop: CurlLoop
+
+        var isWaitingForConnection: Bool { exchange.isWaitingForConnection }
 
         func cancel() {
             loop.cancel(exchange)

@@ -17,8 +17,8 @@ import TernTesting
         private let server: RawServer
         private let relay: TLSRelay
 
-        init() throws {
-            certificates = try TestCertificates()
+        init(names: String = "IP:127.0.0.1") throws {
+            certificates = try TestCertificates(names: names)
             let received = received
             server = try RawServer { connection in
                 while let request = connection.readRequest() {
@@ -109,6 +109,38 @@ import TernTesting
         // The same spelling with the right pin reaches the server: the address is the same.
         let right = try Self.api(["127.0.0.1": [try server.serverPin]], transport: transport)
         #expect(try await (right.request(route: .get(url)) as Promise<String>).value == "secret")
+    }
+
+    /// `[::ffff:127.0.0.1]` is 127.0.0.1 over IPv4: libcurl connects through it to the relay,
+    /// bound to 127.0.0.1 alone. With a certificate naming that spelling too (a server's own
+    /// could), each reached the server unchecked by the pin for `127.0.0.1`.
+    @Test(arguments: ["[::ffff:127.0.0.1]", "[::ffff:7f00:1]"])
+    func aPinForAnAddressHoldsForItsIPv4MappedSpelling(spelling: String) async throws {
+        let server = try RelayingServer(names: "IP:127.0.0.1,IP:::ffff:127.0.0.1")
+        let transport = try CurlTransport(trusting: server.certificates.authority)
+        let url = server.url.replacingOccurrences(of: "127.0.0.1", with: spelling) + "/secret"
+        let api = try Self.api(["127.0.0.1": [Self.wrongPin]], transport: transport)
+        let result = await (api.request(route: .get(url)) as Promise<String>).result
+        guard case .failure(APIError.pinningFailed(let failure)) = result else {
+            Issue.record("expected pinningFailed, got \(result)")
+            return
+        }
+        #expect(failure.reason == .keyMismatch)
+        #expect(server.requestBytes == 0)
+        // The server is reached through that spelling: with its key pinned, it answers.
+        let right = try Self.api(["127.0.0.1": [try server.serverPin]], transport: transport)
+        #expect(try await (right.request(route: .get(url)) as Promise<String>).value == "secret")
+        // URLSession on Linux cannot check pins: the mapped spelling is still a pinned host,
+        // refused before anything is sent rather than sent unchecked.
+        let heard = server.received.items.count
+        let unchecked = AbstractAPI(configuration: api.configuration, transport: URLSessionTransport(), responseQueue: .global())
+        let refused = await (unchecked.request(route: .get(url)) as Promise<String>).result
+        guard case .failure(APIError.pinningFailed(let cannot)) = refused else {
+            Issue.record("expected pinningFailed over URLSession, got \(refused)")
+            return
+        }
+        #expect(cannot.reason == .transportCannotPin)
+        #expect(server.received.items.count == heard)
     }
 
     @Test func aBackupKeyBesideAWrongOnePasses() async throws {

@@ -29,6 +29,27 @@ import TernTesting
         #expect(await eventually { loops.alive == 0 }, "\(loops.alive) of 20 loops still running")
     }
 
+    /// Streams run on a loop of their own, made with the first: it ends with its transport too.
+    @Test func aReleasedTransportEndsItsStreamsThreadToo() async throws {
+        let server = try LoopbackServer { _ in .json("[]") }
+        defer { server.stop() }
+        /// A weak reference to the loop, read once the transport is gone.
+        final class WeakLoop: @unchecked Sendable {
+            weak var loop: CurlLoop?
+        }
+        let streamLoop = WeakLoop()
+        do {
+            let transport = try CurlTransport()
+            let api = AbstractAPI(transport: transport, responseQueue: .global())
+            var body = Data()
+            for try await chunk in api.stream(route: .get(server.baseURL + "/")) { body += chunk }
+            #expect(body == Data("[]".utf8))
+            streamLoop.loop = transport.streamLoop.withLock { $0 }
+            #expect(streamLoop.loop != nil && streamLoop.loop !== transport.loop)
+        }
+        #expect(await eventually { streamLoop.loop == nil }, "the streams' loop still runs")
+    }
+
     @Test func workHandedOverWhileTheLoopRunsJobsRunsWithoutWaitingForItsTimeout() throws {
         // A job handed over while the loop runs another finds the loop awake, and does not wake
         // it: the loop must run it next rather than sleep until its poll times out (a second).

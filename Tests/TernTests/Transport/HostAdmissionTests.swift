@@ -68,6 +68,17 @@ import Testing
         #expect(another && admission.isFull)
     }
 
+    /// Only an exchange in its origin's line waits: not one running, nor one withdrawn.
+    @Test func anExchangeWaitsWhileItIsInItsOriginsLine() {
+        var admission = HostAdmission<Job>(limit: 1)
+        let (running, waiting, https) = (Job(), Job(), Job())
+        #expect(admission.admit(running, origin: "a:80") && !admission.admit(waiting, origin: "a:80") && admission.admit(https, origin: nil))
+        #expect(!admission.isWaiting(running, origin: "a:80") && admission.isWaiting(waiting, origin: "a:80"))
+        #expect(!admission.isWaiting(https, origin: nil) && !admission.isWaiting(waiting, origin: "b:80"))
+        let next = admission.release(origin: "a:80")
+        #expect(next === waiting && !admission.isWaiting(waiting, origin: "a:80"))
+    }
+
     @Test func originsAreCountedApartAndHTTPSIsNotCounted() {
         var admission = HostAdmission<Job>(limit: 1)
         let check7 = admission.admit(Job(), origin: "a:80")

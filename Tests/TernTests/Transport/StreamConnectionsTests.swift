@@ -1,0 +1,140 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import Tern
+import TernTesting
+
+/// Streams held open and the cap on connections per host: streams run on connections of their
+/// own, so that a request beside any number of open streams gets one; a request whose time ran
+/// out while it waited for one says so. On the transport under test (``TestTransport``), whose
+/// cap per host is 8 over libcurl and 6 over URLSession on Linux.
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct StreamConnectionsTests {
+    /// Answers `/events…` with an event stream's head and one event, then holds the connection
+    /// open until the client closes it; `/hang…` and `/quiet…` with nothing, held the same
+    /// way; anything else with its path. Notes the path of each request it holds.
+    final class HoldingServer: Sendable {
+        let held = Recorder<String>()
+        private let server: RawServer
+
+        init() throws {
+            let held = held
+            server = try RawServer { connection in
+                while let request = connection.readRequest() {
+                    let path = ConnectionReuseTests.name(of: request)
+                    if path.hasPrefix("events") {
+                        connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\r\ndata: open\n\n")
+                    }
+                    if ["events", "hang", "quiet"].contains(where: path.hasPrefix) {
+                        held.append(path)
+                        _ = connection.readAvailable(for: 50)   // until the client closes it, or the server stops
+                        return
+                    }
+                    guard connection.send(RawServer.Connection.response(path)) else { return }
+                }
+            }
+        }
+
+        deinit { server.stop() }
+
+        var baseURL: String { server.baseURL }
+
+        /// Waits until it holds `count` requests whose paths start with `prefix`: every
+        /// connection the transport allows to it, when `count` is the cap. (Sent at once, the
+        /// requests reach the transport in any order.)
+        func waitForHeld(_ count: Int, _ prefix: String) async throws {
+            for _ in 0..<2000 where held.items.filter({ $0.hasPrefix(prefix) }).count < count {
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
+            #expect(held.items.filter { $0.hasPrefix(prefix) }.count >= count)
+        }
+    }
+
+    /// The cap per host of the transport under test, by default.
+    static var cap: Int {
+        #if os(Linux)
+        if TestTransport.isCurl { return CurlTransport.defaultConnectionsPerHost }
+        #endif
+        return URLSessionConfiguration.default.httpMaximumConnectionsPerHost
+    }
+
+    static func api(timeout: TimeInterval = 10) -> AbstractAPI? {
+        guard let transport = TestTransport.make() else { return nil }
+        return AbstractAPI(configuration: APIConfiguration(timeout: timeout, retryPolicy: .never), transport: transport, responseQueue: .global())
+    }
+
+    /// Ten streams to one origin, more than the cap: a GET beside them is answered. (It waited
+    /// behind them until its timeout.)
+    @Test func aRequestBesideOpenStreamsGetsAConnection() async throws {
+        let server = try HoldingServer()
+        guard let api = Self.api() else { return }
+        let streams = (0..<10).map { api.stream(route: .get(server.baseURL + "/events\($0)")) }
+        defer { streams.forEach { $0.cancel() } }
+        // As many as the cap are open, their heads sent.
+        try await server.waitForHeld(Self.cap, "events")
+        let answer: String = try await api.request(route: .get(server.baseURL + "/plain")).value
+        #expect(answer == "plain")
+        // And again, on a connection now idle among the requests'.
+        let again: String = try await api.request(route: .get(server.baseURL + "/again")).value
+        #expect(again == "again")
+    }
+
+    /// A stream that has ended lets its API's transport go, and with it the transport's
+    /// connections and threads. (Its buffer kept the transport's task, which holds the
+    /// request, which holds the buffer: every stream kept its transport for ever.)
+    @Test func aFinishedStreamLetsItsTransportGo() async throws {
+        let server = try HoldingServer()
+        /// A weak reference, read once the API is gone.
+        final class WeakTransport: @unchecked Sendable {
+            weak var transport: (any Transport & AnyObject)?
+        }
+        let gone = WeakTransport()
+        do {
+            guard let transport = TestTransport.make() else { return }
+            gone.transport = transport as? any Transport & AnyObject
+            let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport, responseQueue: .global())
+            var body = Data()
+            for try await chunk in api.stream(route: .get(server.baseURL + "/whole")) { body += chunk }
+            #expect(body == Data("whole".utf8))
+        }
+        #expect(await eventually { gone.transport == nil }, "the transport outlived its API and its stream")
+    }
+
+    /// A request whose time runs out while every connection allowed to its host is busy says
+    /// it waited for one; one that had its connection does not. Streams past their own cap
+    /// wait for one of theirs the same way.
+    @Test func aRequestThatTimedOutWaitingForAConnectionSaysSo() async throws {
+        let server = try HoldingServer()
+        guard let api = Self.api() else { return }
+        let short = RequestOptions(timeout: 2)
+        // Its own connection, but no answer.
+        let unanswered = await (api.request(route: .get(server.baseURL + "/quiet"), options: short) as Promise<String>).result
+        guard case .failure(let alone) = unanswered, (alone as? APIError)?.caseName == "timeout" else {
+            Issue.record("expected a timeout, got \(unanswered)")
+            return
+        }
+        #expect(!"\(alone)".contains("waiting for a connection"), "\(alone)")
+        // Every connection to the host held by requests no one answers.
+        let held = (0..<10).map { api.request(route: .get(server.baseURL + "/hang\($0)")) as Promise<String> }
+        defer { held.forEach { $0.cancel() } }
+        try await server.waitForHeld(Self.cap, "hang")
+        let waiting = await (api.request(route: .get(server.baseURL + "/late"), options: short) as Promise<String>).result
+        guard case .failure(let error) = waiting, (error as? APIError)?.caseName == "timeout" else {
+            Issue.record("expected a timeout, got \(waiting)")
+            return
+        }
+        #expect("\(error)".contains("timed out after 2.0 s waiting for a connection"), "\(error)")
+        // Streams past theirs.
+        let streams = (0..<10).map { api.stream(route: .get(server.baseURL + "/events\($0)")) }
+        defer { streams.forEach { $0.cancel() } }
+        try await server.waitForHeld(Self.cap, "events")
+        let stream = api.stream(route: .get(server.baseURL + "/events-late"), options: short)
+        let head = await stream.response.result
+        guard case .failure(let streamError) = head, (streamError as? APIError)?.caseName == "timeout" else {
+            Issue.record("expected a timeout, got \(head)")
+            return
+        }
+        #expect("\(streamError)".contains("waiting for a connection"), "\(streamError)")
+    }
+}
