@@ -30,14 +30,18 @@ import TernTesting
         #expect(echo.header("Accept") == "application/json")
     }
 
-    @Test func theDelegateIsHeldWeakly() throws {
+    /// The API holds its delegate until it is replaced: nothing else need keep it.
+    @Test func theDelegateIsHeldByTheAPI() throws {
         let api = try TestAPI()
+        let watched: WeakRef<Signer>
         do {
             let signer = Signer("X", "1")
+            watched = WeakRef(signer)
             api.delegate = signer
-            #expect(api.delegate === signer)
         }
-        #expect(api.delegate == nil)
+        #expect(!watched.isFreed && api.delegate === watched.object)
+        api.delegate = nil
+        #expect(watched.isFreed)
     }
 
     @Test(arguments: [
