@@ -58,7 +58,9 @@ struct CacheStore {
         let manager = FileManager.default
         try manager.createDirectory(at: directory, withIntermediateDirectories: true)
         let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey, .isRegularFileKey]
-        let files = try manager.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)
+        // Listed where a link leads: Foundation lists a link to a directory as empty, and the
+        // files of earlier runs were then never counted, served nor removed.
+        let files = try manager.contentsOfDirectory(at: directory.resolvingSymlinksInPath(), includingPropertiesForKeys: keys)
         var found: [(name: String, size: Int, date: Date)] = []
         for file in files {
             // Never a directory, a link or anything else the cache did not write.

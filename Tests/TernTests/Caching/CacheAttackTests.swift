@@ -157,4 +157,30 @@ import TernTesting
         #expect(after.cacheOutcome == .miss)
         #expect(String(decoding: after.body, as: UTF8.self) == "list v2")
     }
+
+    /// A cache directory that is a link to another (as dotfiles and home directories moved to
+    /// another disk often are): a cache opened there later finds what earlier ones kept, serves
+    /// it, counts it against its limit and forgets it. Foundation lists such a link as empty:
+    /// the files of every earlier run stayed, uncounted, and the directory grew without bound.
+    @Test func aCacheDirectoryThatIsALinkFindsWhatEarlierRunsKept() async throws {
+        let link = FileManager.default.temporaryDirectory.appendingPathComponent("tern-link-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: directory)
+        defer {
+            try? FileManager.default.removeItem(at: link)
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let origin = try HTTPCacheTests.Origin { _, number in HTTPCacheTests.answer("v\(number)", "Cache-Control: max-age=600\r\n") }
+        func api(_ cache: HTTPCache) -> AbstractAPI {
+            AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never, cache: cache), transport: TestTransport.make(), responseQueue: .global())
+        }
+        let first = try HTTPCache(directory: link, clock: clock)
+        _ = try await api(first).request(route: .get(origin.url + "/x")).value as Response
+        let later = try HTTPCache(directory: link, clock: clock)
+        #expect(later.byteCount == first.byteCount && later.byteCount > 0)
+        let kept: Response = try await api(later).request(route: .get(origin.url + "/x")).value
+        #expect(kept.cacheOutcome == .hit)
+        later.removeAll()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
 }
