@@ -183,4 +183,29 @@ import TernTesting
         later.removeAll()
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
+
+    /// A response that varies on a field holding a key of the caller's (`X-API-Key`), kept on
+    /// disk: the key is never written there, as no cookie or token is, and the response is
+    /// served to that key only.
+    @Test func aKeyAFieldVaryNamesHoldsIsNeverWritten() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try HTTPCacheTests.Origin { request, number in
+            HTTPCacheTests.answer("v\(number)", "Cache-Control: max-age=600\r\nVary: X-API-Key\r\n")
+        }
+        let cache = try HTTPCache(directory: directory, clock: clock)
+        func get(key: String) async throws -> Response {
+            let api = AbstractAPI(configuration: APIConfiguration(commonHeaders: ["X-API-Key": key], timeout: 20, retryPolicy: .never, cache: cache),
+                                  transport: TestTransport.make(), responseQueue: .global())
+            return try await api.request(route: .get(origin.url + "/x")).value
+        }
+        _ = try await get(key: "sk_live_0123456789")
+        #expect(try await get(key: "sk_live_0123456789").cacheOutcome == .hit)
+        #expect(try await get(key: "sk_live_another").cacheOutcome == .miss)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!names.isEmpty)
+        for name in names {
+            let contents = try Data(contentsOf: directory.appendingPathComponent(name))
+            #expect(contents.range(of: Data("sk_live_".utf8)) == nil, "\(name)")
+        }
+    }
 }
