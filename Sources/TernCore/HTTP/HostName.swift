@@ -21,7 +21,11 @@ package enum HostName {
     /// through a translator the network may not have (pins hold for it all the same: see
     /// ``nat64IPv4(_:)``).
     package static func canonical(_ host: String) -> String {
-        let host = host.lowercased()
+        var host = host.lowercased()
+        // A name Foundation gave back decoded (`b%C3%BCcher.example` is `bücher.example` to
+        // it), which libcurl converts to its ASCII form and connects to: compared in that form,
+        // or a pin for `xn--bcher-kva.example` did not hold for it.
+        if !host.utf8.allSatisfy({ $0 < 0x80 }) { host = ascii(host) }
         if host.utf8.contains(UInt8(ascii: ":")) { return ipv6(host) ?? host }
         // Every request's host comes here: a name (its first character no digit) or an address
         // written as it should be is given back without taking it apart.
@@ -102,5 +106,65 @@ package enum HostName {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         guard inet_ntop(AF_INET6, &address, &text, socklen_t(text.count)) != nil else { return nil }
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `name` as IDNA writes it for DNS, as libcurl's libidn2 does (UTS #46): compatibility
+    /// forms and case folded (`ｐ` is `p`), the ideographic full stops taken as dots, each label
+    /// with other than ASCII in Punycode after `xn--`; a trailing dot dropped, as for any name.
+    static func ascii(_ name: String) -> String {
+        let folded = name.precomposedStringWithCompatibilityMapping.lowercased()
+        let labels = folded.split(omittingEmptySubsequences: false) { ["\u{3002}", "\u{FF0E}", "\u{FF61}", "."].contains($0) }
+        var ascii = labels.map { label in
+            label.utf8.allSatisfy { $0 < 0x80 } ? String(label) : "xn--" + punycode(Array(label.unicodeScalars.map(\.value)))
+        }
+        if ascii.count > 1, ascii.last == "" { ascii.removeLast() }
+        return ascii.joined(separator: ".")
+    }
+
+    /// `scalars` in Punycode (RFC 3492, §6.3).
+    static func punycode(_ scalars: [UInt32]) -> String {
+        let (base, tMin, tMax) = (36, 1, 26)
+        func digit(_ value: Int) -> Character {
+            Character(Unicode.Scalar(UInt8(value < 26 ? 97 + value : 22 + value)))
+        }
+        func adapt(_ delta: Int, _ points: Int, _ first: Bool) -> Int {
+            var delta = first ? delta / 700 : delta / 2
+            delta += delta / points
+            var k = 0
+            while delta > (base - tMin) * tMax / 2 {
+                delta /= base - tMin
+                k += base
+            }
+            return k + (base - tMin + 1) * delta / (delta + 38)
+        }
+        var output = String(scalars.filter { $0 < 0x80 }.map { Character(Unicode.Scalar(UInt8($0))) })
+        let basic = output.count
+        if basic > 0 { output.append("-") }
+        var (n, delta, bias, handled): (UInt32, Int, Int, Int) = (0x80, 0, 72, basic)
+        while handled < scalars.count {
+            let next = scalars.filter { $0 >= n }.min() ?? n
+            delta += Int(next - n) * (handled + 1)
+            n = next
+            for scalar in scalars {
+                if scalar < n { delta += 1 }
+                guard scalar == n else { continue }
+                var q = delta
+                var k = base
+                while true {
+                    let t = k <= bias ? tMin : (k >= bias + tMax ? tMax : k - bias)
+                    if q < t { break }
+                    output.append(digit(t + (q - t) % (base - t)))
+                    q = (q - t) / (base - t)
+                    k += base
+                }
+                output.append(digit(q))
+                bias = adapt(delta, handled + 1, handled == basic)
+                delta = 0
+                handled += 1
+            }
+            delta += 1
+            n += 1
+        }
+        return output
     }
 }

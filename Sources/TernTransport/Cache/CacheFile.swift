@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 
 /// One kept response as a file: a magic line, the head as JSON and its length, the body and
@@ -61,21 +66,42 @@ enum CacheFile {
     /// size may be another cache's newer write to the same directory, and is read and checked
     /// like any; one larger than `largest`, more than the cache would ever write, is not read
     /// at all (one planted a gigabyte long would be read whole into memory).
+    ///
+    /// What took the file's place is not the cache's, and is neither read nor waited on: a
+    /// link (to `/dev/zero`, read until memory ran out), a pipe (whose open waits for a writer),
+    /// a directory. A file that grows as it is read is read no further than it could be whole.
     static func read(_ url: URL, size: Int, largest: Int) -> (reading: Reading, size: Int) {
-        guard let found = try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize else {
-            return (FileManager.default.fileExists(atPath: url.path) ? .damaged : .missing, 0)
-        }
+        let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return (errno == ENOENT ? .missing : .damaged, 0) }
+        defer { closeFile(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return (.damaged, 0) }
+        let found = Int(status.st_size)
         guard found == size || found <= largest else {
             // Only its first bytes, to tell a file of another format from a damaged one.
-            let handle = try? FileHandle(forReadingFrom: url)
-            defer { try? handle?.close() }
-            let start = (try? handle?.read(upToCount: magic.count)) ?? Data()
+            let start = readFile(descriptor, upTo: magic.count) ?? Data()
             return (start.starts(with: family) && !start.starts(with: magic) ? .otherFormat : .damaged, found)
         }
-        guard let data = try? Data(contentsOf: url) else { return (.damaged, found) }
+        guard let data = readFile(descriptor, upTo: max(found, largest) + 1) else { return (.damaged, found) }
         let reading = decode(data)
-        if case .intact = reading { try? FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: url.path) }
+        if case .intact = reading { _ = futimens(descriptor, nil) }
         return (reading, data.count)
+    }
+
+    /// Up to `limit` bytes from `descriptor`, to its end; `nil` when reading fails.
+    private static func readFile(_ descriptor: Int32, upTo limit: Int) -> Data? {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while data.count < limit {
+            let count = buffer.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress!, min($0.count, limit - data.count)) }
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            data.append(contentsOf: buffer[..<count])
+        }
+        return data
     }
 
     /// Writes `data` to a new file beside `destination`, under a name only the cache writes;
@@ -86,7 +112,7 @@ enum CacheFile {
         do {
             try data.write(to: temporary)
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
+            removeFile(temporary)
             throw error
         }
         return temporary
@@ -152,4 +178,16 @@ enum CacheFile {
         }
         return sum ^ (sum >> 32)
     }
+
+    /// Removes the cache's file at `url`, if a regular file is there: what took its place (a
+    /// directory of the user's, removed whole as an item; a link; a pipe) is not the cache's.
+    static func removeFile(_ url: URL) {
+        var status = stat()
+        guard lstat(url.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return }
+        _ = unlink(url.path)
+    }
 }
+
+// The system's, under names the type's own methods do not hide.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { read(descriptor, buffer, count) }
+private func closeFile(_ descriptor: Int32) { _ = close(descriptor) }

@@ -58,7 +58,9 @@ struct CacheStore {
         let manager = FileManager.default
         try manager.createDirectory(at: directory, withIntermediateDirectories: true)
         let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey, .isRegularFileKey]
-        let files = try manager.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)
+        // Listed where a link leads: Foundation lists a link to a directory as empty, and the
+        // files of earlier runs were then never counted, served nor removed.
+        let files = try manager.contentsOfDirectory(at: directory.resolvingSymlinksInPath(), includingPropertiesForKeys: keys)
         var found: [(name: String, size: Int, date: Date)] = []
         for file in files {
             // Never a directory, a link or anything else the cache did not write.
@@ -68,7 +70,7 @@ struct CacheStore {
             case .response(let name):
                 found.append((name, values.fileSize ?? 0, date))
             case .temporary where now.timeIntervalSince(date) > CacheFile.abandonedAfter:
-                try? manager.removeItem(at: file)
+                CacheFile.removeFile(file)
             case .temporary, nil:
                 continue
             }
@@ -123,7 +125,7 @@ struct CacheStore {
     mutating func place(_ temporary: URL, size: Int, for key: String) -> Bool {
         let name = Self.fileName(key)
         guard size <= limit, let destination = file(named: name), rename(temporary.path, destination.path) == 0 else {
-            try? FileManager.default.removeItem(at: temporary)
+            CacheFile.removeFile(temporary)
             remove(key)
             return false
         }
@@ -138,13 +140,13 @@ struct CacheStore {
         let name = Self.fileName(key)
         guard let entry = entries.removeValue(forKey: name) else { return }
         byteCount -= entry.size
-        if let file = file(named: name) { try? FileManager.default.removeItem(at: file) }
+        if let file = file(named: name) { CacheFile.removeFile(file) }
     }
 
     /// Forgets everything it keeps (and only that: other files in its directory stay).
     mutating func removeAll() {
         for name in entries.keys {
-            if let file = file(named: name) { try? FileManager.default.removeItem(at: file) }
+            if let file = file(named: name) { CacheFile.removeFile(file) }
         }
         entries = [:]
         useOrder = []
@@ -191,7 +193,7 @@ struct CacheStore {
             guard let entry = entries[name], entry.lastUse == use else { continue }
             entries[name] = nil
             byteCount -= entry.size
-            if let file = file(named: name) { try? FileManager.default.removeItem(at: file) }
+            if let file = file(named: name) { CacheFile.removeFile(file) }
         }
         if oldest > 1024, oldest * 2 > useOrder.count {
             useOrder.removeFirst(oldest)

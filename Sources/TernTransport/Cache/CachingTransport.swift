@@ -13,10 +13,21 @@ package final class CachingTransport: Transport {
     /// response is kept under.
     private let authorities: String?
 
+    /// Whether it carries streams: they only make the cache forget what they change.
+    private let isForStreams: Bool
+
     package init(base: any Transport, cache: HTTPCache) {
         self.base = base
         self.cache = cache
         authorities = Self.authorities(of: base)
+        isForStreams = false
+    }
+
+    private init(streamsOf caching: CachingTransport) {
+        base = caching.base
+        cache = caching.cache
+        authorities = caching.authorities
+        isForStreams = true
     }
 
     package func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool { base.runIfIdle(work) }
@@ -35,10 +46,21 @@ package final class CachingTransport: Transport {
             base.send(request, to: CachingReceiver(receiver, cache: cache, request: request.urlRequest, trust: trust, mode: mode, requestDate: requestDate))
         }
         if CacheRules.isUnsafe(method) { return network(request, .invalidate) }
-        if let kept = request.cacheLookup?.revalidating {
+        // A stream's body has no end to keep, and it must reach the server; only what it
+        // changes (above) is the cache's business.
+        if isForStreams { return base.send(request, to: receiver) }
+        if let lookup = request.cacheLookup, let kept = lookup.revalidating {
             var withoutConditions = request
             for name in Self.conditions { withoutConditions.urlRequest.setValue(nil, forHTTPHeaderField: name) }
             let unconditional = withoutConditions
+            // Sent elsewhere than it was looked up for (an adapter or the delegate changed its
+            // URL): the conditions are another URL's response's, whose 304 would have answered
+            // for this one, and refreshed it. It goes as a request the cache did not prepare.
+            if lookup.key != urlRequest.url.map(CacheKey.of) {
+                var moved = unconditional
+                moved.cacheLookup = nil
+                return sendUnprepared(moved, moved.urlRequest, method: method, requestDate: requestDate, trust: trust, to: receiver)
+            }
             // The conditions went in before the request was signed and pinned: sent with other
             // credentials or another trust than the response was kept under, a 304 could not
             // serve it, so the request goes without them, and what was kept is forgotten.
@@ -54,6 +76,16 @@ package final class CachingTransport: Transport {
             }
             task.begin(base.send(request, to: revalidating))
             return task
+        }
+        return sendUnprepared(request, urlRequest, method: method, requestDate: requestDate, trust: trust, to: receiver)
+    }
+
+    /// Sends `request`, which the cache did not prepare to revalidate: answered from what is
+    /// kept for it, or sent on.
+    private func sendUnprepared(_ request: TransportRequest, _ urlRequest: URLRequest, method: String, requestDate: Date, trust: String?,
+                                to receiver: any TransportReceiver) -> any TransportTask {
+        @Sendable func network(_ request: TransportRequest, _ mode: CacheExchange.Mode) -> any TransportTask {
+            base.send(request, to: CachingReceiver(receiver, cache: cache, request: request.urlRequest, trust: trust, mode: mode, requestDate: requestDate))
         }
         guard method == "GET" || method == "HEAD", !Self.hasOwnConditions(urlRequest) else { return base.send(request, to: receiver) }
         let isHead = method == "HEAD"
@@ -104,9 +136,11 @@ package final class CachingTransport: Transport {
     static let conditions = ["If-None-Match", "If-Modified-Since"]
 
     /// A transport that leaves `transport`'s cache aside, if it has one: for streams, whose
-    /// bodies have no end to keep and which must reach the server each time.
+    /// bodies have no end to keep and which must reach the server each time. What an unsafe
+    /// one changes (a `POST` answered with events) is still forgotten (RFC 9111, §4.4).
     package static func bypassing(_ transport: any Transport) -> any Transport {
-        (transport as? CachingTransport)?.base ?? transport
+        guard let caching = transport as? CachingTransport else { return transport }
+        return caching.isForStreams ? caching : CachingTransport(streamsOf: caching)
     }
 
     /// Whether the request carries conditions or a range of its own, which the cache leaves to

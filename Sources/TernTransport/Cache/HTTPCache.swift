@@ -147,14 +147,15 @@ public final class HTTPCache: Sendable {
         store.withLock { store in keys.forEach { store.remove($0) } }
     }
 
-    /// The request's value of each of `names`, "" for those it lacks; its credentials, those
+    /// The request's value of each of `names`, as a digest, "" for those it lacks; its credentials, those
     /// it sends, whether `Vary` names them or not, as digests: a response to a request with
     /// credentials is served only to requests with the same, so that one kept for an account is
     /// never another's (servers that sign in often say only `private`, which a browser, used by
     /// one person, takes as enough), and no cookie, token or password is written to disk; and
     /// `trust`, the pins and authorities the request was sent under, when not the default.
     static func varying(_ names: [String], of request: URLRequest, trust: String?) -> [String: String] {
-        var values = Dictionary(names.map { ($0, request.value(forHTTPHeaderField: $0)?.trimmingSpace() ?? "") },
+        // As digests too: a field `Vary` names may carry a key of the caller's (`X-API-Key`).
+        var values = Dictionary(names.map { ($0, request.value(forHTTPHeaderField: $0).map { digest(of: $0.trimmingSpace()) } ?? "") },
                                 uniquingKeysWith: { first, _ in first })
         for name in credentials {
             if let value = credential(name, of: request) { values[name] = digest(of: value) }

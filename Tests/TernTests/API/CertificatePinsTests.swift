@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TernTesting
 @testable import Tern
+@testable import TernCore
+@testable import TernTransport
 
 /// Which pins a host gets: exact names, `*.` for one label more, case and the root's dot
 /// ignored; and pins that are not a SHA-256 in Base64 refused when the pins are made.
@@ -76,5 +78,44 @@ import TernTesting
         let client = try APIClient(configuration: APIConfiguration(baseURL: "https://shop.example"),
                                    certificatePins: try CertificatePins(["shop.example": [Self.a]]), transport: stubs, responseQueue: .global())
         #expect(try await (client.request(route: .get("/ping")) as Promise<String>).value == "pong")
+    }
+
+    /// A transport that checks keys, and notes the ones each request asks it to check; it
+    /// connects nowhere.
+    final class KeyNotingTransport: Transport, @unchecked Sendable {
+        let pinned = Recorder<[String]>()
+        var canPinKeys: Bool { true }
+
+        func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+            pinned.append(request.pinnedKeys)
+            receiver.didComplete(with: URLError(.cannotConnectToHost))
+            return NoTask()
+        }
+    }
+
+    /// A pinned host written so that Foundation hands its name back decoded, not as libcurl
+    /// connects to it: percent-encoded UTF-8 (`b%C3%BCcher.example`, to libcurl, with libidn2,
+    /// `xn--bcher-kva.example`), ideographic full stops, full-width letters. Each request carries
+    /// the host's pins: compared as Foundation gave it, it went unpinned, past a certificate
+    /// any trusted authority signed (the curl tool, on this libcurl, connects to the pinned
+    /// name for each).
+    @Test(arguments: ["https://b%C3%BCcher.example/x", "https://B%C3%9Ccher.example/x", "https://xn--bcher-kva.example/x",
+                      "https://b%C3%BCcher.example%E3%80%82/x", "https://api%E3%80%82shop.example/x", "https://%EF%BD%81pi.shop.example/x"])
+    func aPinnedHostIsPinnedHoweverItsNameIsWritten(url: String) async throws {
+        let transport = KeyNotingTransport()
+        let api = try AbstractAPI(configuration: APIConfiguration(retryPolicy: .never),
+                                  certificatePins: try CertificatePins(["xn--bcher-kva.example": [Self.a], "api.shop.example": [Self.b]]),
+                                  transport: transport, responseQueue: .global())
+        _ = await (api.request(route: .get(url)) as Promise<Response>).result
+        #expect(transport.pinned.items.count == 1 && transport.pinned.items.allSatisfy { !$0.isEmpty }, "\(transport.pinned.items)")
+    }
+
+    /// Punycode as RFC 3492 gives it.
+    @Test func namesAreComparedInTheirASCIIForm() {
+        #expect(HostName.canonical("bücher.example") == "xn--bcher-kva.example")
+        #expect(HostName.canonical("MÜNCHEN.de") == "xn--mnchen-3ya.de")
+        #expect(HostName.canonical("例え.テスト") == "xn--r8jz45g.xn--zckzah")
+        #expect(HostName.canonical("ａｐｉ。shop.example") == "api.shop.example")
+        #expect(HostName.canonical("api.shop.example") == "api.shop.example")
     }
 }
