@@ -115,7 +115,10 @@ package enum HostName {
         let folded = name.precomposedStringWithCompatibilityMapping.lowercased()
         let labels = folded.split(omittingEmptySubsequences: false) { ["\u{3002}", "\u{FF0E}", "\u{FF61}", "."].contains($0) }
         var ascii = labels.map { label in
-            label.utf8.allSatisfy { $0 < 0x80 } ? String(label) : "xn--" + punycode(Array(label.unicodeScalars.map(\.value)))
+            // Past DNS's 63 octets a label resolves nowhere (libidn2 refuses it, and the request
+            // fails), and Punycode's work grows with its square: such a label stays as it is.
+            label.utf8.allSatisfy { $0 < 0x80 } || label.unicodeScalars.count > 63 ? String(label)
+                : "xn--" + punycode(Array(label.unicodeScalars.map(\.value)))
         }
         if ascii.count > 1, ascii.last == "" { ascii.removeLast() }
         return ascii.joined(separator: ".")
