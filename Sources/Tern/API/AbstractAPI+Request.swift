@@ -82,18 +82,7 @@ extension AbstractAPI {
         let promise = Promise<Value>(queue: options.responseQueue ?? responseQueue, state: PromiseState(), progress: progress)
         let resolver = Promise<Value>.Resolver(promise)
         let execution = RequestExecution(api: self, route: route, parameters: parameters, options: options, progress: progress,
-                                         download: download, stream: stream, parsesAnswer: decoding.parses) { ending in
-            switch ending {
-            case .failed(let error):
-                resolver.reject(error)
-            case .answered(let response, let parser):
-                switch decoding.value(of: response, parser: parser) {
-                case .success(let value): resolver.fulfill(value)
-                case .failure(let error): return error
-                }
-            }
-            return nil
-        }
+                                         download: download, stream: stream, settler: RequestSettler(resolver: resolver, decoding: decoding))
         resolver.onCancel { execution.cancel() }
         startPipeline(onTransport: !execution.callsAppCode) { execution.start() }
         return promise

@@ -12,11 +12,12 @@ import FoundationNetworking
 /// timeout (which spans all attempts), or cancellation. Whatever ends it also stops the rest:
 /// the network task, the wait, the timer, the temporary body file.
 ///
-/// Where the request is lives in an ``ExecutionState``, a plain value behind the lock that says
-/// whether each step may happen and hands over what to stop; the settings come from a
+/// Where the request is lives in a ``RequestStateMachine``, a value behind the request's one
+/// lock that takes each event and returns the action to run; the settings come from a
 /// ``RequestContext`` resolved once.
 ///
-/// It is not generic: only ``Settle``, made where the value type is known, touches the value.
+/// It is not generic: only its ``RequestSettling``, made where the value type is known, touches
+/// the value.
 /// Generic code compiled here would look type metadata up at nearly every step, dozens of times
 /// per request, all through one table that every thread shares.
 @usableFromInline
@@ -30,16 +31,10 @@ final class RequestExecution: Sendable {
         case failed(APIError)
     }
 
-    /// Settles the request's promise, specialized for its value type. Given an answer, it
-    /// decodes it and fulfills the promise, or returns the parsing failure without settling,
-    /// so that plugins hear of it first; given a failure, it rejects and returns `nil`.
-    @usableFromInline
-    typealias Settle = @Sendable (Ending) -> APIError?
-
     private let context: RequestContext
     private let route: Route
     private let parameters: (any RequestParameters)?
-    private let settle: Settle
+    private let settler: any RequestSettling
     private let progress: ProgressChannel
     /// The file a download's body goes to; `nil` for a request whose body goes to memory.
     private let download: DownloadFile?
@@ -47,9 +42,7 @@ final class RequestExecution: Sendable {
     private let stream: StreamBuffer?
     /// Whether settling reads the body through: parses it, or decodes its text.
     private let parsesAnswer: Bool
-    private let state = Locked(ExecutionState())
-    /// What the transport measured of each exchange so far: retries and redirects, in order.
-    private let transfers = Locked([TransferMetrics]())
+    private let machine = Locked(RequestStateMachine())
     /// When the request was asked for: its timeout counts from here, not from when the pipeline
     /// queue got to it (behind thousands of others, that was seen to be a second later).
     private let askedAt: TimeInterval
@@ -63,8 +56,7 @@ final class RequestExecution: Sendable {
         progress: ProgressChannel,
         download: DownloadFile? = nil,
         stream: StreamBuffer? = nil,
-        parsesAnswer: Bool,
-        settle: @escaping Settle
+        settler: any RequestSettling
     ) {
         context = RequestContext(api: api, options: options)
         askedAt = context.clock.now
@@ -73,8 +65,8 @@ final class RequestExecution: Sendable {
         self.progress = progress
         self.download = download
         self.stream = stream
-        self.parsesAnswer = parsesAnswer
-        self.settle = settle
+        parsesAnswer = settler.parses
+        self.settler = settler
     }
 
     private var api: AbstractAPI { context.api }
@@ -90,7 +82,7 @@ final class RequestExecution: Sendable {
     func start() {
         let timeout = context.timeout
         // Cancelled before the pipeline got to it: build nothing (a multipart body means a file).
-        guard !state.withLock({ $0.isFinished }) else { return }
+        guard !machine.withLock({ $0.isFinished }) else { return }
         guard timeout > 0 else {  // NaN too
             return finish(.failed(.invalidRequest(.init(reason: .invalidTimeout(timeout), method: route.method.rawValue))))
         }
@@ -99,7 +91,7 @@ final class RequestExecution: Sendable {
         // attempt, refreshes.
         let remaining = timeout - (context.clock.now - askedAt)
         let timer = timeout.isFinite ? context.clock.schedule(after: max(remaining, 0)) { [self] in timedOut(after: timeout) } : nil
-        guard state.withLock({ $0.begin(timer: timer) }) else { return timer?.cancel() ?? () }
+        guard run(.start(timer: timer)) else { return }
         do {
             let (request, temporaryFile) = try RequestBuilder.build(
                 route: route,
@@ -112,13 +104,10 @@ final class RequestExecution: Sendable {
                 // `Accept` answered JSON or 406 where events were wanted.
                 acceptHeader: stream == nil ? context.parser.acceptHeader : "*/*",
                 maximumBodySize: context.maximumBodySize,
-                isCancelled: { [self] in state.withLock { $0.isFinished } }
+                isCancelled: { [self] in machine.withLock { $0.isFinished } }
             )
             // Timed out or cancelled while the body was being written: nobody will send it.
-            guard state.withLock({ $0.built(request.urlRequest, temporaryFile: temporaryFile) }) else {
-                if let temporaryFile { try? FileManager.default.removeItem(at: temporaryFile) }
-                return
-            }
+            guard run(.built(request.urlRequest, temporaryFile: temporaryFile)) else { return }
             context.retryAccount.recordRequest(at: context.clock.now, budget: context.retryBudget)
             attempt(Leg(request))
         } catch {
@@ -127,7 +116,7 @@ final class RequestExecution: Sendable {
     }
 
     private func timedOut(after interval: TimeInterval) {
-        let (request, task) = state.withLock { ($0.latestRequest, $0.task) }
+        let (request, task) = machine.withLock { ($0.latestRequest, $0.task) }
         let method = request.map(Self.method(of:)) ?? route.method
         // Asked before the task is cancelled, which takes it out of the line.
         let waited = (task as? any ConnectionWaiting)?.isWaitingForConnection ?? false
@@ -139,13 +128,16 @@ final class RequestExecution: Sendable {
     // MARK: Stages 2 and 3: wait for credentials, adapt, sign, send
 
     private func attempt(_ leg: Leg) {
+        guard run(.prepare) else { return }
         let request = leg.request
         let delegate = context.delegate(for: leg)
         // Requests do not go out with credentials that are being replaced.
         if delegate != nil, let refresh = context.refresher.inFlight {
+            guard run(.awaitCredentials) else { return }
             return resume(after: refresh, leg)
         }
         if let delegate, delegate.api(api, needsRefreshBeforeSending: request.urlRequest) {
+            guard run(.awaitCredentials) else { return }
             let refresh = context.refresher.refresh(signedWith: context.refresher.generation, api: api, delegate: delegate)
             return resume(after: refresh, leg)
         }
@@ -201,7 +193,6 @@ final class RequestExecution: Sendable {
 
     /// Attempts again once `refresh` settles, or fails with its error.
     private func resume(after refresh: Promise<Void>, _ leg: Leg) {
-        guard state.withLock({ $0.awaitCredentials() }) else { return }
         refresh.onResult(in: context.pipelineQueue) { [self] result in
             switch result {
             case .success: attempt(leg)
@@ -228,7 +219,7 @@ final class RequestExecution: Sendable {
         ranged.parsesAtEnd = parsesAnswer
         ranged.isStream = stream != nil
         let request = ranged
-        guard let attempt = state.withLock({ $0.send(request.urlRequest) }) else { return }
+        guard case .send(let attempt) = machine.withLock({ $0.handle(.send(request.urlRequest)) }) else { return }
         context.plugins.forEach { $0.willSend(request.urlRequest, api: api.apiContext) }
         let startDate = Date()
         let startTime = DispatchTime.now().uptimeNanoseconds
@@ -242,14 +233,15 @@ final class RequestExecution: Sendable {
         // A head judged by the app's code is judged on the pipeline's queue, never the transport's thread.
         let collector = ResponseCollector(limit: signed.maximumBodySize, uploadLength: request.bodyLength, file: download, progress: progress,
                                           opensStream: opensStream, judgesHeadOn: callsAppCode ? context.pipelineQueue : nil) { [self] result, metrics in
-            if let metrics { transfers.withLock { $0.append(metrics) } }
-            received(result, for: request.urlRequest, attempt: attempt, leg: leg, generation: generation, timing: timing())
+            received(result, for: request.urlRequest, attempt: attempt, metrics: metrics, leg: leg, generation: generation, timing: timing())
         }
         let task = (stream == nil ? context.transport : CachingTransport.bypassing(context.transport)).send(request, to: collector)
         collector.attach(task)
         stream?.attach(task)
         // Finished already: cancelled, timed out, or answered by a stream that now owns the task.
-        if !state.withLock({ $0.started(task, attempt: attempt) }), stream?.isOpen(on: attempt) != true { task.cancel() }
+        if case .cancelTask(let task) = machine.withLock({ $0.handle(.started(task, attempt: attempt)) }), stream?.isOpen(on: attempt) != true {
+            task.cancel()
+        }
     }
 
     /// Opens the stream on `head` when the pipeline would take it as the answer (not a redirect,
@@ -260,7 +252,7 @@ final class RequestExecution: Sendable {
         let response = Response(request: request, head: head, body: Data(), timing: timing)
         guard context.validation.accepts(response) else { return nil }
         if let delegate = context.delegate(for: leg), delegate.api(api, needsRefreshFor: head.urlResponse, data: Data(), request: request) { return nil }
-        guard state.withLock({ $0.receive(attempt: attempt) }) != nil else { return nil }
+        guard case .evaluate = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: nil)) }) else { return nil }
         stream.open(attempt: attempt)
         keepCookies(of: head, for: request)
         report(.success(response), for: request)
@@ -291,12 +283,13 @@ final class RequestExecution: Sendable {
         _ result: Result<TransportResponse, any Error>,
         for request: URLRequest,
         attempt: Int,
+        metrics: TransferMetrics?,
         leg: Leg,
         generation: Int,
         timing: Response.Timing
     ) {
         // Only the attempt on the wire counts; a late answer to a finished request is dropped.
-        guard let retries = state.withLock({ $0.receive(attempt: attempt) }) else { return }
+        guard case .evaluate(let retries, let transfers) = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: metrics)) }) else { return }
         let method = Self.method(of: request)
         switch result {
         case .failure(let error as URLError) where error.code == .cancelled:
@@ -338,7 +331,7 @@ final class RequestExecution: Sendable {
         case .success(let raw):
             keepCookies(of: raw.head, for: request)
             let response = Response(request: request, head: raw.head, body: raw.body, timing: timing,
-                                    metrics: RequestMetrics(transfers: transfers.withLock { $0 }))
+                                    metrics: RequestMetrics(transfers: transfers))
             report(.success(response), for: request)
             evaluate(response, leg: leg, generation: generation, retries: retries)
         }
@@ -349,7 +342,7 @@ final class RequestExecution: Sendable {
         if (300..<400).contains(response.statusCode), handledRedirect(response, from: leg) { return }
         if let delegate = context.delegate(for: leg),
            delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
-            guard state.withLock({ $0.replayAfterRefresh() }) else {
+            guard case .refresh = machine.withLock({ $0.handle(.refused) }) else {
                 return finish(.failed(.authentication(.stillUnauthorized(statusCode: response.statusCode))))
             }
             return resume(after: context.refresher.refresh(signedWith: generation, api: api, delegate: delegate), leg)
@@ -381,13 +374,13 @@ final class RequestExecution: Sendable {
         guard context.retryAccount.withdrawRetry(at: context.clock.now, budget: context.retryBudget) else {
             return finish(.failed(failure))
         }
-        guard let retry = state.withLock({ $0.backOff() }) else { return }
+        guard case .scheduleRetry(let retry) = machine.withLock({ $0.handle(.backOff) }) else { return }
         let delay = context.retryPolicy.delay(beforeRetry: retry, retryAfter: retryAfter) { Double.random(in: $0) }
         context.plugins.forEach { $0.didRetry(sent, retry: retry, after: delay, api: api.apiContext) }
         let wait = context.clock.schedule(after: delay) { [self] in
             context.pipelineQueue.async { self.attempt(leg) }
         }
-        if !state.withLock({ $0.waiting(wait) }) { wait.cancel() }
+        run(.waiting(wait))
     }
 
     private func statusFailure(_ response: Response) -> APIError {
@@ -410,7 +403,7 @@ final class RequestExecution: Sendable {
     /// FoundationNetworking cancels synchronously and slowly, and every timer of the clock waits
     /// behind the one that fired.
     private func finish(_ ending: Ending, stoppingOn queue: DispatchQueue? = nil) {
-        guard let leftovers = state.withLock({ $0.finish() }) else { return }
+        guard case .settle(let leftovers) = machine.withLock({ $0.handle(.finish) }) else { return }
         leftovers.timer?.cancel()
         leftovers.wait?.cancel()
         if let file = leftovers.temporaryFile { try? FileManager.default.removeItem(at: file) }
@@ -424,20 +417,34 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// A response settles the promise unless it does not parse; failures reach plugins first.
+    /// A response fulfills the promise unless it does not parse; failures reach plugins first.
     private func settle(_ ending: Ending, attempt: URLRequest?) {
         let failure: APIError
         switch ending {
         case .failed(let error):
             failure = error
-        case .answered:
-            guard let error = settle(ending) else { return }
+        case .answered(let response, let parser):
+            guard let error = settler.fulfill(decoding: response, parser: parser) else { return }
             failure = error
         }
         // A download that failed keeps its bytes if they can be resumed, and deletes them if not.
         download?.abandon()
         context.plugins.forEach { $0.didFail(failure, request: attempt, api: api.apiContext) }
-        _ = settle(.failed(failure))
+        settler.reject(failure)
+    }
+
+    /// Hands `event` to the state machine and runs what it returns: whether the step the event
+    /// announced goes on. What came too late for an ended request is stopped here.
+    @discardableResult
+    private func run(_ event: RequestStateMachine.Event) -> Bool {
+        switch machine.withLock({ $0.handle(event) }) {
+        case .proceed: return true
+        case .cancel(let late): late.cancel()
+        case .cancelTask(let task): task.cancel()
+        case .deleteFile(let file): try? FileManager.default.removeItem(at: file)
+        case .drop, .send, .evaluate, .refresh, .failUnauthorized, .scheduleRetry, .settle: break
+        }
+        return false
     }
 
     /// The ending for an error thrown by a stage: Tern's own errors as they are.

@@ -1,0 +1,251 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One request's life as a value: ``RequestExecution`` hands it each event, under the request's
+/// one lock, and runs the action it returns once the lock is let go.
+///
+/// Anything can end a request at any moment (a cancel, the timeout, a failure), so an event that
+/// comes after the end, or for an attempt the request has moved past, is dropped, and what it
+/// brought (a timer, a task, a file) is handed back to be stopped. An event that cannot come in
+/// the state the request is in is a bug in the pipeline: it stops a debug build.
+struct RequestStateMachine {
+    /// Where the request is; each state holds what only it has.
+    enum State {
+        /// Not started.
+        case created
+        /// Its body is being encoded.
+        case building
+        /// An attempt's stages run: adapters, the delegate's signature, the pins.
+        case preparing
+        /// Waiting for the API's credentials to be refreshed.
+        case awaitingCredentials
+        /// An attempt is on the wire; plugins are owed its `didReceive`.
+        case sending(Attempt)
+        /// An attempt's answer is being looked at.
+        case evaluating
+        /// Waiting out a retry's backoff: its number, and the wait once scheduled.
+        case backingOff(retry: Int, wait: (any Cancellable)?)
+        /// Settled; nothing more happens.
+        case finished
+    }
+
+    /// The attempt on the wire.
+    struct Attempt {
+        /// Numbered from 1, across retries, refreshes and redirects.
+        let number: Int
+        /// As sent: signed, with its cookies.
+        let request: URLRequest
+        /// The transport's task, once it has made one.
+        var task: (any TransportTask)?
+    }
+
+    /// What happens to a request.
+    enum Event {
+        /// The pipeline got to it; `timer` ends it when its time is up.
+        case start(timer: (any Cancellable)?)
+        /// Its body is encoded, into `temporaryFile` if it needed one.
+        case built(URLRequest, temporaryFile: URL?)
+        /// An attempt's stages begin: after building, a refresh, a backoff or a redirect.
+        case prepare
+        /// It waits for the API's credentials to be refreshed.
+        case awaitCredentials
+        /// An attempt goes on the wire.
+        case send(URLRequest)
+        /// The transport made `task` for `attempt`.
+        case started(any TransportTask, attempt: Int)
+        /// `attempt` ended: answered, or failed; `metrics` when the transport measured it.
+        case answered(attempt: Int, metrics: TransferMetrics?)
+        /// The answer was a refusal of the credentials.
+        case refused
+        /// The attempt is to be retried after a backoff.
+        case backOff
+        /// The backoff's wait is scheduled.
+        case waiting(any Cancellable)
+        /// It ends: settled, cancelled, timed out.
+        case finish
+    }
+
+    /// What to run for an event.
+    enum Action {
+        /// Go on with the step the event announced.
+        case proceed
+        /// Nothing: the request has ended, or moved past what the event concerns.
+        case drop
+        /// Stop what came too late: a timer, a wait.
+        case cancel(any Cancellable)
+        /// Stop a task whose attempt is over.
+        case cancelTask(any TransportTask)
+        /// Delete a body file nobody will send.
+        case deleteFile(URL)
+        /// Send the attempt numbered so.
+        case send(attempt: Int)
+        /// Look at the attempt's answer; `retries` so far, and what every exchange measured.
+        case evaluate(retries: Int, transfers: [TransferMetrics])
+        /// Wait for the API's credentials to be refreshed, then attempt again.
+        case refresh
+        /// The credentials were refused again after a refresh: fail.
+        case failUnauthorized
+        /// Schedule retry number `retry` after its backoff.
+        case scheduleRetry(Int)
+        /// Settle the promise, and stop what is left.
+        case settle(Leftovers)
+    }
+
+    /// What is left to stop once the request has ended.
+    struct Leftovers {
+        var timer: (any Cancellable)?
+        var wait: (any Cancellable)?
+        var task: (any TransportTask)?
+        var temporaryFile: URL?
+        /// The attempt that was on the wire, whose `didReceive` plugins are owed.
+        var attemptInFlight: URLRequest?
+    }
+
+    private(set) var state = State.created
+    /// How many retries the request has had.
+    private var retries = 0
+    /// Whether it was sent again after a refresh: a second refusal is final.
+    private var hasReplayedAfterRefresh = false
+    /// The request as built, for a timeout's error before any attempt.
+    private var built: URLRequest?
+    private var attempts = 0
+    private var timer: (any Cancellable)?
+    private var temporaryFile: URL?
+    /// What the transport measured of each exchange so far: retries and redirects, in order.
+    private var transfers: [TransferMetrics] = []
+
+    /// Takes `event` and returns what to run.
+    mutating func handle(_ event: Event) -> Action {
+        switch (state, event) {
+        case (.finished, .start(let timer)):
+            return timer.map(Action.cancel) ?? .drop
+        case (.finished, .built(_, let file)):
+            return file.map(Action.deleteFile) ?? .drop
+        case (.finished, .started(let task, _)):
+            return .cancelTask(task)
+        case (.finished, .waiting(let wait)):
+            return .cancel(wait)
+        case (.finished, .answered(_, let metrics)):
+            metrics.map { transfers.append($0) }
+            return .drop
+        case (.finished, _):
+            return .drop
+
+        case (.created, .start(let timer)):
+            self.timer = timer
+            state = .building
+            return .proceed
+        case (.building, .built(let request, let file)):
+            built = request
+            temporaryFile = file
+            state = .preparing
+            return .proceed
+        case (.preparing, .prepare), (.awaitingCredentials, .prepare), (.backingOff, .prepare), (.evaluating, .prepare):
+            state = .preparing
+            return .proceed
+        case (.preparing, .awaitCredentials):
+            state = .awaitingCredentials
+            return .proceed
+        case (.preparing, .send(let request)):
+            attempts += 1
+            state = .sending(Attempt(number: attempts, request: request))
+            return .send(attempt: attempts)
+
+        case (.sending(var attempt), .started(let task, let number)) where attempt.number == number && attempt.task == nil:
+            attempt.task = task
+            state = .sending(attempt)
+            return .proceed
+        case (_, .started(let task, _)):
+            // Its attempt was answered first, or is over: the task has nothing left to do.
+            return .cancelTask(task)
+        case (.sending(let attempt), .answered(let number, let metrics)) where attempt.number == number:
+            metrics.map { transfers.append($0) }
+            state = .evaluating
+            return .evaluate(retries: retries, transfers: transfers)
+        case (_, .answered(_, let metrics)):
+            // A late answer, to an attempt the request has moved past.
+            metrics.map { transfers.append($0) }
+            return .drop
+
+        case (.evaluating, .refused):
+            guard !hasReplayedAfterRefresh else { return .failUnauthorized }
+            hasReplayedAfterRefresh = true
+            state = .awaitingCredentials
+            return .refresh
+        case (.evaluating, .backOff):
+            retries += 1
+            state = .backingOff(retry: retries, wait: nil)
+            return .scheduleRetry(retries)
+        case (.backingOff(let retry, nil), .waiting(let wait)):
+            state = .backingOff(retry: retry, wait: wait)
+            return .proceed
+        case (_, .waiting(let wait)):
+            // It fired before it was recorded: the next attempt is under way.
+            return .cancel(wait)
+
+        case (_, .finish):
+            return .settle(finish())
+
+        default:
+            return impossible(event)
+        }
+    }
+
+    /// Ends the request: what is left to stop.
+    private mutating func finish() -> Leftovers {
+        var leftovers = Leftovers(timer: timer, task: nil, temporaryFile: temporaryFile)
+        switch state {
+        case .sending(let attempt):
+            leftovers.task = attempt.task
+            leftovers.attemptInFlight = attempt.request
+        case .backingOff(_, let wait):
+            leftovers.wait = wait
+        default:
+            break
+        }
+        state = .finished
+        timer = nil
+        temporaryFile = nil
+        return leftovers
+    }
+
+    /// An event the pipeline cannot send in this state: a bug, which stops a debug build; a
+    /// release build drops it.
+    private func impossible(_ event: Event) -> Action {
+        assertionFailure("a request \(state.name) cannot take the event \(event)")
+        return .drop
+    }
+
+    /// Whether the request has ended.
+    var isFinished: Bool {
+        if case .finished = state { true } else { false }
+    }
+
+    /// The transport's task for the attempt on the wire, if any.
+    var task: (any TransportTask)? {
+        if case .sending(let attempt) = state { attempt.task } else { nil }
+    }
+
+    /// The request the timeout names: the attempt on the wire, else the one built.
+    var latestRequest: URLRequest? {
+        if case .sending(let attempt) = state { attempt.request } else { built }
+    }
+}
+
+extension RequestStateMachine.State {
+    /// For the message of an impossible event.
+    var name: String {
+        switch self {
+        case .created: "not started"
+        case .building: "building its body"
+        case .preparing: "preparing an attempt"
+        case .awaitingCredentials: "waiting for credentials"
+        case .sending(let attempt): "sending attempt \(attempt.number)"
+        case .evaluating: "evaluating an answer"
+        case .backingOff(let retry, _): "backing off before retry \(retry)"
+        case .finished: "finished"
+        }
+    }
+}

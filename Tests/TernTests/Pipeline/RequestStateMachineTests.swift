@@ -1,0 +1,186 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Tern
+@testable import TernCore
+@testable import TernTransport
+
+/// The request's state machine on its own, without I/O: what each event does in each state, and
+/// what an ended request hands back to stop.
+@Suite(.onTestThreads) struct RequestStateMachineTests {
+    typealias Machine = RequestStateMachine
+
+    final class Token: Cancellable, TransportTask {
+        func cancel() {}
+    }
+
+    let request = URLRequest(url: URL(string: "https://example.com/a")!)
+
+    /// The machine after `events`, each of which must have gone on.
+    func machine(after events: [Machine.Event]) -> Machine {
+        var machine = Machine()
+        for event in events { _ = machine.handle(event) }
+        return machine
+    }
+
+    /// A request built and ready for its first attempt.
+    var prepared: [Machine.Event] { [.start(timer: nil), .built(request, temporaryFile: nil), .prepare] }
+
+    @Test func aRequestGoesThroughItsStatesAndSettlesOnce() throws {
+        var machine = Machine()
+        let timer = Token()
+        let file = URL(fileURLWithPath: "/tmp/body")
+        #expect(machine.handle(.start(timer: timer)).isProceed)
+        #expect(machine.handle(.built(request, temporaryFile: file)).isProceed)
+        #expect(machine.handle(.prepare).isProceed)
+        guard case .send(let attempt) = machine.handle(.send(request)) else { Issue.record("not sent"); return }
+        #expect(attempt == 1 && machine.latestRequest == request)
+        #expect(machine.handle(.started(Token(), attempt: attempt)).isProceed)
+        let metrics = TransferMetrics()
+        guard case .evaluate(let retries, let transfers) = machine.handle(.answered(attempt: attempt, metrics: metrics)) else {
+            Issue.record("the answer was not evaluated"); return
+        }
+        #expect(retries == 0 && transfers.count == 1)
+
+        guard case .settle(let leftovers) = machine.handle(.finish) else { Issue.record("not settled"); return }
+        #expect(leftovers.timer as? Token === timer)
+        #expect(leftovers.task == nil, "the answered attempt's task is done")
+        #expect(leftovers.temporaryFile == file)
+        #expect(leftovers.attemptInFlight == nil)
+        #expect(machine.handle(.finish).isDrop, "a request settles once")
+    }
+
+    @Test func endingMidAttemptHandsOverTheTaskAndTheAttemptPluginsAreOwed() throws {
+        var machine = machine(after: prepared)
+        _ = machine.handle(.send(request))
+        let task = Token()
+        _ = machine.handle(.started(task, attempt: 1))
+        guard case .settle(let leftovers) = machine.handle(.finish) else { Issue.record("not settled"); return }
+        #expect(leftovers.task as? Token === task)
+        #expect(leftovers.attemptInFlight == request)
+    }
+
+    @Test func whatComesAfterTheEndIsHandedBackToBeStopped() {
+        var machine = Machine()
+        _ = machine.handle(.finish)
+        let timer = Token(), task = Token(), wait = Token()
+        let file = URL(fileURLWithPath: "/tmp/body")
+        guard case .cancel(let lateTimer) = machine.handle(.start(timer: timer)),
+              case .deleteFile(let lateFile) = machine.handle(.built(request, temporaryFile: file)),
+              case .cancelTask(let lateTask) = machine.handle(.started(task, attempt: 1)),
+              case .cancel(let lateWait) = machine.handle(.waiting(wait)) else {
+            Issue.record("something that came late was not handed back"); return
+        }
+        #expect(lateTimer as? Token === timer && lateFile == file && lateTask as? Token === task && lateWait as? Token === wait)
+        let dropped: [Machine.Event] = [.prepare, .awaitCredentials, .send(request), .answered(attempt: 1, metrics: nil), .refused, .backOff, .finish]
+        for event in dropped {
+            #expect(machine.handle(event).isDrop, "\(event) after the end")
+        }
+        #expect(machine.isFinished)
+    }
+
+    @Test func aLateAnswerOrTaskOfAnEarlierAttemptIsRefused() throws {
+        var machine = machine(after: prepared)
+        _ = machine.handle(.send(request))
+        _ = machine.handle(.answered(attempt: 1, metrics: nil))
+        guard case .scheduleRetry(1) = machine.handle(.backOff) else { Issue.record("no retry"); return }
+        _ = machine.handle(.prepare)
+        guard case .send(2) = machine.handle(.send(request)) else { Issue.record("the retry was not attempt 2"); return }
+        // The first attempt's task, registered late, must not stand for the second's.
+        let lateTask = Token()
+        guard case .cancelTask(let cancelled) = machine.handle(.started(lateTask, attempt: 1)) else { Issue.record("late task kept"); return }
+        #expect(cancelled as? Token === lateTask)
+        #expect(machine.handle(.answered(attempt: 1, metrics: TransferMetrics())).isDrop)
+        #expect(machine.handle(.started(Token(), attempt: 2)).isProceed)
+        guard case .evaluate(let retries, let transfers) = machine.handle(.answered(attempt: 2, metrics: TransferMetrics())) else {
+            Issue.record("the second answer was not evaluated"); return
+        }
+        #expect(retries == 1)
+        #expect(transfers.count == 2, "what every exchange measured, the late one's too")
+    }
+
+    @Test func aTaskForAnAttemptAnsweredFirstIsStopped() {
+        var machine = machine(after: prepared)
+        _ = machine.handle(.send(request))
+        _ = machine.handle(.answered(attempt: 1, metrics: nil))
+        guard case .cancelTask = machine.handle(.started(Token(), attempt: 1)) else { Issue.record("kept"); return }
+    }
+
+    @Test func aWaitIsKeptOnlyWhileBackingOff() throws {
+        var machine = machine(after: prepared)
+        _ = machine.handle(.send(request))
+        _ = machine.handle(.answered(attempt: 1, metrics: nil))
+        _ = machine.handle(.backOff)
+        let wait = Token()
+        #expect(machine.handle(.waiting(wait)).isProceed)
+        guard case .settle(let leftovers) = machine.handle(.finish) else { Issue.record("not settled"); return }
+        #expect(leftovers.wait as? Token === wait, "a request ended while backing off stops its wait")
+
+        // The wait fired before it was recorded: the next attempt is already on the wire.
+        var fired = self.machine(after: prepared)
+        _ = fired.handle(.send(request))
+        _ = fired.handle(.answered(attempt: 1, metrics: nil))
+        _ = fired.handle(.backOff)
+        _ = fired.handle(.prepare)
+        _ = fired.handle(.send(request))
+        guard case .cancel = fired.handle(.waiting(Token())) else { Issue.record("a fired wait was kept"); return }
+    }
+
+    @Test func aRefusedRequestIsReplayedAfterARefreshOnlyOnce() {
+        var machine = machine(after: prepared)
+        _ = machine.handle(.send(request))
+        _ = machine.handle(.answered(attempt: 1, metrics: nil))
+        guard case .refresh = machine.handle(.refused) else { Issue.record("no refresh"); return }
+        #expect(machine.handle(.prepare).isProceed, "the refresh done, it attempts again")
+        _ = machine.handle(.send(request))
+        _ = machine.handle(.answered(attempt: 2, metrics: nil))
+        guard case .failUnauthorized = machine.handle(.refused) else { Issue.record("refreshed twice"); return }
+    }
+
+    @Test func aRequestWaitsForCredentialsBeforeItsAttempt() {
+        var machine = machine(after: prepared)
+        #expect(machine.handle(.awaitCredentials).isProceed)
+        #expect(machine.handle(.prepare).isProceed)
+        guard case .send(1) = machine.handle(.send(request)) else { Issue.record("not sent"); return }
+    }
+
+    @Test func theTimeoutNamesTheAttemptOnTheWireElseTheRequestBuilt() throws {
+        var machine = Machine()
+        #expect(machine.latestRequest == nil)
+        _ = machine.handle(.start(timer: nil))
+        _ = machine.handle(.built(request, temporaryFile: nil))
+        #expect(machine.latestRequest == request)
+        var signed = request
+        signed.setValue("Bearer x", forHTTPHeaderField: "Authorization")
+        _ = machine.handle(.prepare)
+        _ = machine.handle(.send(signed))
+        #expect(machine.latestRequest == signed)
+        _ = machine.handle(.answered(attempt: 1, metrics: nil))
+        #expect(machine.latestRequest == request)
+    }
+
+    #if DEBUG
+    /// A bug in the pipeline (here: sending before the request is built) stops a debug build,
+    /// rather than going on in a state nobody planned for.
+    @Test(.exitTest) func anImpossibleEventStopsADebugBuild() async {
+        await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .failure) {
+                var machine = RequestStateMachine()
+                _ = machine.handle(.send(URLRequest(url: URL(string: "https://example.com/a")!)))
+            }
+        }
+    }
+    #endif
+}
+
+extension RequestStateMachine.Action {
+    var isProceed: Bool {
+        if case .proceed = self { true } else { false }
+    }
+
+    var isDrop: Bool {
+        if case .drop = self { true } else { false }
+    }
+}
