@@ -16,14 +16,6 @@ public protocol Transport: Sendable {
     /// that can cancel the exchange.
     func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask
 
-    /// Runs `work` on the transport's own thread, if it has one and nothing runs there now, and
-    /// returns `true`; otherwise runs nothing and returns `false` at once. Called on that thread
-    /// by a task that prefers it (``taskExecutor``), it may run `work` at once. A request's first
-    /// stages run there when they can and call none of the app's code (which may wait for a
-    /// request only that thread can carry), and what they send then starts without another
-    /// hop. A transport without a thread of its own keeps the default, which declines.
-    func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool
-
     /// The transport's own thread as a task executor, if it has one: a task that prefers it
     /// (`withTaskExecutorPreference`) sends requests and resumes with their answers there.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
@@ -35,9 +27,6 @@ public protocol Transport: Sendable {
 }
 
 extension Transport {
-    /// Declines: the transport has no thread of its own.
-    public func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool { false }
-
     /// None: the transport has no thread of its own.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public var taskExecutor: (any TaskExecutor)? { nil }
@@ -167,15 +156,6 @@ public struct TransportRequest: Sendable {
     /// What the cache found for the request's URL before it was signed, and what it asks the
     /// server about, if anything: see ``CacheLookup``.
     package var cacheLookup: CacheLookup?
-    /// Whether the receiver calls the app's code when the exchange ends (a delegate, plugins, a
-    /// parser or a validation of its own), which may wait for another request: a transport with a thread of its
-    /// own then reports the end from another thread, never from the one that request needs.
-    package var callsAppCodeAtEnd = false
-    /// Whether the receiver reads the body through when the exchange ends (parses it, or
-    /// decodes its text), work that grows with the body: a transport with a thread of its own
-    /// then reports the end from another thread while other transfers run, leaving its own to
-    /// move their bytes.
-    package var parsesAtEnd = false
     /// Whether the request goes out on a new connection, not one kept from before: an event
     /// source's, whose reconnections are its only retries. On a connection it reused that
     /// turned out dead, libcurl sends the request again on a new one, an attempt the source

@@ -59,9 +59,10 @@ open class AbstractAPI: @unchecked Sendable {
     let plugins: [any Plugin]
     /// What the plugins are told of this API.
     let apiContext: APIContext
-    /// Whether a request's first stages may run on the transport's own thread (see
-    /// ``Transport/runIfIdle(_:)``).
-    private let startsOnTransport: Bool
+    /// The transport, when it has a thread of its own, where a request's first stages may run
+    /// and whose ends the pipeline may handle there; `nil` for one without, or for sample data,
+    /// which never uses it.
+    let threadedTransport: (any ThreadedTransport)?
 
     /// Creates an API client.
     ///
@@ -80,7 +81,7 @@ open class AbstractAPI: @unchecked Sendable {
         responseQueue: DispatchQueue = .main,
         clock: (any APIClock)? = nil
     ) {
-        (self.configuration, self.transport, cookieJar, plugins, apiContext, pipelineQueue, startsOnTransport)
+        (self.configuration, self.transport, cookieJar, plugins, apiContext, pipelineQueue, threadedTransport)
             = Self.assemble(configuration, transport ?? DefaultTransport.shared)
         self.clock = clock ?? SystemClock()
         self.responseParser = responseParser
@@ -121,7 +122,7 @@ open class AbstractAPI: @unchecked Sendable {
         }
         var pinned = configuration
         pinned.certificatePins = certificatePins
-        (self.configuration, self.transport, cookieJar, plugins, apiContext, pipelineQueue, startsOnTransport)
+        (self.configuration, self.transport, cookieJar, plugins, apiContext, pipelineQueue, threadedTransport)
             = Self.assemble(pinned, transport)
         self.clock = clock ?? SystemClock()
         self.responseParser = responseParser
@@ -130,7 +131,7 @@ open class AbstractAPI: @unchecked Sendable {
 
     /// What an API derives from its configuration and transport.
     private static func assemble(_ configuration: APIConfiguration, _ transport: any Transport) -> (
-        APIConfiguration, any Transport, CookieJar?, [any Plugin], APIContext, DispatchQueue, Bool
+        APIConfiguration, any Transport, CookieJar?, [any Plugin], APIContext, DispatchQueue, (any ThreadedTransport)?
     ) {
         // The cache answers above the transport, the same over each; sample data needs neither.
         let answering = configuration.cache.map { configuration.usesSampleData ? transport : CachingTransport(base: transport, cache: $0) } ?? transport
@@ -142,7 +143,7 @@ open class AbstractAPI: @unchecked Sendable {
             APIContext(configuration: configuration),
             DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent),
             // An API answering with sample data never uses its transport: nothing to start there.
-            !configuration.usesSampleData
+            configuration.usesSampleData ? nil : answering as? any ThreadedTransport
         )
     }
 
@@ -152,7 +153,7 @@ open class AbstractAPI: @unchecked Sendable {
     /// pipeline queue, in parallel with the transfers.
     @usableFromInline
     func startPipeline(onTransport: Bool, _ start: @escaping @Sendable () -> Void) {
-        if onTransport, startsOnTransport, transport.runIfIdle(start) { return }
+        if onTransport, let threadedTransport, threadedTransport.runIfIdle(start) { return }
         pipelineQueue.async(execute: start)
     }
 

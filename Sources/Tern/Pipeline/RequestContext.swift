@@ -12,6 +12,8 @@ import FoundationNetworking
 struct RequestContext: Sendable {
     let api: AbstractAPI
     let transport: any Transport
+    /// The transport, when it has a thread of its own, which the pipeline must not hold up.
+    let threadedTransport: (any ThreadedTransport)?
     let clock: any APIClock
     /// Where stages run that must not hold up the transport's queue.
     let pipelineQueue: DispatchQueue
@@ -41,6 +43,7 @@ struct RequestContext: Sendable {
         let configuration = api.configuration
         self.api = api
         transport = configuration.usesSampleData ? SampleDataTransport(sample: options.sampleData) : api.transport
+        threadedTransport = api.threadedTransport
         clock = api.clock
         pipelineQueue = api.pipelineQueue
         refresher = api.refresher

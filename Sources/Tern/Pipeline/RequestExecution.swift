@@ -215,8 +215,7 @@ final class RequestExecution: Sendable {
         addCookies(to: &ranged.urlRequest, leg: leg)
         // Read once: it asks the API for its delegate, behind the API's lock.
         let callsAppCode = context.callsAppCode
-        ranged.callsAppCodeAtEnd = callsAppCode
-        ranged.parsesAtEnd = parsesAnswer
+        let sentFromJob = context.threadedTransport?.caller == .job
         ranged.isStream = stream != nil
         let request = ranged
         guard case .send(let attempt) = machine.withLock({ $0.handle(.send(request.urlRequest)) }) else { return }
@@ -233,7 +232,16 @@ final class RequestExecution: Sendable {
         // A head judged by the app's code is judged on the pipeline's queue, never the transport's thread.
         let collector = ResponseCollector(limit: signed.maximumBodySize, uploadLength: request.bodyLength, file: download, progress: progress,
                                           opensStream: opensStream, judgesHeadOn: callsAppCode ? context.pipelineQueue : nil) { [self] result, metrics in
-            received(result, for: request.urlRequest, attempt: attempt, metrics: metrics, leg: leg, generation: generation, timing: timing())
+            let timing = timing()
+            let receive: @Sendable () -> Void = { [self] in
+                received(result, for: request.urlRequest, attempt: attempt, metrics: metrics, leg: leg, generation: generation, timing: timing)
+            }
+            if Self.handlesEndElsewhere(caller: context.threadedTransport?.caller ?? .elsewhere, callsAppCode: callsAppCode,
+                                        answered: (try? result.get()) != nil, parses: parsesAnswer, sentFromJob: sentFromJob) {
+                context.pipelineQueue.async(execute: receive)
+            } else {
+                receive()
+            }
         }
         let task = (stream == nil ? context.transport : CachingTransport.bypassing(context.transport)).send(request, to: collector)
         collector.attach(task)
@@ -241,6 +249,20 @@ final class RequestExecution: Sendable {
         // Finished already: cancelled, timed out, or answered by a stream that now owns the task.
         if case .cancelTask(let task) = machine.withLock({ $0.handle(.started(task, attempt: attempt)) }), stream?.isOpen(on: attempt) != true {
             task.cancel()
+        }
+    }
+
+    /// Whether an exchange's end is handled on the pipeline's queue rather than where the
+    /// transport reports it: never off a transport's own thread; on it, always when what follows
+    /// calls the app's code (which may wait for a request only that thread can carry), and for
+    /// an answer while other transfers run there, which it would hold up, unless one of the
+    /// thread's jobs sent it (a task that prefers the thread, and resumes there anyway) and its
+    /// body is not read through.
+    static func handlesEndElsewhere(caller: TransportCaller, callsAppCode: Bool, answered: Bool, parses: Bool, sentFromJob: Bool) -> Bool {
+        switch caller {
+        case .elsewhere: false
+        case .job: callsAppCode
+        case .loop(let alone): callsAppCode || (answered && !alone && (parses || !sentFromJob))
         }
     }
 

@@ -6,7 +6,7 @@ import FoundationNetworking
 /// A transport that answers from an ``HTTPCache`` where RFC 9111 lets it, and sends the rest
 /// through `base`, keeping what may be kept of the answers and forgetting what unsafe requests
 /// change. Requests with conditions of their own (`If-None-Match`, `Range`, …) pass untouched.
-package final class CachingTransport: Transport {
+package final class CachingTransport: ThreadedTransport {
     let base: any Transport
     let cache: HTTPCache
     /// The certificate authorities `base` trusts, when not the system's: part of the trust a
@@ -30,7 +30,12 @@ package final class CachingTransport: Transport {
         isForStreams = true
     }
 
-    package func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool { base.runIfIdle(work) }
+
+    package func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool {
+        (base as? any ThreadedTransport)?.runIfIdle(work) ?? false
+    }
+
+    package var caller: TransportCaller { (base as? any ThreadedTransport)?.caller ?? .elsewhere }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     package var taskExecutor: (any TaskExecutor)? { base.taskExecutor }

@@ -78,13 +78,6 @@ final class CurlExchange: @unchecked Sendable {
     /// The plain-HTTP origin ("host:port") whose running exchanges the loop counts against its
     /// cap, or `nil` for HTTPS, left to libcurl's.
     let admissionOrigin: String?
-    /// Whether the loop may report the end from its own thread: not when the receiver then
-    /// calls the app's code, which may wait for another request the loop must carry.
-    let mayEndOnLoop: Bool
-    /// Whether the loop reports the end from its own thread even while other transfers run:
-    /// one of its jobs sent it (mostly a task that prefers the loop's thread, and resumes
-    /// there), and the receiver reads no body through then.
-    let endsOnLoopWhileBusy: Bool
     /// The loop that runs the exchange: its idle connections are checked for stray bytes before
     /// one carries this request, and a paused body resumes through it.
     private let loop: CurlLoop
@@ -157,8 +150,6 @@ final class CurlExchange: @unchecked Sendable {
         tlsOrigin = isHTTPS ? "\(url.canonicalHost ?? ""):\(url.port ?? 443)" : nil
         head = ResponseHeadReader(mayBeHTTP2: isHTTPS)   // until TLS says which
         admissionOrigin = url.admissionOrigin
-        mayEndOnLoop = !request.callsAppCodeAtEnd
-        endsOnLoopWhileBusy = loop.isRunningJob && !request.parsesAtEnd
         self.loop = loop
         maximumBodySize = request.maximumBodySize
         pinnedKeys = request.pinnedKeys
@@ -710,9 +701,8 @@ final class CurlExchange: @unchecked Sendable {
         handles.giveBack(easy)
     }
 
-    /// Tells the receiver how the exchange ended: on the loop's thread, or on the completions
-    /// queue for an exchange that ended while others run or whose receiver then calls the app's
-    /// code.
+    /// Tells the receiver how the exchange ended, on the loop's thread: the receiver moves what
+    /// it does then elsewhere if that would hold the loop up (see ``TransportCaller``).
     func report(_ ending: Ending) {
         if let metrics = ending.metrics { receiver.didCollect(metrics) }
         receiver.didComplete(with: ending.error)

@@ -95,6 +95,13 @@ final class CurlLoop: @unchecked Sendable {
     /// request's first stages, which the loop took while idle.
     var isRunningJob: Bool { isCurrent && isRunningJobs }
 
+    /// Where the caller runs, as the loop sees it: the state it reads is the loop thread's, and
+    /// read only there.
+    var caller: TransportCaller {
+        guard isCurrent else { return .elsewhere }
+        return isRunningJobs ? .job : .loop(alone: state.runningCount == 0)
+    }
+
     /// How many times the loop has waited for a next request.
     var lingerCount: Int { inbox.withLock { $0.lingers } }
 
@@ -260,11 +267,10 @@ final class CurlLoop: @unchecked Sendable {
         _ = CurlLibrary.exitWaits { curl.pointee.multi_cleanup(multi) }
     }
 
-    /// Runs what the state asks of libcurl. Ends are reported at once, except those whose
-    /// receivers call the app's code, whatever ended them (libcurl, a cancel, libcurl's refusal),
-    /// and those of transfers libcurl `finished` while others run (see ``finishDone()``) unless
-    /// they end on the loop even then. Returns whether it reported a finished transfer that ran
-    /// alone.
+    /// Runs what the state asks of libcurl. Ends are reported at once, whatever ended them
+    /// (libcurl, a cancel, libcurl's refusal): the receiver knows what it does then, and asks
+    /// ``caller`` whether to do it here. Returns whether it reported a finished transfer that
+    /// ran alone.
     @discardableResult
     private func perform(_ actions: [CurlLoopState<CurlExchange>.Action], finished: Bool = false) -> Bool {
         var finishedAlone = false
@@ -281,15 +287,7 @@ final class CurlLoop: @unchecked Sendable {
             case .complete(let exchange, let code):
                 byHandle[exchange.easy] = nil
                 inbox.withLock { $0.inFlight -= 1 }
-                let ranAlone = state.runningCount == 0
-                let endsHere = exchange.mayEndOnLoop && (!finished || ranAlone || exchange.endsOnLoopWhileBusy)
-                if !endsHere {
-                    let ending = exchange.end(code)
-                    completions.async { exchange.report(ending) }
-                    exchange.giveBackHandle()
-                    continue
-                }
-                if finished, ranAlone {
+                if finished, state.runningCount == 0 {
                     if nextCameSoon { inbox.withLock { $0.isAwake = true } }
                     finishedAlone = true
                 }
@@ -308,14 +306,6 @@ final class CurlLoop: @unchecked Sendable {
             perform(state.refused(exchange, origin: exchange.admissionOrigin))
         }
     }
-
-    /// Where ends are reported while other transfers run: what the receiver does then (Tern
-    /// validates and decodes the response) runs on another core, and the loop goes on moving
-    /// bytes. Not those a job sent (a task on the loop's thread, which resumes there anyway)
-    /// whose receiver reads no body through: a hand-off away and back costs more than their
-    /// end's work. Also those that call the app's code, which may wait for a request of the
-    /// loop's.
-    private let completions = DispatchQueue(label: "tern.curl.completion", attributes: .concurrent)
 
     /// Reports every transfer libcurl has finished: at once when it was the only one, which
     /// spares a sequential caller a thread hop. Returns when it began reporting the only one

@@ -26,7 +26,7 @@ import FoundationNetworking
 /// sends the headers Tern gives it, libcurl's `Accept: */*` and an `Accept-Encoding` of what it
 /// undoes itself (gzip, deflate, and brotli and zstd where the system has their libraries),
 /// unless the request names its own; `identity` for a request with a `Range`.
-public final class CurlTransport: Transport {
+public final class CurlTransport: ThreadedTransport {
     private let library: CurlLibrary
     /// The event loop; internal for the tests, which watch it end.
     let loop: CurlLoop
@@ -137,12 +137,20 @@ public final class CurlTransport: Transport {
     /// `true`; a request's first stages run there, and what they send starts without another
     /// hop. A busy thread declines, and the caller runs `work` elsewhere; but a task that
     /// prefers the thread (``taskExecutor``) runs there already, and `work` runs at once.
-    public func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool {
+    package func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool {
         if loop.isRunningJob {
             work()
             return true
         }
         return loop.scheduleIfIdle(work)
+    }
+
+    /// Where the caller runs: on the requests' loop, on the streams' (which carries a streamed
+    /// request's answer when it does not open the stream), or elsewhere.
+    package var caller: TransportCaller {
+        guard tern_thread_loop() != nil else { return .elsewhere }
+        if loop.isCurrent { return loop.caller }
+        return streamLoop.withLock { $0 }?.caller ?? .elsewhere
     }
 
     /// `true`: libcurl checks the server's key against the pins after verifying its chain and

@@ -459,49 +459,46 @@ import TernTesting
         #expect(built.items == Array(repeating: true, count: 16))
     }
 
-    /// What a task on the transport's thread sends is answered there, even while other
-    /// transfers run: the task resumes there anyway, and a hand-off away and back would cost
-    /// more than the work. Unless the receiver parses the body then, work that grows with it:
-    /// that end is reported on another thread, but for the last, which ran alone.
-    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
-    func whatATaskOnTheTransportsThreadSendsIsAnsweredThereWhileOthersRun(parsed: Bool) async throws {
+    /// The transport reports every end on its loop's thread, whatever ended it and however many
+    /// run (it knows nothing of what its receiver does then), and tells a receiver asking there
+    /// whether other transfers run: the pipeline decides from that where to handle the end.
+    @Test(.timeLimit(.minutes(1)))
+    func everyEndIsReportedOnTheLoopWhichSaysWhetherOthersRun() async throws {
         final class Ending: TransportReceiver, @unchecked Sendable {
-            let loop: CurlLoop
-            let ended: CheckedContinuation<Bool, Never>
-            init(_ loop: CurlLoop, _ ended: CheckedContinuation<Bool, Never>) { (self.loop, self.ended) = (loop, ended) }
+            let transport: CurlTransport
+            let ended: CheckedContinuation<TransportCaller, Never>
+            init(_ transport: CurlTransport, _ ended: CheckedContinuation<TransportCaller, Never>) { (self.transport, self.ended) = (transport, ended) }
             func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
             func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
             func didReceive(_ chunk: Data) -> TransferDecision { .proceed }
             func didComplete(with error: (any Error)?) {
                 #expect(error == nil)
-                ended.resume(returning: loop.isCurrent)
+                ended.resume(returning: transport.caller)
             }
         }
         let server = try LoopbackServer { _ in Self.late("ok") }
         defer { server.stop() }
         let transport = try CurlTransport()
-        var request = TransportRequest(urlRequest: URLRequest(url: try #require(URL(string: server.baseURL + "/"))))
-        request.parsesAtEnd = parsed
-        let endedThere = await withTaskExecutorPreference(transport.taskExecutor) { [request] in
-            await withTaskGroup(of: Bool.self) { group in
-                for _ in 0..<16 {
-                    group.addTask { await withCheckedContinuation { _ = transport.send(request, to: Ending(transport.loop, $0)) } }
-                }
-                return await group.reduce(into: []) { $0.append($1) }
+        #expect(transport.caller == .elsewhere)
+        let request = TransportRequest(urlRequest: URLRequest(url: try #require(URL(string: server.baseURL + "/"))))
+        let alone = await withCheckedContinuation { _ = transport.send(request, to: Ending(transport, $0)) }
+        #expect(alone == .loop(alone: true))
+        let callers = await withTaskGroup(of: TransportCaller.self) { group in
+            for _ in 0..<16 {
+                group.addTask { await withCheckedContinuation { _ = transport.send(request, to: Ending(transport, $0)) } }
             }
+            return await group.reduce(into: []) { $0.append($1) }
         }
-        if parsed {
-            #expect(endedThere.count == 16 && endedThere.filter { $0 }.count <= 1, "\(endedThere)")
-        } else {
-            #expect(endedThere == Array(repeating: true, count: 16))
-        }
+        #expect(callers.count == 16 && callers.allSatisfy { if case .loop = $0 { true } else { false } }, "\(callers)")
+        #expect(callers.contains(.loop(alone: false)), "16 sent together overlap: \(callers)")
+        // A task that prefers the transport's thread runs there as one of its jobs.
+        let inJob = await withTaskExecutorPreference(transport.taskExecutor) { transport.caller }
+        #expect(inJob == .job)
     }
 
-    /// An end whose receiver then calls the app's code is never reported on the loop's thread,
-    /// whatever ended it: the app's code may wait for a request only that thread can carry.
-    /// Cancelled, and with nothing else running, it was reported there.
-    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
-    func anEndThatCallsTheAppsCodeIsReportedOffTheLoopWhenCancelled(callsAppCode: Bool) async throws {
+    /// A cancel's end is reported on the loop's thread too, at once.
+    @Test(.timeLimit(.minutes(1)))
+    func aCancelledExchangeEndsOnTheLoop() async throws {
         final class Ending: TransportReceiver, @unchecked Sendable {
             let loop: CurlLoop
             let ended: CheckedContinuation<(onLoop: Bool, error: (any Error)?), Never>
@@ -520,9 +517,8 @@ import TernTesting
         }
         defer { server.stop() }
         let transport = try CurlTransport()
-        var request = TransportRequest(urlRequest: URLRequest(url: try #require(URL(string: server.baseURL + "/"))))
-        request.callsAppCodeAtEnd = callsAppCode
-        let ended = await withCheckedContinuation { [request] continuation in
+        let request = TransportRequest(urlRequest: URLRequest(url: try #require(URL(string: server.baseURL + "/"))))
+        let ended = await withCheckedContinuation { continuation in
             let task = transport.send(request, to: Ending(transport.loop, continuation))
             Task.onTestThreads {
                 _ = await eventually { !arrived.items.isEmpty }
@@ -530,8 +526,7 @@ import TernTesting
             }
         }
         #expect((ended.error as? URLError)?.code == .cancelled, "\(String(describing: ended.error))")
-        // Without the app's code, a cancel's end is reported at once, on the loop.
-        #expect(ended.onLoop == !callsAppCode)
+        #expect(ended.onLoop)
     }
 
     /// `text` answered after 50 ms, so that requests sent together overlap.

@@ -9,12 +9,9 @@ import TernTesting
     struct ScriptedTransport: WholeResponseTransport {
         let outcome: @Sendable (TransportRequest) -> Result<TransportResponse, any Error>
         let seen = Recorder<URLRequest>()
-        /// Whether each request said its end parses the body.
-        let parsesAtEnd = Recorder<Bool>()
 
         func send(_ request: TransportRequest, completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
             seen.append(request.urlRequest)
-            parsesAtEnd.append(request.parsesAtEnd)
             DispatchQueue.global().async { completion(outcome(request)) }
             return NoTask()
         }
@@ -47,24 +44,6 @@ import TernTesting
         try await (api.request(route: api.get(endpoint: "/a")) as Promise<Void>).value
         try await (api.request(route: api.get(endpoint: "/b"), options: RequestOptions(cachePolicy: .reloadIgnoringLocalCacheData)) as Promise<Void>).value
         #expect(transport.seen.items.map(\.cachePolicy) == [.returnCacheDataElseLoad, .reloadIgnoringLocalCacheData])
-    }
-
-    /// A request tells its transport whether settling it reads the body through (the parser, or
-    /// text), which a transport with a thread of its own keeps off that thread while it moves
-    /// others' bytes.
-    @Test func aRequestSaysWhetherItsEndParsesTheBody() async throws {
-        let transport = ScriptedTransport { request in
-            let head = HTTPURLResponse(url: request.urlRequest.url!, statusCode: 200, httpVersion: nil, headerFields: ["Content-Type": "application/json"])!
-            return .success(TransportResponse(httpResponse: head, body: Data("[1]".utf8)))
-        }
-        let api = try TestAPI(baseURL: "https://example.invalid", transport: transport)
-        let route = api.get(endpoint: "/a")
-        _ = try await (api.request(route: route) as Promise<Data>).value
-        _ = try await (api.request(route: route) as Promise<String>).value
-        #expect(try await (api.request(route: route) as Promise<[Int]>).value == [1])
-        try await (api.request(route: route) as Promise<Void>).value
-        _ = try await api.request(route: route).value as Response
-        #expect(transport.parsesAtEnd.items == [false, true, true, false, false])
     }
 
     @Test func aSessionOfTheCallersIsUsedAsItIs() async throws {
