@@ -153,9 +153,6 @@ public struct TransportRequest: Sendable {
     /// check them (``Transport/canPinKeys``) fails the exchange with ``PinnedKeyMismatch``
     /// before sending anything when the server's chain holds none of them.
     public var pinnedKeys: [String]
-    /// What the cache found for the request's URL before it was signed, and what it asks the
-    /// server about, if anything: see ``CacheLookup``.
-    package var cacheLookup: CacheLookup?
     /// Whether the request goes out on a new connection, not one kept from before: an event
     /// source's, whose reconnections are its only retries. On a connection it reused that
     /// turned out dead, libcurl sends the request again on a new one, an attempt the source

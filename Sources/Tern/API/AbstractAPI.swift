@@ -63,6 +63,8 @@ open class AbstractAPI: @unchecked Sendable {
     /// and whose ends the pipeline may handle there; `nil` for one without, or for sample data,
     /// which never uses it.
     let threadedTransport: (any ThreadedTransport)?
+    /// The stage that answers from the configuration's cache, and keeps what it may.
+    let cacheStage: CacheStage?
 
     /// Creates an API client.
     ///
@@ -81,7 +83,7 @@ open class AbstractAPI: @unchecked Sendable {
         responseQueue: DispatchQueue = .main,
         clock: (any APIClock)? = nil
     ) {
-        (self.configuration, self.transport, cookieJar, plugins, apiContext, pipelineQueue, threadedTransport)
+        (self.configuration, self.transport, cookieJar, plugins, apiContext, pipelineQueue, threadedTransport, cacheStage)
             = Self.assemble(configuration, transport ?? DefaultTransport.shared)
         self.clock = clock ?? SystemClock()
         self.responseParser = responseParser
@@ -122,7 +124,7 @@ open class AbstractAPI: @unchecked Sendable {
         }
         var pinned = configuration
         pinned.certificatePins = certificatePins
-        (self.configuration, self.transport, cookieJar, plugins, apiContext, pipelineQueue, threadedTransport)
+        (self.configuration, self.transport, cookieJar, plugins, apiContext, pipelineQueue, threadedTransport, cacheStage)
             = Self.assemble(pinned, transport)
         self.clock = clock ?? SystemClock()
         self.responseParser = responseParser
@@ -131,19 +133,19 @@ open class AbstractAPI: @unchecked Sendable {
 
     /// What an API derives from its configuration and transport.
     private static func assemble(_ configuration: APIConfiguration, _ transport: any Transport) -> (
-        APIConfiguration, any Transport, CookieJar?, [any Plugin], APIContext, DispatchQueue, (any ThreadedTransport)?
+        APIConfiguration, any Transport, CookieJar?, [any Plugin], APIContext, DispatchQueue, (any ThreadedTransport)?, CacheStage?
     ) {
-        // The cache answers above the transport, the same over each; sample data needs neither.
-        let answering = configuration.cache.map { configuration.usesSampleData ? transport : CachingTransport(base: transport, cache: $0) } ?? transport
-        return (
+        (
             configuration,
-            answering,
+            transport,
             configuration.cookies.makeJar(),
             configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : []),
             APIContext(configuration: configuration),
             DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent),
-            // An API answering with sample data never uses its transport: nothing to start there.
-            configuration.usesSampleData ? nil : answering as? any ThreadedTransport
+            // An API answering with sample data never uses its transport: nothing to start there,
+            // and no cache to answer from.
+            configuration.usesSampleData ? nil : transport as? any ThreadedTransport,
+            configuration.usesSampleData ? nil : configuration.cache.map { CacheStage(cache: $0, transport: transport) }
         )
     }
 

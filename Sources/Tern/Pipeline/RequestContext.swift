@@ -34,8 +34,8 @@ struct RequestContext: Sendable {
     let cookieJar: CookieJar?
     /// The keys servers must show; none for sample data, which no server sends.
     let certificatePins: CertificatePins?
-    /// The API's cache, which its transport answers from; none for sample data.
-    let cache: HTTPCache?
+    /// The stage that answers from the API's cache; none for sample data.
+    let cacheStage: CacheStage?
     /// Whether the delegate signs the request and refreshes for it.
     let authenticates: Bool
 
@@ -63,7 +63,7 @@ struct RequestContext: Sendable {
         redirectPolicy = options.redirectPolicy ?? configuration.redirectPolicy
         cookieJar = api.cookieJar
         certificatePins = configuration.usesSampleData ? nil : configuration.certificatePins
-        cache = configuration.usesSampleData ? nil : configuration.cache
+        cacheStage = api.cacheStage
         authenticates = options.authenticates
     }
 

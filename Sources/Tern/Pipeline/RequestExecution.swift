@@ -109,7 +109,9 @@ final class RequestExecution: Sendable {
             // Timed out or cancelled while the body was being written: nobody will send it.
             guard run(.built(request.urlRequest, temporaryFile: temporaryFile)) else { return }
             context.retryAccount.recordRequest(at: context.clock.now, budget: context.retryBudget)
-            attempt(Leg(request))
+            var built = request
+            built.isStream = stream != nil
+            attempt(Leg(built))
         } catch {
             finish(failed(error))
         }
@@ -145,7 +147,7 @@ final class RequestExecution: Sendable {
             var signed = request
             // Before adapters and the delegate, which then sign the conditions too. A stream
             // never uses the cache.
-            if stream == nil { context.cache?.prepareRevalidation(of: &signed) }
+            let lookup = context.cacheStage?.prepareRevalidation(of: &signed)
             for adapter in context.adapters {
                 try adapt(&signed.urlRequest, with: adapter)
             }
@@ -164,7 +166,7 @@ final class RequestExecution: Sendable {
                                             headers: HTTPHeaders(signed.urlRequest.allHTTPHeaderFields ?? [:]))
             }
             try pin(&signed)
-            send(signed, leg: leg, generation: generation)
+            send(signed, lookup: lookup, leg: leg, generation: generation)
         } catch {
             finish(failed(error))
         }
@@ -201,7 +203,7 @@ final class RequestExecution: Sendable {
         }
     }
 
-    private func send(_ signed: TransportRequest, leg: Leg, generation: Int) {
+    private func send(_ signed: TransportRequest, lookup: CacheLookup?, leg: Leg, generation: Int) {
         var ranged = signed
         // A download goes on from the bytes it has, if it can.
         download?.prepare(&ranged.urlRequest)
@@ -216,7 +218,6 @@ final class RequestExecution: Sendable {
         // Read once: it asks the API for its delegate, behind the API's lock.
         let callsAppCode = context.callsAppCode
         let sentFromJob = context.threadedTransport?.caller == .job
-        ranged.isStream = stream != nil
         let request = ranged
         guard case .send(let attempt) = machine.withLock({ $0.handle(.send(request.urlRequest)) }) else { return }
         context.plugins.forEach { $0.willSend(request.urlRequest, api: api.apiContext) }
@@ -243,7 +244,8 @@ final class RequestExecution: Sendable {
                 receive()
             }
         }
-        let task = (stream == nil ? context.transport : CachingTransport.bypassing(context.transport)).send(request, to: collector)
+        let task = context.cacheStage?.send(request, lookup: lookup, through: context.transport, to: collector)
+            ?? context.transport.send(request, to: collector)
         collector.attach(task)
         stream?.attach(task)
         // Finished already: cancelled, timed out, or answered by a stream that now owns the task.

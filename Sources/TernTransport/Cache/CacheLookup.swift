@@ -1,5 +1,5 @@
 /// What the cache kept for a URL when a request for it was prepared, before it was signed: the
-/// caching transport uses it again for the signed request when that names the same URL, rather
+/// cache stage uses it again for the signed request when that names the same URL, rather
 /// than look (and read a file) twice.
 package struct CacheLookup: Sendable {
     /// The URL, as the cache's key reads it.

@@ -3,58 +3,42 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A transport that answers from an ``HTTPCache`` where RFC 9111 lets it, and sends the rest
-/// through `base`, keeping what may be kept of the answers and forgetting what unsafe requests
-/// change. Requests with conditions of their own (`If-None-Match`, `Range`, …) pass untouched.
-package final class CachingTransport: ThreadedTransport {
-    let base: any Transport
+/// The pipeline's cache stage: answers a request from an ``HTTPCache`` where RFC 9111 lets it,
+/// and sends the rest through the API's transport, keeping what may be kept of the answers and
+/// forgetting what unsafe requests change. Requests with conditions of their own
+/// (`If-None-Match`, `Range`, …) pass untouched, and streams are neither answered nor kept.
+///
+/// The pipeline asks it twice: before a request is signed, to add the conditions that
+/// revalidate what is kept (``prepareRevalidation(of:)``), and to send the signed request with
+/// what that lookup found.
+package struct CacheStage: Sendable {
     let cache: HTTPCache
-    /// The certificate authorities `base` trusts, when not the system's: part of the trust a
-    /// response is kept under.
+    /// The certificate authorities the transport trusts, when not the system's: part of the
+    /// trust a response is kept under.
     private let authorities: String?
 
-    /// Whether it carries streams: they only make the cache forget what they change.
-    private let isForStreams: Bool
-
-    package init(base: any Transport, cache: HTTPCache) {
-        self.base = base
+    /// The stage of `cache`, for requests sent through `transport`.
+    package init(cache: HTTPCache, transport: any Transport) {
         self.cache = cache
-        authorities = Self.authorities(of: base)
-        isForStreams = false
+        authorities = Self.authorities(of: transport)
     }
 
-    private init(streamsOf caching: CachingTransport) {
-        base = caching.base
-        cache = caching.cache
-        authorities = caching.authorities
-        isForStreams = true
-    }
-
-
-    package func runIfIdle(_ work: @escaping @Sendable () -> Void) -> Bool {
-        (base as? any ThreadedTransport)?.runIfIdle(work) ?? false
-    }
-
-    package var caller: TransportCaller { (base as? any ThreadedTransport)?.caller ?? .elsewhere }
-
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    package var taskExecutor: (any TaskExecutor)? { base.taskExecutor }
-
-    package var canPinKeys: Bool { base.canPinKeys }
-
-    package func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+    /// Sends `request`, prepared with `lookup`, through `transport`, or answers it from the
+    /// cache; either way `receiver` hears the exchange.
+    package func send(_ request: TransportRequest, lookup: CacheLookup?, through transport: any Transport,
+                      to receiver: any TransportReceiver) -> any TransportTask {
         let urlRequest = request.urlRequest
         let method = (urlRequest.httpMethod ?? "GET").uppercased()
         let requestDate = cache.now
         let trust = trust(of: request)
         @Sendable func network(_ request: TransportRequest, _ mode: CacheExchange.Mode) -> any TransportTask {
-            base.send(request, to: CachingReceiver(receiver, cache: cache, request: request.urlRequest, trust: trust, mode: mode, requestDate: requestDate))
+            transport.send(request, to: CachingReceiver(receiver, cache: cache, request: request.urlRequest, trust: trust, mode: mode, requestDate: requestDate))
         }
         if CacheRules.isUnsafe(method) { return network(request, .invalidate) }
         // A stream's body has no end to keep, and it must reach the server; only what it
         // changes (above) is the cache's business.
-        if isForStreams { return base.send(request, to: receiver) }
-        if let lookup = request.cacheLookup, let kept = lookup.revalidating {
+        if request.isStream { return transport.send(request, to: receiver) }
+        if let lookup, let kept = lookup.revalidating {
             var withoutConditions = request
             for name in Self.conditions { withoutConditions.urlRequest.setValue(nil, forHTTPHeaderField: name) }
             let unconditional = withoutConditions
@@ -62,9 +46,7 @@ package final class CachingTransport: ThreadedTransport {
             // URL): the conditions are another URL's response's, whose 304 would have answered
             // for this one, and refreshed it. It goes as a request the cache did not prepare.
             if lookup.key != urlRequest.url.map(CacheKey.of) {
-                var moved = unconditional
-                moved.cacheLookup = nil
-                return sendUnprepared(moved, moved.urlRequest, method: method, requestDate: requestDate, trust: trust, to: receiver)
+                return sendUnprepared(unconditional, lookup: nil, method: method, requestDate: requestDate, trust: trust, through: transport, to: receiver)
             }
             // The conditions went in before the request was signed and pinned: sent with other
             // credentials or another trust than the response was kept under, a 304 could not
@@ -79,23 +61,21 @@ package final class CachingTransport: ThreadedTransport {
             let revalidating = CachingReceiver(receiver, cache: cache, request: urlRequest, trust: trust, mode: .revalidate(kept), requestDate: requestDate) {
                 task.replace(with: network(unconditional, .store))
             }
-            task.begin(base.send(request, to: revalidating))
+            task.begin(transport.send(request, to: revalidating))
             return task
         }
-        return sendUnprepared(request, urlRequest, method: method, requestDate: requestDate, trust: trust, to: receiver)
+        return sendUnprepared(request, lookup: lookup, method: method, requestDate: requestDate, trust: trust, through: transport, to: receiver)
     }
 
     /// Sends `request`, which the cache did not prepare to revalidate: answered from what is
     /// kept for it, or sent on.
-    private func sendUnprepared(_ request: TransportRequest, _ urlRequest: URLRequest, method: String, requestDate: Date, trust: String?,
-                                to receiver: any TransportReceiver) -> any TransportTask {
-        @Sendable func network(_ request: TransportRequest, _ mode: CacheExchange.Mode) -> any TransportTask {
-            base.send(request, to: CachingReceiver(receiver, cache: cache, request: request.urlRequest, trust: trust, mode: mode, requestDate: requestDate))
-        }
-        guard method == "GET" || method == "HEAD", !Self.hasOwnConditions(urlRequest) else { return base.send(request, to: receiver) }
+    private func sendUnprepared(_ request: TransportRequest, lookup: CacheLookup?, method: String, requestDate: Date, trust: String?,
+                                through transport: any Transport, to receiver: any TransportReceiver) -> any TransportTask {
+        let urlRequest = request.urlRequest
+        guard method == "GET" || method == "HEAD", !Self.hasOwnConditions(urlRequest) else { return transport.send(request, to: receiver) }
         let isHead = method == "HEAD"
         let kept: CachedResponse?
-        if let lookup = request.cacheLookup, lookup.key == urlRequest.url.map(CacheKey.of) {
+        if let lookup, lookup.key == urlRequest.url.map(CacheKey.of) {
             // Looked up as the request was prepared, for this same URL: not read again. Its Vary
             // fields are matched against the request as signed.
             kept = HTTPCache.matching(lookup.stored, urlRequest, trust: trust)
@@ -110,7 +90,8 @@ package final class CachingTransport: ThreadedTransport {
         case .unsatisfiable:
             return CachedAnswer.send(CachedAnswer.gatewayTimeout(for: urlRequest, at: requestDate), outcome: .miss, age: nil, bodyless: isHead, to: receiver)
         case .revalidate, .network:
-            return network(request, isHead ? .freshen(kept) : .store)
+            let mode: CacheExchange.Mode = isHead ? .freshen(kept) : .store
+            return transport.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, trust: trust, mode: mode, requestDate: requestDate))
         }
     }
 
@@ -140,14 +121,6 @@ package final class CachingTransport: ThreadedTransport {
     /// The conditions the cache adds to a request to revalidate what it keeps.
     static let conditions = ["If-None-Match", "If-Modified-Since"]
 
-    /// A transport that leaves `transport`'s cache aside, if it has one: for streams, whose
-    /// bodies have no end to keep and which must reach the server each time. What an unsafe
-    /// one changes (a `POST` answered with events) is still forgotten (RFC 9111, §4.4).
-    package static func bypassing(_ transport: any Transport) -> any Transport {
-        guard let caching = transport as? CachingTransport else { return transport }
-        return caching.isForStreams ? caching : CachingTransport(streamsOf: caching)
-    }
-
     /// Whether the request carries conditions or a range of its own, which the cache leaves to
     /// the server and to its caller.
     static func hasOwnConditions(_ request: URLRequest) -> Bool {
@@ -157,26 +130,28 @@ package final class CachingTransport: ThreadedTransport {
     }
 }
 
-extension HTTPCache {
+extension CacheStage {
     /// Adds to `request` the conditions that ask the server whether what is kept for it is
     /// still good, when that is what the cache would do: before the request is signed, so that
-    /// the signature covers them.
-    package func prepareRevalidation(of request: inout TransportRequest) {
+    /// the signature covers them. Returns what it found, for ``send(_:lookup:through:to:)``; a
+    /// stream's request is left alone, and finds nothing.
+    package func prepareRevalidation(of request: inout TransportRequest) -> CacheLookup? {
         let urlRequest = request.urlRequest
-        guard (urlRequest.httpMethod ?? "GET").uppercased() == "GET", !CachingTransport.hasOwnConditions(urlRequest),
-              let url = urlRequest.url else { return }
+        guard !request.isStream, (urlRequest.httpMethod ?? "GET").uppercased() == "GET", !Self.hasOwnConditions(urlRequest),
+              let url = urlRequest.url else { return nil }
         let key = CacheKey.of(url)
-        let stored = stored(for: key)
-        request.cacheLookup = CacheLookup(key: key, stored: stored)
-        guard case .revalidate(let kept) = CacheRules.decide(CacheRules.Request(urlRequest), kept: Self.matching(stored, urlRequest, trust: nil, comparingCredentials: false),
-                                                             now: now) else { return }
+        let stored = cache.stored(for: key)
+        var lookup = CacheLookup(key: key, stored: stored)
+        guard case .revalidate(let kept) = CacheRules.decide(CacheRules.Request(urlRequest), kept: HTTPCache.matching(stored, urlRequest, trust: nil, comparingCredentials: false),
+                                                             now: cache.now) else { return lookup }
         // A value that could end the field (a file changed on disk) is never sent.
         let safe = { (value: String) in !value.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F } }
         let tag = kept.header("etag").flatMap { safe($0) ? $0 : nil }
         let modified = kept.header("last-modified").flatMap { safe($0) ? $0 : nil }
-        guard tag != nil || modified != nil else { return }
-        if let tag { request.urlRequest.setValue(tag, forHTTPHeaderField: CachingTransport.conditions[0]) }
-        if let modified { request.urlRequest.setValue(modified, forHTTPHeaderField: CachingTransport.conditions[1]) }
-        request.cacheLookup?.revalidating = kept
+        guard tag != nil || modified != nil else { return lookup }
+        if let tag { request.urlRequest.setValue(tag, forHTTPHeaderField: Self.conditions[0]) }
+        if let modified { request.urlRequest.setValue(modified, forHTTPHeaderField: Self.conditions[1]) }
+        lookup.revalidating = kept
+        return lookup
     }
 }
