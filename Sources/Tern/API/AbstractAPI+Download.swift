@@ -51,7 +51,7 @@ extension AbstractAPI {
                            in: options.responseQueue ?? responseQueue)
         }
         let file = DownloadFile(destination: destination, replacing: replacing, maximumSize: maximumSize, resumingFrom: resume)
-        return perform(route: route, parameters: parameters, options: options, download: file,
+        return perform(route: route, parameters: parameters, options: options, sink: .file(file),
                        decoding: ResponseDecoding { response, _ in try file.deliver(response) })
     }
 }

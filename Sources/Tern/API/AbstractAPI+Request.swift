@@ -74,15 +74,14 @@ extension AbstractAPI {
         route: Route,
         parameters: (any RequestParameters)?,
         options: RequestOptions,
-        download: DownloadFile? = nil,
-        stream: StreamBuffer? = nil,
+        sink: BodySink = .memory,
         decoding: ResponseDecoding<Value>
     ) -> Promise<Value> {
         let progress = ProgressChannel()
         let promise = Promise<Value>(queue: options.responseQueue ?? responseQueue, state: PromiseState(), progress: progress)
         let resolver = Promise<Value>.Resolver(promise)
         let execution = RequestExecution(api: self, route: route, parameters: parameters, options: options, progress: progress,
-                                         download: download, stream: stream, settler: RequestSettler(resolver: resolver, decoding: decoding))
+                                         sink: sink, settler: RequestSettler(resolver: resolver, decoding: decoding))
         resolver.onCancel { execution.cancel() }
         startPipeline(onTransport: !execution.callsAppCode) { execution.start() }
         return promise

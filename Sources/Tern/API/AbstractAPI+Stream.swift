@@ -40,7 +40,7 @@ extension AbstractAPI {
     ) -> ResponseStream {
         let buffer = StreamBuffer(capacity: bufferSize, idleTimeout: idleTimeout, maximumDuration: maximumDuration, clock: clock,
                                   method: route.method.rawValue, url: URL(string: route.url), usesNewConnection: usesNewConnection)
-        let head: Promise<Response> = perform(route: route, parameters: parameters, options: options, stream: buffer, decoding: .response)
+        let head: Promise<Response> = perform(route: route, parameters: parameters, options: options, sink: .stream(buffer), decoding: .response)
         return ResponseStream(response: head, buffer: buffer, parser: options.parser ?? responseParser)
     }
 }

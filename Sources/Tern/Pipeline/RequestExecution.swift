@@ -36,10 +36,8 @@ final class RequestExecution: Sendable {
     private let parameters: (any RequestParameters)?
     private let settler: any RequestSettling
     private let progress: ProgressChannel
-    /// The file a download's body goes to; `nil` for a request whose body goes to memory.
-    private let download: DownloadFile?
-    /// Where a streamed request's accepted body goes; the request settles when its head comes.
-    private let stream: StreamBuffer?
+    /// Where the accepted body goes.
+    private let sink: BodySink
     /// Whether settling reads the body through: parses it, or decodes its text.
     private let parsesAnswer: Bool
     private let machine = Locked(RequestStateMachine())
@@ -54,8 +52,7 @@ final class RequestExecution: Sendable {
         parameters: (any RequestParameters)?,
         options: RequestOptions,
         progress: ProgressChannel,
-        download: DownloadFile? = nil,
-        stream: StreamBuffer? = nil,
+        sink: BodySink,
         settler: any RequestSettling
     ) {
         context = RequestContext(api: api, options: options)
@@ -63,13 +60,14 @@ final class RequestExecution: Sendable {
         self.route = api.resolved(route)
         self.parameters = parameters
         self.progress = progress
-        self.download = download
-        self.stream = stream
+        self.sink = sink
         parsesAnswer = settler.parses
         self.settler = settler
     }
 
     private var api: AbstractAPI { context.api }
+    private var download: DownloadFile? { sink.file }
+    private var stream: StreamBuffer? { sink.stream }
 
     // MARK: Stage 1: build, once
 
@@ -226,13 +224,14 @@ final class RequestExecution: Sendable {
         let timing: @Sendable () -> Response.Timing = {
             Response.Timing(start: startDate, duration: TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9)
         }
-        var opensStream: (@Sendable (ResponseHead) -> StreamBuffer?)?
-        if stream != nil {
-            opensStream = { [self] head in openStream(head, for: request.urlRequest, attempt: attempt, leg: leg, timing: timing()) }
+        let collecting: ResponseCollector.Sink = switch sink {
+        case .memory: .memory
+        case .file(let file): .file(file)
+        case .stream: .stream { [self] head in openStream(head, for: request.urlRequest, attempt: attempt, leg: leg, timing: timing()) }
         }
         // A head judged by the app's code is judged on the pipeline's queue, never the transport's thread.
-        let collector = ResponseCollector(limit: signed.maximumBodySize, uploadLength: request.bodyLength, file: download, progress: progress,
-                                          opensStream: opensStream, judgesHeadOn: callsAppCode ? context.pipelineQueue : nil) { [self] result, metrics in
+        let collector = ResponseCollector(collecting, limit: signed.maximumBodySize, uploadLength: request.bodyLength, progress: progress,
+                                          judgesHeadOn: callsAppCode ? context.pipelineQueue : nil) { [self] result, metrics in
             let timing = timing()
             let receive: @Sendable () -> Void = { [self] in
                 received(result, for: request.urlRequest, attempt: attempt, metrics: metrics, leg: leg, generation: generation, timing: timing)

@@ -48,12 +48,9 @@ final class ResponseCollector: TransportReceiver {
     private let limit: Int?
     /// The request body's length, when Tern knows it and the transport may not.
     private let uploadLength: Int64?
-    private let file: DownloadFile?
+    private let sink: Sink
     private let progress: ProgressChannel
     private let completion: @Sendable (Result<TransportResponse, any Error>, TransferMetrics?) -> Void
-    /// For a streamed request: asked at the head whether the body is the stream's (the head
-    /// was accepted), and returns the stream if so.
-    private let opensStream: (@Sendable (ResponseHead) -> StreamBuffer?)?
     /// Where a streamed head is judged when that runs the app's code (validation, the
     /// delegate's refresh check, plugins), which may wait for another request through the same
     /// transport: never on the transport's thread, which that request needs. `nil` to judge it
@@ -62,14 +59,23 @@ final class ResponseCollector: TransportReceiver {
     // The transport calls one event at a time; a head judged elsewhere is the one other thread.
     private let state = Locked(State())
 
-    init(limit: Int?, uploadLength: Int64? = nil, file: DownloadFile? = nil, progress: ProgressChannel,
-         opensStream: (@Sendable (ResponseHead) -> StreamBuffer?)? = nil, judgesHeadOn: DispatchQueue? = nil,
+    /// Where the collector puts an accepted body (see ``BodySink``).
+    enum Sink {
+        /// In memory, under the limit.
+        case memory
+        /// Into a download's file, when its head says the body is the file's.
+        case file(DownloadFile)
+        /// Into a stream, when the head opens it: `opens` judges the head, and returns the
+        /// stream if it accepts it.
+        case stream(opens: @Sendable (ResponseHead) -> StreamBuffer?)
+    }
+
+    init(_ sink: Sink, limit: Int?, uploadLength: Int64? = nil, progress: ProgressChannel, judgesHeadOn: DispatchQueue? = nil,
          completion: @escaping @Sendable (Result<TransportResponse, any Error>, TransferMetrics?) -> Void) {
+        self.sink = sink
         self.limit = limit
-        self.opensStream = opensStream
-        self.judgesHeadOn = opensStream == nil ? nil : judgesHeadOn
+        self.judgesHeadOn = if case .stream = sink { judgesHeadOn } else { nil }
         self.uploadLength = uploadLength
-        self.file = file
         self.progress = progress
         self.completion = completion
     }
@@ -133,7 +139,7 @@ final class ResponseCollector: TransportReceiver {
 
     /// Takes `head` as the stream's, if it opens it, or as the head of the body collected here.
     private func judge(_ head: ResponseHead) -> TransferDecision {
-        if let stream = opensStream?(head) {
+        if case .stream(let opens) = sink, let stream = opens(head) {
             state.withLock { state in
                 state.head = head
                 state.stream = stream
@@ -228,6 +234,11 @@ final class ResponseCollector: TransportReceiver {
         guard let received else { return .stop }
         progress.report(received)
         return .proceed
+    }
+
+    /// The download's file, for a download.
+    private var file: DownloadFile? {
+        if case .file(let file) = sink { file } else { nil }
     }
 
     /// Why the transfer stops when the download's file cannot be written.
