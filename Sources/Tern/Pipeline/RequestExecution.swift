@@ -303,7 +303,7 @@ final class RequestExecution: Sendable {
     // MARK: Stages 4 to 6: refresh, retry, or validate and parse
 
     private func received(
-        _ result: Result<TransportResponse, any Error>,
+        _ result: Result<TransportResponse, ExchangeFailure>,
         for request: URLRequest,
         attempt: Int,
         metrics: TransferMetrics?,
@@ -314,49 +314,34 @@ final class RequestExecution: Sendable {
         // Only the attempt on the wire counts; a late answer to a finished request is dropped.
         guard case .evaluate(let retries, let transfers) = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: metrics)) }) else { return }
         let method = Self.method(of: request)
+        let failure: ExchangeFailure
         switch result {
-        case .failure(let error as URLError) where error.code == .cancelled:
-            report(.failure(.cancelled), for: request)
-            finish(.failed(.cancelled))
-        case .failure(let restart as DownloadRestart):
-            report(.failure(.transportFailed(.init(underlying: restart, method: method.rawValue, url: request.url))), for: request)
-            download?.discardBytes()
-            context.pipelineQueue.async { self.attempt(leg) }
-        case .failure(let failure as APIError):  // the download's file could not be written
-            report(.failure(failure), for: request)
-            finish(.failed(failure))
-        case .failure(let error as PinnedKeyMismatch):
-            let failure = APIError.pinningFailed(.init(reason: .keyMismatch, host: request.url?.host ?? "", pins: error.pins.map { "sha256/" + $0 },
-                                                       method: method.rawValue, url: request.url))
-            report(.failure(failure), for: request)
-            finish(.failed(failure))
-        case .failure(let error as BodyLimitExceeded):
-            let failure = APIError.responseTooLarge(.init(
-                limit: error.limit, receivedBytes: error.receivedBytes, declaredLength: error.declaredLength,
-                method: method.rawValue, url: request.url, statusCode: error.statusCode
-            ))
-            report(.failure(failure), for: request)
-            download?.discardBytes()   // a file too large is not one to resume
-            finish(.failed(failure))
-        case .failure(let error):
-            let interrupted = error as? TransferInterrupted
-            let cause = interrupted?.underlying ?? error
-            let failure = APIError.transportFailed(.init(
-                underlying: cause, method: method.rawValue, url: request.url,
-                statusCode: interrupted?.head.statusCode, receivedBytes: interrupted?.receivedBytes
-            ))
-            report(.failure(failure), for: request)
-            if context.retryPolicy.allowsRetry(method: method, retriesSoFar: retries, error: cause) {
-                retry(leg, sent: request, retryAfter: nil, otherwise: failure)
-            } else {
-                finish(.failed(failure))
-            }
         case .success(let raw):
             keepCookies(of: raw.head, for: request)
             let response = Response(request: request, head: raw.head, body: raw.body, timing: timing,
                                     metrics: RequestMetrics(transfers: transfers))
             report(.success(response), for: request)
-            evaluate(response, leg: leg, generation: generation, retries: retries)
+            return evaluate(response, leg: leg, generation: generation, retries: retries)
+        case .failure(let exchangeFailure):
+            failure = exchangeFailure
+        }
+        switch failure.reading(method: method.rawValue, url: request.url) {
+        case .cancelled:
+            report(.failure(.cancelled), for: request)
+            finish(.failed(.cancelled))
+        case .restartDownload:
+            report(.failure(.transportFailed(.init(underlying: DownloadRestart(), method: method.rawValue, url: request.url))), for: request)
+            download?.discardBytes()
+            context.pipelineQueue.async { self.attempt(leg) }
+        case .failed(let error, let cause):
+            report(.failure(error), for: request)
+            // A file too large is not one to resume.
+            if case .responseTooLarge = error { download?.discardBytes() }
+            if let cause, context.retryPolicy.allowsRetry(method: method, retriesSoFar: retries, error: cause) {
+                retry(leg, sent: request, retryAfter: nil, otherwise: error)
+            } else {
+                finish(.failed(error))
+            }
         }
     }
 

@@ -50,7 +50,7 @@ final class ResponseCollector: TransportReceiver {
     private let uploadLength: Int64?
     private let sink: Sink
     private let progress: ProgressChannel
-    private let completion: @Sendable (Result<TransportResponse, any Error>, TransferMetrics?) -> Void
+    private let completion: @Sendable (Result<TransportResponse, ExchangeFailure>, TransferMetrics?) -> Void
     /// Where a streamed head is judged when that runs the app's code (validation, the
     /// delegate's refresh check, plugins), which may wait for another request through the same
     /// transport: never on the transport's thread, which that request needs. `nil` to judge it
@@ -71,7 +71,7 @@ final class ResponseCollector: TransportReceiver {
     }
 
     init(_ sink: Sink, limit: Int?, uploadLength: Int64? = nil, progress: ProgressChannel, judgesHeadOn: DispatchQueue? = nil,
-         completion: @escaping @Sendable (Result<TransportResponse, any Error>, TransferMetrics?) -> Void) {
+         completion: @escaping @Sendable (Result<TransportResponse, ExchangeFailure>, TransferMetrics?) -> Void) {
         self.sink = sink
         self.limit = limit
         self.judgesHeadOn = if case .stream = sink { judgesHeadOn } else { nil }
@@ -260,31 +260,23 @@ final class ResponseCollector: TransportReceiver {
             return state
         }
         guard let state else { return }
-        // The request settled when the stream opened; the body's end is the stream's.
-        if let stream = state.stream {
-            return stream.finish(after: error, statusCode: state.head?.statusCode)
-        }
         var error = error
-        if error == nil, state.isToFile, let file {
+        if error == nil, state.stream == nil, state.isToFile, let file {
             do { try file.endOfBody() } catch let failure { error = failure }
         }
-        // FoundationNetworking reports a body cut short as an unknown error (libcurl's "partial
-        // file"); Apple's URLSession, as what it is, which retry policies know.
-        if (error as? URLError)?.code == .unknown, let expected = state.expectedLength, state.offset + state.received < expected {
-            error = URLError(.networkConnectionLost, userInfo: (error as? URLError)?.userInfo ?? [:])
+        // Why the collector stopped the transfer comes before the error stopping it caused.
+        let failure = (state.stopped ?? error).map { error in
+            ExchangeFailure(error: error, head: state.head, receivedBytes: Int(state.received),
+                            cutShort: state.expectedLength.map { state.offset + state.received < $0 } ?? false)
         }
-        if let stopped = state.stopped {
-            completion(.failure(stopped), state.metrics)
-        } else if let tooLarge = error as? BodyLimitExceeded {   // a transport that stopped before the limit's bytes came
-            completion(.failure(tooLarge), state.metrics)
-        } else if let error, let head = state.head, (error as? URLError)?.code != .cancelled {  // a cancel stays a cancel
-            completion(.failure(TransferInterrupted(head: head, receivedBytes: Int(state.received), underlying: error)), state.metrics)
-        } else if let error {
-            completion(.failure(error), state.metrics)
+        // The request settled when the stream opened; the body's end is the stream's.
+        if let stream = state.stream { return stream.finish(after: failure) }
+        if let failure {
+            completion(.failure(failure), state.metrics)
         } else if let head = state.head {
             completion(.success(TransportResponse(head: head, body: state.body)), state.metrics)
         } else {
-            completion(.failure(URLError(.badServerResponse)), state.metrics)
+            completion(.failure(ExchangeFailure(error: URLError(.badServerResponse))), state.metrics)
         }
     }
 }

@@ -121,15 +121,16 @@ final class StreamBuffer: Sendable {
     }
 
     /// The transfer ended: completely when `error` is `nil`, else with what the transport said.
-    func finish(after error: (any Error)?, statusCode: Int?) {
-        let failure: APIError? = switch error {
+    func finish(after failure: ExchangeFailure?) {
+        var failure = failure
+        failure?.receivedBytes = state.withLock { $0.received }
+        let error: APIError? = switch failure?.reading(method: method, url: url) {
         case nil: nil
-        case let error as URLError where error.code == .cancelled: .cancelled
-        case let error?:
-            .transportFailed(.init(underlying: (error as? TransferInterrupted)?.underlying ?? error, method: method, url: url,
-                                   statusCode: statusCode, receivedBytes: state.withLock { $0.received }))
+        case .cancelled?: .cancelled
+        case .failed(let error, _)?: error
+        case .restartDownload?: .transportFailed(.init(underlying: URLError(.badServerResponse), method: method, url: url))  // a stream has no file
         }
-        end(with: failure, cancellingTask: false)
+        end(with: error, cancellingTask: false)
     }
 
     // MARK: The reader's side

@@ -93,7 +93,7 @@ import TernTesting
         stream.open(attempt: 1)
         stream.startTimers()
         for _ in 0..<8 { _ = stream.offer(Data(count: 100)) }
-        stream.finish(after: nil, statusCode: 200)
+        stream.finish(after: nil)
         #expect(stream.retainedBytes == 800)
         stream.cancel()
         #expect(stream.retainedBytes == 0)
@@ -106,7 +106,7 @@ import TernTesting
         stream.open(attempt: 1)
         stream.startTimers()
         #expect(stream.offer(Data("a".utf8)) == .proceed)
-        stream.finish(after: nil, statusCode: 200)
+        stream.finish(after: nil)
         let task = CountingTask()
         stream.attach(task)
         #expect(task.cancels.items.isEmpty)
