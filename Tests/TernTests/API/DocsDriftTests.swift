@@ -47,6 +47,30 @@ import Testing
         }
     }
 
+    /// The path of one request names the types and methods that carry it: each must still be
+    /// declared, so that the drawing cannot outlive the code it draws.
+    @Test func thePathOfOneRequestNamesWhatTheCodeDeclares() throws {
+        let layout = try String(contentsOf: SnippetTests.root.appendingPathComponent("Sources/Tern/Tern.docc/SourceLayout.md"), encoding: .utf8)
+        let path = try #require(layout.components(separatedBy: "## The path of one request").last?.components(separatedBy: "## Folders").first)
+        let sources = SnippetTests.root.appendingPathComponent("Sources")
+        let files = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+        let code = files.map { (try? String(contentsOf: sources.appendingPathComponent($0), encoding: .utf8)) ?? "" }.joined(separator: "\n")
+        // `Type.member` and CamelCase types of two words or more.
+        let named = try Regex(#"\b([A-Z][a-z]+(?:[A-Z][a-z]*)+)(?:\.([a-z][A-Za-z]*))?"#)
+        var checked = 0
+        for match in path.matches(of: named) {
+            guard let type = match.output[1].substring.map(String.init) else { continue }
+            let declared = ["struct", "class", "enum", "protocol", "typealias", "actor"].contains { code.contains("\($0) \(type)") }
+            #expect(declared, "the path of one request names \(type), which no source declares")
+            if let member = match.output[2].substring.map(String.init) {
+                let memberDeclared = ["func \(member)", "var \(member)", "let \(member)", "case \(member)"].contains { code.contains($0) }
+                #expect(memberDeclared, "the path of one request names \(type).\(member), which no source declares")
+            }
+            checked += 1
+        }
+        #expect(checked > 10, "the path names \(checked) types: is the section still there?")
+    }
+
     /// The public top-level types declared in a module's sources: `public` or `open` at the
     /// start of a line, then the kind and the name.
     static func publicTypes(inModule module: String) -> [String] {
