@@ -69,19 +69,20 @@ final class CurlLoop: @unchecked Sendable {
     static let idleConnections = 32
 
     /// How long the loop stays awake for the next request after one that ran alone, in
-    /// nanoseconds. A caller sending one request after another sends the next about 30 µs after
-    /// the last was delivered (measured against nginx on loopback); finding the loop awake spares
-    /// it a wakeup and the loop a sleep, which save about the CPU the wait costs, and 10–15% of
-    /// the time per request. After the last request of a burst the wait costs at most this much;
-    /// a caller whose requests come further apart than this costs it once, not per request.
+    /// nanoseconds: longer than a caller sending one request after another takes to send the
+    /// next once the last was delivered. Finding the loop awake spares it a wakeup and the loop
+    /// a sleep, which save about the CPU the wait costs, and a good share of the time per
+    /// request (see the Benchmarks article). After the last request of a burst the wait costs at
+    /// most this much; a caller whose requests come further apart than this costs it once, not
+    /// per request.
     static let lingering: UInt64 = 50_000
 
     /// Whether a request that `arrived` came soon enough after the report of the last answer,
     /// which began and ended then, for the loop to wait for the next one (all uptime
     /// nanoseconds). Timed from the report's end, when the loop would begin to wait: an answer
-    /// decoded while it is reported (40 µs and more) does not make its caller slow. A request
-    /// that came during the report is timed from its beginning: the machine held the report up,
-    /// and a caller who sent 20 ms after its answer is not one to wait for.
+    /// decoded while it is reported, which takes longer than the wait, does not make its caller
+    /// slow. A request that came during the report is timed from its beginning: the machine held
+    /// the report up, and a caller who sent long after its answer is not one to wait for.
     static func cameSoon(_ arrived: UInt64, afterReportBegan began: UInt64, ended: UInt64) -> Bool {
         arrived <= (arrived < ended ? began : ended) + lingering
     }
@@ -123,7 +124,7 @@ final class CurlLoop: @unchecked Sendable {
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxHostConnections, connectionsPerHost)
         // HTTPS, which `HostAdmission` leaves uncounted (HTTP/2 streams share a connection), is
         // held by libcurl's total: past it a transfer waits for a connection, idle ones closed
-        // first. 1,000 HTTPS requests to 50 hosts under 128 descriptors failed 834 times without.
+        // first. Without it, many HTTPS requests to many hosts ran a process out of descriptors.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxTotalConnections, max(connectionsPerHost, totalConnections))
         Thread { [self] in run() }.start()
     }
@@ -138,8 +139,8 @@ final class CurlLoop: @unchecked Sendable {
             inbox.inFlight += 1
             inbox.lastArrival = now
             // With many requests in flight to one host, most would wake the loop only to wait
-            // for a connection to it: a wakeup cost a caller's thread 15% of its CPU (a system
-            // call, and the other core woken).
+            // for a connection to it: a wakeup cost a caller's thread a large share of its CPU (a
+            // system call, and the other core woken).
             let wouldWait = origin.map { inbox.everyOriginFull || inbox.fullOrigins.contains($0) } ?? false
             guard !inbox.isAwake, !wouldWait, !onLoop else { return false }
             inbox.startWakeups += 1
@@ -321,7 +322,7 @@ final class CurlLoop: @unchecked Sendable {
     /// spares a sequential caller a thread hop. Returns when it began reporting the only one
     /// (uptime nanoseconds), or `nil`: a next request that comes before the report ends is
     /// timed from then, since a busy machine may delay the report past it (the loop then took a
-    /// request sent 20 ms later for one that came at once). When the loop is to wait for a next
+    /// request sent long after for one that came at once). When the loop is to wait for a next
     /// request after that, it is marked awake first, since the caller may send the next one
     /// before the report returns; ``lingerForWork()`` marks it asleep again.
     private func finishDone() -> UInt64? {
