@@ -2,7 +2,7 @@ import Testing
 @testable import TernTransport
 
 /// libpsl's answers as the cookie jar gets them, and what the list does without them.
-@Suite struct PublicSuffixListTests {
+@Suite(.onTestThreads) struct PublicSuffixListTests {
     @Test(.enabled(if: PublicSuffixList.isAvailable, "the system has no libpsl"))
     func suffixesAreKnownAndRegistrableDomainsAreNot() {
         #expect(PublicSuffixList.isPublicSuffix("com"))
