@@ -6,28 +6,48 @@ import Foundation
 /// this one thread, in libcurl's event loop, sharing its connections.
 ///
 /// Other threads only hand it work (an exchange to start, one to cancel, the end) through its
-/// inbox, and wake it; everything else is the loop thread's.
-final class CurlLoop: @unchecked Sendable {
+/// inbox, and wake it; everything else is the loop thread's, in ``owned``, which checks the
+/// thread in debug builds.
+final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's multi handle, a C pointer
     private let curl: UnsafePointer<TernCurl>
     private let multi: UnsafeMutableRawPointer
     private let inbox = Locked(Inbox())
+    /// The loop's thread, which its state and its exchanges' belong to.
+    let thread = LoopThread()
+
+    /// What the loop's thread alone reads and changes.
+    private struct Owned {
+        /// The idle connections, checked before reuse.
+        let connections: CurlConnections
+        /// Which exchanges run and which wait for their origin.
+        var state: CurlLoopState<CurlExchange>
+        /// The exchanges in libcurl's hands, by easy handle, to find the one a message names.
+        var byHandle: [UnsafeMutableRawPointer: CurlExchange] = [:]
+        /// When the loop last began and ended reporting the answer to the only request in
+        /// flight, until the next request comes (uptime nanoseconds).
+        var answeredAlone: (began: UInt64, ended: UInt64)?
+        /// Whether the request that came after the last such answer came within ``lingering``:
+        /// the loop waits for the next one only if so, and a caller whose requests come further
+        /// apart costs no waiting.
+        var nextCameSoon = true
+        /// Whether the loop runs jobs now, such as a task's code that prefers its thread.
+        var isRunningJobs = false
+    }
+
+    private var owned: LoopBound<Owned>
+
     /// The idle connections, checked before reuse; the loop thread's.
-    let connections: CurlConnections
-    /// Which exchanges run and which wait for their origin; the loop thread's.
-    private var state: CurlLoopState<CurlExchange>
-    /// The exchanges in libcurl's hands, by easy handle, to find the one a message names; the
-    /// loop thread's alone.
-    private var byHandle: [UnsafeMutableRawPointer: CurlExchange] = [:]
-    /// When the loop last began and ended reporting the answer to the only request in flight,
-    /// until the next request comes (uptime nanoseconds); the loop thread's.
-    private var answeredAlone: (began: UInt64, ended: UInt64)?
-    /// Whether the request that came after the last such answer came within ``lingering``: the
-    /// loop waits for the next one only if so, and a caller whose requests come further apart
-    /// costs no waiting. The loop thread's.
-    private var nextCameSoon = true
-    /// Whether the loop runs jobs now, such as a task's code that prefers its thread; the loop
-    /// thread's.
-    private var isRunningJobs = false
+    var connections: CurlConnections { owned.value.connections }
+
+    private var state: CurlLoopState<CurlExchange> {
+        _read { yield owned.value.state }
+        _modify { yield &owned.value.state }
+    }
+
+    private var byHandle: [UnsafeMutableRawPointer: CurlExchange] {
+        _read { yield owned.value.byHandle }
+        _modify { yield &owned.value.byHandle }
+    }
 
     private struct Inbox {
         /// Exchanges started and not yet ended.
@@ -90,11 +110,11 @@ final class CurlLoop: @unchecked Sendable {
     /// Whether the caller runs on the loop's thread. What that thread puts in the inbox needs no
     /// wakeup: the loop reads the inbox again before it sleeps (``fallAsleep()``). Only closing
     /// wakes it all the same, since the loop checks for it once a turn, before it moves bytes.
-    var isCurrent: Bool { tern_thread_loop() == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
+    var isCurrent: Bool { thread.isCurrent }
 
     /// Whether the caller is one of the loop's jobs: a task that prefers its thread, or a
     /// request's first stages, which the loop took while idle.
-    var isRunningJob: Bool { isCurrent && isRunningJobs }
+    var isRunningJob: Bool { isCurrent && owned.value.isRunningJobs }
 
     /// How many times the loop has waited for a next request.
     var lingerCount: Int { inbox.withLock { $0.lingers } }
@@ -115,8 +135,9 @@ final class CurlLoop: @unchecked Sendable {
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
         self.curl = curl
         self.multi = multi
-        connections = CurlConnections(curl: curl)
-        state = CurlLoopState(connectionsPerHost: connectionsPerHost, connections: totalConnections)
+        owned = LoopBound(Owned(connections: CurlConnections(curl: curl),
+                                state: CurlLoopState(connectionsPerHost: connectionsPerHost, connections: totalConnections)),
+                          owner: thread)
         // Idle connections kept for reuse: libcurl's default, four per transfer ever running at
         // once, would keep hundreds of sockets open after a burst.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, Self.idleConnections)
@@ -206,7 +227,7 @@ final class CurlLoop: @unchecked Sendable {
     private func run() {
         // Named for the system too (Foundation's name is its own), so tools and tests see it.
         tern_name_this_thread(Self.threadName)
-        tern_mark_thread_loop(Unmanaged.passUnretained(self).toOpaque())
+        thread.markCurrent()
         var active: Int32 = 0
         while true {
             // Jobs first: what they send is started in this same turn.
@@ -216,13 +237,13 @@ final class CurlLoop: @unchecked Sendable {
                 let arrived = inbox.jobs.isEmpty && inbox.starts.isEmpty ? nil : inbox.lastArrival
                 return (inbox.jobs, arrived)
             }
-            if let arrived, let answered = answeredAlone {
-                nextCameSoon = Self.cameSoon(arrived, afterReportBegan: answered.began, ended: answered.ended)
-                self.answeredAlone = nil
+            if let arrived, let answered = owned.value.answeredAlone {
+                owned.value.nextCameSoon = Self.cameSoon(arrived, afterReportBegan: answered.began, ended: answered.ended)
+                owned.value.answeredAlone = nil
             }
-            isRunningJobs = true
+            owned.value.isRunningJobs = true
             for job in jobs { job() }
-            isRunningJobs = false
+            owned.value.isRunningJobs = false
             // From here on what is put in wakes the loop; jobs put in while it ran the others did
             // not, and are run next turn.
             let (isClosing, jobsWaiting, reportBegan) = CurlLibrary.exitWaits {
@@ -230,9 +251,9 @@ final class CurlLoop: @unchecked Sendable {
                 _ = curl.pointee.multi_perform(multi, &active)
                 return (isClosing, jobsWaiting, finishDone())
             }
-            if let reportBegan { answeredAlone = (reportBegan, DispatchTime.now().uptimeNanoseconds) }
+            if let reportBegan { owned.value.answeredAlone = (reportBegan, DispatchTime.now().uptimeNanoseconds) }
             if isClosing, state.runningCount == 0, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
-            if jobsWaiting || (reportBegan != nil && nextCameSoon && lingerForWork()) { continue }
+            if jobsWaiting || (reportBegan != nil && owned.value.nextCameSoon && lingerForWork()) { continue }
             if fallAsleep() { continue }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
         }
@@ -291,7 +312,7 @@ final class CurlLoop: @unchecked Sendable {
                     continue
                 }
                 if finished, ranAlone {
-                    if nextCameSoon { inbox.withLock { $0.isAwake = true } }
+                    if owned.value.nextCameSoon { inbox.withLock { $0.isAwake = true } }
                     finishedAlone = true
                 }
                 exchange.complete(code)
