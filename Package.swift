@@ -18,13 +18,14 @@ let package = Package(
     targets: [
         // Promises, the clock, the errors and HTTP's vocabulary: what every layer speaks.
         .target(name: "TernCore", exclude: ["PUBLIC.md"]),
-        // libcurl's variadic calls, made from C: libcurl itself is loaded at run time, on Linux.
+        // The C that Swift cannot write, for TernTransport alone: it loads at run time, on Linux,
+        // libcurl (and makes its variadic calls), libpsl (the public suffixes the cookie jar asks
+        // about, through TernTransport's PublicSuffixList) and the zlib, brotli and zstd decoders.
         .target(name: "CTernCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // What carries bytes: the Transport protocol, CurlTransport, URLSessionTransport.
         .target(name: "TernTransport", dependencies: ["TernCore", "CTernCurl"], exclude: ["PUBLIC.md"]),
         // The API and its pipeline: parameters, parsing, plugins, pagination, downloads, cookies.
-        // CTernCurl for libpsl, which the cookie jar asks about public suffixes.
-        .target(name: "Tern", dependencies: ["TernCore", "TernTransport", "CTernCurl"], exclude: ["PUBLIC.md"]),
+        .target(name: "Tern", dependencies: ["TernCore", "TernTransport"], exclude: ["PUBLIC.md"]),
         .target(name: "TernTesting", dependencies: ["Tern"], exclude: ["PUBLIC.md"]),
         .executableTarget(name: "TernDemo", dependencies: ["Tern", "TernTesting"]),
         .testTarget(name: "TernTests", dependencies: ["TernCore", "TernTransport", "Tern", "TernTesting"]),

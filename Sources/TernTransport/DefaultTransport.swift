@@ -8,8 +8,8 @@ import FoundationNetworking
 /// process on standard error.
 package enum DefaultTransport {
     /// The one every API given no transport shares: one event thread, one connection pool and
-    /// one per-host cap for the process, however many APIs it makes (500 APIs were 500 threads
-    /// and 1,000 descriptors, idle). Made when the first such API is.
+    /// one per-host cap for the process, however many APIs it makes (each API held a thread and
+    /// descriptors of its own, idle). Made when the first such API is.
     package static let shared: any Transport = make()
 
     private static func make() -> any Transport {

@@ -11,9 +11,8 @@ import Foundation
 /// and a request that times out while it waits costs nothing. HTTPS is left to the library's
 /// caps, per host and in total: there requests share an HTTP/2 connection, and counting
 /// transfers would cap its streams.
-/// The total holds the descriptors in use when requests go to many origins at once: 1,000 to
-/// 200 origins under a limit of 128 descriptors failed 800 times for want of a socket, reported
-/// as a refused connection. A value its owner guards; unit-tested without a transport.
+/// The total holds the descriptors in use when requests go to many origins at once: without it,
+/// most such requests failed for want of a socket, reported as a refused connection. A value its owner guards; unit-tested without a transport.
 struct HostAdmission<Exchange: AnyObject> {
     /// The most exchanges running at once to one origin.
     let limit: Int

@@ -8,9 +8,8 @@ import FoundationNetworking
 ///
 /// On Linux, requests to a plain-HTTP origin beyond the session's connections per host wait
 /// here (``HostAdmission``), not in FoundationNetworking, which takes every task at once: a
-/// request that times out while it waits is then dropped for nothing, where cancelling 3,000
-/// tasks inside FoundationNetworking kept both cores busy for a second and held back every
-/// callback. Apple's URLSession gets every task at once.
+/// request that times out while it waits is then dropped for nothing, where cancelling thousands
+/// of tasks inside FoundationNetworking kept both cores busy and held back every callback. Apple's URLSession gets every task at once.
 final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
     private struct Exchange {
         let request: SessionRequest
@@ -126,7 +125,7 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
             exchanges.withLock { $0[task.taskIdentifier]?.isStopping = true }
             task.cancel()
         case .pause:
-            // FoundationNetworking's suspend does not hold a running task back (tried: a 24 MiB
+            // FoundationNetworking's suspend does not hold a running task back (tried: a large
             // body arrived whole, suspended after its first MiB): there the task reads on.
             #if !canImport(FoundationNetworking)
             // Under the lock, so that a resume racing this pause cannot come first and leave the

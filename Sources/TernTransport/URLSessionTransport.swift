@@ -10,8 +10,7 @@ import FoundationNetworking
 /// whose delegate passes each exchange's events to Tern as they come. Its calls run on one
 /// serial queue, since a task's chunks must arrive in order, and each exchange is completed
 /// (validated and parsed) right there: a hop to a concurrent queue cost more than parsing in
-/// parallel gained (measured with `EndToEndAB`: 1.13× raw URLSession's time per request with
-/// the hop, 1.02× without). When the transport is released (after the last request that uses it
+/// parallel gained (measured with `EndToEndAB`; see the Benchmarks article). When the transport is released (after the last request that uses it
 /// has finished) that session is invalidated. On Linux, requests to a plain-HTTP origin past the
 /// configuration's `httpMaximumConnectionsPerHost` wait their turn in Tern, in order.
 /// Streamed responses, which stay open as long as the server sends, go through a second session
@@ -59,8 +58,8 @@ public final class URLSessionTransport: Transport {
         #if canImport(FoundationNetworking)
         // FoundationNetworking looks a task up in its cache before it makes the task's protocol
         // and after the transfer: a cancel meeting a completion then crashed the process ("a
-        // task that is not in the registry") in 12 of 72 runs of the cancel storms; with no
-        // cache, in none of 57.
+        // task that is not in the registry") in runs of the cancel storms; with no cache, in
+        // none.
         configuration.urlCache = nil
         let exchanges = SessionExchanges(connectionsPerHost: configuration.httpMaximumConnectionsPerHost)
         #else

@@ -1,5 +1,5 @@
-import CTernCurl
 import Foundation
+import TernTransport
 
 /// Where an API keeps the cookies servers set, in memory, following RFC 6265bis as browsers do:
 /// set from each response's `Set-Cookie` fields, and sent back with the requests they match.
@@ -173,9 +173,9 @@ public final class CookieJar: Sendable {
             if cookie.domain == host {
                 // `Domain` naming the host itself: host-only where the host is a public suffix or
                 // an address, or no list says which hosts are.
-                if Cookie.isIPAddress(host) || PublicSuffixes.isPublicSuffix(host) { cookie = cookie.hostOnly(for: host) }
+                if Cookie.isIPAddress(host) || PublicSuffixList.isPublicSuffix(host) { cookie = cookie.hostOnly(for: host) }
             } else if Cookie.isIPAddress(host) || !Cookie.host(host, matches: cookie.domain)
-                        || !PublicSuffixes.acceptsCookie(from: host, for: cookie.domain) {
+                        || !PublicSuffixList.acceptsCookie(from: host, for: cookie.domain) {
                 return nil
             }
         }
@@ -225,32 +225,5 @@ public final class CookieJar: Sendable {
             if !rest.isEmpty { domains.append(String(rest)) }
         }
         return domains
-    }
-}
-
-/// The public suffix list, from the system's libpsl where it can be loaded.
-enum PublicSuffixes {
-    /// Whether the list could be loaded.
-    static let isAvailable = tern_psl_load() == 1
-
-    /// Whether `host` may set a cookie for `domain`: `domain` is `host` or a parent of it, and
-    /// no public suffix. Without the list, only for `host` itself.
-    static func acceptsCookie(from host: String, for domain: String) -> Bool {
-        guard isAvailable, let host = listed(host), let domain = listed(domain) else { return false }
-        return tern_psl_cookie_domain_acceptable(host, domain) == 1
-    }
-
-    /// Whether `domain` is a public suffix; every domain is, without the list.
-    static func isPublicSuffix(_ domain: String) -> Bool {
-        guard isAvailable, let domain = listed(domain) else { return true }
-        return tern_psl_is_public_suffix(domain) == 1
-    }
-
-    /// `name` as the list spells it: without the root's dot, which libpsl does not take away
-    /// ("co.uk." is no suffix it knows, so "evil.co.uk." could set cookies for every
-    /// "….co.uk."); `nil` for a name it cannot judge (empty, or not ASCII).
-    private static func listed(_ name: String) -> String? {
-        let name = name.hasSuffix(".") ? String(name.dropLast()) : name
-        return name.isEmpty || !name.allSatisfy(\.isASCII) ? nil : name
     }
 }

@@ -5,7 +5,8 @@ import FoundationNetworking
 
 /// An answer the cache gives without the server: the kept response's events, sent at once on
 /// the sender's thread (as a whole-response transport may). Handed to another thread, a hit
-/// was answered at only 1.5× the rate of a request over loopback; on the sender's, at 2.7×–3×.
+/// was answered hardly faster than a request over loopback; on the sender's, several times
+/// faster (see the Benchmarks article).
 enum CachedAnswer {
     /// Sends `response`'s events to `receiver` (no body for a `HEAD`), its metrics saying
     /// `outcome`; there is nothing left to cancel once this returns.

@@ -4,8 +4,8 @@ import Foundation
 /// A request body's stream or file, read on a dispatch queue a little ahead of libcurl, which
 /// takes the bytes on the loop's thread. A stream may wait for its bytes (a recording in
 /// progress, bytes fetched from elsewhere), a file may sit on a slow disk: read on the loop's
-/// thread, a stream giving 10 bytes a second held every other transfer of the transport a
-/// second at a time.
+/// thread, a slow stream held every other transfer of the transport for as long as each of its
+/// reads waited.
 ///
 /// The source is opened by the first read, once its request is about to be written, so that an
 /// upload waiting its turn holds no descriptor; it is held to the body's stated length as it is read:
@@ -30,10 +30,9 @@ final class BodyPump: @unchecked Sendable {
         case failed(any Error)
     }
 
-    /// How much is read at once, and ahead of libcurl at most. In pieces of libcurl's own 64 KiB,
-    /// two ahead, a 256 MiB file went to nginx at two thirds the speed of reading it on the loop's
-    /// thread (medians of five, 1.33 against 2.02 GiB/s); in pieces of 256 KiB, as fast (1.47
-    /// against 1.22, the day's noise).
+    /// How much is read at once, and ahead of libcurl at most: in pieces of libcurl's own size, a
+    /// large file went to the server markedly slower than reading it on the loop's thread; in
+    /// pieces of this size, as fast (see the Benchmarks article).
     static let pieceSize = 256 * 1024
     static let capacity = 2 * pieceSize
 

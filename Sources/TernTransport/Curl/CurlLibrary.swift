@@ -57,7 +57,7 @@ final class CurlLibrary: @unchecked Sendable {
     /// Runs `work`, which calls libcurl and through it maybe OpenSSL: the process's exit waits
     /// for it to end (two seconds at most). An OpenSSL that registered its exit handler before
     /// libcurl was first used (by URLSession, say) frees its state as the process exits, under
-    /// a loop still in a TLS handshake: 9 exits in 400 with 64 HTTPS requests under way crashed.
+    /// a loop still in a TLS handshake: exits with HTTPS requests under way crashed.
     /// Not around a loop's wait for its sockets, which calls no OpenSSL, so that exit need not
     /// wait for it to wake.
     @inline(__always)

@@ -6,28 +6,48 @@ import Foundation
 /// this one thread, in libcurl's event loop, sharing its connections.
 ///
 /// Other threads only hand it work (an exchange to start, one to cancel, the end) through its
-/// inbox, and wake it; everything else is the loop thread's.
-final class CurlLoop: @unchecked Sendable {
+/// inbox, and wake it; everything else is the loop thread's, in ``owned``, which checks the
+/// thread in debug builds.
+final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's multi handle, a C pointer
     private let curl: UnsafePointer<TernCurl>
     private let multi: UnsafeMutableRawPointer
     private let inbox = Locked(Inbox())
+    /// The loop's thread, which its state and its exchanges' belong to.
+    let thread = LoopThread()
+
+    /// What the loop's thread alone reads and changes.
+    private struct Owned {
+        /// The idle connections, checked before reuse.
+        let connections: CurlConnections
+        /// Which exchanges run and which wait for their origin.
+        var state: CurlLoopState<CurlExchange>
+        /// The exchanges in libcurl's hands, by easy handle, to find the one a message names.
+        var byHandle: [UnsafeMutableRawPointer: CurlExchange] = [:]
+        /// When the loop last began and ended reporting the answer to the only request in
+        /// flight, until the next request comes (uptime nanoseconds).
+        var answeredAlone: (began: UInt64, ended: UInt64)?
+        /// Whether the request that came after the last such answer came within ``lingering``:
+        /// the loop waits for the next one only if so, and a caller whose requests come further
+        /// apart costs no waiting.
+        var nextCameSoon = true
+        /// Whether the loop runs jobs now, such as a task's code that prefers its thread.
+        var isRunningJobs = false
+    }
+
+    private var owned: LoopBound<Owned>
+
     /// The idle connections, checked before reuse; the loop thread's.
-    let connections: CurlConnections
-    /// Which exchanges run and which wait for their origin; the loop thread's.
-    private var state: CurlLoopState<CurlExchange>
-    /// The exchanges in libcurl's hands, by easy handle, to find the one a message names; the
-    /// loop thread's alone.
-    private var byHandle: [UnsafeMutableRawPointer: CurlExchange] = [:]
-    /// When the loop last began and ended reporting the answer to the only request in flight,
-    /// until the next request comes (uptime nanoseconds); the loop thread's.
-    private var answeredAlone: (began: UInt64, ended: UInt64)?
-    /// Whether the request that came after the last such answer came within ``lingering``: the
-    /// loop waits for the next one only if so, and a caller whose requests come further apart
-    /// costs no waiting. The loop thread's.
-    private var nextCameSoon = true
-    /// Whether the loop runs jobs now, such as a task's code that prefers its thread; the loop
-    /// thread's.
-    private var isRunningJobs = false
+    var connections: CurlConnections { owned.value.connections }
+
+    private var state: CurlLoopState<CurlExchange> {
+        _read { yield owned.value.state }
+        _modify { yield &owned.value.state }
+    }
+
+    private var byHandle: [UnsafeMutableRawPointer: CurlExchange] {
+        _read { yield owned.value.byHandle }
+        _modify { yield &owned.value.byHandle }
+    }
 
     private struct Inbox {
         /// Exchanges started and not yet ended.
@@ -69,19 +89,20 @@ final class CurlLoop: @unchecked Sendable {
     static let idleConnections = 32
 
     /// How long the loop stays awake for the next request after one that ran alone, in
-    /// nanoseconds. A caller sending one request after another sends the next about 30 µs after
-    /// the last was delivered (measured against nginx on loopback); finding the loop awake spares
-    /// it a wakeup and the loop a sleep, which save about the CPU the wait costs, and 10–15% of
-    /// the time per request. After the last request of a burst the wait costs at most this much;
-    /// a caller whose requests come further apart than this costs it once, not per request.
+    /// nanoseconds: longer than a caller sending one request after another takes to send the
+    /// next once the last was delivered. Finding the loop awake spares it a wakeup and the loop
+    /// a sleep, which save about the CPU the wait costs, and a good share of the time per
+    /// request (see the Benchmarks article). After the last request of a burst the wait costs at
+    /// most this much; a caller whose requests come further apart than this costs it once, not
+    /// per request.
     static let lingering: UInt64 = 50_000
 
     /// Whether a request that `arrived` came soon enough after the report of the last answer,
     /// which began and ended then, for the loop to wait for the next one (all uptime
     /// nanoseconds). Timed from the report's end, when the loop would begin to wait: an answer
-    /// decoded while it is reported (40 µs and more) does not make its caller slow. A request
-    /// that came during the report is timed from its beginning: the machine held the report up,
-    /// and a caller who sent 20 ms after its answer is not one to wait for.
+    /// decoded while it is reported, which takes longer than the wait, does not make its caller
+    /// slow. A request that came during the report is timed from its beginning: the machine held
+    /// the report up, and a caller who sent long after its answer is not one to wait for.
     static func cameSoon(_ arrived: UInt64, afterReportBegan began: UInt64, ended: UInt64) -> Bool {
         arrived <= (arrived < ended ? began : ended) + lingering
     }
@@ -89,17 +110,17 @@ final class CurlLoop: @unchecked Sendable {
     /// Whether the caller runs on the loop's thread. What that thread puts in the inbox needs no
     /// wakeup: the loop reads the inbox again before it sleeps (``fallAsleep()``). Only closing
     /// wakes it all the same, since the loop checks for it once a turn, before it moves bytes.
-    var isCurrent: Bool { tern_thread_loop() == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
+    var isCurrent: Bool { thread.isCurrent }
 
     /// Whether the caller is one of the loop's jobs: a task that prefers its thread, or a
     /// request's first stages, which the loop took while idle.
-    var isRunningJob: Bool { isCurrent && isRunningJobs }
+    var isRunningJob: Bool { isCurrent && owned.value.isRunningJobs }
 
     /// Where the caller runs, as the loop sees it: the state it reads is the loop thread's, and
     /// read only there.
     var caller: TransportCaller {
         guard isCurrent else { return .elsewhere }
-        return isRunningJobs ? .job : .loop(alone: state.runningCount == 0)
+        return owned.value.isRunningJobs ? .job : .loop(alone: state.runningCount == 0)
     }
 
     /// How many times the loop has waited for a next request.
@@ -121,8 +142,9 @@ final class CurlLoop: @unchecked Sendable {
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
         self.curl = curl
         self.multi = multi
-        connections = CurlConnections(curl: curl)
-        state = CurlLoopState(connectionsPerHost: connectionsPerHost, connections: totalConnections)
+        owned = LoopBound(Owned(connections: CurlConnections(curl: curl),
+                                state: CurlLoopState(connectionsPerHost: connectionsPerHost, connections: totalConnections)),
+                          owner: thread)
         // Idle connections kept for reuse: libcurl's default, four per transfer ever running at
         // once, would keep hundreds of sockets open after a burst.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, Self.idleConnections)
@@ -130,7 +152,7 @@ final class CurlLoop: @unchecked Sendable {
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxHostConnections, connectionsPerHost)
         // HTTPS, which `HostAdmission` leaves uncounted (HTTP/2 streams share a connection), is
         // held by libcurl's total: past it a transfer waits for a connection, idle ones closed
-        // first. 1,000 HTTPS requests to 50 hosts under 128 descriptors failed 834 times without.
+        // first. Without it, many HTTPS requests to many hosts ran a process out of descriptors.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxTotalConnections, max(connectionsPerHost, totalConnections))
         Thread { [self] in run() }.start()
     }
@@ -145,8 +167,8 @@ final class CurlLoop: @unchecked Sendable {
             inbox.inFlight += 1
             inbox.lastArrival = now
             // With many requests in flight to one host, most would wake the loop only to wait
-            // for a connection to it: a wakeup cost a caller's thread 15% of its CPU (a system
-            // call, and the other core woken).
+            // for a connection to it: a wakeup cost a caller's thread a large share of its CPU (a
+            // system call, and the other core woken).
             let wouldWait = origin.map { inbox.everyOriginFull || inbox.fullOrigins.contains($0) } ?? false
             guard !inbox.isAwake, !wouldWait, !onLoop else { return false }
             inbox.startWakeups += 1
@@ -212,7 +234,7 @@ final class CurlLoop: @unchecked Sendable {
     private func run() {
         // Named for the system too (Foundation's name is its own), so tools and tests see it.
         tern_name_this_thread(Self.threadName)
-        tern_mark_thread_loop(Unmanaged.passUnretained(self).toOpaque())
+        thread.markCurrent()
         var active: Int32 = 0
         while true {
             // Jobs first: what they send is started in this same turn.
@@ -222,13 +244,13 @@ final class CurlLoop: @unchecked Sendable {
                 let arrived = inbox.jobs.isEmpty && inbox.starts.isEmpty ? nil : inbox.lastArrival
                 return (inbox.jobs, arrived)
             }
-            if let arrived, let answered = answeredAlone {
-                nextCameSoon = Self.cameSoon(arrived, afterReportBegan: answered.began, ended: answered.ended)
-                self.answeredAlone = nil
+            if let arrived, let answered = owned.value.answeredAlone {
+                owned.value.nextCameSoon = Self.cameSoon(arrived, afterReportBegan: answered.began, ended: answered.ended)
+                owned.value.answeredAlone = nil
             }
-            isRunningJobs = true
+            owned.value.isRunningJobs = true
             for job in jobs { job() }
-            isRunningJobs = false
+            owned.value.isRunningJobs = false
             // From here on what is put in wakes the loop; jobs put in while it ran the others did
             // not, and are run next turn.
             let (isClosing, jobsWaiting, reportBegan) = CurlLibrary.exitWaits {
@@ -236,9 +258,9 @@ final class CurlLoop: @unchecked Sendable {
                 _ = curl.pointee.multi_perform(multi, &active)
                 return (isClosing, jobsWaiting, finishDone())
             }
-            if let reportBegan { answeredAlone = (reportBegan, DispatchTime.now().uptimeNanoseconds) }
+            if let reportBegan { owned.value.answeredAlone = (reportBegan, DispatchTime.now().uptimeNanoseconds) }
             if isClosing, state.runningCount == 0, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
-            if jobsWaiting || (reportBegan != nil && nextCameSoon && lingerForWork()) { continue }
+            if jobsWaiting || (reportBegan != nil && owned.value.nextCameSoon && lingerForWork()) { continue }
             if fallAsleep() { continue }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
         }
@@ -288,7 +310,7 @@ final class CurlLoop: @unchecked Sendable {
                 byHandle[exchange.easy] = nil
                 inbox.withLock { $0.inFlight -= 1 }
                 if finished, state.runningCount == 0 {
-                    if nextCameSoon { inbox.withLock { $0.isAwake = true } }
+                    if owned.value.nextCameSoon { inbox.withLock { $0.isAwake = true } }
                     finishedAlone = true
                 }
                 exchange.complete(code)
@@ -311,7 +333,7 @@ final class CurlLoop: @unchecked Sendable {
     /// spares a sequential caller a thread hop. Returns when it began reporting the only one
     /// (uptime nanoseconds), or `nil`: a next request that comes before the report ends is
     /// timed from then, since a busy machine may delay the report past it (the loop then took a
-    /// request sent 20 ms later for one that came at once). When the loop is to wait for a next
+    /// request sent long after for one that came at once). When the loop is to wait for a next
     /// request after that, it is marked awake first, since the caller may send the next one
     /// before the report returns; ``lingerForWork()`` marks it asleep again.
     private func finishDone() -> UInt64? {

@@ -17,7 +17,7 @@ import FoundationNetworking
 /// let client = APIClient(configuration: .production, transport: try CurlTransport())
 /// ```
 ///
-/// After a transfer that ran alone the thread stays awake for up to 50 µs, yielding its core,
+/// After a transfer that ran alone the thread stays awake for a moment, yielding its core,
 /// in case the next request comes at once (as from a caller awaiting one request after
 /// another), which then needs no wakeup; then it sleeps until there is work. It stops waiting
 /// so while requests come further apart than that.

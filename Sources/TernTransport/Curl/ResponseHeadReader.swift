@@ -40,7 +40,7 @@ struct ResponseHeadReader {
 
     /// The most bytes of heads a response may send: a server that never ends its head would
     /// otherwise be kept in memory until the timeout. (libcurl 8.3 and later, and Debian's
-    /// 7.88 since a backport, stop at 300 KB on their own.)
+    /// 7.88 since a backport, stop on their own, past a larger limit.)
     static let limit = 256 * 1024
 
     /// The status of the head being read, 0 before its status line.

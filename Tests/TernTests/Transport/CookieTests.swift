@@ -217,7 +217,7 @@ import TernTesting
         jar.cookies(for: URL(string: url)!, at: now).map(\.name)
     }
 
-    @Test(.enabled(if: PublicSuffixes.isAvailable, "the system has no libpsl"))
+    @Test(.enabled(if: PublicSuffixList.isAvailable, "the system has no libpsl"))
     func publicSuffixesAndOtherSitesAreRefused() {
         let jar = CookieJar()
         jar.setCookies(from: ["uk=1; Domain=co.uk", "com=1; Domain=com", "bare=1; Domain=example", "local=1; Domain=localhost",
@@ -237,7 +237,7 @@ import TernTesting
     /// The list's other rules: names in any case, private suffixes (`github.io`), wildcards
     /// (`*.ck`) and their exceptions (`!www.ck`), punycode, and a domain above the host's own
     /// registrable one (`amazonaws.com` from a bucket under `s3.amazonaws.com`).
-    @Test(.enabled(if: PublicSuffixes.isAvailable, "the system has no libpsl"))
+    @Test(.enabled(if: PublicSuffixList.isAvailable, "the system has no libpsl"))
     func theListsOtherRulesHoldAsInABrowser() {
         let cases: [(host: String, set: [String], kept: [String])] = [
             ("www.shop.co.uk", ["a=1; Domain=CO.UK", "b=1; Domain=Co.Uk.", "c=1; Domain=.CO.UK", "d=1; Domain=SHOP.CO.UK"], ["d"]),
@@ -269,7 +269,7 @@ import TernTesting
     /// "shop.co.uk." is the same host as "shop.co.uk" (the root's dot), and libpsl knows no
     /// suffix "co.uk.": before the dot was taken away for the list, "evil.co.uk." set a cookie
     /// for "co.uk." that went to every other "….co.uk.".
-    @Test(.enabled(if: PublicSuffixes.isAvailable, "the system has no libpsl"))
+    @Test(.enabled(if: PublicSuffixList.isAvailable, "the system has no libpsl"))
     func aHostWrittenWithTheRootsDotIsHeldToTheListToo() {
         let jar = CookieJar()
         jar.setCookies(from: ["uk=1; Domain=co.uk.", "com=1; Domain=uk.", "parent=1; Domain=shop.co.uk.", "host=1"],

@@ -1,0 +1,113 @@
+#if os(Linux)
+import CTernCurl
+import Foundation
+/// What is checked of the connection libcurl chose for an exchange before the request is
+/// written on it, and what makes a connection not to be reused: the guard against answers
+/// that are not the request's.
+///
+/// The request may not go on a connection where bytes came while it was idle, which it would
+/// read as its answer; nor on one that carries another exchange when it does not speak HTTP/2,
+/// whose streams alone keep answers apart. libcurl 7.88 shares an HTTP/1 connection once one
+/// answer from its server said HTTP/2 (it then takes them all for HTTP/2 ones): the request
+/// was written while another's answer was coming, and read the rest of it. Plain HTTP asks for
+/// HTTP/1.1, which libcurl never shares, and refuses such an answer. Over HTTPS, HTTP/2 is what
+/// TLS negotiated (ALPN), which no status line changes: such an answer is refused there too, and
+/// from then on a connection to that origin carrying another exchange is refused, unless it
+/// speaks HTTP/2. The loop thread's, in its exchange's ``CurlExchange/owned``.
+struct ConnectionGuard {
+    /// "host:port" for an HTTPS request, whose connections may speak HTTP/2; `nil` for plain
+    /// HTTP.
+    let tlsOrigin: String?
+    /// The HTTPS connection the exchange is on, from when libcurl chose it until the exchange
+    /// leaves libcurl.
+    private(set) var carrying: CurlConnections.Ends?
+
+    init(tlsOrigin: String?) {
+        self.tlsOrigin = tlsOrigin
+    }
+
+    /// Whether the request may be written on a connection.
+    enum Verdict: Equatable {
+        /// It may. Over HTTPS, `mayBeHTTP2` says whether an HTTP/2 status line may be believed:
+        /// whether TLS negotiated HTTP/2, or cannot be asked; `nil` over plain HTTP.
+        case write(mayBeHTTP2: Bool?)
+        /// It may not: bytes were waiting on the connection.
+        case strayInput
+        /// It may not: the connection carries another exchange and does not speak HTTP/2.
+        case sharedConnection
+    }
+
+    /// Judges the connection with `ends` that libcurl chose, among the loop's `connections`;
+    /// `negotiatedHTTP2` asks TLS whether it speaks HTTP/2 (1), not (0), or cannot say.
+    mutating func check(_ ends: CurlConnections.Ends, among connections: CurlConnections,
+                        negotiatedHTTP2: () -> Int32) -> Verdict {
+        guard !connections.hasStrayInput(ends) else { return .strayInput }
+        guard let origin = tlsOrigin else { return .write(mayBeHTTP2: nil) }
+        leave(connections)   // libcurl runs it again
+        let negotiated = negotiatedHTTP2()
+        if negotiated != 1, connections.hasClaimedHTTP2(origin), connections.isCarrying(ends) { return .sharedConnection }
+        connections.carry(ends)
+        carrying = ends
+        // Where TLS cannot be asked, whatever the status line says, as before.
+        return .write(mayBeHTTP2: negotiated != 0)
+    }
+
+    /// The exchange has left libcurl, or is run again: its connection no longer carries it.
+    mutating func leave(_ connections: CurlConnections) {
+        if let carrying { connections.release(carrying) }
+        carrying = nil
+    }
+
+    /// Whether `response`, to a request with `method`, can have no body (it answers a HEAD, or
+    /// is a 204 or a 304) but declares one, over HTTP/1: a compliant server sends none of it,
+    /// while a hostile one can send it after the next request went out on the connection, where
+    /// no check could tell it from that request's answer. Such a connection is closed, not
+    /// reused.
+    static func declaresABodyThatCannotCome(_ response: ResponseHead, method: String) -> Bool {
+        guard method == "HEAD" || response.statusCode == 204 || response.statusCode == 304,
+              response.httpVersion?.hasPrefix("HTTP/1") == true else { return false }
+        let length = response.headers["Content-Length"].map { $0.trimmingCharacters(in: .whitespaces) }
+        return response.headers["Transfer-Encoding"] != nil || (length != nil && length != "0")
+    }
+}
+
+extension CurlExchange {
+    /// Whether the request may be written on the connection libcurl chose (see
+    /// ``ConnectionGuard``); the body starts being read once it may.
+    func connectionChosen(_ ends: CurlConnections.Ends) -> Bool {
+        let connections = loop.connections
+        switch owned.value.connection.check(ends, among: connections, negotiatedHTTP2: { tern_curl_negotiated_http2(curl, easy) }) {
+        case .strayInput:
+            stop = .strayInput
+            return false
+        case .sharedConnection:
+            stop = .sharedConnection
+            return false
+        case .write(let mayBeHTTP2):
+            if let mayBeHTTP2 { response.head.mayBeHTTP2 = mayBeHTTP2 }
+            startBody()
+            return true
+        }
+    }
+
+    /// The exchange has left libcurl: the connection no longer carries it.
+    func leftLibcurl() {
+        owned.value.connection.leave(loop.connections)
+    }
+
+    /// Whether the connection libcurl chose was refused before anything of the request was
+    /// written, so that it can go again on a new one.
+    var wasRefusedBeforeWriting: Bool {
+        switch stop {
+        case .strayInput?, .sharedConnection?: upload.readBytes == 0 && !response.head.isComplete
+        default: false
+        }
+    }
+
+    /// Readies the exchange to run again, on a connection of its own.
+    func useNewConnection() {
+        stop = nil
+        CurlEasyOptions(curl: curl, easy: easy).setLong(CurlOption.freshConnect, 1)
+    }
+}
+#endif

@@ -1,0 +1,131 @@
+#if os(Linux)
+import Foundation
+import FoundationNetworking
+
+extension CurlExchange {
+    /// Why an exchange stops its transfer (a callback returns what libcurl takes as "abort"),
+    /// and so what its end reports, whatever libcurl's code for the abort.
+    enum Stop {
+        /// The receiver said stop; it knows why.
+        case receiverSaidStop
+        /// The response head was refused.
+        case head(ResponseHeadReader.Refusal)
+        /// The request body could not be read, or was not its stated length.
+        case body(any Error)
+        /// A chunked body declared more than the limit.
+        case declaredTooLarge(BodyLimitExceeded)
+        /// The connection libcurl chose had bytes waiting before the request was written.
+        case strayInput
+        /// The connection libcurl chose carries another exchange, and does not speak HTTP/2.
+        case sharedConnection
+        /// The body is not what its `Content-Encoding` says.
+        case contentDecoding(ContentDecoder.Failure)
+    }
+}
+
+/// What an exchange that libcurl ended reports: libcurl's code read with what the exchange
+/// knows (why it stopped the transfer, its pins, how far the head came), so that an error says
+/// what went wrong in the request's terms rather than in libcurl's.
+enum CurlFailure {
+    /// The error an exchange ends with, `nil` when it ended completely: `code` is libcurl's
+    /// result (`nil` for a cancel), `head` how far the response's head came, `message` libcurl's
+    /// words for a code.
+    static func error(code: Int32?, stop: CurlExchange.Stop?, pinnedKeys: [String], head: (status: Int, isComplete: Bool),
+                      url: URL, message: (Int32) -> String) -> (any Error)? {
+        let error: (any Error)? = switch code {
+        case nil: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        case CurlCode.ok?: nil
+        case let code?:
+            stop.flatMap { $0.error(endingWith: code, url: url) }
+                ?? (code == CurlCode.pinnedKeyMismatch && !pinnedKeys.isEmpty ? PinnedKeyMismatch(pins: pinnedKeys) : nil)
+                ?? refusedHead(code, head: head, url: url, message: message)
+                ?? CurlCode.urlError(code, message: message(code), url: url)
+        }
+        guard error == nil, !head.isComplete else { return error }
+        return endedBeforeItsHead(status: head.status, url: url)
+    }
+
+    /// Why a transfer libcurl ended well is no answer when its head never ended: libcurl takes a
+    /// reply without a status line for HTTP/0.9, and a head cut off by the connection's close for
+    /// a whole one, though what it left out (a `Cache-Control: no-store`, a `Set-Cookie`, the
+    /// body's length) is unknown. Browsers refuse such a head over HTTPS.
+    static func endedBeforeItsHead(status: Int, url: URL) -> URLError {
+        guard status > 0 else { return URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
+        return URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey: "the connection closed before the response's head ended",
+                                                           NSURLErrorFailingURLErrorKey: url])
+    }
+
+    /// libcurl's own refusals of a head, as a response that cannot be trusted: a status code of
+    /// more than three digits (CURLE_UNSUPPORTED_PROTOCOL), a line of the head, its status line
+    /// or a field, past the 100 KB libcurl reads (CURLE_OUT_OF_MEMORY, as libcurl 7.88 says
+    /// it, with no word of the line), or a first field line that continues the status line
+    /// (CURLE_BAD_FUNCTION_ARGUMENT, as if Tern had called libcurl wrongly): said here, where
+    /// libcurl's words would mislead.
+    static func refusedHead(_ code: Int32, head: (status: Int, isComplete: Bool), url: URL, message: (Int32) -> String) -> (any Error)? {
+        guard !head.isComplete, code == 27 || (code == 43 && head.status != 0) || (code == 1 && head.status == 0) else { return nil }
+        let why = switch code {
+        case 27: "a line of its head passed the 100 KB libcurl reads"
+        case 43: "its first field line begins with a space, continuing the status line (obsolete line folding)"
+        default: message(code)
+        }
+        return ResponseHeadCheck.refusal(why, url: url)
+    }
+
+    /// What to say of `code`, which libcurl `said`, for a request with `method`.
+    static func message(for code: Int32, said: String, method: String) -> String {
+        if code == CurlCode.rewindFailed {
+            return "the connection closed, or the server refused the request, before any answer came; a \(method) is not sent again unasked"
+        }
+        // libcurl 7.88 reports a socket it could not make as a connection refused, with no
+        // system error: whether a descriptor can be made now tells that case apart.
+        guard code == 7 else { return said }   // CURLE_COULDNT_CONNECT
+        let probe = dup(STDERR_FILENO)
+        let error = errno
+        if probe >= 0 { close(probe) }
+        guard probe < 0, error == EMFILE || error == ENFILE else { return said }
+        return "\(said): no socket could be made, the process or the system has no file descriptor left (\(String(cString: strerror(error))))"
+    }
+}
+
+extension CurlExchange.Stop {
+    /// What an exchange that stopped for this reason reports, when libcurl ended it with `code`
+    /// (the abort the stop caused); `nil` when the code says something else went wrong.
+    func error(endingWith code: Int32, url: URL) -> (any Error)? {
+        let aborted = code == CurlCode.abortedByCallback || code == CurlCode.writeError || code == CurlCode.readError
+            || code == CurlCode.rewindFailed
+        guard aborted else { return nil }
+        switch self {
+        case .receiverSaidStop:
+            return nil
+        case .body(let error):
+            return error
+        case .declaredTooLarge(let error):
+            return error
+        case .strayInput:
+            return URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the server sent bytes on a new connection before the request",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        case .sharedConnection:
+            return URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "libcurl chose a connection that carries another request, and not over HTTP/2",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        case .head(.untrustworthy(let problem)):
+            return ResponseHeadCheck.refusal(problem, url: url)
+        case .head(.claimsHTTP2):
+            return ResponseHeadCheck.refusal("its status line says HTTP/2 or later on a connection that speaks HTTP/1", url: url)
+        case .contentDecoding(let failure):
+            return URLError(.cannotDecodeContentData, userInfo: [
+                NSLocalizedDescriptionKey: failure.reason,
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        case .head(.tooLarge):
+            return URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the response's head passed \(ResponseHeadReader.limit / 1024) KiB",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        }
+    }
+}
+#endif
