@@ -1,5 +1,9 @@
 import Synchronization
 import Tern
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 struct Product: Codable, Sendable {
     let id: Int

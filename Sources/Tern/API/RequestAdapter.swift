@@ -1,3 +1,8 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Changes a request before it is sent: add a header, rewrite the URL, sign it.
 ///
 /// Adapters run in the order given, after the configuration's common headers and before the

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// Where Tern waits: request timeouts, retry backoff, `Retry-After`, the refresh guard's window,
 /// and promises' ``Promise/timeout(_:clock:)`` and ``Promise/delay(_:clock:)``.

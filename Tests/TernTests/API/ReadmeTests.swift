@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 // Every snippet of README.md and the DocC articles, compiled as part of the test target, so that
 // they cannot drift from the API. Declarations stand as they are in the documents; statements

@@ -3,6 +3,9 @@ import Synchronization
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 // The README's snippets in the style it teaches (a service is a Sendable struct holding an
 // APIClient), and the articles' that use it; `SnippetTests` checks they appear here line for

@@ -4,6 +4,9 @@ import Testing
 @testable import TernCore
 @testable import TernTransport
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Single-flight credential refresh, against a server that issues and expires tokens.
 @Suite(.onTestThreads, .timeLimit(.minutes(2))) struct AuthenticationTests {

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Opera's stub mode: an API that answers every request with the sample data its endpoint
 /// declares, with the rest of the pipeline running as usual, and no socket opened.
