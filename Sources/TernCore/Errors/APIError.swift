@@ -134,7 +134,7 @@ func snippet(of body: Data, limit: Int = APIError.snippetLength) -> String {
 
 extension APIError {
     /// How many bytes of a body errors keep and show.
-    public static let snippetLength = 512
+    package static let snippetLength = 512
     /// How many characters of a URL or other text from the request an error's description shows.
-    public static let textLimit = 1024
+    package static let textLimit = 1024
 }
