@@ -5,9 +5,9 @@ import FoundationNetworking
 
 /// Everything that can go wrong with a Tern request or promise, as one error type.
 ///
-/// Each case carries what a developer needs to act: the method and URL, the status, the
-/// server's own error body, the coding path, a snippet of the body. `description` says it in
-/// one readable paragraph.
+/// Each case carries what a developer needs to act: the status, the server's own error body,
+/// the coding path, a snippet of the body; ``method`` and ``url`` name the request, whatever
+/// the case. `description` says it all in one readable paragraph.
 ///
 /// ```swift
 /// api.products(page: 1).onError { error in
@@ -72,6 +72,37 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     /// Whether this is ``cancelled``: cancellation is usually not worth showing to a user.
     public var isCancellation: Bool {
         if case .cancelled = self { true } else { false }
+    }
+
+    /// The method of the request that failed; `nil` when the error concerns no one request (a
+    /// promise's, a refresh's) or its reason does not record it.
+    public var method: String? {
+        switch self {
+        case .invalidRequest(let failure): failure.method
+        case .transportFailed(let failure): failure.method
+        case .timeout(let failure): failure.method
+        case .responseTooLarge(let failure): failure.method
+        case .redirectFailed(let failure): failure.method
+        case .pinningFailed(let failure): failure.method
+        case .unacceptableStatus(let failure): failure.method
+        case .parsingFailed(let failure): failure.method
+        case .encodingFailed, .cancelled, .fileFailed, .authentication, .promise: nil
+        }
+    }
+
+    /// The URL of the request that failed (the last one, after redirects); `nil` when the error
+    /// concerns no one request or its reason does not record it.
+    public var url: URL? {
+        switch self {
+        case .transportFailed(let failure): failure.url
+        case .timeout(let failure): failure.url
+        case .responseTooLarge(let failure): failure.url
+        case .redirectFailed(let failure): failure.url
+        case .pinningFailed(let failure): failure.url
+        case .unacceptableStatus(let failure): failure.url
+        case .parsingFailed(let failure): failure.url
+        case .invalidRequest, .encodingFailed, .cancelled, .fileFailed, .authentication, .promise: nil
+        }
     }
 }
 
