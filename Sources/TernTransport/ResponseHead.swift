@@ -5,8 +5,8 @@ import FoundationNetworking
 
 /// A response's status and header fields, as they arrived: what Tern reads of every response.
 ///
-/// Foundation's `HTTPURLResponse` for it is made whole only when something asks for it
-/// (``urlResponse``): on Linux, making one costs a tenth of a request to a server on the same
+/// Foundation's `HTTPURLResponse` for it is made whole only when something asks for it (a
+/// response's `httpResponse`): on Linux, making one costs a tenth of a request to a server on the same
 /// machine (it capitalises and compares each field's name through `NSString`), and most
 /// requests never need it.
 public final class ResponseHead: Sendable {

@@ -415,10 +415,10 @@ extension APIError {
         public let codingPath: String
         /// The decoder's own error.
         public let underlying: any Error
-        /// The first ``APIError/snippetLength`` bytes of the body.
+        /// The first bytes of the body (512 at most, `APIError.snippetLength`).
         public let bodySnippet: Data
 
-        /// Creates the failure; `body` is cut to its first ``APIError/snippetLength`` bytes, copied,
+        /// Creates the failure; `body` is cut to its first `APIError.snippetLength` bytes, copied,
         /// so that the error does not keep a large body alive.
         package init(type: String, method: String?, url: URL?, statusCode: Int, codingPath: String, underlying: any Error, body: Data) {
             self.type = type
