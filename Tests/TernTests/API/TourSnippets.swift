@@ -84,7 +84,7 @@ enum Tour {
     }
 
     static func pages(shop: ShopAPI) async throws {
-        for try await page in shop.client.pages(APIRequest<[Product]>.get("/products"), style: .linkHeader) {
+        for try await page in shop.client.pages(APIRequest<[Product]>(.get("/products")), style: .linkHeader) {
             print(page.elements.count)
         }
     }

@@ -229,7 +229,7 @@ import FoundationNetworking
         let watched = (api: WeakRef(try #require(api)), signer: WeakRef(try #require(signer)))
         api?.delegate = signer
         signer = nil
-        var items: Paginator<Item>? = Paginator(api: try #require(api), request: .get("https://shop.example/items"))
+        var items: Paginator<Item>? = Paginator(api: try #require(api), request: APIRequest(.get("https://shop.example/items")))
         api = nil
         _ = try await items?.loadNextPage().value
         #expect(stubs.requests.count == 1 && stubs.requests.allSatisfy { $0.headers["Authorization"] == "Bearer t" })
