@@ -76,32 +76,24 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
 
     /// The method of the request that failed; `nil` when the error concerns no one request (a
     /// promise's, a refresh's) or its reason does not record it.
-    public var method: String? {
-        switch self {
-        case .invalidRequest(let failure): failure.method
-        case .transportFailed(let failure): failure.method
-        case .timeout(let failure): failure.method
-        case .responseTooLarge(let failure): failure.method
-        case .redirectFailed(let failure): failure.method
-        case .pinningFailed(let failure): failure.method
-        case .unacceptableStatus(let failure): failure.method
-        case .parsingFailed(let failure): failure.method
-        case .encodingFailed, .cancelled, .fileFailed, .authentication, .promise: nil
-        }
-    }
+    public var method: String? { request.method }
 
     /// The URL of the request that failed (the last one, after redirects); `nil` when the error
     /// concerns no one request or its reason does not record it.
-    public var url: URL? {
+    public var url: URL? { request.url }
+
+    /// The failed request's method and URL, as its reason records them.
+    private var request: (method: String?, url: URL?) {
         switch self {
-        case .transportFailed(let failure): failure.url
-        case .timeout(let failure): failure.url
-        case .responseTooLarge(let failure): failure.url
-        case .redirectFailed(let failure): failure.url
-        case .pinningFailed(let failure): failure.url
-        case .unacceptableStatus(let failure): failure.url
-        case .parsingFailed(let failure): failure.url
-        case .invalidRequest, .encodingFailed, .cancelled, .fileFailed, .authentication, .promise: nil
+        case .invalidRequest(let failure): (failure.method, nil)
+        case .transportFailed(let failure): (failure.method, failure.url)
+        case .timeout(let failure): (failure.method, failure.url)
+        case .responseTooLarge(let failure): (failure.method, failure.url)
+        case .redirectFailed(let failure): (failure.method, failure.url)
+        case .pinningFailed(let failure): (failure.method, failure.url)
+        case .unacceptableStatus(let failure): (failure.method, failure.url)
+        case .parsingFailed(let failure): (failure.method, failure.url)
+        case .encodingFailed, .cancelled, .fileFailed, .authentication, .promise: (nil, nil)
         }
     }
 }
