@@ -1,6 +1,7 @@
 import Synchronization
 import Tern
 import TernTesting
+import Foundation
 
 /// The shop the demo talks to when it is given no URL: a loopback server in this process.
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)

@@ -1,5 +1,9 @@
 import Synchronization
 import Tern
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 struct Product: Codable, Sendable {
     let id: Int
@@ -75,7 +79,7 @@ struct ShopAPI: Sendable {
 
 /// The shop's requests as values, for those who prefer them to methods.
 enum Shop {
-    static let catalog: APIRequest<[Product]> = .get("/catalog")
+    static let catalog: APIRequest<[Product]> = APIRequest(.get("/catalog"))
 }
 
 /// Signs with the shop's token and gets a new one when the shop says it expired. What changes

@@ -1,5 +1,6 @@
 import Synchronization
 import Tern
+import Foundation
 
 /// The tour `tern-demo` runs with no argument: every kind of request, against a shop served in
 /// this process.

@@ -119,7 +119,7 @@ public struct RecordedRequest: Sendable {
     public let bodyLength: Int
 
     /// Creates a recorded request.
-    public init(method: String, target: String, headers: HTTPHeaders, body: Data, bodyLength: Int? = nil) {
+    package init(method: String, target: String, headers: HTTPHeaders, body: Data, bodyLength: Int? = nil) {
         self.method = method
         self.target = target
         self.headers = headers

@@ -5,8 +5,8 @@ import FoundationNetworking
 
 /// A response's status and header fields, as they arrived: what Tern reads of every response.
 ///
-/// Foundation's `HTTPURLResponse` for it is made whole only when something asks for it
-/// (``urlResponse``): on Linux, making one costs a tenth of a request to a server on the same
+/// Foundation's `HTTPURLResponse` for it is made whole only when something asks for it (a
+/// response's `httpResponse`): on Linux, making one costs a tenth of a request to a server on the same
 /// machine (it capitalises and compares each field's name through `NSString`), and most
 /// requests never need it.
 public final class ResponseHead: Sendable {
@@ -72,7 +72,7 @@ public final class ResponseHead: Sendable {
     }
 
     /// Foundation's response for this head, made whole the first time it is asked for.
-    public var urlResponse: HTTPURLResponse {
+    package var urlResponse: HTTPURLResponse {
         made.withLock { made in
             guard !made.isWhole else { return made.response }
             // FoundationNetworking's initializer never fails; were Foundation's ever to refuse
@@ -88,7 +88,7 @@ public final class ResponseHead: Sendable {
 
     /// The length the `Content-Length` field announces; `nil` when there is none or it is no
     /// number.
-    public var contentLength: Int64? {
+    package var contentLength: Int64? {
         headers["Content-Length"].flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
     }
 }

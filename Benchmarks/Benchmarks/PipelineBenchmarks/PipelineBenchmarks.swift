@@ -2,6 +2,10 @@ import Benchmark
 import PipelineFixtures
 import Tern
 import TernTesting
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 // Tern's request pipeline against the same work written by hand, in the same run.
 // Each sample runs 1,000 requests and is reported per request (scaling factor).

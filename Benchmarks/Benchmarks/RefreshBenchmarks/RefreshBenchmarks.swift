@@ -1,6 +1,9 @@
 import Benchmark
 import Foundation
 import Tern
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 // The single-flight refresh: from the refresh finishing to the last of N waiting requests being
 // re-sent, against a plain loop sending N requests through the same API and transport.

@@ -1,6 +1,7 @@
 import Benchmark
 import Tern
 import TernTesting
+import Foundation
 
 // Multipart uploads of a file: peak resident memory must not grow with the file's size.
 // Compare the peak of the 1 GiB upload with that of the 1 MiB one; this target runs in a

@@ -1,4 +1,5 @@
 import Tern
+import Foundation
 
 /// One element of the 1 KB array every pipeline benchmark decodes.
 public struct Item: Codable, Sendable {

@@ -1,4 +1,8 @@
 import Tern
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The pipeline-overhead workloads: `count` GETs of the 1 KB array over ``InstantTransport``,
 /// all in flight at once, each decoded off the caller's thread and delivered on `delivery`.

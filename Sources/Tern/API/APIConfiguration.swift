@@ -22,7 +22,7 @@ public struct APIConfiguration: Sendable {
     /// The environment's name, such as "production" or "staging".
     public var name: String
     /// The URL a route's relative URL is joined to (`.get("/products")`); `nil` by default, when
-    /// routes must be absolute (or come from a ``BaseAPI``'s ``BaseAPI/baseURL``). See ``Route``.
+    /// routes must be absolute. See ``Route``.
     public var baseURL: String?
     /// Headers every request sends; parameters and the delegate can override them.
     public var commonHeaders: HTTPHeaders

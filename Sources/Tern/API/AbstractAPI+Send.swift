@@ -2,7 +2,7 @@ extension AbstractAPI {
     /// Sends a request value through the pipeline and returns its promise.
     ///
     /// ```swift
-    /// let products = try await api.send(.get("/products") as APIRequest<[Product]>).value
+    /// let products = try await api.send(APIRequest<[Product]>(.get("/products"))).value
     /// ```
     @inlinable
     public func send<Value>(_ request: APIRequest<Value>) -> Promise<Value> {

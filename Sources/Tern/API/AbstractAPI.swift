@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -160,14 +161,14 @@ open class AbstractAPI: @unchecked Sendable {
     }
 
     /// `route` with a relative URL (no scheme: `/products`) joined to the API's base URL, its
-    /// configuration's or else a ``BaseAPI``'s; an absolute one as it is. A relative route with
+    /// configuration's or else a `BaseAPI`'s (the tests' fixtures); an absolute one as it is. A relative route with
     /// no base URL stays as it is, and fails the request as an invalid URL.
     func resolved(_ route: Route) -> Route {
         guard !AbsoluteURL.hasScheme(route.url), let base = baseURL, AbsoluteURL.hasScheme(base) else { return route }
         return Route(method: route.method, url: EndpointJoining.join(base: base, endpoint: route.url))
     }
 
-    /// The base URL relative routes are joined to: the configuration's, else a ``BaseAPI``'s.
+    /// The base URL relative routes are joined to: the configuration's, else a `BaseAPI`'s.
     private var baseURL: String? { configuration.baseURL ?? (self as? any BaseAPI)?.baseURL }
 
     /// Why `route` cannot be sent when it is relative and the base URL has no scheme

@@ -1,21 +1,12 @@
-/// An API whose endpoints live under a base URL it declares as a property: the older form of
-/// ``APIConfiguration/baseURL``, which keeps it in the configuration, per environment.
+/// A base URL declared as a property, for the test suite's fixtures (`TestAPI`, `AuthAPI`),
+/// which build absolute routes with ``get(endpoint:)`` and its siblings. Not public: a user's
+/// base URL lives in the configuration (``APIConfiguration/baseURL``), per environment, and
+/// relative routes (``Route``) join it; two places for one URL were one too many.
 ///
-/// ```swift
-/// final class ShopAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
-///     let baseURL = "https://shop.example/api/v2"
-///     func product(_ id: Int) -> Promise<Product> { request(route: .get("/products/\(id)")) }
-/// }
-/// ```
-///
-/// A relative route (`.get("/products")`) joins the configuration's base URL when it names one,
-/// else this one: routes come from ``Route``, not from the client, so that the client's
-/// autocompletion lists its own endpoints alone.
-///
+/// A relative route joins the configuration's base URL when it names one, else this one.
 /// Endpoints join the base URL with exactly one slash, however either side is written; the
-/// base URL's own path and query are kept; an endpoint that is an absolute URL is used as it
-/// is. See ``Route`` for routes outside the base URL.
-public protocol BaseAPI {
+/// base URL's own path and query are kept; an endpoint that is an absolute URL is used as it is.
+package protocol BaseAPI {
     /// The URL every endpoint is relative to.
     var baseURL: String { get }
 }

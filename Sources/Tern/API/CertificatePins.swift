@@ -91,7 +91,7 @@ public struct CertificatePins: Sendable, Equatable {
     /// connects to it: a pin for `127.0.0.1` holds for `127.1`, `0x7f.0.0.1` and
     /// `[::ffff:127.0.0.1]` too, and beside its own for a NAT64 address of it (`64:ff9b::7f00:1`),
     /// which reaches the same server through the network's translator.
-    public func hashes(for host: String) -> [String] {
+    package func hashes(for host: String) -> [String] {
         var name = host.lowercased()
         if name.hasSuffix(".") { name.removeLast() }   // the root's dot: the same host
         name = HostName.canonical(name)

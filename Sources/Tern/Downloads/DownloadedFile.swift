@@ -10,7 +10,7 @@ public struct DownloadedFile: Sendable {
     public let resumedBytes: Int64
 
     /// Creates the value.
-    public init(fileURL: URL, response: Response, resumedBytes: Int64) {
+    package init(fileURL: URL, response: Response, resumedBytes: Int64) {
         self.fileURL = fileURL
         self.response = response
         self.resumedBytes = resumedBytes

@@ -14,7 +14,7 @@ public struct Page<Element: Sendable>: Sendable {
     public let response: Response?
 
     /// Creates a page.
-    public init(elements: [Element], position: Int, number: Int? = nil, hasNext: Bool, response: Response?) {
+    package init(elements: [Element], position: Int, number: Int? = nil, hasNext: Bool, response: Response?) {
         self.elements = elements
         self.position = position
         self.number = number

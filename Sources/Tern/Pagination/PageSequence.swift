@@ -2,7 +2,7 @@
 /// it; cancelling the Task cancels the request in flight.
 ///
 /// ```swift
-/// for try await page in api.pages(.get("/products") as APIRequest<[Product]>, style: .linkHeader) {
+/// for try await page in api.pages(APIRequest<[Product]>(.get("/products")), style: .linkHeader) {
 ///     show(page.elements)
 /// }
 /// ```

@@ -1,21 +1,17 @@
 import Foundation
 
 /// One link of a `Link` header (RFC 8288): a target and its relations, such as a page's `next`.
-///
-/// ```swift
-/// let response: Response = try await client.request(route: .get("/repos")).value
-/// if let next = response.link(rel: "next") { … }
-/// ```
-public struct WebLink: Sendable, Equatable {
+/// Not public: users ask ``Response/link(rel:)``, which answers the question every caller had.
+package struct WebLink: Sendable, Equatable {
     /// The target, resolved against the URL of the response that carried it.
-    public let url: URL
+    package let url: URL
     /// The relation types, lower-cased: `rel="next last"` is both `next` and `last`.
-    public let relations: Set<String>
+    package let relations: Set<String>
     /// The other parameters, names lower-cased; a parameter without a value has an empty one.
-    public let parameters: [String: String]
+    package let parameters: [String: String]
 
     /// Creates a link.
-    public init(url: URL, relations: Set<String>, parameters: [String: String] = [:]) {
+    package init(url: URL, relations: Set<String>, parameters: [String: String] = [:]) {
         self.url = url
         self.relations = relations
         self.parameters = parameters
@@ -24,7 +20,7 @@ public struct WebLink: Sendable, Equatable {
     /// The links of a `Link` header's value, in order, with relative targets resolved against
     /// `base`. Several fields joined with commas read as one. Malformed links are skipped, never
     /// guessed at.
-    public static func links(in header: String, relativeTo base: URL?) -> [WebLink] {
+    package static func links(in header: String, relativeTo base: URL?) -> [WebLink] {
         var scanner = LinkScanner(Array(header.unicodeScalars))
         var links: [WebLink] = []
         while let (target, parameters) = scanner.nextLink() {
@@ -44,12 +40,18 @@ public struct WebLink: Sendable, Equatable {
 extension Response {
     /// The links of the response's `Link` headers, resolved against its final URL (after any
     /// redirect).
-    public var links: [WebLink] {
+    package var links: [WebLink] {
         guard let header = httpResponse.value(forHTTPHeaderField: "Link") else { return [] }
         return WebLink.links(in: header, relativeTo: url)
     }
 
-    /// The first link with relation `rel` (in any case), if there is one.
+    /// The target of the response's first `Link` with relation `rel` (in any case), resolved
+    /// against its final URL; `nil` when there is none.
+    ///
+    /// ```swift
+    /// let response: Response = try await client.request(route: .get("/repos")).value
+    /// if let next = response.link(rel: "next") { … }
+    /// ```
     public func link(rel: String) -> URL? {
         let rel = rel.lowercased()
         return links.first { $0.relations.contains(rel) }?.url

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Runs an API's credential refresh once for every request that needs it (single flight).
 ///
 /// It keeps ``RefreshState`` behind a lock; the delegate's refresh is called outside the lock,

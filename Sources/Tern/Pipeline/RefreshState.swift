@@ -1,3 +1,5 @@
+import Foundation
+
 /// The pure state of an API's single-flight credential refresh: which refresh runs, which
 /// credentials are current, how many refreshes happened lately. No locks, no I/O.
 struct RefreshState {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How much extra load retries may add to an API, so that a server that is down is not stormed.
 ///
 /// Within each ``window``, retries may number at most ``minimumRetries`` plus ``ratio`` times the

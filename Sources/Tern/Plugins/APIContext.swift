@@ -5,7 +5,7 @@ public struct APIContext: Sendable {
     public let configuration: APIConfiguration
 
     /// Describes an API with `configuration`.
-    public init(configuration: APIConfiguration) {
+    package init(configuration: APIConfiguration) {
         self.configuration = configuration
     }
 }

@@ -1,3 +1,8 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Prints what an API sends and receives, at a chosen level, with secrets redacted.
 ///
 /// ```swift

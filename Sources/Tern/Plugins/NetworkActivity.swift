@@ -1,3 +1,8 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Counts the requests in flight, on every platform: what Opera's and TRON's iOS-only activity
 /// indicators did, for a spinner, a status line or a metric.
 ///

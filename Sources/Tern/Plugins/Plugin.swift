@@ -1,3 +1,8 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Watches an API's requests: what goes out, what comes back, retries and refreshes.
 ///
 /// Each hook gets the request and an ``APIContext``, a value with the API's configuration:

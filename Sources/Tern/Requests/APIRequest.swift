@@ -1,17 +1,18 @@
 /// A request as a value: where it goes, what it sends, what it answers, and its options.
 ///
 /// For teams that prefer request objects to methods (TRON's `APIRequest`, Get's `Request`,
-/// KiNetworking's operations). Build one with a leading dot, keep it in a `let`, pass it
-/// around, and send it with ``AbstractAPI/send(_:)``, through the same pipeline as
+/// KiNetworking's operations). A request is named by a ``Route``, as everywhere in Tern; this
+/// value keeps it with its parameters and options, to hold in a `let`, pass around (to a
+/// ``Paginator``, say), and send with ``AbstractAPI/send(_:)``, through the same pipeline as
 /// ``AbstractAPI/request(route:parameters:options:)-(_,_,_)->Promise<Value>``: delegate,
 /// refresh, retries, plugins, parser.
 ///
 /// ```swift
 /// enum Shop {
 ///     static func products(page: Int) -> APIRequest<[Product]> {
-///         .get("/products", parameters: URLParameters(["page": page]))
+///         APIRequest(.get("/products"), parameters: URLParameters(["page": page]))
 ///     }
-///     static func delete(_ id: Int) -> APIRequest<Void> { .delete("/products/\(id)") }
+///     static func delete(_ id: Int) -> APIRequest<Void> { APIRequest(.delete("/products/\(id)")) }
 /// }
 ///
 /// let products = try await api.send(Shop.products(page: 2)).value
@@ -55,85 +56,26 @@ public struct APIRequest<Value: Sendable>: Sendable {
 }
 
 extension APIRequest where Value: Decodable {
-    /// A request whose body decodes as `Value` (or is kept as `Data`, or read as a `String`).
+    /// A request to `route` whose body decodes as `Value` (or is kept as `Data`, or read as a
+    /// `String`).
     @inlinable
-    public init(method: HTTPMethod, path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) {
-        self.init(method, path, parameters, options, decoding: .automatic)
-    }
-
-    /// A `GET` request.
-    @inlinable
-    public static func get(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
-        Self(.get, path, parameters, options, decoding: .automatic)
-    }
-
-    /// A `POST` request.
-    @inlinable
-    public static func post(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
-        Self(.post, path, parameters, options, decoding: .automatic)
-    }
-
-    /// A `PUT` request.
-    @inlinable
-    public static func put(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
-        Self(.put, path, parameters, options, decoding: .automatic)
-    }
-
-    /// A `PATCH` request.
-    @inlinable
-    public static func patch(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
-        Self(.patch, path, parameters, options, decoding: .automatic)
-    }
-
-    /// A `DELETE` request.
-    @inlinable
-    public static func delete(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
-        Self(.delete, path, parameters, options, decoding: .automatic)
+    public init(_ route: Route, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) {
+        self.init(route.method, route.url, parameters, options, decoding: .automatic)
     }
 }
 
 extension APIRequest where Value == Void {
-    /// A request whose body does not matter.
+    /// A request to `route` whose body does not matter.
     @inlinable
-    public init(method: HTTPMethod, path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) {
-        self.init(method, path, parameters, options, decoding: .ignored)
-    }
-
-    /// A `POST` request whose body does not matter.
-    @inlinable
-    public static func post(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
-        Self(.post, path, parameters, options, decoding: .ignored)
-    }
-
-    /// A `PUT` request whose body does not matter.
-    @inlinable
-    public static func put(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
-        Self(.put, path, parameters, options, decoding: .ignored)
-    }
-
-    /// A `DELETE` request whose body does not matter.
-    @inlinable
-    public static func delete(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
-        Self(.delete, path, parameters, options, decoding: .ignored)
-    }
-
-    /// A `HEAD` request.
-    @inlinable
-    public static func head(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
-        Self(.head, path, parameters, options, decoding: .ignored)
+    public init(_ route: Route, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) {
+        self.init(route.method, route.url, parameters, options, decoding: .ignored)
     }
 }
 
 extension APIRequest where Value == Response {
-    /// A request answered by the whole ``Response``: status, headers, body, timing.
+    /// A request to `route` answered by the whole ``Response``: status, headers, body, timing.
     @inlinable
-    public init(method: HTTPMethod, path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) {
-        self.init(method, path, parameters, options, decoding: .response)
-    }
-
-    /// A `GET` request answered by the whole ``Response``.
-    @inlinable
-    public static func get(_ path: String, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) -> Self {
-        Self(.get, path, parameters, options, decoding: .response)
+    public init(_ route: Route, parameters: (any RequestParameters)? = nil, options: RequestOptions = RequestOptions()) {
+        self.init(route.method, route.url, parameters, options, decoding: .response)
     }
 }

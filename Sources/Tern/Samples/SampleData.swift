@@ -10,7 +10,7 @@ import Foundation
 ///     client.request(route: .get("/featured"),
 ///                    options: RequestOptions(sampleData: .json(#"[{"id": 1, "name": "Arctic tern", "price": 12}]"#)))
 /// }
-/// static let catalog: APIRequest<[Product]> = .get("/products").sample(.json("[]"))
+/// static let catalog = APIRequest<[Product]>(.get("/products")).sample(.json("[]"))
 /// ```
 ///
 /// It is used only by an API whose configuration has ``APIConfiguration/usesSampleData``; the

@@ -1,9 +1,10 @@
 import Dispatch
+import Foundation
 
 /// Where Tern waits: request timeouts, retry backoff, `Retry-After`, the refresh guard's window,
 /// and promises' ``Promise/timeout(_:clock:)`` and ``Promise/delay(_:clock:)``.
 ///
-/// ``SystemClock`` waits in real time, to the millisecond. In tests, `TestClock` from
+/// The default clock waits in real time, to the millisecond. In tests, `TestClock` from
 /// `TernTesting` waits in made-up time that the test advances, so every timing rule runs
 /// instantly and the same way every time:
 ///

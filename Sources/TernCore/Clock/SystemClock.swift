@@ -2,23 +2,28 @@ import Dispatch
 import Foundation
 
 /// Real time: actions run on a timer queue of the clock's own, within a millisecond of their
-/// deadline, however many are scheduled.
-public final class SystemClock: APIClock {
+/// deadline, however many are scheduled. The clock everything uses unless given another; not
+/// public, since a user only ever passes a clock to replace it (`TestClock`, in tests).
+@usableFromInline
+package final class SystemClock: APIClock {
     private let timers = TimerQueue()
 
     /// The clock promises use unless given another.
-    public static let shared = SystemClock()
+    @usableFromInline
+    package static let shared = SystemClock()
 
     /// Creates a clock with a timer queue of its own.
-    public init() {}
+    package init() {}
 
     /// The current time, in seconds.
-    public var now: TimeInterval {
+    @usableFromInline
+    package var now: TimeInterval {
         TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1e9
     }
 
     /// Runs `action` once `delay` seconds have passed; cancelling what it returns stops it.
-    public func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) -> any Cancellable {
+    @usableFromInline
+    package func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) -> any Cancellable {
         timers.schedule(after: delay, action)
     }
 }

@@ -30,7 +30,7 @@ extension APIError {
         /// What was wrong.
         public let reason: Reason
         /// The request's method, when known.
-        public let method: String?
+        package let method: String?
 
         /// Creates the reason.
         package init(reason: Reason, method: String? = nil) {
@@ -89,9 +89,9 @@ extension APIError {
         /// The transport's error; a `URLError` for the default transport.
         public let underlying: any Error
         /// The request's method.
-        public let method: String?
+        package let method: String?
         /// The request's URL.
-        public let url: URL?
+        package let url: URL?
         /// The status, when the response had begun: the body did not finish.
         public let statusCode: Int?
         /// How many bytes of the body had arrived, when the response had begun.
@@ -128,9 +128,9 @@ extension APIError {
         /// The `Content-Length` the server announced, when that alone was over the limit.
         public let declaredLength: Int?
         /// The request's method.
-        public let method: String?
+        package let method: String?
         /// The URL that answered.
-        public let url: URL?
+        package let url: URL?
         /// The status, when known.
         public let statusCode: Int?
         /// For a streamed body, which of its limits was passed and what raises it: not the
@@ -190,9 +190,9 @@ extension APIError {
         /// Why it was not followed.
         public let reason: Reason
         /// The method of the request that was redirected.
-        public let method: String?
+        package let method: String?
         /// The URL that answered with the redirect.
-        public let url: URL?
+        package let url: URL?
         /// The redirect's status.
         public let statusCode: Int
         /// The `Location` header as the server sent it.
@@ -242,9 +242,9 @@ extension APIError {
         /// The pins that host's server must show one of, as configured (`sha256/…`).
         public let pins: [String]
         /// The request's method.
-        public let method: String?
+        package let method: String?
         /// The request's URL.
-        public let url: URL?
+        package let url: URL?
 
         /// Creates the failure.
         package init(reason: Reason, host: String, pins: [String], method: String?, url: URL?) {
@@ -315,9 +315,9 @@ extension APIError {
         /// The time allowed, in seconds.
         public let interval: TimeInterval
         /// The request's method, for a request's timeout.
-        public let method: String?
+        package let method: String?
         /// The request's URL, for a request's timeout.
-        public let url: URL?
+        package let url: URL?
         /// Whether the request was still waiting its turn for a connection to its host when its
         /// time ran out: as many requests to the host as the transport allows at once
         /// (`CurlTransport`'s `maximumConnectionsPerHost`, or the `httpMaximumConnectionsPerHost`
@@ -346,9 +346,9 @@ extension APIError {
     /// A response whose status the request does not accept.
     public struct StatusFailure: Sendable, CustomStringConvertible {
         /// The request's method.
-        public let method: String?
+        package let method: String?
         /// The URL that answered.
-        public let url: URL?
+        package let url: URL?
         /// The status code.
         public let statusCode: Int
         /// The response headers.
@@ -406,19 +406,19 @@ extension APIError {
         /// The type that was expected.
         public let type: String
         /// The request's method.
-        public let method: String?
+        package let method: String?
         /// The URL that answered.
-        public let url: URL?
+        package let url: URL?
         /// The status code.
         public let statusCode: Int
         /// Where in the body decoding failed, as `items[2].price`; empty at the top level.
         public let codingPath: String
         /// The decoder's own error.
         public let underlying: any Error
-        /// The first ``APIError/snippetLength`` bytes of the body.
+        /// The first bytes of the body (512 at most, `APIError.snippetLength`).
         public let bodySnippet: Data
 
-        /// Creates the failure; `body` is cut to its first ``APIError/snippetLength`` bytes, copied,
+        /// Creates the failure; `body` is cut to its first `APIError.snippetLength` bytes, copied,
         /// so that the error does not keep a large body alive.
         package init(type: String, method: String?, url: URL?, statusCode: Int, codingPath: String, underlying: any Error, body: Data) {
             self.type = type

@@ -5,9 +5,9 @@ import FoundationNetworking
 
 /// Everything that can go wrong with a Tern request or promise, as one error type.
 ///
-/// Each case carries what a developer needs to act: the method and URL, the status, the
-/// server's own error body, the coding path, a snippet of the body. `description` says it in
-/// one readable paragraph.
+/// Each case carries what a developer needs to act: the status, the server's own error body,
+/// the coding path, a snippet of the body; ``method`` and ``url`` name the request, whatever
+/// the case. `description` says it all in one readable paragraph.
 ///
 /// ```swift
 /// api.products(page: 1).onError { error in
@@ -73,6 +73,29 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     public var isCancellation: Bool {
         if case .cancelled = self { true } else { false }
     }
+
+    /// The method of the request that failed; `nil` when the error concerns no one request (a
+    /// promise's, a refresh's) or its reason does not record it.
+    public var method: String? { request.method }
+
+    /// The URL of the request that failed (the last one, after redirects); `nil` when the error
+    /// concerns no one request or its reason does not record it.
+    public var url: URL? { request.url }
+
+    /// The failed request's method and URL, as its reason records them.
+    private var request: (method: String?, url: URL?) {
+        switch self {
+        case .invalidRequest(let failure): (failure.method, nil)
+        case .transportFailed(let failure): (failure.method, failure.url)
+        case .timeout(let failure): (failure.method, failure.url)
+        case .responseTooLarge(let failure): (failure.method, failure.url)
+        case .redirectFailed(let failure): (failure.method, failure.url)
+        case .pinningFailed(let failure): (failure.method, failure.url)
+        case .unacceptableStatus(let failure): (failure.method, failure.url)
+        case .parsingFailed(let failure): (failure.method, failure.url)
+        case .encodingFailed, .cancelled, .fileFailed, .authentication, .promise: (nil, nil)
+        }
+    }
 }
 
 extension APIError {
@@ -134,7 +157,7 @@ func snippet(of body: Data, limit: Int = APIError.snippetLength) -> String {
 
 extension APIError {
     /// How many bytes of a body errors keep and show.
-    public static let snippetLength = 512
+    package static let snippetLength = 512
     /// How many characters of a URL or other text from the request an error's description shows.
-    public static let textLimit = 1024
+    package static let textLimit = 1024
 }

@@ -109,7 +109,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// These headers with `other`'s fields merged in; on a name present in both, `other` wins.
-    public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+    package func merging(_ other: HTTPHeaders) -> HTTPHeaders {
         var merged = self
         merged.merge(other)
         return merged

@@ -26,10 +26,8 @@ public struct HTTPMethod: WireName {
     public static let head: HTTPMethod = "HEAD"
     /// `OPTIONS`
     public static let options: HTTPMethod = "OPTIONS"
-    /// `TRACE`
-    public static let trace: HTTPMethod = "TRACE"
-    /// `CONNECT`
-    public static let connect: HTTPMethod = "CONNECT"
+    /// `TRACE`: a diagnostic an API client does not send; by name (`"TRACE"`) if ever needed.
+    package static let trace: HTTPMethod = "TRACE"
 
     /// The methods whose requests have the same effect sent once or many times (RFC 9110 §9.2.2).
     public static let idempotent: Set<HTTPMethod> = [.get, .head, .put, .delete, .options, .trace]

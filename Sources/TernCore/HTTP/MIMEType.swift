@@ -23,32 +23,18 @@ public struct MIMEType: WireName {
     public static let text: MIMEType = "text/plain; charset=utf-8"
     /// `text/html; charset=utf-8`
     public static let html: MIMEType = "text/html; charset=utf-8"
-    /// `text/csv; charset=utf-8`
-    public static let csv: MIMEType = "text/csv; charset=utf-8"
     /// `image/png`
     public static let png: MIMEType = "image/png"
     /// `image/jpeg`
     public static let jpeg: MIMEType = "image/jpeg"
-    /// `image/gif`
-    public static let gif: MIMEType = "image/gif"
-    /// `image/webp`
-    public static let webp: MIMEType = "image/webp"
-    /// `image/heic`
-    public static let heic: MIMEType = "image/heic"
-    /// `image/svg+xml`
-    public static let svg: MIMEType = "image/svg+xml"
-    /// `video/mp4`
-    public static let mp4: MIMEType = "video/mp4"
-    /// `video/quicktime`
-    public static let mov: MIMEType = "video/quicktime"
-    /// `audio/mpeg`
-    public static let mp3: MIMEType = "audio/mpeg"
 
+    // Constants for the types an API names most; the rest by name here, and as string literals
+    // in a user's code (`"image/webp"`).
     private static let byExtension: [String: MIMEType] = [
         "json": .json, "pdf": .pdf, "zip": .zip, "xml": .xml,
-        "txt": .text, "text": .text, "html": .html, "htm": .html, "csv": .csv,
-        "png": .png, "jpg": .jpeg, "jpeg": .jpeg, "gif": .gif, "webp": .webp, "heic": .heic, "svg": .svg,
-        "mp4": .mp4, "m4v": .mp4, "mov": .mov, "mp3": .mp3,
+        "txt": .text, "text": .text, "html": .html, "htm": .html, "csv": "text/csv; charset=utf-8",
+        "png": .png, "jpg": .jpeg, "jpeg": .jpeg, "gif": "image/gif", "webp": "image/webp", "heic": "image/heic",
+        "svg": "image/svg+xml", "mp4": "video/mp4", "m4v": "video/mp4", "mov": "video/quicktime", "mp3": "audio/mpeg",
     ]
 
     /// The media type usual for a file extension (`"png"`, `"JPG"`), or ``octetStream``.

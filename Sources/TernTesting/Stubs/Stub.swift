@@ -15,15 +15,15 @@ import Tern
 /// ```
 public struct Stub: Sendable, CustomStringConvertible {
     /// The method, or `nil` for any.
-    public let method: HTTPMethod?
+    package let method: HTTPMethod?
     /// The path pattern.
-    public let path: String
+    package let path: String
     /// Query items the request must have, with these values.
-    public let query: [String: String]
+    package let query: [String: String]
     /// Headers the request must have, with these values (names in any case).
-    public let headers: [String: String]
+    package let headers: [String: String]
     /// A last test on the request, if any.
-    public let predicate: (@Sendable (RecordedRequest) -> Bool)?
+    package let predicate: (@Sendable (RecordedRequest) -> Bool)?
     /// The answer to a request, given how many requests the stub has answered before it.
     private let answer: @Sendable (RecordedRequest, Int) -> StubAnswer
 

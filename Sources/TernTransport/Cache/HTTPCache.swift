@@ -23,7 +23,7 @@ import FoundationNetworking
 public final class HTTPCache: Sendable {
     private let store: Locked<CacheStore>
     /// The largest response body kept, in bytes.
-    public let maximumResponseBytes: Int
+    package let maximumResponseBytes: Int
     /// The clock given, if any, its reading and the date at the cache's start: the cache's dates
     /// are then that clock's time since, so that a test clock moves them.
     private let clock: (any APIClock)?
@@ -54,7 +54,7 @@ public final class HTTPCache: Sendable {
     public var byteCount: Int { store.withLock { $0.byteCount } }
 
     /// How many damaged files were found, dropped and not served.
-    public var corruptEntriesDropped: Int { store.withLock { $0.corruptEntriesDropped } }
+    package var corruptEntriesDropped: Int { store.withLock { $0.corruptEntriesDropped } }
 
     /// How many times a response was looked for, in memory or on disk.
     package var lookupCount: Int { store.withLock { $0.finds } }

@@ -1,3 +1,5 @@
+import Dispatch
+
 #if os(Linux)
 /// Runs tasks on a ``CurlTransport``'s event thread: a task that prefers it sends each request
 /// and resumes with each answer on the thread that moves the bytes, with no hand-off to another

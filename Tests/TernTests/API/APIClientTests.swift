@@ -61,7 +61,7 @@ private final class LegacyShop: AbstractAPI, BaseAPI, @unchecked Sendable {
         let api = client(baseURL: base)
         let errors = [
             await apiError(of: Shop(client: api).products()),
-            await apiError(of: api.send(APIRequest<Echo>.get("/notes"))),
+            await apiError(of: api.send(APIRequest<Echo>(.get("/notes")))),
         ]
         for error in errors {
             guard case .invalidRequest(let invalid) = error else {
@@ -75,7 +75,7 @@ private final class LegacyShop: AbstractAPI, BaseAPI, @unchecked Sendable {
 
     @Test func aRequestValueJoinsTheConfigurationsBaseURL() async throws {
         let api = client(baseURL: try TestServer.baseURL + "/echo")
-        let echo = try await api.send(APIRequest<Echo>.get("/sent", parameters: URLParameters(["q": "1"]))).value
+        let echo = try await api.send(APIRequest<Echo>(.get("/sent"), parameters: URLParameters(["q": "1"]))).value
         #expect(echo.path == "/echo/sent")
         #expect(echo.query == "q=1")
     }

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 // Every snippet of README.md and the DocC articles, compiled as part of the test target, so that
 // they cannot drift from the API. Declarations stand as they are in the documents; statements
@@ -61,12 +64,12 @@ extension Readme {
     // MARK: Request values
 
     enum Shop {
-        static let catalog: APIRequest<[Product]> = .get("/products")
-        static func product(_ id: Int) -> APIRequest<Product> { .get("/products/\(id)") }
-        static func remove(_ id: Int) -> APIRequest<Void> { .delete("/products/\(id)") }
-        static let status: APIRequest<Response> = .get("/status")
-        static let search: APIRequest<[Product]> = .post("/search", parameters: JSONParameters(["term": "boots"]),
-                                                         options: RequestOptions(timeout: 5))
+        static let catalog: APIRequest<[Product]> = APIRequest(.get("/products"))
+        static func product(_ id: Int) -> APIRequest<Product> { APIRequest(.get("/products/\(id)")) }
+        static func remove(_ id: Int) -> APIRequest<Void> { APIRequest(.delete("/products/\(id)")) }
+        static let status: APIRequest<Response> = APIRequest(.get("/status"))
+        static let search: APIRequest<[Product]> = APIRequest(.post("/search"), parameters: JSONParameters(["term": "boots"]),
+                                                              options: RequestOptions(timeout: 5))
     }
 
     static func requestValues(shop: ShopAPI) async throws {
@@ -118,7 +121,7 @@ extension ShopAPI {
 extension Readme {
     static func sampleData(fixtureURL: URL) async throws -> [TernTests.Product] {
         let preview = ShopAPI(configuration: APIConfiguration(baseURL: "https://shop.example", usesSampleData: true))
-        let sampled: APIRequest<[Product]> = .get("/products").sample(.file(fixtureURL))   // read when used
+        let sampled: APIRequest<[Product]> = APIRequest(.get("/products")).sample(.file(fixtureURL))   // read when used
         _ = sampled
         return try await preview.featured().value
     }

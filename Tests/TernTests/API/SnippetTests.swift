@@ -5,7 +5,7 @@ import Testing
 /// order, in a file the build compiles (the README's in `ReadmeTests`, mostly), so that what
 /// users copy is code that compiles today. Indentation is ignored, and so are the lines that
 /// wrap statements into a function there (`static func … {`, `}`, `_ = …`, `return …`);
-/// a snippet's `import` lines are left out. A `// Package.swift` fragment is checked against the
+/// a snippet's `import` lines (and the `#if canImport` guard around them) are left out. A `// Package.swift` fragment is checked against the
 /// manifest instead.
 @Suite(.onTestThreads) struct SnippetTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()   // API
@@ -62,7 +62,7 @@ import Testing
 
     /// Whether `block` appears in `file`, in order, with only wrapping lines between its lines.
     static func contains(_ file: [String], _ block: [String]) -> Bool {
-        let block = block.filter { !$0.hasPrefix("import ") }
+        let block = withoutImports(block)
         guard let first = block.first else { return true }
         for start in file.indices where file[start] == first {
             var line = start, wanted = 0
@@ -77,6 +77,13 @@ import Testing
             if wanted == block.count { return true }
         }
         return false
+    }
+
+    /// `block` without its `import` lines, nor the `#if canImport(FoundationNetworking)` guard
+    /// around them at its top: the test files have their own.
+    static func withoutImports(_ block: [String]) -> [String] {
+        let body = block.drop { $0.hasPrefix("import ") || $0.hasPrefix("#if canImport(") || $0 == "#endif" }
+        return body.filter { !$0.hasPrefix("import ") }
     }
 
     /// A line that only wraps snippet statements into a compiled function.

@@ -3,6 +3,9 @@ import Synchronization
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 // The README's snippets in the style it teaches (a service is a Sendable struct holding an
 // APIClient), and the articles' that use it; `SnippetTests` checks they appear here line for
@@ -81,7 +84,7 @@ enum Tour {
     }
 
     static func pages(shop: ShopAPI) async throws {
-        for try await page in shop.client.pages(APIRequest<[Product]>.get("/products"), style: .linkHeader) {
+        for try await page in shop.client.pages(APIRequest<[Product]>(.get("/products")), style: .linkHeader) {
             print(page.elements.count)
         }
     }

@@ -6,6 +6,9 @@ import Testing
 @testable import Tern
 @testable import TernTransport
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The cache against what an attacker, or the user's own tools, can do to its directory while
 /// it runs, and against servers that play its features against each other.

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import TernTransport
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The cache's rules as values: `Cache-Control` as RFC 9111 writes it, HTTP dates in their three
 /// forms, a response's age and freshness.

@@ -6,6 +6,9 @@ import Testing
 @testable import Tern
 @testable import TernTransport
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The cache where it meets the user's machine and the other features: a directory that holds
 /// the user's files, two caches on one directory, a disk that fills, credentials in a URL,

@@ -3,6 +3,9 @@ import Testing
 @testable import Tern
 @testable import TernTransport
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A cache on disk: kept across a restart, a damaged file dropped and counted and never served,
 /// what a crash left half-written removed, the byte limit held across restarts.

@@ -3,6 +3,9 @@ import Testing
 @testable import Tern
 @testable import TernTransport
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The cache's rules against a real socket server, with a test clock moving time: what is kept
 /// and for how long, revalidation, Vary, invalidation, request directives, Authorization,

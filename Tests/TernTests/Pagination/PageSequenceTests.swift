@@ -15,7 +15,7 @@ import TernTesting
     @Test func everyPageInOrderWithoutTheEmptyLastOne() async throws {
         var names: [String] = []
         var indexes: [Int] = []
-        for try await page in api.pages(APIRequest<[Product]>.get("/numbered")) {
+        for try await page in api.pages(APIRequest<[Product]>(.get("/numbered"))) {
             names += page.elements.map(\.name)
             indexes.append(page.position)
         }
@@ -26,11 +26,11 @@ import TernTesting
 
     @Test func linkHeadersAndCursorsWork() async throws {
         var linked = 0
-        for try await page in api.pages(APIRequest<[Product]>.get("/linked"), style: .linkHeader) {
+        for try await page in api.pages(APIRequest<[Product]>(.get("/linked")), style: .linkHeader) {
             linked += page.elements.count
         }
         var cursored = 0
-        let cursor = api.pages(APIRequest<[Product]>.get("/cursor"), style: .cursor(parameter: "after", from: .body("meta.next")), collectionKeyPath: "data.items")
+        let cursor = api.pages(APIRequest<[Product]>(.get("/cursor")), style: .cursor(parameter: "after", from: .body("meta.next")), collectionKeyPath: "data.items")
         for try await page in cursor {
             cursored += page.elements.count
         }
@@ -38,7 +38,7 @@ import TernTesting
     }
 
     @Test func aPageIsRequestedOnlyWhenTheLoopAsksForIt() async throws {
-        let pages = api.pages(APIRequest<[Product]>.get("/numbered"))
+        let pages = api.pages(APIRequest<[Product]>(.get("/numbered")))
         var iterator = pages.makeAsyncIterator()
         try await Task.sleep(nanoseconds: 50_000_000)
         #expect(catalog.requests.items.isEmpty)
@@ -54,7 +54,7 @@ import TernTesting
     }
 
     @Test func cancellingTheTaskCancelsTheRequestInFlight() async throws {
-        let pages = api.pages(APIRequest<[Product]>.get("/numbered", parameters: URLParameters(["stall": "always"])))
+        let pages = api.pages(APIRequest<[Product]>(.get("/numbered"), parameters: URLParameters(["stall": "always"])))
         let loop = Task.onTestThreads {
             var count = 0
             for try await page in pages { count += page.elements.count }
@@ -74,7 +74,7 @@ import TernTesting
     @Test func aFailingPageEndsTheLoopWithItsError() async throws {
         var seen = 0
         do {
-            for try await _ in api.pages(APIRequest<[Product]>.get("/missing")) { seen += 1 }
+            for try await _ in api.pages(APIRequest<[Product]>(.get("/missing"))) { seen += 1 }
             Issue.record("the loop should have thrown")
         } catch let error as APIError {
             #expect(error.caseName == "unacceptableStatus")

@@ -3,6 +3,9 @@ import Testing
 @testable import Tern
 @testable import TernCore
 @testable import TernTransport
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The paginator's rules, without I/O: one load at a time, stale loads ignored, loops ended.
 @Suite(.onTestThreads) struct PaginationStateTests {

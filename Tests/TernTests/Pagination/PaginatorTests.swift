@@ -22,7 +22,7 @@ import TernTesting
     }
 
     @Test func pageNumbersUntilAnEmptyPage() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/numbered"))
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/numbered")))
         #expect(products.hasNextPage && !products.isLoading && products.elements.isEmpty)
         let pages = try await loadAll(products)
         #expect(pages.map(\.elements.count) == [2, 2, 1, 0])
@@ -39,7 +39,7 @@ import TernTesting
     }
 
     @Test func pageParameterFirstPageQueryAndFiltersAreConfigurable() async throws {
-        let request: APIRequest<[Product]> = .get("/numbered", parameters: URLParameters(["per_page": 2]))
+        let request: APIRequest<[Product]> = APIRequest(.get("/numbered"), parameters: URLParameters(["per_page": 2]))
         let products = Paginator(api: api, request: request, style: .pageNumber(parameter: "page", first: 2), queryParameter: "q")
         products.query = "boots"
         products.filters = ["color": "red"]
@@ -52,7 +52,7 @@ import TernTesting
     }
 
     @Test func cursorFromTheBodyUnderACollectionKeyPath() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/cursor"), style: .cursor(parameter: "after", from: .body("meta.next")),
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/cursor")), style: .cursor(parameter: "after", from: .body("meta.next")),
                                           collectionKeyPath: "data.items")
         let pages = try await loadAll(products)
         #expect(pages.map(\.elements.count) == [2, 2, 1])
@@ -63,7 +63,7 @@ import TernTesting
     }
 
     @Test func cursorFromAHeader() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/cursor"), style: .cursor(parameter: "after", from: .header("x-next")),
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/cursor")), style: .cursor(parameter: "after", from: .header("x-next")),
                                           collectionKeyPath: "data.items")
         _ = try await loadAll(products)
         #expect(products.elements.count == 5)
@@ -71,7 +71,7 @@ import TernTesting
     }
 
     @Test func numericCursorsAndNullEndTheCollection() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/cursor/numeric"), style: .cursor(parameter: "after", from: .body("next")),
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/cursor/numeric")), style: .cursor(parameter: "after", from: .body("next")),
                                           collectionKeyPath: "items")
         _ = try await loadAll(products)
         #expect(products.elements.count == 5)
@@ -79,7 +79,7 @@ import TernTesting
     }
 
     @Test func githubShapedLinkHeadersAreFollowedAsGiven() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/linked", parameters: URLParameters(["per_page": 2])), style: .linkHeader)
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/linked"), parameters: URLParameters(["per_page": 2])), style: .linkHeader)
         let pages = try await loadAll(products)
         #expect(pages.map(\.hasNext) == [true, true, false])
         #expect(products.elements.count == 5)
@@ -88,14 +88,14 @@ import TernTesting
     }
 
     @Test func relativeLinksInSeveralFieldsWithSeveralRelations() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/linked/relative"), style: .linkHeader)
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/linked/relative")), style: .linkHeader)
         _ = try await loadAll(products)
         #expect(products.elements.count == 5)
         #expect(catalog.requests.items.map(\.target) == ["/linked/relative", "/linked/relative?page=2", "/linked/relative?page=3"])
     }
 
     @Test func aServerThatLinksBackEndsPagination() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/linked/loop?page=1"), style: .linkHeader)
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/linked/loop?page=1")), style: .linkHeader)
         let pages = try await loadAll(products)
         #expect(pages.count == 2)
         #expect(!products.hasNextPage)
@@ -106,7 +106,7 @@ import TernTesting
     func aNextLinkToAnotherOriginIsNotFollowed(target: String) async throws {
         let port = catalog.baseURL.split(separator: ":").last.map(String.init) ?? ""
         let to = target.replacingOccurrences(of: "PORT", with: port)
-        let request: APIRequest<[Product]> = .get("/linked/away", parameters: URLParameters(["to": to], headers: ["Authorization": "Bearer secret"]))
+        let request: APIRequest<[Product]> = APIRequest(.get("/linked/away"), parameters: URLParameters(["to": to], headers: ["Authorization": "Bearer secret"]))
         let products = Paginator(api: api, request: request, style: .linkHeader)
         let page = try await products.loadNextPage().value
         #expect(page.response?.link(rel: "next")?.absoluteString == to)
@@ -115,7 +115,7 @@ import TernTesting
     }
 
     @Test func aRepeatedCursorEndsPagination() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/cursor/stuck"), style: .cursor(from: .body("next")), collectionKeyPath: "items")
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/cursor/stuck")), style: .cursor(from: .body("next")), collectionKeyPath: "items")
         let pages = try await loadAll(products)
         #expect(pages.count == 2)
         #expect(products.elements.count == 2)
@@ -123,7 +123,7 @@ import TernTesting
     }
 
     @Test func aServerThatIgnoresThePageNumberEndsPagination() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/ignoring"))
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/ignoring")))
         let pages = try await loadAll(products)
         #expect(pages.map(\.elements.count) == [2, 0])
         #expect(products.elements.map(\.name) == ["item-1", "item-2"])
@@ -131,7 +131,7 @@ import TernTesting
     }
 
     @Test func concurrentLoadsShareOneRequest() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/numbered", parameters: URLParameters(["delay": 500])))
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/numbered"), parameters: URLParameters(["delay": 500])))
         let loads = (0..<8).map { _ in products.loadNextPage() }
         #expect(products.isLoading && products.isLoadingFirstPage)
         for load in loads {
@@ -143,7 +143,7 @@ import TernTesting
     }
 
     @Test func cancellingOneWaiterKeepsTheLoadForTheOthers() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/numbered", parameters: URLParameters(["delay": 500])))
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/numbered"), parameters: URLParameters(["delay": 500])))
         let first = products.loadNextPage()
         let second = products.loadNextPage()
         first.cancel()
@@ -152,7 +152,7 @@ import TernTesting
     }
 
     @Test func cancellingEveryWaiterCancelsTheRequestAndThePageCanBeLoadedAgain() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/numbered", parameters: URLParameters(["stall": "first"])))
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/numbered"), parameters: URLParameters(["stall": "first"])))
         let load = products.loadNextPage()
         #expect(await eventually { catalog.requests.items.count == 1 })
         load.cancel()
@@ -165,7 +165,7 @@ import TernTesting
     }
 
     @Test func aNewQueryCancelsTheLoadInFlightAndStartsOver() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/numbered"))
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/numbered")))
         products.filters = ["stall": "always"]
         products.query = "boots"
         let stale = products.loadNextPage()
@@ -182,7 +182,7 @@ import TernTesting
     }
 
     @Test func refreshReplacesTheElementsWithTheFirstPage() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/numbered"))
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/numbered")))
         _ = try await loadAll(products, limit: 2)
         #expect(products.elements.count == 4)
         let first = try await products.refresh().value
@@ -192,7 +192,7 @@ import TernTesting
     }
 
     @Test func aFailedPageIsKeptAsTheLastErrorAndLoadedAgainNextTime() async throws {
-        let products = Paginator<Product>(api: api, request: .get("/nowhere"))
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/nowhere")))
         let error = await apiError(of: products.loadNextPage())
         #expect(error?.caseName == "unacceptableStatus")
         #expect((products.lastError as? APIError)?.caseName == "unacceptableStatus")
@@ -203,14 +203,14 @@ import TernTesting
 
     @Test func aPageThatDoesNotDecodeFailsWithTheParsingError() async throws {
         // The body is an object: the elements sit under a key path this paginator was not told.
-        let products = Paginator<Product>(api: api, request: .get("/cursor"), style: .cursor(from: .body("meta.next")))
+        let products = Paginator<Product>(api: api, request: APIRequest(.get("/cursor")), style: .cursor(from: .body("meta.next")))
         let error = await apiError(of: products.loadNextPage())
         #expect(error?.caseName == "parsingFailed")
         #expect(products.elements.isEmpty)
     }
 
     @Test func aPostWithABodyKeepsItOnEveryPage() async throws {
-        let request: APIRequest<[Product]> = .post("/search", parameters: JSONParameters(["term": "tern"]))
+        let request: APIRequest<[Product]> = APIRequest(.post("/search"), parameters: JSONParameters(["term": "tern"]))
         let products = Paginator(api: api, request: request)
         _ = try await loadAll(products)
         #expect(products.elements.map(\.name) == ["tern"])

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 import Tern
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Each way a response becomes a value.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ParserTests {

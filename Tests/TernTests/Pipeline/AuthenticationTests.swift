@@ -4,6 +4,9 @@ import Testing
 @testable import TernCore
 @testable import TernTransport
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Single-flight credential refresh, against a server that issues and expires tokens.
 @Suite(.onTestThreads, .timeLimit(.minutes(2))) struct AuthenticationTests {
@@ -226,7 +229,7 @@ import TernTesting
         let watched = (api: WeakRef(try #require(api)), signer: WeakRef(try #require(signer)))
         api?.delegate = signer
         signer = nil
-        var items: Paginator<Item>? = Paginator(api: try #require(api), request: .get("https://shop.example/items"))
+        var items: Paginator<Item>? = Paginator(api: try #require(api), request: APIRequest(.get("https://shop.example/items")))
         api = nil
         _ = try await items?.loadNextPage().value
         #expect(stubs.requests.count == 1 && stubs.requests.allSatisfy { $0.headers["Authorization"] == "Bearer t" })

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Every encoder, checked byte for byte by what the loopback server received.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PipelineEncodingTests {

@@ -80,6 +80,28 @@ import TernTesting
         #expect(failure.description.contains("server error: ShopError(code: 500"))
     }
 
+    @Test func theErrorNamesTheFailedRequestWhateverItsCase() async throws {
+        let api = try TestAPI()
+        let status = await apiError(of: api.request(route: api.post(endpoint: "/status/503")) as Promise<Void>)
+        #expect(status?.method == "POST")
+        #expect(status?.url?.path == "/status/503")
+
+        let parsing = await apiError(of: api.request(route: api.get(endpoint: "/malformed")) as Promise<Product>)
+        #expect(parsing?.caseName == "parsingFailed")
+        #expect(parsing?.method == "GET")
+        #expect(parsing?.url?.path == "/malformed")
+
+        let invalid = await apiError(of: api.request(route: Route(method: "DELETE", url: "http://")) as Promise<Void>)
+        #expect(invalid?.caseName == "invalidRequest")
+        #expect(invalid?.method == "DELETE")
+        #expect(invalid?.url == nil)
+
+        // A promise's own failure concerns no request.
+        let promise = await apiError(of: Promise<Int>.any([], in: .global()))
+        #expect(promise?.caseName == "promise")
+        #expect(promise?.method == nil && promise?.url == nil)
+    }
+
     @Test func withoutAnErrorTypeTheServerErrorIsNil() async throws {
         let api = try TestAPI(parser: JSONParser())
         let error = await apiError(of: api.request(route: api.get(endpoint: "/status/404")) as Promise<Data>)

@@ -4,6 +4,9 @@ import Testing
 @testable import TernCore
 @testable import TernTransport
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The header merge rule and the refusal of header injection.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PipelineHeaderTests {

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Tern follows redirects itself: methods and bodies by status, credentials kept at their
 /// origin, limits, and the policy's choices. The second origin is a second loopback server (a

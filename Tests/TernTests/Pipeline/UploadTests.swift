@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Request bodies from each source, checked against what the server received, with their
 /// progress; a streamed body is read again from the start by every attempt.

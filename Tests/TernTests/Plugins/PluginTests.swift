@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PluginTests {
     struct Append: RequestAdapter {

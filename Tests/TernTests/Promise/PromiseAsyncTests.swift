@@ -3,6 +3,7 @@ import Testing
 @testable import Tern
 @testable import TernCore
 @testable import TernTransport
+import Foundation
 
 /// The bridge to async/await, both ways.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PromiseAsyncTests {

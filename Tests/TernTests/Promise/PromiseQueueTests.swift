@@ -3,6 +3,7 @@ import Testing
 @testable import Tern
 @testable import TernCore
 @testable import TernTransport
+import Foundation
 
 /// Where callbacks run.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PromiseQueueTests {

@@ -3,6 +3,7 @@ import Testing
 @testable import Tern
 @testable import TernCore
 @testable import TernTransport
+import Foundation
 
 /// Many threads settling, chaining and cancelling at once: every promise settles exactly once.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PromiseStressTests {

@@ -13,12 +13,12 @@ import TernTesting
 
     /// Requests as an app would declare them, in one place.
     enum Shop {
-        static let products: APIRequest<[Product]> = .get("/products")
-        static func create(_ product: Product) -> APIRequest<Echo> { .post("/echo", parameters: JSONParameters(product)) }
-        static func delete(_ id: Int) -> APIRequest<Void> { .delete("/echo/\(id)") }
-        static let raw: APIRequest<Data> = .get("/products")
-        static let text: APIRequest<String> = .get("/latin1")
-        static let whole: APIRequest<Response> = .get("/products")
+        static let products: APIRequest<[Product]> = APIRequest(.get("/products"))
+        static func create(_ product: Product) -> APIRequest<Echo> { APIRequest(.post("/echo"), parameters: JSONParameters(product)) }
+        static func delete(_ id: Int) -> APIRequest<Void> { APIRequest(.delete("/echo/\(id)")) }
+        static let raw: APIRequest<Data> = APIRequest(.get("/products"))
+        static let text: APIRequest<String> = APIRequest(.get("/latin1"))
+        static let whole: APIRequest<Response> = APIRequest(.get("/products"))
     }
 
     @Test func aDecodableValue() async throws {
@@ -44,17 +44,17 @@ import TernTesting
         #expect(echo.method == "POST")
         #expect(echo.header("Content-Type") == "application/json")
         #expect(try JSONDecoder().decode(Product.self, from: echo.body) == Product(name: "tern", price: 3))
-        let search: APIRequest<Echo> = .get("/echo", parameters: URLParameters(["q": "tern"], headers: ["X-Shop": "north"]))
+        let search: APIRequest<Echo> = APIRequest(.get("/echo"), parameters: URLParameters(["q": "tern"], headers: ["X-Shop": "north"]))
         let sent = try await api.send(search).value
         #expect(sent.query == "q=tern" && sent.header("X-Shop") == "north")
     }
 
     @Test func optionsApplyToThisRequestOnly() async throws {
-        let inEnvelope: APIRequest<[Product]> = .get("/envelope", options: RequestOptions(parser: JSONParser(keyPath: "data.items")))
+        let inEnvelope: APIRequest<[Product]> = APIRequest(.get("/envelope"), options: RequestOptions(parser: JSONParser(keyPath: "data.items")))
         #expect(try await api.send(inEnvelope).value == [Product(name: "tern", price: 3)])
-        let strict: APIRequest<Void> = .delete("/status/202", options: RequestOptions(validation: .statusCodes(200..<202)))
+        let strict: APIRequest<Void> = APIRequest(.delete("/status/202"), options: RequestOptions(validation: .statusCodes(200..<202)))
         #expect(await apiError(of: api.send(strict))?.caseName == "unacceptableStatus")
-        #expect(await apiError(of: api.send(APIRequest<[Product]>.get("/envelope")))?.caseName == "parsingFailed")
+        #expect(await apiError(of: api.send(APIRequest<[Product]>(.get("/envelope"))))?.caseName == "parsingFailed")
     }
 
     @Test func aRequestValueIsSignedAndReplayedAfterARefresh() async throws {
@@ -62,7 +62,7 @@ import TernTesting
         let api = AuthAPI(server)
         let store = SessionStore(server, token: "expired")
         api.delegate = store
-        let secure: APIRequest<OK> = .get("/secure/1")
+        let secure: APIRequest<OK> = APIRequest(.get("/secure/1"))
         #expect(try await api.send(secure).value.ok)
         #expect(server.refreshCount == 1)
     }
@@ -70,9 +70,9 @@ import TernTesting
     @Test func anAbsoluteURLNeedsNoBaseURLAndARelativePathNeedsOne() async throws {
         final class Plain: AbstractAPI, @unchecked Sendable {}
         let plain = Plain(responseQueue: .global())
-        let absolute: APIRequest<[Product]> = .get(try TestServer.baseURL + "/products")
+        let absolute: APIRequest<[Product]> = APIRequest(.get(try TestServer.baseURL + "/products"))
         #expect(try await plain.send(absolute).value.count == 2)
-        let relative: APIRequest<[Product]> = .get("/products")
+        let relative: APIRequest<[Product]> = APIRequest(.get("/products"))
         let error = await apiError(of: plain.send(relative))
         guard case .invalidRequest(let failure)? = error, case .invalidURL("/products") = failure.reason else {
             Issue.record("expected invalidURL, got \(String(describing: error))")
@@ -85,7 +85,7 @@ import TernTesting
         request.path = "/bad-products"
         #expect(await apiError(of: api.send(request))?.caseName == "parsingFailed")
         #expect(try await api.send(Shop.products).value.count == 2)
-        let generic = APIRequest<[Product]>(method: .get, path: "/products")
+        let generic = APIRequest<[Product]>(.get("/products"))
         #expect(generic.method == .get && generic.path == "/products")
     }
 }

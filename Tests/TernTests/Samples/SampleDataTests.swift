@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Opera's stub mode: an API that answers every request with the sample data its endpoint
 /// declares, with the rest of the pipeline running as usual, and no socket opened.
@@ -87,7 +90,7 @@ import TernTesting
         try Data(#"[{"name": "gull", "price": 5}]"#.utf8).write(to: fixture)
         defer { try? FileManager.default.removeItem(at: fixture) }
         let shop = SampleShop(baseURL: try ClosedPort().baseURL, usesSampleData: true)
-        let featured: APIRequest<[Product]> = .get("/featured").sample(.file(fixture))
+        let featured: APIRequest<[Product]> = APIRequest(.get("/featured")).sample(.file(fixture))
         #expect(try await shop.send(featured).value == [Product(name: "gull", price: 5)])
         // A paginator over a sample sees the same page twice, and stops there.
         let pages = Paginator(api: shop, request: featured)

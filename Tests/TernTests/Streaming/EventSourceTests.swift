@@ -3,6 +3,9 @@ import Testing
 @testable import Tern
 @testable import TernCore
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Event sources that reconnect, against a raw socket server that ends or drops its
 /// connections, over the transport under test.

@@ -4,6 +4,9 @@ import Testing
 @testable import Tern
 @testable import TernCore
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Responses read as they arrive, against a raw socket server, over the transport under test.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct StreamTests {

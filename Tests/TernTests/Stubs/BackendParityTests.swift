@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// What a request sees must not depend on whether a real server or the stub transport answers
 /// it: a representative part of the pipeline's tests, run against both, with one handler

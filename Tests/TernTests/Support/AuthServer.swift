@@ -1,6 +1,9 @@
 import Foundation
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A loopback server that issues tokens and accepts only the newest: each call to `/token` makes
 /// a new one, `t1`, `t2`, …, and every other route answers 401 unless sent with it. It counts

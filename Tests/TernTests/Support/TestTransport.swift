@@ -1,5 +1,8 @@
 import Foundation
 import Tern
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The transport the pipeline tests run over: Tern's default kind (libcurl on Linux) unless
 /// `TERN_TEST_TRANSPORT` names `urlsession` or `curl`, so the whole suite runs on each transport

@@ -4,6 +4,9 @@ import Testing
 @testable import TernCore
 @testable import TernTransport
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Cancel storms against a real server. On Linux, cancelled `uploadTask(fromFile:)` uploads
 /// crashed the process within a few hundred to 1,500 uploads, every run; file bodies now go out

@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import FoundationNetworking
 import Testing
 @testable import TernTransport
 

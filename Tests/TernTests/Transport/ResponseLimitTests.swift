@@ -4,6 +4,9 @@ import Testing
 @testable import TernCore
 @testable import TernTransport
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The limit on response bodies kept in memory, and what a transfer that stops half-way says.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ResponseLimitTests {

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// What the pipeline makes of a transport that reports an exchange as events, and what it tells
 /// the transport back.

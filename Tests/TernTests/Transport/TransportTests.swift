@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// What the pipeline makes of what a transport reports, and the URLSession transport's options.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct TransportTests {

@@ -3,6 +3,9 @@ import Synchronization
 import Testing
 import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 // The tutorial's code (Tern.docc/Resources/notes-*.swift), compiled and run: `SnippetTests`
 // checks that each file appears here line for line. Each stage of the service sits in an enum

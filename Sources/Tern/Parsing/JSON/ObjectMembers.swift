@@ -1,3 +1,5 @@
+import Foundation
+
 /// How the members of one object are found by name, made once with the object's decoder and
 /// kept by it, so that a keyed container holds nothing but that decoder: `KeyedDecodingContainer`'s
 /// box copies its container for every key a type asks for, and a copy retained each reference
