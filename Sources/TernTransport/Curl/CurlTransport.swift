@@ -45,9 +45,9 @@ public final class CurlTransport: ThreadedTransport {
     /// otherwise: as many requests as OkHttp runs at once.
     public static let defaultConnections = 64
     /// The most connections open to one host at once.
-    public let maximumConnectionsPerHost: Int
+    package let maximumConnectionsPerHost: Int
     /// The PEM file of certificate authorities trusted instead of the system's, if any.
-    public let trustedCertificates: URL?
+    package let trustedCertificates: URL?
 
     /// Creates a transport with an event thread of its own.
     ///
