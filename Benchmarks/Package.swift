@@ -10,6 +10,8 @@ let package = Package(
         .package(name: "Tern", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        // Its TLS configuration, for AsyncHTTPClient trusting the test CA over HTTPS.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
     ],
     targets: [
         .executableTarget(
@@ -56,6 +58,7 @@ let package = Package(
                 "PipelineFixtures",
                 .product(name: "Tern", package: "Tern"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .executableTarget(

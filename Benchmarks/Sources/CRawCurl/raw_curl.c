@@ -6,7 +6,8 @@
 #include <string.h>
 
 // libcurl's stable ABI: option and info numbers, and the one message kind read here.
-enum { OPT_WRITEDATA = 10001, OPT_URL = 10002, OPT_WRITEFUNCTION = 20011, OPT_NOSIGNAL = 99, OPT_ACCEPT_ENCODING = 10102 };
+enum { OPT_WRITEDATA = 10001, OPT_URL = 10002, OPT_WRITEFUNCTION = 20011, OPT_NOSIGNAL = 99, OPT_ACCEPT_ENCODING = 10102,
+       OPT_CAINFO = 10065, OPT_CAPATH = 10097, OPT_PIPEWAIT = 237 };
 enum { MOPT_MAXCONNECTS = 6 };
 enum { INFO_RESPONSE_CODE = 0x200002 };
 enum { MSG_DONE = 1 };
@@ -66,20 +67,35 @@ static size_t keep(char *data, size_t size, size_t count, void *context) {
     return length;
 }
 
-struct raw_curl { void *multi; void **handles; Body *bodies; int width; const char *url; int fresh; };
+struct raw_curl { void *multi; void **handles; Body *bodies; int width; const char *url; int fresh; const char *authorities; };
+
+/// Over HTTPS: only the authorities in the PEM file `authorities` are trusted, and requests
+/// sent together wait to learn whether the first connection speaks HTTP/2, then share it, as
+/// CurlTransport sets its handles.
+static void trust(void *easy, const char *authorities) {
+    curl.easy_setopt(easy, OPT_CAINFO, authorities);
+    curl.easy_setopt(easy, OPT_CAPATH, (char *)NULL);
+    curl.easy_setopt(easy, OPT_PIPEWAIT, 1L);
+}
 
 /// A handle for `url` whose bodies go to `body`.
-static void *make_handle(const char *url, Body *body) {
+static void *make_handle(const char *url, Body *body, const char *authorities) {
     void *easy = curl.easy_init();
     curl.easy_setopt(easy, OPT_URL, url);
     curl.easy_setopt(easy, OPT_NOSIGNAL, 1L);
     curl.easy_setopt(easy, OPT_ACCEPT_ENCODING, "");
     curl.easy_setopt(easy, OPT_WRITEFUNCTION, keep);
     curl.easy_setopt(easy, OPT_WRITEDATA, body);
+    if (authorities) trust(easy, authorities);
     return easy;
 }
 
 void raw_curl_use_fresh_handles(raw_curl *raw) { raw->fresh = 1; }
+
+void raw_curl_trust(raw_curl *raw, const char *authorities) {
+    raw->authorities = strdup(authorities);
+    for (int slot = 0; slot < raw->width; slot++) trust(raw->handles[slot], raw->authorities);
+}
 
 raw_curl *raw_curl_open(const char *url, int width) {
     static int loaded;
@@ -94,7 +110,7 @@ raw_curl *raw_curl_open(const char *url, int width) {
     raw->handles = calloc(width, sizeof(void *));
     raw->bodies = calloc(width, sizeof(Body));
     raw->url = strdup(url);
-    for (int slot = 0; slot < width; slot++) raw->handles[slot] = make_handle(url, &raw->bodies[slot]);
+    for (int slot = 0; slot < width; slot++) raw->handles[slot] = make_handle(url, &raw->bodies[slot], NULL);
     return raw;
 }
 
@@ -124,7 +140,7 @@ int raw_curl_round(raw_curl *raw, int count, raw_curl_body body, void *context) 
             bodies[slot].count = 0;
             if (raw->fresh) {
                 curl.easy_cleanup(easy);
-                easy = handles[slot] = make_handle(raw->url, &bodies[slot]);
+                easy = handles[slot] = make_handle(raw->url, &bodies[slot], raw->authorities);
             }
             if (started < count) {
                 curl.multi_add_handle(multi, easy);

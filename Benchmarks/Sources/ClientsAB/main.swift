@@ -4,6 +4,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import NIOSSL
 import PipelineFixtures
 import Tern
 
@@ -19,7 +20,14 @@ import Tern
 // `floor, bytes` compares the body kept as bytes with libcurl from C keeping it too. Each of the
 // three then prints issue 27's target for Tern on that payload, and whether this run meets it.
 //
-//     swift run -c release ClientsAB [in flight] [requests per round] [rounds] [floor | floor, wide | floor, bytes | a side's name | only sides whose name has this]
+// `floor, clients` runs the clients that can trust a test CA beside the floor, decoded and not,
+// with libcurl + JSONDecoder as the baseline: over plain HTTP, and over HTTPS when TERN_BENCH_URL
+// is an https URL and TERN_BENCH_CA names the CA's PEM file (each client then trusts it alone:
+// libcurl from C, Tern through `CurlTransport(trusting:)`, AsyncHTTPClient through its TLS
+// configuration). The server decides HTTP/1.1 or HTTP/2, by what it offers in ALPN. URLSession
+// on Linux cannot be given a CA (see the Benchmarks article), so it runs over plain HTTP only.
+//
+//     swift run -c release ClientsAB [in flight] [requests per round] [rounds] [floor | floor, wide | floor, bytes | floor, clients | a side's name | only sides whose name has this]
 
 let arguments = CommandLine.arguments.dropFirst()
 let width = arguments.first.flatMap { Int($0) } ?? 1
@@ -31,10 +39,16 @@ guard let baseURL = ProcessInfo.processInfo.environment["TERN_BENCH_URL"] else {
     exit(1)
 }
 let url = URL(string: baseURL + "/items")!
+/// The test CA's PEM file, over HTTPS.
+let authorities = ProcessInfo.processInfo.environment["TERN_BENCH_CA"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
 let session = URLSession(configuration: .default)
 let overURLSession = ItemsAPI(baseURL: baseURL, transport: URLSessionTransport(), responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
-let overCurl = ItemsAPI(baseURL: baseURL, transport: try CurlTransport(), responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
-let client = HTTPClient.shared
+let overCurl = ItemsAPI(baseURL: baseURL, transport: try CurlTransport(trusting: authorities), responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
+let client = authorities.map { authorities in
+    var tls = TLSConfiguration.makeClientConfiguration()
+    tls.trustRoots = .file(authorities.path)
+    return HTTPClient(configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+} ?? HTTPClient.shared
 /// Over libcurl with an HTTPCache, asking for the fixture nginx says is fresh for an hour.
 let cachedOverCurl = AbstractAPI(configuration: APIConfiguration(baseURL: baseURL, cache: HTTPCache()), transport: try CurlTransport(),
                                  responseQueue: DispatchQueue(label: "tern.e2e.delivery"))
@@ -51,11 +65,17 @@ let cachedOverCurl = AbstractAPI(configuration: APIConfiguration(baseURL: baseUR
 func rawCurlRound(_ raw: OpaquePointer?, _ decode: raw_curl_body?) throws {
     guard raw_curl_round(raw, Int32(count), decode, nil) == count else { throw URLError(.badServerResponse) }
 }
-nonisolated(unsafe) let rawItems = raw_curl_open(baseURL + "/items", Int32(width))
-nonisolated(unsafe) let rawRepositories = raw_curl_open(baseURL + "/repos", Int32(width))
+/// The floor's handles for `path`, trusting the test CA over HTTPS.
+func rawCurl(_ path: String) -> OpaquePointer? {
+    let raw = raw_curl_open(baseURL + path, Int32(width))
+    if let authorities { raw_curl_trust(raw, authorities.path) }
+    return raw
+}
+nonisolated(unsafe) let rawItems = rawCurl("/items")
+nonisolated(unsafe) let rawRepositories = rawCurl("/repos")
 /// The floor as Tern must drive libcurl before 8.1.0: a new easy handle for each request.
 nonisolated(unsafe) let rawFreshItems = {
-    let raw = raw_curl_open(baseURL + "/items", Int32(width))
+    let raw = rawCurl("/items")
     raw_curl_use_fresh_handles(raw)
     return raw
 }()
@@ -150,6 +170,14 @@ let floor: [(name: String, body: () async throws -> Void)] = [
         try await withTaskExecutorPreference(overCurl.transport.taskExecutor) { try await round { try await EndToEnd.tern(overCurl) } }
     }),
 ]
+/// The clients that can trust a test CA, against the floor of a decoded request and beside the
+/// floor itself: the same sides over plain HTTP and HTTPS.
+let clientsFloor: [(name: String, body: () async throws -> Void)] = [
+    floor[0],
+    ("raw libcurl, bytes", { try rawCurlRound(rawItems, nil) }),
+    ("Tern over libcurl", { try await round { try await EndToEnd.tern(overCurl) } }),
+    ("AsyncHTTPClient", { try await round { try await asyncHTTPClient() } }),
+]
 /// The body as bytes against the floor of an undecoded request, in turns in this one process:
 /// the issue's ratios, steadier than RawCurl and ClientsAB run one after the other.
 let bytesFloor: [(name: String, body: () async throws -> Void)] = [
@@ -184,6 +212,8 @@ case "floor":
     check(try await Alternation.compare(count: count, rounds: rounds, floor), "Tern over libcurl", throughput: 1)
 case "floor, wide":
     check(try await Alternation.compare(count: count, rounds: rounds, wideFloor), "Tern over libcurl, wide", throughput: 1)
+case "floor, clients":
+    try await Alternation.compare(count: count, rounds: rounds, clientsFloor)
 case "floor, bytes":
     check(try await Alternation.compare(count: count, rounds: rounds, bytesFloor), "Tern over libcurl, bytes",
           throughput: width == 1 ? 0.5 : 0.75, cpu: 1.5)
@@ -192,3 +222,4 @@ default:
     let exact = sides.filter { $0.name == only }
     try await Alternation.compare(count: count, rounds: rounds, exact.isEmpty ? sides.filter { only == nil || $0.name.contains(only!) } : exact)
 }
+if authorities != nil { try await client.shutdown() }

@@ -46,6 +46,7 @@ let cases = [
     decoding("Repositories, 12 members kept", [RepositorySummary].self, repositories),
     decoding("Repositories, convertFromSnakeCase", [CamelRepository].self, repositories) { $0.keyDecodingStrategy = .convertFromSnakeCase },
     decoding("Repositories, try? for optionals", [LenientSummary].self, repositories),
+    decoding("Any JSON value, a try? chain", [JSONValue].self, Payloads.repositories(count: 12), documents: 60),
     decoding("Profile, 24 members", Profile.self, Payloads.profile(), documents: 2_000),
     decoding("Orders, 14 members", [Order].self, Payloads.orders(count: 50), documents: 200),
     decoding("The end-to-end benchmarks' 16 items", [Item].self, Fixtures.body, documents: 2_000),

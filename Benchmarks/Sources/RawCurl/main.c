@@ -6,7 +6,8 @@
 //     RawCurl <url> [in flight] [requests per round] [rounds] [fresh]
 //
 // `fresh` gives each request a new easy handle, freed after it, as Tern must with a libcurl
-// older than 8.1.0: the floor Tern can reach there.
+// older than 8.1.0: the floor Tern can reach there. Over HTTPS, TERN_BENCH_CA names the PEM file
+// of the test CA to trust.
 //
 // libcurl is loaded at run time, as Tern loads it, so no curl headers are needed to build.
 #include "raw_curl.h"
@@ -42,6 +43,8 @@ int main(int argc, char **argv) {
     int fresh = argc > 5 && strcmp(argv[5], "fresh") == 0;
     raw_curl *raw = raw_curl_open(url, width);
     if (fresh) raw_curl_use_fresh_handles(raw);
+    const char *authorities = getenv("TERN_BENCH_CA");
+    if (authorities && *authorities) raw_curl_trust(raw, authorities);
     raw_curl_round(raw, width * 10, NULL, NULL);   // warm up: connections open
     double *rates = calloc(rounds, sizeof(double)), *cpu = calloc(rounds, sizeof(double));
     for (int round = 0; round < rounds; round++) {
@@ -55,7 +58,7 @@ int main(int argc, char **argv) {
     }
     qsort(rates, rounds, sizeof(double), ascending);
     qsort(cpu, rounds, sizeof(double), ascending);
-    printf("raw libcurl from C%s, %d in flight: %.0f req/s, %.1f us CPU per request (medians of %d rounds of %d)\n",
-           fresh ? ", a new handle per request" : "", width, rates[rounds / 2], cpu[rounds / 2], rounds, count);
+    printf("raw libcurl from C%s, %s, %d in flight: %.0f req/s, %.1f us CPU per request (medians of %d rounds of %d)\n",
+           fresh ? ", a new handle per request" : "", url, width, rates[rounds / 2], cpu[rounds / 2], rounds, count);
     return 0;
 }

@@ -26,14 +26,16 @@ import FoundationNetworking
 /// }
 /// ```
 ///
-/// On Linux it reads JSON itself, with the same values and errors as `JSONDecoder` (1.7× to
-/// 4.5× its speed on the payloads measured; see the Benchmarks article): it reads a body once
-/// into a flat list of values and decodes from that, and gives `JSONDecoder` every document it
-/// would not read exactly the same way — anything but strict UTF-8 JSON, a value that fails to
-/// decode (errors are `JSONDecoder`'s own), names from snake case it does not convert plainly,
-/// and decoders set to convert keys otherwise, read JSON5, or read dates from strings or
-/// closures. A document handed on was decoded up to its failure first, so `init(from:)` may run
-/// twice on it. A `JSONDecoder` subclass is always used as it is.
+/// On Linux it reads JSON itself, with the same values and errors as `JSONDecoder`, faster (the
+/// Benchmarks article measures by how much, payload by payload): it reads a body once into a
+/// flat list of values and decodes from that, and gives `JSONDecoder` every document it would not
+/// read exactly the same way — anything but strict UTF-8 JSON, a document that fails to decode
+/// (errors are `JSONDecoder`'s own), a number it would read otherwise, names from snake case it
+/// does not convert plainly, and decoders set to convert keys otherwise, read JSON5, or read
+/// dates from strings or closures. A value of another kind than the type asks for (a string read
+/// as a `Bool`) throws `JSONDecoder`'s own error, word for word, and a type that catches it goes
+/// on as it would there. A document handed on was decoded up to its failure first, so
+/// `init(from:)` may run twice on it. A `JSONDecoder` subclass is always used as it is.
 ///
 /// Subclasses must keep their stored properties immutable and `Sendable`: a parser is used from
 /// many threads at once.
@@ -68,7 +70,7 @@ open class JSONParser: ResponseParser, @unchecked Sendable {
     /// Decodes `type` from the response's body, at the key path when one is set.
     public func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
         // Only a subclass's getInstance can read Foundation's response: JSONParser's own does
-        // not, so it is not made (on Linux, making one costs a tenth of a request).
+        // not, so it is not made (on Linux, making one is a visible share of a small request).
         guard Swift.type(of: self) == JSONParser.self else { return try getInstance(from: response.body, response: response.httpResponse) }
         return try instance(from: response.body)
     }

@@ -50,7 +50,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// Fields in their order, each placed through a dictionary of case-folded names; `merge`
     /// folds a repeat into the field of that name before it. Setting them one by one searched
-    /// the fields so far for each: a hostile head of 27,000 names took seconds.
+    /// the fields so far for each, quadratic in their count: a hostile head of many names held
+    /// the thread reading it.
     private init(_ fields: some Sequence<(String, String)>, count: Int, merge: (inout Field, Field) -> Void) {
         var positions = [String: Int](minimumCapacity: count)
         self.fields.reserveCapacity(count)
@@ -175,8 +176,8 @@ extension String {
     /// Compares header names without regard to ASCII case, without allocating.
     package func caseInsensitiveEquals(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
-        // Over the bytes in place: iterating the two UTF-8 views in step was a tenth of reading
-        // a response head.
+        // Over the bytes in place: iterating the two UTF-8 views in step made a plain comparison
+        // a visible share of reading a response head.
         return withUTF8Bytes { lhs in
             other.withUTF8Bytes { rhs in
                 for index in lhs.indices where lhs[index] != rhs[index] {

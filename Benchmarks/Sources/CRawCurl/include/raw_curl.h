@@ -19,6 +19,10 @@ raw_curl *raw_curl_open(const char *url, int width);
 /// what Tern must do with a libcurl older than 8.1.0 (see `CurlLibrary.resetHandlesAreSafe`).
 void raw_curl_use_fresh_handles(raw_curl *raw);
 
+/// Over HTTPS, trusts only the certificate authorities in the PEM file `authorities` (a test CA),
+/// and lets requests share an HTTP/2 connection as CurlTransport does.
+void raw_curl_trust(raw_curl *raw, const char *authorities);
+
 /// Sends `count` GETs, `width` at a time, handing each 200's body to `body` when it is not
 /// NULL; returns how many were answered 200 (and, with `body`, taken by it).
 int raw_curl_round(raw_curl *raw, int count, raw_curl_body body, void *context);

@@ -1,34 +1,37 @@
 import Foundation
 
-/// A tape's values read as Swift values, each as `JSONDecoder` reads it; what it would read
-/// otherwise, or refuse, fails the document so that `JSONDecoder` decides.
+/// A tape's values read as Swift values, each as `JSONDecoder` reads it. A value of another kind
+/// throws `JSONDecoder`'s own error, at `path` (made only then; see `JSONTape+Mismatch.swift`);
+/// one of the right kind that it would read otherwise, or refuse, fails the document so that
+/// `JSONDecoder` decides.
 extension JSONTape {
     @inline(__always)
     func isNull(_ index: Int) -> Bool { values[index].kind == .null }
 
-    func bool(at index: Int) throws(TapeFailure) -> Bool {
+    func bool(at index: Int, path: @autoclosure () -> [any CodingKey]) throws(TapeFailure) -> Bool {
         switch values[index].kind {
         case .true: return true
         case .false: return false
-        default: throw fail()
+        default: throw mismatch(Bool.self, at: index, path: path())
         }
     }
 
-    func string(at index: Int) throws(TapeFailure) -> String {
+    func string(at index: Int, path: @autoclosure () -> [any CodingKey]) throws(TapeFailure) -> String {
         let value = values[index]
-        guard value.kind == .string else { throw fail() }
+        guard value.kind == .string else { throw mismatch(String.self, at: index, path: path()) }
         let bytes = span(of: value)
         return value.traits & JSONTape.plain != 0 ? String(decoding: bytes, as: UTF8.self) : Self.unescaped(bytes)
     }
 
     /// An integer written without fraction or exponent that fits `T`; `JSONDecoder` takes the
     /// rest (`1.0`, `1e3`, `-0`) by ways of its own. Inlined, so that each caller reads its own
-    /// type: called generically, each digit went through `FixedWidthInteger`'s witnesses (a fifth
-    /// of decoding a profile of 24 members).
+    /// type: called generically, each digit went through `FixedWidthInteger`'s witnesses, a cost
+    /// every integer member paid per digit.
     @inline(__always)
-    func integer<T: FixedWidthInteger>(at index: Int, as type: T.Type) throws(TapeFailure) -> T {
+    func integer<T: FixedWidthInteger>(at index: Int, as type: T.Type, path: @autoclosure () -> [any CodingKey]) throws(TapeFailure) -> T {
         let value = values[index]
-        guard value.kind == .number, value.traits & JSONTape.integral != 0 else { throw fail() }
+        guard value.kind == .number else { throw mismatch(T.self, at: index, path: path()) }
+        guard value.traits & JSONTape.integral != 0 else { throw fail() }
         let bytes = span(of: value)
         let negative = bytes[0] == UInt8(ascii: "-")
         var result: T = 0
@@ -43,17 +46,17 @@ extension JSONTape {
         return result
     }
 
-    func double(at index: Int) throws(TapeFailure) -> Double {
+    func double(at index: Int, path: @autoclosure () -> [any CodingKey]) throws(TapeFailure) -> Double {
         let value = values[index]
-        guard value.kind == .number else { throw fail() }
+        guard value.kind == .number else { throw mismatch(Double.self, at: index, path: path()) }
         let bytes = span(of: value)
         if let exact = Self.exactDouble(bytes) { return exact }
         return try checked(Double(String(decoding: bytes, as: UTF8.self)), from: bytes)
     }
 
-    func float(at index: Int) throws(TapeFailure) -> Float {
+    func float(at index: Int, path: @autoclosure () -> [any CodingKey]) throws(TapeFailure) -> Float {
         let value = values[index]
-        guard value.kind == .number else { throw fail() }
+        guard value.kind == .number else { throw mismatch(Float.self, at: index, path: path()) }
         let bytes = span(of: value)
         return try checked(Float(String(decoding: bytes, as: UTF8.self)), from: bytes)
     }

@@ -15,9 +15,11 @@ final class JSONTape {
     let settings: Settings
     /// The decoder's `userInfo`.
     let userInfo: [CodingUserInfoKey: Any]
-    /// Set once anything has failed: a decoding error, a number read differently from
-    /// `JSONDecoder`, a type this tape leaves to it. The whole document then goes to
-    /// `JSONDecoder`, since a type that caught the error may have gone on differently.
+    /// Set once the tape cannot answer as `JSONDecoder` would: a number read differently, a type
+    /// this tape leaves to it, an error `JSONDecoder` words its own way. The whole document then
+    /// goes to `JSONDecoder`, since a type that caught the error may have gone on differently.
+    /// A value of another kind than the one asked fails nothing: the tape throws `JSONDecoder`'s
+    /// own error for it (`JSONTape+Mismatch.swift`).
     var failed = false
 
     /// One value: its kind, and where it is.

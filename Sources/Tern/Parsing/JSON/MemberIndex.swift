@@ -1,12 +1,13 @@
 /// The members of a large object by the hash of their names: for each hash, the first member
 /// that has it. A flat table of one word per slot, open addressing, where a `[UInt64: Int]`
-/// hashed every name's hash again through `Hasher` (8% of decoding a wide object).
+/// hashed every name's hash again through `Hasher`, a cost every key of a wide object paid.
 ///
 /// A slot holds the upper half of the name's hash and the member's index plus one (zero is
 /// empty). Two names may share a half; the caller compares the member's name anyway.
 ///
 /// Only the slots are stored, as a plain array: a container holding a struct of its own here
-/// had its generic metadata looked up at each use, which doubled the time of small objects.
+/// had its generic metadata looked up at each use, which cost small objects more than the
+/// search itself.
 enum MemberIndex {
     /// No members: an object searched member by member.
     static let none: [UInt64] = []

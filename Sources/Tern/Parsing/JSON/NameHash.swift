@@ -1,8 +1,8 @@
 /// A hash of a name's bytes, taken eight at a time: how a tape indexes the members of a large
 /// object, and finds the member a key names.
 ///
-/// Byte by byte (FNV-1a), each byte waited for the multiply before it: hashing the names a
-/// 24-member object's keys asked for was a sixth of decoding it. Here bytes are gathered into a
+/// Byte by byte (FNV-1a), each byte waited for the multiply before it, and hashing the names a
+/// type's keys ask for weighed on decoding every object. Here bytes are gathered into a
 /// word, which one multiply mixes in; a name of up to eight bytes costs two.
 ///
 /// Bytes given one at a time (a name converted from snake case as it is read) hash as the same

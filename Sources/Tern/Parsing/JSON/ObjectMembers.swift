@@ -67,7 +67,7 @@ extension JSONTape {
         var member = index + 1
         return (0..<Int(values[index].first)).map { _ in
             defer { member = skip(member + 1) }
-            return ((try? string(at: member)) ?? "", member + 1)
+            return ((try? string(at: member, path: [])) ?? "", member + 1)
         }
     }
 }

@@ -93,16 +93,8 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return index
     }
 
-    /// The index of the value under `key` for a string or a number: a null one throws what
-    /// `JSONDecoder` throws, word for word, and the document stays the tape's. A type that reads
-    /// optional members with `try?` catches it and goes on as it would there; sending the whole
-    /// document to `JSONDecoder` instead made such types decode at half its speed.
-    private func nonNull(_ key: Key, _ type: Any.Type) throws -> Int {
-        let index = try value(for: key)
-        guard decoder.tape.isNull(index) else { return index }
-        throw DecodingError.valueNotFound(type, .init(codingPath: codingPath + [key],
-                                                      debugDescription: "Cannot get value of type \(type) -- found null value instead"))
-    }
+    /// The coding path of the value under `key`, for an error.
+    private func path(_ key: Key) -> [any CodingKey] { codingPath + [key] }
 
     /// What `read` makes of the value under `key`; `nil` when there is none or it is null.
     private func ifPresent<T>(_ key: Key, _ read: (Int) throws -> T) rethrows -> T? {
@@ -111,10 +103,10 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { decoder.tape.isNull(try value(for: key)) }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.tape.bool(at: value(for: key)) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.tape.string(at: nonNull(key, type)) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.tape.double(at: nonNull(key, type)) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.tape.float(at: nonNull(key, type)) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.tape.bool(at: value(for: key), path: path(key)) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.tape.string(at: value(for: key), path: path(key)) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.tape.double(at: value(for: key), path: path(key)) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.tape.float(at: value(for: key), path: path(key)) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(forKey: key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(forKey: key) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(forKey: key) }
@@ -132,7 +124,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     @inline(__always)
     private func integer<T: FixedWidthInteger>(forKey key: Key) throws -> T {
-        try decoder.tape.integer(at: nonNull(key, T.self), as: T.self)
+        try decoder.tape.integer(at: value(for: key), as: T.self, path: path(key))
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
@@ -142,19 +134,19 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     // Absent or null is nil, as in `JSONDecoder`; these skip the protocol's default, which
     // would search the object three times.
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-        try ifPresent(key) { try decoder.tape.bool(at: $0) }
+        try ifPresent(key) { try decoder.tape.bool(at: $0, path: path(key)) }
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        try ifPresent(key) { try decoder.tape.string(at: $0) }
+        try ifPresent(key) { try decoder.tape.string(at: $0, path: path(key)) }
     }
 
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        try ifPresent(key) { try decoder.tape.double(at: $0) }
+        try ifPresent(key) { try decoder.tape.double(at: $0, path: path(key)) }
     }
 
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-        try ifPresent(key) { try decoder.tape.integer(at: $0, as: type) }
+        try ifPresent(key) { try decoder.tape.integer(at: $0, as: type, path: path(key)) }
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
