@@ -15,7 +15,10 @@ import TernTesting
         private(set) var server: LoopbackServer!
 
         init() throws {
-            server = try LoopbackServer { [unowned self] request in
+            // Weak: a request may still come (a keep-alive connection, a transport's resend) as
+            // the test lets go of its server; it is then hung up on.
+            server = try LoopbackServer { [weak self] request in
+                guard let self else { return ServerResponse().with(.hangUp) }
                 lock.lock()
                 hits[request.path, default: 0] += 1
                 let next = scripts[request.path]?.isEmpty == false ? scripts[request.path]!.removeFirst() : (200, [:])
@@ -25,6 +28,8 @@ import TernTesting
                 return ServerResponse(status: next.0, headers: next.1.merging(["Content-Type": "application/json"]), body: Data(#"{"ok": true}"#.utf8))
             }
         }
+
+        deinit { server.stop() }
 
         func script(_ path: String, _ statuses: [(Int, HTTPHeaders)]) {
             lock.lock()

@@ -26,7 +26,8 @@ final class AuthServer: @unchecked Sendable {
     private(set) var server: LoopbackServer!
 
     init() throws {
-        server = try LoopbackServer { [unowned self] request in handle(request) }
+        // Weak: a request may come while the server is being let go of; it is then hung up on.
+        server = try LoopbackServer { [weak self] request in self?.handle(request) ?? ServerResponse().with(.hangUp) }
     }
 
     deinit { server.stop() }
