@@ -73,8 +73,14 @@ struct RequestContext: Sendable {
     /// for another request, which only the transport's thread can carry, so those stages never
     /// run there.
     var callsAppCode: Bool {
+        callsAppCode(delegate: authenticates ? api.delegate : nil)
+    }
+
+    /// Whether the stages call the app's own code, for an attempt whose delegate is `delegate`
+    /// (see ``delegate(for:)``): the same, without reading the delegate again.
+    func callsAppCode(delegate: (any APIDelegate)?) -> Bool {
         !plugins.isEmpty || !adapters.isEmpty || Swift.type(of: parser) != JSONParser.self || redirectPolicy.decide != nil
-            || validation.isCustom || (authenticates && api.delegate != nil)
+            || validation.isCustom || delegate != nil
     }
 
     /// The delegate that signs and refreshes for `leg`: none once the chain has left the

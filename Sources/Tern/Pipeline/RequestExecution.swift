@@ -164,7 +164,7 @@ final class RequestExecution: Sendable {
                                             headers: HTTPHeaders(signed.urlRequest.allHTTPHeaderFields ?? [:]))
             }
             try pin(&signed)
-            send(signed, lookup: lookup, leg: leg, generation: generation)
+            send(signed, lookup: lookup, leg: leg, delegate: delegate, generation: generation)
         } catch {
             finish(failed(error))
         }
@@ -201,7 +201,7 @@ final class RequestExecution: Sendable {
         }
     }
 
-    private func send(_ signed: TransportRequest, lookup: CacheLookup?, leg: Leg, generation: Int) {
+    private func send(_ signed: TransportRequest, lookup: CacheLookup?, leg: Leg, delegate: (any APIDelegate)?, generation: Int) {
         var ranged = signed
         // A download goes on from the bytes it has, if it can.
         download?.prepare(&ranged.urlRequest)
@@ -213,8 +213,8 @@ final class RequestExecution: Sendable {
             ranged.usesNewConnection = stream.usesNewConnection
         }
         addCookies(to: &ranged.urlRequest, leg: leg)
-        // Read once: it asks the API for its delegate, behind the API's lock.
-        let callsAppCode = context.callsAppCode
+        // The attempt's delegate, read once as it began: the API keeps it behind its lock.
+        let callsAppCode = context.callsAppCode(delegate: delegate)
         let sentFromJob = context.threadedTransport?.caller == .job
         let request = ranged
         guard case .send(let attempt) = machine.withLock({ $0.handle(.send(request.urlRequest)) }) else { return }
@@ -227,17 +227,19 @@ final class RequestExecution: Sendable {
         let collecting: ResponseCollector.Sink = switch sink {
         case .memory: .memory
         case .file(let file): .file(file)
-        case .stream: .stream { [self] head in openStream(head, for: request.urlRequest, attempt: attempt, leg: leg, timing: timing()) }
+        case .stream: .stream { [self] head in openStream(head, for: request.urlRequest, attempt: attempt, delegate: delegate, timing: timing()) }
         }
         // A head judged by the app's code is judged on the pipeline's queue, never the transport's thread.
         let collector = ResponseCollector(collecting, limit: signed.maximumBodySize, uploadLength: request.bodyLength, progress: progress,
                                           judgesHeadOn: callsAppCode ? context.pipelineQueue : nil) { [self] result, metrics in
             let timing = timing()
             let receive: @Sendable () -> Void = { [self] in
-                received(result, for: request.urlRequest, attempt: attempt, metrics: metrics, leg: leg, generation: generation, timing: timing)
+                received(result, for: request.urlRequest, attempt: attempt, metrics: metrics, leg: leg, delegate: delegate,
+                         generation: generation, timing: timing)
             }
-            if Self.handlesEndElsewhere(caller: context.threadedTransport?.caller ?? .elsewhere, callsAppCode: callsAppCode,
-                                        answered: (try? result.get()) != nil, parses: parsesAnswer, sentFromJob: sentFromJob) {
+            let answered = if case .success = result { true } else { false }
+            if EndPlacement.handlesElsewhere(caller: context.threadedTransport?.caller ?? .elsewhere, callsAppCode: callsAppCode,
+                                             answered: answered, parses: parsesAnswer, sentFromJob: sentFromJob) {
                 context.pipelineQueue.async(execute: receive)
             } else {
                 receive()
@@ -253,28 +255,15 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// Whether an exchange's end is handled on the pipeline's queue rather than where the
-    /// transport reports it: never off a transport's own thread; on it, always when what follows
-    /// calls the app's code (which may wait for a request only that thread can carry), and for
-    /// an answer while other transfers run there, which it would hold up, unless one of the
-    /// thread's jobs sent it (a task that prefers the thread, and resumes there anyway) and its
-    /// body is not read through.
-    static func handlesEndElsewhere(caller: TransportCaller, callsAppCode: Bool, answered: Bool, parses: Bool, sentFromJob: Bool) -> Bool {
-        switch caller {
-        case .elsewhere: false
-        case .job: callsAppCode
-        case .loop(let alone): callsAppCode || (answered && !alone && (parses || !sentFromJob))
-        }
-    }
-
     /// Opens the stream on `head` when the pipeline would take it as the answer (not a redirect,
     /// accepted by validation, no refresh asked for), and settles the request with it, its body
     /// empty; returns `nil` to read the body as for any request (a redirect, an error's body).
-    private func openStream(_ head: ResponseHead, for request: URLRequest, attempt: Int, leg: Leg, timing: Response.Timing) -> StreamBuffer? {
+    private func openStream(_ head: ResponseHead, for request: URLRequest, attempt: Int, delegate: (any APIDelegate)?,
+                            timing: Response.Timing) -> StreamBuffer? {
         guard let stream, !(300..<400).contains(head.statusCode) else { return nil }
         let response = Response(request: request, head: head, body: Data(), timing: timing)
         guard context.validation.accepts(response) else { return nil }
-        if let delegate = context.delegate(for: leg), delegate.api(api, needsRefreshFor: head.urlResponse, data: Data(), request: request) { return nil }
+        if let delegate, delegate.api(api, needsRefreshFor: head.urlResponse, data: Data(), request: request) { return nil }
         guard case .evaluate = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: nil)) }) else { return nil }
         stream.open(attempt: attempt)
         keepCookies(of: head, for: request)
@@ -308,6 +297,7 @@ final class RequestExecution: Sendable {
         attempt: Int,
         metrics: TransferMetrics?,
         leg: Leg,
+        delegate: (any APIDelegate)?,
         generation: Int,
         timing: Response.Timing
     ) {
@@ -321,7 +311,7 @@ final class RequestExecution: Sendable {
             let response = Response(request: request, head: raw.head, body: raw.body, timing: timing,
                                     metrics: RequestMetrics(transfers: transfers))
             report(.success(response), for: request)
-            return evaluate(response, leg: leg, generation: generation, retries: retries)
+            return evaluate(response, leg: leg, delegate: delegate, generation: generation, retries: retries)
         case .failure(let exchangeFailure):
             failure = exchangeFailure
         }
@@ -345,11 +335,10 @@ final class RequestExecution: Sendable {
         }
     }
 
-    private func evaluate(_ response: Response, leg: Leg, generation: Int, retries: Int) {
+    private func evaluate(_ response: Response, leg: Leg, delegate: (any APIDelegate)?, generation: Int, retries: Int) {
         // Only a 3xx can redirect: the rest skip the policy.
         if (300..<400).contains(response.statusCode), handledRedirect(response, from: leg) { return }
-        if let delegate = context.delegate(for: leg),
-           delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
+        if let delegate, delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
             guard case .refresh = machine.withLock({ $0.handle(.refused) }) else {
                 return finish(.failed(.authentication(.stillUnauthorized(statusCode: response.statusCode))))
             }

@@ -9,7 +9,7 @@ import Testing
 @Suite(.onTestThreads) struct EndPlacementTests {
     static func elsewhere(_ caller: TransportCaller, callsAppCode: Bool = false, answered: Bool = true, parses: Bool = false,
                           sentFromJob: Bool = false) -> Bool {
-        RequestExecution.handlesEndElsewhere(caller: caller, callsAppCode: callsAppCode, answered: answered, parses: parses, sentFromJob: sentFromJob)
+        EndPlacement.handlesElsewhere(caller: caller, callsAppCode: callsAppCode, answered: answered, parses: parses, sentFromJob: sentFromJob)
     }
 
     @Test func offATransportsThreadTheEndIsHandledWhereItIsReported() {
