@@ -430,8 +430,9 @@ final class RequestExecution: Sendable {
         settler.reject(failure)
     }
 
-    /// Hands `event` to the state machine and runs what it returns: whether the step the event
-    /// announced goes on. What came too late for an ended request is stopped here.
+    /// Hands `event` (one that announces a step: start, built, prepare, awaitCredentials, waiting)
+    /// to the state machine and runs what it returns: whether the step goes on. What came too late
+    /// for an ended request is stopped here.
     @discardableResult
     private func run(_ event: RequestStateMachine.Event) -> Bool {
         switch machine.withLock({ $0.handle(event) }) {
@@ -439,7 +440,10 @@ final class RequestExecution: Sendable {
         case .cancel(let late): late.cancel()
         case .cancelTask(let task): task.cancel()
         case .deleteFile(let file): try? FileManager.default.removeItem(at: file)
-        case .drop, .send, .evaluate, .refresh, .failUnauthorized, .scheduleRetry, .settle: break
+        case .drop: break
+        case let action:
+            // The machine answers these only to events the stages hand it themselves.
+            assertionFailure("the event \(event) cannot lead to \(action)")
         }
         return false
     }

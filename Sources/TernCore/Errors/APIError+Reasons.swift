@@ -322,8 +322,8 @@ extension APIError {
         /// time ran out: as many requests to the host as the transport allows at once
         /// (`CurlTransport`'s `maximumConnectionsPerHost`, or the `httpMaximumConnectionsPerHost`
         /// of URLSession's configuration on Linux) were running, and none ended in time. Known
-        /// where Tern holds the line, for plain `http`; over `https` the transport's own library
-        /// holds it, and this is `false`.
+        /// over `CurlTransport`, and over `URLSessionTransport` for plain `http`; over `https`
+        /// URLSession holds the line itself, and there this is `false`.
         public let waitedForConnection: Bool
 
         /// Creates the timeout; leave `method` and `url` out for a promise's.

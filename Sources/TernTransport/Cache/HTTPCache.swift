@@ -29,21 +29,22 @@ public final class HTTPCache: Sendable {
     private let clock: (any APIClock)?
     private let start: (now: TimeInterval, date: Date)
 
-    /// A cache in memory, of at most `maximumBytes`, keeping bodies of up to
-    /// `maximumResponseBytes`.
-    public init(maximumBytes: Int = 10 << 20, maximumResponseBytes: Int = 2 << 20, clock: (any APIClock)? = nil) {
+    /// A cache in memory, of at most `maximumBytes` (20 MiB by default), keeping bodies of up to
+    /// `maximumResponseBytes` (2 MiB): the same defaults as on disk.
+    public init(maximumBytes: Int = 20 << 20, maximumResponseBytes: Int = 2 << 20, clock: (any APIClock)? = nil) {
         store = Locked(CacheStore(limit: maximumBytes))
         self.maximumResponseBytes = maximumResponseBytes
         self.clock = clock
         start = (clock?.now ?? 0, Date())
     }
 
-    /// A cache in `directory` (made if missing), of at most `maximumBytes` on disk, what is there
-    /// from earlier runs included. It touches only the files it writes (named by a hash, ending
+    /// A cache in `directory` (made if missing), of at most `maximumBytes` on disk (20 MiB by
+    /// default), what is there from earlier runs included, keeping bodies of up to
+    /// `maximumResponseBytes` (2 MiB): the same defaults as in memory. It touches only the files it writes (named by a hash, ending
     /// in `.terncache`), never the others in `directory`; another cache may share it.
     ///
     /// - Throws: The file system's error when the directory cannot be made or read.
-    public init(directory: URL, maximumBytes: Int = 50 << 20, maximumResponseBytes: Int = 5 << 20, clock: (any APIClock)? = nil) throws {
+    public init(directory: URL, maximumBytes: Int = 20 << 20, maximumResponseBytes: Int = 2 << 20, clock: (any APIClock)? = nil) throws {
         store = Locked(try CacheStore(directory: directory, limit: maximumBytes))
         self.maximumResponseBytes = maximumResponseBytes
         self.clock = clock

@@ -84,6 +84,7 @@ extension CurlExchange {
             stop = .sharedConnection
             return false
         case .write(let mayBeHTTP2):
+            leftTheLine()
             if let mayBeHTTP2 { response.head.mayBeHTTP2 = mayBeHTTP2 }
             startBody()
             return true

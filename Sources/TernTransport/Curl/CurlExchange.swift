@@ -40,8 +40,9 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
     let maximumBodySize: Int?
     /// The keys the server must show one of; none when empty.
     let pinnedKeys: [String]
-    /// Whether the exchange waits in the loop's line for its origin, the origin's connections
-    /// all in use: read from the request's timeout, on another thread.
+    /// Whether the exchange waits in a line for its origin, the origin's connections all in use
+    /// (the loop's for plain HTTP, libcurl's for HTTPS): read from the request's timeout, on
+    /// another thread.
     private let queued = Locked(false)
 
     /// What the loop's thread reads and changes as the exchange runs.
@@ -51,8 +52,8 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
         var hasGivenBackItsHandle = false
         /// Why the exchange stopped its transfer, once it has.
         var stop: Stop?
-        /// Whether the loop put it in its origin's line: only then is ``queued`` touched
-        /// again, sparing each request a lock.
+        /// Whether it was put in its origin's line: only then is ``queued`` touched again,
+        /// sparing each request a lock.
         var wasQueued = false
         var upload: CurlUpload
         var connection: ConnectionGuard
@@ -121,13 +122,17 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
     /// Whether the exchange waits its turn for a connection to its origin now.
     var isWaitingForConnection: Bool { queued.withLock { $0 } }
 
-    /// The loop put the exchange in its origin's line.
+    /// The HTTPS origin the exchange goes to, if it does: libcurl, not the loop, holds its line.
+    var tlsOrigin: String? { owned.value.connection.tlsOrigin }
+
+    /// The exchange is in its origin's line: the loop's, or, past the cap, libcurl's.
     func waitsForConnection() {
         owned.value.wasQueued = true
         queued.withLock { $0 = true }
     }
 
-    /// The loop hands the exchange to libcurl: it waits in no line of Tern's any more.
+    /// The loop hands the exchange to libcurl (which holds no line for plain HTTP), or libcurl
+    /// chose its connection: it waits in no line any more.
     func leftTheLine() {
         guard owned.value.wasQueued else { return }
         owned.value.wasQueued = false

@@ -12,6 +12,8 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
     private let curl: UnsafePointer<TernCurl>
     private let multi: UnsafeMutableRawPointer
     private let inbox = Locked(Inbox())
+    /// The most connections to one host libcurl opens.
+    private let connectionsPerHost: Int
     /// The loop's thread, which its state and its exchanges' belong to.
     let thread = LoopThread()
 
@@ -32,6 +34,9 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
         var nextCameSoon = true
         /// Whether the loop runs jobs now, such as a task's code that prefers its thread.
         var isRunningJobs = false
+        /// How many exchanges libcurl runs to each HTTPS origin, which Tern's line leaves to it:
+        /// past the cap per host, the next waits in libcurl's line for a connection.
+        var runningOverTLS: [String: Int] = [:]
     }
 
     private var owned: LoopBound<Owned>
@@ -142,6 +147,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
         self.curl = curl
         self.multi = multi
+        self.connectionsPerHost = connectionsPerHost
         owned = LoopBound(Owned(connections: CurlConnections(curl: curl),
                                 state: CurlLoopState(connectionsPerHost: connectionsPerHost, connections: totalConnections)),
                           owner: thread)
@@ -306,6 +312,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             case .remove(let exchange):
                 _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
                 exchange.leftLibcurl()
+                if let origin = exchange.tlsOrigin { owned.value.runningOverTLS[origin, default: 1] -= 1 }
             case .complete(let exchange, let code):
                 byHandle[exchange.easy] = nil
                 inbox.withLock { $0.inFlight -= 1 }
@@ -324,6 +331,14 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
         exchange.leftTheLine()
         if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
             byHandle[exchange.easy] = exchange
+            // libcurl holds the line for HTTPS: past the cap, this one may wait in it, until a
+            // connection is chosen for it (HTTP/2 shares one at once), so that a timeout meanwhile
+            // can say it waited.
+            if let origin = exchange.tlsOrigin {
+                let running = owned.value.runningOverTLS[origin, default: 0] + 1
+                owned.value.runningOverTLS[origin] = running
+                if running > connectionsPerHost { exchange.waitsForConnection() }
+            }
         } else {
             perform(state.refused(exchange, origin: exchange.admissionOrigin))
         }

@@ -9,7 +9,7 @@ enum CachingSnippets {
     typealias ShopAPI = Tour.ShopAPI
 
     static func overview(cachesDirectory: URL) async throws -> [HTTPCache] {
-        let memory = HTTPCache(maximumBytes: 20 << 20)                        // in memory, 10 MiB by default
+        let memory = HTTPCache()                                              // in memory; 20 MiB by default, on disk too
         let disk = try HTTPCache(directory: cachesDirectory.appendingPathComponent("shop"))   // survives relaunches
         let cachedShop = ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: "https://shop.example/api/v2", cache: disk)))
         _ = cachedShop

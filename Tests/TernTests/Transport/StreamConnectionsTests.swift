@@ -39,6 +39,7 @@ import TernTesting
         deinit { server.stop() }
 
         var baseURL: String { server.baseURL }
+        var port: Int { server.port }
 
         /// Waits until it holds `count` requests whose paths start with `prefix`: every
         /// connection the transport allows to it, when `count` is the cap. (Sent at once, the
@@ -140,4 +141,39 @@ import TernTesting
         }
         #expect("\(streamError)".contains("waiting for a connection"), "\(streamError)")
     }
+
+    #if os(Linux)
+    /// Over HTTPS libcurl holds the line, not Tern: a request past the cap whose time ran out
+    /// before libcurl gave it a connection says it waited for one; one alone on its connection
+    /// does not. (Over HTTPS it said neither.)
+    @Test func aRequestThatTimedOutWaitingForAConnectionOverHTTPSSaysSo() async throws {
+        let server = try HoldingServer()
+        let certificates = try TestCertificates()
+        let relay = try TLSRelay(certificates: certificates, to: server.port)
+        defer { relay.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never),
+                              transport: try CurlTransport(trusting: certificates.authority), responseQueue: .global())
+        let short = RequestOptions(timeout: 2)
+        let unanswered = await (api.request(route: .get(relay.baseURL + "/quiet"), options: short) as Promise<String>).result
+        guard case .failure(let alone) = unanswered, (alone as? APIError)?.caseName == "timeout" else {
+            Issue.record("expected a timeout, got \(unanswered)")
+            return
+        }
+        #expect(!"\(alone)".contains("waiting for a connection"), "\(alone)")
+        let cap = CurlTransport.defaultConnectionsPerHost
+        let held = (0..<cap).map { api.request(route: .get(relay.baseURL + "/hang\($0)")) as Promise<String> }
+        defer { held.forEach { $0.cancel() } }
+        try await server.waitForHeld(cap, "hang")
+        let waiting = await (api.request(route: .get(relay.baseURL + "/late"), options: short) as Promise<String>).result
+        guard case .failure(let error) = waiting, (error as? APIError)?.caseName == "timeout" else {
+            Issue.record("expected a timeout, got \(waiting)")
+            return
+        }
+        #expect("\(error)".contains("timed out after 2.0 s waiting for a connection"), "\(error)")
+        // One of the held ends: the next gets its connection and is answered, waiting no more.
+        held[0].cancel()
+        let answered: String = try await api.request(route: .get(relay.baseURL + "/after"), options: RequestOptions(timeout: 20)).value
+        #expect(answered == "after")
+    }
+    #endif
 }
