@@ -34,7 +34,7 @@ final class RefreshCoordinator: Sendable {
             bounded.onResult(in: .global()) { [self] result in
                 let networkFailure = if case .failure(let error) = result { Self.isNetworkFailure(error) } else { false }
                 state.withLock { $0.finish(succeeded: (try? result.get()) != nil, counts: !networkFailure, at: api.clock.now) }
-                api.plugins.forEach { $0.didRefresh(result.map { _ in () }, api: api.apiContext) }
+                api.plugins.forEach { $0.observe(.didRefresh(result.map { _ in () }), api: api.apiContext) }
                 resolver.resolve(result.mapError { error in
                     if case APIError.authentication = error { return error }
                     return APIError.authentication(.refreshFailed(error))

@@ -218,7 +218,7 @@ final class RequestExecution: Sendable {
         let sentFromJob = context.threadedTransport?.caller == .job
         let request = ranged
         guard case .send(let attempt) = machine.withLock({ $0.handle(.send(request.urlRequest)) }) else { return }
-        context.plugins.forEach { $0.willSend(request.urlRequest, api: api.apiContext) }
+        context.plugins.forEach { $0.observe(.willSend(request.urlRequest), api: api.apiContext) }
         let startDate = Date()
         let startTime = DispatchTime.now().uptimeNanoseconds
         let timing: @Sendable () -> Response.Timing = {
@@ -373,7 +373,7 @@ final class RequestExecution: Sendable {
         }
         guard case .scheduleRetry(let retry) = machine.withLock({ $0.handle(.backOff) }) else { return }
         let delay = context.retryPolicy.delay(beforeRetry: retry, retryAfter: retryAfter) { Double.random(in: $0) }
-        context.plugins.forEach { $0.didRetry(sent, retry: retry, after: delay, api: api.apiContext) }
+        context.plugins.forEach { $0.observe(.didRetry(sent, retry: retry, delay: delay), api: api.apiContext) }
         let wait = context.clock.schedule(after: delay) { [self] in
             context.pipelineQueue.async { self.attempt(leg) }
         }
@@ -426,7 +426,7 @@ final class RequestExecution: Sendable {
         }
         // A download that failed keeps its bytes if they can be resumed, and deletes them if not.
         download?.abandon()
-        context.plugins.forEach { $0.didFail(failure, request: attempt, api: api.apiContext) }
+        context.plugins.forEach { $0.observe(.didFail(failure, request: attempt), api: api.apiContext) }
         settler.reject(failure)
     }
 
@@ -455,7 +455,7 @@ final class RequestExecution: Sendable {
 
     /// Tells plugins how an attempt ended.
     private func report(_ result: Result<Response, APIError>, for request: URLRequest) {
-        context.plugins.forEach { $0.didReceive(result, for: request, api: api.apiContext) }
+        context.plugins.forEach { $0.observe(.didReceive(result, request: request), api: api.apiContext) }
     }
 
     /// The method a request went out with: encoders, adapters and the delegate may have changed

@@ -53,8 +53,18 @@ public struct LoggerPlugin: Plugin {
         self.sink = sink
     }
 
-    /// Does nothing.
-    public func willSend(_ request: URLRequest, api: APIContext) {
+    /// Prints what the event says, as much as ``level`` asks for.
+    public func observe(_ event: PluginEvent, api: APIContext) {
+        switch event {
+        case .willSend(let request): willSend(request)
+        case .didReceive(let result, let request): didReceive(result, for: request)
+        case .didRetry(let request, let retry, let delay): didRetry(request, retry: retry, after: delay)
+        case .didRefresh(let result): didRefresh(result)
+        case .didFail: break   // its attempt's line said it
+        }
+    }
+
+    private func willSend(_ request: URLRequest) {
         guard level >= .request else { return }
         var lines = ["→ \(request.httpMethod ?? "GET") \(redacted(request.url))"]
         if level >= .verbose {
@@ -65,8 +75,7 @@ public struct LoggerPlugin: Plugin {
         sink(lines.joined(separator: "\n"))
     }
 
-    /// Does nothing.
-    public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
+    private func didReceive(_ result: Result<Response, APIError>, for request: URLRequest) {
         guard level >= .response else { return }
         let subject = "\(request.httpMethod ?? "GET") \(redacted(request.url))"
         switch result {
@@ -85,14 +94,12 @@ public struct LoggerPlugin: Plugin {
         }
     }
 
-    /// Does nothing.
-    public func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: APIContext) {
+    private func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval) {
         guard level >= .request else { return }
         sink("↻ retry \(retry) of \(request.httpMethod ?? "GET") \(redacted(request.url)) in \(Self.milliseconds(delay))")
     }
 
-    /// Does nothing.
-    public func didRefresh(_ result: Result<Void, any Error>, api: APIContext) {
+    private func didRefresh(_ result: Result<Void, any Error>) {
         guard level >= .request else { return }
         switch result {
         case .success: sink("⟳ credentials refreshed")

@@ -22,13 +22,12 @@ public final class NetworkActivity: Plugin {
     /// The attempts in flight now.
     public var inFlight: Int { count.withLock { $0 } }
 
-    /// Counts the attempt in.
-    public func willSend(_ request: URLRequest, api: APIContext) {
-        onChange(count.withLock { $0 += 1; return $0 })
-    }
-
-    /// Counts the attempt out.
-    public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
-        onChange(count.withLock { $0 -= 1; return $0 })
+    /// Counts an attempt in as it is sent, and out as it ends.
+    public func observe(_ event: PluginEvent, api: APIContext) {
+        switch event {
+        case .willSend: onChange(count.withLock { $0 += 1; return $0 })
+        case .didReceive: onChange(count.withLock { $0 -= 1; return $0 })
+        case .didRetry, .didRefresh, .didFail: break
+        }
     }
 }

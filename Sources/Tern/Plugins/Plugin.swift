@@ -5,38 +5,42 @@ import FoundationNetworking
 
 /// Watches an API's requests: what goes out, what comes back, retries and refreshes.
 ///
-/// Each hook gets the request and an ``APIContext``, a value with the API's configuration:
-/// a plugin observes, it does not reach back into the API.
+/// A plugin has one method, which every event of the API's requests comes to: a plugin that
+/// does not implement it does not compile, so none is silently never called. It gets an
+/// ``APIContext``, a value with the API's configuration: a plugin observes, it does not reach
+/// back into the API.
+///
+/// ```swift
+/// struct Metrics: Plugin {
+///     func observe(_ event: PluginEvent, api: APIContext) {
+///         guard case .didReceive(.success(let response), _) = event else { return }
+///         print(api.configuration.name, response.statusCode, response.timing.duration)
+///     }
+/// }
+/// ```
 ///
 /// Register plugins for an API in ``APIConfiguration/plugins`` or for one request in
-/// ``RequestOptions/plugins``; they are called in that order, API first. Every hook has a default
-/// that does nothing. Hooks run on background threads and must return quickly.
-///
-/// For each attempt of a request, ``willSend(_:api:)`` is followed by exactly one
-/// ``didReceive(_:for:api:)``, whether a response arrived or the attempt failed, timed out or was
-/// cancelled.
+/// ``RequestOptions/plugins``; they are called in that order, API first, on background threads,
+/// and must return quickly.
 public protocol Plugin: Sendable {
-    /// An attempt is about to go out, exactly as it will be sent (signed, adapted).
-    func willSend(_ request: URLRequest, api: APIContext)
-    /// An attempt ended: its response, or why there was none.
-    func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext)
-    /// A request will be sent again after `delay` seconds; `retry` counts from 1.
-    func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: APIContext)
-    /// The API's credential refresh ended.
-    func didRefresh(_ result: Result<Void, any Error>, api: APIContext)
-    /// A request failed for good.
-    func didFail(_ error: APIError, request: URLRequest?, api: APIContext)
+    /// Takes one event of the API's requests (see ``PluginEvent``).
+    func observe(_ event: PluginEvent, api: APIContext)
 }
 
-extension Plugin {
-    /// Does nothing.
-    public func willSend(_ request: URLRequest, api: APIContext) {}
-    /// Does nothing.
-    public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {}
-    /// Does nothing.
-    public func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: APIContext) {}
-    /// Does nothing.
-    public func didRefresh(_ result: Result<Void, any Error>, api: APIContext) {}
-    /// Does nothing.
-    public func didFail(_ error: APIError, request: URLRequest?, api: APIContext) {}
+/// What happened to an API's request, for its plugins.
+///
+/// For each attempt of a request, ``willSend(_:)`` is followed by exactly one
+/// ``didReceive(_:request:)``, whether a response arrived or the attempt failed, timed out or
+/// was cancelled.
+public enum PluginEvent: Sendable {
+    /// An attempt is about to go out, exactly as it will be sent (signed, adapted).
+    case willSend(URLRequest)
+    /// An attempt ended: its response, or why there was none.
+    case didReceive(Result<Response, APIError>, request: URLRequest)
+    /// A request will be sent again after `delay` seconds; `retry` counts from 1.
+    case didRetry(URLRequest, retry: Int, delay: TimeInterval)
+    /// The API's credential refresh ended.
+    case didRefresh(Result<Void, any Error>)
+    /// A request failed for good; `request` is the attempt on the wire, if one was.
+    case didFail(APIError, request: URLRequest?)
 }

@@ -322,8 +322,8 @@ extension Readme {
     }
 
     struct Metrics: Plugin {
-        func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
-            if case .success(let response) = result { print(request.url?.path ?? "", response.timing.duration) }
+        func observe(_ event: PluginEvent, api: APIContext) {
+            if case .didReceive(.success(let response), let request) = event { print(request.url?.path ?? "", response.timing.duration) }
         }
     }
 

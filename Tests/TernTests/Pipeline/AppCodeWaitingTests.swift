@@ -60,8 +60,8 @@ import TernTesting
         let tokens: AbstractAPI
         let url: String
         let seen: Recorder<String>
-        func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
-            guard request.url?.path != "/token" else { return }
+        func observe(_ event: PluginEvent, api: APIContext) {
+            guard case .didReceive(_, let request) = event, request.url?.path != "/token" else { return }
             seen.append((try? waitForToken(tokens, at: url)) ?? "no token")
         }
     }

@@ -22,16 +22,16 @@ import FoundationNetworking
     /// Records every hook, in order.
     final class Journal: Plugin, @unchecked Sendable {
         let entries = Recorder<String>()
-        func willSend(_ request: URLRequest, api: APIContext) { entries.append("willSend \(request.url!.path)") }
-        func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
-            switch result {
-            case .success(let response): entries.append("didReceive \(response.statusCode)")
-            case .failure(let error): entries.append("didReceive \(error.caseName)")
+        func observe(_ event: PluginEvent, api: APIContext) {
+            switch event {
+            case .willSend(let request): entries.append("willSend \(request.url!.path)")
+            case .didReceive(.success(let response), _): entries.append("didReceive \(response.statusCode)")
+            case .didReceive(.failure(let error), _): entries.append("didReceive \(error.caseName)")
+            case .didRetry(_, let retry, _): entries.append("didRetry \(retry)")
+            case .didRefresh: entries.append("didRefresh")
+            case .didFail(let error, _): entries.append("didFail \(error.caseName)")
             }
         }
-        func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: APIContext) { entries.append("didRetry \(retry)") }
-        func didRefresh(_ result: Result<Void, any Error>, api: APIContext) { entries.append("didRefresh") }
-        func didFail(_ error: APIError, request: URLRequest?, api: APIContext) { entries.append("didFail \(error.caseName)") }
     }
 
     @Test func adaptersRunInTheOrderGiven() async throws {
@@ -66,9 +66,12 @@ import FoundationNetworking
     /// Records the configuration each hook was told of.
     final class Environments: Plugin, Sendable {
         let names = Recorder<String>()
-        func willSend(_ request: URLRequest, api: APIContext) { names.append("willSend \(api.configuration.name)") }
-        func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
-            names.append("didReceive \(api.configuration.name) \(api.configuration.baseURL ?? "-")")
+        func observe(_ event: PluginEvent, api: APIContext) {
+            switch event {
+            case .willSend: names.append("willSend \(api.configuration.name)")
+            case .didReceive: names.append("didReceive \(api.configuration.name) \(api.configuration.baseURL ?? "-")")
+            default: break
+            }
         }
     }
 

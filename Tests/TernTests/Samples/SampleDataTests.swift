@@ -36,7 +36,8 @@ import FoundationNetworking
     /// Records the `Authorization` header of every request the plugins see.
     final class Watcher: Plugin, @unchecked Sendable {
         let sent = Recorder<String>()
-        func willSend(_ request: URLRequest, api: APIContext) {
+        func observe(_ event: PluginEvent, api: APIContext) {
+            guard case .willSend(let request) = event else { return }
             sent.append(request.value(forHTTPHeaderField: "Authorization") ?? "none")
         }
     }

@@ -25,7 +25,7 @@ import FoundationNetworking
     }
 
     /// A plugin that does nothing: app code, as far as the pipeline knows.
-    struct Watching: Plugin {}
+    struct Watching: Plugin { func observe(_ event: PluginEvent, api: APIContext) {} }
 
     @Test(arguments: [false, true])
     func eventsArriveAsTheServerSendsThemWithEveryFieldAndLineEnd(judgedByAppCode: Bool) async throws {
@@ -253,7 +253,8 @@ import FoundationNetworking
     @Test func aStreamCancelledWhileItsHeadIsJudgedEndsCancelled() async throws {
         struct Slow: Plugin {
             let judging: DispatchSemaphore
-            func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
+            func observe(_ event: PluginEvent, api: APIContext) {
+                guard case .didReceive = event else { return }
                 judging.signal()
                 Thread.sleep(forTimeInterval: 0.3)
             }
@@ -437,7 +438,8 @@ import FoundationNetworking
     /// and the body that had come with the head was dropped.
     @Test func aPluginSlowerThanTheIdleTimeoutLosesNothingThatCameWithTheHead() async throws {
         struct Slow: Plugin {
-            func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
+            func observe(_ event: PluginEvent, api: APIContext) {
+                guard case .didReceive = event else { return }
                 Thread.sleep(forTimeInterval: 0.6)
             }
         }

@@ -239,6 +239,8 @@ import TernTesting
 /// Notes the path of each request handed to the transport.
 private struct WillSendCounter: Plugin {
     let recorder: Recorder<String>
-    func willSend(_ request: URLRequest, api: APIContext) { recorder.append(request.url?.path ?? "") }
+    func observe(_ event: PluginEvent, api: APIContext) {
+        if case .willSend(let request) = event { recorder.append(request.url?.path ?? "") }
+    }
 }
 #endif

@@ -12,7 +12,9 @@ import Tern
     /// Counts the requests handed to the transport.
     final class Sent: Plugin {
         let requests = Recorder<URL?>()
-        func willSend(_ request: URLRequest, api: APIContext) { requests.append(request.url) }
+        func observe(_ event: PluginEvent, api: APIContext) {
+            if case .willSend(let request) = event { requests.append(request.url) }
+        }
     }
 
     /// How many tasks the session has.
