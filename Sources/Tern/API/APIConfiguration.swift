@@ -53,10 +53,10 @@ public struct APIConfiguration: Sendable {
     public var plugins: [any Plugin]
     /// Where the API keeps cookies: in a ``CookieJar`` of its own, in memory, by default.
     public var cookies: CookieKeeping
-    /// The keys the API's servers must show, per host; none pinned by default. Given when the
-    /// API is created (``AbstractAPI/init(responseParser:configuration:certificatePins:transport:responseQueue:clock:)``),
-    /// which refuses a transport that cannot check them; see ``CertificatePins``.
-    public internal(set) var certificatePins: CertificatePins?
+    /// The keys the API's servers must show, per host; none pinned by default. Over a transport
+    /// that cannot check them (URLSession on Linux), a request to a pinned host fails before it
+    /// is sent, never unchecked; see ``CertificatePins``.
+    public var certificatePins: CertificatePins?
     /// Where responses are kept and reused as RFC 9111 allows; none by default. One cache may
     /// serve several APIs; see ``HTTPCache``.
     public var cache: HTTPCache?
@@ -83,6 +83,7 @@ public struct APIConfiguration: Sendable {
         adapters: [any RequestAdapter] = [],
         plugins: [any Plugin] = [],
         cookies: CookieKeeping = .inAJarOfItsOwn,
+        certificatePins: CertificatePins? = nil,
         cache: HTTPCache? = nil,
         usesSampleData: Bool = false
     ) {
@@ -101,7 +102,7 @@ public struct APIConfiguration: Sendable {
         self.adapters = adapters
         self.plugins = plugins
         self.cookies = cookies
-        certificatePins = nil
+        self.certificatePins = certificatePins
         self.cache = cache
         self.usesSampleData = usesSampleData
     }

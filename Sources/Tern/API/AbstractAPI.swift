@@ -91,47 +91,6 @@ open class AbstractAPI: @unchecked Sendable {
         self.responseQueue = responseQueue
     }
 
-    /// Creates an API client whose requests to the hosts in `certificatePins` go out only to
-    /// servers showing one of their keys (see ``CertificatePins``).
-    ///
-    /// ```swift
-    /// let shop = try APIClient(configuration: APIConfiguration(baseURL: "https://shop.example"), certificatePins: pins)
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - responseParser: Turns bodies into values; ``JSONParser`` by default.
-    ///   - configuration: Common headers, timeout, cache policy, validation.
-    ///   - certificatePins: The keys each pinned host's server must show one of.
-    ///   - transport: What sends requests, as in
-    ///     ``init(responseParser:configuration:transport:responseQueue:clock:)``; it must be able
-    ///     to check keys.
-    ///   - responseQueue: Where callbacks run; `.main` by default.
-    ///   - clock: Where waits happen; real time by default, a `TestClock` in tests.
-    /// - Throws: ``CertificatePins/TransportCannotPin`` when the transport cannot check keys
-    ///   (URLSession on Linux; on Apple platforms one given a session of the caller's), so that
-    ///   pins are never silently ignored.
-    public init(
-        responseParser: any ResponseParser = JSONParser(),
-        configuration: APIConfiguration = .default,
-        certificatePins: CertificatePins,
-        transport: (any Transport)? = nil,
-        responseQueue: DispatchQueue = .main,
-        clock: (any APIClock)? = nil
-    ) throws(CertificatePins.TransportCannotPin) {
-        let transport = transport ?? DefaultTransport.shared
-        // An API answering with sample data sends nothing, so nothing is left unchecked.
-        guard transport.canPinKeys || configuration.usesSampleData else {
-            throw CertificatePins.TransportCannotPin(transport: "\(type(of: transport))", pins: certificatePins)
-        }
-        var pinned = configuration
-        pinned.certificatePins = certificatePins
-        (self.configuration, self.transport, cookieJar, plugins, apiContext, pipelineQueue, threadedTransport, cacheStage)
-            = Self.assemble(pinned, transport)
-        self.clock = clock ?? SystemClock()
-        self.responseParser = responseParser
-        self.responseQueue = responseQueue
-    }
-
     /// What an API derives from its configuration and transport.
     private static func assemble(_ configuration: APIConfiguration, _ transport: any Transport) -> (
         APIConfiguration, any Transport, CookieJar?, [any Plugin], APIContext, DispatchQueue, (any ThreadedTransport)?, CacheStage?

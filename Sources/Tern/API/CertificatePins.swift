@@ -17,15 +17,15 @@ import Foundation
 ///     "api.shop.example": ["sha256/r8udi/Mxd6pLOS73t7GpHAvPdwWQiICjvcJqgsyjpsE=",
 ///                          "sha256/YLh1dUR9y6Kja30RrAn7JKnbQG/uEtLMkBgFF2Fuihg="],
 /// ])
-/// let shop = try APIClient(configuration: APIConfiguration(baseURL: "https://api.shop.example"), certificatePins: pins)
+/// let shop = APIClient(configuration: APIConfiguration(baseURL: "https://api.shop.example", certificatePins: pins))
 /// ```
 ///
 /// The hash of a server's key, with OpenSSL:
 /// `openssl s_client -connect api.shop.example:443 </dev/null | openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`.
 ///
-/// Pins are checked by ``CurlTransport``, and on Apple platforms by ``URLSessionTransport``;
-/// creating an API with pins over a transport that cannot check them (URLSession on Linux)
-/// throws ``TransportCannotPin``.
+/// Pins are checked by ``CurlTransport``, and on Apple platforms by ``URLSessionTransport`` with
+/// a session of its own; over a transport that cannot check them (URLSession on Linux), a
+/// request to a pinned host fails with ``APIError/pinningFailed(_:)`` before it is sent.
 public struct CertificatePins: Sendable, Equatable {
     /// A pin that is no `sha256/` and the Base64 of 32 bytes, or a host that is no host name.
     public struct InvalidPin: Error, Sendable, Equatable, CustomStringConvertible {
@@ -37,23 +37,6 @@ public struct CertificatePins: Sendable, Equatable {
         /// What is wrong, in words.
         public var description: String {
             "The pin \"\(pin)\" for \"\(host)\" is not a host name and \"sha256/\" followed by the Base64 of a 32-byte hash."
-        }
-    }
-
-    /// Pins given to an API whose transport cannot check them: URLSession on Linux, or on Apple
-    /// platforms one given a session of the caller's. Thrown when the API is created, so pins
-    /// are never silently ignored; pick ``CurlTransport``, or on Apple platforms a
-    /// ``URLSessionTransport`` with a session of its own.
-    public struct TransportCannotPin: Error, Sendable, Equatable, CustomStringConvertible {
-        /// The transport's type.
-        public let transport: String
-        /// The pins it was given.
-        public let pins: CertificatePins
-
-        /// What is wrong, in words.
-        public var description: String {
-            "\(transport) cannot check pinned keys, so an API over it cannot be given certificate pins. "
-                + "Use CurlTransport, or on Apple platforms a URLSessionTransport with a session of its own."
         }
     }
 

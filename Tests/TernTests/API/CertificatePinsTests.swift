@@ -75,8 +75,8 @@ import TernTesting
     @Test func aPinnedAPIRunsOnStubs() async throws {
         let stubs = StubTransport()
         stubs.add(Stub(.get, "/ping", answers: .text("pong")))
-        let client = try APIClient(configuration: APIConfiguration(baseURL: "https://shop.example"),
-                                   certificatePins: try CertificatePins(["shop.example": [Self.a]]), transport: stubs, responseQueue: .global())
+        let client = APIClient(configuration: APIConfiguration(baseURL: "https://shop.example", certificatePins: try CertificatePins(["shop.example": [Self.a]])),
+                               transport: stubs, responseQueue: .global())
         #expect(try await (client.request(route: .get("/ping")) as Promise<String>).value == "pong")
     }
 
@@ -103,9 +103,8 @@ import TernTesting
                       "https://b%C3%BCcher.example%E3%80%82/x", "https://api%E3%80%82shop.example/x", "https://%EF%BD%81pi.shop.example/x"])
     func aPinnedHostIsPinnedHoweverItsNameIsWritten(url: String) async throws {
         let transport = KeyNotingTransport()
-        let api = try AbstractAPI(configuration: APIConfiguration(retryPolicy: .never),
-                                  certificatePins: try CertificatePins(["xn--bcher-kva.example": [Self.a], "api.shop.example": [Self.b]]),
-                                  transport: transport, responseQueue: .global())
+        let pins = try CertificatePins(["xn--bcher-kva.example": [Self.a], "api.shop.example": [Self.b]])
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never, certificatePins: pins), transport: transport, responseQueue: .global())
         _ = await (api.request(route: .get(url)) as Promise<Response>).result
         #expect(transport.pinned.items.count == 1 && transport.pinned.items.allSatisfy { !$0.isEmpty }, "\(transport.pinned.items)")
     }

@@ -113,7 +113,7 @@ enum Tour {
     static func pinning() throws -> APIClient {
         let pins = try CertificatePins(["shop.example": ["sha256/r8udi/Mxd6pLOS73t7GpHAvPdwWQiICjvcJqgsyjpsE=",
                                                          "sha256/YLh1dUR9y6Kja30RrAn7JKnbQG/uEtLMkBgFF2Fuihg="]])
-        let pinned = try APIClient(configuration: .production, certificatePins: pins)
+        let pinned = APIClient(configuration: APIConfiguration(baseURL: "https://shop.example/api/v2", certificatePins: pins))
         return pinned
     }
 

@@ -286,8 +286,8 @@ import FoundationNetworking
         let shared = try cache()
         let open = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never, cache: shared), transport: transport, responseQueue: .global())
         func pinned(_ cache: HTTPCache, to pin: String) throws -> AbstractAPI {
-            try AbstractAPI(configuration: APIConfiguration(retryPolicy: .never, cache: cache), certificatePins: try CertificatePins(["127.0.0.1": [pin]]),
-                            transport: transport, responseQueue: .global())
+            AbstractAPI(configuration: APIConfiguration(retryPolicy: .never, certificatePins: try CertificatePins(["127.0.0.1": [pin]]), cache: cache),
+                        transport: transport, responseQueue: .global())
         }
         let wrongPin = "sha256/" + Data(repeating: 7, count: 32).base64EncodedString()
         #expect(text(try await get(open, relay.baseURL + "/kept")) == "v0")

@@ -50,8 +50,9 @@ import TernTesting
 
     static func api(_ pins: [String: [String]]?, transport: any Transport,
                     configuration: APIConfiguration = APIConfiguration(retryPolicy: .never)) throws -> AbstractAPI {
-        guard let pins else { return AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global()) }
-        return try AbstractAPI(configuration: configuration, certificatePins: try CertificatePins(pins), transport: transport, responseQueue: .global())
+        var configuration = configuration
+        configuration.certificatePins = try pins.map { try CertificatePins($0) }
+        return AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global())
     }
 
     /// `path` through `api`.
@@ -214,17 +215,8 @@ import TernTesting
         #expect(server.connections == 0)
     }
 
-    @Test func anAPIWithPinsOverATransportThatCannotPinIsNotCreated() throws {
-        let pins = try CertificatePins(["127.0.0.1": [Self.wrongPin]])
-        #expect(throws: CertificatePins.TransportCannotPin(transport: "URLSessionTransport", pins: pins)) {
-            try AbstractAPI(certificatePins: pins, transport: URLSessionTransport())
-        }
-        // Sample data sends nothing: no key goes unchecked.
-        _ = try AbstractAPI(configuration: APIConfiguration(usesSampleData: true), certificatePins: pins, transport: URLSessionTransport())
-    }
-
-    /// A pinned API's configuration handed to another API over a transport that cannot pin
-    /// keeps its pins: its requests fail before anything is sent.
+    /// Pins in a configuration (given, or a pinned API's handed to another) over a transport that
+    /// cannot check them: its requests fail before anything is sent; sample data sends nothing.
     @Test func aPinnedConfigurationOverATransportThatCannotPinFailsTheRequestBeforeSendingIt() async throws {
         let pinned = try Self.api(["127.0.0.1": [Self.wrongPin]], transport: try CurlTransport())
         let api = AbstractAPI(configuration: pinned.configuration, transport: URLSessionTransport(), responseQueue: .global())
@@ -233,6 +225,12 @@ import TernTesting
         guard case .failure(APIError.pinningFailed(let failure)) = result else { Issue.record("expected pinningFailed, got \(result)"); return }
         #expect(failure.reason == .transportCannotPin)
         #expect("\(failure)".contains("CurlTransport"))
+        var samples = pinned.configuration
+        samples.usesSampleData = true
+        let sampled = AbstractAPI(configuration: samples, transport: URLSessionTransport(), responseQueue: .global())
+        let sample: String = try await sampled.request(route: .get("https://127.0.0.1:\(closed.port)/"),
+                                                       options: RequestOptions(sampleData: .json(#""sample""#))).value
+        #expect(sample == #""sample""#)
     }
 }
 
