@@ -61,7 +61,7 @@ public final class LoopbackServer: Sendable {
 
     /// How many client connections are open: it drops when a client closes one, which is how a
     /// test sees that a cancelled request really stopped.
-    public var openConnections: Int { connections.count }
+    package var openConnections: Int { connections.count }
 
     /// Stops listening and closes every open connection; harmless when called again. Once it
     /// returns, the port refuses connections.

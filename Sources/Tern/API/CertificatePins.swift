@@ -30,9 +30,9 @@ public struct CertificatePins: Sendable, Equatable {
     /// A pin that is no `sha256/` and the Base64 of 32 bytes, or a host that is no host name.
     public struct InvalidPin: Error, Sendable, Equatable, CustomStringConvertible {
         /// The host it was given for.
-        public let host: String
+        package let host: String
         /// The pin as given.
-        public let pin: String
+        package let pin: String
 
         /// What is wrong, in words.
         public var description: String {
@@ -46,9 +46,9 @@ public struct CertificatePins: Sendable, Equatable {
     /// ``URLSessionTransport`` with a session of its own.
     public struct TransportCannotPin: Error, Sendable, Equatable, CustomStringConvertible {
         /// The transport's type.
-        public let transport: String
+        package let transport: String
         /// The pins it was given.
-        public let pins: CertificatePins
+        package let pins: CertificatePins
 
         /// What is wrong, in words.
         public var description: String {

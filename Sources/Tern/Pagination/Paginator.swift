@@ -67,7 +67,7 @@ public final class Paginator<Element: Decodable & Sendable>: Sendable {
     /// Whether a page is loading.
     public var isLoading: Bool { state.withLock { $0.load != nil } }
     /// Whether the page loading is the first.
-    public var isLoadingFirstPage: Bool { state.withLock { $0.isLoadingFirstPage } }
+    package var isLoadingFirstPage: Bool { state.withLock { $0.isLoadingFirstPage } }
     /// Why the last load failed, until a load succeeds or pagination starts over.
     public var lastError: (any Error)? { state.withLock { $0.lastError } }
 

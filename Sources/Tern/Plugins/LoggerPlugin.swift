@@ -34,7 +34,7 @@ public struct LoggerPlugin: Plugin {
     private let sink: @Sendable (String) -> Void
 
     /// Headers always redacted.
-    public static let alwaysRedacted: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    package static let alwaysRedacted: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
 
     /// Creates a logger.
     public init(
@@ -53,7 +53,7 @@ public struct LoggerPlugin: Plugin {
         self.sink = sink
     }
 
-    /// Does nothing.
+    /// Prints the request from `.request` on; its headers, body and `curl` command at `.verbose`.
     public func willSend(_ request: URLRequest, api: APIContext) {
         guard level >= .request else { return }
         var lines = ["→ \(request.httpMethod ?? "GET") \(redacted(request.url))"]
@@ -65,7 +65,8 @@ public struct LoggerPlugin: Plugin {
         sink(lines.joined(separator: "\n"))
     }
 
-    /// Does nothing.
+    /// Prints the status, duration and size from `.response` on, or why the attempt failed;
+    /// headers and body at `.verbose`.
     public func didReceive(_ result: Result<Response, APIError>, for request: URLRequest, api: APIContext) {
         guard level >= .response else { return }
         let subject = "\(request.httpMethod ?? "GET") \(redacted(request.url))"
@@ -85,13 +86,13 @@ public struct LoggerPlugin: Plugin {
         }
     }
 
-    /// Does nothing.
+    /// Prints the retry and its wait from `.request` on.
     public func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval, api: APIContext) {
         guard level >= .request else { return }
         sink("↻ retry \(retry) of \(request.httpMethod ?? "GET") \(redacted(request.url)) in \(Self.milliseconds(delay))")
     }
 
-    /// Does nothing.
+    /// Prints how the credential refresh ended from `.request` on.
     public func didRefresh(_ result: Result<Void, any Error>, api: APIContext) {
         guard level >= .request else { return }
         switch result {

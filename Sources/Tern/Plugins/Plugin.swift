@@ -9,7 +9,7 @@ import FoundationNetworking
 /// a plugin observes, it does not reach back into the API.
 ///
 /// Register plugins for an API in ``APIConfiguration/plugins`` or for one request in
-/// ``RequestOptions/plugins``; they are called in that order, API first. Every hook has a default
+/// `RequestOptions(plugins:)`; they are called in that order, API first. Every hook has a default
 /// that does nothing. Hooks run on background threads and must return quickly.
 ///
 /// For each attempt of a request, ``willSend(_:api:)`` is followed by exactly one

@@ -107,7 +107,7 @@ extension APIError {
         }
 
         /// The `URLError`, when the transport reported one.
-        public var urlError: URLError? { underlying as? URLError }
+        package var urlError: URLError? { underlying as? URLError }
 
         /// What went wrong, in words.
         public var description: String {
@@ -119,7 +119,7 @@ extension APIError {
     }
 
     /// A response body larger than the request allows (``APIConfiguration/maximumResponseSize``,
-    /// ``RequestOptions/maximumResponseSize``), measured after decompression.
+    /// `RequestOptions(maximumResponseSize:)`), measured after decompression.
     public struct ResponseTooLarge: Sendable, CustomStringConvertible {
         /// The limit, in bytes.
         public let limit: Int
@@ -178,10 +178,11 @@ extension APIError {
     public struct RedirectFailure: Sendable, CustomStringConvertible {
         /// Why it was not followed.
         public enum Reason: Sendable, Equatable {
-            /// The request had already followed as many redirects as its
-            /// ``RedirectPolicy/maximumRedirects``.
+            /// The request had already followed as many redirects as its ``RedirectPolicy``
+            /// allows (`maximumRedirects`).
             case tooManyRedirects(limit: Int)
-            /// It led from https to http, which ``RedirectPolicy/allowsInsecureRedirects`` did not allow.
+            /// It led from https to http, which its ``RedirectPolicy`` did not allow
+            /// (`allowsInsecureRedirects`).
             case insecureRedirect
             /// Its `Location` is no http or https URL.
             case invalidLocation
@@ -369,26 +370,15 @@ extension APIError {
             self.serverError = serverError
         }
 
-        /// The server's error body as `type`, if the response parser decoded it as that type.
-        public func serverError<ServerError: Error>(as type: ServerError.Type) -> ServerError? {
-            serverError as? ServerError
-        }
-
         /// The server's error body as `type`: as the response parser decoded it, else decoded
-        /// now from ``body`` with a `JSONDecoder`; `nil` when the body is not JSON of that type
-        /// (a proxy's HTML page, say).
+        /// now from ``body`` with `decoder` (one that converts from snake case, say); `nil` when
+        /// the body is not JSON of that type (a proxy's HTML page, say).
         ///
         /// ```swift
         /// struct ShopError: Error, Decodable { let code: Int; let message: String }
         /// print(failure.serverError(as: ShopError.self)?.message ?? "\(failure)")
         /// ```
-        public func serverError<ServerError: Error & Decodable>(as type: ServerError.Type) -> ServerError? {
-            serverError(as: type, decoder: JSONDecoder())
-        }
-
-        /// The server's error body as `type`: as the response parser decoded it, else decoded
-        /// now from ``body`` with `decoder` (one that converts from snake case, say).
-        public func serverError<ServerError: Error & Decodable>(as type: ServerError.Type, decoder: JSONDecoder) -> ServerError? {
+        public func serverError<ServerError: Error & Decodable>(as type: ServerError.Type, decoder: JSONDecoder = JSONDecoder()) -> ServerError? {
             serverError as? ServerError ?? (try? decoder.decode(ServerError.self, from: body))
         }
 
@@ -480,7 +470,7 @@ extension APIError {
 
     /// How a promise failed when the failure came from the promise machinery, not from the work.
     public enum PromiseFailure: Sendable, CustomStringConvertible {
-        /// The predicate given to ``Promise/validate(in:_:)`` returned `false`.
+        /// A promise's value failed a validation step's predicate.
         case validationFailed
         /// A `then` step returned the very promise it was meant to settle, which never could.
         case resolvedWithItself
