@@ -26,7 +26,7 @@ public final class LoopbackServer: Sendable {
     public typealias Handler = @Sendable (RecordedRequest) -> ServerResponse
 
     /// The port it listens on.
-    public let port: Int
+    package let port: Int
     private let listener: Int32
     private let handler: Handler
     private let bodyLimit: Int
