@@ -70,7 +70,7 @@ extension APIError {
         /// The parameter (or parameter type) that failed, such as `tags[2]` or `JSONParameters<Product>`.
         public let parameter: String
         /// The encoder's own error.
-        public let underlying: any Error
+        package let underlying: any Error
 
         /// Creates the failure.
         package init(parameter: String, underlying: any Error) {
@@ -87,13 +87,13 @@ extension APIError {
     /// Why the request got no response, or only part of one.
     public struct TransportFailure: Sendable, CustomStringConvertible {
         /// The transport's error; a `URLError` for the default transport.
-        public let underlying: any Error
+        package let underlying: any Error
         /// The request's method.
         package let method: String?
         /// The request's URL.
         package let url: URL?
         /// The status, when the response had begun: the body did not finish.
-        public let statusCode: Int?
+        package let statusCode: Int?
         /// How many bytes of the body had arrived, when the response had begun.
         public let receivedBytes: Int?
 
@@ -132,7 +132,7 @@ extension APIError {
         /// The URL that answered.
         package let url: URL?
         /// The status, when known.
-        public let statusCode: Int?
+        package let statusCode: Int?
         /// For a streamed body, which of its limits was passed and what raises it: not the
         /// response size, which a stream does not have.
         package let streamLimit: StreamLimit?
@@ -195,7 +195,7 @@ extension APIError {
         /// The URL that answered with the redirect.
         package let url: URL?
         /// The redirect's status.
-        public let statusCode: Int
+        package let statusCode: Int
         /// The `Location` header as the server sent it.
         public let location: String
 
@@ -289,7 +289,7 @@ extension APIError {
         /// Where the file was to go.
         public let destination: URL
         /// The file system's error, if there was one.
-        public let underlying: (any Error)?
+        package let underlying: (any Error)?
 
         /// Creates the failure.
         package init(reason: Reason, destination: URL, underlying: (any Error)? = nil) {
@@ -400,11 +400,11 @@ extension APIError {
         /// The URL that answered.
         package let url: URL?
         /// The status code.
-        public let statusCode: Int
+        package let statusCode: Int
         /// Where in the body decoding failed, as `items[2].price`; empty at the top level.
         public let codingPath: String
         /// The decoder's own error.
-        public let underlying: any Error
+        package let underlying: any Error
         /// The first bytes of the body (512 at most, `APIError.snippetLength`).
         public let bodySnippet: Data
 
