@@ -249,9 +249,9 @@ package struct TransferInterrupted: Error, Sendable {
 /// A complete response: status and headers, and the whole body.
 public struct TransportResponse: Sendable {
     /// Status, headers and URL.
-    public var head: ResponseHead
+    package var head: ResponseHead
     /// The whole body.
-    public var body: Data
+    package var body: Data
 
     /// Creates a transport response.
     public init(head: ResponseHead, body: Data) {
