@@ -114,11 +114,6 @@ public final class Paginator<Element: Decodable & Sendable>: Sendable {
         return loadNextPage()
     }
 
-    /// Forgets every page and cancels the load in flight, keeping the query and filters.
-    public func reset() {
-        startOver { _ in }
-    }
-
     private func startOver(changing change: (inout PaginationState<Element>.Search) -> Void) {
         let stale = state.withLock { state in
             var search = state.search
