@@ -16,7 +16,7 @@ import Darwin
 /// ```
 public final class ClosedPort: Sendable {
     /// The reserved port.
-    public let port: Int
+    package let port: Int
     private let socket: Int32
 
     /// Reserves a free port without listening on it.

@@ -23,10 +23,10 @@ import Tern
 /// interface.
 public final class LoopbackServer: Sendable {
     /// Decides the response to each request; called on the connection's thread.
-    public typealias Handler = @Sendable (RecordedRequest) -> ServerResponse
+    typealias Handler = @Sendable (RecordedRequest) -> ServerResponse
 
     /// The port it listens on.
-    public let port: Int
+    package let port: Int
     private let listener: Int32
     private let handler: Handler
     private let bodyLimit: Int
@@ -38,9 +38,9 @@ public final class LoopbackServer: Sendable {
     /// - Parameters:
     ///   - bodyLimit: How many bytes of each request body to keep; the rest is read and
     ///     counted, not kept, so a test can send a huge body without the server holding it.
-    ///   - handler: Decides each response.
+    ///   - handler: Decides each response; called on the connection's thread.
     /// - Throws: `POSIXError` if no socket could be opened, bound or listened on.
-    public init(keepingBodiesUpTo bodyLimit: Int = .max, handler: @escaping Handler) throws {
+    public init(keepingBodiesUpTo bodyLimit: Int = .max, handler: @escaping @Sendable (RecordedRequest) -> ServerResponse) throws {
         self.handler = handler
         self.bodyLimit = bodyLimit
         (listener, port) = try Socket.listen()
@@ -61,7 +61,7 @@ public final class LoopbackServer: Sendable {
 
     /// How many client connections are open: it drops when a client closes one, which is how a
     /// test sees that a cancelled request really stopped.
-    public var openConnections: Int { connections.count }
+    package var openConnections: Int { connections.count }
 
     /// Stops listening and closes every open connection; harmless when called again. Once it
     /// returns, the port refuses connections.

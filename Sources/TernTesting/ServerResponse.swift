@@ -109,7 +109,7 @@ public struct RecordedRequest: Sendable {
     /// The method.
     public let method: String
     /// The request target as sent: path and query, still percent-encoded.
-    public let target: String
+    package let target: String
     /// The headers in the order sent.
     public let headers: HTTPHeaders
     /// The body, de-chunked when it came chunked; only its start when the server keeps less

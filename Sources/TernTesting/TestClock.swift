@@ -49,7 +49,7 @@ public final class TestClock: APIClock, Sendable {
     public var scheduledDelays: [TimeInterval] { state.withLock { $0.delays } }
 
     /// How many scheduled actions are waiting.
-    public var pendingCount: Int { state.withLock { $0.entries.count } }
+    package var pendingCount: Int { state.withLock { $0.entries.count } }
 
     /// Moves time forward by `interval`, running what falls due, in deadline order.
     public func advance(by interval: TimeInterval) {

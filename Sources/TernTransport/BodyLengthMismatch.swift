@@ -11,7 +11,7 @@ public struct BodyLengthMismatch: Error, Sendable, Equatable, CustomStringConver
     public let actualLength: Int64
 
     /// Creates the error.
-    public init(statedLength: Int64, actualLength: Int64) {
+    package init(statedLength: Int64, actualLength: Int64) {
         self.statedLength = statedLength
         self.actualLength = actualLength
     }

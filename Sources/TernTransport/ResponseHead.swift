@@ -60,7 +60,7 @@ public final class ResponseHead: Sendable {
     #endif
 
     /// The head of a response Foundation made (URLSession's, a stub's).
-    public init(_ response: HTTPURLResponse) {
+    package init(_ response: HTTPURLResponse) {
         url = response.url
         statusCode = response.statusCode
         httpVersion = nil

@@ -150,7 +150,7 @@ public struct TransportRequest: Sendable {
     public var maximumBodySize: Int?
     /// The keys the server must show one of, each the Base64 of the SHA-256 of a certificate's
     /// public key (its SubjectPublicKeyInfo); none to check when empty. A transport that can
-    /// check them (``Transport/canPinKeys``) fails the exchange with ``PinnedKeyMismatch``
+    /// check them (``Transport/canPinKeys``) fails the exchange
     /// before sending anything when the server's chain holds none of them.
     public var pinnedKeys: [String]
     /// Whether the request goes out on a new connection, not one kept from before: an event
@@ -196,31 +196,31 @@ extension TransportRequest {
 
 /// Why an exchange ended before its request was sent: the server's certificate chain holds
 /// none of the request's ``TransportRequest/pinnedKeys``.
-public struct PinnedKeyMismatch: Error, Sendable, Equatable {
+package struct PinnedKeyMismatch: Error, Sendable, Equatable {
     /// The keys that were asked for.
-    public let pins: [String]
+    package let pins: [String]
 
     /// Creates the error.
-    public init(pins: [String]) {
+    package init(pins: [String]) {
         self.pins = pins
     }
 }
 
 /// Why a transfer was stopped: its response body was larger than
 /// ``TransportRequest/maximumBodySize``.
-public struct BodyLimitExceeded: Error, Sendable, Equatable {
+package struct BodyLimitExceeded: Error, Sendable, Equatable {
     /// The limit, in bytes.
-    public let limit: Int
+    package let limit: Int
     /// How many bytes had arrived when the transfer was stopped, counting the chunk that passed
     /// the limit.
-    public let receivedBytes: Int
+    package let receivedBytes: Int
     /// The `Content-Length` the server announced, when that alone was over the limit.
-    public let declaredLength: Int?
+    package let declaredLength: Int?
     /// The response's status.
-    public let statusCode: Int?
+    package let statusCode: Int?
 
     /// Creates the error.
-    public init(limit: Int, receivedBytes: Int, declaredLength: Int? = nil, statusCode: Int? = nil) {
+    package init(limit: Int, receivedBytes: Int, declaredLength: Int? = nil, statusCode: Int? = nil) {
         self.limit = limit
         self.receivedBytes = receivedBytes
         self.declaredLength = declaredLength
@@ -230,16 +230,16 @@ public struct BodyLimitExceeded: Error, Sendable, Equatable {
 
 /// A transport's error for an exchange that failed after its response began: the status and
 /// headers arrived, the body did not finish (the server hung up, the connection was lost).
-public struct TransferInterrupted: Error, Sendable {
+package struct TransferInterrupted: Error, Sendable {
     /// The status and headers that arrived.
-    public let head: ResponseHead
+    package let head: ResponseHead
     /// How many bytes of the body had arrived.
-    public let receivedBytes: Int
+    package let receivedBytes: Int
     /// What stopped it; a `URLError` for the default transport.
-    public let underlying: any Error
+    package let underlying: any Error
 
     /// Creates the error.
-    public init(head: ResponseHead, receivedBytes: Int, underlying: any Error) {
+    package init(head: ResponseHead, receivedBytes: Int, underlying: any Error) {
         self.head = head
         self.receivedBytes = receivedBytes
         self.underlying = underlying
@@ -249,9 +249,9 @@ public struct TransferInterrupted: Error, Sendable {
 /// A complete response: status and headers, and the whole body.
 public struct TransportResponse: Sendable {
     /// Status, headers and URL.
-    public var head: ResponseHead
+    package var head: ResponseHead
     /// The whole body.
-    public var body: Data
+    package var body: Data
 
     /// Creates a transport response.
     public init(head: ResponseHead, body: Data) {
@@ -265,7 +265,7 @@ public struct TransportResponse: Sendable {
     }
 
     /// Foundation's response for the head.
-    public var httpResponse: HTTPURLResponse { head.urlResponse }
+    package var httpResponse: HTTPURLResponse { head.urlResponse }
 }
 
 /// A task with nothing to cancel, for transports that answer at once.

@@ -22,7 +22,7 @@ import FoundationNetworking
 /// only once it has arrived.
 public final class URLSessionTransport: Transport {
     /// The session requests go through.
-    public let session: URLSession
+    package let session: URLSession
     /// The exchanges in flight, when the session is ours.
     private let exchanges: SessionExchanges?
     /// On Apple platforms, a transport of the same configuration for each set of pinned keys:

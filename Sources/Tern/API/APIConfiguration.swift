@@ -60,7 +60,7 @@ public struct APIConfiguration: Sendable {
     /// Where responses are kept and reused as RFC 9111 allows; none by default. One cache may
     /// serve several APIs; see ``HTTPCache``.
     public var cache: HTTPCache?
-    /// Whether requests are answered by their ``RequestOptions/sampleData`` instead of the
+    /// Whether requests are answered by their `RequestOptions(sampleData:)` instead of the
     /// transport (Opera's stub mode): for previews and demos. Everything else runs as usual; a
     /// request without sample data fails with ``APIError/transportFailed(_:)`` and a
     /// ``MissingSampleData``. `false` by default.

@@ -24,7 +24,7 @@ import FoundationNetworking
 /// ```
 ///
 /// Building, encoding, sending, validating and parsing all run on a background queue of the
-/// API's; only the promise's callbacks run on ``responseQueue``, `.main` by default as in
+/// API's; only the promise's callbacks run on its `responseQueue`, `.main` by default as in
 /// Osprey. Command-line tools and servers, whose main queue may never run, pass
 /// `responseQueue: .global()` or use `try await promise.value`, which needs no queue at all.
 ///
@@ -35,14 +35,14 @@ open class AbstractAPI: @unchecked Sendable {
     /// What every request shares: common headers, timeout, cache policy, validation.
     public let configuration: APIConfiguration
     /// The parser that turns bodies into values, unless a request's options name another.
-    public let responseParser: any ResponseParser
+    package let responseParser: any ResponseParser
     /// What sends requests: unless another was given, the transport every such API in the
     /// process shares (one event thread, one connection pool), a ``CurlTransport`` on Linux (a
     /// ``URLSessionTransport`` where libcurl cannot be loaded) and a ``URLSessionTransport`` on
     /// Apple platforms.
     public let transport: any Transport
     /// Where promises' callbacks run unless a request's options or the callback name a queue.
-    public let responseQueue: DispatchQueue
+    @usableFromInline package let responseQueue: DispatchQueue
     /// Where this API keeps cookies, as its configuration's ``APIConfiguration/cookies`` says;
     /// `nil` when it keeps none.
     public let cookieJar: CookieJar?
@@ -50,7 +50,7 @@ open class AbstractAPI: @unchecked Sendable {
     @usableFromInline
     let pipelineQueue: DispatchQueue
     /// Where every wait happens: timeouts, retry backoff, the refresh guard's window.
-    public let clock: any APIClock
+    package let clock: any APIClock
     private let delegateReference = Locked<(any APIDelegate)?>(nil)
     /// The single-flight credential refresh.
     let refresher = RefreshCoordinator()

@@ -8,18 +8,18 @@
 /// ```
 public struct CacheDirectives: Sendable, Equatable {
     /// Ask the server even if what is kept is fresh (revalidating it if it can).
-    public var noCache: Bool
+    package var noCache: Bool
     /// Keep nothing of this request or its response.
-    public var noStore: Bool
+    package var noStore: Bool
     /// Take nothing kept older than this many seconds.
-    public var maxAge: Int?
+    package var maxAge: Int?
     /// Take what is kept up to this many seconds past its freshness.
-    public var maxStale: Int?
+    package var maxStale: Int?
     /// Take only what stays fresh for at least this many seconds more.
-    public var minFresh: Int?
+    package var minFresh: Int?
     /// Take only what is kept, never the server: a `504` (``APIError/unacceptableStatus(_:)``)
     /// when nothing kept will do.
-    public var onlyIfCached: Bool
+    package var onlyIfCached: Bool
 
     /// Creates directives; none by default.
     public init(noCache: Bool = false, noStore: Bool = false, maxAge: Int? = nil, maxStale: Int? = nil,

@@ -30,9 +30,9 @@ public struct CertificatePins: Sendable, Equatable {
     /// A pin that is no `sha256/` and the Base64 of 32 bytes, or a host that is no host name.
     public struct InvalidPin: Error, Sendable, Equatable, CustomStringConvertible {
         /// The host it was given for.
-        public let host: String
+        package let host: String
         /// The pin as given.
-        public let pin: String
+        package let pin: String
 
         /// What is wrong, in words.
         public var description: String {

@@ -4,9 +4,9 @@ import Foundation
 /// that refuses every new credential. Refreshes that fail on the network do not count.
 public struct RefreshLimit: Sendable, Equatable {
     /// Refreshes allowed within ``window``.
-    public var count: Int
+    package var count: Int
     /// Seconds.
-    public var window: TimeInterval
+    package var window: TimeInterval
 
     /// Creates a limit; the default is 5 refreshes in 30 s.
     public init(count: Int = 5, window: TimeInterval = 30) {

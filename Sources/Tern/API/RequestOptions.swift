@@ -13,27 +13,27 @@ public struct RequestOptions: Sendable {
     /// end of the last response.
     public var timeout: TimeInterval?
     /// The cache policy.
-    public var cachePolicy: URLRequest.CachePolicy?
+    package var cachePolicy: URLRequest.CachePolicy?
     /// The largest response body this request takes into memory, after decompression.
-    public var maximumResponseSize: SizeLimit?
+    package var maximumResponseSize: SizeLimit?
     /// Where the promise's callbacks run by default.
-    public var responseQueue: DispatchQueue?
+    @usableFromInline package var responseQueue: DispatchQueue?
     /// Which responses count as success.
-    public var validation: Validation?
+    package var validation: Validation?
     /// The parser for this request's body and error body.
-    public var parser: (any ResponseParser)?
+    package var parser: (any ResponseParser)?
     /// When this request is sent again after a failure.
-    public var retryPolicy: RetryPolicy?
+    package var retryPolicy: RetryPolicy?
     /// Which redirects this request follows.
-    public var redirectPolicy: RedirectPolicy?
+    package var redirectPolicy: RedirectPolicy?
     /// Whether the delegate signs this request and refreshes credentials for it. Send the
     /// refresh call itself with `false`, so that it does not wait for the refresh it is part of.
-    public var authenticates: Bool
+    package var authenticates: Bool
     /// Plugins for this request, after the API's.
-    public var plugins: [any Plugin]
+    package var plugins: [any Plugin]
     /// What this request answers when its API answers with sample data
     /// (``APIConfiguration/usesSampleData``); ignored otherwise.
-    public var sampleData: SampleData?
+    package var sampleData: SampleData?
     /// What this request asks of the API's ``HTTPCache`` (and any cache on the way), sent as its
     /// `Cache-Control`; none by default.
     public var cacheDirectives: CacheDirectives?

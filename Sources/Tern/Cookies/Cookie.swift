@@ -10,7 +10,7 @@ public struct Cookie: Sendable, Hashable, Codable, CustomStringConvertible {
     public let domain: String
     /// Whether it goes to ``domain`` alone, not to its subdomains: set without a `Domain`
     /// attribute.
-    public let isHostOnly: Bool
+    package let isHostOnly: Bool
     /// The path it goes to, and the paths under it.
     public let path: String
     /// When it expires; `nil` for a cookie that lasts as long as the jar.
@@ -18,7 +18,7 @@ public struct Cookie: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Whether it goes over `https` only.
     public let isSecure: Bool
     /// Whether the server marked it `HttpOnly` (scripts could not read it in a browser).
-    public let isHTTPOnly: Bool
+    package let isHTTPOnly: Bool
     /// When it was first set: older cookies go first among those of one path length.
     let created: Date
 

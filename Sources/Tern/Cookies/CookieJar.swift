@@ -78,7 +78,7 @@ public final class CookieJar: Sendable {
     }
 
     /// Whether the jar holds no cookie: a request then looks nothing up.
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         store.withLock { $0.isEmpty }
     }
 
@@ -89,7 +89,7 @@ public final class CookieJar: Sendable {
     }
 
     /// Keeps what the `Set-Cookie` fields of a response to `url` set, each field read on its own.
-    public func setCookies(from fields: [String], for url: URL) {
+    package func setCookies(from fields: [String], for url: URL) {
         setCookies(from: fields, for: url, at: Date())
     }
 

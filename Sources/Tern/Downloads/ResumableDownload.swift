@@ -17,16 +17,16 @@ import Foundation
 /// Without a strong validator nothing is kept: a failed download leaves no file behind.
 public struct ResumableDownload: Sendable, Codable, Hashable {
     /// The URL that answered with the body, after any redirect.
-    public let url: URL
+    package let url: URL
     /// Where the finished file goes.
-    public let destination: URL
+    package let destination: URL
     /// The bytes received so far.
-    public let partialFile: URL
+    package let partialFile: URL
     /// How many bytes of the body `partialFile` holds.
     public let offset: Int64
     /// The response's strong `ETag`, or else its `Last-Modified`: sent as `If-Range`, so that the
     /// server sends the rest only if the file has not changed, and the whole file if it has.
-    public let validator: String
+    package let validator: String
 
     /// Creates the value, for a download recorded elsewhere.
     package init(url: URL, destination: URL, partialFile: URL, offset: Int64, validator: String) {

@@ -17,7 +17,7 @@ public struct PageSequence<Element: Decodable & Sendable>: AsyncSequence, Sendab
     /// Loads one page per call to ``next()``.
     public struct Iterator: AsyncIteratorProtocol {
         /// The paginator behind this iteration, with everything loaded so far.
-        public let paginator: Paginator<Element>
+        package let paginator: Paginator<Element>
 
         /// The next page, or `nil` after the last; an empty last page is not returned.
         ///

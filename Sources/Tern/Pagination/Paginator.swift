@@ -67,7 +67,7 @@ public final class Paginator<Element: Decodable & Sendable>: Sendable {
     /// Whether a page is loading.
     public var isLoading: Bool { state.withLock { $0.load != nil } }
     /// Whether the page loading is the first.
-    public var isLoadingFirstPage: Bool { state.withLock { $0.isLoadingFirstPage } }
+    package var isLoadingFirstPage: Bool { state.withLock { $0.isLoadingFirstPage } }
     /// Why the last load failed, until a load succeeds or pagination starts over.
     public var lastError: (any Error)? { state.withLock { $0.lastError } }
 
@@ -112,11 +112,6 @@ public final class Paginator<Element: Decodable & Sendable>: Sendable {
     public func refresh() -> Promise<Page<Element>> {
         startOver { _ in }
         return loadNextPage()
-    }
-
-    /// Forgets every page and cancels the load in flight, keeping the query and filters.
-    public func reset() {
-        startOver { _ in }
     }
 
     private func startOver(changing change: (inout PaginationState<Element>.Search) -> Void) {

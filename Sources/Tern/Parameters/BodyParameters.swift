@@ -15,9 +15,9 @@ import Foundation
 /// it (see ``BodyLengthMismatch``).
 public struct BodyParameters: RequestParameters {
     /// The body.
-    public var body: RequestBody
+    package var body: RequestBody
     /// The body's `Content-Type`.
-    public var contentType: String
+    package var contentType: String
     /// The request's own headers; they win over the encoder's and the configuration's.
     public var headers: HTTPHeaders
 

@@ -8,9 +8,9 @@ import Foundation
 /// ```
 public struct JSONParameters<Value: Encodable & Sendable>: RequestParameters {
     /// The value sent.
-    public var value: Value
+    package var value: Value
     /// The encoder that writes it.
-    public var encoder: JSONEncoder
+    package var encoder: JSONEncoder
     /// The request's own headers; they win over the encoder's and the configuration's.
     public var headers: HTTPHeaders
 

@@ -22,7 +22,7 @@ import Foundation
 /// - Field names and file names are escaped as HTML does: `"` as `%22`, CR as `%0D`, LF as `%0A`.
 public struct MultipartParameters: RequestParameters {
     /// The parts, in order.
-    public var parts: [Part]
+    package var parts: [Part]
     /// The request's own headers; they win over the encoder's and the configuration's.
     public var headers: HTTPHeaders
 

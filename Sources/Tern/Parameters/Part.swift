@@ -9,7 +9,7 @@ import Foundation
 /// ```
 public struct Part: Sendable {
     /// Where the part's bytes come from.
-    public enum Content: Sendable, Equatable {
+    package enum Content: Sendable, Equatable {
         /// Bytes in memory.
         case data(Data)
         /// A file, read from disk while the body is written, never whole into memory.
@@ -17,15 +17,15 @@ public struct Part: Sendable {
     }
 
     /// The form field's name.
-    public var name: String
+    package var name: String
     /// The file name sent to the server, if any.
-    public var filename: String?
+    package var filename: String?
     /// The part's `Content-Type`, if any.
-    public var mimeType: MIMEType?
+    package var mimeType: MIMEType?
     /// The bytes.
-    public var content: Content
+    package var content: Content
     /// More headers for this part.
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
 
     /// A text field: no file name, no content type.
     public init(name: String, value: String, headers: HTTPHeaders = [:]) {
@@ -46,7 +46,7 @@ public struct Part: Sendable {
     }
 
     /// A part with every detail given.
-    public init(name: String, content: Content, filename: String?, mimeType: MIMEType?, headers: HTTPHeaders = [:]) {
+    package init(name: String, content: Content, filename: String?, mimeType: MIMEType?, headers: HTTPHeaders = [:]) {
         self.name = name
         self.content = content
         self.filename = filename

@@ -5,8 +5,8 @@ import Foundation
 /// The convention, as in Alamofire's `URLEncodedFormEncoder`:
 /// - keys come out sorted, nested keys too, so the same parameters always give the same string;
 /// - nested dictionaries use brackets: `filter[color]=red`;
-/// - arrays follow ``arrays``: `tags[]=a&tags[]=b` by default;
-/// - booleans follow ``bools``: `1` and `0` by default;
+/// - arrays follow `arrays`: `tags[]=a&tags[]=b` by default;
+/// - booleans follow `bools`: `1` and `0` by default;
 /// - `nil` values are left out;
 /// - keys and values are percent-encoded by RFC 3986: all but `A–Z a–z 0–9 - . _ ~`, so a
 ///   value such as `a b&c=d+e/é` arrives intact (`a%20b%26c%3Dd%2Be%2F%C3%A9`).
@@ -30,9 +30,9 @@ public struct QueryEncoding: Sendable, Equatable {
     }
 
     /// How array elements are keyed.
-    public var arrays: ArrayEncoding
+    package var arrays: ArrayEncoding
     /// How booleans are written.
-    public var bools: BoolEncoding
+    package var bools: BoolEncoding
 
     /// Creates an encoding; the defaults are brackets and numeric booleans.
     public init(arrays: ArrayEncoding = .brackets, bools: BoolEncoding = .numeric) {

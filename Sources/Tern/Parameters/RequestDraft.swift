@@ -14,7 +14,7 @@ public struct RequestDraft: Sendable {
     let endedCheck: @Sendable () -> Bool
 
     /// Creates a draft.
-    public init(method: HTTPMethod, url: URL, headers: HTTPHeaders = [:], body: RequestBody = .none) {
+    package init(method: HTTPMethod, url: URL, headers: HTTPHeaders = [:], body: RequestBody = .none) {
         self.init(method: method, url: url, headers: headers, body: body, endedCheck: { false })
     }
 

@@ -26,7 +26,7 @@ public typealias FormParameters = URLEncodedParameters<FormBodyDestination>
 public struct URLEncodedParameters<Destination: URLEncodedDestination>: RequestParameters {
     let source: QueryParameterSource
     /// How values are written.
-    public var encoding: QueryEncoding
+    package var encoding: QueryEncoding
     /// The request's own headers; they win over the encoder's and the configuration's.
     public var headers: HTTPHeaders
 

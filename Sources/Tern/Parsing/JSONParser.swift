@@ -41,11 +41,11 @@ import FoundationNetworking
 /// many threads at once.
 open class JSONParser: ResponseParser, @unchecked Sendable {
     /// The decoder used for every value.
-    public let decoder: JSONDecoder
+    package let decoder: JSONDecoder
     /// The path of keys, such as `["data", "items"]`, under which values sit; empty for the top level.
-    public let keyPath: [String]
+    package let keyPath: [String]
     /// The type error bodies decode as, if any.
-    public let errorType: (any (Decodable & Error & Sendable).Type)?
+    package let errorType: (any (Decodable & Error & Sendable).Type)?
 
     /// Creates a JSON parser.
     ///
@@ -88,7 +88,7 @@ open class JSONParser: ResponseParser, @unchecked Sendable {
         }
     }
 
-    /// Decodes `type` from `data` with ``decoder``, as `decoder.decode(_:from:)` does; faster
+    /// Decodes `type` from `data` with `decoder`, as `decoder.decode(_:from:)` does; faster
     /// on Linux (see above). For overrides of ``getInstance(from:response:)``.
     public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         try decoder.decodeFaster(type, from: data)

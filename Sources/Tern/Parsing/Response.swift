@@ -14,7 +14,7 @@ public struct Response: Sendable {
     /// The request as it was sent, headers included.
     public let request: URLRequest
     /// The status and headers, as they arrived.
-    public let head: ResponseHead
+    package let head: ResponseHead
     /// The body, whole.
     public let body: Data
     /// When the request was handed to the transport, and how long until the response was complete.
@@ -36,7 +36,7 @@ public struct Response: Sendable {
     }
 
     /// Creates a response from Foundation's.
-    public init(request: URLRequest, httpResponse: HTTPURLResponse, body: Data, timing: Timing, metrics: RequestMetrics = RequestMetrics()) {
+    package init(request: URLRequest, httpResponse: HTTPURLResponse, body: Data, timing: Timing, metrics: RequestMetrics = RequestMetrics()) {
         self.init(request: request, head: ResponseHead(httpResponse), body: body, timing: timing, metrics: metrics)
     }
 
@@ -56,7 +56,7 @@ public struct Response: Sendable {
     public var headers: HTTPHeaders { head.headers }
 
     /// The request's method.
-    public var method: String? { request.httpMethod }
+    package var method: String? { request.httpMethod }
 
     /// When a request started and how long it took.
     public struct Timing: Sendable, Equatable {
@@ -66,7 +66,7 @@ public struct Response: Sendable {
         public let duration: TimeInterval
 
         /// Creates a timing.
-        public init(start: Date, duration: TimeInterval) {
+        package init(start: Date, duration: TimeInterval) {
             self.start = start
             self.duration = duration
         }

@@ -1,7 +1,7 @@
 /// Turns response bodies into values, and error responses into errors.
 ///
-/// An API has one (``AbstractAPI/responseParser``); a request can use another through
-/// ``RequestOptions/parser``. ``JSONParser`` is the usual one.
+/// An API has one (its `responseParser`); a request can use another through
+/// `RequestOptions(parser:)`. ``JSONParser`` is the usual one.
 public protocol ResponseParser: Sendable {
     /// The `Accept` header requests send when nothing else sets one, or `nil` for none.
     var acceptHeader: String? { get }

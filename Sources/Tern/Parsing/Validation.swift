@@ -1,7 +1,7 @@
 /// Which responses count as success; the others fail with ``APIError/unacceptableStatus(_:)``.
 ///
 /// Set one for a whole API in ``APIConfiguration/validation`` or for one request in
-/// ``RequestOptions/validation``:
+/// `RequestOptions(validation:)`:
 ///
 /// ```swift
 /// RequestOptions(validation: .statusCodes(200..<400))
@@ -40,7 +40,7 @@ public struct Validation: Sendable {
     public static let acceptAll = Validation { _ in true }
 
     /// Whether `response` is acceptable.
-    public func accepts(_ response: Response) -> Bool {
+    package func accepts(_ response: Response) -> Bool {
         accepts(response)
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A redirect about to be followed, as ``RedirectPolicy/decide`` sees it.
+/// A redirect about to be followed, as a ``RedirectPolicy``'s `decide` closure sees it.
 public struct Redirect: Sendable {
     /// Whether to follow a redirect.
     public enum Decision: Sendable {

@@ -12,10 +12,10 @@ import FoundationNetworking
 /// continues as a GET without a body; 307 and 308 keep the method and the body.
 ///
 /// Credentials stay at their origin (scheme, host and port): once a redirect leaves it,
-/// `Authorization`, `Proxy-Authorization`, `Cookie` and the ``sensitiveHeaders`` are dropped
+/// `Authorization`, `Proxy-Authorization`, `Cookie` and the `sensitiveHeaders` are dropped
 /// and stay dropped for the rest of the chain, even if it comes back, and the delegate neither
 /// signs nor refreshes for it. A redirect from https to http fails unless
-/// ``allowsInsecureRedirects`` says otherwise.
+/// `allowsInsecureRedirects` says otherwise.
 ///
 /// ```swift
 /// APIConfiguration(redirectPolicy: RedirectPolicy(maximumRedirects: 3, sensitiveHeaders: ["X-Api-Key"]))
@@ -24,14 +24,14 @@ import FoundationNetworking
 /// ```
 public struct RedirectPolicy: Sendable {
     /// The most redirects one request follows; the next one fails.
-    public var maximumRedirects: Int
+    package var maximumRedirects: Int
     /// Whether a redirect from https to http is followed; by default it fails.
-    public var allowsInsecureRedirects: Bool
+    package var allowsInsecureRedirects: Bool
     /// Headers dropped on leaving the origin, besides `Authorization`, `Proxy-Authorization` and
     /// `Cookie`; names match whatever their case.
-    public var sensitiveHeaders: Set<String>
+    package var sensitiveHeaders: Set<String>
     /// Decides each redirect the rules above allow: follow it, or take the 3xx as the response.
-    public var decide: (@Sendable (Redirect) -> Redirect.Decision)?
+    package var decide: (@Sendable (Redirect) -> Redirect.Decision)?
     /// Whether redirects are followed at all: only ``never`` says no.
     var follows = true
 

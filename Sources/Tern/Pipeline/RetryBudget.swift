@@ -2,15 +2,15 @@ import Foundation
 
 /// How much extra load retries may add to an API, so that a server that is down is not stormed.
 ///
-/// Within each ``window``, retries may number at most ``minimumRetries`` plus ``ratio`` times the
+/// Within each `window`, retries may number at most `minimumRetries` plus `ratio` times the
 /// requests sent: with the defaults, 10 retries plus 20% of the requests.
 public struct RetryBudget: Sendable, Equatable {
     /// The share of requests that may be retried.
-    public var ratio: Double
+    package var ratio: Double
     /// Retries always allowed per window, so that a quiet API can still retry.
-    public var minimumRetries: Int
+    package var minimumRetries: Int
     /// Seconds.
-    public var window: TimeInterval
+    package var window: TimeInterval
 
     /// Creates a budget.
     public init(ratio: Double = 0.2, minimumRetries: Int = 10, window: TimeInterval = 10) {

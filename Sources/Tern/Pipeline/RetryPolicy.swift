@@ -6,7 +6,7 @@ import Foundation
 /// TRACE); only for 408, 429, 500, 502, 503, 504 and for transient `URLError`s (timed out,
 /// connection lost, an empty reply, cannot connect, DNS failure, not connected); exponential
 /// backoff from 0.5 s (0.5 s, then 1 s) with full jitter; a `Retry-After` header wins, capped
-/// at ``maxDelay``.
+/// at `maxDelay`.
 ///
 /// ```swift
 /// APIConfiguration(retryPolicy: RetryPolicy(maxRetries: 4, baseDelay: 0.2))
@@ -14,19 +14,19 @@ import Foundation
 /// ```
 public struct RetryPolicy: Sendable {
     /// How many times a request may be sent again after its first attempt.
-    public var maxRetries: Int
+    package var maxRetries: Int
     /// The backoff before the first retry; it doubles for each one after.
-    public var baseDelay: TimeInterval
+    package var baseDelay: TimeInterval
     /// The longest wait, for backoff and for `Retry-After` alike.
-    public var maxDelay: TimeInterval
+    package var maxDelay: TimeInterval
     /// The methods that may be retried.
-    public var methods: Set<HTTPMethod>
+    package var methods: Set<HTTPMethod>
     /// The statuses that may be retried.
-    public var statusCodes: Set<Int>
+    package var statusCodes: Set<Int>
     /// The transport errors that may be retried.
-    public var urlErrorCodes: Set<URLError.Code>
+    package var urlErrorCodes: Set<URLError.Code>
     /// Whether to wait a random time up to the backoff (full jitter) rather than the backoff itself.
-    public var jitter: Bool
+    package var jitter: Bool
 
     /// Creates a policy; every default is the one described above.
     public init(

@@ -34,7 +34,7 @@ public struct LoggerPlugin: Plugin {
     private let sink: @Sendable (String) -> Void
 
     /// Headers always redacted.
-    public static let alwaysRedacted: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    package static let alwaysRedacted: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
 
     /// Creates a logger.
     public init(

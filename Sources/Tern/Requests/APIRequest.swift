@@ -23,13 +23,13 @@
 /// ``Response``.
 public struct APIRequest<Value: Sendable>: Sendable {
     /// The HTTP method.
-    public var method: HTTPMethod
+    @usableFromInline package var method: HTTPMethod
     /// A path under the API's base URL (``APIConfiguration/baseURL``), or an absolute URL.
-    public var path: String
+    @usableFromInline package var path: String
     /// Query items, body and headers.
-    public var parameters: (any RequestParameters)?
+    @usableFromInline package var parameters: (any RequestParameters)?
     /// Settings that override the API's for this request.
-    public var options: RequestOptions
+    @usableFromInline package var options: RequestOptions
     /// How the value comes out of the response.
     @usableFromInline
     let decoding: ResponseDecoding<Value>

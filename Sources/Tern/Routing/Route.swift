@@ -16,9 +16,9 @@
 /// ``APIError/InvalidRequest/Reason/invalidURL(_:)`` instead of crashing here.
 public struct Route: Sendable, Equatable, CustomStringConvertible {
     /// The HTTP method.
-    public var method: HTTPMethod
+    @usableFromInline package var method: HTTPMethod
     /// The URL: absolute, or relative to the API's base URL.
-    public var url: String
+    @usableFromInline package var url: String
 
     /// Creates a route for any method, standard or not.
     public init(method: HTTPMethod, url: String) {

@@ -18,9 +18,9 @@ import Foundation
 /// plugins, validation, the parser.
 public struct SampleData: Sendable {
     /// The status code.
-    public var status: Int
+    package var status: Int
     /// The response headers.
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// Where the body comes from.
     var body: Body
 

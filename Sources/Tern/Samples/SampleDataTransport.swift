@@ -30,9 +30,9 @@ struct SampleDataTransport: WholeResponseTransport {
 /// arrives as the `underlying` error of ``APIError/transportFailed(_:)``.
 public struct MissingSampleData: Error, Sendable, CustomStringConvertible {
     /// The request's method.
-    public let method: String?
+    package let method: String?
     /// The request's URL.
-    public let url: URL
+    package let url: URL
 
     /// What went wrong, in words.
     public var description: String {

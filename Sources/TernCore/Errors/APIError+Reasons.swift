@@ -70,7 +70,7 @@ extension APIError {
         /// The parameter (or parameter type) that failed, such as `tags[2]` or `JSONParameters<Product>`.
         public let parameter: String
         /// The encoder's own error.
-        public let underlying: any Error
+        package let underlying: any Error
 
         /// Creates the failure.
         package init(parameter: String, underlying: any Error) {
@@ -87,13 +87,13 @@ extension APIError {
     /// Why the request got no response, or only part of one.
     public struct TransportFailure: Sendable, CustomStringConvertible {
         /// The transport's error; a `URLError` for the default transport.
-        public let underlying: any Error
+        package let underlying: any Error
         /// The request's method.
         package let method: String?
         /// The request's URL.
         package let url: URL?
         /// The status, when the response had begun: the body did not finish.
-        public let statusCode: Int?
+        package let statusCode: Int?
         /// How many bytes of the body had arrived, when the response had begun.
         public let receivedBytes: Int?
 
@@ -107,7 +107,7 @@ extension APIError {
         }
 
         /// The `URLError`, when the transport reported one.
-        public var urlError: URLError? { underlying as? URLError }
+        package var urlError: URLError? { underlying as? URLError }
 
         /// What went wrong, in words.
         public var description: String {
@@ -119,7 +119,7 @@ extension APIError {
     }
 
     /// A response body larger than the request allows (``APIConfiguration/maximumResponseSize``,
-    /// ``RequestOptions/maximumResponseSize``), measured after decompression.
+    /// `RequestOptions(maximumResponseSize:)`), measured after decompression.
     public struct ResponseTooLarge: Sendable, CustomStringConvertible {
         /// The limit, in bytes.
         public let limit: Int
@@ -132,7 +132,7 @@ extension APIError {
         /// The URL that answered.
         package let url: URL?
         /// The status, when known.
-        public let statusCode: Int?
+        package let statusCode: Int?
         /// For a streamed body, which of its limits was passed and what raises it: not the
         /// response size, which a stream does not have.
         package let streamLimit: StreamLimit?
@@ -178,10 +178,11 @@ extension APIError {
     public struct RedirectFailure: Sendable, CustomStringConvertible {
         /// Why it was not followed.
         public enum Reason: Sendable, Equatable {
-            /// The request had already followed as many redirects as its
-            /// ``RedirectPolicy/maximumRedirects``.
+            /// The request had already followed as many redirects as its ``RedirectPolicy``
+            /// allows (`maximumRedirects`).
             case tooManyRedirects(limit: Int)
-            /// It led from https to http, which ``RedirectPolicy/allowsInsecureRedirects`` did not allow.
+            /// It led from https to http, which its ``RedirectPolicy`` did not allow
+            /// (`allowsInsecureRedirects`).
             case insecureRedirect
             /// Its `Location` is no http or https URL.
             case invalidLocation
@@ -194,7 +195,7 @@ extension APIError {
         /// The URL that answered with the redirect.
         package let url: URL?
         /// The redirect's status.
-        public let statusCode: Int
+        package let statusCode: Int
         /// The `Location` header as the server sent it.
         public let location: String
 
@@ -288,7 +289,7 @@ extension APIError {
         /// Where the file was to go.
         public let destination: URL
         /// The file system's error, if there was one.
-        public let underlying: (any Error)?
+        package let underlying: (any Error)?
 
         /// Creates the failure.
         package init(reason: Reason, destination: URL, underlying: (any Error)? = nil) {
@@ -369,26 +370,15 @@ extension APIError {
             self.serverError = serverError
         }
 
-        /// The server's error body as `type`, if the response parser decoded it as that type.
-        public func serverError<ServerError: Error>(as type: ServerError.Type) -> ServerError? {
-            serverError as? ServerError
-        }
-
         /// The server's error body as `type`: as the response parser decoded it, else decoded
-        /// now from ``body`` with a `JSONDecoder`; `nil` when the body is not JSON of that type
-        /// (a proxy's HTML page, say).
+        /// now from ``body`` with `decoder` (one that converts from snake case, say); `nil` when
+        /// the body is not JSON of that type (a proxy's HTML page, say).
         ///
         /// ```swift
         /// struct ShopError: Error, Decodable { let code: Int; let message: String }
         /// print(failure.serverError(as: ShopError.self)?.message ?? "\(failure)")
         /// ```
-        public func serverError<ServerError: Error & Decodable>(as type: ServerError.Type) -> ServerError? {
-            serverError(as: type, decoder: JSONDecoder())
-        }
-
-        /// The server's error body as `type`: as the response parser decoded it, else decoded
-        /// now from ``body`` with `decoder` (one that converts from snake case, say).
-        public func serverError<ServerError: Error & Decodable>(as type: ServerError.Type, decoder: JSONDecoder) -> ServerError? {
+        public func serverError<ServerError: Error & Decodable>(as type: ServerError.Type, decoder: JSONDecoder = JSONDecoder()) -> ServerError? {
             serverError as? ServerError ?? (try? decoder.decode(ServerError.self, from: body))
         }
 
@@ -410,11 +400,11 @@ extension APIError {
         /// The URL that answered.
         package let url: URL?
         /// The status code.
-        public let statusCode: Int
+        package let statusCode: Int
         /// Where in the body decoding failed, as `items[2].price`; empty at the top level.
         public let codingPath: String
         /// The decoder's own error.
-        public let underlying: any Error
+        package let underlying: any Error
         /// The first bytes of the body (512 at most, `APIError.snippetLength`).
         public let bodySnippet: Data
 
@@ -480,7 +470,7 @@ extension APIError {
 
     /// How a promise failed when the failure came from the promise machinery, not from the work.
     public enum PromiseFailure: Sendable, CustomStringConvertible {
-        /// The predicate given to ``Promise/validate(in:_:)`` returned `false`.
+        /// A promise's value failed a validation step's predicate.
         case validationFailed
         /// A `then` step returned the very promise it was meant to settle, which never could.
         case resolvedWithItself

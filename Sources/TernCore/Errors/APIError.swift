@@ -7,7 +7,8 @@ import FoundationNetworking
 ///
 /// Each case carries what a developer needs to act: the status, the server's own error body,
 /// the coding path, a snippet of the body; ``method`` and ``url`` name the request, whatever
-/// the case. `description` says it all in one readable paragraph.
+/// the case, and ``statusCode`` and ``underlyingError`` say what answered, or what failed
+/// beneath. `description` says it all in one readable paragraph.
 ///
 /// ```swift
 /// api.products(page: 1).onError { error in
@@ -81,6 +82,36 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     /// The URL of the request that failed (the last one, after redirects); `nil` when the error
     /// concerns no one request or its reason does not record it.
     public var url: URL? { request.url }
+
+    /// The status of the response the request got, when it got one: the status refused, the
+    /// redirect's, or that of a response whose body did not parse, was too large or did not
+    /// finish arriving; the status refused again after a refresh.
+    public var statusCode: Int? {
+        switch self {
+        case .transportFailed(let failure): failure.statusCode
+        case .responseTooLarge(let failure): failure.statusCode
+        case .redirectFailed(let failure): failure.statusCode
+        case .unacceptableStatus(let failure): failure.statusCode
+        case .parsingFailed(let failure): failure.statusCode
+        case .authentication(.stillUnauthorized(let statusCode)): statusCode
+        case .invalidRequest, .encodingFailed, .timeout, .cancelled, .fileFailed, .pinningFailed, .authentication, .promise: nil
+        }
+    }
+
+    /// The error another layer reported, when this one wraps it: the encoder's, the
+    /// transport's (a `URLError` from URLSession), the file system's, the decoder's, or the
+    /// delegate's failed refresh.
+    public var underlyingError: (any Error)? {
+        switch self {
+        case .encodingFailed(let failure): failure.underlying
+        case .transportFailed(let failure): failure.underlying
+        case .fileFailed(let failure): failure.underlying
+        case .parsingFailed(let failure): failure.underlying
+        case .authentication(.refreshFailed(let error)): error
+        case .invalidRequest, .timeout, .cancelled, .responseTooLarge, .redirectFailed, .pinningFailed, .unacceptableStatus,
+             .authentication, .promise: nil
+        }
+    }
 
     /// The failed request's method and URL, as its reason records them.
     private var request: (method: String?, url: URL?) {

@@ -7,10 +7,10 @@
 /// ```
 public struct SizeLimit: Sendable, Hashable, ExpressibleByIntegerLiteral, CustomStringConvertible {
     /// The most bytes allowed, or `nil` for no limit.
-    public let bytes: Int?
+    package let bytes: Int?
 
     /// A limit of `bytes` (negative counts as 0), or none for `nil`.
-    public init(bytes: Int?) {
+    package init(bytes: Int?) {
         self.bytes = bytes.map { max(0, $0) }
     }
 

@@ -17,7 +17,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         public var value: String
 
         /// Creates a field.
-        public init(name: String, value: String) {
+        package init(name: String, value: String) {
             self.name = name
             self.value = value
         }
@@ -26,10 +26,10 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     private var fields: [Field] = []
 
     /// Creates empty headers.
-    public init() {}
+    package init() {}
 
     /// Creates headers from fields; a later field replaces an earlier one of the same name.
-    public init(_ fields: [(String, String)]) {
+    package init(_ fields: [(String, String)]) {
         self.init(fields, count: fields.count) { earlier, later in earlier = later }
     }
 
@@ -100,7 +100,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// Whether a field called `name` is present, whatever its case.
-    public func contains(_ name: String) -> Bool {
+    package func contains(_ name: String) -> Bool {
         self[name] != nil
     }
 
@@ -117,7 +117,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// The number of fields.
-    public var count: Int { fields.count }
+    package var count: Int { fields.count }
 
     /// Whether there are no fields.
     public var isEmpty: Bool { fields.isEmpty }
@@ -128,7 +128,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// The fields as a dictionary, as `URLRequest` and `HTTPURLResponse` use them.
-    public var dictionary: [String: String] {
+    package var dictionary: [String: String] {
         var dictionary = [String: String](minimumCapacity: fields.count)
         for field in fields { dictionary[field.name] = field.value }
         return dictionary
@@ -167,7 +167,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
 extension HTTPHeaders {
     /// Creates headers from a dictionary, in name order so that the result is stable.
-    public init(_ dictionary: [String: String]) {
+    package init(_ dictionary: [String: String]) {
         self.init(dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
     }
 }

@@ -33,5 +33,5 @@ public struct HTTPMethod: WireName {
     public static let idempotent: Set<HTTPMethod> = [.get, .head, .put, .delete, .options, .trace]
 
     /// Whether repeating the request has the same effect as sending it once.
-    public var isIdempotent: Bool { Self.idempotent.contains(self) }
+    package var isIdempotent: Bool { Self.idempotent.contains(self) }
 }

@@ -14,15 +14,15 @@ public struct MIMEType: WireName {
     /// `application/json`
     public static let json: MIMEType = "application/json"
     /// `application/pdf`
-    public static let pdf: MIMEType = "application/pdf"
+    package static let pdf: MIMEType = "application/pdf"
     /// `application/zip`
-    public static let zip: MIMEType = "application/zip"
+    package static let zip: MIMEType = "application/zip"
     /// `application/xml`
-    public static let xml: MIMEType = "application/xml"
+    package static let xml: MIMEType = "application/xml"
     /// `text/plain; charset=utf-8`
     public static let text: MIMEType = "text/plain; charset=utf-8"
     /// `text/html; charset=utf-8`
-    public static let html: MIMEType = "text/html; charset=utf-8"
+    package static let html: MIMEType = "text/html; charset=utf-8"
     /// `image/png`
     public static let png: MIMEType = "image/png"
     /// `image/jpeg`
@@ -38,7 +38,7 @@ public struct MIMEType: WireName {
     ]
 
     /// The media type usual for a file extension (`"png"`, `"JPG"`), or ``octetStream``.
-    public init(fileExtension: String) {
+    package init(fileExtension: String) {
         self = Self.byExtension[fileExtension.lowercased()] ?? .octetStream
     }
 }

@@ -82,7 +82,7 @@ extension Promise {
     /// Fails with ``APIError/PromiseFailure/validationFailed`` when `predicate` returns `false`, or with
     /// the error it throws.
     @inlinable
-    public func validate(
+    package func validate(
         in queue: DispatchQueue? = nil,
         _ predicate: @escaping @Sendable (Value) throws -> Bool
     ) -> Promise<Value> {

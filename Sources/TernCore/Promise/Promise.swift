@@ -5,7 +5,7 @@ import Dispatch
 /// A promise settles exactly once. Callbacks registered with ``onSuccess(in:_:)``,
 /// ``onError(in:_:)``, ``finally(in:_:)`` and the transforming steps (``then(in:_:)``,
 /// ``map(in:_:)``, `recover(in:_:)`) run on the queue given to them, or else on the promise's
-/// ``queue``; never synchronously inside the call that registers them, and never while a lock
+/// `queue`; never synchronously inside the call that registers them, and never while a lock
 /// is held.
 ///
 /// ```swift
@@ -25,7 +25,7 @@ public final class Promise<Value: Sendable>: Sendable {
     /// The queue on which callbacks run when they are registered without one.
     ///
     /// Promises derived from this one inherit it; ``AbstractAPI`` sets it to its `responseQueue`.
-    public let queue: DispatchQueue
+    @usableFromInline package let queue: DispatchQueue
 
     @usableFromInline
     let state: Locked<PromiseState<Value>>
@@ -99,7 +99,7 @@ public final class Promise<Value: Sendable>: Sendable {
 
     /// Whether the promise has not settled yet.
     @inlinable
-    public var isPending: Bool { state.withLock { $0.isPending } }
+    package var isPending: Bool { state.withLock { $0.isPending } }
 
     /// The result if the promise has settled, `nil` while it is pending.
     @inlinable

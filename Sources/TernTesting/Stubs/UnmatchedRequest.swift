@@ -7,9 +7,9 @@ import Tern
 /// The request fails with `APIError.transportFailed` carrying it as `underlying`.
 public struct UnmatchedRequest: Error, Sendable, CustomStringConvertible {
     /// The request as the transport received it.
-    public let request: RecordedRequest
+    package let request: RecordedRequest
     /// Each stub, and why it did not match, in the order they were tried: the last added first.
-    public let mismatches: [(stub: String, reason: String)]
+    package let mismatches: [(stub: String, reason: String)]
 
     /// What went wrong, in words.
     public var description: String {

@@ -80,7 +80,7 @@ final class CurlLibrary: @unchecked Sendable {
 /// Why libcurl could not be used: it is missing, or lacks an entry point Tern needs.
 public struct CurlUnavailable: Error, Sendable, CustomStringConvertible {
     /// What failed, as the dynamic loader said it.
-    public let reason: String
+    package let reason: String
 
     /// What went wrong, in words.
     public var description: String { "libcurl is not available: \(reason)" }

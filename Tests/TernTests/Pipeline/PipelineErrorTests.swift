@@ -102,6 +102,27 @@ import TernTesting
         #expect(promise?.method == nil && promise?.url == nil)
     }
 
+    @Test func theErrorSaysWhatAnsweredAndWhatFailedBeneathWhateverItsCase() async throws {
+        let api = try TestAPI()
+        let status = await apiError(of: api.request(route: api.post(endpoint: "/status/503")) as Promise<Void>)
+        #expect(status?.statusCode == 503)
+        #expect(status?.underlyingError == nil)
+
+        let parsing = await apiError(of: api.request(route: api.get(endpoint: "/malformed")) as Promise<Product>)
+        #expect(parsing?.statusCode == 200)
+        #expect(parsing?.underlyingError is DecodingError)
+
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        let refused = await apiError(of: api.request(route: .get(closed.baseURL + "/nothing")) as Promise<Void>)
+        #expect(refused?.caseName == "transportFailed")
+        #expect(refused?.statusCode == nil)
+        #expect((refused?.underlyingError as? URLError)?.code == .cannotConnectToHost)
+
+        let promise = await apiError(of: Promise<Int>.any([], in: .global()))
+        #expect(promise?.statusCode == nil && promise?.underlyingError == nil)
+    }
+
     @Test func withoutAnErrorTypeTheServerErrorIsNil() async throws {
         let api = try TestAPI(parser: JSONParser())
         let error = await apiError(of: api.request(route: api.get(endpoint: "/status/404")) as Promise<Data>)
