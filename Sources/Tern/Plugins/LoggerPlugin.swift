@@ -53,7 +53,7 @@ public struct LoggerPlugin: Plugin {
         self.sink = sink
     }
 
-    /// Prints what the event says, as much as ``level`` asks for.
+    /// Prints what the event says, as much as its level asks for.
     public func observe(_ event: PluginEvent, api: APIContext) {
         switch event {
         case .willSend(let request): willSend(request)
