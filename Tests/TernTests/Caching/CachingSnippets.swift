@@ -39,7 +39,7 @@ enum CachingSnippets {
     }
 
     static func readme() -> APIConfiguration {
-        let cached = APIConfiguration(baseURL: "https://shop.example/api/v2", cache: HTTPCache(maximumBytes: 20 << 20))
+        let cached = APIConfiguration(baseURL: "https://shop.example/api/v2", cache: HTTPCache())   // 20 MiB in memory
         return cached
     }
 }
