@@ -16,9 +16,9 @@ extension ResponseStream {
     }
 
     /// The body as events with the default limits, whose error for an event or a line too
-    /// long says `remedy`.
-    func events(limitsNamed remedy: String) -> ServerSentEvents {
-        ServerSentEvents(stream: self, maximumLineLength: 1 << 20, maximumEventLength: 16 << 20, remedy: remedy)
+    /// long says `remedy`, their last event ID `lastEventID` until the body sets one.
+    func events(limitsNamed remedy: String, lastEventID: String) -> ServerSentEvents {
+        ServerSentEvents(stream: self, maximumLineLength: 1 << 20, maximumEventLength: 16 << 20, remedy: remedy, lastEventID: lastEventID)
     }
 
     /// The body as Server-Sent Events, no line longer than 1 MiB and no event's data longer than
@@ -36,10 +36,13 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     let maximumEventLength: Int
     /// What an error for a line or an event too long says raises the limit.
     let remedy: String
+    /// The last event ID before the body sets one.
+    var lastEventID = ""
 
     /// Makes the one iterator the stream gives.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(chunks: stream.makeAsyncIterator(), parser: ServerSentEventParser(maximumLineLength: maximumLineLength, maximumEventLength: maximumEventLength),
+        Iterator(chunks: stream.makeAsyncIterator(), parser: ServerSentEventParser(maximumLineLength: maximumLineLength, maximumEventLength: maximumEventLength,
+                                                                                  lastEventID: lastEventID),
                  stream: stream, remedy: remedy)
     }
 
