@@ -13,7 +13,9 @@ extension AbstractAPI {
     /// A `Last-Event-ID` in `parameters`' headers resumes from that ID: it is the first
     /// connection's, and the last event ID until the server sends another. Each attempt is one
     /// request: the retry policy does not apply, and the plugins (the API's and `options`') hear
-    /// each one, its request before it goes and its head (or its error) when it comes.
+    /// each one, its request before it goes and its head (or its error) when it comes. The
+    /// options' stream settings (``RequestOptions/streamIdleTimeout``, its buffer size and
+    /// longest duration) hold for each connection: one that ends by them is made again.
     /// It ends when the server answers 204, and fails with the request's error on a status
     /// validation refuses, on a cancel, or once `reconnection.maximumFailures` attempts have
     /// failed in a row; an answer whose `Content-Type` is not `text/event-stream` fails it with
@@ -28,14 +30,13 @@ extension AbstractAPI {
         route: Route,
         parameters: (any RequestParameters)? = nil,
         options: RequestOptions = RequestOptions(),
-        reconnection: EventReconnection = EventReconnection(),
-        idleTimeout: TimeInterval = 60
+        reconnection: EventReconnection = EventReconnection()
     ) -> EventSource {
-        EventSource(api: self, route: route, parameters: parameters, options: options, reconnection: reconnection, idleTimeout: idleTimeout)
+        EventSource(api: self, route: route, parameters: parameters, options: options, reconnection: reconnection)
     }
 }
 
-/// Server-Sent Events that reconnect: ``AbstractAPI/events(route:parameters:options:reconnection:idleTimeout:)``.
+/// Server-Sent Events that reconnect: ``AbstractAPI/events(route:parameters:options:reconnection:)``.
 public struct EventSource: AsyncSequence, Sendable {
     /// An event.
     public typealias Element = ServerSentEvent
@@ -45,7 +46,6 @@ public struct EventSource: AsyncSequence, Sendable {
     let parameters: (any RequestParameters)?
     let options: RequestOptions
     let reconnection: EventReconnection
-    let idleTimeout: TimeInterval
 
     /// Makes an iterator, which opens the first connection when first asked for an event.
     public func makeAsyncIterator() -> Iterator {
@@ -142,8 +142,7 @@ public struct EventSource: AsyncSequence, Sendable {
             // allows.
             var options = source.options
             options.retryPolicy = .never
-            let stream = source.api.stream(route: source.route, parameters: parameters, options: options, bufferSize: 1 << 20,
-                                           idleTimeout: source.idleTimeout, maximumDuration: .infinity, usesNewConnection: true)
+            let stream = source.api.stream(route: source.route, parameters: parameters, options: options, usesNewConnection: true)
             self.stream = stream
             events = stream.events(limitsNamed: Self.limits, lastEventID: lastEventID).makeAsyncIterator()
             let response = try await stream.response.value

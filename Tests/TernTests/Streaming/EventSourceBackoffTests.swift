@@ -18,7 +18,7 @@ import TernTesting
         let api = AbstractAPI(configuration: APIConfiguration(timeout: .infinity, retryPolicy: .never), transport: TestTransport.make(),
                               responseQueue: .global(), clock: clock)
         return api.events(route: .get(server.baseURL + "/changes"), parameters: parameters,
-                          reconnection: EventReconnection(delay: 1, maximumDelay: 8), idleTimeout: .infinity)
+                          options: RequestOptions(streamIdleTimeout: .infinity), reconnection: EventReconnection(delay: 1, maximumDelay: 8))
     }
 
     /// Waits until the source has asked the clock for its `count`th wait, and lets it pass.

@@ -81,7 +81,7 @@ import TernTesting
         #expect(clock.now == 5)
         #expect(try await late.next() == "first")
         #expect(try await late.next() == nil)
-        var silent = api.stream(route: api.get(endpoint: "/silent"), idleTimeout: 10).lines.makeAsyncIterator()
+        var silent = api.stream(route: api.get(endpoint: "/silent"), options: RequestOptions(streamIdleTimeout: 10)).lines.makeAsyncIterator()
         #expect(await clock.advanceToNextDelivery())
         #expect(clock.now == 35)
         await #expect(throws: APIError.self) { _ = try await silent.next() }
@@ -97,7 +97,7 @@ import TernTesting
         let api = try api(stubs, clock: clock)
         let lines = Recorder<String>()
         // Open first, here: the request does not wait for another task to start.
-        let stream = api.stream(route: api.get(endpoint: "/ticks"), idleTimeout: 2, maximumDuration: 3.5)
+        let stream = api.stream(route: api.get(endpoint: "/ticks"), options: RequestOptions(streamIdleTimeout: 2, streamMaximumDuration: 3.5))
         _ = try await stream.response.value
         let reading = Task.onTestThreads {
             for try await line in stream.lines { lines.append(line) }
@@ -123,7 +123,7 @@ import TernTesting
         let api = try api(stubs, clock: clock)
         let lines = Recorder<String>()
         let reading = Task.onTestThreads {
-            for try await line in api.stream(route: api.get(endpoint: "/tail"), idleTimeout: 10).lines { lines.append(line) }
+            for try await line in api.stream(route: api.get(endpoint: "/tail"), options: RequestOptions(streamIdleTimeout: 10)).lines { lines.append(line) }
         }
         #expect(await eventually { lines.items == ["first"] })
         clock.advance(by: 10)
