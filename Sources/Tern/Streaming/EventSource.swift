@@ -19,7 +19,8 @@ extension AbstractAPI {
     /// It ends when the server answers 204, and fails with the request's error on a status
     /// validation refuses, on a cancel, or once `reconnection.maximumFailures` attempts have
     /// failed in a row; an answer whose `Content-Type` is not `text/event-stream` fails it with
-    /// ``APIError/parsingFailed(_:)`` (its underlying error a ``NotAnEventStream``).
+    /// ``APIError/parsingFailed(_:)``, which says so, its underlying error a ``NotAnEventStream``
+    /// and its body snippet the answer's first bytes (the server's error, often).
     ///
     /// ```swift
     /// for try await change in client.events(route: .get("/changes")) {
@@ -147,11 +148,14 @@ public struct EventSource: AsyncSequence, Sendable {
             events = stream.events(limitsNamed: Self.limits, lastEventID: lastEventID).makeAsyncIterator()
             let response = try await stream.response.value
             guard response.statusCode == 204 || Self.isEventStream(response) else {
+                // The body's first bytes (the server's error, as JSON or a page) say why.
+                var body = Data()
+                while body.count < APIError.snippetLength, let chunk = try? await stream.buffer.next() { body += chunk }
                 stream.cancel()
                 throw APIError.parsingFailed(.init(
                     type: String(describing: ServerSentEvent.self), method: response.request.httpMethod, url: response.request.url,
                     statusCode: response.statusCode, codingPath: "", underlying: NotAnEventStream(contentType: response.head.headers["Content-Type"]),
-                    body: Data()
+                    body: body
                 ))
             }
         }

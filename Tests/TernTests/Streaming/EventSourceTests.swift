@@ -178,6 +178,9 @@ import FoundationNetworking
             guard case .parsingFailed(let failure) = error else { Issue.record("expected parsingFailed, got \(error)"); return }
             #expect((failure.underlying as? NotAnEventStream)?.contentType == "application/json")
             #expect(failure.statusCode == 200)
+            // What the server said: it was dropped.
+            #expect(String(decoding: failure.bodySnippet, as: UTF8.self) == #"{"error": "no such feed"}"#)
+            #expect("\(error)".contains(#"the answer is "application/json", not text/event-stream; body: {"error": "no such feed"}"#))
         }
         #expect(connections.withLock { $0 } == 1)
     }
