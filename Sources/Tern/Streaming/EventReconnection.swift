@@ -1,6 +1,6 @@
 import Foundation
 
-/// How an ``EventSource`` reconnects after its connection ends: the wait before the first
+/// How an event source (``AbstractAPI/events(route:parameters:options:reconnection:)``) reconnects after its connection ends: the wait before the first
 /// attempt (until the server's `retry` field sets another), and how the wait grows while
 /// attempts fail.
 ///

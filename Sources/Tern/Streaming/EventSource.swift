@@ -32,15 +32,15 @@ extension AbstractAPI {
         parameters: (any RequestParameters)? = nil,
         options: RequestOptions = RequestOptions(),
         reconnection: EventReconnection = EventReconnection()
-    ) -> EventSource {
-        EventSource(api: self, route: route, parameters: parameters, options: options, reconnection: reconnection)
+    ) -> ResponseSequence<ServerSentEvent> {
+        ResponseSequence(EventSource(api: self, route: route, parameters: parameters, options: options, reconnection: reconnection))
     }
 }
 
-/// Server-Sent Events that reconnect: ``AbstractAPI/events(route:parameters:options:reconnection:)``.
-public struct EventSource: AsyncSequence, Sendable {
+/// Server-Sent Events that reconnect: what ``AbstractAPI/events(route:parameters:options:reconnection:)`` reads.
+struct EventSource: AsyncSequence, Sendable {
     /// An event.
-    public typealias Element = ServerSentEvent
+    typealias Element = ServerSentEvent
 
     let api: AbstractAPI
     let route: Route
@@ -49,12 +49,12 @@ public struct EventSource: AsyncSequence, Sendable {
     let reconnection: EventReconnection
 
     /// Makes an iterator, which opens the first connection when first asked for an event.
-    public func makeAsyncIterator() -> Iterator {
+    func makeAsyncIterator() -> Iterator {
         Iterator(source: self)
     }
 
     /// Yields the events of one connection after another.
-    public struct Iterator: AsyncIteratorProtocol {
+    struct Iterator: AsyncIteratorProtocol {
         let source: EventSource
         private var events: ServerSentEvents.Iterator?
         private var stream: ResponseStream?
@@ -78,7 +78,7 @@ public struct EventSource: AsyncSequence, Sendable {
         }
 
         /// The next event; `nil` once the server has answered 204.
-        public mutating func next() async throws -> ServerSentEvent? {
+        mutating func next() async throws -> ServerSentEvent? {
             while !isFinished {
                 do {
                     if events == nil { try await connect() }

@@ -14,7 +14,7 @@ import TernTesting
 
     /// An API on `clock` whose only timers are the source's waits: no request timeout, and
     /// the source's idle timeout is infinite.
-    static func source(_ server: RawServer, clock: TestClock, parameters: (any RequestParameters)? = nil) -> EventSource {
+    static func source(_ server: RawServer, clock: TestClock, parameters: (any RequestParameters)? = nil) -> ResponseSequence<ServerSentEvent> {
         let api = AbstractAPI(configuration: APIConfiguration(timeout: .infinity, retryPolicy: .never), transport: TestTransport.make(),
                               responseQueue: .global(), clock: clock)
         return api.events(route: .get(server.baseURL + "/changes"), parameters: parameters,
