@@ -7,12 +7,13 @@ extension AbstractAPI {
     /// Everything a request goes through happens before the first byte: the delegate signs it,
     /// a 401 refreshes the credentials, redirects are followed, plugins hear of it, and a status
     /// validation refuses fails the stream with ``APIError/unacceptableStatus(_:)`` and the body.
-    /// The request's timeout runs until the response's head; once plugins have heard of it,
-    /// `idleTimeout` ends the stream when for that long no byte comes and the reader takes none,
-    /// and `maximumDuration` once it has run that long, whatever comes (by default it may run for
-    /// ever). A reader slower than the server holds it back: past `bufferSize` bytes waiting, the
-    /// transfer pauses until the reader has taken half of them (URLSession on Linux cannot pause,
-    /// and keeps reading); chunks are let go as the reader takes them. The request asks for
+    /// The request's timeout runs until the response's head; once plugins have heard of it, the
+    /// options' ``RequestOptions/streamIdleTimeout`` ends the stream when for that long no byte
+    /// comes and the reader takes none, and ``RequestOptions/streamMaximumDuration`` once it has
+    /// run that long, whatever comes (by default it may run for ever). A reader slower than the
+    /// server holds it back: past ``RequestOptions/streamBufferSize`` bytes waiting, the transfer
+    /// pauses until the reader has taken half of them (URLSession on Linux cannot pause, and
+    /// keeps reading); chunks are let go as the reader takes them. The request asks for
     /// `Accept: */*`, not the parser's type, unless its headers say otherwise.
     /// Leaving the loop, or cancelling its task, stops the transfer.
     ///
@@ -24,21 +25,15 @@ extension AbstractAPI {
     public func stream(
         route: Route,
         parameters: (any RequestParameters)? = nil,
-        options: RequestOptions = RequestOptions(),
-        bufferSize: Int = 1 << 20,
-        idleTimeout: TimeInterval = 60,
-        maximumDuration: TimeInterval = .infinity
+        options: RequestOptions = RequestOptions()
     ) -> ResponseStream {
-        stream(route: route, parameters: parameters, options: options, bufferSize: bufferSize, idleTimeout: idleTimeout,
-               maximumDuration: maximumDuration, usesNewConnection: false)
+        stream(route: route, parameters: parameters, options: options, usesNewConnection: false)
     }
 
     /// A stream, on a new connection for each attempt if `usesNewConnection` (an event source's).
-    func stream(
-        route: Route, parameters: (any RequestParameters)?, options: RequestOptions, bufferSize: Int, idleTimeout: TimeInterval,
-        maximumDuration: TimeInterval, usesNewConnection: Bool
-    ) -> ResponseStream {
-        let buffer = StreamBuffer(capacity: bufferSize, idleTimeout: idleTimeout, maximumDuration: maximumDuration, clock: clock,
+    func stream(route: Route, parameters: (any RequestParameters)?, options: RequestOptions, usesNewConnection: Bool) -> ResponseStream {
+        let buffer = StreamBuffer(capacity: options.streamBufferSize, idleTimeout: options.streamIdleTimeout,
+                                  maximumDuration: options.streamMaximumDuration, clock: clock,
                                   method: route.method.rawValue, url: URL(string: route.url), usesNewConnection: usesNewConnection)
         let head: Promise<Response> = perform(route: route, parameters: parameters, options: options, sink: .stream(buffer), decoding: .response)
         return ResponseStream(response: head, buffer: buffer, parser: options.parser ?? responseParser)

@@ -37,6 +37,15 @@ public struct RequestOptions: Sendable {
     /// What this request asks of the API's ``HTTPCache`` (and any cache on the way), sent as its
     /// `Cache-Control`; none by default.
     public var cacheDirectives: CacheDirectives?
+    /// For a stream (each connection of an event source too): the bytes that may wait for its
+    /// reader before the transfer pauses until the reader has taken half of them; 1 MiB by default.
+    public var streamBufferSize: Int
+    /// For a stream (each connection of an event source too): how long no byte may come, and
+    /// the reader take none, before it ends with ``APIError/timeout(_:)``; 60 s by default.
+    public var streamIdleTimeout: TimeInterval
+    /// For a stream (each connection of an event source too): the longest it runs after its
+    /// head, whatever comes, before it ends with ``APIError/timeout(_:)``; no limit by default.
+    public var streamMaximumDuration: TimeInterval
 
     /// Creates options; what is left `nil` comes from the API.
     public init(
@@ -51,7 +60,10 @@ public struct RequestOptions: Sendable {
         authenticates: Bool = true,
         plugins: [any Plugin] = [],
         sampleData: SampleData? = nil,
-        cacheDirectives: CacheDirectives? = nil
+        cacheDirectives: CacheDirectives? = nil,
+        streamBufferSize: Int = 1 << 20,
+        streamIdleTimeout: TimeInterval = 60,
+        streamMaximumDuration: TimeInterval = .infinity
     ) {
         self.timeout = timeout
         self.cachePolicy = cachePolicy
@@ -65,5 +77,8 @@ public struct RequestOptions: Sendable {
         self.plugins = plugins
         self.sampleData = sampleData
         self.cacheDirectives = cacheDirectives
+        self.streamBufferSize = streamBufferSize
+        self.streamIdleTimeout = streamIdleTimeout
+        self.streamMaximumDuration = streamMaximumDuration
     }
 }

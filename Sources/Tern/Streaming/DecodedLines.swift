@@ -5,34 +5,35 @@ extension ResponseStream {
     /// that is not blank, decoded by the request's parser as it arrives. A line that does not
     /// decode ends the stream with ``APIError/parsingFailed(_:)``, whose coding path starts with
     /// its line number; the values before it have been delivered.
-    public func values<Value: Decodable & Sendable>(of type: Value.Type, maximumLineLength: Int = 1 << 20) -> DecodedLines<Value> {
-        DecodedLines(lines: ResponseLines(stream: self, maximumLength: maximumLineLength, remedy: "Raise it with values(of:maximumLineLength:)"),
-                     parser: parser)
+    public func values<Value: Decodable & Sendable>(of type: Value.Type, maximumLineLength: Int = 1 << 20) -> ResponseSequence<Value> {
+        ResponseSequence(DecodedLines(lines: ResponseLines(stream: self, maximumLength: maximumLineLength,
+                                                           remedy: "Raise it with values(of:maximumLineLength:)"),
+                                      parser: parser))
     }
 }
 
-/// A streamed body as one decoded value per line: ``ResponseStream/values(of:maximumLineLength:)``.
-public struct DecodedLines<Value: Decodable & Sendable>: AsyncSequence, Sendable {
+/// A streamed body as one decoded value per line: what ``ResponseStream/values(of:maximumLineLength:)`` reads.
+struct DecodedLines<Value: Decodable & Sendable>: AsyncSequence, Sendable {
     /// A decoded line.
-    public typealias Element = Value
+    typealias Element = Value
 
     let lines: ResponseLines
     let parser: any ResponseParser
 
     /// Makes the one iterator the stream gives.
-    public func makeAsyncIterator() -> Iterator {
+    func makeAsyncIterator() -> Iterator {
         Iterator(lines: lines.makeAsyncIterator(), stream: lines.stream, parser: parser)
     }
 
     /// Yields the values as their lines arrive.
-    public struct Iterator: AsyncIteratorProtocol {
+    struct Iterator: AsyncIteratorProtocol {
         var lines: ResponseLines.Iterator
         let stream: ResponseStream
         let parser: any ResponseParser
         var number = 0
 
         /// The next value, or `nil` at the body's end.
-        public mutating func next() async throws -> Value? {
+        mutating func next() async throws -> Value? {
             while let line = try await lines.next() {
                 number += 1
                 guard line.contains(where: { !$0.isWhitespace }) else { continue }

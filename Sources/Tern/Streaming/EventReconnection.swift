@@ -1,15 +1,18 @@
 import Foundation
 
-/// How an ``EventSource`` reconnects after its connection ends: the wait before the first
+/// How an event source (``AbstractAPI/events(route:parameters:options:reconnection:)``) reconnects after its connection ends: the wait before the first
 /// attempt (until the server's `retry` field sets another), and how the wait grows while
 /// attempts fail.
 ///
 /// Whatever is asked, by you or by the server's `retry`, the source waits at least half a
 /// second before it connects again, so that a server that answers and closes at once, or one
 /// that asks for `retry: 0`, is not asked again hundreds of times a second. While attempts
-/// fail, the wait doubles with each, from at least that floor, and a random part of it (up to
-/// half) is left out, so that many clients that lost the same server do not come back all at
-/// once.
+/// fail, the wait doubles with each, from at least that floor, up to ``maximumDelay``, and a
+/// random part of it (up to half) is left out, so that many clients that lost the same server
+/// do not come back all at once. A connection that ends within a second of its request without
+/// an event counts as a failed attempt here (not for ``maximumFailures``): a server that answers
+/// and closes at once is backed off. One that brought an event, or stayed open longer (a quiet
+/// feed the server closes now and then), starts the wait afresh.
 public struct EventReconnection: Sendable, Equatable {
     /// The wait before reconnecting, in seconds, until the server sends `retry`; at least half a
     /// second.
@@ -32,6 +35,10 @@ public struct EventReconnection: Sendable, Equatable {
 
     /// The shortest wait between two connections, whatever the server or the settings ask for.
     static let minimumDelay: TimeInterval = 0.5
+
+    /// How long a connection that brings no event must last, from its request on, not to count
+    /// as a failed attempt: one the server answers and closes at once is.
+    static let shortestQuietConnection: TimeInterval = 1
 
     /// The wait before the next attempt, after `failures` failed attempts in a row, when the
     /// server asked for `serverDelay` seconds (if it did): never under ``minimumDelay``, nor

@@ -5,15 +5,22 @@ extension AbstractAPI {
     /// `EventSource` does.
     ///
     /// When the server ends the body, or the connection drops or goes idle, the source waits (the
-    /// server's `retry`, else `reconnection.delay`, doubled with jitter while attempts fail, and
-    /// never under half a second) and sends the request again through the whole pipeline, so the
-    /// delegate signs it anew (a token may have expired meanwhile), with `Last-Event-ID` set to
-    /// the last event's ID, `Accept: text/event-stream` and `Cache-Control: no-cache` (unless
-    /// `parameters` set those). Each attempt is one request: the retry policy does not apply.
+    /// server's `retry`, else `reconnection.delay`, doubled with jitter while attempts fail or
+    /// end at once without an event, and never under half a second: see ``EventReconnection``)
+    /// and sends the request again through the whole pipeline, so the delegate signs it anew (a
+    /// token may have expired meanwhile), with `Last-Event-ID` set to the last event ID,
+    /// `Accept: text/event-stream` and `Cache-Control: no-cache` (unless `parameters` set those).
+    /// A `Last-Event-ID` in `parameters`' headers resumes from that ID: it is the first
+    /// connection's, and the last event ID until the server sends another. Each attempt is one
+    /// request: the retry policy does not apply, and the plugins (the API's and `options`') hear
+    /// each one, its request before it goes and its head (or its error) when it comes. The
+    /// options' stream settings (``RequestOptions/streamIdleTimeout``, its buffer size and
+    /// longest duration) hold for each connection: one that ends by them is made again.
     /// It ends when the server answers 204, and fails with the request's error on a status
     /// validation refuses, on a cancel, or once `reconnection.maximumFailures` attempts have
     /// failed in a row; an answer whose `Content-Type` is not `text/event-stream` fails it with
-    /// ``APIError/parsingFailed(_:)`` (its underlying error a ``NotAnEventStream``).
+    /// ``APIError/parsingFailed(_:)``, which says so, its underlying error a ``NotAnEventStream``
+    /// and its body snippet the answer's first bytes (the server's error, often).
     ///
     /// ```swift
     /// for try await change in client.events(route: .get("/changes")) {
@@ -24,51 +31,61 @@ extension AbstractAPI {
         route: Route,
         parameters: (any RequestParameters)? = nil,
         options: RequestOptions = RequestOptions(),
-        reconnection: EventReconnection = EventReconnection(),
-        idleTimeout: TimeInterval = 60
-    ) -> EventSource {
-        EventSource(api: self, route: route, parameters: parameters, options: options, reconnection: reconnection, idleTimeout: idleTimeout)
+        reconnection: EventReconnection = EventReconnection()
+    ) -> ResponseSequence<ServerSentEvent> {
+        ResponseSequence(EventSource(api: self, route: route, parameters: parameters, options: options, reconnection: reconnection))
     }
 }
 
-/// Server-Sent Events that reconnect: ``AbstractAPI/events(route:parameters:options:reconnection:idleTimeout:)``.
-public struct EventSource: AsyncSequence, Sendable {
+/// Server-Sent Events that reconnect: what ``AbstractAPI/events(route:parameters:options:reconnection:)`` reads.
+struct EventSource: AsyncSequence, Sendable {
     /// An event.
-    public typealias Element = ServerSentEvent
+    typealias Element = ServerSentEvent
 
     let api: AbstractAPI
     let route: Route
     let parameters: (any RequestParameters)?
     let options: RequestOptions
     let reconnection: EventReconnection
-    let idleTimeout: TimeInterval
 
     /// Makes an iterator, which opens the first connection when first asked for an event.
-    public func makeAsyncIterator() -> Iterator {
+    func makeAsyncIterator() -> Iterator {
         Iterator(source: self)
     }
 
     /// Yields the events of one connection after another.
-    public struct Iterator: AsyncIteratorProtocol {
+    struct Iterator: AsyncIteratorProtocol {
         let source: EventSource
         private var events: ServerSentEvents.Iterator?
         private var stream: ResponseStream?
-        private var lastEventID = ""
+        private var lastEventID: String
         private var serverDelay: TimeInterval?
+        /// Attempts that failed in a row, for `maximumFailures`.
         private var failures = 0
+        /// Attempts in a row that failed or ended at once without an event: what the wait
+        /// doubles with.
+        private var fruitless = 0
+        /// When the connection under way started, on the API's clock, and whether it has
+        /// brought an event.
+        private var connectedAt: TimeInterval = 0
+        private var hasEvent = false
         private var isFinished = false
 
         init(source: EventSource) {
             self.source = source
+            // The parameters' `Last-Event-ID`, if any, resumes from there.
+            lastEventID = source.parameters?.headers["Last-Event-ID"] ?? ""
         }
 
         /// The next event; `nil` once the server has answered 204.
-        public mutating func next() async throws -> ServerSentEvent? {
+        mutating func next() async throws -> ServerSentEvent? {
             while !isFinished {
                 do {
                     if events == nil { try await connect() }
                     if let event = try await events?.next() {
                         failures = 0
+                        fruitless = 0
+                        hasEvent = true
                         lastEventID = event.lastEventID
                         return event
                     }
@@ -79,6 +96,15 @@ public struct EventSource: AsyncSequence, Sendable {
                         isFinished = true
                         return nil
                     }
+                    // Ended at once without an event, it is backed off as a failure would be;
+                    // a quiet feed the server closes now and then is not.
+                    if hasEvent {
+                        fruitless = 0
+                    } else if source.api.clock.now - connectedAt < EventReconnection.shortestQuietConnection {
+                        fruitless += 1
+                    } else {
+                        fruitless = 0
+                    }
                 } catch let error as APIError {
                     keepState()
                     guard Self.isWorthReconnecting(error) else {
@@ -86,12 +112,13 @@ public struct EventSource: AsyncSequence, Sendable {
                         throw error
                     }
                     failures += 1
+                    fruitless += 1
                     if let maximum = source.reconnection.maximumFailures, failures >= maximum {
                         isFinished = true
                         throw error
                     }
                 }
-                let wait = source.reconnection.wait(afterFailures: failures, serverDelay: serverDelay)
+                let wait = source.reconnection.wait(afterFailures: fruitless, serverDelay: serverDelay)
                 do {
                     // On the API's clock, as every other wait of a request.
                     try await Promise(value: (), in: .global()).delay(wait, clock: source.api.clock).value
@@ -107,6 +134,8 @@ public struct EventSource: AsyncSequence, Sendable {
         /// page or an error in JSON would be) fails the source, which a browser's does not make
         /// again: read as events, it would end with none, and be asked for again for ever.
         private mutating func connect() async throws {
+            connectedAt = source.api.clock.now
+            hasEvent = false
             let parameters = EventSourceParameters(parameters: source.parameters, lastEventID: lastEventID,
                                                    setsCacheControl: source.options.cacheDirectives?.fieldValue != nil)
             // The source's reconnections are its retries: a request retried by the policy, or by
@@ -114,17 +143,19 @@ public struct EventSource: AsyncSequence, Sendable {
             // allows.
             var options = source.options
             options.retryPolicy = .never
-            let stream = source.api.stream(route: source.route, parameters: parameters, options: options, bufferSize: 1 << 20,
-                                           idleTimeout: source.idleTimeout, maximumDuration: .infinity, usesNewConnection: true)
+            let stream = source.api.stream(route: source.route, parameters: parameters, options: options, usesNewConnection: true)
             self.stream = stream
-            events = stream.events(limitsNamed: Self.limits).makeAsyncIterator()
+            events = stream.events(limitsNamed: Self.limits, lastEventID: lastEventID).makeAsyncIterator()
             let response = try await stream.response.value
             guard response.statusCode == 204 || Self.isEventStream(response) else {
+                // The body's first bytes (the server's error, as JSON or a page) say why.
+                var body = Data()
+                while body.count < APIError.snippetLength, let chunk = try? await stream.buffer.next() { body += chunk }
                 stream.cancel()
                 throw APIError.parsingFailed(.init(
                     type: String(describing: ServerSentEvent.self), method: response.request.httpMethod, url: response.request.url,
                     statusCode: response.statusCode, codingPath: "", underlying: NotAnEventStream(contentType: response.head.headers["Content-Type"]),
-                    body: Data()
+                    body: body
                 ))
             }
         }

@@ -1,5 +1,5 @@
 /// A request's parameters with the headers each connection of an event source carries: the
-/// `Last-Event-ID` it reconnects with, and, as the WHATWG `EventSource` sends them,
+/// `Last-Event-ID` it reconnects with (at first the parameters' own, if they set one), and, as the WHATWG `EventSource` sends them,
 /// `Accept: text/event-stream` and `Cache-Control: no-cache`, unless the parameters or the
 /// options set those themselves. Not the parser's `Accept`: a server that chooses by it
 /// answered JSON or 406, and the source ended.
@@ -13,7 +13,9 @@ struct EventSourceParameters: RequestParameters {
         var headers = parameters?.headers ?? [:]
         if headers["Accept"] == nil { headers["Accept"] = "text/event-stream" }
         if headers["Cache-Control"] == nil, !setsCacheControl { headers["Cache-Control"] = "no-cache" }
-        if !lastEventID.isEmpty { headers["Last-Event-ID"] = lastEventID }
+        // The parameters' own is the first connection's, and the source's from then on: an
+        // `id:` with nothing after it says to send none.
+        headers["Last-Event-ID"] = lastEventID.isEmpty ? nil : lastEventID
         return headers
     }
 

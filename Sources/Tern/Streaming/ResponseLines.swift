@@ -4,18 +4,18 @@ extension ResponseStream {
     /// The body as lines of UTF-8 text, without their ends (LF or CRLF); a last line without an
     /// end comes too. A line longer than `maximumLength` bytes ends the stream with
     /// ``APIError/responseTooLarge(_:)``.
-    public func lines(maximumLength: Int = 1 << 20) -> ResponseLines {
-        ResponseLines(stream: self, maximumLength: maximumLength, remedy: "Raise it with lines(maximumLength:)")
+    public func lines(maximumLength: Int = 1 << 20) -> ResponseSequence<String> {
+        ResponseSequence(ResponseLines(stream: self, maximumLength: maximumLength, remedy: "Raise it with lines(maximumLength:)"))
     }
 
     /// The body as lines of UTF-8 text, none longer than 1 MiB: ``lines(maximumLength:)``.
-    public var lines: ResponseLines { lines() }
+    public var lines: ResponseSequence<String> { lines() }
 }
 
-/// A streamed body as lines of text: ``ResponseStream/lines(maximumLength:)``.
-public struct ResponseLines: AsyncSequence, Sendable {
+/// A streamed body as lines of text: what ``ResponseStream/lines(maximumLength:)`` reads.
+struct ResponseLines: AsyncSequence, Sendable {
     /// A line, without its end.
-    public typealias Element = String
+    typealias Element = String
 
     let stream: ResponseStream
     let maximumLength: Int
@@ -23,13 +23,13 @@ public struct ResponseLines: AsyncSequence, Sendable {
     let remedy: String
 
     /// Makes the one iterator the stream gives.
-    public func makeAsyncIterator() -> Iterator {
+    func makeAsyncIterator() -> Iterator {
         Iterator(chunks: stream.makeAsyncIterator(), splitter: LineSplitter(ends: .lineFeed, maximumLength: maximumLength), stream: stream,
                  remedy: remedy)
     }
 
     /// Yields the lines as their chunks arrive.
-    public struct Iterator: AsyncIteratorProtocol {
+    struct Iterator: AsyncIteratorProtocol {
         var chunks: ResponseStream.Iterator
         var splitter: LineSplitter
         let stream: ResponseStream
@@ -40,7 +40,7 @@ public struct ResponseLines: AsyncSequence, Sendable {
         var isDone = false
 
         /// The next line, or `nil` at the body's end.
-        public mutating func next() async throws -> String? {
+        mutating func next() async throws -> String? {
             while ready.isEmpty, !isDone {
                 guard let chunk = try await chunks.next() else {
                     isDone = true

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A response's body as it arrives, in chunks: what ``AbstractAPI/stream(route:parameters:options:bufferSize:idleTimeout:maximumDuration:)``
+/// A response's body as it arrives, in chunks: what ``AbstractAPI/stream(route:parameters:options:)``
 /// returns. Iterate it once.
 ///
 /// Iterating first waits for the response's head (and fails with the request's error, if it

@@ -32,10 +32,13 @@ struct ServerSentEventParser {
     }
 
     /// A parser whose lines may be at most `maximumLineLength` bytes, and its events' data
-    /// `maximumEventLength`.
-    init(maximumLineLength: Int, maximumEventLength: Int) {
+    /// `maximumEventLength`; its last event ID is `lastEventID` until an `id` field sets
+    /// another (an event source's, carried over from its last connection).
+    init(maximumLineLength: Int, maximumEventLength: Int, lastEventID: String = "") {
         lines = LineSplitter(ends: .carriageReturnOrLineFeed, maximumLength: maximumLineLength)
         self.maximumEventLength = maximumEventLength
+        self.lastEventID = lastEventID
+        idBuffer = lastEventID
     }
 
     /// The events `chunk` completes.

@@ -10,43 +10,46 @@ extension ResponseStream {
     ///     print(event.data, terminator: "")
     /// }
     /// ```
-    public func events(maximumLineLength: Int = 1 << 20, maximumEventLength: Int = 16 << 20) -> ServerSentEvents {
-        ServerSentEvents(stream: self, maximumLineLength: maximumLineLength, maximumEventLength: maximumEventLength,
-                         remedy: "Raise it with events(maximumLineLength:maximumEventLength:)")
+    public func events(maximumLineLength: Int = 1 << 20, maximumEventLength: Int = 16 << 20) -> ResponseSequence<ServerSentEvent> {
+        ResponseSequence(ServerSentEvents(stream: self, maximumLineLength: maximumLineLength, maximumEventLength: maximumEventLength,
+                                          remedy: "Raise it with events(maximumLineLength:maximumEventLength:)"))
     }
 
     /// The body as events with the default limits, whose error for an event or a line too
-    /// long says `remedy`.
-    func events(limitsNamed remedy: String) -> ServerSentEvents {
-        ServerSentEvents(stream: self, maximumLineLength: 1 << 20, maximumEventLength: 16 << 20, remedy: remedy)
+    /// long says `remedy`, their last event ID `lastEventID` until the body sets one.
+    func events(limitsNamed remedy: String, lastEventID: String) -> ServerSentEvents {
+        ServerSentEvents(stream: self, maximumLineLength: 1 << 20, maximumEventLength: 16 << 20, remedy: remedy, lastEventID: lastEventID)
     }
 
     /// The body as Server-Sent Events, no line longer than 1 MiB and no event's data longer than
     /// 16 MiB: ``events(maximumLineLength:maximumEventLength:)``.
-    public var events: ServerSentEvents { events() }
+    public var events: ResponseSequence<ServerSentEvent> { events() }
 }
 
-/// A streamed body as Server-Sent Events: ``ResponseStream/events(maximumLineLength:maximumEventLength:)``.
-public struct ServerSentEvents: AsyncSequence, Sendable {
+/// A streamed body as Server-Sent Events: what ``ResponseStream/events(maximumLineLength:maximumEventLength:)`` reads.
+struct ServerSentEvents: AsyncSequence, Sendable {
     /// An event.
-    public typealias Element = ServerSentEvent
+    typealias Element = ServerSentEvent
 
     let stream: ResponseStream
     let maximumLineLength: Int
     let maximumEventLength: Int
     /// What an error for a line or an event too long says raises the limit.
     let remedy: String
+    /// The last event ID before the body sets one.
+    var lastEventID = ""
 
     /// Makes the one iterator the stream gives.
-    public func makeAsyncIterator() -> Iterator {
-        Iterator(chunks: stream.makeAsyncIterator(), parser: ServerSentEventParser(maximumLineLength: maximumLineLength, maximumEventLength: maximumEventLength),
+    func makeAsyncIterator() -> Iterator {
+        Iterator(chunks: stream.makeAsyncIterator(), parser: ServerSentEventParser(maximumLineLength: maximumLineLength, maximumEventLength: maximumEventLength,
+                                                                                  lastEventID: lastEventID),
                  stream: stream, remedy: remedy)
     }
 
     /// Yields the events as their lines arrive.
-    public struct Iterator: AsyncIteratorProtocol {
+    struct Iterator: AsyncIteratorProtocol {
         var chunks: ResponseStream.Iterator
-        /// Its last event ID and reconnection time are read by ``EventSource``.
+        /// Its last event ID and reconnection time are read by `EventSource`.
         private(set) var parser: ServerSentEventParser
         let stream: ResponseStream
         let remedy: String
@@ -55,7 +58,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         var ready: ArraySlice<ServerSentEvent> = []
 
         /// The next event, or `nil` at the body's end (an event it ended in the middle of is dropped).
-        public mutating func next() async throws -> ServerSentEvent? {
+        mutating func next() async throws -> ServerSentEvent? {
             while ready.isEmpty {
                 guard let chunk = try await chunks.next() else { return nil }
                 do {

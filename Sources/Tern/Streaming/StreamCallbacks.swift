@@ -12,30 +12,10 @@ extension ResponseStream {
     }
 }
 
-extension ResponseLines {
-    /// Calls `body` with each line on `queue`: see ``ResponseStream/forEach(on:_:)``.
-    public func forEach(on queue: DispatchQueue = .main, _ body: @escaping @Sendable (String) -> Void) -> Promise<Void> {
-        deliverEach(of: self, on: queue, body)
-    }
-}
-
-extension ServerSentEvents {
-    /// Calls `body` with each event on `queue`: see ``ResponseStream/forEach(on:_:)``.
-    public func forEach(on queue: DispatchQueue = .main, _ body: @escaping @Sendable (ServerSentEvent) -> Void) -> Promise<Void> {
-        deliverEach(of: self, on: queue, body)
-    }
-}
-
-extension DecodedLines {
-    /// Calls `body` with each value on `queue`: see ``ResponseStream/forEach(on:_:)``.
-    public func forEach(on queue: DispatchQueue = .main, _ body: @escaping @Sendable (Value) -> Void) -> Promise<Void> {
-        deliverEach(of: self, on: queue, body)
-    }
-}
-
-extension EventSource {
-    /// Calls `body` with each event on `queue`, across reconnections: see ``ResponseStream/forEach(on:_:)``.
-    public func forEach(on queue: DispatchQueue = .main, _ body: @escaping @Sendable (ServerSentEvent) -> Void) -> Promise<Void> {
+extension ResponseSequence {
+    /// Calls `body` with each value on `queue`, an event source's across its connections: see
+    /// ``ResponseStream/forEach(on:_:)``.
+    public func forEach(on queue: DispatchQueue = .main, _ body: @escaping @Sendable (Element) -> Void) -> Promise<Void> {
         deliverEach(of: self, on: queue, body)
     }
 }

@@ -29,7 +29,7 @@ public final class StubTransport: Transport, Sendable {
     private let state = Locked(State())
     private let clock: any APIClock
     /// Where events are reported, one at a time.
-    private let queue = DispatchQueue(label: "tern.stub-transport")
+    private let queue = Exchange.makeQueue()
 
     /// Creates a transport without stubs; answers with a delay wait on `clock` (real time by
     /// default; give the API's `TestClock` to control them).
@@ -73,13 +73,11 @@ public final class StubTransport: Transport, Sendable {
             }
             return .failure(UnmatchedRequest(request: recorded, mismatches: mismatches))
         }
-        let deliver: @Sendable () -> Void = { [queue, clock] in
-            queue.async { exchange.run(answer, for: request, bodyLength: recorded.bodyLength, clock: clock) }
-        }
+        let run: @Sendable () -> Void = { [clock] in exchange.run(answer, for: request, bodyLength: recorded.bodyLength, clock: clock) }
         if case .success(let answer) = answer, answer.delay > 0 {
-            exchange.wait(clock.schedule(after: answer.delay, deliver))
+            exchange.wait(exchange.schedule(after: answer.delay, on: clock, run))
         } else {
-            deliver()
+            queue.async(execute: run)
         }
         return exchange
     }
@@ -131,6 +129,27 @@ private final class Exchange: TransportTask {
     init(receiver: any TransportReceiver, queue: DispatchQueue) {
         self.receiver = receiver
         self.queue = queue
+    }
+
+    /// Marks the queue where a transport's exchanges report their events.
+    private static let onQueue = DispatchSpecificKey<Bool>()
+
+    /// A queue for a transport's exchanges.
+    static func makeQueue() -> DispatchQueue {
+        let queue = DispatchQueue(label: "tern.stub-transport")
+        queue.setSpecific(key: onQueue, value: true)
+        return queue
+    }
+
+    /// Runs `send` on the queue once `delay` has passed on `clock`, and returns only once it has
+    /// run: a `TestClock`'s `advance` then returns with the piece or the answer handed over (and
+    /// its `advanceToNextDelivery()` knows this wait from the request's other timers).
+    func schedule(after delay: TimeInterval, on clock: any APIClock, _ send: @escaping @Sendable () -> Void) -> any Cancellable {
+        let action: @Sendable () -> Void = { [queue] in
+            if DispatchQueue.getSpecific(key: Self.onQueue) == true { send() } else { queue.sync(execute: send) }
+        }
+        if let clock = clock as? TestClock { return clock.scheduleDelivery(after: delay, action) }
+        return clock.schedule(after: delay, action)
     }
 
     func wait(_ wait: any Cancellable) {
@@ -196,17 +215,18 @@ private final class Exchange: TransportTask {
         }
     }
 
-    /// Sends each piece once its time has passed on `clock`, then completes.
+    /// Sends each piece once its time has passed on `clock`, then completes: those due now at
+    /// once, in a loop, and the rest once the clock has reached the next.
     private func stream(_ pieces: ArraySlice<(after: TimeInterval, data: Data)>, clock: any APIClock) {
-        guard let piece = pieces.first else { return complete(with: nil) }
-        let send: @Sendable () -> Void = { [self, queue] in
-            queue.async { [self] in
-                guard !isCancelled else { return complete(with: URLError(.cancelled)) }
-                guard receiver.didReceive(piece.data) != .stop else { return complete(with: URLError(.cancelled)) }
-                stream(pieces.dropFirst(), clock: clock)
-            }
+        var pieces = pieces
+        while let piece = pieces.first, piece.after <= 0 {
+            guard !isCancelled else { return complete(with: URLError(.cancelled)) }
+            guard receiver.didReceive(piece.data) != .stop else { return complete(with: URLError(.cancelled)) }
+            pieces = pieces.dropFirst()
         }
-        if piece.after > 0 { wait(clock.schedule(after: piece.after, send)) } else { send() }
+        guard let next = pieces.first else { return complete(with: nil) }
+        pieces[pieces.startIndex].after = 0   // due when the wait is over
+        wait(schedule(after: next.after, on: clock) { [self, pieces] in stream(pieces, clock: clock) })
     }
 
     /// Reports the end, once.

@@ -180,14 +180,6 @@ enum Tour {
         // Later: stubs.requests holds every request, bodies included (file and stream bodies read back).
         _ = stubbedShop
 
-        let streamClock = TestClock()
-        let streaming = StubTransport(clock: streamClock)
-        streaming.add(Stub(.post, "/v1/completions", answers: .events([
-            (after: 0.2, ServerSentEvent(data: "A tern")),
-            (after: 0.2, ServerSentEvent(data: " is a bird")),
-        ])))
-        streaming.add(Stub(.get, "/logs/tail", answers: .streamed([(after: 0, "first\n"), (after: 5, "second\n")])))
-
         let clock = TestClock()
         let delayed = Promise(value: 1).delay(30, clock: clock)
         clock.advance(by: 30)                  // the 30 s are over at once

@@ -67,7 +67,7 @@ struct LargeTransferTests {
                 let api = AbstractAPI(configuration: APIConfiguration(timeout: 300), responseQueue: .global())
                 var received = 0
                 var nextPause = 0
-                for try await chunk in api.stream(route: .get(server.baseURL + "/gibibyte"), bufferSize: 1 << 20) {
+                for try await chunk in api.stream(route: .get(server.baseURL + "/gibibyte"), options: RequestOptions(streamBufferSize: 1 << 20)) {
                     received += chunk.count
                     if received >= nextPause {   // a slow reader, every 64 MiB
                         try await Task.sleep(for: .milliseconds(100))

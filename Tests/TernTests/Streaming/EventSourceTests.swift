@@ -178,6 +178,9 @@ import FoundationNetworking
             guard case .parsingFailed(let failure) = error else { Issue.record("expected parsingFailed, got \(error)"); return }
             #expect((failure.underlying as? NotAnEventStream)?.contentType == "application/json")
             #expect(failure.statusCode == 200)
+            // What the server said: it was dropped.
+            #expect(String(decoding: failure.bodySnippet, as: UTF8.self) == #"{"error": "no such feed"}"#)
+            #expect("\(error)".contains(#"the answer is "application/json", not text/event-stream; body: {"error": "no such feed"}"#))
         }
         #expect(connections.withLock { $0 } == 1)
     }
@@ -228,13 +231,14 @@ import FoundationNetworking
         #expect(EventReconnection(delay: .nan, maximumDelay: .infinity).wait(afterFailures: 99, serverDelay: nil, random: highest) == 365 * 86_400)
     }
 
-    /// A server that answers `retry: 0` and closes at once: the source waits on the API's
-    /// clock, at least half a second, before each new connection. It made over a thousand a
-    /// second.
+    /// A server that answers an event and `retry: 0`, and closes at once: the source waits on
+    /// the API's clock, at least half a second, before each new connection. It made over a
+    /// thousand a second. (Without the event, the connection counts as failed, and the wait
+    /// grows: `EventSourceBackoffTests`.)
     @Test func aServerAskingForNoWaitIsNotHammered() async throws {
         let server = try RawServer { connection in
             guard connection.readRequest() != nil else { return }
-            _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 10\r\nConnection: close\r\n\r\nretry: 0\n\n")
+            _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 18\r\nConnection: close\r\n\r\nretry: 0\ndata: a\n\n")
         }
         defer { server.stop() }
         let clock = TestClock()

@@ -45,7 +45,7 @@ enum StreamingSnippets {
     }
 
     static func feed(_ client: APIClient) -> ResponseStream {
-        let changes = client.stream(route: .get("/changes"), bufferSize: 4 << 20, idleTimeout: 120)
+        let changes = client.stream(route: .get("/changes"), options: RequestOptions(streamBufferSize: 4 << 20, streamIdleTimeout: 120))
         return changes
     }
 }

@@ -46,6 +46,50 @@ import TernTesting
         ])
     }
 
+    /// The Testing with Stubs article's recipe, with the API's defaults: the request's own
+    /// 60 s timeout and the stream's idle timeout wait on the same clock as the pieces. Waiting
+    /// for one scheduled action and advancing by 0.2 passed once and hung the next run, when
+    /// the timeout was the action seen and the first piece was scheduled after the advance.
+    @Test func theArticlesRecipeReadsEachEventAsTheClockMoves() async throws {
+        let streamClock = TestClock()
+        let streaming = StubTransport(clock: streamClock)
+        streaming.add(Stub(.post, "/v1/completions", answers: .events([
+            (after: 0.2, ServerSentEvent(data: "A tern")),
+            (after: 0.2, ServerSentEvent(data: " is a bird")),
+        ])))
+        let streamingClient = APIClient(configuration: APIConfiguration(baseURL: "https://ai.example"), transport: streaming, clock: streamClock)
+        var tokens = streamingClient.stream(route: .post("/v1/completions")).events.makeAsyncIterator()
+        await streamClock.advanceToNextDelivery()            // 0.2 s later: the first event has come
+        #expect(try await tokens.next()?.data == "A tern")
+        await streamClock.advanceToNextDelivery()
+        #expect(try await tokens.next()?.data == " is a bird")
+        #expect(try await tokens.next() == nil)              // the answer's end
+        #expect(streamClock.now == 0.4)
+    }
+
+    /// The clock moves to the stub's next send and no further: a delayed answer comes at its
+    /// time, long before the request's timeout; a piece due after the stream's idle timeout
+    /// comes too late, as it would in real time.
+    @Test func advancingToTheNextDeliveryRunsOnlyWhatIsDueBeforeIt() async throws {
+        let clock = TestClock()
+        let stubs = StubTransport(clock: clock)
+        stubs.add(Stub(.get, "/late", answers: StubAnswer.streamed([(after: 0, "first\n")]).delayed(by: 5)))
+        stubs.add(Stub(.get, "/silent", answers: .streamed([(after: 30, "too late\n")])))
+        let api = try TestAPI(baseURL: Self.base, configuration: APIConfiguration(timeout: 60, retryPolicy: .never), transport: stubs, clock: clock)
+        var late = api.stream(route: api.get(endpoint: "/late")).lines.makeAsyncIterator()
+        #expect(await clock.advanceToNextDelivery())
+        #expect(clock.now == 5)
+        #expect(try await late.next() == "first")
+        #expect(try await late.next() == nil)
+        var silent = api.stream(route: api.get(endpoint: "/silent"), options: RequestOptions(streamIdleTimeout: 10)).lines.makeAsyncIterator()
+        #expect(await clock.advanceToNextDelivery())
+        #expect(clock.now == 35)
+        await #expect(throws: APIError.self) { _ = try await silent.next() }
+        // Nothing more to send: the clock stays.
+        #expect(await clock.advanceToNextDelivery(timeout: 0.1) == false)
+        #expect(clock.now == 35)
+    }
+
     @Test func aStreamEndsAtItsMaximumDurationWhateverComes() async throws {
         let clock = TestClock()
         let stubs = StubTransport(clock: clock)
@@ -53,7 +97,7 @@ import TernTesting
         let api = try api(stubs, clock: clock)
         let lines = Recorder<String>()
         // Open first, here: the request does not wait for another task to start.
-        let stream = api.stream(route: api.get(endpoint: "/ticks"), idleTimeout: 2, maximumDuration: 3.5)
+        let stream = api.stream(route: api.get(endpoint: "/ticks"), options: RequestOptions(streamIdleTimeout: 2, streamMaximumDuration: 3.5))
         _ = try await stream.response.value
         let reading = Task.onTestThreads {
             for try await line in stream.lines { lines.append(line) }
@@ -79,7 +123,7 @@ import TernTesting
         let api = try api(stubs, clock: clock)
         let lines = Recorder<String>()
         let reading = Task.onTestThreads {
-            for try await line in api.stream(route: api.get(endpoint: "/tail"), idleTimeout: 10).lines { lines.append(line) }
+            for try await line in api.stream(route: api.get(endpoint: "/tail"), options: RequestOptions(streamIdleTimeout: 10)).lines { lines.append(line) }
         }
         #expect(await eventually { lines.items == ["first"] })
         clock.advance(by: 10)
