@@ -85,7 +85,7 @@ public final class StubTransport: Transport, Sendable {
     }
 
     /// The request as a server would record it: method, target, headers, and the whole body.
-    private static func record(_ request: TransportRequest) throws -> RecordedRequest {
+    static func record(_ request: TransportRequest) throws -> RecordedRequest {
         let url = request.urlRequest.url
         let components = url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: true) }
         var target = components?.percentEncodedPath ?? "/"
@@ -115,8 +115,8 @@ public final class StubTransport: Transport, Sendable {
 }
 
 /// One stubbed exchange: reports its answer's events to the receiver unless cancelled first,
-/// and completes exactly once.
-private final class Exchange: TransportTask {
+/// and completes exactly once. A ``RecordingTransport`` replays through it too.
+final class Exchange: TransportTask {
     private struct State {
         var isCancelled = false
         var isCompleted = false
@@ -191,19 +191,19 @@ private final class Exchange: TransportTask {
                     return complete(with: URLError(.badServerResponse))
                 }
                 guard receiver.didReceive(head) != .stop else { return complete(with: URLError(.cancelled)) }
-                stream(pieces[...], clock: clock)
+                stream(pieces[...], clock: clock, staysOpen: answer.staysOpen)
             }
         }
     }
 
     /// Sends each piece once its time has passed on `clock`, then completes.
-    private func stream(_ pieces: ArraySlice<(after: TimeInterval, data: Data)>, clock: any APIClock) {
-        guard let piece = pieces.first else { return complete(with: nil) }
+    private func stream(_ pieces: ArraySlice<(after: TimeInterval, data: Data)>, clock: any APIClock, staysOpen: Bool) {
+        guard let piece = pieces.first else { return staysOpen ? wait(Held()) : complete(with: nil) }
         let send: @Sendable () -> Void = { [self, queue] in
             queue.async { [self] in
                 guard !isCancelled else { return complete(with: URLError(.cancelled)) }
                 guard receiver.didReceive(piece.data) != .stop else { return complete(with: URLError(.cancelled)) }
-                stream(pieces.dropFirst(), clock: clock)
+                stream(pieces.dropFirst(), clock: clock, staysOpen: staysOpen)
             }
         }
         if piece.after > 0 { wait(clock.schedule(after: piece.after, send)) } else { send() }
@@ -217,4 +217,9 @@ private final class Exchange: TransportTask {
         }
         if first { receiver.didComplete(with: error) }
     }
+}
+
+/// A wait with no end: an open stream's, which only cancelling ends.
+private struct Held: Cancellable {
+    func cancel() {}
 }
