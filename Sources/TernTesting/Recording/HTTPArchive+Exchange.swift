@@ -6,7 +6,8 @@ import Tern
 
 /// Exchanges into entries, and entries into stub answers.
 extension HTTPArchive {
-    /// A request body longer than this is recorded by its SHA-256 and length.
+    /// A request body longer than this is recorded by its SHA-256 (a multipart body's taken
+    /// without its boundary) and length.
     static let largestKeptRequestBody = 64 << 10
 
     /// The entry for a request: its headers sorted by name, its body as text, Base64, or a
@@ -18,7 +19,7 @@ extension HTTPArchive {
         if !recorded.body.isEmpty {
             let mimeType = recorded.headers["Content-Type"] ?? ""
             if recorded.body.count > largestKeptRequestBody {
-                postData = PostData(mimeType: mimeType, sha256: SHA256.hex(recorded.body), size: recorded.body.count)
+                postData = PostData(mimeType: mimeType, sha256: SHA256.hex(BodyValues.comparable(recorded.body, contentType: mimeType)), size: recorded.body.count)
             } else {
                 let (text, encoding) = bodyText(recorded.body, mimeType: mimeType)
                 postData = PostData(mimeType: mimeType, text: text, encoding: encoding)

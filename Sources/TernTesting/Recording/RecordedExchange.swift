@@ -103,7 +103,7 @@ struct RecordedExchange: Sendable {
     private func bodyMismatch(_ body: Data, contentType: String) -> String? {
         let postData = entry.request.postData
         if let digest = postData?.sha256 {
-            return SHA256.hex(body) == digest ? nil : "body (\(body.count) bytes) is not the recorded one (\(postData?.size ?? 0) bytes)"
+            return SHA256.hex(BodyValues.comparable(body, contentType: contentType)) == digest ? nil : "body (\(body.count) bytes) is not the recorded one (\(postData?.size ?? 0) bytes)"
         }
         let recorded = HTTPArchive.bytes(postData?.text, encoding: postData?.encoding)
         if recorded == body { return nil }
@@ -167,8 +167,23 @@ enum BodyValues {
         return value.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
     }
 
+    /// The bytes a body's digest is taken of: a multipart body's without its boundary, which
+    /// is new at each send.
+    static func comparable(_ body: Data, contentType: String) -> Data {
+        guard contentType.lowercased().contains("multipart/"), let boundary = boundary(contentType) else { return body }
+        return replacing(boundary, in: body)
+    }
+
     /// A multipart body with its boundary replaced, so that two of them compare by their parts.
     static func replacing(_ boundary: String, in body: Data) -> Data {
-        Data(String(decoding: body, as: UTF8.self).replacingOccurrences(of: boundary, with: "BOUNDARY").utf8)
+        let needle = Data(boundary.utf8)
+        guard !needle.isEmpty else { return body }
+        var result = Data()
+        var start = body.startIndex
+        while let range = body.range(of: needle, in: start..<body.endIndex) {
+            result += body[start..<range.lowerBound] + Data("BOUNDARY".utf8)
+            start = range.upperBound
+        }
+        return result + body[start...]
     }
 }
