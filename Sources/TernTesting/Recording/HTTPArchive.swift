@@ -37,7 +37,7 @@ struct HTTPArchive: Codable, Sendable {
 
         enum CodingKeys: String, CodingKey {
             case startedDateTime, time, request, response, timings
-            case chunks = "_chunks", open = "_open", error = "_error"
+            case chunks = "_chunks", open = "_open", error = "_transportError"
         }
     }
 
