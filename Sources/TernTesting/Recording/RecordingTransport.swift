@@ -51,6 +51,8 @@ public final class RecordingTransport: Transport, Sendable {
     /// Creates a transport for the recording in `file`.
     ///
     /// - Parameters:
+    ///   - file: The HAR file: read unless the mode is `record`, written after each exchange
+    ///     recorded (its directory made if need be).
     ///   - mode: The mode; when `nil`, the `TERN_RECORDING` environment variable's (`record`,
     ///     `replay` or `missing`), and `missing` without it. CI sets `TERN_RECORDING=replay`.
     ///   - upstream: The real transport, which records go through: the default one when `nil`.
