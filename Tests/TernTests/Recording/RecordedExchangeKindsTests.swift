@@ -126,6 +126,57 @@ import FoundationNetworking
         #expect(lines.items == ["first"])
     }
 
+    /// A compressed body is kept decoded, as text, its `Content-Encoding` beside it, and
+    /// replays decoded.
+    @Test func aCompressedBodyIsKeptDecodedAndReplays() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let json = #"[{"name": "tern", "price": 3}, {"name": "tern", "price": 3}, {"name": "tern", "price": 3}]"#
+        let server = try LoopbackServer { _ in
+            ServerResponse(headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"], body: GzipStream.compressed(Data(json.utf8)))
+        }
+        let baseURL = server.baseURL
+        let recording = try TestAPI(baseURL: baseURL, transport: RecordingTransport(file: file, mode: .record, upstream: TestTransport.make()))
+        let recorded: [Product] = try await recording.request(route: recording.get(endpoint: "/products")).value
+        server.stop()
+        let response = try #require(try entries(file).first?["response"] as? [String: Any])
+        #expect((response["content"] as? [String: Any])?["text"] as? String == json)
+        #expect((response["headers"] as? [[String: String]])?.contains { $0["name"]?.lowercased() == "content-encoding" } == true)
+
+        let replaying = try TestAPI(baseURL: baseURL, transport: RecordingTransport(file: file, mode: .replay))
+        let replayed: [Product] = try await replaying.request(route: replaying.get(endpoint: "/products")).value
+        #expect(replayed == recorded && recorded.count == 3)
+    }
+
+    /// A header named secret is hidden, and its placeholder matches any value when the header
+    /// is matched.
+    @Test func aSecretHeaderIsHiddenAndItsPlaceholderMatchesAnyValue() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let key = "key-\(UUID().uuidString)"
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/products", headers: ["X-Api-Key": key], answers: .json("[]")))
+        let options = RecordingOptions(matchedHeaders: ["X-Api-Key", "X-Shop"], secrets: ["x-api-key"])
+        let recording = try TestAPI(baseURL: "https://shop.example", transport: RecordingTransport(file: file, mode: .record, upstream: stubs, options: options))
+        let recorded: [Product] = try await recording.request(route: recording.get(endpoint: "/products"),
+                                                              parameters: URLParameters([:], headers: ["X-Api-Key": key, "X-Shop": "north"])).value
+        #expect(recorded.isEmpty)
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(!text.contains(key) && text.contains("[redacted]"))
+
+        let replaying = try TestAPI(baseURL: "https://shop.example", transport: RecordingTransport(file: file, mode: .replay, options: options))
+        let replayed: [Product] = try await replaying.request(route: replaying.get(endpoint: "/products"),
+                                                              parameters: URLParameters([:], headers: ["X-Api-Key": "another", "X-Shop": "north"])).value
+        #expect(replayed.isEmpty)
+        let error = await apiError(of: replaying.request(route: replaying.get(endpoint: "/products"),
+                                                         parameters: URLParameters([:], headers: ["X-Api-Key": "another", "X-Shop": "south"])) as Promise<[Product]>)
+        guard case .transportFailed(let failure)? = error, let unmatched = failure.underlying as? UnmatchedRequest else {
+            Issue.record("expected an unmatched request, got \(String(describing: error))")
+            return
+        }
+        #expect(unmatched.mismatches.first?.reason == "header X-Shop is south, not north")
+    }
+
     /// `missing` replays what the file has and records what it has not.
     @Test func recordIfMissingReplaysWhatIsThereAndRecordsTheRest() async throws {
         let file = scratchRecording()
