@@ -54,7 +54,8 @@ public final class RecordingTransport: Transport, Sendable {
     ///   - file: The HAR file: read unless the mode is `record`, written after each exchange
     ///     recorded (its directory made if need be).
     ///   - mode: The mode; when `nil`, the `TERN_RECORDING` environment variable's (`record`,
-    ///     `replay` or `missing`), and `missing` without it. CI sets `TERN_RECORDING=replay`.
+    ///     `replay` or `missing`; `replay` for any other value), and `missing` without it. CI
+    ///     sets `TERN_RECORDING=replay`.
     ///   - upstream: The real transport, which records go through: the default one when `nil`.
     ///   - options: How requests are matched, and the secrets kept out of the file.
     ///   - clock: When given, replayed streams come at their recorded pace on it (a `TestClock`
@@ -63,13 +64,20 @@ public final class RecordingTransport: Transport, Sendable {
     ///   field it stopped at.
     public init(file: URL, mode: Mode? = nil, upstream: (any Transport)? = nil,
                 options: RecordingOptions = RecordingOptions(), clock: (any APIClock)? = nil) throws {
-        let mode = mode ?? ProcessInfo.processInfo.environment["TERN_RECORDING"].flatMap(Mode.init(rawValue:)) ?? .missing
+        let mode = mode ?? Self.environmentMode(ProcessInfo.processInfo.environment["TERN_RECORDING"])
         self.mode = mode
         self.upstream = upstream ?? DefaultTransport.shared
         self.options = options
         self.clock = clock ?? SystemClock.shared
         pacing = clock
         recording = Locked(try Recording(file: file, options: options, fresh: mode == .record))
+    }
+
+    /// The mode `TERN_RECORDING` names: `missing` when unset or empty, and `replay` when it
+    /// names none, so that a misspelt variable in CI never reaches the network.
+    static func environmentMode(_ value: String?) -> Mode {
+        guard let value, !value.isEmpty else { return .missing }
+        return Mode(rawValue: value.lowercased()) ?? .replay
     }
 
     /// `true` in replay, where no server is reached and every pin passes, as with stubs;

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import Tern
-import TernTesting
+@testable import TernTesting
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -198,7 +198,19 @@ import FoundationNetworking
         #expect(new == Product(name: "new", price: 1))
         #expect(hits.items == ["/new"])
         #expect(try entries(file).compactMap { ($0["request"] as? [String: Any])?["url"] as? String } == [baseURL + "/kept", baseURL + "/new"])
-        #expect(try RecordingTransport(file: file).mode == ProcessInfo.processInfo.environment["TERN_RECORDING"].flatMap(RecordingTransport.Mode.init(rawValue:)) ?? .missing)
+    }
+
+    /// `TERN_RECORDING` chooses when the code does not; a value it does not know means replay.
+    @Test func theEnvironmentChoosesTheModeAndAnUnknownOneReplays() throws {
+        #expect(RecordingTransport.environmentMode(nil) == .missing)
+        #expect(RecordingTransport.environmentMode("") == .missing)
+        #expect(RecordingTransport.environmentMode("record") == .record)
+        #expect(RecordingTransport.environmentMode("REPLAY") == .replay)
+        #expect(RecordingTransport.environmentMode("missing") == .missing)
+        #expect(RecordingTransport.environmentMode("replya") == .replay)
+        let file = scratchRecording()
+        #expect(try RecordingTransport(file: file).mode == RecordingTransport.environmentMode(ProcessInfo.processInfo.environment["TERN_RECORDING"]))
+        #expect(try RecordingTransport(file: file, mode: .record).mode == .record, "the code's mode wins")
     }
 
     /// A recording that cannot be written fails the request that went well, naming why.
