@@ -31,10 +31,7 @@ struct Recording: Sendable {
     /// match.
     mutating func answer(_ key: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions)
         -> Result<HTTPArchive.Entry, Unanswered> {
-        let candidates = index[key.lookup, default: []].filter {
-            exchanges[$0].mismatch(with: key, headers: headers, body: body, options: options) == nil
-        }
-        if let chosen = candidates.first(where: { exchanges[$0].answered == 0 }) ?? candidates.last {
+        if let chosen = chosen(for: key, headers: headers, body: body, options: options) {
             exchanges[chosen].answered += 1
             return .success(exchanges[chosen].entry)
         }
@@ -42,6 +39,15 @@ struct Recording: Sendable {
             exchange.mismatch(with: key, headers: headers, body: body, options: options).map { (exchange.description, $0.reason, $0.distance) }
         }.sorted { $0.2 < $1.2 }.prefix(5)
         return .failure(Unanswered(nearest: nearest.map { (stub: $0.0, reason: $0.1) }))
+    }
+
+    /// The index of the first exchange that matches and has not answered, else of the last that
+    /// matches. Those answered already are passed over without being compared, so that a
+    /// request recorded thousands of times is not compared thousands of times.
+    private func chosen(for key: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions) -> Int? {
+        let candidates = index[key.lookup, default: []]
+        func matches(_ index: Int) -> Bool { exchanges[index].mismatch(with: key, headers: headers, body: body, options: options) == nil }
+        return candidates.first { exchanges[$0].answered == 0 && matches($0) } ?? candidates.last(where: matches)
     }
 
     /// The nearest entries to a request no entry answers.
