@@ -39,7 +39,8 @@ public final class RecordingTransport: Transport, Sendable {
 
     /// The mode the transport runs in.
     public let mode: Mode
-    private let upstream: any Transport
+    /// The real transport, when given; the default one is taken only when a request is sent.
+    private let givenUpstream: (any Transport)?
     private let options: RecordingOptions
     /// What recording measures with, and, when given, what replay paces streams on.
     private let clock: any APIClock
@@ -66,7 +67,7 @@ public final class RecordingTransport: Transport, Sendable {
                 options: RecordingOptions = RecordingOptions(), clock: (any APIClock)? = nil) throws {
         let mode = mode ?? Self.environmentMode(ProcessInfo.processInfo.environment["TERN_RECORDING"])
         self.mode = mode
-        self.upstream = upstream ?? DefaultTransport.shared
+        givenUpstream = upstream
         self.options = options
         self.clock = clock ?? SystemClock.shared
         pacing = clock
@@ -79,6 +80,9 @@ public final class RecordingTransport: Transport, Sendable {
         guard let value, !value.isEmpty else { return .missing }
         return Mode(rawValue: value.lowercased()) ?? .replay
     }
+
+    /// What records go through: made, when it is the default one, only once a request needs it.
+    private var upstream: any Transport { givenUpstream ?? DefaultTransport.shared }
 
     /// `true` in replay, where no server is reached and every pin passes, as with stubs;
     /// otherwise the real transport's.
