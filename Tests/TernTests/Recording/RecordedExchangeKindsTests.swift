@@ -177,6 +177,44 @@ import FoundationNetworking
         #expect(unmatched.mismatches.first?.reason == "header X-Shop is south, not north")
     }
 
+    /// A binary download is kept as Base64 and replays into a file byte for byte; a file
+    /// uploaded, over 64 KiB, is kept by its digest, which the body must match on replay.
+    @Test func aDownloadAndALargeFileUploadReplay() async throws {
+        let file = scratchRecording()
+        let folder = file.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bytes = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
+        let upload = try folder.appendingPathComponent("upload.bin").creatingDirectory()
+        try bytes.write(to: upload)
+        let server = try LoopbackServer(keepingBodiesUpTo: 1 << 20) { request in
+            request.method == "PUT" ? .json(#"{"bytes": \#(request.bodyLength)}"#)
+                : ServerResponse(headers: ["Content-Type": "application/octet-stream"], body: bytes)
+        }
+        let baseURL = server.baseURL
+        let options = RecordingOptions(matchesBody: true)
+        let recording = try TestAPI(baseURL: baseURL, transport: RecordingTransport(file: file, mode: .record, upstream: TestTransport.make(), options: options))
+        _ = try await recording.download(route: recording.get(endpoint: "/photo"), to: folder.appendingPathComponent("recorded.bin")).value
+        let sent: Data = try await recording.request(route: recording.route(.put, endpoint: "/photo"), parameters: BodyParameters(upload)).value
+        server.stop()
+        let kept = try entries(file)
+        let download = try #require(kept.first { ($0["request"] as? [String: Any])?["method"] as? String == "GET" })
+        #expect(((download["response"] as? [String: Any])?["content"] as? [String: Any])?["encoding"] as? String == "base64")
+        let put = try #require(kept.first { ($0["request"] as? [String: Any])?["method"] as? String == "PUT" })
+        let postData = try #require((put["request"] as? [String: Any])?["postData"] as? [String: Any])
+        #expect(postData["_size"] as? Int == bytes.count && postData["text"] == nil && (postData["_sha256"] as? String)?.count == 64)
+
+        let replaying = try TestAPI(baseURL: baseURL, transport: RecordingTransport(file: file, mode: .replay, options: options))
+        let replayed = folder.appendingPathComponent("replayed.bin")
+        _ = try await replaying.download(route: replaying.get(endpoint: "/photo"), to: replayed).value
+        #expect(try Data(contentsOf: replayed) == bytes)
+        let again: Data = try await replaying.request(route: replaying.route(.put, endpoint: "/photo"), parameters: BodyParameters(upload)).value
+        #expect(again == sent)
+        try (bytes.dropLast() + Data([0])).write(to: upload)   // one byte changed: another body
+        await #expect(throws: APIError.self) {
+            let _: Data = try await replaying.request(route: replaying.route(.put, endpoint: "/photo"), parameters: BodyParameters(upload)).value
+        }
+    }
+
     /// `missing` replays what the file has and records what it has not.
     @Test func recordIfMissingReplaysWhatIsThereAndRecordsTheRest() async throws {
         let file = scratchRecording()
