@@ -51,6 +51,11 @@ let package = Package(
             name: "EndToEndAB",
             dependencies: ["PipelineFixtures", .product(name: "Tern", package: "Tern"), .product(name: "TernTesting", package: "Tern")]
         ),
+        // Replaying a recording (RecordingTransport) against the same requests on stubs.
+        .executableTarget(
+            name: "RecordingAB",
+            dependencies: ["PipelineFixtures", .product(name: "Tern", package: "Tern"), .product(name: "TernTesting", package: "Tern")]
+        ),
         .executableTarget(
             name: "ClientsAB",
             dependencies: [

@@ -24,6 +24,9 @@ public struct StubAnswer: Sendable {
     var delay: TimeInterval = 0
     /// The size of the body's chunks, or `nil` for one.
     var chunkSize: Int?
+    /// Whether a streamed answer stays open after its last piece, until cancelled: a recorded
+    /// stream the client left while it was going.
+    var staysOpen = false
 
     /// A response with this status, headers and body.
     public static func status(_ status: Int, headers: HTTPHeaders = [:], body: Data = Data()) -> StubAnswer {
@@ -111,10 +114,11 @@ public struct StubAnswer: Sendable {
         }
     }
 
-    init(outcome: Outcome, delay: TimeInterval = 0, chunkSize: Int? = nil) {
+    init(outcome: Outcome, delay: TimeInterval = 0, chunkSize: Int? = nil, staysOpen: Bool = false) {
         self.outcome = outcome
         self.delay = delay
         self.chunkSize = chunkSize
+        self.staysOpen = staysOpen
     }
 
     /// The same answer, starting after `seconds` on the transport's clock (a `TestClock` moves

@@ -83,7 +83,7 @@ public final class StubTransport: Transport, Sendable {
     }
 
     /// The request as a server would record it: method, target, headers, and the whole body.
-    private static func record(_ request: TransportRequest) throws -> RecordedRequest {
+    static func record(_ request: TransportRequest) throws -> RecordedRequest {
         let url = request.urlRequest.url
         let components = url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: true) }
         var target = components?.percentEncodedPath ?? "/"
@@ -113,8 +113,8 @@ public final class StubTransport: Transport, Sendable {
 }
 
 /// One stubbed exchange: reports its answer's events to the receiver unless cancelled first,
-/// and completes exactly once.
-private final class Exchange: TransportTask {
+/// and completes exactly once. A ``RecordingTransport`` replays through it too.
+final class Exchange: TransportTask {
     private struct State {
         var isCancelled = false
         var isCompleted = false
@@ -210,23 +210,24 @@ private final class Exchange: TransportTask {
                     return complete(with: URLError(.badServerResponse))
                 }
                 guard receiver.didReceive(head) != .stop else { return complete(with: URLError(.cancelled)) }
-                stream(pieces[...], clock: clock)
+                stream(pieces[...], clock: clock, staysOpen: answer.staysOpen)
             }
         }
     }
 
-    /// Sends each piece once its time has passed on `clock`, then completes: those due now at
-    /// once, in a loop, and the rest once the clock has reached the next.
-    private func stream(_ pieces: ArraySlice<(after: TimeInterval, data: Data)>, clock: any APIClock) {
+    /// Sends each piece once its time has passed on `clock`, then completes, or stays open until
+    /// cancelled if `staysOpen`: those due now at once, in a loop, and the rest once the clock
+    /// has reached the next.
+    private func stream(_ pieces: ArraySlice<(after: TimeInterval, data: Data)>, clock: any APIClock, staysOpen: Bool) {
         var pieces = pieces
         while let piece = pieces.first, piece.after <= 0 {
             guard !isCancelled else { return complete(with: URLError(.cancelled)) }
             guard receiver.didReceive(piece.data) != .stop else { return complete(with: URLError(.cancelled)) }
             pieces = pieces.dropFirst()
         }
-        guard let next = pieces.first else { return complete(with: nil) }
+        guard let next = pieces.first else { return staysOpen ? wait(Held()) : complete(with: nil) }
         pieces[pieces.startIndex].after = 0   // due when the wait is over
-        wait(schedule(after: next.after, on: clock) { [self, pieces] in stream(pieces, clock: clock) })
+        wait(schedule(after: next.after, on: clock) { [self, pieces] in stream(pieces, clock: clock, staysOpen: staysOpen) })
     }
 
     /// Reports the end, once.
@@ -237,4 +238,9 @@ private final class Exchange: TransportTask {
         }
         if first { receiver.didComplete(with: error) }
     }
+}
+
+/// A wait with no end: an open stream's, which only cancelling ends.
+private struct Held: Cancellable {
+    func cancel() {}
 }

@@ -1,20 +1,25 @@
 import Foundation
 import Tern
 
-/// The error a ``StubTransport`` fails a request with when no stub matches it: it shows the
-/// request and every stub it was compared with, and why each did not match.
+/// The error a ``StubTransport`` fails a request with when no stub matches it, or a
+/// ``RecordingTransport`` replaying when no recorded exchange does: it shows the request and
+/// every stub (or the nearest recorded exchanges) it was compared with, and why each did not
+/// match.
 ///
 /// The request fails with `APIError.transportFailed` carrying it as `underlying`.
 public struct UnmatchedRequest: Error, Sendable, CustomStringConvertible {
     /// The request as the transport received it.
     package let request: RecordedRequest
-    /// Each stub, and why it did not match, in the order they were tried: the last added first.
+    /// Each stub, and why it did not match, in the order they were tried: the last added first;
+    /// or the nearest recorded exchanges, nearest first.
     package let mismatches: [(stub: String, reason: String)]
+    /// What the request was compared with: stubs, or a recording's exchanges.
+    var subject = "stub"
 
     /// What went wrong, in words.
     public var description: String {
-        var text = "No stub matches \(request.method) \(request.target)"
-        guard !mismatches.isEmpty else { return text + ": there are no stubs." }
+        var text = "No \(subject) matches \(request.method) \(request.target)"
+        guard !mismatches.isEmpty else { return text + ": there are no \(subject)s." }
         text += ". Compared with:"
         for (index, mismatch) in mismatches.enumerated() {
             text += "\n  \(index + 1). \(mismatch.stub): \(mismatch.reason)"

@@ -13,9 +13,11 @@ import Testing
 
     /// The documents whose snippets are checked.
     static var documents: [URL] {
-        let articles = (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Sources/Tern/Tern.docc").path)) ?? []
-        return [root.appendingPathComponent("README.md"), root.appendingPathComponent("Sources/TernTesting/TernTesting.docc/TernTesting.md")]
-            + articles.filter { $0.hasSuffix(".md") }.sorted().map { root.appendingPathComponent("Sources/Tern/Tern.docc/\($0)") }
+        let articles = ["Sources/Tern/Tern.docc", "Sources/TernTesting/TernTesting.docc"].flatMap { catalog in
+            ((try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)) ?? [])
+                .filter { $0.hasSuffix(".md") }.sorted().map { root.appendingPathComponent("\(catalog)/\($0)") }
+        }
+        return [root.appendingPathComponent("README.md")] + articles
     }
 
     /// The trimmed, non-empty lines of every Swift file the package compiles.

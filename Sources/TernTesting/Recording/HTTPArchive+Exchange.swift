@@ -1,0 +1,100 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Tern
+
+/// Exchanges into entries, and entries into stub answers.
+extension HTTPArchive {
+    /// A request body longer than this is recorded by its SHA-256 (a multipart body's taken
+    /// without its boundary) and length.
+    static let largestKeptRequestBody = 64 << 10
+
+    /// The entry for a request: its headers sorted by name, its body as text, Base64, or a
+    /// digest when large.
+    static func request(_ request: TransportRequest, recorded: RecordedRequest) -> Request {
+        let url = request.urlRequest.url
+        let items = url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: true)?.queryItems } ?? []
+        var postData: PostData?
+        if !recorded.body.isEmpty {
+            let mimeType = recorded.headers["Content-Type"] ?? ""
+            if recorded.body.count > largestKeptRequestBody {
+                postData = PostData(mimeType: mimeType, sha256: SHA256.hex(BodyValues.comparable(recorded.body, contentType: mimeType)), size: recorded.body.count)
+            } else {
+                let (text, encoding) = bodyText(recorded.body, mimeType: mimeType)
+                postData = PostData(mimeType: mimeType, text: text, encoding: encoding)
+            }
+        }
+        return Request(
+            method: recorded.method, url: url?.absoluteString ?? recorded.target, httpVersion: "HTTP/1.1",
+            headers: sorted(recorded.headers), queryString: items.map { Field(name: $0.name, value: $0.value ?? "") },
+            cookies: [], headersSize: -1, bodySize: recorded.body.count, postData: postData)
+    }
+
+    /// The entry for a response: its body decoded, as text or Base64.
+    static func response(_ head: ResponseHead, body: Data) -> Response {
+        let mimeType = head.headers["Content-Type"] ?? ""
+        let (text, encoding) = bodyText(body, mimeType: mimeType)
+        return Response(
+            status: head.statusCode, statusText: HTTPURLResponse.localizedString(forStatusCode: head.statusCode),
+            httpVersion: head.httpVersion ?? "HTTP/1.1", headers: sorted(head.headers), cookies: [],
+            content: Content(size: body.count, mimeType: mimeType, text: text, encoding: encoding),
+            redirectURL: head.headers["Location"] ?? "", headersSize: -1, bodySize: -1)
+    }
+
+    /// The headers sorted by name, so that a re-recording diffs line by line.
+    private static func sorted(_ headers: HTTPHeaders) -> [Field] {
+        headers.map { Field(name: $0.name, value: $0.value) }.sorted { $0.name.lowercased() < $1.name.lowercased() }
+    }
+
+    /// A body as text when its type is text and it is UTF-8, else as Base64.
+    static func bodyText(_ body: Data, mimeType: String) -> (text: String, encoding: String?) {
+        if isText(mimeType), let text = String(data: body, encoding: .utf8) { return (text, nil) }
+        return (body.base64EncodedString(), "base64")
+    }
+
+    static func isText(_ mimeType: String) -> Bool {
+        let type = mimeType.lowercased()
+        return type.isEmpty || type.hasPrefix("text/") || ["json", "xml", "javascript", "x-www-form-urlencoded", "graphql"].contains { type.contains($0) }
+    }
+
+    /// The bytes of a body written as `text` with `encoding`.
+    static func bytes(_ text: String?, encoding: String?) -> Data {
+        guard let text else { return Data() }
+        if encoding == "base64" { return Data(base64Encoded: text) ?? Data() }
+        return Data(text.utf8)
+    }
+}
+
+extension HTTPArchive.Entry {
+    /// Headers a replayed response cannot carry as recorded: its body is decoded already and
+    /// its length is the stub's to set; HTTP/2's pseudo-headers are no fields.
+    private static let unreplayed: Set<String> = ["content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"]
+
+    /// The answer replaying the entry: the whole body at once, or, on `clock`, each chunk after
+    /// its recorded pause.
+    func answer(pacedOn clock: (any APIClock)?) -> StubAnswer {
+        if response.status == 0 || error != nil {
+            let code: URLError.Code? = URLError.Code(rawValue: error ?? URLError.Code.unknown.rawValue)
+            return .failure(URLError(code ?? .unknown))
+        }
+        var headers = HTTPHeaders()
+        for field in response.headers ?? [] where !field.name.hasPrefix(":") && !Self.unreplayed.contains(field.name.lowercased()) {
+            // A repeated field (Set-Cookie) keeps its values, joined as URLSession joins them.
+            headers[field.name] = headers[field.name].map { $0 + ", " + field.value } ?? field.value
+        }
+        let body = HTTPArchive.bytes(response.content?.text, encoding: response.content?.encoding)
+        guard clock != nil || open == true, let chunks, !chunks.isEmpty || open == true else {
+            return .status(response.status, headers: headers, body: body)
+        }
+        var pieces: [(after: TimeInterval, data: Data)] = []
+        var start = 0
+        for chunk in chunks where start < body.count {
+            let end = min(start + chunk.size, body.count)
+            pieces.append((clock == nil ? 0 : chunk.after, body.subdata(in: start..<end)))
+            start = end
+        }
+        if start < body.count { pieces.append((0, body.subdata(in: start..<body.count))) }
+        return StubAnswer(outcome: .streamed(status: response.status, headers: headers, pieces: pieces), staysOpen: open == true)
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import Tern
+
+/// A request or an entry's request, in the terms they are matched in: the method, the URL's
+/// origin and decoded path (what entries are looked up by), its query items decoded.
+struct MatchKey: Sendable {
+    let method: String
+    /// `scheme://host[:port]`, in lower case, the scheme's own port left out.
+    let origin: String
+    /// The path, percent-decoded; `/` when empty.
+    let path: String
+    let query: [HTTPArchive.Field]
+
+    init(method: String, url: String) {
+        self.method = method.uppercased()
+        let components = URLComponents(string: url)
+        let scheme = components?.scheme?.lowercased() ?? ""
+        var origin = scheme + "://" + (components?.host?.lowercased() ?? "")
+        if let port = components?.port, !(scheme == "http" && port == 80), !(scheme == "https" && port == 443) { origin += ":\(port)" }
+        self.origin = origin
+        let path = components?.path ?? ""
+        self.path = path.isEmpty ? "/" : path
+        query = (components?.queryItems ?? []).map { HTTPArchive.Field(name: $0.name, value: $0.value ?? "") }
+    }
+
+    /// What entries are looked up by.
+    var lookup: String { method + " " + origin + path }
+}
+
+/// An entry ready to be matched: its key worked out once, and how many times it answered.
+struct RecordedExchange: Sendable {
+    var entry: HTTPArchive.Entry
+    let key: MatchKey
+    var answered = 0
+
+    init(_ entry: HTTPArchive.Entry) {
+        self.entry = entry
+        key = MatchKey(method: entry.request.method, url: entry.request.url)
+    }
+
+    /// The entry as an unmatched request lists it.
+    var description: String { "\(key.method) \(entry.request.url) (\(entry.response.status))" }
+
+    /// Why the entry does not answer a request, and how far it is from it; `nil` when it answers.
+    func mismatch(with request: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions) -> (reason: String, distance: Int)? {
+        var reasons: [String] = []
+        var distance = 0
+        if key.method != request.method {
+            reasons.append("method is \(request.method), not \(key.method)")
+            distance += 4
+        }
+        if key.origin != request.origin {
+            reasons.append("origin is \(request.origin), not \(key.origin)")
+            distance += 4
+        }
+        if key.path != request.path {
+            reasons.append("path is \(request.path), not \(key.path)")
+            let mine = key.path.split(separator: "/"), theirs = request.path.split(separator: "/")
+            distance += 2 + zip(mine, theirs).filter { $0 != $1 }.count * 2 + abs(mine.count - theirs.count) * 2
+        }
+        let queryDifferences = Self.differences(recorded: key.query, sent: request.query, what: "query item")
+        reasons += queryDifferences
+        distance += queryDifferences.count
+        for name in options.matchedHeaders {
+            let recorded = entry.request.headers?.first { $0.name.lowercased() == name.lowercased() }?.value
+            let sent = headers[name]
+            guard recorded != sent, recorded != Redactor.placeholder || sent == nil else { continue }
+            reasons.append("header \(name) is \(sent ?? "missing"), not \(recorded ?? "missing")")
+            distance += 1
+        }
+        if options.matchesBody, let reason = bodyMismatch(body, contentType: headers["Content-Type"] ?? "") {
+            reasons.append(reason)
+            distance += 2
+        }
+        return reasons.isEmpty ? nil : (reasons.joined(separator: "; "), distance)
+    }
+
+    /// What differs between two lists of fields, in any order; a recorded placeholder matches any
+    /// value.
+    static func differences(recorded: [HTTPArchive.Field], sent: [HTTPArchive.Field], what: String) -> [String] {
+        var unmatched = sent
+        var missing: [HTTPArchive.Field] = []
+        // Exact values first, so that a placeholder does not take a value another field needs.
+        for field in recorded.sorted(by: { ($0.value == Redactor.placeholder ? 1 : 0) < ($1.value == Redactor.placeholder ? 1 : 0) }) {
+            if let index = unmatched.firstIndex(where: { $0.name == field.name && ($0.value == field.value || field.value == Redactor.placeholder) }) {
+                unmatched.remove(at: index)
+            } else {
+                missing.append(field)
+            }
+        }
+        var reasons: [String] = []
+        for field in missing {
+            let values = unmatched.filter { $0.name == field.name }.map(\.value)
+            reasons.append(values.isEmpty ? "\(what) \(field.name) is missing" : "\(what) \(field.name) is \(values.joined(separator: ", ")), not \(field.value)")
+        }
+        for field in unmatched where !missing.contains(where: { $0.name == field.name }) {
+            reasons.append("\(what) \(field.name)=\(field.value) was not recorded")
+        }
+        return reasons
+    }
+
+    /// Why `body` is not the recorded body, or `nil` when it is.
+    private func bodyMismatch(_ body: Data, contentType: String) -> String? {
+        let postData = entry.request.postData
+        if let digest = postData?.sha256 {
+            return SHA256.hex(BodyValues.comparable(body, contentType: contentType)) == digest ? nil : "body (\(body.count) bytes) is not the recorded one (\(postData?.size ?? 0) bytes)"
+        }
+        let recorded = HTTPArchive.bytes(postData?.text, encoding: postData?.encoding)
+        if recorded == body { return nil }
+        let type = contentType.lowercased()
+        if let sent = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+           let kept = try? JSONSerialization.jsonObject(with: recorded, options: [.fragmentsAllowed]) {
+            return BodyValues.equal(recorded: kept, sent: sent) ? nil : "JSON body differs: \(snippet(body))"
+        }
+        if type.contains("x-www-form-urlencoded") {
+            let differences = Self.differences(recorded: BodyValues.form(recorded), sent: BodyValues.form(body), what: "form field")
+            return differences.first
+        }
+        if type.contains("multipart/"), let boundary = BodyValues.boundary(contentType),
+           let recordedType = postData?.mimeType, let recordedBoundary = BodyValues.boundary(recordedType),
+           BodyValues.replacing(boundary, in: body) == BodyValues.replacing(recordedBoundary, in: recorded) {
+            return nil
+        }
+        return "body differs: \(snippet(body))"
+    }
+
+    private func snippet(_ body: Data) -> String {
+        let text = String(decoding: body.prefix(80), as: UTF8.self)
+        return body.count > 80 ? text + "…" : text
+    }
+}
+
+/// Bodies compared as values.
+enum BodyValues {
+    /// Whether two JSON values are equal, a recorded placeholder matching any value.
+    static func equal(recorded: Any, sent: Any) -> Bool {
+        if let text = recorded as? String, text == Redactor.placeholder { return true }
+        switch (recorded, sent) {
+        case let (recorded as [String: Any], sent as [String: Any]):
+            return recorded.count == sent.count && recorded.allSatisfy { key, value in sent[key].map { equal(recorded: value, sent: $0) } ?? false }
+        case let (recorded as [Any], sent as [Any]):
+            return recorded.count == sent.count && zip(recorded, sent).allSatisfy { equal(recorded: $0, sent: $1) }
+        case let (recorded as String, sent as String):
+            return recorded == sent
+        case let (recorded as NSNumber, sent as NSNumber):
+            return recorded == sent
+        case (is NSNull, is NSNull):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// A form body's fields, decoded.
+    static func form(_ body: Data) -> [HTTPArchive.Field] {
+        String(decoding: body, as: UTF8.self).split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (text: Substring) in String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text) }
+            return HTTPArchive.Field(name: decode(parts[0]), value: parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+
+    /// A multipart type's boundary.
+    static func boundary(_ contentType: String) -> String? {
+        guard let range = contentType.range(of: "boundary=") else { return nil }
+        let value = contentType[range.upperBound...].split(separator: ";").first.map(String.init) ?? ""
+        return value.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+    }
+
+    /// The bytes a body's digest is taken of: a multipart body's without its boundary, which
+    /// is new at each send.
+    static func comparable(_ body: Data, contentType: String) -> Data {
+        guard contentType.lowercased().contains("multipart/"), let boundary = boundary(contentType) else { return body }
+        return replacing(boundary, in: body)
+    }
+
+    /// A multipart body with its boundary replaced, so that two of them compare by their parts.
+    static func replacing(_ boundary: String, in body: Data) -> Data {
+        let needle = Data(boundary.utf8)
+        guard !needle.isEmpty else { return body }
+        var result = Data()
+        var start = body.startIndex
+        while let range = body.range(of: needle, in: start..<body.endIndex) {
+            result += body[start..<range.lowerBound] + Data("BOUNDARY".utf8)
+            start = range.upperBound
+        }
+        return result + body[start...]
+    }
+}

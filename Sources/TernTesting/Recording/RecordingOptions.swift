@@ -1,0 +1,35 @@
+import Foundation
+
+/// How a ``RecordingTransport`` matches a request to a recorded one, and what it keeps out of
+/// its file.
+///
+/// A request matches a recorded one with the same method and URL, query items in any order;
+/// naming headers, or asking for the body, makes the match stricter. Bodies are compared as
+/// values when both are JSON (`{"a": 1, "b": 2}` matches `{"b":2,"a":1}`), as fields when both
+/// are forms, and byte for byte otherwise.
+///
+/// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` never reach the file; nor do
+/// the values of the ``secrets`` named: a header, a query item, a form or JSON field (at any
+/// depth, in requests and responses) of that name. Each is written as `[redacted]`, which
+/// matches any value on replay, and a value once hidden is hidden wherever else it appears.
+///
+/// ```swift
+/// let options = RecordingOptions(matchedHeaders: ["Accept"], matchesBody: true, secrets: ["api_key", "access_token", "refresh_token"])
+/// ```
+public struct RecordingOptions: Sendable {
+    /// Headers a request must carry with their recorded values to match (names in any case).
+    public var matchedHeaders: [String]
+    /// Whether a request's body must match its recorded one.
+    public var matchesBody: Bool
+    /// Names whose values are written as `[redacted]`: headers (in any case), query items, form
+    /// fields and JSON fields.
+    public var secrets: [String]
+
+    /// Creates options; by default, method and URL are matched and only the credentials HTTP
+    /// names are hidden.
+    public init(matchedHeaders: [String] = [], matchesBody: Bool = false, secrets: [String] = []) {
+        self.matchedHeaders = matchedHeaders
+        self.matchesBody = matchesBody
+        self.secrets = secrets
+    }
+}

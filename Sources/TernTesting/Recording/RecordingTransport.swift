@@ -1,0 +1,137 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Tern
+
+/// A transport that records real exchanges into an HTTP Archive (HAR 1.2) file and replays them,
+/// so that a test runs once against the real server and offline, exactly alike, ever after.
+///
+/// ```swift
+/// let tape = try RecordingTransport(file: fixtures.appendingPathComponent("products.har"), mode: .replay)
+/// let recordedShop = ShopAPI(client: APIClient(configuration: .production, transport: tape))
+/// let replayed = try await recordedShop.products(page: 1).value   // as recorded, no network
+/// ```
+///
+/// Everything above the transport is the real pipeline, as with ``StubTransport``: the delegate
+/// signs each attempt and refreshes its token, plugins see each attempt, retries and redirects
+/// are Tern's (each hop and each attempt is an exchange of its own), parsers decode. A request
+/// is answered by the first recorded exchange that matches it and has not answered yet (the
+/// same request twice is answered in recorded order), else by the last that matches, again.
+/// A request none matches fails in replay with an ``UnmatchedRequest`` that lists the nearest
+/// recorded exchanges and why each does not match, as `APIError.transportFailed`'s underlying
+/// error.
+///
+/// The file is written after each exchange recorded, sorted by URL and stable, with the
+/// credentials and the ``RecordingOptions/secrets`` hidden. Bodies are kept decoded
+/// (decompressed), as text or Base64; a request body over 64 KiB by its SHA-256. A browser's
+/// exported HAR replays as it is.
+public final class RecordingTransport: Transport, Sendable {
+    /// Whether requests go to the network, to the file, or to the file first.
+    public enum Mode: String, Sendable {
+        /// Every request goes to the real transport, and the file is written anew.
+        case record
+        /// No request goes to the network: each is answered from the file, or fails.
+        case replay
+        /// Requests the file answers are replayed; the others are sent, and recorded.
+        case missing
+    }
+
+    /// The mode the transport runs in.
+    public let mode: Mode
+    /// The real transport, when given; the default one is taken only when a request is sent.
+    private let givenUpstream: (any Transport)?
+    private let options: RecordingOptions
+    /// What recording measures with, and, when given, what replay paces streams on.
+    private let clock: any APIClock
+    private let pacing: (any APIClock)?
+    private let recording: Locked<Recording>
+    /// Where replayed events are reported, one at a time.
+    private let queue = DispatchQueue(label: "tern.recording-transport")
+
+    /// Creates a transport for the recording in `file`.
+    ///
+    /// - Parameters:
+    ///   - file: The HAR file: read unless the mode is `record`, written after each exchange
+    ///     recorded (its directory made if need be).
+    ///   - mode: The mode; when `nil`, the `TERN_RECORDING` environment variable's (`record`,
+    ///     `replay` or `missing`; `replay` for any other value), and `missing` without it. CI
+    ///     sets `TERN_RECORDING=replay`.
+    ///   - upstream: The real transport, which records go through: the default one when `nil`.
+    ///   - options: How requests are matched, and the secrets kept out of the file.
+    ///   - clock: When given, replayed streams come at their recorded pace on it (a `TestClock`
+    ///     moved by the test); without it, at once.
+    /// - Throws: The error reading or decoding an existing file: a `DecodingError` names the
+    ///   field it stopped at.
+    public init(file: URL, mode: Mode? = nil, upstream: (any Transport)? = nil,
+                options: RecordingOptions = RecordingOptions(), clock: (any APIClock)? = nil) throws {
+        let mode = mode ?? Self.environmentMode(ProcessInfo.processInfo.environment["TERN_RECORDING"])
+        self.mode = mode
+        givenUpstream = upstream
+        self.options = options
+        self.clock = clock ?? SystemClock.shared
+        pacing = clock
+        recording = Locked(try Recording(file: file, options: options, fresh: mode == .record))
+    }
+
+    /// The mode `TERN_RECORDING` names: `missing` when unset or empty, and `replay` when it
+    /// names none, so that a misspelt variable in CI never reaches the network.
+    static func environmentMode(_ value: String?) -> Mode {
+        guard let value, !value.isEmpty else { return .missing }
+        return Mode(rawValue: value.lowercased()) ?? .replay
+    }
+
+    /// What records go through: made, when it is the default one, only once a request needs it.
+    private var upstream: any Transport { givenUpstream ?? DefaultTransport.shared }
+
+    /// `true` in replay, where no server is reached and every pin passes, as with stubs;
+    /// otherwise the real transport's.
+    public var canPinKeys: Bool { mode == .replay || upstream.canPinKeys }
+
+    /// Answers `request` from the recording, or sends it and records the exchange, as the mode
+    /// says.
+    public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+        let exchange = Exchange(receiver: receiver, queue: queue)
+        let recorded: RecordedRequest
+        do {
+            recorded = try StubTransport.record(request)
+        } catch {
+            queue.async { exchange.complete(with: error) }
+            return exchange
+        }
+        if mode != .record {
+            let key = MatchKey(method: recorded.method, url: request.urlRequest.url?.absoluteString ?? recorded.target)
+            let options = options
+            let answer = recording.withLock { $0.answer(key, headers: recorded.headers, body: recorded.body, options: options) }
+            switch answer {
+            case .success(let entry):
+                return replay(entry, for: request, bodyLength: recorded.bodyLength, to: exchange)
+            case .failure(let unanswered) where mode == .replay:
+                let error = UnmatchedRequest(request: recorded, mismatches: unanswered.nearest, subject: "recorded exchange")
+                queue.async { exchange.run(.failure(error), for: request, bodyLength: recorded.bodyLength, clock: SystemClock.shared) }
+                return exchange
+            case .failure:
+                break
+            }
+        }
+        let entryRequest = HTTPArchive.request(request, recorded: recorded)
+        let recorder = RecordingReceiver(passingTo: receiver, request: entryRequest, clock: clock) { [self] entry in
+            recording.withLock { recording -> (any Error)? in
+                do {
+                    try recording.record(entry)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        }
+        return upstream.send(request, to: recorder)
+    }
+
+    private func replay(_ entry: HTTPArchive.Entry, for request: TransportRequest, bodyLength: Int, to exchange: Exchange) -> any TransportTask {
+        let answer = entry.answer(pacedOn: pacing)
+        let clock = pacing ?? SystemClock.shared
+        queue.async { exchange.run(.success(answer), for: request, bodyLength: bodyLength, clock: clock) }
+        return exchange
+    }
+}
