@@ -196,4 +196,31 @@ import FoundationNetworking
         #expect(Self.text(first) == "for alpha")
         #expect(Self.text(second) == "for beta")
     }
+
+    /// A cache pointed at a file of the user's, or at a directory where links named as the
+    /// cache names its files lead to a file of the user's: that file keeps its bytes whatever
+    /// the cache looks up, keeps (a link in its way is replaced, never written through),
+    /// evicts or forgets.
+    @Test func theUsersFileAndLinksNamedLikeTheCachesStay() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let elsewhere = directory.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let notes = elsewhere.appendingPathComponent("notes.txt")
+        try Data("the user's".utf8).write(to: notes)
+        #expect(throws: (any Error).self) { try HTTPCache(directory: notes) }
+        let cacheDirectory = directory.appendingPathComponent("cache")
+        try FileManager.default.createDirectory(at: cacheDirectory, withIntermediateDirectories: true)
+        let urls = (0..<3).map { URL(string: "http://a.example/\($0)")! }
+        let links = urls.map { cacheDirectory.appendingPathComponent(CacheStore.fileName(CacheKey.of($0)) + ".terncache") }
+        for link in links { try FileManager.default.createSymbolicLink(at: link, withDestinationURL: notes) }
+        let cache = try HTTPCache(directory: cacheDirectory, maximumBytes: 600, clock: clock)
+        for url in urls { #expect(cache.response(for: URLRequest(url: url), trust: nil) == nil) }
+        for number in 0..<6 {
+            cache.store(CachedResponse(url: CacheKey.of(URL(string: "http://a.example/\(number % 3 == 0 ? "x\(number)" : "\(number)")")!), status: 200,
+                                       headers: ["cache-control": "max-age=600"], body: Data(String(repeating: "b", count: 150).utf8),
+                                       requestDate: cache.now, responseDate: cache.now, varying: [:]))
+        }
+        cache.removeAll()
+        #expect(try String(contentsOf: notes, encoding: .utf8) == "the user's")
+    }
 }
