@@ -67,14 +67,15 @@ enum CacheRules {
     }
 
     /// Whether a response to `request` may be kept (RFC 9111, §3): to a `GET`, final and whole,
-    /// neither side saying `no-store`, not varying on everything, with something to keep it for
+    /// no challenge (`401`, `407`: it asks for credentials, and kept, it answered the request
+    /// sent again with them), neither side saying `no-store`, not varying on everything, with something to keep it for
     /// (freshness or a validator); to a request with `Authorization` (or a user and password in
     /// its URL, which the transport sends as one) only when the response says
     /// it may be shared (§3.5: `public`, `must-revalidate` or `s-maxage`), as if the cache were
     /// shared, since an app's cache can outlast the account that filled it.
     static func mayStore(_ response: CachedResponse, for request: URLRequest, control requestControl: CacheControl) -> Bool {
         let control = response.cacheControl
-        guard request.httpMethod ?? "GET" == "GET", (200...599).contains(response.status), response.status != 206, response.status != 304,
+        guard request.httpMethod ?? "GET" == "GET", (200...599).contains(response.status), ![206, 304, 401, 407].contains(response.status),
               !requestControl.has("no-store"), !control.has("no-store"), !response.varyNames.contains("*") else { return false }
         if request.value(forHTTPHeaderField: "Authorization") != nil || HTTPCache.credential(":userinfo", of: request) != nil,
            !(control.has("public") || control.has("must-revalidate") || control.has("s-maxage")) { return false }

@@ -6,7 +6,8 @@ import FoundationNetworking
 /// The pipeline's cache stage: answers a request from an ``HTTPCache`` where RFC 9111 lets it,
 /// and sends the rest through the API's transport, keeping what may be kept of the answers and
 /// forgetting what unsafe requests change. Requests with conditions of their own
-/// (`If-None-Match`, `Range`, …) pass untouched, and streams are neither answered nor kept.
+/// (`If-None-Match`, `Range`, …) pass untouched, and streams and requests with a body are
+/// neither answered nor kept.
 ///
 /// The pipeline asks it twice: before a request is signed, to add the conditions that
 /// revalidate what is kept (``prepareRevalidation(of:)``), and to send the signed request with
@@ -36,8 +37,9 @@ package struct CacheStage: Sendable {
         }
         if CacheRules.isUnsafe(method) { return network(request, .invalidate) }
         // A stream's body has no end to keep, and it must reach the server; only what it
-        // changes (above) is the cache's business.
-        if request.isStream { return transport.send(request, to: receiver) }
+        // changes (above) is the cache's business. A `GET` with a body of its own (as search
+        // APIs take them) asks what its URL alone does not say: neither answered nor kept.
+        if request.isStream || Self.hasBody(request) { return transport.send(request, to: receiver) }
         if let lookup, let kept = lookup.revalidating {
             var withoutConditions = request
             for name in Self.conditions { withoutConditions.urlRequest.setValue(nil, forHTTPHeaderField: name) }
@@ -121,6 +123,14 @@ package struct CacheStage: Sendable {
     /// The conditions the cache adds to a request to revalidate what it keeps.
     static let conditions = ["If-None-Match", "If-Modified-Since"]
 
+    /// Whether the request has a body: a file, a stream, or bytes.
+    static func hasBody(_ request: TransportRequest) -> Bool {
+        switch request.body {
+        case .inRequest: request.urlRequest.httpBody.map { !$0.isEmpty } ?? false
+        case .file, .stream: true
+        }
+    }
+
     /// Whether the request carries conditions or a range of its own, which the cache leaves to
     /// the server and to its caller.
     static func hasOwnConditions(_ request: URLRequest) -> Bool {
@@ -137,7 +147,7 @@ extension CacheStage {
     /// stream's request is left alone, and finds nothing.
     package func prepareRevalidation(of request: inout TransportRequest) -> CacheLookup? {
         let urlRequest = request.urlRequest
-        guard !request.isStream, (urlRequest.httpMethod ?? "GET").uppercased() == "GET", !Self.hasOwnConditions(urlRequest),
+        guard !request.isStream, !Self.hasBody(request), (urlRequest.httpMethod ?? "GET").uppercased() == "GET", !Self.hasOwnConditions(urlRequest),
               let url = urlRequest.url else { return nil }
         let key = CacheKey.of(url)
         let stored = cache.stored(for: key)
