@@ -248,10 +248,10 @@ package struct TransferInterrupted: Error, Sendable {
 
 /// A complete response: status and headers, and the whole body.
 public struct TransportResponse: Sendable {
-    /// Status, headers and URL.
-    package var head: ResponseHead
+    /// Status, headers and URL: read by whoever uses a transport bare.
+    public var head: ResponseHead
     /// The whole body.
-    package var body: Data
+    public var body: Data
 
     /// Creates a transport response.
     public init(head: ResponseHead, body: Data) {

@@ -7,7 +7,7 @@ extension JSONDecoder {
     ///
     /// Only on Linux, where `JSONDecoder` is swift-foundation's, whose reading the tape follows;
     /// Apple's older systems read some values their own way.
-    func decodeFaster<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+    package func decodeFaster<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         if let value = decodedByTape(type, from: data) { return value }
         return try decode(type, from: data)
     }
