@@ -65,8 +65,8 @@ public struct Response: Sendable {
         /// Seconds from then until the response was complete, on a monotonic clock.
         public let duration: TimeInterval
 
-        /// Creates a timing.
-        package init(start: Date, duration: TimeInterval) {
+        /// Creates a timing: for a response made by hand, as a parser's test makes one.
+        public init(start: Date, duration: TimeInterval) {
             self.start = start
             self.duration = duration
         }
