@@ -26,6 +26,8 @@ public struct Stub: Sendable, CustomStringConvertible {
     package let predicate: (@Sendable (RecordedRequest) -> Bool)?
     /// The answer to a request, given how many requests the stub has answered before it.
     private let answer: @Sendable (RecordedRequest, Int) -> StubAnswer
+    /// The path pattern's segments, split once.
+    private let patternSegments: [Substring]
 
     /// Creates a stub that answers with `answers` in turn, the last one again for every request
     /// after.
@@ -60,6 +62,7 @@ public struct Stub: Sendable, CustomStringConvertible {
     ) {
         self.method = method
         self.path = path
+        patternSegments = path.split(separator: "/", omittingEmptySubsequences: true)
         self.query = query
         self.headers = headers
         self.predicate = predicate
@@ -80,12 +83,19 @@ public struct Stub: Sendable, CustomStringConvertible {
         return text
     }
 
-    /// Why `request` does not match, or `nil` when it does.
-    func mismatch(with request: RecordedRequest) -> String? {
+    /// The segments of `request`'s path, percent-decoded: what ``mismatch(with:segments:)``
+    /// matches the pattern against, split once for all the stubs.
+    static func segments(of request: RecordedRequest) -> [Substring] {
+        let path = request.path
+        return (path.removingPercentEncoding ?? path).split(separator: "/", omittingEmptySubsequences: true)
+    }
+
+    /// Why `request`, whose path has `segments`, does not match, or `nil` when it does.
+    func mismatch(with request: RecordedRequest, segments: [Substring]) -> String? {
         if let method, method.rawValue != request.method {
             return "method is \(request.method), not \(method.rawValue)"
         }
-        if !Self.matches(pattern: path, path: request.path.removingPercentEncoding ?? request.path) {
+        if !matches(segments) {
             return "path \(request.path) does not match \(path)"
         }
         let items = request.queryItems
@@ -102,13 +112,11 @@ public struct Stub: Sendable, CustomStringConvertible {
         return nil
     }
 
-    private static func matches(pattern: String, path: String) -> Bool {
-        let patterns = pattern.split(separator: "/", omittingEmptySubsequences: true)
-        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
-        for (index, expected) in patterns.enumerated() {
-            if expected == "**", index == patterns.count - 1 { return true }
+    private func matches(_ segments: [Substring]) -> Bool {
+        for (index, expected) in patternSegments.enumerated() {
+            if expected == "**", index == patternSegments.count - 1 { return true }
             guard index < segments.count, expected == "*" || expected == segments[index] else { return false }
         }
-        return patterns.count == segments.count
+        return patternSegments.count == segments.count
     }
 }

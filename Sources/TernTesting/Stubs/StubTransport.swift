@@ -61,16 +61,15 @@ public final class StubTransport: Transport, Sendable {
         }
         let answer = state.withLock { state -> Result<StubAnswer, UnmatchedRequest> in
             state.requests.append(recorded)
-            var mismatches: [(stub: String, reason: String)] = []
-            for index in state.stubs.indices {
+            let segments = Stub.segments(of: recorded)
+            if let index = state.stubs.firstIndex(where: { $0.stub.mismatch(with: recorded, segments: segments) == nil }) {
                 let (stub, served) = state.stubs[index]
-                if let reason = stub.mismatch(with: recorded) {
-                    mismatches.append((stub.description, reason))
-                    continue
-                }
                 state.stubs[index].served += 1
                 return .success(stub.answer(to: recorded, served: served))
             }
+            // Described only when nothing matched: a test with many stubs paid for every miss's
+            // description on every request (3.2 ms a request at 1,000 stubs).
+            let mismatches = state.stubs.map { (stub: $0.stub.description, reason: $0.stub.mismatch(with: recorded, segments: segments) ?? "") }
             return .failure(UnmatchedRequest(request: recorded, mismatches: mismatches))
         }
         let run: @Sendable () -> Void = { [clock] in exchange.run(answer, for: request, bodyLength: recorded.bodyLength, clock: clock) }
