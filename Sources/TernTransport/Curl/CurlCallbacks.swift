@@ -37,20 +37,23 @@ extension CurlEasyOptions {
 private let curlWrite: tern_curl_data_callback = { buffer, size, count, context in
     guard let context, let buffer else { return 0 }
     let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
-    switch exchange.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count)) {
-    case .taken: return size * count
-    case .abort: return 0
-    case .pause: return 0x1000_0001   // CURL_WRITEFUNC_PAUSE
-    }
+    return exchange.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count)).returned(forBytes: size * count)
 }
 
 private let curlHeader: tern_curl_data_callback = { buffer, size, count, context in
     guard let context, let buffer else { return 0 }
     let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
-    switch exchange.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count)) {
-    case .taken: return size * count
-    case .abort: return 0
-    case .pause: return 0x1000_0001   // CURL_WRITEFUNC_PAUSE
+    return exchange.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count)).returned(forBytes: size * count)
+}
+
+extension CurlExchange.Written {
+    /// What a write or header callback returns to libcurl for `bytes` handed to it.
+    func returned(forBytes bytes: Int) -> Int {
+        switch self {
+        case .taken: bytes
+        case .abort: 0
+        case .pause: 0x1000_0001   // CURL_WRITEFUNC_PAUSE
+        }
     }
 }
 

@@ -312,7 +312,10 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             case .remove(let exchange):
                 _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
                 exchange.leftLibcurl()
-                if let origin = exchange.tlsOrigin { owned.value.runningOverTLS[origin, default: 1] -= 1 }
+                if let origin = exchange.tlsOrigin {
+                    let running = owned.value.runningOverTLS[origin, default: 1] - 1
+                    owned.value.runningOverTLS[origin] = running > 0 ? running : nil   // no entry kept per origin ever seen
+                }
             case .complete(let exchange, let code):
                 byHandle[exchange.easy] = nil
                 inbox.withLock { $0.inFlight -= 1 }

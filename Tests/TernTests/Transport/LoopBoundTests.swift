@@ -79,16 +79,9 @@ import Testing
             }
         }
     }
-    /// Carries a box to its owner's thread, as a loop takes an exchange made on the sender's.
-private final class Handover<Value>: @unchecked Sendable {
-    var box: LoopBound<Value>
+    #endif
+}
 
-    init(_ box: LoopBound<Value>) {
-        self.box = box
-    }
-}
-#endif
-}
 /// Carries a box to its owner's thread, as a loop takes an exchange made on the sender's.
 private final class Handover<Value>: @unchecked Sendable {
     var box: LoopBound<Value>
