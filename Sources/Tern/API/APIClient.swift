@@ -22,4 +22,4 @@
 ///
 /// Relative routes join the configuration's ``APIConfiguration/baseURL``; everything else
 /// (parser, transport, callback queue, clock) is ``AbstractAPI``'s.
-public final class APIClient: AbstractAPI, @unchecked Sendable {}
+public final class APIClient: AbstractAPI, @unchecked Sendable {}   // unchecked: a subclass of an unchecked class must say so again

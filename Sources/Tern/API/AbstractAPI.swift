@@ -31,7 +31,7 @@ import FoundationNetworking
 /// Each request holds what it needs (configuration, transport, parser) until it settles, so
 /// releasing the API while requests are in flight is safe: they complete and settle as usual,
 /// then the API's session is invalidated.
-open class AbstractAPI: @unchecked Sendable {
+open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check a class others subclass; its state is behind locks
     /// What every request shares: common headers, timeout, cache policy, validation.
     public let configuration: APIConfiguration
     /// The parser that turns bodies into values, unless a request's options name another.

@@ -39,7 +39,7 @@ import FoundationNetworking
 ///
 /// Subclasses must keep their stored properties immutable and `Sendable`: a parser is used from
 /// many threads at once.
-open class JSONParser: ResponseParser, @unchecked Sendable {
+open class JSONParser: ResponseParser, @unchecked Sendable {   // unchecked: Swift cannot check a class others subclass
     /// The decoder used for every value.
     package let decoder: JSONDecoder
     /// The path of keys, such as `["data", "items"]`, under which values sit; empty for the top level.

@@ -26,7 +26,7 @@ import Synchronization
 package struct Locked<State>: ~Copyable, Sendable {
     #if canImport(Darwin) || TERN_PTHREAD_LOCK
     @usableFromInline
-    final class Box: @unchecked Sendable {
+    final class Box: @unchecked Sendable {   // unchecked: the lock's own box, whose state only the lock guards
         @usableFromInline
         let lock = NSLock()
         @usableFromInline

@@ -11,7 +11,7 @@ import Foundation
 /// upload waiting its turn holds no descriptor; it is held to the body's stated length as it is read:
 /// one that ends early or runs long fails with ``BodyLengthMismatch``, and nothing past the
 /// stated length is read. Its state is behind a lock; the source is read by one step at a time.
-final class BodyPump: @unchecked Sendable {
+final class BodyPump: @unchecked Sendable {   // unchecked: its source, an InputStream, is touched only by the step the lock hands it to
     /// Where the bytes come from.
     enum Source {
         case stream(InputStream)

@@ -22,7 +22,7 @@ final class CurlHandles: Sendable {
     private let capacity: Int
 
     /// A handle, kept under the lock; only the thread that takes one uses it.
-    private struct Handle: @unchecked Sendable {
+    private struct Handle: @unchecked Sendable {   // unchecked: libcurl's easy handle, a C pointer
         let easy: UnsafeMutableRawPointer
     }
 

@@ -4,10 +4,7 @@ import Foundation
 
 /// libcurl, opened once per process at run time: neither its headers nor a `-dev` package are
 /// needed to build Tern, and a system without it still runs Tern over URLSession.
-///
-/// `@unchecked Sendable`: its table of entry points is written once, before it is shared, and
-/// only read after.
-final class CurlLibrary: @unchecked Sendable {
+final class CurlLibrary: @unchecked Sendable {   // unchecked: C function pointers, written once before it is shared
     /// Its entry points; immutable once loaded, and never freed.
     let api: UnsafePointer<TernCurl>
     /// Its version string, such as "libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 nghttp2/1.52.0".
