@@ -294,11 +294,11 @@ import TernTesting
     /// the whole suite hands down other tests' sockets, up to 285 were seen, which a flat limit
     /// of 256 left no room past.)
     static func requestsUnderALowDescriptorLimit(to urls: [String], count: Int, answer: String = "ok",
-                                                 authority: String? = nil, uploading: Int? = nil) async -> String {
+                                                 authority: String? = nil, uploading: Int? = nil, caching: Bool = false) async -> String {
         // The child prints what failed and exits 0 either way, so that the parent can say what
         // (where it crashed, too: see `CrashBacktrace`).
         let child = await ExitTestTurns.inTurn {
-            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls, count, answer, authority, uploading] in
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls, count, answer, authority, uploading, caching] in
                 CrashBacktrace.printOnCrash()
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-descriptor-limit-\(getpid())")
                 try Data(repeating: 7, count: uploading ?? 0).write(to: file)
@@ -307,18 +307,23 @@ import TernTesting
                 var limit = rlimit(rlim_cur: rlim_t(inherited + 129), rlim_max: rlim_t(inherited + 129))
                 guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
                 let transport = try CurlTransport(trusting: authority.map { URL(fileURLWithPath: $0) })
-                let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never), transport: transport,
+                let cacheDirectory = file.appendingPathExtension("cache")
+                defer { try? FileManager.default.removeItem(at: cacheDirectory) }
+                let cache = caching ? try HTTPCache(directory: cacheDirectory) : nil
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never, cache: cache), transport: transport,
                                       responseQueue: .global())
-                let results = await withTaskGroup(of: Result<String, any Error>.self) { group in
+                // Cached, each its own entry (its own file), then all read from the disk at once.
+                var results: [Result<String, any Error>] = []
+                for _ in 0..<(caching ? 2 : 1) { results += await withTaskGroup(of: Result<String, any Error>.self) { group in
                     for index in 0..<count {
-                        let url = urls[index % urls.count] + "/"
+                        let url = urls[index % urls.count] + (caching ? "/\(index)" : "/")
                         let body: BodyParameters? = uploading.map { size in
                             index.isMultiple(of: 2) ? BodyParameters(file) : BodyParameters(length: Int64(size)) { InputStream(url: file)! }
                         }
                         group.addTask { await (api.request(route: body == nil ? .get(url) : .post(url), parameters: body) as Promise<String>).result }
                     }
                     return await group.reduce(into: []) { $0.append($1) }
-                }
+                } }
                 let failures = results.filter { (try? $0.get())?.contains(answer) != true }
                 print(failures.isEmpty ? "all ok" : "\(failures.count) of \(count) failed, first: \(failures[0])")
             }
@@ -331,6 +336,21 @@ import TernTesting
         defer { server.stop() }
         let printed = await Self.requestsUnderALowDescriptorLimit(to: [server.baseURL], count: 2000)
         #expect(printed == "all ok\n", "\(printed)")
+    }
+
+    /// An HTTP cache on disk keeps each answer in a file of its own: 1,000 answers kept at once,
+    /// then read back at once, must not run the process out of descriptors.
+    @Test(.exitTest) func aThousandAnswersKeptOnDiskAndReadBackFitUnderALowDescriptorLimit() async throws {
+        let asked = Locked(0)
+        let server = try LoopbackServer { _ in
+            asked.withLock { $0 += 1 }
+            return ServerResponse(headers: ["Cache-Control": "max-age=600"], body: Data("ok".utf8))
+        }
+        defer { server.stop() }
+        let printed = await Self.requestsUnderALowDescriptorLimit(to: [server.baseURL], count: 1000, caching: true)
+        #expect(printed == "all ok\n", "\(printed)")
+        // The second round came from the disk.
+        #expect(asked.withLock { $0 } == 1000)
     }
 
     /// A body's file is opened when its bytes are first sent, not when the request is: opened
