@@ -180,9 +180,10 @@ extension Readme {
         return nextPage
     }
 
-    static func keyPathParser() -> JSONParser {
+    static func keyPathParser() -> APIClient {
         let parser = JSONParser(decoder: JSONDecoder(), keyPath: "data.items", errorType: ShopError.self)
-        return parser
+        let client = APIClient(responseParser: parser, configuration: APIConfiguration(baseURL: "https://shop.example"))
+        return client
     }
 
     final class PageParser: JSONParser, @unchecked Sendable {
