@@ -16,7 +16,10 @@ extension AbstractAPI {
     /// A `Last-Event-ID` in `parameters`' headers resumes from that ID: it is the first
     /// connection's, and the last event ID until the server sends another. Each attempt is one
     /// request: the retry policy does not apply, and the plugins (the API's and `options`') hear
-    /// each one, its request before it goes and its head (or its error) when it comes. The
+    /// each one, its request before it goes, its head (or its error) when it comes, its end
+    /// (``PluginEvent/didEndStream(_:error:)``), and each reconnection before its wait
+    /// (``PluginEvent/didRetry(_:retry:delay:)``, counting the reconnections since the last
+    /// event). The
     /// options' stream settings (``RequestOptions/streamIdleTimeout``, its buffer size and
     /// longest duration) hold for each connection: one that ends by them is made again.
     /// It ends when the server answers 204, and fails with the request's error on a status
