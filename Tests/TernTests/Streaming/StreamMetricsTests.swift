@@ -47,20 +47,6 @@ import FoundationNetworking
         }
     }
 
-    /// Signs with "t<n>" and refreshes by counting up.
-    final class CountingTokens: APIDelegate {
-        let number = Locked(1)
-
-        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
-            request.setValue("Bearer t\(number.withLock { $0 })", forHTTPHeaderField: "Authorization")
-        }
-
-        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
-            number.withLock { $0 += 1 }
-            return Promise(value: (), in: .global())
-        }
-    }
-
     static func api(plugins: [any Plugin], clock: TestClock? = nil, transport: (any Transport)? = TestTransport.make()) -> AbstractAPI {
         AbstractAPI(configuration: APIConfiguration(timeout: clock == nil ? 30 : .infinity, retryPolicy: .never, plugins: plugins),
                     transport: transport, responseQueue: .global(), clock: clock)
@@ -83,7 +69,7 @@ import FoundationNetworking
         }
         defer { server.stop() }
         let log = EventLog()
-        let tokens = CountingTokens()
+        let tokens = EventSourceTests.CountingTokens()
         let api = Self.api(plugins: [log])
         api.delegate = tokens
         let stream = api.stream(route: .get(server.baseURL + "/old"))
