@@ -40,7 +40,8 @@ extension Transport {
 ///
 /// A transport calls it one event at a time (never two at once) and in this order: any
 /// ``didSendBodyData(_:of:)``, then at most one ``didReceive(_:)-(ResponseHead)``, then any
-/// ``didReceive(_:)-(Data)``, then one ``didComplete(with:)``. After a ``TransferDecision/stop``
+/// ``didReceive(_:)-(Data)``, then one ``didComplete(with:)``, each of the last three perhaps
+/// just after a ``didCollect(_:)``. After a ``TransferDecision/stop``
 /// it stops the transfer, sends no more chunks and reports the end, with whatever error
 /// stopping caused.
 public protocol TransportReceiver: Sendable {
@@ -53,7 +54,9 @@ public protocol TransportReceiver: Sendable {
     /// The exchange ended: completely when `error` is `nil`.
     func didComplete(with error: (any Error)?)
     /// What the exchange did on the wire, just before ``didComplete(with:)``, when the transport
-    /// measures it.
+    /// measures it. For a stream, whose end may be hours away, a transport may also tell what it
+    /// knows just before the head (the connection, TLS, the first byte; no end): the end's
+    /// report replaces it.
     func didCollect(_ metrics: TransferMetrics)
 }
 

@@ -15,7 +15,9 @@ extension AbstractAPI {
     /// pauses until the reader has taken half of them (URLSession on Linux cannot pause, and
     /// keeps reading); chunks are let go as the reader takes them. The request asks for
     /// `Accept: */*`, not the parser's type, unless its headers say otherwise.
-    /// Leaving the loop, or cancelling its task, stops the transfer.
+    /// Leaving the loop, or cancelling its task, stops the transfer. The head's
+    /// ``Response/metrics`` hold the earlier exchanges and what is known of its own so far;
+    /// plugins hear its end, with the whole transfer's (``PluginEvent/didEndStream(_:error:)``).
     ///
     /// ```swift
     /// for try await line in client.stream(route: .get("/logs/tail")).lines {

@@ -22,8 +22,9 @@ public struct Response: Sendable {
     /// Tern measures this itself: URLSession on Linux never delivers `URLSessionTaskMetrics`.
     public let timing: Timing
     /// What the transport measured on the wire, for this exchange and the retries and redirects
-    /// before it; empty where the transport measures nothing (URLSession on Linux, stubs), and
-    /// for a stream's head.
+    /// before it; empty where the transport measures nothing (URLSession on Linux, stubs). For a
+    /// stream's head, its own exchange so far (no end yet, where measured; see
+    /// ``PluginEvent/didEndStream(_:error:)`` for the whole).
     public let metrics: RequestMetrics
 
     /// Creates a response.

@@ -227,7 +227,9 @@ final class RequestExecution: Sendable {
         let collecting: ResponseCollector.Sink = switch sink {
         case .memory: .memory
         case .file(let file): .file(file)
-        case .stream: .stream { [self] head in openStream(head, for: request.urlRequest, attempt: attempt, delegate: delegate, timing: timing()) }
+        case .stream: .stream { [self] head, soFar in
+            openStream(head, measured: soFar, for: request.urlRequest, attempt: attempt, delegate: delegate, timing: timing)
+        }
         }
         // A head judged by the app's code is judged on the pipeline's queue, never the transport's thread.
         let collector = ResponseCollector(collecting, limit: signed.maximumBodySize, uploadLength: request.bodyLength, progress: progress,
@@ -245,6 +247,7 @@ final class RequestExecution: Sendable {
                 receive()
             }
         }
+        stream?.sending(request.urlRequest)
         let task = context.cacheStage?.send(request, lookup: lookup, through: context.transport, to: collector)
             ?? context.transport.send(request, to: collector)
         collector.attach(task)
@@ -257,15 +260,18 @@ final class RequestExecution: Sendable {
 
     /// Opens the stream on `head` when the pipeline would take it as the answer (not a redirect,
     /// accepted by validation, no refresh asked for), and settles the request with it, its body
-    /// empty; returns `nil` to read the body as for any request (a redirect, an error's body).
-    private func openStream(_ head: ResponseHead, for request: URLRequest, attempt: Int, delegate: (any APIDelegate)?,
-                            timing: Response.Timing) -> StreamBuffer? {
+    /// empty, its metrics the earlier exchanges' and what was `measured` of its own so far;
+    /// returns `nil` to read the body as for any request (a redirect, an error's body).
+    private func openStream(_ head: ResponseHead, measured: TransferMetrics?, for request: URLRequest, attempt: Int,
+                            delegate: (any APIDelegate)?, timing: @escaping @Sendable () -> Response.Timing) -> StreamBuffer? {
         guard let stream, !(300..<400).contains(head.statusCode) else { return nil }
-        let response = Response(request: request, head: head, body: Data(), timing: timing)
-        guard context.validation.accepts(response) else { return nil }
+        let judged = Response(request: request, head: head, body: Data(), timing: timing())
+        guard context.validation.accepts(judged) else { return nil }
         if let delegate, delegate.api(api, needsRefreshFor: head.urlResponse, data: Data(), request: request) { return nil }
-        guard case .evaluate = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: nil)) }) else { return nil }
-        stream.open(attempt: attempt)
+        guard case .evaluate(_, let earlier) = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: nil)) }) else { return nil }
+        let response = Response(request: request, head: head, body: Data(), timing: judged.timing,
+                                metrics: RequestMetrics(transfers: earlier + (measured.map { [$0] } ?? [])))
+        stream.open(attempt: attempt, onEnd: endReport(of: response, after: earlier, timing: timing))
         keepCookies(of: head, for: request)
         report(.success(response), for: request)
         stream.startTimers()
@@ -279,6 +285,21 @@ final class RequestExecution: Sendable {
         guard let jar = context.cookieJar, !jar.isEmpty, !leg.hasLeftOrigin, let url = request.url,
               request.value(forHTTPHeaderField: "Cookie") == nil, let cookies = jar.headerValue(for: url) else { return }
         request.setValue(cookies, forHTTPHeaderField: "Cookie")
+    }
+
+    /// What tells plugins of a stream's end, off the transport's thread: its head's `response`
+    /// timed to the end, with the earlier exchanges' metrics and its whole transfer's. `nil`
+    /// when there are no plugins to tell.
+    private func endReport(of response: Response, after earlier: [TransferMetrics],
+                           timing: @escaping @Sendable () -> Response.Timing) -> StreamBuffer.EndReport? {
+        let plugins = context.plugins
+        guard !plugins.isEmpty else { return nil }
+        let (apiContext, queue) = (api.apiContext, context.pipelineQueue)
+        return { error, measured in
+            let ended = Response(request: response.request, head: response.head, body: Data(), timing: timing(),
+                                 metrics: RequestMetrics(transfers: earlier + (measured.map { [$0] } ?? [])))
+            queue.async { plugins.forEach { $0.observe(.didEndStream(ended, error: error), api: apiContext) } }
+        }
     }
 
     /// Keeps the cookies a response sets, from any stop of the chain: each field on its own, as

@@ -65,9 +65,9 @@ final class ResponseCollector: TransportReceiver {
         case memory
         /// Into a download's file, when its head says the body is the file's.
         case file(DownloadFile)
-        /// Into a stream, when the head opens it: `opens` judges the head, and returns the
-        /// stream if it accepts it.
-        case stream(opens: @Sendable (ResponseHead) -> StreamBuffer?)
+        /// Into a stream, when the head opens it: `opens` judges the head, given what the
+        /// transport measured of the exchange so far, and returns the stream if it accepts it.
+        case stream(opens: @Sendable (ResponseHead, TransferMetrics?) -> StreamBuffer?)
     }
 
     init(_ sink: Sink, limit: Int?, uploadLength: Int64? = nil, progress: ProgressChannel, judgesHeadOn: DispatchQueue? = nil,
@@ -139,12 +139,19 @@ final class ResponseCollector: TransportReceiver {
 
     /// Takes `head` as the stream's, if it opens it, or as the head of the body collected here.
     private func judge(_ head: ResponseHead) -> TransferDecision {
-        if case .stream(let opens) = sink, let stream = opens(head) {
-            state.withLock { state in
-                state.head = head
-                state.stream = stream
+        if case .stream(let opens) = sink {
+            // What was measured so far goes with the head; what the end measures replaces it.
+            let soFar = state.withLock { state in
+                defer { state.metrics = nil }
+                return state.metrics
             }
-            return .proceed
+            if let stream = opens(head, soFar) {
+                state.withLock { state in
+                    state.head = head
+                    state.stream = stream
+                }
+                return .proceed
+            }
         }
         var target = DownloadFile.Target.memory
         if let file {
@@ -270,7 +277,7 @@ final class ResponseCollector: TransportReceiver {
                             cutShort: state.expectedLength.map { state.offset + state.received < $0 } ?? false)
         }
         // The request settled when the stream opened; the body's end is the stream's.
-        if let stream = state.stream { return stream.finish(after: failure) }
+        if let stream = state.stream { return stream.finish(after: failure, metrics: state.metrics) }
         if let failure {
             completion(.failure(failure), state.metrics)
         } else if let head = state.head {

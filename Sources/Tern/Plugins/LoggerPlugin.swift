@@ -58,6 +58,7 @@ public struct LoggerPlugin: Plugin {
         switch event {
         case .willSend(let request): willSend(request)
         case .didReceive(let result, let request): didReceive(result, for: request)
+        case .didEndStream(let response, let error): didEndStream(response, error: error)
         case .didRetry(let request, let retry, let delay): didRetry(request, retry: retry, after: delay)
         case .didRefresh(let result): didRefresh(result)
         case .didFail: break   // its attempt's line said it
@@ -88,10 +89,29 @@ public struct LoggerPlugin: Plugin {
             }
             sink(lines.joined(separator: "\n"))
         case .failure(let error):
-            // The error names the URL too, as errors do (password hidden); the query is redacted here.
-            let text = request.url.map { "\(error)".replacingOccurrences(of: describe($0), with: redacted($0)) } ?? "\(error)"
-            sink("← failed \(subject): \(text)")
+            sink("← failed \(subject): \(text(of: error, for: request))")
         }
+    }
+
+    /// One line for a stream's end: how long it ran, what came (where measured), and why it
+    /// ended if not whole.
+    private func didEndStream(_ response: Response, error: APIError?) {
+        guard level >= .response else { return }
+        let request = response.request
+        var line = "← end of stream \(request.httpMethod ?? "GET") \(redacted(request.url)) after \(Self.milliseconds(response.timing.duration))"
+        if let wire = response.metrics.last {
+            line += ", \(Self.size(Int(clamping: wire.bytesReceived)))"
+            let words = Self.wire(wire)
+            if !words.isEmpty { line += "; " + words }
+        }
+        if let error { line += ": " + text(of: error, for: request) }
+        sink(line)
+    }
+
+    /// The error's description: it names the URL too, as errors do (password hidden); the query
+    /// is redacted here.
+    private func text(of error: APIError, for request: URLRequest) -> String {
+        request.url.map { "\(error)".replacingOccurrences(of: describe($0), with: redacted($0)) } ?? "\(error)"
     }
 
     private func didRetry(_ request: URLRequest, retry: Int, after delay: TimeInterval) {

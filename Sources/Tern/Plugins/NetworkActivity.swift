@@ -27,7 +27,7 @@ public final class NetworkActivity: Plugin {
         switch event {
         case .willSend: onChange(count.withLock { $0 += 1; return $0 })
         case .didReceive: onChange(count.withLock { $0 -= 1; return $0 })
-        case .didRetry, .didRefresh, .didFail: break
+        case .didEndStream, .didRetry, .didRefresh, .didFail: break
         }
     }
 }

@@ -31,13 +31,23 @@ public protocol Plugin: Sendable {
 ///
 /// For each attempt of a request, ``willSend(_:)`` is followed by exactly one
 /// ``didReceive(_:request:)``, whether a response arrived or the attempt failed, timed out or
-/// was cancelled.
+/// was cancelled. A stream's attempt is received at its head: the response has an empty body,
+/// and its metrics the earlier exchanges' and what is known of its own so far. The head that
+/// opens the stream is then followed by exactly one ``didEndStream(_:error:)``, however the
+/// stream ends.
 public enum PluginEvent: Sendable {
     /// An attempt is about to go out, exactly as it will be sent (signed, adapted).
     case willSend(URLRequest)
     /// An attempt ended: its response, or why there was none.
     case didReceive(Result<Response, APIError>, request: URLRequest)
-    /// A request will be sent again after `delay` seconds; `retry` counts from 1.
+    /// A stream's body ended: `error` says why, `nil` when it came whole. The response is its
+    /// head's, its timing up to the end, its metrics with its whole transfer (the bytes
+    /// received, its end) where the transport measures it. It comes once the transfer has ended,
+    /// which may be just after the reader saw the end.
+    case didEndStream(Response, error: APIError?)
+    /// A request will be sent again after `delay` seconds; `retry` counts from 1. An event
+    /// source reconnecting tells it too, its request the connection that ended, `retry` the
+    /// reconnections since its last event.
     case didRetry(URLRequest, retry: Int, delay: TimeInterval)
     /// The API's credential refresh ended.
     case didRefresh(Result<Void, any Error>)

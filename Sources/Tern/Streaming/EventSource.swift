@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 extension AbstractAPI {
     /// Server-Sent Events from `route`, reconnecting when the connection ends, as a browser's
@@ -13,7 +16,10 @@ extension AbstractAPI {
     /// A `Last-Event-ID` in `parameters`' headers resumes from that ID: it is the first
     /// connection's, and the last event ID until the server sends another. Each attempt is one
     /// request: the retry policy does not apply, and the plugins (the API's and `options`') hear
-    /// each one, its request before it goes and its head (or its error) when it comes. The
+    /// each one, its request before it goes, its head (or its error) when it comes, its end
+    /// (``PluginEvent/didEndStream(_:error:)``), and each reconnection before its wait
+    /// (``PluginEvent/didRetry(_:retry:delay:)``, counting the reconnections since the last
+    /// event). The
     /// options' stream settings (``RequestOptions/streamIdleTimeout``, its buffer size and
     /// longest duration) hold for each connection: one that ends by them is made again.
     /// It ends when the server answers 204, and fails with the request's error on a status
@@ -70,6 +76,10 @@ struct EventSource: AsyncSequence, Sendable {
         private var connectedAt: TimeInterval = 0
         private var hasEvent = false
         private var isFinished = false
+        /// Reconnections since the last event, for plugins.
+        private var reconnections = 0
+        /// The request of the connection that ended last, as it went out.
+        private var lastRequest: URLRequest?
 
         init(source: EventSource) {
             self.source = source
@@ -85,6 +95,7 @@ struct EventSource: AsyncSequence, Sendable {
                     if let event = try await events?.next() {
                         failures = 0
                         fruitless = 0
+                        reconnections = 0
                         hasEvent = true
                         lastEventID = event.lastEventID
                         return event
@@ -119,6 +130,8 @@ struct EventSource: AsyncSequence, Sendable {
                     }
                 }
                 let wait = source.reconnection.wait(afterFailures: fruitless, serverDelay: serverDelay)
+                reconnections += 1
+                await tellPlugins(reconnection: reconnections, after: wait)
                 do {
                     // On the API's clock, as every other wait of a request.
                     try await Promise(value: (), in: .global()).delay(wait, clock: source.api.clock).value
@@ -170,9 +183,26 @@ struct EventSource: AsyncSequence, Sendable {
             return type.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } == "text/event-stream"
         }
 
+        /// Tells plugins (the API's, then the options') that the source connects again after
+        /// `wait` seconds, naming the ended connection's request; on the API's pipeline queue,
+        /// as every plugin event, and before the wait starts.
+        private func tellPlugins(reconnection: Int, after wait: TimeInterval) async {
+            let api = source.api
+            let plugins = api.plugins + source.options.plugins
+            guard !plugins.isEmpty, let request = lastRequest else { return }
+            let event = PluginEvent.didRetry(request, retry: reconnection, delay: wait)
+            await withCheckedContinuation { (told: CheckedContinuation<Void, Never>) in
+                api.pipelineQueue.async {
+                    plugins.forEach { $0.observe(event, api: api.apiContext) }
+                    told.resume()
+                }
+            }
+        }
+
         /// Keeps what the ended connection's events said: the last event ID and the server's
         /// reconnection time.
         private mutating func keepState() {
+            lastRequest = stream?.buffer.sentRequest ?? lastRequest
             if let parser = events?.parser {
                 lastEventID = parser.lastEventID
                 serverDelay = parser.reconnectionTime.map { TimeInterval($0) / 1000 } ?? serverDelay

@@ -35,7 +35,15 @@ final class StreamBuffer: Sendable {
         var lastActivity: TimeInterval = 0
         var idleTimer: (any Cancellable)?
         var durationTimer: (any Cancellable)?
+        /// Who hears the transfer's end, once the stream is open: told once.
+        var onEnd: EndReport?
+        /// The latest attempt's request, as it went out.
+        var sent: URLRequest?
     }
+
+    /// What the stream's opener is told once its transfer has ended: why the stream ended
+    /// (`nil` for a whole body), and what the transport measured of the transfer, if it did.
+    typealias EndReport = @Sendable (APIError?, TransferMetrics?) -> Void
 
     let capacity: Int
     let idleTimeout: TimeInterval
@@ -73,9 +81,22 @@ final class StreamBuffer: Sendable {
         if cancel { task.cancel() } else if resume { task.resumeReceiving() }
     }
 
-    /// Opens the stream on `attempt`'s response, whose body comes next; its timers start apart.
-    func open(attempt: Int) {
-        state.withLock { $0.openedAttempt = attempt }
+    /// An attempt goes out with `request`.
+    func sending(_ request: URLRequest) {
+        state.withLock { $0.sent = request }
+    }
+
+    /// The latest attempt's request, as it went out: the one an event source's reconnection
+    /// follows.
+    var sentRequest: URLRequest? { state.withLock { $0.sent } }
+
+    /// Opens the stream on `attempt`'s response, whose body comes next, `onEnd` to hear the
+    /// transfer's end; its timers start apart.
+    func open(attempt: Int, onEnd: EndReport? = nil) {
+        state.withLock { state in
+            state.openedAttempt = attempt
+            state.onEnd = onEnd
+        }
     }
 
     /// Starts the idle and duration timers, once the app's code has judged the head: a plugin
@@ -120,8 +141,10 @@ final class StreamBuffer: Sendable {
         return decision
     }
 
-    /// The transfer ended: completely when `error` is `nil`, else with what the transport said.
-    func finish(after failure: ExchangeFailure?) {
+    /// The transfer ended: completely when `error` is `nil`, else with what the transport said;
+    /// `metrics`, what it measured. The opener hears why the stream ended, which may have been
+    /// earlier (the reader's cancel, a timeout, both stopping the transfer).
+    func finish(after failure: ExchangeFailure?, metrics: TransferMetrics? = nil) {
         var failure = failure
         failure?.receivedBytes = state.withLock { $0.received }
         let error: APIError? = switch failure?.reading(method: method, url: url) {
@@ -131,6 +154,11 @@ final class StreamBuffer: Sendable {
         case .restartDownload?: .transportFailed(.init(underlying: URLError(.badServerResponse), method: method, url: url))  // a stream has no file
         }
         end(with: error, cancellingTask: false)
+        let (ended, onEnd) = state.withLock { state in
+            defer { state.onEnd = nil }
+            return (state.end ?? nil, state.onEnd)
+        }
+        onEnd?(ended, metrics)
     }
 
     // MARK: The reader's side

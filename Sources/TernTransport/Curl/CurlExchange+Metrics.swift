@@ -3,8 +3,8 @@ import CTernCurl
 import Foundation
 
 extension CurlExchange {
-    /// What libcurl measured of the transfer.
-    func metrics() -> TransferMetrics {
+    /// What libcurl measured of the transfer: so far, with no end, unless it `ended`.
+    func metrics(ended: Bool = true) -> TransferMetrics {
         func seconds(_ info: Int32) -> TimeInterval? {
             var microseconds: Int64 = 0
             guard tern_curl_getinfo_offset(curl, easy, info, &microseconds) == 0 else { return nil }
@@ -24,8 +24,8 @@ extension CurlExchange {
         return TransferMetrics(
             url: url, statusCode: head.isComplete ? head.status : nil,
             nameLookup: seconds(CurlInfo.nameLookupTime), connect: seconds(CurlInfo.connectTime), tlsHandshake: tls,
-            firstByte: seconds(CurlInfo.firstByteTime), total: seconds(CurlInfo.totalTime),
-            bytesSent: upload.readBytes, bytesReceived: count(CurlInfo.downloadedBytes),
+            firstByte: seconds(CurlInfo.firstByteTime), total: ended ? seconds(CurlInfo.totalTime) : nil,
+            bytesSent: upload.readBytes, bytesReceived: ended ? count(CurlInfo.downloadedBytes) : 0,
             reusedConnection: knowsConnections ? connections == 0 : nil,
             httpVersion: Self.httpVersionName(version)
         )

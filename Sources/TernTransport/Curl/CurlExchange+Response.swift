@@ -34,6 +34,8 @@ extension CurlExchange {
         reportUpload(sentBytes())
         guard let received = ResponseHead(url: url, statusCode: complete.status, httpVersion: complete.httpVersion,
                                           headers: complete.fields, setCookies: complete.setCookies) else { return .abort }
+        // A stream's end may be hours away: what is known of its exchange goes with its head.
+        if isStream { receiver.didCollect(metrics(ended: false)) }
         let decision = receiver.didReceive(received)
         guard decision != .stop else {
             stop = .receiverSaidStop

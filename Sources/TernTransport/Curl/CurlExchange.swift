@@ -40,6 +40,8 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
     let maximumBodySize: Int?
     /// The keys the server must show one of; none when empty.
     let pinnedKeys: [String]
+    /// Whether the response is a stream: what is measured of it so far goes with its head.
+    let isStream: Bool
     /// Whether the exchange waits in a line for its origin, the origin's connections all in use
     /// (the loop's for plain HTTP, libcurl's for HTTPS): read from the request's timeout, on
     /// another thread.
@@ -80,6 +82,7 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
         self.loop = loop
         maximumBodySize = request.maximumBodySize
         pinnedKeys = request.pinnedKeys
+        isStream = request.isStream
         errorBuffer = .allocate(capacity: 256)
         errorBuffer.initialize(repeating: 0, count: 256)
         let options = CurlEasyOptions(curl: curl, easy: easy)
@@ -145,7 +148,7 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
     struct Ending {
         /// `nil` when the exchange ended completely.
         let error: (any Error)?
-        /// What libcurl measured, unless the exchange was cancelled before it ran.
+        /// What libcurl measured, unless the exchange was cancelled before its head came.
         let metrics: TransferMetrics?
     }
 
@@ -169,7 +172,8 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
         if error == nil, case .by(let decoder) = response.decoding {
             do { try decoder.finish() } catch let failure { error = Stop.contentDecoding(failure).error(endingWith: CurlCode.writeError, url: url) }
         }
-        return Ending(error: error, metrics: code == nil ? nil : metrics())
+        // A cancel after the head (a stream's reader leaving, its timeouts) ends a transfer that ran.
+        return Ending(error: error, metrics: code == nil && !response.head.isComplete ? nil : metrics())
     }
 
     /// Gives the easy handle back for the next exchange, once this one has ended; on the loop's

@@ -27,6 +27,7 @@ import FoundationNetworking
             case .willSend(let request): entries.append("willSend \(request.url!.path)")
             case .didReceive(.success(let response), _): entries.append("didReceive \(response.statusCode)")
             case .didReceive(.failure(let error), _): entries.append("didReceive \(error.caseName)")
+            case .didEndStream(let response, let error): entries.append("didEndStream \(response.statusCode) \(error?.caseName ?? "complete")")
             case .didRetry(_, let retry, _): entries.append("didRetry \(retry)")
             case .didRefresh: entries.append("didRefresh")
             case .didFail(let error, _): entries.append("didFail \(error.caseName)")

@@ -101,4 +101,46 @@ import FoundationNetworking
         #expect(try await outcome(of: reading).get() == ["a"])
         #expect(server.connections == 2)
     }
+
+    /// Each reconnection tells plugins its wait and its number since the last event, with the
+    /// request of the connection that ended: after an event and the body's end (1), after a
+    /// connection closed without an answer (2, the wait doubled). (Plugins heard nothing of it.)
+    @Test func eachReconnectionTellsPluginsItsWaitAndNumber() async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            switch connection.index {
+            case 0: _ = connection.send(EventSourceBackoffTests.answer("id: 1\ndata: a\n\n"))
+            case 1: return   // closed without an answer
+            default: _ = connection.send("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+            }
+        }
+        defer { server.stop() }
+        let clock = TestClock()
+        let retries = Locked([String]())
+        let log = StreamMetricsTests.EventLog()
+        let source = Self.api(clock: clock).events(route: .get(server.baseURL + "/changes"),
+                                                   options: RequestOptions(plugins: [log], streamIdleTimeout: .infinity))
+        let reading = Task.onTestThreads { () async throws -> Int in
+            var count = 0
+            for try await _ in source { count += 1 }
+            return count
+        }
+        defer { reading.cancel() }
+        var waits: [TimeInterval] = []
+        for count in 1...2 {
+            guard let wait = await EventSourceBackoffTests.letWaitPass(count, on: clock) else { Issue.record("no wait \(count)"); return }
+            waits.append(wait)
+        }
+        #expect(try await outcome(of: reading).get() == 1)
+        for event in log.events.withLock({ $0 }) {
+            guard case .didRetry(let request, let retry, let delay) = event else { continue }
+            retries.withLock { $0.append("\(retry) \(delay) \(request.value(forHTTPHeaderField: "Last-Event-ID") ?? "-")") }
+        }
+        #expect(retries.withLock { $0 } == ["1 \(waits[0]) -", "2 \(waits[1]) 1"])
+        #expect(waits[0] == 3 && waits[1] >= 3 && waits[1] <= 6)
+        #expect(log.words.filter { !$0.hasPrefix("didEndStream") }
+                == ["willSend /changes", "didReceive 200", "didRetry 1", "willSend /changes", "didReceive transportFailed", "didFail transportFailed",
+                    "didRetry 2",
+                    "willSend /changes", "didReceive 204"])
+    }
 }

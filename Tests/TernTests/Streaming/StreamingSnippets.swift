@@ -44,6 +44,26 @@ enum StreamingSnippets {
         return tail
     }
 
+    struct StreamReport: Plugin {
+        func observe(_ event: PluginEvent, api: APIContext) {
+            switch event {
+            case .didReceive(.success(let head), _):
+                print("head", head.metrics.transfers.count, head.metrics.last?.firstByte ?? head.timing.duration)
+            case .didEndStream(let stream, let error):
+                print("end", stream.timing.duration, stream.metrics.last?.bytesReceived ?? 0, error.map { "\($0)" } ?? "whole")
+            case .didRetry(let request, let retry, let delay):
+                print("reconnection \(retry) to \(request.url?.path ?? "") in \(delay) s")
+            default:
+                break
+            }
+        }
+    }
+
+    static func report(_ client: APIClient) -> ResponseSequence<ServerSentEvent> {
+        let reported = client.events(route: .get("/changes"), options: RequestOptions(plugins: [StreamReport()]))
+        return reported
+    }
+
     static func feed(_ client: APIClient) -> ResponseStream {
         let changes = client.stream(route: .get("/changes"), options: RequestOptions(streamBufferSize: 4 << 20, streamIdleTimeout: 120))
         return changes
