@@ -1,5 +1,7 @@
 /// What a request did on the wire: each exchange it made, in order, as its transport measured
-/// them: retries and redirects first, the one that answered last.
+/// them: retries and redirects first, the one that answered last. At a stream's head, the last
+/// is its own so far (no end yet); plugins get the whole at its end
+/// (``PluginEvent/didEndStream(_:error:)``).
 ///
 /// ```swift
 /// let response: Response = try await client.request(route: .get("/products")).value
