@@ -43,7 +43,7 @@ open class AbstractAPI: @unchecked Sendable {
     public let transport: any Transport
     /// Where promises' callbacks run unless a request's options or the callback name a queue.
     @usableFromInline package let responseQueue: DispatchQueue
-    /// Where this API keeps cookies, as its configuration's ``APIConfiguration/cookies`` says;
+    /// Where this API keeps cookies, as its configuration's `cookies` says;
     /// `nil` when it keeps none.
     public let cookieJar: CookieJar?
     /// Where requests are built, sent and parsed.
@@ -99,7 +99,7 @@ open class AbstractAPI: @unchecked Sendable {
             configuration,
             transport,
             configuration.cookies.makeJar(),
-            configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : []),
+            configuration.plugins,
             APIContext(configuration: configuration),
             DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent),
             // An API answering with sample data never uses its transport: nothing to start there,

@@ -118,7 +118,7 @@ extension APIError {
         }
     }
 
-    /// A response body larger than the request allows (``APIConfiguration/maximumResponseSize``,
+    /// A response body larger than the request allows (`APIConfiguration`'s `maximumResponseSize`,
     /// `RequestOptions(maximumResponseSize:)`), measured after decompression.
     public struct ResponseTooLarge: Sendable, CustomStringConvertible {
         /// The limit, in bytes.
