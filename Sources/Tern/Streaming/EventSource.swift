@@ -14,7 +14,7 @@ extension AbstractAPI {
     /// connection's, and the last event ID until the server sends another. Each attempt is one
     /// request: the retry policy does not apply, and the plugins (the API's and `options`') hear
     /// each one, its request before it goes and its head (or its error) when it comes. The
-    /// options' stream settings (``RequestOptions/streamIdleTimeout``, its buffer size and
+    /// options' stream settings (`RequestOptions(streamIdleTimeout:)`, its buffer size and
     /// longest duration) hold for each connection: one that ends by them is made again.
     /// It ends when the server answers 204, and fails with the request's error on a status
     /// validation refuses, on a cancel, or once `reconnection.maximumFailures` attempts have
