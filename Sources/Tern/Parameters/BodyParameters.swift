@@ -57,13 +57,6 @@ public struct BodyParameters: RequestParameters {
     }
 }
 
-/// Bytes in memory as the body: ``BodyParameters``, by the name Osprey's and TRON's users know.
-public typealias DataParameters = BodyParameters
-/// A file streamed from disk as the body: ``BodyParameters``.
-public typealias FileParameters = BodyParameters
-/// A stream as the body, made anew for each attempt: ``BodyParameters``.
-public typealias StreamParameters = BodyParameters
-
 /// The size of the regular file at `url`; throws when `url` is not a `file:` URL (an `https:`
 /// URL whose path happens to exist on disk names no local file), when there is no file, or when
 /// it is a device, a pipe or a directory.

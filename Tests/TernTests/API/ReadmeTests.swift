@@ -131,12 +131,12 @@ extension Readme {
 
 extension Readme.ShopAPI {
     func restore(_ archive: URL) -> Promise<Void> {   // streamed from disk as it is sent
-        request(route: .put("/backups/latest"), parameters: FileParameters(archive, contentType: "application/zip"))
+        request(route: .put("/backups/latest"), parameters: BodyParameters(archive, contentType: "application/zip"))
     }
 
     func publish(_ recording: URL, length: Int64) -> Promise<Void> {   // a new stream for each attempt
         request(route: .post("/recordings"),
-                parameters: StreamParameters(length: length, contentType: "audio/ogg") { InputStream(url: recording)! })
+                parameters: BodyParameters(length: length, contentType: "audio/ogg") { InputStream(url: recording)! })
     }
 
     func export(_ year: Int, to destination: URL) -> Promise<DownloadedFile> {
