@@ -140,7 +140,7 @@ open class AbstractAPI: @unchecked Sendable {
     }
 
     /// The object that signs requests and refreshes credentials. The API holds it, as it holds
-    /// its transport: anything made from the API (a promise in flight, a `Paginator`, a
+    /// its transport: anything made from the API (a promise in flight, a page sequence, a
     /// stream) signs its requests for as long as it lives. Each of the delegate's methods is
     /// handed the API, so a delegate need not keep it; one that does keeps it `weak`, or the
     /// two keep each other alive.
