@@ -184,8 +184,8 @@ extension Readme {
 
     final class PageParser: JSONParser, @unchecked Sendable {
         struct Page<T: Decodable>: Decodable { let page: Int; let results: T }
-        override func getInstance<T: Decodable>(from data: Data, response: HTTPURLResponse) throws -> T {
-            try decode(Page<T>.self, from: data).results      // {"page": 1, "results": [...]}
+        override func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
+            try super.parse(Page<Value>.self, from: response).results      // {"page": 1, "results": [...]}
         }
     }
 
