@@ -260,7 +260,7 @@ public struct TransportResponse: Sendable {
     }
 
     /// Creates a transport response from Foundation's response.
-    public init(httpResponse: HTTPURLResponse, body: Data) {
+    package init(httpResponse: HTTPURLResponse, body: Data) {
         self.init(head: ResponseHead(httpResponse), body: body)
     }
 
