@@ -241,7 +241,7 @@ extension APIError {
         /// The host whose keys are pinned.
         public let host: String
         /// The pins that host's server must show one of, as configured (`sha256/…`).
-        public let pins: [String]
+        package let pins: [String]
         /// The request's method.
         package let method: String?
         /// The request's URL.
