@@ -12,21 +12,15 @@ public struct FormParameters: RequestParameters {
     /// The request's own headers; they win over the encoder's and the configuration's.
     public var headers: HTTPHeaders
 
-    /// Creates parameters from a dictionary of strings, numbers, booleans, arrays,
-    /// dictionaries, optionals, dates, UUIDs, URLs or other `Encodable` values.
+    /// Creates a form from a dictionary, with the values ``URLParameters`` takes.
     public init(_ values: [String: any Sendable], encoding: QueryEncoding = .default, headers: HTTPHeaders = [:]) {
         pairs = URLParameters(values, encoding: encoding)
         self.headers = headers
     }
 
-    /// Creates parameters from the properties of an `Encodable` value, written through
-    /// `encoder` so that its coding keys and strategies apply.
-    public init(
-        _ value: some Encodable & Sendable,
-        encoder: JSONEncoder = JSONEncoder(),
-        encoding: QueryEncoding = .default,
-        headers: HTTPHeaders = [:]
-    ) {
+    /// Creates a form from the properties of an `Encodable` value, written through `encoder`.
+    public init(_ value: some Encodable & Sendable, encoder: JSONEncoder = JSONEncoder(), encoding: QueryEncoding = .default,
+                headers: HTTPHeaders = [:]) {
         pairs = URLParameters(value, encoder: encoder, encoding: encoding)
         self.headers = headers
     }
