@@ -95,7 +95,7 @@ extension APIError {
         /// The status, when the response had begun: the body did not finish.
         package let statusCode: Int?
         /// How many bytes of the body had arrived, when the response had begun.
-        public let receivedBytes: Int?
+        package let receivedBytes: Int?
 
         /// Creates the failure.
         package init(underlying: any Error, method: String?, url: URL?, statusCode: Int? = nil, receivedBytes: Int? = nil) {
@@ -124,9 +124,9 @@ extension APIError {
         /// The limit, in bytes.
         public let limit: Int
         /// How many bytes had arrived when the transfer was stopped.
-        public let receivedBytes: Int
+        package let receivedBytes: Int
         /// The `Content-Length` the server announced, when that alone was over the limit.
-        public let declaredLength: Int?
+        package let declaredLength: Int?
         /// The request's method.
         package let method: String?
         /// The URL that answered.
@@ -406,7 +406,7 @@ extension APIError {
         /// The decoder's own error.
         package let underlying: any Error
         /// The first bytes of the body (512 at most, `APIError.snippetLength`).
-        public let bodySnippet: Data
+        package let bodySnippet: Data
 
         /// Creates the failure; `body` is cut to its first `APIError.snippetLength` bytes, copied,
         /// so that the error does not keep a large body alive.
