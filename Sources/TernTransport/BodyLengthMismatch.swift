@@ -5,10 +5,10 @@
 /// connection closed, and the request fails with this error.
 public struct BodyLengthMismatch: Error, Sendable, Equatable, CustomStringConvertible {
     /// The length the body stated, in bytes.
-    public let statedLength: Int64
+    package let statedLength: Int64
     /// How many bytes the body had when it was stopped: fewer than the stated length when it
     /// ended early, one more than it when it ran long (nothing past that is read).
-    public let actualLength: Int64
+    package let actualLength: Int64
 
     /// Creates the error.
     package init(statedLength: Int64, actualLength: Int64) {

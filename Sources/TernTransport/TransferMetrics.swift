@@ -29,8 +29,8 @@ public struct TransferMetrics: Sendable, Equatable {
     public var reusedConnection: Bool?
     /// The protocol, such as "HTTP/1.1" or "HTTP/2", when known.
     public var httpVersion: String?
-    /// What the API's ``HTTPCache`` did, if it has one.
-    public var cacheOutcome: CacheOutcome?
+    /// What the API's ``HTTPCache`` did, if it has one; users read it as `Response.cacheOutcome`.
+    package var cacheOutcome: CacheOutcome?
 
     /// Creates metrics.
     public init(url: URL? = nil, statusCode: Int? = nil, nameLookup: TimeInterval? = nil, connect: TimeInterval? = nil,

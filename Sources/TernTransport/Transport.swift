@@ -85,8 +85,8 @@ public enum TransferDecision: Sendable {
 /// struct CannedTransport: WholeResponseTransport {
 ///     func send(_ request: TransportRequest,
 ///               completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
-///         let response = HTTPURLResponse(url: request.urlRequest.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!
-///         completion(.success(TransportResponse(httpResponse: response, body: Data("[]".utf8))))
+///         let head = ResponseHead(url: request.urlRequest.url!, statusCode: 200, httpVersion: nil, headers: [:])!
+///         completion(.success(TransportResponse(head: head, body: Data("[]".utf8))))
 ///         return NoTask()
 ///     }
 /// }
@@ -263,7 +263,7 @@ public struct TransportResponse: Sendable {
     }
 
     /// Creates a transport response from Foundation's response.
-    public init(httpResponse: HTTPURLResponse, body: Data) {
+    package init(httpResponse: HTTPURLResponse, body: Data) {
         self.init(head: ResponseHead(httpResponse), body: body)
     }
 

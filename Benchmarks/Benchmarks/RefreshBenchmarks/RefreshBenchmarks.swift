@@ -21,8 +21,8 @@ final class TokenTransport: WholeResponseTransport, @unchecked Sendable {
     private var sent = 0
     private var finished = 0
     private var waiter: (count: Int, done: DispatchSemaphore)?
-    private let ok = HTTPURLResponse(url: URL(string: "http://127.0.0.1/")!, statusCode: 200, httpVersion: nil, headerFields: nil)!
-    private let refused = HTTPURLResponse(url: URL(string: "http://127.0.0.1/")!, statusCode: 401, httpVersion: nil, headerFields: nil)!
+    private let ok = ResponseHead(url: URL(string: "http://127.0.0.1/")!, statusCode: 200, httpVersion: nil, headers: [:])!
+    private let refused = ResponseHead(url: URL(string: "http://127.0.0.1/")!, statusCode: 401, httpVersion: nil, headers: [:])!
 
     init(batch: Int = 1) {
         self.batch = batch
@@ -49,8 +49,8 @@ final class TokenTransport: WholeResponseTransport, @unchecked Sendable {
         return NoTask()
     }
 
-    private func complete(_ completion: @Sendable (Result<TransportResponse, any Error>) -> Void, with response: HTTPURLResponse) {
-        completion(.success(TransportResponse(httpResponse: response, body: Data())))
+    private func complete(_ completion: @Sendable (Result<TransportResponse, any Error>) -> Void, with head: ResponseHead) {
+        completion(.success(TransportResponse(head: head, body: Data())))
         lock.lock()
         finished += 1
         let signal = waiter.flatMap { finished >= $0.count ? $0.done : nil }

@@ -72,7 +72,7 @@ case ("download", "raw"):
     }
     precondition(fileSize(destination) == size, "short download")
 case ("upload", "tern"):
-    try await (api.request(route: .post("/upload"), parameters: FileParameters(upload)) as Promise<Void>).value
+    try await (api.request(route: .post("/upload"), parameters: BodyParameters(upload)) as Promise<Void>).value
 case ("upload", "raw"):
     try await raw { session, done in
         var request = URLRequest(url: URL(string: base + "/upload")!)

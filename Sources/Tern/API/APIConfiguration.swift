@@ -17,7 +17,8 @@ import FoundationNetworking
 ///
 /// A base URL known only at run time (from settings, a login screen, a test server) goes in the
 /// same way: `APIConfiguration(baseURL: serverURL)`, or `configuration.baseURL = serverURL` on a
-/// copy of an environment.
+/// copy of an environment. Every other setting is given to ``init(name:baseURL:commonHeaders:timeout:cachePolicy:maximumResponseSize:validation:retryPolicy:redirectPolicy:retryBudget:refreshLimit:adapters:plugins:cookies:certificatePins:cache:usesSampleData:)``;
+/// a request's own ``RequestOptions`` override most of them.
 public struct APIConfiguration: Sendable {
     /// The environment's name, such as "production" or "staging".
     public var name: String
@@ -25,48 +26,67 @@ public struct APIConfiguration: Sendable {
     /// routes must be absolute. See ``Route``.
     public var baseURL: String?
     /// Headers every request sends; parameters and the delegate can override them.
-    public var commonHeaders: HTTPHeaders
+    package var commonHeaders: HTTPHeaders
     /// Seconds a request may take in all, retries and credential refresh included, unless its
     /// options say otherwise. Tern enforces it to the millisecond on every platform.
-    public var timeout: TimeInterval
+    package var timeout: TimeInterval
     /// The cache policy of requests whose options name none.
-    public var cachePolicy: URLRequest.CachePolicy
+    package var cachePolicy: URLRequest.CachePolicy
     /// The largest response body a request takes into memory, after decompression; 64 MiB by
     /// default. A larger one stops the transfer and fails with ``APIError/responseTooLarge(_:)``,
     /// so an endless body or a compression bomb cannot exhaust memory.
-    public var maximumResponseSize: SizeLimit
-    /// How much the built-in ``LoggerPlugin`` prints; `.none` installs none.
-    public var logLevel: LogLevel
+    package var maximumResponseSize: SizeLimit
     /// Which responses count as success unless a request's options say otherwise.
-    public var validation: Validation
+    package var validation: Validation
     /// When failed requests are sent again, unless a request's options say otherwise.
-    public var retryPolicy: RetryPolicy
+    package var retryPolicy: RetryPolicy
     /// Which redirects requests follow, unless a request's options say otherwise.
-    public var redirectPolicy: RedirectPolicy
+    package var redirectPolicy: RedirectPolicy
     /// How much extra load retries may add to this API.
-    public var retryBudget: RetryBudget
+    package var retryBudget: RetryBudget
     /// How many credential refreshes the API allows before it gives up.
-    public var refreshLimit: RefreshLimit
+    package var refreshLimit: RefreshLimit
     /// Adapters every request goes through, in order.
-    public var adapters: [any RequestAdapter]
+    package var adapters: [any RequestAdapter]
     /// Plugins that watch every request.
-    public var plugins: [any Plugin]
+    package var plugins: [any Plugin]
     /// Where the API keeps cookies: in a ``CookieJar`` of its own, in memory, by default.
-    public var cookies: CookieKeeping
+    package var cookies: CookieKeeping
     /// The keys the API's servers must show, per host; none pinned by default. Over a transport
     /// that cannot check them (URLSession on Linux), a request to a pinned host fails before it
     /// is sent, never unchecked; see ``CertificatePins``.
-    public var certificatePins: CertificatePins?
+    package var certificatePins: CertificatePins?
     /// Where responses are kept and reused as RFC 9111 allows; none by default. One cache may
     /// serve several APIs; see ``HTTPCache``.
-    public var cache: HTTPCache?
+    package var cache: HTTPCache?
     /// Whether requests are answered by their `RequestOptions(sampleData:)` instead of the
     /// transport (Opera's stub mode): for previews and demos. Everything else runs as usual; a
     /// request without sample data fails with ``APIError/transportFailed(_:)`` and a
     /// ``MissingSampleData``. `false` by default.
-    public var usesSampleData: Bool
+    package var usesSampleData: Bool
 
     /// Creates a configuration.
+    ///
+    /// - Parameters:
+    ///   - name: The environment's name, such as "production" or "staging".
+    ///   - baseURL: The URL a route's relative URL is joined to; `nil` when routes are absolute.
+    ///   - commonHeaders: Headers every request sends; parameters and the delegate can override them.
+    ///   - timeout: Seconds a request may take in all, retries and credential refresh included.
+    ///   - cachePolicy: The cache policy of requests whose options name none.
+    ///   - maximumResponseSize: The largest body a request takes into memory, after decompression;
+    ///     a larger one fails with ``APIError/responseTooLarge(_:)``.
+    ///   - validation: Which responses count as success.
+    ///   - retryPolicy: When failed requests are sent again.
+    ///   - redirectPolicy: Which redirects requests follow.
+    ///   - retryBudget: How much extra load retries may add to this API.
+    ///   - refreshLimit: How many credential refreshes the API allows before it gives up.
+    ///   - adapters: Adapters every request goes through, in order.
+    ///   - plugins: Plugins that watch every request, such as a ``LoggerPlugin``.
+    ///   - cookies: Where the API keeps cookies: in a ``CookieJar`` of its own by default.
+    ///   - certificatePins: The keys the API's servers must show, per host; see ``CertificatePins``.
+    ///   - cache: Where responses are kept and reused as RFC 9111 allows; see ``HTTPCache``.
+    ///   - usesSampleData: Whether requests are answered by their sample data instead of the
+    ///     transport, for previews and demos; see ``SampleData``.
     public init(
         name: String = "default",
         baseURL: String? = nil,
@@ -74,7 +94,6 @@ public struct APIConfiguration: Sendable {
         timeout: TimeInterval = 60,
         cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy,
         maximumResponseSize: SizeLimit = .megabytes(64),
-        logLevel: LogLevel = .none,
         validation: Validation = .successfulStatusCodes,
         retryPolicy: RetryPolicy = .default,
         redirectPolicy: RedirectPolicy = .follow,
@@ -93,7 +112,6 @@ public struct APIConfiguration: Sendable {
         self.timeout = timeout
         self.cachePolicy = cachePolicy
         self.maximumResponseSize = maximumResponseSize
-        self.logLevel = logLevel
         self.validation = validation
         self.retryPolicy = retryPolicy
         self.redirectPolicy = redirectPolicy

@@ -28,7 +28,7 @@ import FoundationNetworking
 ///   refresh;
 /// - when the refresh fails, every waiting request fails once with
 ///   ``APIError/AuthenticationFailure/refreshFailed(_:)``; the next request may try again;
-/// - refreshes that fail on the network do not count against ``APIConfiguration/refreshLimit``.
+/// - refreshes that fail on the network do not count against ``APIConfiguration``'s `refreshLimit`.
 ///
 /// The refresh call itself usually goes through the same API: send it with
 /// `RequestOptions(authenticates: false)`, so that it is neither signed nor held for the refresh

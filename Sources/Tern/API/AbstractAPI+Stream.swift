@@ -8,10 +8,10 @@ extension AbstractAPI {
     /// a 401 refreshes the credentials, redirects are followed, plugins hear of it, and a status
     /// validation refuses fails the stream with ``APIError/unacceptableStatus(_:)`` and the body.
     /// The request's timeout runs until the response's head; once plugins have heard of it, the
-    /// options' ``RequestOptions/streamIdleTimeout`` ends the stream when for that long no byte
-    /// comes and the reader takes none, and ``RequestOptions/streamMaximumDuration`` once it has
+    /// options' `RequestOptions(streamIdleTimeout:)` ends the stream when for that long no byte
+    /// comes and the reader takes none, and `RequestOptions(streamMaximumDuration:)` once it has
     /// run that long, whatever comes (by default it may run for ever). A reader slower than the
-    /// server holds it back: past ``RequestOptions/streamBufferSize`` bytes waiting, the transfer
+    /// server holds it back: past `RequestOptions(streamBufferSize:)` bytes waiting, the transfer
     /// pauses until the reader has taken half of them (URLSession on Linux cannot pause, and
     /// keeps reading); chunks are let go as the reader takes them. The request asks for
     /// `Accept: */*`, not the parser's type, unless its headers say otherwise.

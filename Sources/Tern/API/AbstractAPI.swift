@@ -43,7 +43,7 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
     public let transport: any Transport
     /// Where promises' callbacks run unless a request's options or the callback name a queue.
     @usableFromInline package let responseQueue: DispatchQueue
-    /// Where this API keeps cookies, as its configuration's ``APIConfiguration/cookies`` says;
+    /// Where this API keeps cookies, as its configuration's `cookies` says;
     /// `nil` when it keeps none.
     public let cookieJar: CookieJar?
     /// Where requests are built, sent and parsed.
@@ -99,7 +99,7 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
             configuration,
             transport,
             configuration.cookies.makeJar(),
-            configuration.plugins + (configuration.logLevel > .none ? [LoggerPlugin(level: configuration.logLevel)] : []),
+            configuration.plugins,
             APIContext(configuration: configuration),
             DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent),
             // An API answering with sample data never uses its transport: nothing to start there,
@@ -140,7 +140,7 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
     }
 
     /// The object that signs requests and refreshes credentials. The API holds it, as it holds
-    /// its transport: anything made from the API (a promise in flight, a `Paginator`, a
+    /// its transport: anything made from the API (a promise in flight, a page sequence, a
     /// stream) signs its requests for as long as it lives. Each of the delegate's methods is
     /// handed the API, so a delegate need not keep it; one that does keeps it `weak`, or the
     /// two keep each other alive.

@@ -41,14 +41,14 @@ public struct CertificatePins: Sendable, Equatable {
     }
 
     /// Each pattern's hashes in Base64, without `sha256/`; patterns in lower case.
-    private let entries: [(pattern: String, hashes: [String])]
+    private let entries: [Entry]
 
     /// Pins `pins[host]` for each host.
     ///
     /// - Throws: ``InvalidPin`` for a pin that is not `sha256/` and the Base64 of 32 bytes,
     ///   for a host with no pins, and for a host pattern that is not a name or `*.` and a name.
     public init(_ pins: [String: [String]]) throws(InvalidPin) {
-        var entries: [(pattern: String, hashes: [String])] = []
+        var entries: [Entry] = []
         for (host, hostPins) in pins.sorted(by: { $0.key < $1.key }) {
             let pattern = host.lowercased()
             let name = pattern.hasPrefix("*.") ? String(pattern.dropFirst(2)) : pattern
@@ -64,7 +64,7 @@ public struct CertificatePins: Sendable, Equatable {
                 return hash.base64EncodedString()
             }
             // An address in its one spelling, as hosts are looked up (`0:0::1` is `::1`).
-            entries.append((pattern.hasPrefix("*.") ? pattern : HostName.canonical(pattern), hashes))
+            entries.append(Entry(pattern: pattern.hasPrefix("*.") ? pattern : HostName.canonical(pattern), hashes: hashes))
         }
         self.entries = entries
     }
@@ -95,8 +95,9 @@ public struct CertificatePins: Sendable, Equatable {
         return label.last == "." && !label.dropLast().isEmpty && !label.dropLast().contains(".")
     }
 
-    /// Whether both pin the same keys for the same hosts.
-    public static func == (lhs: CertificatePins, rhs: CertificatePins) -> Bool {
-        lhs.entries.elementsEqual(rhs.entries) { $0.pattern == $1.pattern && $0.hashes == $1.hashes }
+    /// A host pattern and the hashes its servers must show one of.
+    private struct Entry: Sendable, Equatable {
+        let pattern: String
+        let hashes: [String]
     }
 }

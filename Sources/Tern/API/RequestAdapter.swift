@@ -23,7 +23,7 @@ public protocol RequestAdapter: Sendable {
 }
 
 /// Several adapters run as one, in the order given; the first error stops the rest. Not public:
-/// ``APIConfiguration/adapters`` is a list already, run in order.
+/// ``APIConfiguration``'s `adapters` is a list already, run in order.
 package struct CompositeAdapter: RequestAdapter {
     /// The adapters, in order.
     package let adapters: [any RequestAdapter]

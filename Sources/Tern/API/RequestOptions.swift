@@ -11,7 +11,7 @@ import FoundationNetworking
 public struct RequestOptions: Sendable {
     /// Seconds the request may take in all, retries and refresh included, from sending to the
     /// end of the last response.
-    public var timeout: TimeInterval?
+    package var timeout: TimeInterval?
     /// The cache policy.
     package var cachePolicy: URLRequest.CachePolicy?
     /// The largest response body this request takes into memory, after decompression.
@@ -32,22 +32,46 @@ public struct RequestOptions: Sendable {
     /// Plugins for this request, after the API's.
     package var plugins: [any Plugin]
     /// What this request answers when its API answers with sample data
-    /// (``APIConfiguration/usesSampleData``); ignored otherwise.
+    /// (``APIConfiguration``'s `usesSampleData`); ignored otherwise.
     package var sampleData: SampleData?
     /// What this request asks of the API's ``HTTPCache`` (and any cache on the way), sent as its
     /// `Cache-Control`; none by default.
-    public var cacheDirectives: CacheDirectives?
+    package var cacheDirectives: CacheDirectives?
     /// For a stream (each connection of an event source too): the bytes that may wait for its
     /// reader before the transfer pauses until the reader has taken half of them; 1 MiB by default.
-    public var streamBufferSize: Int
+    package var streamBufferSize: Int
     /// For a stream (each connection of an event source too): how long no byte may come, and
     /// the reader take none, before it ends with ``APIError/timeout(_:)``; 60 s by default.
-    public var streamIdleTimeout: TimeInterval
+    package var streamIdleTimeout: TimeInterval
     /// For a stream (each connection of an event source too): the longest it runs after its
     /// head, whatever comes, before it ends with ``APIError/timeout(_:)``; no limit by default.
-    public var streamMaximumDuration: TimeInterval
+    package var streamMaximumDuration: TimeInterval
 
     /// Creates options; what is left `nil` comes from the API.
+    ///
+    /// - Parameters:
+    ///   - timeout: Seconds the request may take in all, retries and refresh included, from
+    ///     sending to the end of the last response.
+    ///   - cachePolicy: The cache policy.
+    ///   - maximumResponseSize: The largest response body this request takes into memory,
+    ///     after decompression.
+    ///   - responseQueue: Where the promise's callbacks run by default.
+    ///   - validation: Which responses count as success.
+    ///   - parser: The parser for this request's body and error body.
+    ///   - retryPolicy: When this request is sent again after a failure.
+    ///   - redirectPolicy: Which redirects this request follows.
+    ///   - authenticates: Whether the delegate signs this request and refreshes credentials
+    ///     for it; send the refresh call itself with `false`.
+    ///   - plugins: Plugins for this request, after the API's.
+    ///   - sampleData: What this request answers when its API answers with sample data.
+    ///   - cacheDirectives: What this request asks of the API's ``HTTPCache`` (and any cache on
+    ///     the way), sent as its `Cache-Control`.
+    ///   - streamBufferSize: For a stream (each connection of an event source too): the bytes
+    ///     that may wait for its reader before the transfer pauses; 1 MiB by default.
+    ///   - streamIdleTimeout: For a stream: how long no byte may come, and the reader take none,
+    ///     before it ends with ``APIError/timeout(_:)``; 60 s by default.
+    ///   - streamMaximumDuration: For a stream: the longest it runs after its head before it
+    ///     ends with ``APIError/timeout(_:)``; no limit by default.
     public init(
         timeout: TimeInterval? = nil,
         cachePolicy: URLRequest.CachePolicy? = nil,

@@ -1,4 +1,4 @@
-/// One page a ``Paginator`` loaded.
+/// One page of a ``PageSequence``.
 public struct Page<Element: Sendable>: Sendable {
     /// The page's elements.
     public let elements: [Element]

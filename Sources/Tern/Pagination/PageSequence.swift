@@ -32,8 +32,19 @@ public struct PageSequence<Element: Decodable & Sendable>: AsyncSequence, Sendab
 }
 
 extension AbstractAPI {
-    /// The pages `request` starts, as an async sequence; see ``Paginator`` for the styles and
-    /// when pagination ends.
+    /// The pages `request` starts, as an async sequence.
+    ///
+    /// Each page goes through the API's whole pipeline (delegate, refresh, retries, plugins) and
+    /// is decoded by its parser; a search or filters are `request`'s parameters, sent with every
+    /// page. Pagination ends on a page without a next page, an empty page, a next URL or cursor
+    /// already followed, a page identical to the one before, or a next link to another origin
+    /// than the first page's (the API would sign it with its credentials).
+    ///
+    /// - Parameters:
+    ///   - request: The first page's request; its value type names the elements.
+    ///   - style: Page numbers (the default, `page` from 1), cursors, or `Link` headers.
+    ///   - collectionKeyPath: Dot-separated keys to the elements inside the body, such as
+    ///     `"data.items"`; `nil` when the body is the array.
     public func pages<Element>(
         _ request: APIRequest<[Element]>,
         style: PageStyle = .pageNumber(),

@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a server numbers its pages, and so how a ``Paginator`` asks for the next one.
+/// How a server numbers its pages, and so how a ``PageSequence`` asks for the next one.
 ///
 /// ```swift
 /// .pageNumber()                                          // ?page=1, ?page=2, … until an empty page

@@ -18,7 +18,7 @@ import Foundation
 /// page, a next URL or cursor already followed, or a page identical to the one before: a server
 /// that loops cannot make a paginator loop. A next link to another origin (scheme, host, port)
 /// than the first page's ends it too: the API would sign that request with its credentials.
-public final class Paginator<Element: Decodable & Sendable>: Sendable {
+package final class Paginator<Element: Decodable & Sendable>: Sendable {
     /// The API the pages come from.
     package let api: AbstractAPI
     /// The request for the first page; later pages add to its query, or follow links.
@@ -42,7 +42,7 @@ public final class Paginator<Element: Decodable & Sendable>: Sendable {
     ///   - collectionKeyPath: Dot-separated keys to the elements inside the body, such as
     ///     `"data.items"`, decoded with the parser's `JSONDecoder`; `nil` when the body is the
     ///     array.
-    public init(
+    package init(
         api: AbstractAPI,
         request: APIRequest<[Element]>,
         style: PageStyle = .pageNumber(),
@@ -61,27 +61,27 @@ public final class Paginator<Element: Decodable & Sendable>: Sendable {
     // MARK: State
 
     /// Every element loaded so far, page after page.
-    public var elements: [Element] { state.withLock { $0.elements } }
+    package var elements: [Element] { state.withLock { $0.elements } }
     /// Whether there may be another page: `true` before the first load.
-    public var hasNextPage: Bool { state.withLock { $0.next != nil } }
+    package var hasNextPage: Bool { state.withLock { $0.next != nil } }
     /// Whether a page is loading.
-    public var isLoading: Bool { state.withLock { $0.load != nil } }
+    package var isLoading: Bool { state.withLock { $0.load != nil } }
     /// Whether the page loading is the first.
     package var isLoadingFirstPage: Bool { state.withLock { $0.isLoadingFirstPage } }
     /// Why the last load failed, until a load succeeds or pagination starts over.
-    public var lastError: (any Error)? { state.withLock { $0.lastError } }
+    package var lastError: (any Error)? { state.withLock { $0.lastError } }
 
     /// The search text, sent under the `queryParameter` given at creation. Setting it starts
     /// over: the elements are forgotten and a load in flight is cancelled; ``loadNextPage()``
     /// then loads the first page.
-    public var query: String? {
+    package var query: String? {
         get { state.withLock { $0.search.query } }
         set { startOver { $0.query = newValue } }
     }
 
     /// Filters sent in each page's query, encoded like ``URLParameters``. Setting them starts
     /// over, as setting ``query`` does.
-    public var filters: [String: any Sendable] {
+    package var filters: [String: any Sendable] {
         get { state.withLock { $0.search.filters } }
         set { startOver { $0.filters = newValue } }
     }
@@ -92,7 +92,7 @@ public final class Paginator<Element: Decodable & Sendable>: Sendable {
     /// ``Page/hasNext`` `false` once there is nothing more.
     ///
     /// Cancelling the promise cancels the request once no other caller waits for it.
-    public func loadNextPage() -> Promise<Page<Element>> {
+    package func loadNextPage() -> Promise<Page<Element>> {
         let queue = request.options.responseQueue ?? api.responseQueue
         let start = state.withLock { state in
             state.start(pageNumber: style.number(of:)) { Promise<Page<Element>>(queue: queue, state: PromiseState()) }
@@ -109,7 +109,7 @@ public final class Paginator<Element: Decodable & Sendable>: Sendable {
     }
 
     /// Starts over and loads the first page again: the elements are replaced once it arrives.
-    public func refresh() -> Promise<Page<Element>> {
+    package func refresh() -> Promise<Page<Element>> {
         startOver { _ in }
         return loadNextPage()
     }

@@ -1,13 +1,13 @@
 import Foundation
 
 /// A whole body sent as it is, with its content type: bytes in memory, a file streamed from
-/// disk, or a stream made anew for each attempt. Its three initializers go by the names users of
-/// other libraries know, ``DataParameters``, ``FileParameters`` and ``StreamParameters``:
+/// disk, or a stream made anew for each attempt (Osprey's and TRON's `DataParameters`,
+/// `FileParameters` and `StreamParameters`):
 ///
 /// ```swift
-/// DataParameters(pngData, contentType: "image/png")
-/// FileParameters(archive, contentType: "application/zip")   // memory stays flat whatever its size
-/// StreamParameters(length: size, contentType: "audio/ogg") { InputStream(url: recording)! }
+/// BodyParameters(pngData, contentType: "image/png")
+/// BodyParameters(archive, contentType: "application/zip")   // memory stays flat whatever its size
+/// BodyParameters(length: size, contentType: "audio/ogg") { InputStream(url: recording)! }
 /// ```
 ///
 /// A file must be a regular file, checked before anything is sent (`/dev/zero` never ends); a
@@ -56,13 +56,6 @@ public struct BodyParameters: RequestParameters {
         draft.headers["Content-Type"] = contentType
     }
 }
-
-/// Bytes in memory as the body: ``BodyParameters``, by the name Osprey's and TRON's users know.
-public typealias DataParameters = BodyParameters
-/// A file streamed from disk as the body: ``BodyParameters``.
-public typealias FileParameters = BodyParameters
-/// A stream as the body, made anew for each attempt: ``BodyParameters``.
-public typealias StreamParameters = BodyParameters
 
 /// The size of the regular file at `url`; throws when `url` is not a `file:` URL (an `https:`
 /// URL whose path happens to exist on disk names no local file), when there is no file, or when

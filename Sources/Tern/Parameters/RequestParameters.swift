@@ -1,7 +1,7 @@
 /// What a request sends besides its route: query items, a body, headers.
 ///
 /// Tern ships ``URLParameters``, ``JSONParameters``, ``FormParameters``,
-/// ``MultipartParameters`` and ``DataParameters``; any type conforming to this protocol is an
+/// ``MultipartParameters`` and ``BodyParameters``; any type conforming to this protocol is an
 /// encoder too:
 ///
 /// ```swift

@@ -15,13 +15,13 @@ import FoundationNetworking
 /// JSONParser(errorType: ShopError.self)
 /// ```
 ///
-/// It is an open class: override ``getInstance(from:response:)`` for envelopes that need code,
-/// as in Osprey:
+/// It is an open class: override ``parse(_:from:)`` for envelopes that need code (Osprey's
+/// `getInstance`), and decode the envelope through `super`:
 ///
 /// ```swift
 /// final class PageParser: JSONParser, @unchecked Sendable {
-///     override func getInstance<T: Decodable>(from data: Data, response: HTTPURLResponse) throws -> T {
-///         try decode(Page<T>.self, from: data).results   // {"page": 1, "results": [...]}
+///     override func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
+///         try super.parse(Page<Value>.self, from: response).results   // {"page": 1, "results": [...]}
 ///     }
 /// }
 /// ```
@@ -67,17 +67,10 @@ open class JSONParser: ResponseParser, @unchecked Sendable {   // unchecked: Swi
     /// `application/json`
     open var acceptHeader: String? { "application/json" }
 
-    /// Decodes `type` from the response's body, at the key path when one is set.
-    public func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
-        // Only a subclass's getInstance can read Foundation's response: JSONParser's own does
-        // not, so it is not made (on Linux, making one is a visible share of a small request).
-        guard Swift.type(of: self) == JSONParser.self else { return try getInstance(from: response.body, response: response.httpResponse) }
-        return try instance(from: response.body)
-    }
-
-    /// Decodes a value from a body: the override point for envelopes that need code.
-    open func getInstance<T: Decodable>(from data: Data, response: HTTPURLResponse) throws -> T {
-        try instance(from: data)
+    /// Decodes `type` from the response's body, at the key path when one is set: the override
+    /// point for envelopes that need code.
+    open func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
+        try instance(from: response.body)
     }
 
     /// The value in `data`, at the key path when one is set.
@@ -89,8 +82,8 @@ open class JSONParser: ResponseParser, @unchecked Sendable {   // unchecked: Swi
     }
 
     /// Decodes `type` from `data` with `decoder`, as `decoder.decode(_:from:)` does; faster
-    /// on Linux (see above). For overrides of ``getInstance(from:response:)``.
-    public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+    /// on Linux (see above).
+    package func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         try decoder.decodeFaster(type, from: data)
     }
 

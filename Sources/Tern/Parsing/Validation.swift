@@ -1,6 +1,6 @@
 /// Which responses count as success; the others fail with ``APIError/unacceptableStatus(_:)``.
 ///
-/// Set one for a whole API in ``APIConfiguration/validation`` or for one request in
+/// Set one for a whole API in ``APIConfiguration``'s `validation` or for one request in
 /// `RequestOptions(validation:)`:
 ///
 /// ```swift

@@ -19,7 +19,7 @@ import FoundationNetworking
 /// }
 /// ```
 ///
-/// Register plugins for an API in ``APIConfiguration/plugins`` or for one request in
+/// Register plugins for an API in ``APIConfiguration``'s `plugins` or for one request in
 /// `RequestOptions(plugins:)`; they are called in that order, API first, on background threads,
 /// and must return quickly.
 public protocol Plugin: Sendable {

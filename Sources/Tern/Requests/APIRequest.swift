@@ -2,8 +2,9 @@
 ///
 /// For teams that prefer request objects to methods (TRON's `APIRequest`, Get's `Request`,
 /// KiNetworking's operations). A request is named by a ``Route``, as everywhere in Tern; this
-/// value keeps it with its parameters and options, to hold in a `let`, pass around (to a
-/// ``Paginator``, say), and send with ``AbstractAPI/send(_:)``, through the same pipeline as
+/// value keeps it with its parameters and options, to hold in a `let`, pass around (to
+/// ``AbstractAPI/pages(_:style:collectionKeyPath:)``, say), and send with ``AbstractAPI/send(_:)``,
+/// through the same pipeline as
 /// ``AbstractAPI/request(route:parameters:options:)-(_,_,_)->Promise<Value>``: delegate,
 /// refresh, retries, plugins, parser.
 ///

@@ -13,7 +13,7 @@ import Foundation
 /// static let catalog = APIRequest<[Product]>(.get("/products")).sample(.json("[]"))
 /// ```
 ///
-/// It is used only by an API whose configuration has ``APIConfiguration/usesSampleData``; the
+/// It is used only by an API whose configuration sets `APIConfiguration(usesSampleData: true)`; the
 /// sample then stands in for the server, and everything else runs as usual: the delegate,
 /// plugins, validation, the parser.
 public struct SampleData: Sendable {

@@ -20,7 +20,7 @@ extension AbstractAPI {
     /// (``PluginEvent/didEndStream(_:error:)``), and each reconnection before its wait
     /// (``PluginEvent/didRetry(_:retry:delay:)``, counting the reconnections since the last
     /// event). The
-    /// options' stream settings (``RequestOptions/streamIdleTimeout``, its buffer size and
+    /// options' stream settings (`RequestOptions(streamIdleTimeout:)`, its buffer size and
     /// longest duration) hold for each connection: one that ends by them is made again.
     /// It ends when the server answers 204, and fails with the request's error on a status
     /// validation refuses, on a cancel, or once `reconnection.maximumFailures` attempts have

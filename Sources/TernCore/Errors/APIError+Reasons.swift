@@ -95,7 +95,7 @@ extension APIError {
         /// The status, when the response had begun: the body did not finish.
         package let statusCode: Int?
         /// How many bytes of the body had arrived, when the response had begun.
-        public let receivedBytes: Int?
+        package let receivedBytes: Int?
 
         /// Creates the failure.
         package init(underlying: any Error, method: String?, url: URL?, statusCode: Int? = nil, receivedBytes: Int? = nil) {
@@ -118,15 +118,15 @@ extension APIError {
         }
     }
 
-    /// A response body larger than the request allows (``APIConfiguration/maximumResponseSize``,
+    /// A response body larger than the request allows (`APIConfiguration`'s `maximumResponseSize`,
     /// `RequestOptions(maximumResponseSize:)`), measured after decompression.
     public struct ResponseTooLarge: Sendable, CustomStringConvertible {
         /// The limit, in bytes.
         public let limit: Int
         /// How many bytes had arrived when the transfer was stopped.
-        public let receivedBytes: Int
+        package let receivedBytes: Int
         /// The `Content-Length` the server announced, when that alone was over the limit.
-        public let declaredLength: Int?
+        package let declaredLength: Int?
         /// The request's method.
         package let method: String?
         /// The URL that answered.
@@ -241,7 +241,7 @@ extension APIError {
         /// The host whose keys are pinned.
         public let host: String
         /// The pins that host's server must show one of, as configured (`sha256/…`).
-        public let pins: [String]
+        package let pins: [String]
         /// The request's method.
         package let method: String?
         /// The request's URL.
@@ -406,7 +406,7 @@ extension APIError {
         /// The decoder's own error.
         package let underlying: any Error
         /// The first bytes of the body (512 at most, `APIError.snippetLength`).
-        public let bodySnippet: Data
+        package let bodySnippet: Data
 
         /// Creates the failure; `body` is cut to its first `APIError.snippetLength` bytes, copied,
         /// so that the error does not keep a large body alive.

@@ -40,10 +40,10 @@ public final class CurlTransport: ThreadedTransport {
     /// The most connections open to one host at once unless a transport is told otherwise: as
     /// many as AsyncHTTPClient opens (browsers open six), so that thousands of requests at once
     /// queue for a few sockets instead of exhausting the process's descriptors.
-    public static let defaultConnectionsPerHost = 8
+    package static let defaultConnectionsPerHost = 8
     /// The most connections open at once to all hosts together unless a transport is told
     /// otherwise: as many requests as OkHttp runs at once.
-    public static let defaultConnections = 64
+    package static let defaultConnections = 64
     /// The most connections open to one host at once.
     package let maximumConnectionsPerHost: Int
     /// The PEM file of certificate authorities trusted instead of the system's, if any.
@@ -55,20 +55,20 @@ public final class CurlTransport: ThreadedTransport {
     ///   - trustedCertificates: A PEM file of the certificate authorities to trust instead of
     ///     the system's, such as a test CA or a private one. Peers are verified either way, host
     ///     names included. Only they are trusted then, not the system's too.
-    ///   - maximumConnectionsPerHost: The most connections open to one host (and port) at once;
-    ///     requests past it wait, their timeouts running, for one to free up. HTTP/2 requests
+    ///   - maximumConnectionsPerHost: The most connections open to one host (and port) at once,
+    ///     8 by default (as many as AsyncHTTPClient opens; browsers open six); requests past it wait, their timeouts running, for one to free up. HTTP/2 requests
     ///     share one connection whatever the cap. Streamed responses, which stay open as long
     ///     as the server sends, run on connections of their own under a cap of the same size
     ///     (both caps), so that streams held open never keep a request from a connection.
     ///   - maximumConnections: The most connections open at once to all hosts together (at
-    ///     least `maximumConnectionsPerHost`), which holds the descriptors a process uses when
+    ///     least `maximumConnectionsPerHost`; 64 by default, as many requests as OkHttp runs), which holds the descriptors a process uses when
     ///     it talks to many hosts at once; requests past it wait, over plain HTTP in the order
     ///     they came.
     /// - Throws: ``CurlUnavailable`` when libcurl cannot be loaded.
     public convenience init(
         trusting trustedCertificates: URL? = nil,
-        maximumConnectionsPerHost: Int = CurlTransport.defaultConnectionsPerHost,
-        maximumConnections: Int = CurlTransport.defaultConnections
+        maximumConnectionsPerHost: Int = 8,
+        maximumConnections: Int = 64
     ) throws(CurlUnavailable) {
         try self.init(keepingHandles: nil, trusting: trustedCertificates, maximumConnectionsPerHost: maximumConnectionsPerHost,
                       maximumConnections: maximumConnections)

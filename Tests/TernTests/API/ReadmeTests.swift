@@ -80,23 +80,20 @@ extension Readme {
 
     // MARK: Pagination
 
-    static func pagination(shop: ShopAPI) async throws {
-        let catalog = Paginator<Product>(api: shop, request: Shop.catalog, style: .pageNumber())
-        catalog.query = "boots"                 // sent as ?q=boots; starts over, cancelling a load in flight
-        catalog.filters = ["color": "red"]      // the same
-        let firstPage = try await catalog.loadNextPage().value
-        if catalog.hasNextPage {
-            _ = try await catalog.loadNextPage().value
+    static func pagination(shop: ShopAPI) async throws -> [Product] {
+        let boots = APIRequest<[Product]>(.get("/products"), parameters: URLParameters(["q": "boots", "color": "red"]))
+        var loaded: [Product] = []
+        for try await page in shop.pages(boots, style: .pageNumber()) {
+            loaded += page.elements
         }
-        print(firstPage.number ?? 0, catalog.elements.count, catalog.isLoading, catalog.lastError as Any)
-        _ = catalog.refresh()                   // the first page again, replacing the elements
+        return loaded
     }
 
     static func pageStyles(shop: ShopAPI) -> [Any] {
         let numbered = PageStyle.pageNumber(parameter: "page", first: 1)              // ?page=1, 2, … until an empty page
         let cursors = PageStyle.cursor(parameter: "after", from: .body("meta.next"))  // or .header("X-Next-Cursor")
         let links = PageStyle.linkHeader                                              // Link: <…?page=2>; rel="next"
-        let wrapped = Paginator<Product>(api: shop, request: Shop.catalog, style: cursors, collectionKeyPath: "data.items")
+        let wrapped = shop.pages(Shop.catalog, style: cursors, collectionKeyPath: "data.items")
         return [numbered, links, wrapped]
     }
 
@@ -131,12 +128,12 @@ extension Readme {
 
 extension Readme.ShopAPI {
     func restore(_ archive: URL) -> Promise<Void> {   // streamed from disk as it is sent
-        request(route: .put("/backups/latest"), parameters: FileParameters(archive, contentType: "application/zip"))
+        request(route: .put("/backups/latest"), parameters: BodyParameters(archive, contentType: "application/zip"))
     }
 
     func publish(_ recording: URL, length: Int64) -> Promise<Void> {   // a new stream for each attempt
         request(route: .post("/recordings"),
-                parameters: StreamParameters(length: length, contentType: "audio/ogg") { InputStream(url: recording)! })
+                parameters: BodyParameters(length: length, contentType: "audio/ogg") { InputStream(url: recording)! })
     }
 
     func export(_ year: Int, to destination: URL) -> Promise<DownloadedFile> {
@@ -188,8 +185,8 @@ extension Readme {
 
     final class PageParser: JSONParser, @unchecked Sendable {
         struct Page<T: Decodable>: Decodable { let page: Int; let results: T }
-        override func getInstance<T: Decodable>(from data: Data, response: HTTPURLResponse) throws -> T {
-            try decode(Page<T>.self, from: data).results      // {"page": 1, "results": [...]}
+        override func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
+            try super.parse(Page<Value>.self, from: response).results      // {"page": 1, "results": [...]}
         }
     }
 

@@ -144,8 +144,8 @@ enum Tour {
     struct CannedTransport: WholeResponseTransport {
         func send(_ request: TransportRequest,
                   completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
-            let response = HTTPURLResponse(url: request.urlRequest.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!
-            completion(.success(TransportResponse(httpResponse: response, body: Data("[]".utf8))))
+            let head = ResponseHead(url: request.urlRequest.url!, statusCode: 200, httpVersion: nil, headers: [:])!
+            completion(.success(TransportResponse(head: head, body: Data("[]".utf8))))
             return NoTask()
         }
     }

@@ -48,11 +48,11 @@ import FoundationNetworking
         }
     }
 
-    @Test func getInstanceIsTheOverridePointForEnvelopes() async throws {
+    @Test func parseIsTheOverridePointForEnvelopes() async throws {
         final class PageParser: JSONParser, @unchecked Sendable {
             struct Page<T: Decodable>: Decodable { let page: Int; let results: T }
-            override func getInstance<T: Decodable>(from data: Data, response: HTTPURLResponse) throws -> T {
-                try decoder.decode(Page<T>.self, from: data).results
+            override func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
+                try super.parse(Page<Value>.self, from: response).results
             }
         }
         let api = try TestAPI(parser: PageParser())

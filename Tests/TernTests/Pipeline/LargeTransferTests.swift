@@ -96,7 +96,7 @@ struct LargeTransferTests {
                 let server = try LoopbackServer(keepingBodiesUpTo: 0) { request in .text(String(request.bodyLength)) }
                 defer { server.stop() }
                 let api = AbstractAPI(configuration: APIConfiguration(timeout: 300), responseQueue: .global())
-                let received: String = try await api.request(route: .put(server.baseURL + "/upload"), parameters: FileParameters(URL(fileURLWithPath: path))).value
+                let received: String = try await api.request(route: .put(server.baseURL + "/upload"), parameters: BodyParameters(URL(fileURLWithPath: path))).value
                 guard received == String(LargeTransferTests.gibibyte) else { exit(EXIT_FAILURE) }
                 print(try residentBytes("VmHWM") - before)
             }

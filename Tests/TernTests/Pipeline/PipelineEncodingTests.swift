@@ -40,7 +40,7 @@ import FoundationNetworking
     @Test func dataParametersSendTheBodyAsItIs() async throws {
         let api = try TestAPI()
         let bytes = Data((0..<256).map { UInt8($0) })
-        let echo = try await api.echo(.put, DataParameters(bytes, contentType: "application/x-custom"))
+        let echo = try await api.echo(.put, BodyParameters(bytes, contentType: "application/x-custom"))
         #expect(echo.method == "PUT")
         #expect(echo.body == bytes)
         #expect(echo.header("Content-Type") == "application/x-custom")

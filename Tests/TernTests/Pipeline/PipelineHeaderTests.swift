@@ -166,7 +166,7 @@ import FoundationNetworking
         ))
         let signer = Signer(name, "1")
         if source == "delegate" { api.delegate = signer }
-        let promise: Promise<Data> = api.request(route: api.post(endpoint: "/a"), parameters: DataParameters(
+        let promise: Promise<Data> = api.request(route: api.post(endpoint: "/a"), parameters: BodyParameters(
             Data(String(repeating: "x", count: 55).utf8), headers: source == "parameters" ? header : [:]
         ))
         let reason = await refusal(promise)

@@ -36,14 +36,14 @@ import FoundationNetworking
     static func parameters(_ source: Source, file: URL) throws -> any RequestParameters {
         switch source {
         case .data:
-            return DataParameters(payload)
+            return BodyParameters(payload)
         case .file:
             try payload.write(to: file)
-            return FileParameters(file)
+            return BodyParameters(file)
         case .stream:
-            return StreamParameters(length: Int64(payload.count)) { InputStream(data: payload) }
+            return BodyParameters(length: Int64(payload.count)) { InputStream(data: payload) }
         case .streamOfUnknownLength:
-            return StreamParameters { InputStream(data: payload) }
+            return BodyParameters { InputStream(data: payload) }
         }
     }
 
@@ -73,7 +73,7 @@ import FoundationNetworking
         let api = try TestAPI(baseURL: receiver.server.baseURL,
                               configuration: APIConfiguration(retryPolicy: RetryPolicy(baseDelay: 0.01, jitter: false)))
         let made = Recorder<Int>()
-        let parameters = StreamParameters(length: Int64(Self.payload.count)) {
+        let parameters = BodyParameters(length: Int64(Self.payload.count)) {
             made.append(1)
             return InputStream(data: Self.payload)
         }
@@ -84,7 +84,7 @@ import FoundationNetworking
 
     @Test func aStreamIsMadeAgainAfterA307() async throws {
         let api = try TestAPI()
-        let parameters = StreamParameters { InputStream(data: Self.payload) }
+        let parameters = BodyParameters { InputStream(data: Self.payload) }
         let echo: Echo = try await api.request(route: api.post(endpoint: "/redirect/307?to=/echo"), parameters: parameters).value
         #expect(echo.path == "/echo")
         #expect(echo.body == Self.payload)
@@ -92,7 +92,7 @@ import FoundationNetworking
 
     @Test func aStreamThatCannotBeMadeFailsTheRequest() async throws {
         let api = try TestAPI(configuration: APIConfiguration(retryPolicy: .never))
-        let parameters = StreamParameters { throw TestError(code: 7) }
+        let parameters = BodyParameters { throw TestError(code: 7) }
         let error = await apiError(of: api.request(route: api.post(endpoint: "/echo"), parameters: parameters) as Promise<Void>)
         guard case .transportFailed(let failure)? = error else {
             Issue.record("expected transportFailed, got \(String(describing: error))")
@@ -103,7 +103,7 @@ import FoundationNetworking
 
     @Test func aFileThatIsNotARegularFileIsRefusedBeforeSending() async throws {
         let api = try TestAPI()
-        let error = await apiError(of: api.request(route: api.put(endpoint: "/echo"), parameters: FileParameters(URL(fileURLWithPath: "/dev/zero"))) as Promise<Void>)
+        let error = await apiError(of: api.request(route: api.put(endpoint: "/echo"), parameters: BodyParameters(URL(fileURLWithPath: "/dev/zero"))) as Promise<Void>)
         guard case .encodingFailed(let failure)? = error else {
             Issue.record("expected encodingFailed, got \(String(describing: error))")
             return
@@ -129,7 +129,7 @@ import FoundationNetworking
         try Data(repeating: 1, count: 1000).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(timeout: 20, retryPolicy: .never))
-        let parameters: any RequestParameters = multipart ? MultipartParameters(parts: [Part(name: "f", fileURL: file)]) : FileParameters(file)
+        let parameters: any RequestParameters = multipart ? MultipartParameters(parts: [Part(name: "f", fileURL: file)]) : BodyParameters(file)
         let uploads = (0..<20).map { _ in api.request(route: .post(server.baseURL + "/up"), parameters: parameters) as Promise<String> }
         // The host's connections are taken by uploads the server holds; the rest wait.
         #expect(await eventually { held.items.count >= 4 })
@@ -231,7 +231,7 @@ import FoundationNetworking
         let hold = Hold()
         let uploads = (0..<4).map { _ in
             api.request(route: .post(receiver.server.baseURL + "/upload"),
-                        parameters: StreamParameters(length: 5000) { HeldStream(Data(repeating: 7, count: 5000), hold: hold) }) as Promise<Void>
+                        parameters: BodyParameters(length: 5000) { HeldStream(Data(repeating: 7, count: 5000), hold: hold) }) as Promise<Void>
         }
         #expect(await eventually { hold.reads.items.count == uploads.count })
         let answered = await (api.request(route: .get(receiver.server.baseURL + "/meanwhile")) as Promise<Void>).result
@@ -266,7 +266,7 @@ import FoundationNetworking
         #expect(await eventually { slow.items.count == answers.count })
         let hold = Hold()
         let upload = api.request(route: .post(server.baseURL + "/upload"),
-                                 parameters: StreamParameters(length: 10) { HeldStream(Data(repeating: 7, count: 10), hold: hold) }) as Promise<String>
+                                 parameters: BodyParameters(length: 10) { HeldStream(Data(repeating: 7, count: 10), hold: hold) }) as Promise<String>
         for _ in answers { gate.signal() }
         for answer in answers { #expect(try await answer.value == "/slow") }
         hold.letGo.signal()
@@ -302,9 +302,9 @@ import FoundationNetworking
         defer { try? FileManager.default.removeItem(at: file) }
         let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(timeout: 30, retryPolicy: .never))
         let parameters: any RequestParameters = switch source {
-        case .file: FileParameters(file)
-        case .stream, .streamOfUnknownLength: StreamParameters(length: Int64(size)) { InputStream(url: file)! }
-        case .data: DataParameters(Data(repeating: 3, count: size))
+        case .file: BodyParameters(file)
+        case .stream, .streamOfUnknownLength: BodyParameters(length: Int64(size)) { InputStream(url: file)! }
+        case .data: BodyParameters(Data(repeating: 3, count: size))
         }
         let upload = await apiError(of: api.request(route: .post(server.baseURL + "/upload"), parameters: parameters) as Promise<Void>)
         switch upload {
@@ -334,7 +334,7 @@ import FoundationNetworking
         let api = try TestAPI(baseURL: receiver.server.baseURL)
         let smuggled = Data("GET /smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
         let body = Data(repeating: 0x61, count: 1000)
-        let parameters = StreamParameters(length: 1000) { InputStream(data: body + smuggled) }
+        let parameters = BodyParameters(length: 1000) { InputStream(data: body + smuggled) }
         let seen = Recorder<TransferProgress>()
         let upload: Promise<Void> = api.request(route: api.put(endpoint: "/upload"), parameters: parameters)
         upload.onProgress { seen.append($0) }
@@ -349,7 +349,7 @@ import FoundationNetworking
         let receiver = try Receiver()
         let api = try TestAPI(baseURL: receiver.server.baseURL,
                               configuration: APIConfiguration(timeout: 120, retryPolicy: .never))
-        let parameters = StreamParameters(length: 1000) { InputStream(data: Data(repeating: 0x61, count: 400)) }
+        let parameters = BodyParameters(length: 1000) { InputStream(data: Data(repeating: 0x61, count: 400)) }
         // A long timeout: waiting for it would fail with it, not with the mismatch.
         let upload: Promise<Void> = api.request(route: api.put(endpoint: "/upload"), parameters: parameters)
         #expect(await Self.lengthMismatch(upload) == BodyLengthMismatch(statedLength: 1000, actualLength: 400))
@@ -368,7 +368,7 @@ import FoundationNetworking
         defer { server.stop() }
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(),
                               responseQueue: .global())
-        let parameters = StreamParameters(length: Int64(stated)) { InputStream(data: Data(count: actual)) }
+        let parameters = BodyParameters(length: Int64(stated)) { InputStream(data: Data(count: actual)) }
         let upload: Promise<Void> = api.request(route: .put(server.baseURL + "/upload"), parameters: parameters)
         let mismatch = await Self.lengthMismatch(upload)
         #expect(mismatch == BodyLengthMismatch(statedLength: Int64(stated), actualLength: Int64(min(actual, stated + 1))))
@@ -394,7 +394,7 @@ import FoundationNetworking
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(),
                               responseQueue: .global())
         let seen = Recorder<TransferProgress>()
-        let upload: Promise<Void> = api.request(route: .put(server.baseURL + "/upload"), parameters: FileParameters(file))
+        let upload: Promise<Void> = api.request(route: .put(server.baseURL + "/upload"), parameters: BodyParameters(file))
         upload.onProgress { seen.append($0) }
         #expect(headArrived.wait(timeout: .now() + 10) == .success)
         let handle = try FileHandle(forWritingTo: file)
@@ -427,7 +427,7 @@ import FoundationNetworking
         defer { server.stop() }
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(),
                               responseQueue: .global())
-        let upload: Promise<Void> = api.request(route: .put(server.baseURL + "/upload"), parameters: FileParameters(file))
+        let upload: Promise<Void> = api.request(route: .put(server.baseURL + "/upload"), parameters: BodyParameters(file))
         #expect(headArrived.wait(timeout: .now() + 10) == .success)
         let handle = try FileHandle(forWritingTo: file)
         try handle.seekToEnd()
@@ -448,7 +448,7 @@ import FoundationNetworking
         defer { try? FileManager.default.removeItem(at: file) }
         let remote = try #require(URL(string: "https://example.com" + file.path))
         let api = try TestAPI()
-        for parameters: any RequestParameters in [FileParameters(remote), MultipartParameters(parts: [Part(name: "file", fileURL: remote)])] {
+        for parameters: any RequestParameters in [BodyParameters(remote), MultipartParameters(parts: [Part(name: "file", fileURL: remote)])] {
             let error = await apiError(of: api.request(route: api.put(endpoint: "/echo"), parameters: parameters) as Promise<Void>)
             guard case .encodingFailed(let failure)? = error else {
                 Issue.record("expected encodingFailed, got \(String(describing: error))")

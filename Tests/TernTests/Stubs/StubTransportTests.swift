@@ -131,7 +131,7 @@ import TernTesting
         stubs.add(Stub(.post, "/upload", answers: StubAnswer.status(204).chunked(into: 4096)))
         let api = try api(stubs)
         let seen = Recorder<TransferProgress>()
-        try await (api.request(route: api.post(endpoint: "/upload"), parameters: DataParameters(patterned(bytes: 10_000))) as Promise<Void>)
+        try await (api.request(route: api.post(endpoint: "/upload"), parameters: BodyParameters(patterned(bytes: 10_000))) as Promise<Void>)
             .onProgress(in: DispatchQueue(label: "progress")) { seen.append($0) }
             .value
         #expect(await eventually { seen.items.last { $0.direction == .upload }?.completedBytes == 10_000 })
@@ -160,8 +160,8 @@ import TernTesting
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-stub-\(UUID().uuidString)")
         try payload.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        try await (api.request(route: api.put(endpoint: "/a"), parameters: FileParameters(file)) as Promise<Void>).value
-        try await (api.request(route: api.put(endpoint: "/b"), parameters: StreamParameters { InputStream(data: payload) }) as Promise<Void>).value
+        try await (api.request(route: api.put(endpoint: "/a"), parameters: BodyParameters(file)) as Promise<Void>).value
+        try await (api.request(route: api.put(endpoint: "/b"), parameters: BodyParameters { InputStream(data: payload) }) as Promise<Void>).value
         #expect(stubs.requests.map(\.body) == [payload, payload])
         #expect(stubs.requests.map(\.path) == ["/a", "/b"])
     }

@@ -79,8 +79,8 @@ import TernTesting
         try json.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let parameters: any RequestParameters = switch source {
-        case "file": FileParameters(file, contentType: "application/json")
-        case "stream": StreamParameters(length: Int64(json.count), contentType: "application/json") { InputStream(data: json) }
+        case "file": BodyParameters(file, contentType: "application/json")
+        case "stream": BodyParameters(length: Int64(json.count), contentType: "application/json") { InputStream(data: json) }
         default: JSONParameters(Self.items)
         }
         let sent: [Item] = try await api(for: server).request(route: .post(server.url + "/items"), parameters: parameters).value

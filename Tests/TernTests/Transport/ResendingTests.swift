@@ -34,8 +34,8 @@ import Tern
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-resend-\(UUID())")
         try Data(body.utf8).write(to: file)
         let parameters: any RequestParameters = switch source {
-        case "file": FileParameters(file, contentType: "application/json")
-        case "stream": StreamParameters(length: Int64(body.utf8.count), contentType: "application/json") { InputStream(data: Data(body.utf8)) }
+        case "file": BodyParameters(file, contentType: "application/json")
+        case "stream": BodyParameters(length: Int64(body.utf8.count), contentType: "application/json") { InputStream(data: Data(body.utf8)) }
         default: JSONParameters(["source": source])
         }
         return (body, parameters, file)

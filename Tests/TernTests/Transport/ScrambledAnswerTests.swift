@@ -140,9 +140,9 @@ struct ScrambledAnswerTests {
                         let payload = Data(repeating: 65, count: 3000 + index)
                         let isHead = index % 12 == 5
                         let (route, parameters): (Route, any RequestParameters) = switch index % 3 {
-                        case 0: (.post(baseURL + "/" + id), FileParameters(file, headers: ["X-Request": id]))
+                        case 0: (.post(baseURL + "/" + id), BodyParameters(file, headers: ["X-Request": id]))
                         case 1: (.post(baseURL + "/" + id),
-                                 StreamParameters(length: Int64(payload.count), headers: ["X-Request": id]) { InputStream(data: payload) })
+                                 BodyParameters(length: Int64(payload.count), headers: ["X-Request": id]) { InputStream(data: payload) })
                         // One in twelve a HEAD, which the server answers with a body all the same.
                         case _ where isHead: (.head(baseURL + "/" + id), URLParameters([:], headers: ["X-Request": id]))
                         default: (.get(baseURL + "/" + id), URLParameters([:], headers: ["X-Request": id]))

@@ -11,22 +11,9 @@ import Foundation
 /// ```
 ///
 /// See ``QueryEncoding`` for the rules and their options.
-public typealias URLParameters = URLEncodedParameters<QueryStringDestination>
-
-/// Parameters sent as an `application/x-www-form-urlencoded` body, written by the same rules
-/// as ``URLParameters`` (see ``QueryEncoding``).
-///
-/// ```swift
-/// FormParameters(["user": "ada", "password": "•••"])
-/// ```
-public typealias FormParameters = URLEncodedParameters<FormBodyDestination>
-
-/// `key=value` pairs written by ``QueryEncoding`` and placed where `Destination` says: the
-/// URL's query (``URLParameters``) or a form body (``FormParameters``).
-public struct URLEncodedParameters<Destination: URLEncodedDestination>: RequestParameters {
+public struct URLParameters: RequestParameters {
     let source: QueryParameterSource
-    /// How values are written.
-    package var encoding: QueryEncoding
+    let encoding: QueryEncoding
     /// The request's own headers; they win over the encoder's and the configuration's.
     public var headers: HTTPHeaders
 
@@ -51,42 +38,25 @@ public struct URLEncodedParameters<Destination: URLEncodedDestination>: RequestP
         self.headers = headers
     }
 
-    /// Writes the parameters and their `Content-Type` into `draft`.
-    public func encode(into draft: inout RequestDraft) throws {
-        try Destination.place(encoding.encode(try source.members()), in: &draft)
+    /// Percent-encoded `key=value` pairs joined with `&`.
+    func encodedPairs() throws -> String {
+        encoding.encode(try source.members())
     }
-}
 
-/// Where ``URLEncodedParameters`` put their encoded pairs.
-public protocol URLEncodedDestination: Sendable {
-    /// Puts `query`, percent-encoded `key=value` pairs joined with `&`, into `draft`.
-    static func place(_ query: String, in draft: inout RequestDraft) throws
-}
-
-/// The URL's query: appended after any query the URL already has.
-public enum QueryStringDestination: URLEncodedDestination {
-    /// Puts the encoded query where this destination sends it.
-    public static func place(_ query: String, in draft: inout RequestDraft) throws {
+    /// Appends the encoded pairs to `draft`'s query.
+    public func encode(into draft: inout RequestDraft) throws {
+        let query = try encodedPairs()
         guard !query.isEmpty else { return }
         guard var components = URLComponents(url: draft.url, resolvingAgainstBaseURL: false) else {
-            throw invalidURL(in: draft)
+            throw Self.invalidURL(in: draft)
         }
         components.percentEncodedQuery = [components.percentEncodedQuery, query]
             .compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "&")
-        guard let url = components.url else { throw invalidURL(in: draft) }
+        guard let url = components.url else { throw Self.invalidURL(in: draft) }
         draft.url = url
     }
 
     private static func invalidURL(in draft: RequestDraft) -> APIError {
         .invalidRequest(.init(reason: .invalidURL(draft.url.absoluteString), method: draft.method.rawValue))
-    }
-}
-
-/// An `application/x-www-form-urlencoded` body.
-public enum FormBodyDestination: URLEncodedDestination {
-    /// Puts the encoded query where this destination sends it.
-    public static func place(_ query: String, in draft: inout RequestDraft) throws {
-        draft.body = .data(Data(query.utf8))
-        draft.headers["Content-Type"] = "application/x-www-form-urlencoded; charset=utf-8"
     }
 }
