@@ -463,7 +463,7 @@ extension APIError {
             case .refreshFailed(let error): "The credentials could not be refreshed: \(error)"
             case .stillUnauthorized(let status): "The request was refused again (\(status)) right after the credentials were refreshed."
             case .tooManyRefreshes(let limit, let window): "More than \(limit) credential refreshes within \(window) s: giving up."
-            case .refreshUnavailable: "The server refused the credentials, and the API's delegate does not refresh them."
+            case .refreshUnavailable: "The server refused the credentials, and the API's delegate does not refresh them (it has no refreshCredentials(for api: AbstractAPI); one written for APIClient is another method, never called)."
             }
         }
     }
