@@ -10,10 +10,7 @@ import FoundationNetworking
 /// connection, a stream at its recorded pace on a test clock or at once, a stream the client
 /// left open; record-if-missing; a recording that cannot be written.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct RecordedExchangeKindsTests {
-    func entries(_ file: URL) throws -> [[String: Any]] {
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
-        return (json?["log"] as? [String: Any])?["entries"] as? [[String: Any]] ?? []
-    }
+    func entries(_ file: URL) throws -> [[String: Any]] { try recordedEntries(in: file) }
 
     /// Tern follows redirects itself, so each hop is an exchange of its own; a request that
     /// failed without a response is kept as its `URLError`, and its retry replays after it.
