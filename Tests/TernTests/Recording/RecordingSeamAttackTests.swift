@@ -40,6 +40,29 @@ import FoundationNetworking
         #expect(replayed.response.statusCode == recorded.response.statusCode)
     }
 
+    /// Record-if-missing, the default: an attempt that lost its connection is recorded, and its
+    /// retry goes to the server, not to the failure just recorded; replay then goes the same way.
+    @Test func aRetryAfterALostConnectionReachesTheServerWhenRecordingWhatIsMissing() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let hits = Recorder<String>()
+        let server = try LoopbackServer { request in
+            hits.append(request.path)
+            return hits.items.count == 1 ? ServerResponse().with(.hangUp) : .json(#"{"name": "auk", "price": 1}"#)
+        }
+        let baseURL = server.baseURL
+        let configuration = APIConfiguration(retryPolicy: RetryPolicy(baseDelay: 0.001, jitter: false))
+        let recording = try TestAPI(baseURL: baseURL, configuration: configuration,
+                                    transport: RecordingTransport(file: file, mode: .missing, upstream: TestTransport.make()))
+        let recorded: Product = try await recording.request(route: recording.get(endpoint: "/flaky")).value
+        server.stop()
+        #expect(hits.items == ["/flaky", "/flaky"])
+        #expect(try entries(file).count == 2)
+
+        let replaying = try TestAPI(baseURL: baseURL, configuration: configuration, transport: RecordingTransport(file: file, mode: .missing))
+        #expect(try await replaying.request(route: replaying.get(endpoint: "/flaky")).value == recorded)
+    }
+
     /// `TERN_RECORDING=record` in a run where the server is down: each request fails with a
     /// typed error, and the recording made earlier is not replaced by a file of failures.
     @Test func recordingWithNoServerFailsTypedAndKeepsTheRecordingThere() async throws {
