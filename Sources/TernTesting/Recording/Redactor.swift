@@ -13,7 +13,7 @@ struct Redactor: Sendable {
     private static let cookieAttributes: Set<String> = ["expires", "max-age", "domain", "path", "samesite", "priority"]
 
     /// Names of fields, query items and JSON members to hide.
-    private let names: Set<String>
+    let names: Set<String>
     /// Header names to hide, in lower case.
     private let headerNames: Set<String>
     /// Every value hidden so far, longest first when searched for.
@@ -32,6 +32,9 @@ struct Redactor: Sendable {
         entry.request.queryString = entry.request.queryString?.map { names.contains($0.name) ? hide($0) : $0 }
         if let data = entry.request.postData, data.encoding == nil, let text = data.text {
             entry.request.postData?.text = redactBody(text, mimeType: data.mimeType ?? "")
+        } else if let data = entry.request.postData, let type = data.mimeType, Self.isMultipart(data),
+                  let body = data.text.flatMap({ Data(base64Encoded: $0) }) {
+            entry.request.postData?.text = redactMultipart(body, contentType: type).base64EncodedString()
         }
         if let content = entry.response.content, content.encoding == nil, let text = content.text {
             entry.response.content?.text = redactBody(text, mimeType: content.mimeType ?? "")
@@ -45,7 +48,7 @@ struct Redactor: Sendable {
         return HTTPArchive.Field(name: field.name, value: Self.placeholder)
     }
 
-    private mutating func remember(_ value: String) {
+    mutating func remember(_ value: String) {
         let value = value.trimmingCharacters(in: .whitespaces)
         guard !value.isEmpty, value != Self.placeholder else { return }
         hidden.formUnion(Self.spellings(of: value))
@@ -165,6 +168,11 @@ struct Redactor: Sendable {
         Self.scrub(&entry, hiding: Self.searched(hidden))
     }
 
+    /// Whether a request's body is a multipart one kept as Base64.
+    static func isMultipart(_ data: HTTPArchive.PostData) -> Bool {
+        data.encoding == "base64" && (data.mimeType ?? "").lowercased().contains("multipart/")
+    }
+
     /// Of values hidden, those searched for elsewhere, longest first.
     static func searched(_ values: Set<String>) -> [String] {
         values.filter { $0.count >= shortestSearched }.sorted { $0.count > $1.count }
@@ -187,6 +195,9 @@ struct Redactor: Sendable {
         entry.response.headers = fields(entry.response.headers)
         if var data = entry.request.postData, data.encoding == nil {
             data.text = data.text.map(clean)
+            entry.request.postData = data
+        } else if var data = entry.request.postData, isMultipart(data), let body = data.text.flatMap({ Data(base64Encoded: $0) }) {
+            data.text = scrub(multipart: body, hiding: values).base64EncodedString()
             entry.request.postData = data
         }
         if var content = entry.response.content, content.encoding == nil {

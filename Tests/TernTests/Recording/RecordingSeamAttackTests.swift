@@ -40,6 +40,35 @@ import FoundationNetworking
         #expect(replayed.response.statusCode == recorded.response.statusCode)
     }
 
+    /// With the HTTP cache on: a hit never reaches the transport and is not recorded; replayed
+    /// with a cache of its own, the first request fills it from the file and the second is its
+    /// hit again; a 304 revalidation recorded answers on replay.
+    @Test func theCachesHitsAndRevalidationsReplayAsRecorded() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let hits = Recorder<String>()
+        let server = try LoopbackServer { request in
+            hits.append(request.path)
+            if request.headers["If-None-Match"] == #""v1""# { return ServerResponse(status: 304, headers: ["ETag": #""v1""#, "Cache-Control": "max-age=0"]) }
+            var response = ServerResponse.json(#"{"name": "\#(request.path.dropFirst())", "price": 1}"#)
+            response.headers["ETag"] = #""v1""#
+            response.headers["Cache-Control"] = request.path == "/fresh" ? "max-age=600" : "max-age=0"
+            return response
+        }
+        let baseURL = server.baseURL
+        func session(_ transport: RecordingTransport) async throws -> [Product] {
+            let api = try TestAPI(baseURL: baseURL, configuration: APIConfiguration(retryPolicy: .never, cache: HTTPCache()), transport: transport)
+            var products: [Product] = []
+            for path in ["/fresh", "/fresh", "/stale", "/stale"] { products.append(try await api.request(route: api.get(endpoint: path)).value) }
+            return products
+        }
+        let recorded = try await session(RecordingTransport(file: file, mode: .record, upstream: TestTransport.make()))
+        server.stop()
+        #expect(hits.items == ["/fresh", "/stale", "/stale"], "the fresh one's second was a hit; the stale one's, a 304")
+        #expect(try entries(file).count == 3)
+        #expect(try await session(RecordingTransport(file: file, mode: .replay)) == recorded)
+    }
+
     /// Record-if-missing, the default: an attempt that lost its connection is recorded, and its
     /// retry goes to the server, not to the failure just recorded; replay then goes the same way.
     @Test func aRetryAfterALostConnectionReachesTheServerWhenRecordingWhatIsMissing() async throws {

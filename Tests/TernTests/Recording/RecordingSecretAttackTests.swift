@@ -74,6 +74,38 @@ import FoundationNetworking
         #expect(!(try text(of: file).contains(token)), "the token is in the recording")
     }
 
+    /// A small multipart form, kept as Base64 (it is no text): a secret named, in a field of its
+    /// own, and the token of the `Authorization` sent, in another, are hidden in it too; replayed
+    /// with the body matched and other values, it answers.
+    @Test func aSecretInAMultipartFormIsHidden() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let (password, token) = ("pw-\(UUID().uuidString)", "tok-\(UUID().uuidString)")
+        let server = try LoopbackServer { _ in .json(#"{"name": "tern", "price": 1}"#) }
+        let baseURL = server.baseURL
+        func upload(_ api: TestAPI, password: String, token: String) async throws -> Product {
+            let form = MultipartParameters(parts: [Part(name: "note", value: "a tern"), Part(name: "password", value: password),
+                                                   Part(name: "echo", value: "sent with \(token)")],
+                                           headers: ["Authorization": "Bearer \(token)"])
+            return try await api.request(route: api.post(endpoint: "/upload"), parameters: form).value
+        }
+        let options = RecordingOptions(matchesBody: true, secrets: ["password"])
+        let recording = try TestAPI(baseURL: baseURL, transport: RecordingTransport(file: file, mode: .record, upstream: TestTransport.make(), options: options))
+        let recorded = try await upload(recording, password: password, token: token)
+        server.stop()
+        let text = try text(of: file)
+        // Every Base64 body decoded, as whoever reads the file would.
+        let bodies = try recordedEntries(in: file).compactMap { (($0["request"] as? [String: Any])?["postData"] as? [String: Any])?["text"] as? String }
+        let decoded = bodies.compactMap { Data(base64Encoded: $0).map { String(decoding: $0, as: UTF8.self) } }.joined()
+        for secret in [password, token] {
+            #expect(!text.contains(secret) && !decoded.contains(secret), "\(secret) is in the recording")
+        }
+        #expect(decoded.contains("a tern"))
+
+        let replaying = try TestAPI(baseURL: baseURL, transport: RecordingTransport(file: file, mode: .replay, options: options))
+        #expect(try await upload(replaying, password: "another-password", token: "another-token") == recorded)
+    }
+
     /// Two cookies set in two `Set-Cookie` fields of one response: neither value is kept.
     @Test func everyCookieOfARepeatedSetCookieIsHidden() async throws {
         let file = scratchRecording()
