@@ -57,6 +57,30 @@ import TernTesting
         #expect(!"\(error)".isEmpty)
     }
 
+    /// Header fields no server could send (no name, a line break in a value, a name with a colon
+    /// or a space, a thousand repeats): replayed to the app as values, or a typed error, and the
+    /// response read whole; never a crash.
+    @Test func hostileHeaderFieldsAreNoCrash() async throws {
+        let fields = [("", "empty"), ("X-Split", "a\r\nSet-Cookie: planted=1"), ("X:Colon", "1"), ("X Space", "1"), ("Content-Type", "text/plain\u{0}")]
+            + (0..<1000).map { ("X-Many", "\($0)") }
+        let headers = fields.map { #"{"name": \#(Self.encoded($0.0)), "value": \#(Self.encoded($0.1))}"# }.joined(separator: ", ")
+        let entry = Self.entry(response: #"{"status": 200, "headers": [\#(headers)], "content": {"text": "a tern"}}"#)
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        try Data(RecordingTransportTests.archive(entries: [entry]).utf8).write(to: file.creatingDirectory())
+        let api = try TestAPI(baseURL: "https://shop.example", configuration: APIConfiguration(retryPolicy: .never), transport: RecordingTransport(file: file, mode: .replay))
+        switch await (api.request(route: api.get(endpoint: "/p")) as Promise<Response>).result {
+        case .success(let response):
+            #expect(String(decoding: response.body, as: UTF8.self) == "a tern")
+            _ = response.headers["X-Split"]
+            #expect(response.head.setCookies == nil || response.head.setCookies?.contains { $0.contains("planted") } == false)
+        case .failure(let error):
+            #expect(error is APIError)
+        }
+    }
+
+    static func encoded(_ text: String) -> String { String(decoding: try! JSONEncoder().encode(text), as: UTF8.self) }
+
     /// Wrong types, a cut file, a nesting a recursive reader would overflow on: errors.
     @Test func aCorruptArchiveIsAnError() async {
         let valid = RecordingTransportTests.archive(entries: [RecordingTransportTests.entry("GET", "https://shop.example/p", body: "{}")])

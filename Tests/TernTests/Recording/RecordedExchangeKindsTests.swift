@@ -252,6 +252,11 @@ import FoundationNetworking
         #expect(RecordingTransport.environmentMode("REPLAY") == .replay)
         #expect(RecordingTransport.environmentMode("missing") == .missing)
         #expect(RecordingTransport.environmentMode("replya") == .replay)
+        // Odd spellings: only an exact name (in any case) reaches the network.
+        for odd in [" record", "record\n", "record,missing", "1", "true", "rec", "r\u{0}ecord"] {
+            #expect(RecordingTransport.environmentMode(odd) == .replay, "\(odd.debugDescription)")
+        }
+        #expect(RecordingTransport.environmentMode("Record") == .record)
         let file = scratchRecording()
         #expect(try RecordingTransport(file: file).mode == RecordingTransport.environmentMode(ProcessInfo.processInfo.environment["TERN_RECORDING"]))
         #expect(try RecordingTransport(file: file, mode: .record).mode == .record, "the code's mode wins")
