@@ -46,6 +46,23 @@ import TernTesting
         #expect(kept == sent, "lost: \(sent.subtracting(kept).sorted())")
     }
 
+    /// A stream of 10,000 small events that came all at once: the file keeps no pacing record
+    /// for each (500,000 such events made a 63 MiB file of a 28 MB body, and a 361 MiB peak).
+    @Test func eventsThatCameTogetherAreOnePacingRecord() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/events", answers: .streamed(headers: ["Content-Type": "text/event-stream"],
+                                                         Array(repeating: (after: 0, text: "data: tern\n\n"), count: 10_000))))
+        // Measured on a clock that stands still: every event came with the one before.
+        let api = try TestAPI(baseURL: "https://shop.example", transport: RecordingTransport(file: file, mode: .record, upstream: stubs, clock: TestClock()))
+        var events = 0
+        for try await _ in api.stream(route: api.get(endpoint: "/events")).events { events += 1 }
+        #expect(events == 10_000)
+        let pacing = try recordedEntries(in: file).first?["_chunks"] as? [Any]
+        #expect((pacing?.count ?? 0) <= 1, "\(pacing?.count ?? 0) pacing records")
+    }
+
     /// A recording path that is a link to a file of the user's, which is no recording: recording
     /// there never writes over the user's file.
     @Test func recordingThroughALinkToAUsersFileLeavesItAlone() async throws {
