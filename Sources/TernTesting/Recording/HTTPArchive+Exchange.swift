@@ -72,19 +72,21 @@ extension HTTPArchive.Entry {
     private static let unreplayed: Set<String> = ["content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"]
 
     /// The answer replaying the entry: the whole body at once, or, on `clock`, each chunk after
-    /// its recorded pause.
+    /// its recorded pause; an exchange cut short, as far as it came, then its failure.
     func answer(pacedOn clock: (any APIClock)?) -> StubAnswer {
-        if response.status == 0 || error != nil {
-            let code: URLError.Code? = URLError.Code(rawValue: error ?? URLError.Code.unknown.rawValue)
-            return .failure(URLError(code ?? .unknown))
-        }
+        let failure = error.map { URLError(URLError.Code(rawValue: $0) ?? .unknown) }
+        if response.status == 0 { return .failure(failure ?? URLError(.unknown)) }
         var headers = HTTPHeaders()
-        for field in response.headers ?? [] where !field.name.hasPrefix(":") && !Self.unreplayed.contains(field.name.lowercased()) {
+        // An exchange cut short keeps its length, which tells the pipeline it was (FoundationNetworking
+        // names no cause).
+        let unreplayed = failure == nil ? Self.unreplayed : Self.unreplayed.subtracting(["content-length"])
+        for field in response.headers ?? [] where !field.name.hasPrefix(":") && !unreplayed.contains(field.name.lowercased()) {
             // A repeated field (Set-Cookie) keeps its values, joined as URLSession joins them.
             headers[field.name] = headers[field.name].map { $0 + ", " + field.value } ?? field.value
         }
         let body = HTTPArchive.bytes(response.content?.text, encoding: response.content?.encoding)
-        guard clock != nil || open == true, let chunks, !chunks.isEmpty || open == true else {
+        let chunks = (clock != nil || open == true) ? chunks ?? [] : []
+        guard !chunks.isEmpty || open == true || failure != nil else {
             return .status(response.status, headers: headers, body: body)
         }
         var pieces: [(after: TimeInterval, data: Data)] = []
@@ -95,6 +97,6 @@ extension HTTPArchive.Entry {
             start = end
         }
         if start < body.count { pieces.append((0, body.subdata(in: start..<body.count))) }
-        return StubAnswer(outcome: .streamed(status: response.status, headers: headers, pieces: pieces), staysOpen: open == true)
+        return StubAnswer(outcome: .streamed(status: response.status, headers: headers, pieces: pieces), staysOpen: open == true, endsWith: failure)
     }
 }

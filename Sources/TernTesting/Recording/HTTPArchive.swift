@@ -112,11 +112,16 @@ struct HTTPArchive: Codable, Sendable {
 }
 
 extension HTTPArchive {
-    /// Reads a file; an absent file is an empty archive. Through Tern's own reading of JSON: a
-    /// recording of thousands of exchanges is megabytes.
+    /// Reads a file, its values checked (``check()``); an absent or empty file is an empty
+    /// archive. Through Tern's own reading of JSON: a recording of thousands of exchanges is
+    /// megabytes.
     static func read(from file: URL) throws -> HTTPArchive {
         guard FileManager.default.fileExists(atPath: file.path) else { return HTTPArchive(log: Log(entries: [])) }
-        return try JSONDecoder().decodeFaster(HTTPArchive.self, from: Data(contentsOf: file))
+        let data = try Data(contentsOf: file)
+        guard !data.isEmpty else { return HTTPArchive(log: Log(entries: [])) }
+        let archive = try JSONDecoder().decodeFaster(HTTPArchive.self, from: data)
+        try archive.check()
+        return archive
     }
 
     /// The archive as its file holds it: pretty printed, keys sorted, so that a re-recording

@@ -118,7 +118,7 @@ struct RecordedExchange: Sendable {
         }
         if type.contains("multipart/"), let boundary = BodyValues.boundary(contentType),
            let recordedType = postData?.mimeType, let recordedBoundary = BodyValues.boundary(recordedType),
-           BodyValues.replacing(boundary, in: body) == BodyValues.replacing(recordedBoundary, in: recorded) {
+           BodyValues.matches(recorded: BodyValues.replacing(recordedBoundary, in: recorded), sent: BodyValues.replacing(boundary, in: body)) {
             return nil
         }
         return "body differs: \(snippet(body))"

@@ -1,22 +1,23 @@
 import Foundation
 import Tern
 
-/// A recording's exchanges, looked up by method and URL, and its file, written again after
-/// each exchange recorded.
+/// A recording's exchanges, looked up by method and URL, and, unless it only replays, the file
+/// it adds to after each exchange recorded (shared with the other transports writing it).
 struct Recording: Sendable {
-    let file: URL
     private(set) var exchanges: [RecordedExchange] = []
     /// Each lookup key's exchanges, in recorded order.
     private var index: [String: [Int]] = [:]
     private var redactor: Redactor
+    /// Where exchanges recorded are written: `nil` when replaying.
+    private let file: RecordingFile?
 
-    /// A recording of `file`'s exchanges, or, when `fresh`, of none (the file is written anew
-    /// at the first exchange recorded).
-    init(file: URL, options: RecordingOptions, fresh: Bool) throws {
-        self.file = file
+    /// The recording of `file`: read, for replay; opened to be written too, when `writes`
+    /// (then begun anew, when `fresh`, at the first exchange recorded).
+    init(file: URL, options: RecordingOptions, writes: Bool, fresh: Bool) throws {
         redactor = Redactor(secrets: options.secrets)
+        self.file = writes ? try RecordingFile.opening(file, fresh: fresh) : nil
         if !fresh {
-            for entry in try HTTPArchive.read(from: file).log.entries { add(entry) }
+            for entry in try self.file?.entries ?? HTTPArchive.read(from: file).log.entries { add(entry) }
         }
     }
 
@@ -55,17 +56,14 @@ struct Recording: Sendable {
         let nearest: [(stub: String, reason: String)]
     }
 
-    /// Adds an exchange, its secrets hidden, and writes the file: entries sorted by URL and
-    /// method (those of one URL in recorded order), keys sorted, pretty printed.
+    /// Adds an exchange, its secrets hidden, and writes it to the file, hiding there too any
+    /// value first hidden now. An exchange that failed is not answered from: the request's next
+    /// attempt is sent.
     mutating func record(_ entry: HTTPArchive.Entry) throws {
         var entry = entry
+        let known = redactor.hidden
         redactor.redact(&entry)
-        add(entry)
-        let entries = exchanges.enumerated().sorted { first, second in
-            let (a, b) = (first.element.entry.request, second.element.entry.request)
-            return (a.url, a.method, first.offset) < (b.url, b.method, second.offset)
-        }.map(\.element.entry)
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: file, options: .atomic)
+        if entry.error == nil, entry.response.status != 0 { add(entry) }
+        try file?.add(entry, hiding: Redactor.searched(redactor.hidden.subtracting(known)))
     }
 }

@@ -8,10 +8,18 @@ import Tern
 /// the head, each chunk and when it came, what the transport measured; at the end, the entry,
 /// handed to `record` before the pipeline hears the end (so the file is written when the
 /// request's promise settles), which returns the error writing it, if any.
+///
+/// A body longer than ``largestKeptBody`` is not kept: the recorder lets go of it when it grows
+/// past, and the exchange, which a recording cannot hold, fails at its end.
 final class RecordingReceiver: TransportReceiver {
+    /// The longest response body a recording keeps (its file holds it as text or Base64).
+    static let largestKeptBody = 64 << 20
+
     private struct State {
         var head: ResponseHead?
         var body = Data()
+        /// The body's length, once it outgrew what is kept.
+        var tooLong: Int?
         var chunks: [HTTPArchive.Chunk] = []
         var last: TimeInterval
         var headAt: TimeInterval?
@@ -53,8 +61,22 @@ final class RecordingReceiver: TransportReceiver {
     func didReceive(_ chunk: Data) -> TransferDecision {
         let now = clock.now
         state.withLock { state in
-            state.body.append(chunk)
-            state.chunks.append(HTTPArchive.Chunk(after: ((now - state.last) * 1000).rounded() / 1000, size: chunk.count))
+            if let length = state.tooLong {
+                state.tooLong = length + chunk.count
+            } else if state.body.count + chunk.count > Self.largestKeptBody {
+                state.tooLong = state.body.count + chunk.count
+                (state.body, state.chunks) = (Data(), [])
+            } else {
+                state.body.append(chunk)
+                let after = ((now - state.last) * 1000).rounded() / 1000
+                // A chunk that came with the one before (to the millisecond) is kept as part of
+                // it: replayed alike, and a stream of many small events is not a record each.
+                if after == 0, let last = state.chunks.indices.last {
+                    state.chunks[last].size += chunk.count
+                } else {
+                    state.chunks.append(HTTPArchive.Chunk(after: after, size: chunk.count))
+                }
+            }
             state.last = now
         }
         return receiver.didReceive(chunk)
@@ -68,12 +90,16 @@ final class RecordingReceiver: TransportReceiver {
     /// The end, after the entry is recorded; an exchange that went well fails if its entry
     /// could not be written.
     func didComplete(with error: (any Error)?) {
+        if let length = state.withLock({ $0.tooLong }) {
+            return receiver.didComplete(with: error ?? TooLongToRecord(request: request, length: length))
+        }
         let failure = entry(error: error).flatMap(record)
         receiver.didComplete(with: error ?? failure)
     }
 
-    /// The exchange as an entry: its response, or the `URLError` it failed with before one came;
-    /// nothing for an exchange cancelled before its response, or failed otherwise.
+    /// The exchange as an entry: its response, and the `URLError` it failed with, if it did
+    /// (before a response came, or during its body); nothing for an exchange cancelled before
+    /// its response, or failed otherwise.
     private func entry(error: (any Error)?) -> HTTPArchive.Entry? {
         let now = clock.now
         let (head, body, chunks, headAt, metrics) = state.withLock { ($0.head, $0.body, $0.chunks, $0.headAt, $0.metrics) }
@@ -91,10 +117,18 @@ final class RecordingReceiver: TransportReceiver {
             entry.response = HTTPArchive.response(head, body: body)
             // Pacing is kept where it tells: a body that came in more than one piece.
             if chunks.count > 1 { entry.chunks = chunks }
-            if let error {
+            switch (error as? URLError)?.code {
+            case nil where error == nil:
+                break
+            case .cancelled?:
                 // A stream the client left while it went on: open on replay too.
-                guard (error as? URLError)?.code == .cancelled else { return nil }
                 entry.open = true
+            case let code?:
+                // Cut short: replayed as far as it came, then failing the same way (a download
+                // resumed from there, say).
+                entry.error = code.rawValue
+            case nil:
+                return nil
             }
         } else {
             guard let error = error as? URLError, error.code != .cancelled else { return nil }
@@ -102,5 +136,15 @@ final class RecordingReceiver: TransportReceiver {
             entry.response.statusText = ""
         }
         return entry
+    }
+}
+
+/// A response too long for a recording to keep.
+struct TooLongToRecord: Error, CustomStringConvertible {
+    let request: HTTPArchive.Request
+    let length: Int
+
+    var description: String {
+        "The response to \(request.method) \(request.url) was \(length) bytes or more: longer than the \(RecordingReceiver.largestKeptBody >> 20) MiB a recording keeps, so it was not recorded."
     }
 }

@@ -24,8 +24,9 @@ import Tern
 ///
 /// The file is written after each exchange recorded, sorted by URL and stable, with the
 /// credentials and the ``RecordingOptions/secrets`` hidden. Bodies are kept decoded
-/// (decompressed), as text or Base64; a request body over 64 KiB by its SHA-256. A browser's
-/// exported HAR replays as it is.
+/// (decompressed), as text or Base64; a request body over 64 KiB by its SHA-256; a response
+/// body over 64 MiB not at all (the request fails, saying so). Transports recording into one
+/// file at once share it. A browser's exported HAR replays as it is.
 public final class RecordingTransport: Transport, Sendable {
     /// Whether requests go to the network, to the file, or to the file first.
     public enum Mode: String, Sendable {
@@ -62,7 +63,8 @@ public final class RecordingTransport: Transport, Sendable {
     ///   - clock: When given, replayed streams come at their recorded pace on it (a `TestClock`
     ///     moved by the test); without it, at once.
     /// - Throws: The error reading or decoding an existing file: a `DecodingError` names the
-    ///   field it stopped at.
+    ///   field it stopped at. In `record` mode, an error too when the file is there and is no
+    ///   recording: it is not written over.
     public init(file: URL, mode: Mode? = nil, upstream: (any Transport)? = nil,
                 options: RecordingOptions = RecordingOptions(), clock: (any APIClock)? = nil) throws {
         let mode = mode ?? Self.environmentMode(ProcessInfo.processInfo.environment["TERN_RECORDING"])
@@ -71,7 +73,7 @@ public final class RecordingTransport: Transport, Sendable {
         self.options = options
         self.clock = clock ?? SystemClock.shared
         pacing = clock
-        recording = Locked(try Recording(file: file, options: options, fresh: mode == .record))
+        recording = Locked(try Recording(file: file, options: options, writes: mode != .replay, fresh: mode == .record))
     }
 
     /// The mode `TERN_RECORDING` names: `missing` when unset or empty, and `replay` when it

@@ -9,9 +9,11 @@ struct Redactor: Sendable {
     /// Values shorter than this are hidden where they are named, not searched for elsewhere.
     private static let shortestSearched = 6
     private static let credentials: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    /// The attributes of a `Set-Cookie` field, whose values are no secret.
+    private static let cookieAttributes: Set<String> = ["expires", "max-age", "domain", "path", "samesite", "priority"]
 
     /// Names of fields, query items and JSON members to hide.
-    private let names: Set<String>
+    let names: Set<String>
     /// Header names to hide, in lower case.
     private let headerNames: Set<String>
     /// Every value hidden so far, longest first when searched for.
@@ -25,10 +27,14 @@ struct Redactor: Sendable {
     mutating func redact(_ entry: inout HTTPArchive.Entry) {
         entry.request.headers = entry.request.headers.map { $0.map { redactHeader($0) } }
         entry.response.headers = entry.response.headers.map { $0.map { redactHeader($0) } }
-        entry.request.url = redactQuery(entry.request.url)
+        entry.response.redirectURL = entry.response.redirectURL.map { redactQuery($0) }
+        entry.request.url = redactPassword(redactQuery(entry.request.url))
         entry.request.queryString = entry.request.queryString?.map { names.contains($0.name) ? hide($0) : $0 }
         if let data = entry.request.postData, data.encoding == nil, let text = data.text {
             entry.request.postData?.text = redactBody(text, mimeType: data.mimeType ?? "")
+        } else if let data = entry.request.postData, let type = data.mimeType, Self.isMultipart(data),
+                  let body = data.text.flatMap({ Data(base64Encoded: $0) }) {
+            entry.request.postData?.text = redactMultipart(body, contentType: type).base64EncodedString()
         }
         if let content = entry.response.content, content.encoding == nil, let text = content.text {
             entry.response.content?.text = redactBody(text, mimeType: content.mimeType ?? "")
@@ -42,17 +48,32 @@ struct Redactor: Sendable {
         return HTTPArchive.Field(name: field.name, value: Self.placeholder)
     }
 
-    private mutating func remember(_ value: String) {
+    mutating func remember(_ value: String) {
         let value = value.trimmingCharacters(in: .whitespaces)
         guard !value.isEmpty, value != Self.placeholder else { return }
-        hidden.insert(value)
+        hidden.formUnion(Self.spellings(of: value))
         // A credential's token alone, as a body or a URL would carry it: `Bearer t0k3n`'s `t0k3n`.
-        for word in value.split(separator: " ").dropFirst() where word.count >= Self.shortestSearched { hidden.insert(String(word)) }
+        for word in value.split(separator: " ").dropFirst() where word.count >= Self.shortestSearched {
+            hidden.formUnion(Self.spellings(of: String(word)))
+        }
+    }
+
+    /// A value as text may carry it: as it is, in a JSON string (`\/` for `/`), percent-encoded
+    /// in a URL.
+    private static func spellings(of value: String) -> Set<String> {
+        var spellings: Set<String> = [value, value.replacingOccurrences(of: "/", with: #"\/"#)]
+        for allowed in [CharacterSet.alphanumerics, CharacterSet.urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&+=?/"))] {
+            if let encoded = value.addingPercentEncoding(withAllowedCharacters: allowed) { spellings.insert(encoded) }
+        }
+        return spellings
     }
 
     private mutating func redactHeader(_ field: HTTPArchive.Field) -> HTTPArchive.Field {
         let name = field.name.lowercased()
-        guard headerNames.contains(name) else { return field }
+        guard headerNames.contains(name) else {
+            // A redirect's target, with the named query items of its URL hidden.
+            return name == "location" ? HTTPArchive.Field(name: field.name, value: redactQuery(field.value)) : field
+        }
         switch name {
         case "cookie":
             // Each cookie's name kept, its value hidden: `a=[redacted]; b=[redacted]`.
@@ -63,12 +84,23 @@ struct Redactor: Sendable {
             }
             return HTTPArchive.Field(name: field.name, value: cookies.joined(separator: "; "))
         case "set-cookie":
-            // The cookie's name and attributes kept: `session=[redacted]; Path=/; HttpOnly`.
-            var parts = field.value.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
-            let pair = parts[0].split(separator: "=", maxSplits: 1)
-            if pair.count == 2 { remember(String(pair[1])) }
-            parts[0] = "\(pair.first ?? "")=\(Self.placeholder)"
-            return HTTPArchive.Field(name: field.name, value: parts.joined(separator: ";"))
+            // Each cookie's name and attributes kept: `session=[redacted]; Path=/; HttpOnly`; a
+            // field joined from several (as URLSession joins them) holds several, after commas.
+            var value = "", segment = ""
+            for character in field.value + ";" {
+                guard character == ";" || character == "," else {
+                    segment.append(character)
+                    continue
+                }
+                let pair = segment.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                if pair.count == 2, !Self.cookieAttributes.contains(pair[0].trimmingCharacters(in: .whitespaces).lowercased()) {
+                    remember(String(pair[1]))
+                    segment = pair[0] + "=" + Self.placeholder
+                }
+                value += segment + String(character)
+                segment = ""
+            }
+            return HTTPArchive.Field(name: field.name, value: String(value.dropLast()))
         default:
             return hide(field)
         }
@@ -83,6 +115,15 @@ struct Redactor: Sendable {
             remember(item.value?.removingPercentEncoding ?? "")
             return URLQueryItem(name: item.name, value: encoded)
         }
+        return components.string ?? url
+    }
+
+    /// A URL with the password in it (`https://user:password@host`) hidden.
+    private mutating func redactPassword(_ url: String) -> String {
+        guard var components = URLComponents(string: url), let password = components.percentEncodedPassword, !password.isEmpty else { return url }
+        remember(components.password ?? password)
+        remember(password)
+        components.percentEncodedPassword = Self.placeholder.addingPercentEncoding(withAllowedCharacters: .alphanumerics)
         return components.string ?? url
     }
 
@@ -124,20 +165,39 @@ struct Redactor: Sendable {
 
     /// Every value hidden so far, hidden wherever else it appears in the entry's text.
     private func scrub(_ entry: inout HTTPArchive.Entry) {
-        let values = hidden.filter { $0.count >= Self.shortestSearched }.sorted { $0.count > $1.count }
+        Self.scrub(&entry, hiding: Self.searched(hidden))
+    }
+
+    /// Whether a request's body is a multipart one kept as Base64.
+    static func isMultipart(_ data: HTTPArchive.PostData) -> Bool {
+        data.encoding == "base64" && (data.mimeType ?? "").lowercased().contains("multipart/")
+    }
+
+    /// Of values hidden, those searched for elsewhere, longest first.
+    static func searched(_ values: Set<String>) -> [String] {
+        values.filter { $0.count >= shortestSearched }.sorted { $0.count > $1.count }
+    }
+
+    /// `values` (longest first) hidden wherever they appear in the entry's text: in an entry
+    /// recorded before they were known, say.
+    static func scrub(_ entry: inout HTTPArchive.Entry, hiding values: [String]) {
         guard !values.isEmpty else { return }
         func clean(_ text: String) -> String {
             var text = text
-            for value in values where text.contains(value) { text = text.replacingOccurrences(of: value, with: Self.placeholder) }
+            for value in values where text.contains(value) { text = text.replacingOccurrences(of: value, with: placeholder) }
             return text
         }
         let fields = { (fields: [HTTPArchive.Field]?) in fields?.map { HTTPArchive.Field(name: $0.name, value: clean($0.value)) } }
         entry.request.url = clean(entry.request.url)
+        entry.response.redirectURL = entry.response.redirectURL.map(clean)
         entry.request.headers = fields(entry.request.headers)
         entry.request.queryString = fields(entry.request.queryString)
         entry.response.headers = fields(entry.response.headers)
         if var data = entry.request.postData, data.encoding == nil {
             data.text = data.text.map(clean)
+            entry.request.postData = data
+        } else if var data = entry.request.postData, isMultipart(data), let body = data.text.flatMap({ Data(base64Encoded: $0) }) {
+            data.text = scrub(multipart: body, hiding: values).base64EncodedString()
             entry.request.postData = data
         }
         if var content = entry.response.content, content.encoding == nil {

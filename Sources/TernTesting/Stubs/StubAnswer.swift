@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Tern
 
 /// What a stub answers with: a response (status, headers, body), or a transport error; sent at
@@ -27,6 +30,9 @@ public struct StubAnswer: Sendable {
     /// Whether a streamed answer stays open after its last piece, until cancelled: a recorded
     /// stream the client left while it was going.
     var staysOpen = false
+    /// What a streamed answer fails with after its last piece, instead of ending: a recorded
+    /// exchange cut short.
+    var endsWith: URLError?
 
     /// A response with this status, headers and body.
     public static func status(_ status: Int, headers: HTTPHeaders = [:], body: Data = Data()) -> StubAnswer {
@@ -114,11 +120,12 @@ public struct StubAnswer: Sendable {
         }
     }
 
-    init(outcome: Outcome, delay: TimeInterval = 0, chunkSize: Int? = nil, staysOpen: Bool = false) {
+    init(outcome: Outcome, delay: TimeInterval = 0, chunkSize: Int? = nil, staysOpen: Bool = false, endsWith: URLError? = nil) {
         self.outcome = outcome
         self.delay = delay
         self.chunkSize = chunkSize
         self.staysOpen = staysOpen
+        self.endsWith = endsWith
     }
 
     /// The same answer, starting after `seconds` on the transport's clock (a `TestClock` moves

@@ -209,24 +209,24 @@ final class Exchange: TransportTask {
                     return complete(with: URLError(.badServerResponse))
                 }
                 guard receiver.didReceive(head) != .stop else { return complete(with: URLError(.cancelled)) }
-                stream(pieces[...], clock: clock, staysOpen: answer.staysOpen)
+                stream(pieces[...], clock: clock, staysOpen: answer.staysOpen, endsWith: answer.endsWith)
             }
         }
     }
 
-    /// Sends each piece once its time has passed on `clock`, then completes, or stays open until
-    /// cancelled if `staysOpen`: those due now at once, in a loop, and the rest once the clock
-    /// has reached the next.
-    private func stream(_ pieces: ArraySlice<(after: TimeInterval, data: Data)>, clock: any APIClock, staysOpen: Bool) {
+    /// Sends each piece once its time has passed on `clock`, then completes (failing with
+    /// `endsWith`, if given), or stays open until cancelled if `staysOpen`: those due now at
+    /// once, in a loop, and the rest once the clock has reached the next.
+    private func stream(_ pieces: ArraySlice<(after: TimeInterval, data: Data)>, clock: any APIClock, staysOpen: Bool, endsWith: URLError?) {
         var pieces = pieces
         while let piece = pieces.first, piece.after <= 0 {
             guard !isCancelled else { return complete(with: URLError(.cancelled)) }
             guard receiver.didReceive(piece.data) != .stop else { return complete(with: URLError(.cancelled)) }
             pieces = pieces.dropFirst()
         }
-        guard let next = pieces.first else { return staysOpen ? wait(Held()) : complete(with: nil) }
+        guard let next = pieces.first else { return staysOpen ? wait(Held()) : complete(with: endsWith) }
         pieces[pieces.startIndex].after = 0   // due when the wait is over
-        wait(schedule(after: next.after, on: clock) { [self, pieces] in stream(pieces, clock: clock, staysOpen: staysOpen) })
+        wait(schedule(after: next.after, on: clock) { [self, pieces] in stream(pieces, clock: clock, staysOpen: staysOpen, endsWith: endsWith) })
     }
 
     /// Reports the end, once.

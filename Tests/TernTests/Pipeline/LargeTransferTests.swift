@@ -106,24 +106,24 @@ struct LargeTransferTests {
 }
 
 /// The growth of peak resident memory a child printed, in bytes.
-private func growth(printedBy child: ExitTest.Result?) -> Int? {
+func growth(printedBy child: ExitTest.Result?) -> Int? {
     child.flatMap { Int(String(decoding: $0.standardOutputContent, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }
 }
 
 /// What a child said, for a failure's message.
-private func report(of child: ExitTest.Result?) -> String {
+func report(of child: ExitTest.Result?) -> String {
     growth(printedBy: child).map { "peak resident memory grew \($0 >> 20) MiB" }
         ?? "the child printed \(child.map { String(decoding: $0.standardOutputContent, as: UTF8.self) } ?? "nothing")"
 }
 
 /// Gives the calling thread, and every thread it starts from now on, the lowest priority: Linux
 /// keeps one per thread, and "this process" (0) means the calling thread.
-private func lowerThisProcesssPriority() {
+func lowerThisProcesssPriority() {
     _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
 }
 
 /// A line of this process's `/proc/self/status` ("VmRSS", "VmHWM"), in bytes.
-private func residentBytes(_ field: String) throws -> Int {
+func residentBytes(_ field: String) throws -> Int {
     let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
     guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
           let kibibytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else {

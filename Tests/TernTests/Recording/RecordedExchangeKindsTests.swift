@@ -10,10 +10,7 @@ import FoundationNetworking
 /// connection, a stream at its recorded pace on a test clock or at once, a stream the client
 /// left open; record-if-missing; a recording that cannot be written.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct RecordedExchangeKindsTests {
-    func entries(_ file: URL) throws -> [[String: Any]] {
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
-        return (json?["log"] as? [String: Any])?["entries"] as? [[String: Any]] ?? []
-    }
+    func entries(_ file: URL) throws -> [[String: Any]] { try recordedEntries(in: file) }
 
     /// Tern follows redirects itself, so each hop is an exchange of its own; a request that
     /// failed without a response is kept as its `URLError`, and its retry replays after it.
@@ -255,6 +252,11 @@ import FoundationNetworking
         #expect(RecordingTransport.environmentMode("REPLAY") == .replay)
         #expect(RecordingTransport.environmentMode("missing") == .missing)
         #expect(RecordingTransport.environmentMode("replya") == .replay)
+        // Odd spellings: only an exact name (in any case) reaches the network.
+        for odd in [" record", "record\n", "record,missing", "1", "true", "rec", "r\u{0}ecord"] {
+            #expect(RecordingTransport.environmentMode(odd) == .replay, "\(odd.debugDescription)")
+        }
+        #expect(RecordingTransport.environmentMode("Record") == .record)
         let file = scratchRecording()
         #expect(try RecordingTransport(file: file).mode == RecordingTransport.environmentMode(ProcessInfo.processInfo.environment["TERN_RECORDING"]))
         #expect(try RecordingTransport(file: file, mode: .record).mode == .record, "the code's mode wins")

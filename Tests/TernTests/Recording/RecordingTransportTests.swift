@@ -8,6 +8,12 @@ func scratchRecording(_ name: String = "session.har") -> URL {
     FileManager.default.temporaryDirectory.appendingPathComponent("tern-har-\(UUID().uuidString)").appendingPathComponent(name)
 }
 
+/// The entries of a recording's file, as JSON objects.
+func recordedEntries(in file: URL) throws -> [[String: Any]] {
+    let json = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
+    return (json?["log"] as? [String: Any])?["entries"] as? [[String: Any]] ?? []
+}
+
 /// The recording transport under the real pipeline: recorded from a loopback server, replayed
 /// with it stopped; matching, order, the error for an unmatched request, the file's shape.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct RecordingTransportTests {

@@ -1,0 +1,87 @@
+import Foundation
+import Tern
+
+/// A recording's file as this process writes it: one for each file, shared by every transport
+/// recording into it at the time (two tests running side by side), so that none writes over
+/// what another added. Entries are added, the file written after each; an exchange that failed
+/// without a response waits in memory until one with a response comes, so that a run with no
+/// server to reach writes no file of failures (over a good recording, say).
+final class RecordingFile: Sendable {
+    private struct State {
+        var entries: [HTTPArchive.Entry]
+        /// Failures without a response not written yet: written with the next exchange that had
+        /// one.
+        var pending: [HTTPArchive.Entry] = []
+    }
+
+    let url: URL
+    private let state: Locked<State>
+
+    /// The files open in this process, by their path with links resolved; each lives while a
+    /// transport holds it.
+    private static let opened = Locked<[String: Weak]>([:])
+
+    private struct Weak {
+        weak var file: RecordingFile?
+    }
+
+    private init(url: URL, entries: [HTTPArchive.Entry]) {
+        self.url = url
+        state = Locked(State(entries: entries))
+    }
+
+    /// The entries of the file.
+    var entries: [HTTPArchive.Entry] { state.withLock { $0.entries } }
+
+    /// The file at `url`, shared with the transports that have it open; else read, and when
+    /// `fresh`, begun anew (the file is written anew at the first exchange recorded). A file
+    /// that is there and no recording is an error either way: `record` does not write over it.
+    static func opening(_ url: URL, fresh: Bool) throws -> RecordingFile {
+        let path = url.standardizedFileURL.resolvingSymlinksInPath().path
+        return try opened.withLock { files in
+            if let file = files[path]?.file { return file }
+            let entries: [HTTPArchive.Entry]
+            do {
+                entries = try HTTPArchive.read(from: url).log.entries
+            } catch {
+                guard fresh else { throw error }
+                throw NotARecording(file: url, reason: error)
+            }
+            let file = RecordingFile(url: url, entries: fresh ? [] : entries)
+            files = files.filter { $0.value.file != nil }
+            files[path] = Weak(file: file)
+            return file
+        }
+    }
+
+    /// Adds an entry, after hiding `hidden` (values newly hidden) in those before it, and writes
+    /// the file: entries sorted by URL and method (those of one URL in the order added), keys
+    /// sorted, pretty printed.
+    func add(_ entry: HTTPArchive.Entry, hiding hidden: [String]) throws {
+        try state.withLock { state in
+            if !hidden.isEmpty {
+                for index in state.entries.indices { Redactor.scrub(&state.entries[index], hiding: hidden) }
+                for index in state.pending.indices { Redactor.scrub(&state.pending[index], hiding: hidden) }
+            }
+            guard entry.response.status != 0 else { return state.pending.append(entry) }
+            state.entries += state.pending + [entry]
+            state.pending = []
+            let entries = state.entries.enumerated().sorted { first, second in
+                let (a, b) = (first.element.request, second.element.request)
+                return (a.url, a.method, first.offset) < (b.url, b.method, second.offset)
+            }.map(\.element)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: url, options: .atomic)
+        }
+    }
+}
+
+/// A file where a recording should be that is none: not written over.
+struct NotARecording: Error, CustomStringConvertible {
+    let file: URL
+    let reason: any Error
+
+    var description: String {
+        "\(file.path) is there and is not a recording, so it is not written over: \(reason). Name another file, or delete this one."
+    }
+}

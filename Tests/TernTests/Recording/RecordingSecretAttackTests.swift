@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+import Tern
+import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Secrets where a recording could let one through: a token in a redirect's `Location` before
+/// anything named it, a password in the URL, a refreshed token in the answer that issued it,
+/// repeated `Set-Cookie` fields, a token echoed escaped or percent-encoded. Each recorded from a
+/// real loopback server; the file is searched for every secret; replay does not need them.
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct RecordingSecretAttackTests {
+    func recorder(_ file: URL, secrets: [String] = []) throws -> RecordingTransport {
+        try RecordingTransport(file: file, mode: .record, upstream: TestTransport.make(), options: RecordingOptions(secrets: secrets))
+    }
+
+    func text(of file: URL) throws -> String { try String(contentsOf: file, encoding: .utf8) }
+
+    /// `path` replayed from `file`, with none of the secrets it was recorded with.
+    func replayed(_ path: String, from file: URL, baseURL: String) async throws -> Product {
+        let replaying = try TestAPI(baseURL: baseURL, transport: RecordingTransport(file: file, mode: .replay))
+        return try await replaying.request(route: replaying.get(endpoint: path)).value
+    }
+
+    /// The token first seen in a redirect's `Location`, named as a secret only in the query of
+    /// the hop after: hidden in both entries.
+    @Test func aTokenInARedirectsLocationIsHidden() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let token = "tok-\(UUID().uuidString)"
+        let server = try LoopbackServer { request in
+            request.path == "/login" ? ServerResponse(status: 302, headers: ["Location": "/home?access_token=\(token)"]) : .json(#"{"name": "tern", "price": 1}"#)
+        }
+        let baseURL = server.baseURL
+        let api = try TestAPI(baseURL: baseURL, transport: recorder(file, secrets: ["access_token"]))
+        let recorded: Product = try await api.request(route: api.get(endpoint: "/login")).value
+        server.stop()
+        #expect(!(try text(of: file).contains(token)), "the token is in the recording")
+
+        #expect(try await replayed("/login", from: file, baseURL: baseURL) == recorded)
+    }
+
+    /// `https://user:password@host`: the password is a credential, in whatever URL it is written.
+    @Test func aPasswordInTheURLIsHidden() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let password = "pw-\(UUID().uuidString)"
+        let server = try LoopbackServer { _ in .json(#"{"name": "tern", "price": 1}"#) }
+        let baseURL = server.baseURL.replacingOccurrences(of: "://", with: "://alice:\(password)@")
+        let api = try TestAPI(baseURL: baseURL, transport: recorder(file))
+        let recorded: Product = try await api.request(route: api.get(endpoint: "/me")).value
+        server.stop()
+        #expect(!(try text(of: file).contains(password)), "the password is in the recording")
+
+        let otherPassword = baseURL.replacingOccurrences(of: password, with: "another")
+        #expect(try await replayed("/me", from: file, baseURL: otherPassword) == recorded)
+    }
+
+    /// With no secret named: a token a response issued, then sent as `Authorization`, is hidden
+    /// in the response that issued it too, although that was recorded first.
+    @Test func aTokenSentAsAuthorizationIsHiddenWhereItWasIssuedBefore() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let token = "access-\(UUID().uuidString)"
+        let server = try LoopbackServer { request in
+            request.path == "/token" ? .json(#"{"access_token": "\#(token)", "expires_in": 3600}"#) : .json(#"{"name": "tern", "price": 1}"#)
+        }
+        let baseURL = server.baseURL
+        let api = try TestAPI(baseURL: baseURL, transport: recorder(file))
+        let _: Data = try await api.request(route: api.post(endpoint: "/token")).value
+        let _: Product = try await api.request(route: api.get(endpoint: "/me"), parameters: URLParameters([:], headers: ["Authorization": "Bearer \(token)"])).value
+        server.stop()
+        #expect(!(try text(of: file).contains(token)), "the token is in the recording")
+    }
+
+    /// A small multipart form, kept as Base64 (it is no text): a secret named, in a field of its
+    /// own, and the token of the `Authorization` sent, in another, are hidden in it too; replayed
+    /// with the body matched and other values, it answers.
+    @Test func aSecretInAMultipartFormIsHidden() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let (password, token) = ("pw-\(UUID().uuidString)", "tok-\(UUID().uuidString)")
+        let server = try LoopbackServer { _ in .json(#"{"name": "tern", "price": 1}"#) }
+        let baseURL = server.baseURL
+        func upload(_ api: TestAPI, password: String, token: String) async throws -> Product {
+            let form = MultipartParameters(parts: [Part(name: "note", value: "a tern"), Part(name: "password", value: password),
+                                                   Part(name: "echo", value: "sent with \(token)")],
+                                           headers: ["Authorization": "Bearer \(token)"])
+            return try await api.request(route: api.post(endpoint: "/upload"), parameters: form).value
+        }
+        let options = RecordingOptions(matchesBody: true, secrets: ["password"])
+        let recording = try TestAPI(baseURL: baseURL, transport: RecordingTransport(file: file, mode: .record, upstream: TestTransport.make(), options: options))
+        let recorded = try await upload(recording, password: password, token: token)
+        server.stop()
+        let text = try text(of: file)
+        // Every Base64 body decoded, as whoever reads the file would.
+        let bodies = try recordedEntries(in: file).compactMap { (($0["request"] as? [String: Any])?["postData"] as? [String: Any])?["text"] as? String }
+        let decoded = bodies.compactMap { Data(base64Encoded: $0).map { String(decoding: $0, as: UTF8.self) } }.joined()
+        for secret in [password, token] {
+            #expect(!text.contains(secret) && !decoded.contains(secret), "\(secret) is in the recording")
+        }
+        #expect(decoded.contains("a tern"))
+
+        let replaying = try TestAPI(baseURL: baseURL, transport: RecordingTransport(file: file, mode: .replay, options: options))
+        #expect(try await upload(replaying, password: "another-password", token: "another-token") == recorded)
+    }
+
+    /// Two cookies set in two `Set-Cookie` fields of one response: neither value is kept.
+    @Test func everyCookieOfARepeatedSetCookieIsHidden() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let (first, second) = ("one-\(UUID().uuidString)", "two-\(UUID().uuidString)")
+        let server = try LoopbackServer { _ in
+            var response = ServerResponse.json(#"{"name": "tern", "price": 1}"#)
+            response.repeatedFields = [("Set-Cookie", "a=\(first); Path=/; HttpOnly"), ("Set-Cookie", "b=\(second); Expires=Wed, 21 Oct 2037 07:28:00 GMT; Path=/")]
+            return response
+        }
+        let api = try TestAPI(baseURL: server.baseURL, transport: recorder(file))
+        let _: Product = try await api.request(route: api.get(endpoint: "/login")).value
+        server.stop()
+        let text = try text(of: file)
+        #expect(!text.contains(first) && !text.contains(second), "a cookie is in the recording")
+    }
+
+    /// A token with `/` and `+` in it, sent as `Authorization`, and echoed by the server as JSON
+    /// writes it (`\/`) and in a `Link` as a URL writes it (`%2F`): hidden in each spelling.
+    @Test func aTokenIsHiddenHoweverItIsSpelt() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let secret = "ab/cd+\(UUID().uuidString.prefix(8))/ef=="
+        let escaped = secret.replacingOccurrences(of: "/", with: #"\/"#)
+        let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? secret
+        let server = try LoopbackServer { _ in
+            var response = ServerResponse.json(#"{"name": "tern", "price": 1, "you": "Bearer \#(escaped)"}"#)
+            response.headers["Link"] = "</items?page=2&t=\(encoded)>; rel=\"next\""
+            return response
+        }
+        let api = try TestAPI(baseURL: server.baseURL, transport: recorder(file))
+        let _: Product = try await api.request(route: api.get(endpoint: "/me"), parameters: URLParameters([:], headers: ["Authorization": "Bearer \(secret)"])).value
+        server.stop()
+        let text = try text(of: file)
+        for spelling in [secret, escaped, encoded] {
+            #expect(!text.contains(spelling), "\(spelling) is in the recording")
+        }
+    }
+}
