@@ -46,6 +46,10 @@ final class StreamBuffer: Sendable {
     typealias EndReport = @Sendable (APIError?, TransferMetrics?) -> Void
 
     let capacity: Int
+    /// What the buffer holds at most when the transport goes on sending after a pause (URLSession
+    /// on Linux cannot pause a task): past it the stream ends with an error, never a memory that
+    /// grows with what the server sends.
+    var ceiling: Int { max(4 * capacity, 4 << 20) }
     let idleTimeout: TimeInterval
     /// The longest the stream runs after its head, whatever comes.
     let maximumDuration: TimeInterval
@@ -123,22 +127,35 @@ final class StreamBuffer: Sendable {
 
     /// The next chunk of the body.
     func offer(_ chunk: Data) -> TransferDecision {
-        let (reader, decision) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, TransferDecision) in
-            guard state.end == nil else { return (nil, .stop) }
+        let ceiling = ceiling
+        let (reader, decision, overran) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, TransferDecision, Bool) in
+            guard state.end == nil else { return (nil, .stop, false) }
             state.lastActivity = clock.now
             state.received += chunk.count
             if let reader = state.reader {
                 state.reader = nil
-                return (reader, .proceed)
+                return (reader, .proceed, false)
             }
+            // The reader gets what came before, then the error.
+            guard state.bytes + chunk.count <= ceiling else { return (nil, .stop, true) }
             state.chunks.append(chunk)
             state.bytes += chunk.count
-            guard state.bytes >= capacity else { return (nil, .proceed) }
+            guard state.bytes >= capacity else { return (nil, .proceed, false) }
             state.isPaused = true
-            return (nil, .pause)
+            return (nil, .pause, false)
         }
+        if overran { end(with: overrun(ceiling), cancellingTask: false) }
         reader?.resume(returning: chunk)
         return decision
+    }
+
+    /// Why a stream whose transport did not pause ended: its reader fell `ceiling` bytes behind.
+    private func overrun(_ ceiling: Int) -> APIError {
+        .responseTooLarge(.init(limit: ceiling, receivedBytes: ceiling + 1, declaredLength: nil, method: method, url: url, statusCode: nil,
+                                streamLimit: .init(part: "what the reader had not taken",
+                                                   remedy: "The transport cannot pause a transfer (URLSession on Linux): read faster, "
+                                                       + "raise RequestOptions(streamBufferSize:) (the most held is four times it, at "
+                                                       + "least 4 MiB), or use CurlTransport")))
     }
 
     /// The transfer ended: completely when `error` is `nil`, else with what the transport said;

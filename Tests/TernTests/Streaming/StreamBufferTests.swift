@@ -87,6 +87,35 @@ import TernTesting
         #expect(peak <= 1024 + 100, "\(peak) bytes held")
     }
 
+    /// A transfer that goes on after it was told to pause (FoundationNetworking's cannot
+    /// pause) fills the buffer to its ceiling, no further: the stream then stops the transfer,
+    /// and the reader gets every chunk that came before, then the error naming what to change.
+    /// The buffer held all the server sent.
+    @Test func aTransferThatDoesNotPauseEndsAtTheCeilingNotInMemory() async throws {
+        let stream = buffer(on: TestClock())
+        stream.open(attempt: 1)
+        stream.startTimers()
+        var offered = 0
+        var decision = TransferDecision.proceed
+        while decision != .stop, offered < 64 << 20 {
+            decision = stream.offer(Data(count: 64 << 10))
+            if decision != .stop { offered += 64 << 10 }
+        }
+        guard decision == .stop else { Issue.record("\(offered) bytes held, and the transfer goes on"); return }
+        #expect(stream.retainedBytes == offered)
+        #expect(offered <= stream.ceiling)
+        var read = 0
+        do {
+            while let chunk = try await stream.next() { read += chunk.count }
+            Issue.record("the stream ended as whole")
+        } catch let error as APIError {
+            guard case .responseTooLarge = error else { Issue.record("expected responseTooLarge, got \(error)"); return }
+            #expect("\(error)".contains("streamBufferSize"), "\(error)")
+        }
+        #expect(read == offered)
+        #expect(stream.offer(Data(count: 1)) == .stop)
+    }
+
     /// The reader gone, what it left unread is let go, and the stream ends cancelled.
     @Test func aReaderThatLeavesLetsItsChunksGo() async throws {
         let stream = buffer(on: TestClock())

@@ -325,6 +325,36 @@ import FoundationNetworking
         #expect(peak <= 2 * bufferSize, "\(peak) bytes held by a stream of \(bufferSize)")
     }
 
+    /// Over a transport that cannot pause (FoundationNetworking), a reader that waits while the
+    /// server sends 48 MiB: the stream holds at most its ceiling, then ends with an error that
+    /// says so, after the chunks that came before. It held all 48 MiB.
+    @Test(.enabled(if: !TestTransport.pauses, "a transport that pauses holds the server back instead"))
+    func aStreamThatCannotPauseEndsAtItsCeiling() async throws {
+        let size = 48 << 20
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            guard connection.send("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n") else { return }
+            let piece = [UInt8](repeating: 0x61, count: 65_536)
+            for _ in 0..<(size / piece.count) { guard connection.send(piece) else { return } }
+        }
+        defer { server.stop() }
+        let stream = api().stream(route: .get(server.baseURL + "/large"), options: RequestOptions(streamBufferSize: 256 << 10))
+        var received = 0
+        var peak = 0
+        do {
+            for try await chunk in stream {
+                received += chunk.count
+                if received == chunk.count { try await Task.sleep(for: .seconds(2)) }   // the reader waits
+                peak = max(peak, stream.buffer.retainedBytes)
+            }
+            Issue.record("the whole body came: \(received) bytes")
+        } catch let error as APIError {
+            guard case .responseTooLarge = error else { Issue.record("expected responseTooLarge, got \(error)"); return }
+        }
+        #expect(peak <= stream.buffer.ceiling, "\(peak) bytes held by a stream whose ceiling is \(stream.buffer.ceiling)")
+        #expect(received < size)
+    }
+
     #if os(Linux)
     /// A small gzip body that expands to many times the buffer, read as events in a fast loop:
     /// what the stream holds stays near `bufferSize`. It held the whole expanded body.
