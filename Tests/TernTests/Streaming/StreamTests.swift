@@ -299,18 +299,23 @@ import FoundationNetworking
         #expect(heldBack < 16 << 20, "\(heldBack) bytes left the server while the reader waited")
     }
 
+    /// A server that sends `size` bytes of body, as fast as its reader takes them.
+    static func serving(_ size: Int) throws -> RawServer {
+        try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            guard connection.send("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n") else { return }
+            let piece = [UInt8](repeating: 0x61, count: 65_536)
+            for _ in 0..<(size / piece.count) { guard connection.send(piece) else { return } }
+        }
+    }
+
     /// A reader a little slower than the server, for many times the buffer's size: what the
     /// stream holds stays near `bufferSize`. Paused at capacity and resumed at half, the buffer
     /// never emptied, and kept every chunk the reader had taken.
     @Test(.enabled(if: TestTransport.pauses, "FoundationNetworking has no pause"))
     func aLaggingReaderKeepsTheStreamNearItsBufferSize() async throws {
         let size = 16 << 20
-        let server = try RawServer { connection in
-            guard connection.readRequest() != nil else { return }
-            guard connection.send("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n") else { return }
-            let piece = [UInt8](repeating: 0x61, count: 65_536)
-            for _ in 0..<(size / piece.count) { guard connection.send(piece) else { return } }
-        }
+        let server = try Self.serving(size)
         defer { server.stop() }
         let bufferSize = 256 << 10
         let stream = api().stream(route: .get(server.baseURL + "/large"), options: RequestOptions(streamBufferSize: bufferSize))
@@ -331,12 +336,7 @@ import FoundationNetworking
     @Test(.enabled(if: !TestTransport.pauses, "a transport that pauses holds the server back instead"))
     func aStreamThatCannotPauseEndsAtItsCeiling() async throws {
         let size = 48 << 20
-        let server = try RawServer { connection in
-            guard connection.readRequest() != nil else { return }
-            guard connection.send("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n") else { return }
-            let piece = [UInt8](repeating: 0x61, count: 65_536)
-            for _ in 0..<(size / piece.count) { guard connection.send(piece) else { return } }
-        }
+        let server = try Self.serving(size)
         defer { server.stop() }
         let stream = api().stream(route: .get(server.baseURL + "/large"), options: RequestOptions(streamBufferSize: 256 << 10))
         var received = 0
