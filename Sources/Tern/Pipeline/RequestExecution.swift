@@ -252,8 +252,9 @@ final class RequestExecution: Sendable {
             ?? context.transport.send(request, to: collector)
         collector.attach(task)
         stream?.attach(task)
-        // Finished already: cancelled, timed out, or answered by a stream that now owns the task.
-        if case .cancelTask(let task) = machine.withLock({ $0.handle(.started(task, attempt: attempt)) }), stream?.isOpen(on: attempt) != true {
+        // Finished already (cancelled, timed out), or answered first: the task has nothing to do,
+        // unless its head opened the stream, which the machine knows.
+        if case .cancelTask(let task) = machine.withLock({ $0.handle(.started(task, attempt: attempt)) }) {
             task.cancel()
         }
     }
@@ -268,10 +269,10 @@ final class RequestExecution: Sendable {
         let judged = Response(request: request, head: head, body: Data(), timing: timing())
         guard context.validation.accepts(judged) else { return nil }
         if let delegate, delegate.api(api, needsRefreshFor: head.urlResponse, data: Data(), request: request) { return nil }
-        guard case .evaluate(_, let earlier) = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: nil)) }) else { return nil }
+        guard case .evaluate(_, let earlier) = machine.withLock({ $0.handle(.opened(attempt: attempt)) }) else { return nil }
         let response = Response(request: request, head: head, body: Data(), timing: judged.timing,
                                 metrics: RequestMetrics(transfers: earlier + (measured.map { [$0] } ?? [])))
-        stream.open(attempt: attempt, onEnd: endReport(of: response, after: earlier, timing: timing))
+        stream.open(onEnd: endReport(of: response, after: earlier, timing: timing))
         keepCookies(of: head, for: request)
         report(.success(response), for: request)
         stream.startTimers()

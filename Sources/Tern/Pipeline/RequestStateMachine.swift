@@ -57,6 +57,9 @@ struct RequestStateMachine {
         case started(any TransportTask, attempt: Int)
         /// `attempt` ended: answered, or failed; `metrics` when the transport measured it.
         case answered(attempt: Int, metrics: TransferMetrics?)
+        /// `attempt`'s head opened the request's stream, which owns the attempt's task from then
+        /// on, and its body goes on after the request has settled.
+        case opened(attempt: Int)
         /// The answer was a refusal of the credentials.
         case refused
         /// The attempt is to be retried after a backoff.
@@ -115,10 +118,15 @@ struct RequestStateMachine {
     private var temporaryFile: URL?
     /// What the transport measured of each exchange so far: retries and redirects, in order.
     private var transfers: [TransferMetrics] = []
+    /// The attempt whose head opened the stream: its task is the stream's to stop.
+    private var streamAttempt: Int?
 
     /// Takes `event` and returns what to run.
     mutating func handle(_ event: Event) -> Action {
         switch (state, event) {
+        case (_, .started(_, let number)) where number == streamAttempt:
+            // The head came before the transport's task was handed over: the stream holds it.
+            return .drop
         case (.finished, .start(let timer)):
             return timer.map(Action.cancel) ?? .drop
         case (.finished, .built(_, let file)):
@@ -167,6 +175,12 @@ struct RequestStateMachine {
         case (_, .answered(_, let metrics)):
             // A late answer, to an attempt the request has moved past.
             metrics.map { transfers.append($0) }
+            return .drop
+        case (.sending(let attempt), .opened(let number)) where attempt.number == number:
+            streamAttempt = number
+            state = .evaluating
+            return .evaluate(retries: retries, transfers: transfers)
+        case (_, .opened):
             return .drop
 
         case (.evaluating, .refused):

@@ -29,8 +29,6 @@ final class StreamBuffer: Sendable {
         /// Whether the transfer is to stop: the reader is gone, or a timer ended the stream; a
         /// task attached after that is cancelled as it comes.
         var isCancelled = false
-        /// The attempt whose head opened the stream, once one has.
-        var openedAttempt: Int?
         /// When a chunk last came or the reader last took one, on the clock.
         var lastActivity: TimeInterval = 0
         var idleTimer: (any Cancellable)?
@@ -94,13 +92,10 @@ final class StreamBuffer: Sendable {
     /// follows.
     var sentRequest: URLRequest? { state.withLock { $0.sent } }
 
-    /// Opens the stream on `attempt`'s response, whose body comes next, `onEnd` to hear the
-    /// transfer's end; its timers start apart.
-    func open(attempt: Int, onEnd: EndReport? = nil) {
-        state.withLock { state in
-            state.openedAttempt = attempt
-            state.onEnd = onEnd
-        }
+    /// Opens the stream on a response whose body comes next, `onEnd` to hear the transfer's
+    /// end; its timers start apart.
+    func open(onEnd: EndReport? = nil) {
+        state.withLock { $0.onEnd = onEnd }
     }
 
     /// Starts the idle and duration timers, once the app's code has judged the head: a plugin
@@ -118,11 +113,6 @@ final class StreamBuffer: Sendable {
             return state.end != nil
         }
         if ended { timer.cancel() }
-    }
-
-    /// Whether `attempt`'s response opened the stream: its task is the stream's from then on.
-    func isOpen(on attempt: Int) -> Bool {
-        state.withLock { $0.openedAttempt == attempt }
     }
 
     /// The next chunk of the body.

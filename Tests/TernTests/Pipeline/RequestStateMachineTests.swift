@@ -108,6 +108,26 @@ import Testing
         guard case .cancelTask = machine.handle(.started(Token(), attempt: 1)) else { Issue.record("kept"); return }
     }
 
+    /// A stub or a replay can send a stream's head before `send` has the transport's task: the
+    /// task then belongs to the stream the head opened, before the request settles and after.
+    /// (Stopped as an answered attempt's, the stream ended "cancelled" now and then in CI.)
+    @Test func aTaskForAnAttemptWhoseHeadOpenedTheStreamIsTheStreams() {
+        var machine = machine(after: prepared)
+        _ = machine.handle(.send(request))
+        guard case .evaluate = machine.handle(.opened(attempt: 1)) else { Issue.record("the head was not taken"); return }
+        #expect(machine.handle(.started(Token(), attempt: 1)).isDrop, "stopped while the stream is judged")
+        _ = machine.handle(.finish)
+        #expect(machine.handle(.started(Token(), attempt: 1)).isDrop, "stopped once the request settled with the stream")
+        guard case .cancelTask = machine.handle(.started(Token(), attempt: 2)) else { Issue.record("another attempt's task kept"); return }
+
+        // A head that comes after the request ended opens nothing.
+        var ended = self.machine(after: prepared)
+        _ = ended.handle(.send(request))
+        _ = ended.handle(.finish)
+        #expect(ended.handle(.opened(attempt: 1)).isDrop)
+        guard case .cancelTask = ended.handle(.started(Token(), attempt: 1)) else { Issue.record("an unopened attempt's task kept"); return }
+    }
+
     @Test func aWaitIsKeptOnlyWhileBackingOff() throws {
         var machine = machine(after: prepared)
         _ = machine.handle(.send(request))

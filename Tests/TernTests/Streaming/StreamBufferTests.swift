@@ -25,7 +25,7 @@ import TernTesting
     func aStreamThatTimedOutBeforeItsTaskCameStopsIt(timer: String) async throws {
         let clock = TestClock()
         let stream = timer == "idle" ? buffer(on: clock, idleTimeout: 1) : buffer(on: clock, maximumDuration: 1)
-        stream.open(attempt: 1)
+        stream.open()
         stream.startTimers()
         clock.advance(by: 2)
         let task = CountingTask()
@@ -37,7 +37,7 @@ import TernTesting
     /// The reader gone before the task came: the task is stopped as it comes.
     @Test func aStreamCancelledBeforeItsTaskCameStopsIt() {
         let stream = buffer(on: TestClock())
-        stream.open(attempt: 1)
+        stream.open()
         stream.startTimers()
         stream.cancel()
         let task = CountingTask()
@@ -52,7 +52,7 @@ import TernTesting
         let stream = buffer(on: TestClock())
         let task = CountingTask()
         stream.attach(task)
-        stream.open(attempt: 1)
+        stream.open()
         stream.startTimers()
         #expect(stream.offer(Data("a".utf8)) == .proceed)
         #expect(stream.offer(Data("b".utf8)) == .proceed)
@@ -72,7 +72,7 @@ import TernTesting
         let stream = buffer(on: TestClock())
         let task = CountingTask()
         stream.attach(task)
-        stream.open(attempt: 1)
+        stream.open()
         stream.startTimers()
         var peak = 0
         var read = 0
@@ -93,7 +93,7 @@ import TernTesting
     /// The buffer held all the server sent.
     @Test func aTransferThatDoesNotPauseEndsAtTheCeilingNotInMemory() async throws {
         let stream = buffer(on: TestClock())
-        stream.open(attempt: 1)
+        stream.open()
         stream.startTimers()
         var offered = 0
         var decision = TransferDecision.proceed
@@ -119,7 +119,7 @@ import TernTesting
     /// The reader gone, what it left unread is let go, and the stream ends cancelled.
     @Test func aReaderThatLeavesLetsItsChunksGo() async throws {
         let stream = buffer(on: TestClock())
-        stream.open(attempt: 1)
+        stream.open()
         stream.startTimers()
         for _ in 0..<8 { _ = stream.offer(Data(count: 100)) }
         stream.finish(after: nil)
@@ -132,7 +132,7 @@ import TernTesting
     /// A transfer that ended by itself leaves its task alone.
     @Test func aStreamWhoseTransferEndedLeavesItsTaskAlone() async throws {
         let stream = buffer(on: TestClock())
-        stream.open(attempt: 1)
+        stream.open()
         stream.startTimers()
         #expect(stream.offer(Data("a".utf8)) == .proceed)
         stream.finish(after: nil)
