@@ -16,7 +16,7 @@ if let argument = CommandLine.arguments.dropFirst().first, argument == "--help" 
     let api = APIClient(configuration: APIConfiguration(timeout: 30), responseQueue: .global())
     do {
         let response: Response = try await api.request(route: .get(url), options: RequestOptions(validation: .acceptAll)).value
-        print("\(response.statusCode) from \(response.url?.absoluteString ?? url) in \(Int(response.timing.duration * 1000)) ms")
+        print("\(response.statusCode) from \(response.url?.absoluteString ?? url) in \(Int(response.duration * 1000)) ms")
         print(response.headers)
         print(String(decoding: response.body.prefix(600), as: UTF8.self))
     } catch {

@@ -34,7 +34,7 @@ func decoding<Value: Decodable & Sendable>(_ name: String, _ type: Value.Type, _
     let parser = JSONParser(decoder: ternDecoder)
     let url = URL(string: "https://api.example.com/payload")!
     let response = Response(request: URLRequest(url: url), head: ResponseHead(url: url, statusCode: 200, httpVersion: nil,
-                            headers: ["Content-Type": "application/json"])!, body: body, timing: .init(start: Date(), duration: 0))
+                            headers: ["Content-Type": "application/json"])!, body: body)
     return Case(name: "\(name) (\(body.count / 1024) KB)", documents: documents,
                 tern: { for _ in 0..<documents { _ = try parser.parse(Value.self, from: response) } },
                 foundation: { for _ in 0..<documents { _ = try decoder.decode(Value.self, from: body) } })

@@ -22,12 +22,12 @@ public struct BodyParameters: RequestParameters {
     public var headers: HTTPHeaders
 
     /// A body of bytes in memory.
-    public init(_ data: Data, contentType: String = MIMEType.octetStream.rawValue, headers: HTTPHeaders = [:]) {
+    public init(_ data: Data, contentType: String = "application/octet-stream", headers: HTTPHeaders = [:]) {
         self.init(body: .data(data), contentType: contentType, headers: headers)
     }
 
     /// A file, streamed from disk as it is sent.
-    public init(_ fileURL: URL, contentType: String = MIMEType.octetStream.rawValue, headers: HTTPHeaders = [:]) {
+    public init(_ fileURL: URL, contentType: String = "application/octet-stream", headers: HTTPHeaders = [:]) {
         self.init(body: .file(fileURL, isTemporary: false), contentType: contentType, headers: headers)
     }
 
@@ -36,7 +36,7 @@ public struct BodyParameters: RequestParameters {
     /// total that upload progress reports.
     public init(
         length: Int64? = nil,
-        contentType: String = MIMEType.octetStream.rawValue,
+        contentType: String = "application/octet-stream",
         headers: HTTPHeaders = [:],
         makeStream: @escaping @Sendable () throws -> InputStream
     ) {

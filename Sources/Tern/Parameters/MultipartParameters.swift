@@ -4,7 +4,7 @@ import Foundation
 ///
 /// ```swift
 /// MultipartParameters(parts: [
-///     Part(name: "picture", fileURL: pictureURL, mimeType: .png),
+///     Part(name: "picture", fileURL: pictureURL),   // typed by its extension
 ///     Part(name: "caption", value: "front"),
 /// ])
 /// ```

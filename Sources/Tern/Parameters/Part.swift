@@ -4,7 +4,7 @@ import Foundation
 ///
 /// ```swift
 /// Part(name: "caption", value: "front")
-/// Part(name: "thumbnail", data: pngData, filename: "thumb.png", mimeType: .png)
+/// Part(name: "thumbnail", data: pngData, filename: "thumb.png", mimeType: "image/png")
 /// Part(name: "picture", fileURL: pictureURL)            // streamed from disk, type from ".png"
 /// ```
 public struct Part: Sendable {
@@ -33,16 +33,16 @@ public struct Part: Sendable {
     }
 
     /// Bytes in memory, sent as a file when `filename` is given.
-    public init(name: String, data: Data, filename: String? = nil, mimeType: MIMEType? = nil, headers: HTTPHeaders = [:]) {
+    public init(name: String, data: Data, filename: String? = nil, mimeType: String? = nil, headers: HTTPHeaders = [:]) {
         self.init(name: name, content: .data(data), filename: filename,
-                  mimeType: mimeType ?? (filename == nil ? nil : .octetStream), headers: headers)
+                  mimeType: mimeType.map(MIMEType.init(rawValue:)) ?? (filename == nil ? nil : .octetStream), headers: headers)
     }
 
     /// A file on disk, streamed while the body is written. The file name defaults to the URL's
     /// last component and the content type to the usual one for its extension.
-    public init(name: String, fileURL: URL, filename: String? = nil, mimeType: MIMEType? = nil, headers: HTTPHeaders = [:]) {
+    public init(name: String, fileURL: URL, filename: String? = nil, mimeType: String? = nil, headers: HTTPHeaders = [:]) {
         self.init(name: name, content: .file(fileURL), filename: filename ?? fileURL.lastPathComponent,
-                  mimeType: mimeType ?? MIMEType(fileExtension: fileURL.pathExtension), headers: headers)
+                  mimeType: mimeType.map(MIMEType.init(rawValue:)) ?? MIMEType(fileExtension: fileURL.pathExtension), headers: headers)
     }
 
     /// A part with every detail given.

@@ -17,18 +17,36 @@ public struct Response: Sendable {
     package let head: ResponseHead
     /// The body, whole.
     public let body: Data
-    /// When the request was handed to the transport, and how long until the response was complete.
-    ///
-    /// Tern measures this itself: URLSession on Linux never delivers `URLSessionTaskMetrics`.
-    public let timing: Timing
+    /// When the request was handed to the transport.
+    public var start: Date { timing.start }
+    /// Seconds from ``start`` until the response was complete, on a monotonic clock, retries
+    /// and redirects included. Tern measures this itself: URLSession on Linux never delivers
+    /// `URLSessionTaskMetrics`.
+    public var duration: TimeInterval { timing.duration }
+    /// Both of the above, as the pipeline passes them.
+    package let timing: Timing
     /// What the transport measured on the wire, for this exchange and the retries and redirects
     /// before it; empty where the transport measures nothing (URLSession on Linux, stubs). For a
     /// stream's head, its own exchange so far (no end yet, where measured; see
     /// ``PluginEvent/didEndStream(_:error:)`` for the whole).
-    public let metrics: RequestMetrics
+    /// Each exchange in order, retries and redirects first, the one that answered last:
+    ///
+    /// ```swift
+    /// let response: Response = try await client.request(route: .get("/products")).value
+    /// if let wire = response.metrics.last {
+    ///     print(wire.firstByte ?? 0, wire.reusedConnection ?? false, wire.httpVersion ?? "")
+    /// }
+    /// ```
+    public let metrics: [TransferMetrics]
 
-    /// Creates a response.
-    public init(request: URLRequest, head: ResponseHead, body: Data, timing: Timing, metrics: RequestMetrics = RequestMetrics()) {
+    /// Creates a response: by hand, as a parser's test makes one.
+    public init(request: URLRequest, head: ResponseHead, body: Data, start: Date = Date(), duration: TimeInterval = 0,
+                metrics: [TransferMetrics] = []) {
+        self.init(request: request, head: head, body: body, timing: Timing(start: start, duration: duration), metrics: metrics)
+    }
+
+    /// Creates a response timed by the pipeline.
+    package init(request: URLRequest, head: ResponseHead, body: Data, timing: Timing, metrics: [TransferMetrics] = []) {
         self.request = request
         self.head = head
         self.body = body
@@ -37,7 +55,8 @@ public struct Response: Sendable {
     }
 
     /// Creates a response from Foundation's.
-    package init(request: URLRequest, httpResponse: HTTPURLResponse, body: Data, timing: Timing, metrics: RequestMetrics = RequestMetrics()) {
+    package init(request: URLRequest, httpResponse: HTTPURLResponse, body: Data, timing: Timing = Timing(start: Date(), duration: 0),
+                 metrics: [TransferMetrics] = []) {
         self.init(request: request, head: ResponseHead(httpResponse), body: body, timing: timing, metrics: metrics)
     }
 
@@ -60,14 +79,14 @@ public struct Response: Sendable {
     package var method: String? { request.httpMethod }
 
     /// When a request started and how long it took.
-    public struct Timing: Sendable, Equatable {
+    package struct Timing: Sendable, Equatable {
         /// When the request was handed to the transport.
-        public let start: Date
+        package let start: Date
         /// Seconds from then until the response was complete, on a monotonic clock.
-        public let duration: TimeInterval
+        package let duration: TimeInterval
 
-        /// Creates a timing: for a response made by hand, as a parser's test makes one.
-        public init(start: Date, duration: TimeInterval) {
+        /// A timing.
+        package init(start: Date, duration: TimeInterval) {
             self.start = start
             self.duration = duration
         }

@@ -271,7 +271,7 @@ final class RequestExecution: Sendable {
         if let delegate, delegate.api(api, needsRefreshFor: head.urlResponse, data: Data(), request: request) { return nil }
         guard case .evaluate(_, let earlier) = machine.withLock({ $0.handle(.opened(attempt: attempt)) }) else { return nil }
         let response = Response(request: request, head: head, body: Data(), timing: judged.timing,
-                                metrics: RequestMetrics(transfers: earlier + (measured.map { [$0] } ?? [])))
+                                metrics: earlier + (measured.map { [$0] } ?? []))
         stream.open(onEnd: endReport(of: response, after: earlier, timing: timing))
         keepCookies(of: head, for: request)
         report(.success(response), for: request)
@@ -298,7 +298,7 @@ final class RequestExecution: Sendable {
         let (apiContext, queue) = (api.apiContext, context.pipelineQueue)
         return { error, measured in
             let ended = Response(request: response.request, head: response.head, body: Data(), timing: timing(),
-                                 metrics: RequestMetrics(transfers: earlier + (measured.map { [$0] } ?? [])))
+                                 metrics: earlier + (measured.map { [$0] } ?? []))
             queue.async { plugins.forEach { $0.observe(.didEndStream(ended, error: error), api: apiContext) } }
         }
     }
@@ -331,7 +331,7 @@ final class RequestExecution: Sendable {
         case .success(let raw):
             keepCookies(of: raw.head, for: request)
             let response = Response(request: request, head: raw.head, body: raw.body, timing: timing,
-                                    metrics: RequestMetrics(transfers: transfers))
+                                    metrics: transfers)
             report(.success(response), for: request)
             return evaluate(response, leg: leg, delegate: delegate, generation: generation, retries: retries)
         case .failure(let exchangeFailure):

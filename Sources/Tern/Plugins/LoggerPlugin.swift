@@ -81,7 +81,7 @@ public struct LoggerPlugin: Plugin {
         let subject = "\(request.httpMethod ?? "GET") \(redacted(request.url))"
         switch result {
         case .success(let response):
-            var lines = ["← \(response.statusCode) \(subject) in \(Self.milliseconds(response.timing.duration)), \(Self.size(response.body.count))"
+            var lines = ["← \(response.statusCode) \(subject) in \(Self.milliseconds(response.duration)), \(Self.size(response.body.count))"
                 + (response.metrics.last.map { "; " + Self.wire($0) } ?? "")]
             if level >= .verbose {
                 lines += headerLines(response.headers.dictionary)
@@ -98,7 +98,7 @@ public struct LoggerPlugin: Plugin {
     private func didEndStream(_ response: Response, error: APIError?) {
         guard level >= .response else { return }
         let request = response.request
-        var line = "← end of stream \(request.httpMethod ?? "GET") \(redacted(request.url)) after \(Self.milliseconds(response.timing.duration))"
+        var line = "← end of stream \(request.httpMethod ?? "GET") \(redacted(request.url)) after \(Self.milliseconds(response.duration))"
         if let wire = response.metrics.last {
             line += ", \(Self.size(Int(clamping: wire.bytesReceived)))"
             let words = Self.wire(wire)

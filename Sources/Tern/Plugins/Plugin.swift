@@ -14,7 +14,7 @@ import FoundationNetworking
 /// struct Metrics: Plugin {
 ///     func observe(_ event: PluginEvent, api: APIContext) {
 ///         guard case .didReceive(.success(let response), _) = event else { return }
-///         print(api.configuration.name, response.statusCode, response.timing.duration)
+///         print(api.configuration.name, response.statusCode, response.duration)
 ///     }
 /// }
 /// ```

@@ -3,7 +3,7 @@
 /// ```swift
 /// let purge: HTTPMethod = "PURGE"
 /// ```
-public struct HTTPMethod: WireName {
+public struct HTTPMethod: WireName, ExpressibleByStringLiteral, CustomStringConvertible {
     /// The method's name, as sent on the wire.
     public let rawValue: String
 
@@ -11,6 +11,14 @@ public struct HTTPMethod: WireName {
     public init(rawValue: String) {
         self.rawValue = rawValue
     }
+
+    /// Creates a method from its name, as a string literal.
+    public init(stringLiteral value: String) {
+        self.rawValue = value
+    }
+
+    /// The method's name.
+    public var description: String { rawValue }
 
     /// `GET`
     public static let get: HTTPMethod = "GET"

@@ -1,18 +1,18 @@
-/// A media type, such as `image/png`, with constants for common ones and a guess from a file
-/// extension.
-public struct MIMEType: WireName {
+/// A media type, such as `image/png`: the usual one for a file extension, and the constants the
+/// package sends. Users name theirs as strings (`"image/webp"`), as they appear on the wire.
+package struct MIMEType: WireName {
     /// The media type as sent in `Content-Type`.
-    public let rawValue: String
+    package let rawValue: String
 
     /// Creates a media type from its name.
-    public init(rawValue: String) {
+    package init(rawValue: String) {
         self.rawValue = rawValue
     }
 
     /// `application/octet-stream`: bytes of no particular type.
-    public static let octetStream: MIMEType = "application/octet-stream"
+    package static let octetStream: MIMEType = "application/octet-stream"
     /// `application/json`
-    public static let json: MIMEType = "application/json"
+    package static let json: MIMEType = "application/json"
     /// `application/pdf`
     package static let pdf: MIMEType = "application/pdf"
     /// `application/zip`
@@ -20,13 +20,13 @@ public struct MIMEType: WireName {
     /// `application/xml`
     package static let xml: MIMEType = "application/xml"
     /// `text/plain; charset=utf-8`
-    public static let text: MIMEType = "text/plain; charset=utf-8"
+    package static let text: MIMEType = "text/plain; charset=utf-8"
     /// `text/html; charset=utf-8`
     package static let html: MIMEType = "text/html; charset=utf-8"
     /// `image/png`
-    public static let png: MIMEType = "image/png"
+    package static let png: MIMEType = "image/png"
     /// `image/jpeg`
-    public static let jpeg: MIMEType = "image/jpeg"
+    package static let jpeg: MIMEType = "image/jpeg"
 
     // Constants for the types an API names most; the rest by name here, and as string literals
     // in a user's code (`"image/webp"`).

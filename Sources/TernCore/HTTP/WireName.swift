@@ -1,7 +1,7 @@
 /// A name that goes on the wire as a string, given a type of its own so that it is not mixed up
-/// with other strings: ``HTTPMethod``, ``MIMEType``. A conforming type holds its `rawValue`,
+/// with other strings: `HTTPMethod`, `MIMEType`. A conforming type holds its `rawValue`,
 /// sent as it is, and gets the rest here: creation from a string literal, and the description.
-public protocol WireName: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible
+package protocol WireName: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible
 where RawValue == String, StringLiteralType == String {
     /// Creates the name from the string sent on the wire; any string is accepted.
     init(rawValue: String)
@@ -9,10 +9,10 @@ where RawValue == String, StringLiteralType == String {
 
 extension WireName {
     /// Creates the name from a string literal.
-    public init(stringLiteral value: String) {
+    package init(stringLiteral value: String) {
         self.init(rawValue: value)
     }
 
     /// The string sent on the wire.
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }

@@ -64,7 +64,7 @@ public struct StubAnswer: Sendable {
     }
 
     /// A response with a fixture file's contents as its body, read now.
-    public static func file(_ url: URL, contentType: String = MIMEType.octetStream.rawValue, status: Int = 200) throws -> StubAnswer {
+    public static func file(_ url: URL, contentType: String = "application/octet-stream", status: Int = 200) throws -> StubAnswer {
         .status(status, headers: ["Content-Type": contentType], body: try Data(contentsOf: url))
     }
 

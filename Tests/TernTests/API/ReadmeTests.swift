@@ -31,7 +31,7 @@ enum Readme {
         }
 
         func upload(picture: URL, for id: Int) -> Promise<Picture> {
-            let part = Part(name: "picture", fileURL: picture, mimeType: .png)   // streamed from disk
+            let part = Part(name: "picture", fileURL: picture)   // streamed from disk, typed by its extension
             return request(route: .patch("/products/\(id)/picture"),
                            parameters: MultipartParameters(parts: [part, Part(name: "caption", value: "front")]))
         }
@@ -298,7 +298,7 @@ extension Readme {
 
     static func metrics(client: APIClient) async throws {
         let whole: Response = try await client.request(route: .get("/products")).value
-        for exchange in whole.metrics.transfers {
+        for exchange in whole.metrics {
             print(exchange.statusCode ?? 0, exchange.firstByte ?? 0, exchange.reusedConnection ?? false)
         }
     }
@@ -321,7 +321,7 @@ extension Readme {
 
     struct Metrics: Plugin {
         func observe(_ event: PluginEvent, api: APIContext) {
-            if case .didReceive(.success(let response), let request) = event { print(request.url?.path ?? "", response.timing.duration) }
+            if case .didReceive(.success(let response), let request) = event { print(request.url?.path ?? "", response.duration) }
         }
     }
 

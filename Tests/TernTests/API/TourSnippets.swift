@@ -197,7 +197,7 @@ typealias Picture = Readme.Picture
 
 extension ShopAPI {
     func upload(picture: URL, for id: Int) -> Promise<Picture> {
-        let part = Part(name: "picture", fileURL: picture, mimeType: .png)   // streamed from disk
+        let part = Part(name: "picture", fileURL: picture)   // streamed from disk, typed by its extension
         return client.request(route: .patch("/products/\(id)/picture"),
                               parameters: MultipartParameters(parts: [part, Part(name: "caption", value: "front")]))
     }

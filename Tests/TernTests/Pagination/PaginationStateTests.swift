@@ -14,7 +14,7 @@ import FoundationNetworking
     func response(_ body: String = "[]") -> Response {
         let url = URL(string: "https://api.example.com/items")!
         return Response(request: URLRequest(url: url), httpResponse: HTTPURLResponse(url: url, statusCode: 200, httpVersion: nil, headerFields: nil)!,
-                        body: Data(body.utf8), timing: .init(start: Date(), duration: 0))
+                        body: Data(body.utf8))
     }
 
     func begin(_ state: inout State) -> State.Load? {

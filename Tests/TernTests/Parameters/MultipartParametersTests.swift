@@ -14,7 +14,7 @@ import Testing
     @Test func anInMemoryBodyIsLaidOutByRFC7578() throws {
         let (body, contentType) = try encode(MultipartParameters(parts: [
             Part(name: "caption", value: "front"),
-            Part(name: "a\"b", data: Data([1, 2, 3]), filename: "x\r\n.bin", mimeType: .octetStream, headers: ["X-Part": "1"]),
+            Part(name: "a\"b", data: Data([1, 2, 3]), filename: "x\r\n.bin", mimeType: "application/octet-stream", headers: ["X-Part": "1"]),
         ]))
         let boundary = try #require(contentType.components(separatedBy: "boundary=").last)
         #expect(contentType == "multipart/form-data; boundary=\(boundary)")
@@ -39,7 +39,7 @@ import Testing
         let contents = patterned(bytes: 200_000, seed: 3)
         try contents.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let (body, contentType) = try encode(MultipartParameters(parts: [Part(name: "doc", fileURL: file, mimeType: .octetStream)]))
+        let (body, contentType) = try encode(MultipartParameters(parts: [Part(name: "doc", fileURL: file, mimeType: "application/octet-stream")]))
         let boundary = try #require(contentType.components(separatedBy: "boundary=").last)
         var expected = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"\(file.lastPathComponent)\"\r\n".utf8)
         expected.append(Data("Content-Type: application/octet-stream\r\n\r\n".utf8))

@@ -176,7 +176,7 @@ import Testing
 
         let url = URL(string: "https://api.example.com/box")!
         let response = Response(request: URLRequest(url: url), httpResponse: HTTPURLResponse(url: url, statusCode: 200, httpVersion: nil, headerFields: nil)!,
-                                body: document, timing: .init(start: Date(), duration: 0))
+                                body: document)
         let parsed = try #require(Result { try JSONParser().parse(Box.self, from: response) }.failure as? DecodingError)
         #expect(Attempts.context(of: parsed)?.codingPath.map(\.stringValue) == ["counts", "b", "Index 1"])
     }

@@ -20,11 +20,11 @@ import TernTesting
         let first: Response = try await api.request(route: .get(server.baseURL + "/one")).value
         let second: Response = try await api.request(route: .get(server.baseURL + "/two")).value
         guard TestTransport.isCurl else {
-            #expect(first.metrics.transfers.isEmpty)
+            #expect(first.metrics.isEmpty)
             return
         }
         let wire = try #require(first.metrics.last)
-        #expect(first.metrics.transfers.count == 1)
+        #expect(first.metrics.count == 1)
         #expect(wire.url?.path == "/one")
         #expect(wire.statusCode == 200)
         #expect(wire.bytesReceived == 873)
@@ -57,8 +57,8 @@ import TernTesting
         defer { server.stop() }
         let response: Response = try await api(retries: true).request(route: .get(server.baseURL + "/old")).value
         guard TestTransport.isCurl else { return }
-        #expect(response.metrics.transfers.map(\.statusCode) == [302, 503, 200])
-        #expect(response.metrics.transfers.map { $0.url?.path } == ["/old", "/new", "/new"])
+        #expect(response.metrics.map(\.statusCode) == [302, 503, 200])
+        #expect(response.metrics.map { $0.url?.path } == ["/old", "/new", "/new"])
     }
 
     @Test func theLoggerPrintsOneLineWithThem() async throws {

@@ -74,7 +74,7 @@ import FoundationNetworking
         let thumbnail = Data((0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) })
         let parts = [
             Part(name: "caption", value: "front \"quoted\"\r\nline"),
-            Part(name: "thumbnail", data: thumbnail, filename: "thumb.png", mimeType: .png),
+            Part(name: "thumbnail", data: thumbnail, filename: "thumb.png", mimeType: "image/png"),
         ]
         let echo: MultipartEcho = try await api.request(route: api.post(endpoint: "/multipart"), parameters: MultipartParameters(parts: parts)).value
         #expect(echo.contentType.hasPrefix("multipart/form-data; boundary=tern-"))

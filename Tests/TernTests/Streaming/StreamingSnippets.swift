@@ -48,9 +48,9 @@ enum StreamingSnippets {
         func observe(_ event: PluginEvent, api: APIContext) {
             switch event {
             case .didReceive(.success(let head), _):
-                print("head", head.metrics.transfers.count, head.metrics.last?.firstByte ?? head.timing.duration)
+                print("head", head.metrics.count, head.metrics.last?.firstByte ?? head.duration)
             case .didEndStream(let stream, let error):
-                print("end", stream.timing.duration, stream.metrics.last?.bytesReceived ?? 0, error.map { "\($0)" } ?? "whole")
+                print("end", stream.duration, stream.metrics.last?.bytesReceived ?? 0, error.map { "\($0)" } ?? "whole")
             case .didRetry(let request, let retry, let delay):
                 print("reconnection \(retry) to \(request.url?.path ?? "") in \(delay) s")
             default:
