@@ -35,6 +35,8 @@ final class ResponseCollector: TransportReceiver {
         /// What the task is to do once attached (go on receiving, or stop), the head having been
         /// judged before it was.
         var owed: TransferDecision?
+        /// Whether the exchange has ended: what was collected is handed on, and nothing is kept.
+        var hasEnded = false
     }
 
     /// What a transport that cannot pause sent while a streamed head was being judged: replayed
@@ -89,7 +91,9 @@ final class ResponseCollector: TransportReceiver {
     func attach(_ task: any TransportTask) {
         guard judgesHeadOn != nil else { return }
         let owed = state.withLock { state in
-            state.task = task
+            // An exchange that has ended needs nothing of its task; kept, the task (which holds
+            // this collector) would keep it, the request and its API for ever.
+            if !state.hasEnded { state.task = task }
             defer { state.owed = nil }
             return state.owed
         }
@@ -263,7 +267,7 @@ final class ResponseCollector: TransportReceiver {
                 state.judging?.end = .some(error)
                 return nil
             }
-            defer { state = State() }
+            defer { state = State(hasEnded: true) }
             return state
         }
         guard let state else { return }

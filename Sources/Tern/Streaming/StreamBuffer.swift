@@ -76,8 +76,11 @@ final class StreamBuffer: Sendable {
     /// the stream is open.
     func attach(_ task: any TransportTask) {
         let (cancel, resume) = state.withLock { state -> (Bool, Bool) in
-            state.task = task
             defer { state.owesResume = false }
+            // A stream that ended before its task came (a transport may answer whole before it
+            // returns one) keeps none: it would hold the request, and this buffer, for ever.
+            guard state.end == nil else { return (state.isCancelled, false) }
+            state.task = task
             return (state.isCancelled, state.owesResume)
         }
         if cancel { task.cancel() } else if resume { task.resumeReceiving() }

@@ -81,25 +81,84 @@ import TernTesting
         #expect(again == "again")
     }
 
+    /// A plugin that does nothing: the stream's head is then judged off the transport's thread.
+    struct Watching: Plugin { func observe(_ event: PluginEvent, api: APIContext) {} }
+
+    /// A weak reference to a transport, read once the API is gone.
+    final class WeakTransport: @unchecked Sendable {
+        weak var transport: (any Transport & AnyObject)?
+    }
+
     /// A stream that has ended lets its API's transport go, and with it the transport's
-    /// connections and threads. (Its buffer kept the transport's task, which holds the
-    /// request, which holds the buffer: every stream kept its transport for ever.)
-    @Test func aFinishedStreamLetsItsTransportGo() async throws {
+    /// connections and threads, whether its head was judged where it came or, with a plugin,
+    /// elsewhere. (Its buffer kept the transport's task, which holds the request, which holds
+    /// the buffer: every stream kept its transport for ever. Then a task handed to a stream
+    /// that had already ended, and the collector's for a head judged elsewhere, did the same.)
+    @Test(arguments: [false, true]) func aFinishedStreamLetsItsTransportGo(withPlugin: Bool) async throws {
         let server = try HoldingServer()
-        /// A weak reference, read once the API is gone.
-        final class WeakTransport: @unchecked Sendable {
-            weak var transport: (any Transport & AnyObject)?
-        }
         let gone = WeakTransport()
         do {
             guard let transport = TestTransport.make() else { return }
             gone.transport = transport as? any Transport & AnyObject
-            let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport, responseQueue: .global())
+            let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never, plugins: withPlugin ? [Watching()] : []),
+                                  transport: transport, responseQueue: .global())
             var body = Data()
             for try await chunk in api.stream(route: .get(server.baseURL + "/whole")) { body += chunk }
             #expect(body == Data("whole".utf8))
         }
         #expect(await eventually { gone.transport == nil }, "the transport outlived its API and its stream")
+    }
+
+    /// Answers every request whole before `send` returns its task, as a transport may: the
+    /// stream has ended by the time the pipeline hands it the task, which holds the receiver
+    /// and the transport, as a real transport's does. With `judged`, it returns only once a
+    /// head judged elsewhere (by a plugin's API) has been taken, and the end after it.
+    final class AnswersAtOnce: Transport {
+        let judged: DispatchSemaphore?
+
+        init(judged: DispatchSemaphore?) {
+            self.judged = judged
+        }
+
+        func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+            let head = ResponseHead(url: request.urlRequest.url!, statusCode: 200, httpVersion: "HTTP/1.1", headers: [:])!
+            if receiver.didReceive(head) != .stop { _ = receiver.didReceive(Data("whole".utf8)) }
+            receiver.didComplete(with: nil)
+            if let judged {
+                _ = judged.wait(timeout: .now() + 10)
+                Thread.sleep(forTimeInterval: 0.05)   // the end, taken just after the head
+            }
+            return Holding(transport: self, receiver: receiver)
+        }
+
+        struct Holding: TransportTask {
+            let transport: AnswersAtOnce
+            let receiver: any TransportReceiver
+            func cancel() {}
+        }
+    }
+
+    /// Signals once the stream's head has been judged.
+    struct Judged: Plugin {
+        let semaphore: DispatchSemaphore
+        func observe(_ event: PluginEvent, api: APIContext) {
+            if case .didReceive = event { semaphore.signal() }
+        }
+    }
+
+    @Test(arguments: [false, true]) func aStreamAnsweredBeforeItsTaskCameLetsItsTransportGo(withPlugin: Bool) async throws {
+        let gone = WeakTransport()
+        do {
+            let judged = withPlugin ? DispatchSemaphore(value: 0) : nil
+            let transport = AnswersAtOnce(judged: judged)
+            gone.transport = transport
+            let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never, plugins: judged.map { [Judged(semaphore: $0)] } ?? []),
+                                  transport: transport, responseQueue: .global())
+            var body = Data()
+            for try await chunk in api.stream(route: .get("https://stream.invalid/whole")) { body += chunk }
+            #expect(body == Data("whole".utf8))
+        }
+        #expect(await eventually(timeout: 5) { gone.transport == nil }, "the transport outlived its API and its stream")
     }
 
     /// A request whose time runs out while every connection allowed to its host is busy says
