@@ -105,9 +105,9 @@ extension Trait where Self == OnTestThreads {
 extension Task where Failure == any Error {
     /// An unstructured task on ``TestThreads``, where the test that makes it runs. A plain
     /// `Task {}` takes no executor preference with it and runs on the concurrency pool, where
-    /// under the thread sanitizer a new task was seen to wait 6 s for a thread (and once, in
-    /// CI, a stream read by such a task asked nothing of its stub in 30 s: whether for want of
-    /// a thread is not known).
+    /// under the thread sanitizer a new task was seen to wait 6 s for a thread. (A stream that
+    /// asked nothing of its stub in 30 s, seen in CI and once blamed on this, had been cancelled
+    /// by the pipeline: a head that came before the transport's task; fixed.)
     @discardableResult
     static func onTestThreads(_ operation: sending @escaping () async throws -> Success) -> Task<Success, any Error> {
         Task(executorPreference: TestThreads.shared, operation: operation)
