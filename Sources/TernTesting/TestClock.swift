@@ -89,7 +89,7 @@ public final class TestClock: APIClock, Sendable {
     /// before has gone, on other threads. It never moves past the send, so a timer the test did
     /// not ask for (the request's timeout, a stream's idle timeout) fires only if it is due
     /// first, as it would in real time. Returns `false`, the clock unmoved, if nothing was
-    /// scheduled to send in time: the answer has been sent whole.
+    /// scheduled to send in time (the answer has been sent whole), or the task is cancelled.
     ///
     /// ```swift
     /// var events = client.stream(route: .post("/v1/completions")).events.makeAsyncIterator()
@@ -108,14 +108,14 @@ public final class TestClock: APIClock, Sendable {
                 advance(to: max(due, now))
                 return true
             }
-            guard Date() < deadline else { return false }
+            guard Date() < deadline, !Task.isCancelled else { return false }
             try? await Task.sleep(nanoseconds: interval)
             interval = min(interval * 2, 16_000_000)
         }
     }
 
     /// Waits (in real time, up to `timeout` seconds) until at least `count` actions are waiting.
-    /// Returns whether they are.
+    /// Returns whether they are; `false` at once if the task is cancelled.
     ///
     /// The default timeout is long because it costs nothing when the actions arrive, and a
     /// loaded machine (a sanitizer run, say) can hold the code that schedules them back for
@@ -125,7 +125,8 @@ public final class TestClock: APIClock, Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         var interval: UInt64 = 1_000_000
         while pendingCount < count {
-            guard Date() < deadline else { return false }
+            // A cancelled task's sleep returns at once: waiting on would spin until the deadline.
+            guard Date() < deadline, !Task.isCancelled else { return false }
             try? await Task.sleep(nanoseconds: interval)
             interval = min(interval * 2, 16_000_000)
         }

@@ -50,7 +50,9 @@ func outcome<Success: Sendable>(of task: Task<Success, any Error>) async -> Resu
 func eventually(timeout: TimeInterval = 30, _ condition: @Sendable () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     var interval: UInt64 = 1_000_000
-    while Date() < deadline {
+    // A cancelled task's sleep returns at once (a test past its time limit is cancelled):
+    // polling on would spin until the deadline.
+    while Date() < deadline, !Task.isCancelled {
         if condition() { return true }
         try? await Task.sleep(nanoseconds: interval)
         interval = min(interval * 2, 16_000_000)
