@@ -45,7 +45,7 @@ let benchmarks: @Sendable () -> Void = {
     let parser = JSONParser()
     let head = ResponseHead(url: Fixtures.url, statusCode: 200, httpVersion: nil, headers: ["Content-Type": "application/json"])!
     for (size, body) in [("873 B", Fixtures.body), ("59 KB", Fixtures.body(items: 1_000))] {
-        let response = Response(request: URLRequest(url: Fixtures.url), head: head, body: body, timing: .init(start: Date(), duration: 0))
+        let response = Response(request: URLRequest(url: Fixtures.url), head: head, body: body)
         Benchmark("Decoding \(size): Tern's JSONParser") { benchmark in
             for _ in benchmark.scaledIterations {
                 let items = try parser.parse([Item].self, from: response)
