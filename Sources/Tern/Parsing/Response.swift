@@ -25,11 +25,10 @@ public struct Response: Sendable {
     public var duration: TimeInterval { timing.duration }
     /// Both of the above, as the pipeline passes them.
     package let timing: Timing
-    /// What the transport measured on the wire, for this exchange and the retries and redirects
-    /// before it; empty where the transport measures nothing (URLSession on Linux, stubs). For a
-    /// stream's head, its own exchange so far (no end yet, where measured; see
-    /// ``PluginEvent/didEndStream(_:error:)`` for the whole).
-    /// Each exchange in order, retries and redirects first, the one that answered last:
+    /// What the transport measured on the wire, each exchange in order: retries and redirects
+    /// first, the one that answered last. Empty where the transport measures nothing (URLSession
+    /// on Linux, stubs). For a stream's head, its own exchange so far (no end yet, where
+    /// measured; see ``PluginEvent/didEndStream(_:error:)`` for the whole).
     ///
     /// ```swift
     /// let response: Response = try await client.request(route: .get("/products")).value
