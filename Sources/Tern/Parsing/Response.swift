@@ -37,6 +37,8 @@ public struct Response: Sendable {
     /// }
     /// ```
     public let metrics: [TransferMetrics]
+    /// Whether this is a stream's head: its body goes on after it, to the stream's end.
+    package var opensStream = false
 
     /// Creates a response: by hand, as a parser's test makes one.
     public init(request: URLRequest, head: ResponseHead, body: Data, start: Date = Date(), duration: TimeInterval = 0,

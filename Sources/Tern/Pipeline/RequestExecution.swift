@@ -270,8 +270,9 @@ final class RequestExecution: Sendable {
         guard context.validation.accepts(judged) else { return nil }
         if let delegate, delegate.api(api, needsRefreshFor: head.urlResponse, data: Data(), request: request) { return nil }
         guard case .evaluate(_, let earlier) = machine.withLock({ $0.handle(.opened(attempt: attempt)) }) else { return nil }
-        let response = Response(request: request, head: head, body: Data(), timing: judged.timing,
+        var response = Response(request: request, head: head, body: Data(), timing: judged.timing,
                                 metrics: earlier + (measured.map { [$0] } ?? []))
+        response.opensStream = true
         stream.open(onEnd: endReport(of: response, after: earlier, timing: timing))
         keepCookies(of: head, for: request)
         report(.success(response), for: request)

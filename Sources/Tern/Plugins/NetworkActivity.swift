@@ -19,15 +19,16 @@ public final class NetworkActivity: Plugin {
         self.onChange = onChange
     }
 
-    /// The attempts in flight now.
+    /// The attempts in flight now: a stream's until its body ends.
     public var inFlight: Int { count.withLock { $0 } }
 
-    /// Counts an attempt in as it is sent, and out as it ends.
+    /// Counts an attempt in as it is sent, and out as it ends: a stream's at its end, not its head.
     public func observe(_ event: PluginEvent, api: APIContext) {
         switch event {
         case .willSend: onChange(count.withLock { $0 += 1; return $0 })
-        case .didReceive: onChange(count.withLock { $0 -= 1; return $0 })
-        case .didEndStream, .didRetry, .didRefresh, .didFail: break
+        case .didReceive(.success(let response), _) where response.opensStream: break
+        case .didReceive, .didEndStream: onChange(count.withLock { $0 -= 1; return $0 })
+        case .didRetry, .didRefresh, .didFail: break
         }
     }
 }

@@ -118,6 +118,24 @@ import FoundationNetworking
         #expect(activity.inFlight == 0)
     }
 
+    /// A stream is in flight until its body ends, not only until its head came: a spinner
+    /// stopped while a download or a chat's answer still streamed.
+    @Test func theNetworkActivityCountsAStreamUntilItsEnd() async throws {
+        let clock = TestClock()
+        let stubs = StubTransport(clock: clock)
+        stubs.add(Stub(.get, "/ticks", answers: .streamed([(after: 0, "first\n"), (after: 1, "last\n")])))
+        let activity = NetworkActivity()
+        let api = try TestAPI(baseURL: "https://stream.invalid", configuration: APIConfiguration(timeout: .infinity, retryPolicy: .never, plugins: [activity]),
+                              transport: stubs, clock: clock)
+        var lines = api.stream(route: api.get(endpoint: "/ticks")).lines.makeAsyncIterator()
+        #expect(try await lines.next() == "first")
+        #expect(activity.inFlight == 1, "the stream's head has come, its body has not ended")
+        #expect(await clock.advanceToNextDelivery())
+        #expect(try await lines.next() == "last")
+        #expect(try await lines.next() == nil)
+        #expect(await eventually { activity.inFlight == 0 })
+    }
+
     @Test func theLoggerRedactsSecrets() async throws {
         let lines = Recorder<String>()
         let logger = LoggerPlugin(level: .verbose, redactingHeaders: ["X-Api-Key"], redactingQueryKeys: ["token"], includesCURL: true) { lines.append($0) }
