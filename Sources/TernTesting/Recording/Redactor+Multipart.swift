@@ -34,8 +34,9 @@ extension Redactor {
         return head[range.upperBound...].prefix { $0 != "\"" }.description
     }
 
-    /// `values` hidden wherever their bytes appear in a multipart body.
-    static func scrub(multipart body: Data, hiding values: [String]) -> Data {
+    /// `values` hidden wherever their bytes appear in a body kept as Base64: a multipart form, an
+    /// image, any body that is no text.
+    static func scrub(bytes body: Data, hiding values: [String]) -> Data {
         var body = body
         let placeholder = Data(placeholder.utf8)
         for value in values {

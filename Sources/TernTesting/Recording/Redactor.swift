@@ -168,6 +168,14 @@ struct Redactor: Sendable {
         Self.scrub(&entry, hiding: Self.searched(hidden))
     }
 
+    /// Base64 `text` with `values` hidden in the bytes it holds; as it is when none is there (or
+    /// it is not Base64, which reading the file refuses).
+    private static func scrub(base64 text: String, hiding values: [String]) -> String {
+        guard let body = Data(base64Encoded: text) else { return text }
+        let scrubbed = scrub(bytes: body, hiding: values)
+        return scrubbed == body ? text : scrubbed.base64EncodedString()
+    }
+
     /// Whether a request's body is a multipart one kept as Base64.
     static func isMultipart(_ data: HTTPArchive.PostData) -> Bool {
         data.encoding == "base64" && (data.mimeType ?? "").lowercased().contains("multipart/")
@@ -193,15 +201,14 @@ struct Redactor: Sendable {
         entry.request.headers = fields(entry.request.headers)
         entry.request.queryString = fields(entry.request.queryString)
         entry.response.headers = fields(entry.response.headers)
-        if var data = entry.request.postData, data.encoding == nil {
-            data.text = data.text.map(clean)
-            entry.request.postData = data
-        } else if var data = entry.request.postData, isMultipart(data), let body = data.text.flatMap({ Data(base64Encoded: $0) }) {
-            data.text = scrub(multipart: body, hiding: values).base64EncodedString()
+        // A body kept as Base64 (no text: a multipart form, an image, a PDF) is searched byte
+        // by byte: a token in a binary answer reached the file.
+        if var data = entry.request.postData {
+            data.text = data.text.map { data.encoding == nil ? clean($0) : scrub(base64: $0, hiding: values) }
             entry.request.postData = data
         }
-        if var content = entry.response.content, content.encoding == nil {
-            content.text = content.text.map(clean)
+        if var content = entry.response.content {
+            content.text = content.text.map { content.encoding == nil ? clean($0) : scrub(base64: $0, hiding: values) }
             entry.response.content = content
         }
     }

@@ -74,6 +74,30 @@ import FoundationNetworking
         #expect(!(try text(of: file).contains(token)), "the token is in the recording")
     }
 
+    /// A binary answer, kept as Base64 (it is no text), that carries the token sent as
+    /// `Authorization` among its bytes: hidden there too, in the answer recorded before the
+    /// token was sent as well as after.
+    @Test func aTokenInABinaryAnswerIsHidden() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let token = "bin-\(UUID().uuidString)"
+        let binary = Data([0xFF, 0xD8, 0x00]) + Data(token.utf8) + Data([0x00, 0xFF])
+        let server = try LoopbackServer { _ in ServerResponse(headers: ["Content-Type": "application/octet-stream"], body: binary) }
+        let api = try TestAPI(baseURL: server.baseURL, transport: recorder(file))
+        let before: Data = try await api.request(route: api.get(endpoint: "/before")).value
+        let after: Data = try await api.request(route: api.get(endpoint: "/after"), parameters: URLParameters([:], headers: ["Authorization": "Bearer \(token)"])).value
+        server.stop()
+        #expect(before == binary && after == binary)
+        let bodies = try recordedEntries(in: file).compactMap { entry -> Data? in
+            guard let content = (entry["response"] as? [String: Any])?["content"] as? [String: Any],
+                  content["encoding"] as? String == "base64", let text = content["text"] as? String else { return nil }
+            return Data(base64Encoded: text)
+        }
+        #expect(bodies.count == 2, "both answers kept as Base64")
+        #expect(!bodies.contains { $0.range(of: Data(token.utf8)) != nil }, "the token is in a recorded body")
+        #expect(!(try text(of: file).contains(token)))
+    }
+
     /// A small multipart form, kept as Base64 (it is no text): a secret named, in a field of its
     /// own, and the token of the `Authorization` sent, in another, are hidden in it too; replayed
     /// with the body matched and other values, it answers.
