@@ -251,11 +251,13 @@ final class RequestExecution: Sendable {
         let task = context.cacheStage?.send(request, lookup: lookup, through: context.transport, to: collector)
             ?? context.transport.send(request, to: collector)
         collector.attach(task)
-        stream?.attach(task)
-        // Finished already (cancelled, timed out), or answered first: the task has nothing to do,
-        // unless its head opened the stream, which the machine knows.
+        // Finished already (cancelled, timed out), or answered first (a redirect followed before
+        // this returned): the task has nothing to do, unless its head opened the stream, which
+        // the machine knows. Only the task the machine keeps is the stream's.
         if case .cancelTask(let task) = machine.withLock({ $0.handle(.started(task, attempt: attempt)) }) {
             task.cancel()
+        } else {
+            stream?.attach(task)
         }
     }
 

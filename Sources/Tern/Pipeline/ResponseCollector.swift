@@ -35,6 +35,8 @@ final class ResponseCollector: TransportReceiver {
         /// What the task is to do once attached (go on receiving, or stop), the head having been
         /// judged before it was.
         var owed: TransferDecision?
+        /// Whether the head has come (it is judged before ``head`` is set).
+        var hasHead = false
         /// Whether the exchange has ended: what was collected is handed on, and nothing is kept.
         var hasEnded = false
     }
@@ -101,8 +103,19 @@ final class ResponseCollector: TransportReceiver {
     }
 
     func didReceive(_ head: ResponseHead) -> TransferDecision {
+        // One head per exchange: a second (or one after the end) is the transport's error, and
+        // ends the exchange with it. Judged again elsewhere, it took the end from the first.
+        let isFirst = state.withLock { state in
+            guard !state.hasHead, !state.hasEnded else {
+                if state.stopped == nil { state.stopped = URLError(.badServerResponse) }
+                return false
+            }
+            state.hasHead = true
+            if judgesHeadOn != nil { state.judging = Judging() }
+            return true
+        }
+        guard isFirst else { return .stop }
         guard let judgesHeadOn else { return judge(head) }
-        state.withLock { $0.judging = Judging() }
         judgesHeadOn.async { [self] in
             let decision = judge(head)
             // What came meanwhile, in order, as it would have come (more may come as it is
