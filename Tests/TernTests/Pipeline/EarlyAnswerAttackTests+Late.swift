@@ -1,0 +1,185 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import Tern
+
+/// Events out of order, cancels inside `cancel()`, and a cancel or the reader leaving at each
+/// point of an answer given before the task came.
+extension EarlyAnswerAttackTests {
+    /// Events a transport must not report, each whole inside `send`.
+    enum Disorder: String, Sendable, CaseIterable {
+        case chunkAfterTheEnd, secondEnd, failedEndAfterTheEnd, headTwice, chunkBeforeTheHead, chunksAfterStop
+
+        var steps: [Step] {
+            switch self {
+            case .chunkAfterTheEnd: [.head(200), .chunk("a\n"), .end(), .chunk("late\n")]
+            case .secondEnd: [.head(200), .chunk("a\n"), .end(), .end()]
+            case .failedEndAfterTheEnd: [.head(200), .chunk("a\n"), .end(), .end(.networkConnectionLost)]
+            case .headTwice: [.head(200), .head(200), .chunk("a\n"), .end()]
+            case .chunkBeforeTheHead: [.chunk("early\n"), .head(200), .chunk("a\n"), .end()]
+            // Past the 4-byte limit of the request (a stream has none).
+            case .chunksAfterStop: [.head(200), .chunk("a\n"), .chunk("too much\n"), .chunk("more\n"), .end()]
+            }
+        }
+    }
+
+    /// What is read: a request's body, a download's file, a stream's lines (its head judged
+    /// where it comes, or, with a plugin, elsewhere).
+    enum Reading: String, Sendable, CaseIterable {
+        case request, download, stream, streamWithPlugin
+    }
+
+    @Test(arguments: Disorder.allCases, Reading.allCases) func eventsOutOfOrder(disorder: Disorder, reading: Reading) async throws {
+        let configuration = APIConfiguration(timeout: 10, maximumResponseSize: 4, retryPolicy: .never,
+                                             plugins: reading == .streamWithPlugin ? [Watching()] : [])
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("tern-early-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        try await Self.attack(Hostile(.inside, unruly: true, disorder.steps), configuration) { api, _ in
+            switch reading {
+            case .request:
+                let promise: Promise<String> = api.request(route: .get(Self.url))
+                let results = await Self.results(of: promise)
+                #expect(results.count == 1)
+                switch results.first {
+                case .success(let body)?: #expect(body == "a\n" || disorder == .chunkBeforeTheHead, "\(body)")
+                case .failure(let error as APIError)?: #expect(disorder == .chunksAfterStop || disorder == .chunkBeforeTheHead, "\(error)")
+                case .failure(let error)?: Issue.record("untyped: \(error)")
+                case nil: break
+                }
+            case .download:
+                await Self.settlesOnceTyped(api.download(route: .get(Self.url), to: destination, maximumSize: 4))
+            case .stream, .streamWithPlugin:
+                let ended = try await Self.within {
+                    do {
+                        for try await _ in api.stream(route: .get(Self.url)).lines {}
+                        return "complete"
+                    } catch let error as APIError {
+                        return "failed: \(error)"
+                    } catch {
+                        return "untyped: \(error)"
+                    }
+                }
+                #expect(ended != nil, "the stream did not end")
+                #expect(ended?.hasPrefix("untyped") != true, "\(ended ?? "")")
+            }
+        }
+    }
+
+    // MARK: A task whose cancel reports the end inside it
+
+    /// The pipeline cancels a task that has not ended: the request timed out, or was cancelled,
+    /// or its stream's reader left; the task reports the end inside `cancel()`.
+    enum Stopper: String, Sendable, CaseIterable {
+        case timeout, promiseCancel, readerLeaves, streamCancel
+    }
+
+    @Test(arguments: Stopper.allCases, [false, true]) func aCancelThatEndsInside(stopper: Stopper, withPlugin: Bool) async throws {
+        let configuration = APIConfiguration(timeout: stopper == .timeout ? 1 : 10, retryPolicy: .never,
+                                             plugins: withPlugin ? [Watching()] : [])
+        // Never ends of itself.
+        try await Self.attack(Hostile(.inside, [.head(200), .chunk("a\n")]), configuration) { api, transport in
+            switch stopper {
+            case .timeout:
+                let results = await Self.results(of: api.request(route: .get(Self.url)) as Promise<Data>)
+                #expect(results.count == 1)
+                if case .failure(APIError.timeout)? = results.first {} else { Issue.record("\(results)") }
+            case .promiseCancel:
+                let promise: Promise<Data> = api.request(route: .get(Self.url))
+                #expect(await eventually(timeout: 10) { !transport.requests.items.isEmpty })
+                promise.cancel()
+                let results = await Self.results(of: promise)
+                #expect(results.count == 1)
+                if case .failure(APIError.cancelled)? = results.first {} else { Issue.record("\(results)") }
+            case .readerLeaves, .streamCancel:
+                let stream = api.stream(route: .get(Self.url))
+                let first = try await Self.within { () async throws -> String? in
+                    for try await line in stream.lines { return line }
+                    return nil
+                }
+                #expect(first == "a")
+                if stopper == .streamCancel {
+                    stream.cancel()
+                    let after = try await Self.within { try await stream.response.value }
+                    #expect(after?.statusCode == 200)
+                }
+            }
+            #expect(await eventually(timeout: 10) { transport.cancels.items.count >= 1 }, "the task was never cancelled")
+        }
+    }
+
+    /// A task whose every cancel reports an end, after the exchange's own end too.
+    @Test(arguments: Place.allCases, [false, true]) func aCancelThatEndsAgainAfterTheEnd(place: Place, streamed: Bool) async throws {
+        try await Self.attack(Hostile(place, unruly: true, [.head(200), .chunk("a\n"), .end()])) { api, _ in
+            if streamed {
+                let lines = try await Self.lines(of: api)
+                #expect(lines == ["a"])
+            } else {
+                #expect(await Self.value(of: api.request(route: .get(Self.url)) as Promise<String>) == "a\n")
+            }
+        }
+    }
+
+    // MARK: Cancelled at each point
+
+    /// Where, among the events reported inside `send`, the request is cancelled or the reader
+    /// leaves.
+    enum Point: String, Sendable, CaseIterable {
+        case beforeTheHead, afterTheHead, afterAChunk, afterTheEnd
+    }
+
+    static func steps(cancellingAt point: Point, _ hook: Hook) -> [Step] {
+        var steps: [Step] = [.head(200), .chunk("a\n"), .chunk("b\n"), .end()]
+        steps.insert(.run(hook), at: [Point.beforeTheHead: 0, .afterTheHead: 1, .afterAChunk: 2, .afterTheEnd: 4][point]!)
+        return steps
+    }
+
+    @Test(arguments: Point.allCases, Place.allCases) func aRequestCancelledAt(point: Point, place: Place) async throws {
+        let hook = Hook()
+        try await Self.attack(Hostile(place, Self.steps(cancellingAt: point, hook))) { api, _ in
+            let promise: Promise<String> = api.request(route: .get(Self.url))
+            hook.set { promise.cancel() }
+            await Self.settlesOnceTyped(promise, cancelled: point != .afterTheEnd)
+        }
+    }
+
+    @Test(arguments: Point.allCases, [false, true]) func aStreamCancelledAt(point: Point, withPlugin: Bool) async throws {
+        let hook = Hook()
+        let configuration = APIConfiguration(timeout: 10, retryPolicy: .never, plugins: withPlugin ? [Watching()] : [])
+        try await Self.attack(Hostile(.inside, Self.steps(cancellingAt: point, hook)), configuration) { api, _ in
+            let stream = api.stream(route: .get(Self.url))
+            hook.set { stream.cancel() }
+            let ended = try await Self.within {
+                do {
+                    var lines: [String] = []
+                    for try await line in stream.lines { lines.append(line) }
+                    return "complete: \(lines)"
+                } catch let error as APIError {
+                    return "failed: \(error)"
+                } catch {
+                    return "untyped: \(error)"
+                }
+            }
+            #expect(ended != nil, "the stream did not end")
+            #expect(ended?.hasPrefix("untyped") != true, "\(ended ?? "")")
+        }
+    }
+
+    /// The reader's task is cancelled while `send` reports the answer, at each point.
+    @Test(arguments: Point.allCases, [false, true]) func aStreamsReaderCancelledAt(point: Point, withPlugin: Bool) async throws {
+        let hook = Hook()
+        let configuration = APIConfiguration(timeout: 10, retryPolicy: .never, plugins: withPlugin ? [Watching()] : [])
+        try await Self.attack(Hostile(.inside, Self.steps(cancellingAt: point, hook)), configuration) { api, _ in
+            let reader = Task.onTestThreads {
+                var lines: [String] = []
+                for try await line in api.stream(route: .get(Self.url)).lines { lines.append(line) }
+                return lines
+            }
+            hook.set { reader.cancel() }
+            let ended = try await Self.within { await reader.result }
+            #expect(ended != nil, "the reader did not end")
+            if case .failure(let error)? = ended { #expect(error is APIError, "\(error)") }
+        }
+    }
+}

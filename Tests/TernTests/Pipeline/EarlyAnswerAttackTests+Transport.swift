@@ -1,0 +1,148 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Tern
+
+extension EarlyAnswerAttackTests {
+    /// What a hostile transport reports, in order.
+    enum Step: Sendable {
+        case head(Int, [String: String] = [:])
+        case chunk(String)
+        /// The end: complete, or failed with the code.
+        case end(URLError.Code? = nil)
+        /// Runs the test's code between two events (a cancel, the reader leaving).
+        case run(Hook)
+    }
+
+    /// Where a transport reports an answer: on `send`'s own thread, or on another while `send`
+    /// waits for it; either way, all of it before `send` returns its task.
+    enum Place: Sendable, CaseIterable {
+        case inside
+        case otherThread
+    }
+
+    /// What a task's `cancel()` does: report the end at once, inside `cancel()`, unless the
+    /// exchange has ended (as a transport may), or report nothing.
+    enum CancelStyle: Sendable {
+        case endsInside
+        case silent
+    }
+
+    /// Code a test hands a transport to run between two events, once the test has set it: the
+    /// transport waits for that, so that the step is deterministic.
+    final class Hook: Sendable {
+        private let action = Locked<(@Sendable () -> Void)?>(nil)
+        private let ready = DispatchSemaphore(value: 0)
+
+        func set(_ action: @escaping @Sendable () -> Void) {
+            self.action.withLock { $0 = action }
+            ready.signal()
+        }
+
+        func fire() {
+            _ = ready.wait(timeout: .now() + 10)
+            ready.signal()
+            // Run once and let go: what it holds (a promise, a stream) must not outlive the test's API.
+            action.withLock { action in
+                defer { action = nil }
+                return action
+            }?()
+        }
+    }
+
+    /// Answers each attempt with its steps (the last list for every attempt past them), all of
+    /// them before `send` returns a task that holds the receiver and the transport, as a real
+    /// transport's does. Skips the chunks after a head or chunk it was told to stop at, and
+    /// anything after the end, unless `unruly`: then it reports every step it is given, and its
+    /// task's cancel reports an end even after the end.
+    final class Hostile: Transport {
+        let place: Place
+        let cancelStyle: CancelStyle
+        let unruly: Bool
+        let answers: [[Step]]
+        /// Each attempt's request, as sent.
+        let requests = Recorder<URLRequest>()
+        /// Each call of a task's `cancel()`.
+        let cancels = Recorder<URL>()
+
+        init(_ place: Place = .inside, cancel: CancelStyle = .endsInside, unruly: Bool = false, answers: [[Step]]) {
+            self.place = place
+            self.cancelStyle = cancel
+            self.unruly = unruly
+            self.answers = answers
+        }
+
+        convenience init(_ place: Place = .inside, cancel: CancelStyle = .endsInside, unruly: Bool = false, _ steps: [Step]) {
+            self.init(place, cancel: cancel, unruly: unruly, answers: [steps])
+        }
+
+        func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+            requests.append(request.urlRequest)
+            let steps = answers[min(requests.items.count, answers.count) - 1]
+            let task = HeldTask(transport: self, receiver: receiver, url: request.urlRequest.url!)
+            switch place {
+            case .inside:
+                task.play(steps)
+            case .otherThread:
+                let played = DispatchSemaphore(value: 0)
+                Thread {
+                    task.play(steps)
+                    played.signal()
+                }.start()
+                played.wait()
+            }
+            return task
+        }
+    }
+
+    /// One exchange's task: it holds its receiver (the pipeline's) and its transport.
+    final class HeldTask: TransportTask {
+        let transport: Hostile
+        let receiver: any TransportReceiver
+        let url: URL
+        private let ended = Locked(false)
+
+        init(transport: Hostile, receiver: any TransportReceiver, url: URL) {
+            self.transport = transport
+            self.receiver = receiver
+            self.url = url
+        }
+
+        func play(_ steps: [Step]) {
+            var stopped = false
+            for step in steps {
+                switch step {
+                case .head(let status, let fields):
+                    let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(fields))!
+                    stopped = receiver.didReceive(head) == .stop && !transport.unruly
+                case .chunk(let text):
+                    // Nothing after a stop, or after a cancel that ended the exchange.
+                    guard transport.unruly || (!stopped && !ended.withLock({ $0 })) else { continue }
+                    stopped = receiver.didReceive(Data(text.utf8)) == .stop
+                case .end(let code):
+                    let first = ended.withLock { ended in
+                        defer { ended = true }
+                        return !ended
+                    }
+                    guard first || transport.unruly else { continue }
+                    receiver.didComplete(with: code.map { URLError($0) })
+                case .run(let hook):
+                    hook.fire()
+                }
+            }
+        }
+
+        func cancel() {
+            transport.cancels.append(url)
+            let report = switch transport.cancelStyle {
+            case .endsInside: ended.withLock { ended in
+                defer { ended = true }
+                return !ended || transport.unruly
+            }
+            case .silent: false
+            }
+            if report { receiver.didComplete(with: URLError(.cancelled)) }
+        }
+    }
+}
