@@ -19,9 +19,26 @@ struct EarlyAnswerAttackTests {
         let id: Int
     }
 
-    /// A plugin that does nothing: a stream's head is then judged off the transport's thread,
-    /// and an end handled on the pipeline's queue.
-    struct Watching: Plugin { func observe(_ event: PluginEvent, api: APIContext) {} }
+    /// A plugin that notes what it hears: a stream's head is then judged off the transport's
+    /// thread, and an end handled on the pipeline's queue.
+    struct Watching: Plugin {
+        let events = Recorder<String>()
+
+        func observe(_ event: PluginEvent, api: APIContext) {
+            switch event {
+            case .willSend: events.append("willSend")
+            case .didReceive(let result, _):
+                events.append("didReceive")
+                if case .success = result { events.append("answered") }
+            case .didEndStream: events.append("didEndStream")
+            case .didRetry: events.append("didRetry")
+            case .didRefresh: events.append("didRefresh")
+            case .didFail: events.append("didFail")
+            }
+        }
+
+        func count(_ name: String) -> Int { events.items.filter { $0 == name }.count }
+    }
 
     /// Signs each request with the current token, and refreshes it on a 401.
     final class Signing: APIDelegate {
@@ -54,6 +71,11 @@ struct EarlyAnswerAttackTests {
             api.delegate = delegate
             (apiGone, transportGone) = (WeakRef(api), WeakRef(transport))
             try await body(api, transport)
+        }
+        // Each attempt that went out is answered once, for plugins too.
+        for case let watching as Watching in configuration.plugins {
+            #expect(await eventually(timeout: 10) { watching.count("willSend") == watching.count("didReceive") },
+                    "plugins heard \(watching.events.items)", sourceLocation: sourceLocation)
         }
         #expect(await eventually(timeout: 10) { apiGone.isFreed }, "the API outlived its requests", sourceLocation: sourceLocation)
         #expect(await eventually(timeout: 10) { transportGone.isFreed }, "the transport outlived its API", sourceLocation: sourceLocation)
@@ -107,6 +129,21 @@ struct EarlyAnswerAttackTests {
         }
     }
 
+    /// Whether the plugin heard exactly one stream end (soon: it is told on the pipeline's queue).
+    static func expectOneStreamEnd(_ watching: Watching, sourceLocation: SourceLocation = #_sourceLocation) async {
+        _ = await eventually(timeout: 10) { watching.count("didEndStream") > 0 }
+        #expect(watching.count("didEndStream") == 1, "plugins heard \(watching.events.items)", sourceLocation: sourceLocation)
+    }
+
+    /// Whether the plugins of a stream answered only by 200s heard one end for each head that
+    /// opened it, none for a stream cancelled before its head.
+    static func expectStreamEndsMatchHeads(_ configuration: APIConfiguration, sourceLocation: SourceLocation = #_sourceLocation) async {
+        for case let watching as Watching in configuration.plugins {
+            let matched = await eventually(timeout: 10) { watching.count("didEndStream") == watching.count("answered") }
+            #expect(matched, "plugins heard \(watching.events.items)", sourceLocation: sourceLocation)
+        }
+    }
+
     /// The lines of a stream of `route`, read to the end within 10 s.
     static func lines(of api: AbstractAPI, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String]? {
         let lines = try await within {
@@ -149,6 +186,7 @@ struct EarlyAnswerAttackTests {
             let lines = try await Self.lines(of: api)
             #expect(lines == ["one", "two"])
         }
+        for case let watching as Watching in configuration.plugins { await Self.expectOneStreamEnd(watching) }
     }
 
     @Test(arguments: Place.allCases, [false, true]) func aStreamReadAsEvents(place: Place, withPlugin: Bool) async throws {
@@ -162,6 +200,7 @@ struct EarlyAnswerAttackTests {
             }
             #expect(events == ["a", "b"])
         }
+        for case let watching as Watching in configuration.plugins { await Self.expectOneStreamEnd(watching) }
     }
 
     /// Each connection answered whole before its task came; the source reconnects once.
@@ -183,12 +222,20 @@ struct EarlyAnswerAttackTests {
     }
 
     /// Signed, refused with a 401, refreshed and signed again: each answer whole in `send`.
-    @Test(arguments: Place.allCases) func aRequestRefreshedOn401(place: Place) async throws {
-        try await Self.attack(Hostile(place, answers: [[.head(401), .chunk("no"), .end()], [.head(200), .chunk("yes"), .end()]]), delegate: Signing()) { api, transport in
-            let body = await Self.value(of: api.request(route: .get(Self.url)) as Promise<String>)
-            #expect(body == "yes")
+    @Test(arguments: Place.allCases, [false, true]) func aRequestRefreshedOn401(place: Place, streamed: Bool) async throws {
+        let watching = Watching()
+        let configuration = APIConfiguration(timeout: 10, retryPolicy: .never, plugins: [watching])
+        try await Self.attack(Hostile(place, answers: [[.head(401), .chunk("no\n"), .end()], [.head(200), .chunk("yes\n"), .end()]]), configuration,
+                              delegate: Signing()) { api, transport in
+            if streamed {
+                let lines = try await Self.lines(of: api)
+                #expect(lines == ["yes"])
+            } else {
+                #expect(await Self.value(of: api.request(route: .get(Self.url)) as Promise<String>) == "yes\n")
+            }
             #expect(transport.requests.items.map { $0.value(forHTTPHeaderField: "Authorization") } == ["Bearer 1", "Bearer 2"])
         }
+        if streamed { await Self.expectOneStreamEnd(watching) }
     }
 
     @Test(arguments: Place.allCases, [false, true]) func aRedirect(place: Place, streamed: Bool) async throws {
