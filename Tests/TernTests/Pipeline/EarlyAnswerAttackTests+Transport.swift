@@ -56,7 +56,7 @@ extension EarlyAnswerAttackTests {
     /// transport's does. Skips the chunks after a head or chunk it was told to stop at, and
     /// anything after the end, unless `unruly`: then it reports every step it is given, and its
     /// task's cancel reports an end even after the end.
-    final class Hostile: Transport {
+    class Hostile: Transport, @unchecked Sendable {   // unchecked: a class one test subclasses; its state is `let`s
         let place: Place
         let cancelStyle: CancelStyle
         let unruly: Bool
@@ -79,7 +79,11 @@ extension EarlyAnswerAttackTests {
 
         func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
             requests.append(request.urlRequest)
-            let steps = answers[min(requests.items.count, answers.count) - 1]
+            return send(request, to: receiver, steps: answers[min(requests.items.count, answers.count) - 1])
+        }
+
+        /// Answers with `steps`.
+        func send(_ request: TransportRequest, to receiver: any TransportReceiver, steps: [Step]) -> any TransportTask {
             let task = HeldTask(transport: self, receiver: receiver, url: request.urlRequest.url!)
             switch place {
             case .inside:

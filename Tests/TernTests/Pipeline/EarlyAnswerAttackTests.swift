@@ -27,9 +27,11 @@ struct EarlyAnswerAttackTests {
         func observe(_ event: PluginEvent, api: APIContext) {
             switch event {
             case .willSend: events.append("willSend")
-            case .didReceive(let result, _):
+            case .didReceive(let result, let request):
                 events.append("didReceive")
-                if case .success = result { events.append("answered") }
+                // A stream's request asks for anything; its 2xx head opens it.
+                if case .success(let response) = result, (200..<300).contains(response.statusCode),
+                   request.value(forHTTPHeaderField: "Accept") == "*/*" { events.append("opened") }
             case .didEndStream: events.append("didEndStream")
             case .didRetry: events.append("didRetry")
             case .didRefresh: events.append("didRefresh")
@@ -135,11 +137,11 @@ struct EarlyAnswerAttackTests {
         #expect(watching.count("didEndStream") == 1, "plugins heard \(watching.events.items)", sourceLocation: sourceLocation)
     }
 
-    /// Whether the plugins of a stream answered only by 200s heard one end for each head that
-    /// opened it, none for a stream cancelled before its head.
+    /// Whether the plugins heard one stream end for each head that opened a stream, none for a
+    /// stream cancelled before its head.
     static func expectStreamEndsMatchHeads(_ configuration: APIConfiguration, sourceLocation: SourceLocation = #_sourceLocation) async {
         for case let watching as Watching in configuration.plugins {
-            let matched = await eventually(timeout: 10) { watching.count("didEndStream") == watching.count("answered") }
+            let matched = await eventually(timeout: 10) { watching.count("didEndStream") == watching.count("opened") }
             #expect(matched, "plugins heard \(watching.events.items)", sourceLocation: sourceLocation)
         }
     }
