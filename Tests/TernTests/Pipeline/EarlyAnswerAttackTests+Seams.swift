@@ -140,3 +140,26 @@ extension EarlyAnswerAttackTests {
         }
     }
 }
+
+extension EarlyAnswerAttackTests {
+    /// A transport that pauses when told to, from another thread: what comes before the first
+    /// pause comes before `send` returns, the rest once the task is resumed, a resume perhaps
+    /// owed to a task not yet attached (a head judged elsewhere pauses; a small buffer fills).
+    /// Not redirected without a plugin: the redirect's own task, attached late, can take the
+    /// stream's place (see the `breaks` branch, `aRedirectsLateTaskDoesNotTakeTheStreamsPlace`).
+    @Test(arguments: [(false, false), (true, false), (true, true)]) func aPausingStream(withPlugin: Bool, redirected: Bool) async throws {
+        let configuration = APIConfiguration(timeout: 10, retryPolicy: .never, plugins: withPlugin ? [Watching()] : [])
+        let chunks = (0..<8).map { Step.chunk("line \($0)\n") }
+        let answers: [[Step]] = (redirected ? [[.head(302, ["Location": "/next"]), .chunk("moved"), .end()]] : []) + [[.head(200)] + chunks + [.end()]]
+        try await Self.attack(Hostile(.otherThread, pauses: true, answers: answers), configuration) { api, transport in
+            let lines = try await Self.within {
+                var lines: [String] = []
+                for try await line in api.stream(route: .get(Self.url), options: RequestOptions(streamBufferSize: 8)).lines { lines.append(line) }
+                return lines
+            }
+            #expect(lines == (0..<8).map { "line \($0)" })
+            #expect(transport.stuck.items.isEmpty, "paused and never resumed")
+        }
+        await Self.expectStreamEndsMatchHeads(configuration)
+    }
+}

@@ -60,21 +60,27 @@ extension EarlyAnswerAttackTests {
         let place: Place
         let cancelStyle: CancelStyle
         let unruly: Bool
+        /// Whether it holds back what follows a head or chunk told to pause until its task is
+        /// resumed: `send` then returns as the transfer pauses.
+        let pauses: Bool
         let answers: [[Step]]
         /// Each attempt's request, as sent.
         let requests = Recorder<URLRequest>()
         /// Each call of a task's `cancel()`.
         let cancels = Recorder<URL>()
+        /// Each pause nobody resumed within 10 s.
+        let stuck = Recorder<URL>()
 
-        init(_ place: Place = .inside, cancel: CancelStyle = .endsInside, unruly: Bool = false, answers: [[Step]]) {
+        init(_ place: Place = .inside, cancel: CancelStyle = .endsInside, unruly: Bool = false, pauses: Bool = false, answers: [[Step]]) {
+            self.pauses = pauses
             self.place = place
             self.cancelStyle = cancel
             self.unruly = unruly
             self.answers = answers
         }
 
-        convenience init(_ place: Place = .inside, cancel: CancelStyle = .endsInside, unruly: Bool = false, _ steps: [Step]) {
-            self.init(place, cancel: cancel, unruly: unruly, answers: [steps])
+        convenience init(_ place: Place = .inside, cancel: CancelStyle = .endsInside, unruly: Bool = false, pauses: Bool = false, _ steps: [Step]) {
+            self.init(place, cancel: cancel, unruly: unruly, pauses: pauses, answers: [steps])
         }
 
         func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
@@ -87,11 +93,11 @@ extension EarlyAnswerAttackTests {
             let task = HeldTask(transport: self, receiver: receiver, url: request.urlRequest.url!)
             switch place {
             case .inside:
-                task.play(steps)
+                task.play(steps) {}
             case .otherThread:
                 let played = DispatchSemaphore(value: 0)
                 Thread {
-                    task.play(steps)
+                    task.play(steps) { played.signal() }
                     played.signal()
                 }.start()
                 played.wait()
@@ -106,6 +112,8 @@ extension EarlyAnswerAttackTests {
         let receiver: any TransportReceiver
         let url: URL
         private let ended = Locked(false)
+        private let paused = Locked(false)
+        private let resumed = DispatchSemaphore(value: 0)
 
         init(transport: Hostile, receiver: any TransportReceiver, url: URL) {
             self.transport = transport
@@ -113,17 +121,31 @@ extension EarlyAnswerAttackTests {
             self.url = url
         }
 
-        func play(_ steps: [Step]) {
+        /// Reports `steps`; calls `pausing` as it first waits to be resumed.
+        func play(_ steps: [Step], pausing: () -> Void) {
             var stopped = false
+            var hasPaused = false
+            /// Waits for the task's resume after a pause, if the transport pauses.
+            func obey(_ decision: TransferDecision) {
+                guard decision == .pause, transport.pauses, !ended.withLock({ $0 }) else { return }
+                paused.withLock { $0 = true }
+                if !hasPaused { pausing() }
+                hasPaused = true
+                if resumed.wait(timeout: .now() + 10) == .timedOut { transport.stuck.append(url) }
+            }
             for step in steps {
                 switch step {
                 case .head(let status, let fields):
                     let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(fields))!
-                    stopped = receiver.didReceive(head) == .stop && !transport.unruly
+                    let decision = receiver.didReceive(head)
+                    stopped = decision == .stop && !transport.unruly
+                    obey(decision)
                 case .chunk(let text):
                     // Nothing after a stop, or after a cancel that ended the exchange.
                     guard transport.unruly || (!stopped && !ended.withLock({ $0 })) else { continue }
-                    stopped = receiver.didReceive(Data(text.utf8)) == .stop
+                    let decision = receiver.didReceive(Data(text.utf8))
+                    stopped = decision == .stop
+                    obey(decision)
                 case .end(let code):
                     let first = ended.withLock { ended in
                         defer { ended = true }
@@ -147,6 +169,15 @@ extension EarlyAnswerAttackTests {
             case .silent: false
             }
             if report { receiver.didComplete(with: URLError(.cancelled)) }
+            resumeReceiving()
+        }
+
+        func resumeReceiving() {
+            let wasPaused = paused.withLock { paused in
+                defer { paused = false }
+                return paused
+            }
+            if wasPaused { resumed.signal() }
         }
     }
 }
