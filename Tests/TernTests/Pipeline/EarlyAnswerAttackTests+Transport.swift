@@ -68,7 +68,8 @@ extension EarlyAnswerAttackTests {
         let requests = Recorder<URLRequest>()
         /// Each call of a task's `cancel()`.
         let cancels = Recorder<URL>()
-        /// Each pause nobody resumed within 10 s.
+        /// Each pause it held, and each nobody resumed within 10 s.
+        let pausesHeld = Recorder<URL>()
         let stuck = Recorder<URL>()
 
         init(_ place: Place = .inside, cancel: CancelStyle = .endsInside, unruly: Bool = false, pauses: Bool = false, answers: [[Step]]) {
@@ -129,6 +130,7 @@ extension EarlyAnswerAttackTests {
             func obey(_ decision: TransferDecision) {
                 guard decision == .pause, transport.pauses, !ended.withLock({ $0 }) else { return }
                 paused.withLock { $0 = true }
+                transport.pausesHeld.append(url)
                 if !hasPaused { pausing() }
                 hasPaused = true
                 if resumed.wait(timeout: .now() + 10) == .timedOut { transport.stuck.append(url) }
