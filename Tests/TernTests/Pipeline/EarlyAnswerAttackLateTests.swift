@@ -7,30 +7,8 @@ import Tern
 
 /// Events out of order, cancels inside `cancel()`, and a cancel or the reader leaving at each
 /// point of an answer given before the task came.
-extension EarlyAnswerAttackTests {
-    /// Events a transport must not report, each whole inside `send`.
-    enum Disorder: String, Sendable, CaseIterable {
-        case chunkAfterTheEnd, secondEnd, failedEndAfterTheEnd, headTwice, chunkBeforeTheHead, chunksAfterStop
-
-        var steps: [Step] {
-            switch self {
-            case .chunkAfterTheEnd: [.head(200), .chunk("a\n"), .end(), .chunk("late\n")]
-            case .secondEnd: [.head(200), .chunk("a\n"), .end(), .end()]
-            case .failedEndAfterTheEnd: [.head(200), .chunk("a\n"), .end(), .end(.networkConnectionLost)]
-            case .headTwice: [.head(200), .head(200), .chunk("a\n"), .end()]
-            case .chunkBeforeTheHead: [.chunk("early\n"), .head(200), .chunk("a\n"), .end()]
-            // Past the 4-byte limit of the request (a stream has none).
-            case .chunksAfterStop: [.head(200), .chunk("a\n"), .chunk("too much\n"), .chunk("more\n"), .end()]
-            }
-        }
-    }
-
-    /// What is read: a request's body, a download's file, a stream's lines (its head judged
-    /// where it comes, or, with a plugin, elsewhere).
-    enum Reading: String, Sendable, CaseIterable {
-        case request, download, stream, streamWithPlugin
-    }
-
+@Suite(.onTestThreads, .timeLimit(.minutes(1)))
+struct EarlyAnswerAttackLateTests: EarlyAnswerAttack {
     /// Each disorder with each reading, but a head twice for a stream whose head is judged
     /// elsewhere: that stream may never end (see the `breaks` branch,
     /// `aStreamWhoseHeadCameTwiceEndsWhenJudgedElsewhere`).
@@ -75,12 +53,6 @@ extension EarlyAnswerAttackTests {
     }
 
     // MARK: A task whose cancel reports the end inside it
-
-    /// The pipeline cancels a task that has not ended: the request timed out, or was cancelled,
-    /// or its stream's reader left; the task reports the end inside `cancel()`.
-    enum Stopper: String, Sendable, CaseIterable {
-        case timeout, promiseCancel, readerLeaves, streamCancel
-    }
 
     @Test(arguments: Stopper.allCases, [false, true]) func aCancelThatEndsInside(stopper: Stopper, withPlugin: Bool) async throws {
         let configuration = APIConfiguration(timeout: stopper == .timeout ? 1 : 10, retryPolicy: .never,
@@ -130,12 +102,6 @@ extension EarlyAnswerAttackTests {
     }
 
     // MARK: Cancelled at each point
-
-    /// Where, among the events reported inside `send`, the request is cancelled or the reader
-    /// leaves.
-    enum Point: String, Sendable, CaseIterable {
-        case beforeTheHead, afterTheHead, afterAChunk, afterTheEnd
-    }
 
     static func steps(cancellingAt point: Point, _ hook: Hook) -> [Step] {
         var steps: [Step] = [.head(200), .chunk("a\n"), .chunk("b\n"), .end()]
@@ -194,7 +160,7 @@ extension EarlyAnswerAttackTests {
     }
 }
 
-extension EarlyAnswerAttackTests {
+extension EarlyAnswerAttackLateTests {
     /// A download cancelled at each point leaves nothing beside its destination (the answer has
     /// no validator to resume by), and the file only when it was delivered.
     @Test(arguments: Point.allCases, Place.allCases) func aDownloadCancelledAt(point: Point, place: Place) async throws {

@@ -4,7 +4,10 @@ import FoundationNetworking
 #endif
 import Tern
 
-extension EarlyAnswerAttackTests {
+/// The hostile transports and what the attacks use, for the suites that share them.
+enum EarlyAnswer {}
+
+extension EarlyAnswer {
     /// What a hostile transport reports, in order.
     enum Step: Sendable {
         case head(Int, [String: String] = [:])
@@ -180,6 +183,14 @@ extension EarlyAnswerAttackTests {
                 return paused
             }
             if wasPaused { resumed.signal() }
+        }
+    }
+
+    /// Answers each request whole with its own path.
+    final class EchoesPath: Hostile, @unchecked Sendable {
+        override func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+            let path = request.urlRequest.url!.path
+            return send(request, to: receiver, steps: [.head(200, ["Content-Type": "text/plain"]), .chunk(path), .end()])
         }
     }
 }

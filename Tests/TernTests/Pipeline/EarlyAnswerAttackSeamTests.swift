@@ -8,41 +8,8 @@ import Tern
 /// Answers given before the task came, where features meet: a redirect or a retry read each
 /// way, an answer that comes after the request timed out, many requests at once, an event
 /// source refused.
-extension EarlyAnswerAttackTests {
-    /// The body of `url` read as `reading` says, or the error that ended it; `nil` if it did
-    /// not end within 10 s.
-    static func read(_ reading: Reading, from api: AbstractAPI, url: String = url, in directory: URL) async throws -> Result<String, APIError>? {
-        try await within {
-            do {
-                switch reading {
-                case .request:
-                    return .success(try await (api.request(route: .get(url)) as Promise<String>).value)
-                case .download:
-                    let file = try await api.download(route: .get(url), to: directory.appendingPathComponent(UUID().uuidString)).value
-                    return .success(String(decoding: try Data(contentsOf: file.fileURL), as: UTF8.self))
-                case .stream, .streamWithPlugin:
-                    var text = ""
-                    for try await chunk in api.stream(route: .get(url)) { text += String(decoding: chunk, as: UTF8.self) }
-                    return .success(text)
-                }
-            } catch let error as APIError {
-                return .failure(error)
-            }
-        }
-    }
-
-    static func configuration(_ reading: Reading, timeout: TimeInterval = 10, retryPolicy: RetryPolicy = .never) -> APIConfiguration {
-        APIConfiguration(timeout: timeout, retryPolicy: retryPolicy, plugins: reading == .streamWithPlugin ? [Watching()] : [])
-    }
-
-    /// A directory for downloads, removed after `body`.
-    static func inDirectory<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-early-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        return try await body(directory)
-    }
-
+@Suite(.onTestThreads, .timeLimit(.minutes(1)))
+struct EarlyAnswerAttackSeamTests: EarlyAnswerAttack {
     @Test(arguments: Reading.allCases, Place.allCases) func aRedirectReadEachWay(reading: Reading, place: Place) async throws {
         let configuration = Self.configuration(reading)
         try await Self.inDirectory { directory in
@@ -116,14 +83,6 @@ extension EarlyAnswerAttackTests {
         await Self.expectStreamEndsMatchHeads(configuration)
     }
 
-    /// Answers each request whole with its own path.
-    final class EchoesPath: Hostile, @unchecked Sendable {
-        override func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
-            let path = request.urlRequest.url!.path
-            return send(request, to: receiver, steps: [.head(200, ["Content-Type": "text/plain"]), .chunk(path), .end()])
-        }
-    }
-
     /// An event source answered whole inside `send` with no event stream, or a 204.
     @Test(arguments: [200, 204], Place.allCases) func anEventSourceRefused(status: Int, place: Place) async throws {
         let steps: [Step] = [.head(status, ["Content-Type": "application/json"]), .chunk("{\"error\":1}"), .end()]
@@ -141,7 +100,7 @@ extension EarlyAnswerAttackTests {
     }
 }
 
-extension EarlyAnswerAttackTests {
+extension EarlyAnswerAttackSeamTests {
     /// A transport that pauses when told to, from another thread: what comes before the first
     /// pause comes before `send` returns, the rest once the task is resumed, a resume perhaps
     /// owed to a task not yet attached (a head judged elsewhere pauses; a small buffer fills).
