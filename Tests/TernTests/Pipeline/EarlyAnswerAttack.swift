@@ -119,6 +119,23 @@ extension EarlyAnswerAttack {
         }
     }
 
+    /// Whether `stream`, read as lines, ends within 10 s, complete or with a typed error.
+    static func expectEnds(_ stream: ResponseStream, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let ended = try await within {
+            do {
+                var lines: [String] = []
+                for try await line in stream.lines { lines.append(line) }
+                return "complete: \(lines)"
+            } catch let error as APIError {
+                return "failed: \(error)"
+            } catch {
+                return "untyped: \(error)"
+            }
+        }
+        #expect(ended != nil, "the stream did not end", sourceLocation: sourceLocation)
+        #expect(ended?.hasPrefix("untyped") != true, "\(ended ?? "")", sourceLocation: sourceLocation)
+    }
+
     /// The lines of a stream of `route`, read to the end within 10 s.
     static func lines(of api: AbstractAPI, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String]? {
         let url = url

@@ -35,18 +35,7 @@ struct EarlyAnswerAttackLateTests: EarlyAnswerAttack {
             case .download:
                 await Self.settlesOnceTyped(api.download(route: .get(Self.url), to: destination, maximumSize: 4))
             case .stream, .streamWithPlugin:
-                let ended = try await Self.within {
-                    do {
-                        for try await _ in api.stream(route: .get(Self.url)).lines {}
-                        return "complete"
-                    } catch let error as APIError {
-                        return "failed: \(error)"
-                    } catch {
-                        return "untyped: \(error)"
-                    }
-                }
-                #expect(ended != nil, "the stream did not end")
-                #expect(ended?.hasPrefix("untyped") != true, "\(ended ?? "")")
+                try await Self.expectEnds(api.stream(route: .get(Self.url)))
             }
         }
         if reading == .streamWithPlugin { await Self.expectStreamEndsMatchHeads(configuration) }
@@ -124,19 +113,7 @@ struct EarlyAnswerAttackLateTests: EarlyAnswerAttack {
         try await Self.attack(Hostile(.inside, Self.steps(cancellingAt: point, hook)), configuration) { api, _ in
             let stream = api.stream(route: .get(Self.url))
             hook.set { stream.cancel() }
-            let ended = try await Self.within {
-                do {
-                    var lines: [String] = []
-                    for try await line in stream.lines { lines.append(line) }
-                    return "complete: \(lines)"
-                } catch let error as APIError {
-                    return "failed: \(error)"
-                } catch {
-                    return "untyped: \(error)"
-                }
-            }
-            #expect(ended != nil, "the stream did not end")
-            #expect(ended?.hasPrefix("untyped") != true, "\(ended ?? "")")
+            try await Self.expectEnds(stream)
         }
         await Self.expectStreamEndsMatchHeads(configuration)
     }
