@@ -5,8 +5,9 @@ import FoundationNetworking
 import Testing
 import Tern
 
-/// What the attacks break: each test fails on the code as it is.
-extension EarlyAnswerAttackTests {
+/// What the early-answer attacks break: each test fails on the code as it is.
+@Suite(.onTestThreads, .timeLimit(.minutes(1)))
+struct EarlyAnswerAttackBreakTests: EarlyAnswerAttack {
     /// Holds the first head's judging (inside the pipeline's report of it to plugins) until the
     /// second head has been judged, and a moment more, for the second judging to take the end.
     struct HoldsTheFirstHead: Plugin {
@@ -46,9 +47,7 @@ extension EarlyAnswerAttackTests {
             #expect(ended != nil, "the stream never ended")
         }
     }
-}
 
-extension EarlyAnswerAttackTests {
     /// Answers the first request with a whole redirect, then returns its task only once the
     /// redirected request's transfer has paused (its `send` returned, its task attached).
     final class RedirectsLate: Hostile, @unchecked Sendable {
