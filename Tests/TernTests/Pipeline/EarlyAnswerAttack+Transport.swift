@@ -116,7 +116,9 @@ extension EarlyAnswer {
         let receiver: any TransportReceiver
         let url: URL
         private let ended = Locked(false)
-        private let paused = Locked(false)
+        /// Resumes so far, and whether a pause waits for the next: a resume that comes between
+        /// the pipeline's `.pause` and the wait (the reader made room at once) is not lost.
+        private let resumes = Locked((count: 0, waiting: false))
         private let resumed = DispatchSemaphore(value: 0)
 
         init(transport: Hostile, receiver: any TransportReceiver, url: URL) {
@@ -129,28 +131,36 @@ extension EarlyAnswer {
         func play(_ steps: [Step], pausing: () -> Void) {
             var stopped = false
             var hasPaused = false
-            /// Waits for the task's resume after a pause, if the transport pauses.
-            func obey(_ decision: TransferDecision) {
+            /// The resumes before an event was reported, which a later one's pause waits past.
+            func resumesNow() -> Int { resumes.withLock { $0.count } }
+            /// Waits for the task's resume after a pause, if the transport pauses and no resume
+            /// has come since `before`.
+            func obey(_ decision: TransferDecision, resumesBefore before: Int) {
                 guard decision == .pause, transport.pauses, !ended.withLock({ $0 }) else { return }
-                paused.withLock { $0 = true }
+                let waits = resumes.withLock { resumes in
+                    resumes.waiting = resumes.count == before
+                    return resumes.waiting
+                }
                 transport.pausesHeld.append(url)
                 if !hasPaused { pausing() }
                 hasPaused = true
-                if resumed.wait(timeout: .now() + 10) == .timedOut { transport.stuck.append(url) }
+                if waits, resumed.wait(timeout: .now() + 10) == .timedOut { transport.stuck.append(url) }
             }
             for step in steps {
                 switch step {
                 case .head(let status, let fields):
                     let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(fields))!
+                    let before = resumesNow()
                     let decision = receiver.didReceive(head)
                     stopped = decision == .stop && !transport.unruly
-                    obey(decision)
+                    obey(decision, resumesBefore: before)
                 case .chunk(let text):
                     // Nothing after a stop, or after a cancel that ended the exchange.
                     guard transport.unruly || (!stopped && !ended.withLock({ $0 })) else { continue }
+                    let before = resumesNow()
                     let decision = receiver.didReceive(Data(text.utf8))
                     stopped = decision == .stop
-                    obey(decision)
+                    obey(decision, resumesBefore: before)
                 case .end(let code):
                     let first = ended.withLock { ended in
                         defer { ended = true }
@@ -178,11 +188,12 @@ extension EarlyAnswer {
         }
 
         func resumeReceiving() {
-            let wasPaused = paused.withLock { paused in
-                defer { paused = false }
-                return paused
+            let wasWaiting = resumes.withLock { resumes in
+                resumes.count += 1
+                defer { resumes.waiting = false }
+                return resumes.waiting
             }
-            if wasPaused { resumed.signal() }
+            if wasWaiting { resumed.signal() }
         }
     }
 
