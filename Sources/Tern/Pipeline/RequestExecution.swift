@@ -232,7 +232,7 @@ final class RequestExecution: Sendable {
         }
         }
         // A head judged by the app's code is judged on the pipeline's queue, never the transport's thread.
-        let collector = ResponseCollector(collecting, limit: signed.maximumBodySize, uploadLength: request.bodyLength, progress: progress,
+        let collector = ResponseCollector(collecting, for: self, attempt: attempt, limit: signed.maximumBodySize, uploadLength: request.bodyLength, progress: progress,
                                           judgesHeadOn: callsAppCode ? context.pipelineQueue : nil) { [self] result, metrics in
             let timing = timing()
             let receive: @Sendable () -> Void = { [self] in
@@ -312,6 +312,12 @@ final class RequestExecution: Sendable {
         guard let jar = context.cookieJar, let url = request.url,
               let fields = head.setCookies ?? head.headers["Set-Cookie"].map(SetCookieFields.split), !fields.isEmpty else { return }
         jar.setCookies(from: fields, for: url)
+    }
+
+    /// Runs `body` on `attempt`'s exchange, under the request's one lock; `nil` once the request
+    /// has moved past that attempt.
+    func collecting<Result: Sendable>(_ attempt: Int, _ body: (inout ExchangeState) -> Result) -> Result? {
+        machine.withLock { $0.collecting(attempt, body) }
     }
 
     // MARK: Stages 4 to 6: refresh, retry, or validate and parse

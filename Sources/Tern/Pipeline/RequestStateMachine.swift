@@ -120,6 +120,8 @@ struct RequestStateMachine {
     private var transfers: [TransferMetrics] = []
     /// The attempt whose head opened the stream: its task is the stream's to stop.
     private var streamAttempt: Int?
+    /// The latest attempt's exchange: what its transfer has brought.
+    private var exchange = ExchangeState(attempt: 0)
 
     /// Takes `event` and returns what to run.
     mutating func handle(_ event: Event) -> Action {
@@ -159,6 +161,7 @@ struct RequestStateMachine {
         case (.preparing, .send(let request)):
             attempts += 1
             state = .sending(Attempt(number: attempts, request: request))
+            exchange = ExchangeState(attempt: attempts)
             return .send(attempt: attempts)
 
         case (.sending(var attempt), .started(let task, let number)) where attempt.number == number && attempt.task == nil:
@@ -205,6 +208,13 @@ struct RequestStateMachine {
         default:
             return impossible(event)
         }
+    }
+
+    /// Runs `body` on `attempt`'s exchange; `nil` when the request has moved past it (a later
+    /// attempt is on the wire), so that a transport's late events change nothing.
+    mutating func collecting<Result>(_ attempt: Int, _ body: (inout ExchangeState) -> Result) -> Result? {
+        guard exchange.attempt == attempt else { return nil }
+        return body(&exchange)
     }
 
     /// Ends the request: what is left to stop.

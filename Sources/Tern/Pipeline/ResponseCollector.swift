@@ -9,46 +9,10 @@ import FoundationNetworking
 /// accepted body, into its file chunk by chunk, or a stream's into the stream. Reports the
 /// transfer's progress both ways. A stream's head that the app's code judges is judged on
 /// another queue, the body held (or kept here, where the transport cannot hold it) meanwhile.
+///
+/// What the exchange has brought is an ``ExchangeState`` in the request's state machine, behind
+/// the request's one lock: the collector keeps none of its own.
 final class ResponseCollector: TransportReceiver {
-    private struct State {
-        var head: ResponseHead?
-        var body = Data()
-        /// Whether the body goes to the download's file rather than to `body`.
-        var isToFile = false
-        /// The bytes the body started after: those a resumed download had on disk.
-        var offset: Int64 = 0
-        /// The body's bytes received.
-        var received: Int64 = 0
-        /// The body's whole length as announced (offset included), when it counts the bytes
-        /// that arrive.
-        var expectedLength: Int64?
-        /// Why the collector stopped the transfer, reported instead of the error stopping causes.
-        var stopped: (any Error)?
-        /// Where an accepted streamed body goes, chunk by chunk, once its head opened it.
-        var stream: StreamBuffer?
-        /// What the transport measured of the exchange, if it did.
-        var metrics: TransferMetrics?
-        /// While the app's code judges a streamed head elsewhere: what came meanwhile.
-        var judging: Judging?
-        /// The exchange's task, once the transport has made it.
-        var task: (any TransportTask)?
-        /// What the task is to do once attached (go on receiving, or stop), the head having been
-        /// judged before it was.
-        var owed: TransferDecision?
-        /// Whether the head has come (it is judged before ``head`` is set).
-        var hasHead = false
-        /// Whether the exchange has ended: what was collected is handed on, and nothing is kept.
-        var hasEnded = false
-    }
-
-    /// What a transport that cannot pause sent while a streamed head was being judged: replayed
-    /// in order once it is.
-    private struct Judging {
-        var chunks: [Data] = []
-        /// The exchange's end, if it came: `error` as reported.
-        var end: (any Error)??
-    }
-
     private let limit: Int?
     /// The request body's length, when Tern knows it and the transport may not.
     private let uploadLength: Int64?
@@ -60,8 +24,9 @@ final class ResponseCollector: TransportReceiver {
     /// transport: never on the transport's thread, which that request needs. `nil` to judge it
     /// as it arrives.
     private let judgesHeadOn: DispatchQueue?
-    // The transport calls one event at a time; a head judged elsewhere is the one other thread.
-    private let state = Locked(State())
+    /// The request whose state holds the exchange's, behind its one lock; and the attempt.
+    private let request: RequestExecution
+    private let attempt: Int
 
     /// Where the collector puts an accepted body (see ``BodySink``).
     enum Sink {
@@ -74,8 +39,11 @@ final class ResponseCollector: TransportReceiver {
         case stream(opens: @Sendable (ResponseHead, TransferMetrics?) -> StreamBuffer?)
     }
 
-    init(_ sink: Sink, limit: Int?, uploadLength: Int64? = nil, progress: ProgressChannel, judgesHeadOn: DispatchQueue? = nil,
+    init(_ sink: Sink, for request: RequestExecution, attempt: Int, limit: Int?, uploadLength: Int64? = nil, progress: ProgressChannel,
+         judgesHeadOn: DispatchQueue? = nil,
          completion: @escaping @Sendable (Result<TransportResponse, ExchangeFailure>, TransferMetrics?) -> Void) {
+        self.request = request
+        self.attempt = attempt
         self.sink = sink
         self.limit = limit
         self.judgesHeadOn = if case .stream = sink { judgesHeadOn } else { nil }
@@ -84,7 +52,15 @@ final class ResponseCollector: TransportReceiver {
         self.completion = completion
     }
 
+    /// Runs `body` on the exchange's state, under the request's lock; `nil` once the request has
+    /// moved on to another attempt.
+    private func exchange<Result: Sendable>(_ body: (inout ExchangeState) -> Result) -> Result? {
+        request.collecting(attempt, body)
+    }
+
     func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {
+        // Nothing is reported of an exchange that has ended: its request may have settled.
+        guard exchange({ !$0.hasEnded }) == true else { return }
         // FoundationNetworking sends a stream without saying how long it is.
         progress.report(TransferProgress(direction: .upload, completedBytes: totalSent, totalBytes: totalExpected ?? uploadLength))
     }
@@ -92,29 +68,30 @@ final class ResponseCollector: TransportReceiver {
     /// The exchange's task: resumed here once a head judged elsewhere is (kept only then).
     func attach(_ task: any TransportTask) {
         guard judgesHeadOn != nil else { return }
-        let owed = state.withLock { state in
+        let owed = exchange { state in
             // An exchange that has ended needs nothing of its task; kept, the task (which holds
             // this collector) would keep it, the request and its API for ever.
             if !state.hasEnded { state.task = task }
             defer { state.owed = nil }
             return state.owed
         }
-        if let owed { Self.obey(owed, task) }
+        if let owed = owed ?? nil { Self.obey(owed, task) }
     }
 
     func didReceive(_ head: ResponseHead) -> TransferDecision {
         // One head per exchange: a second (or one after the end) is the transport's error, and
         // ends the exchange with it. Judged again elsewhere, it took the end from the first.
-        let isFirst = state.withLock { state in
+        // A head of an attempt the request has moved past stops its transfer too.
+        let isFirst = exchange { state in
             guard !state.hasHead, !state.hasEnded else {
                 if state.stopped == nil { state.stopped = URLError(.badServerResponse) }
                 return false
             }
             state.hasHead = true
-            if judgesHeadOn != nil { state.judging = Judging() }
+            if judgesHeadOn != nil { state.judging = ExchangeState.Judging() }
             return true
         }
-        guard isFirst else { return .stop }
+        guard isFirst == true else { return .stop }
         guard let judgesHeadOn else { return judge(head) }
         judgesHeadOn.async { [self] in
             let decision = judge(head)
@@ -122,11 +99,11 @@ final class ResponseCollector: TransportReceiver {
             // taken): a stream that is full pauses the transfer, and resumes it once read.
             var paused = false
             while true {
-                let (chunks, end) = state.withLock { state -> ([Data], (any Error)??) in
-                    let judging = state.judging ?? Judging()
+                let (chunks, end) = exchange { state -> ([Data], (any Error)??) in
+                    let judging = state.judging ?? ExchangeState.Judging()
                     if judging.chunks.isEmpty { state.judging = nil } else { state.judging?.chunks = [] }
                     return (judging.chunks, judging.chunks.isEmpty ? judging.end : nil)
-                }
+                } ?? ([], nil)
                 guard chunks.isEmpty else {
                     for chunk in chunks where take(chunk) == .pause { paused = true }
                     continue
@@ -142,11 +119,11 @@ final class ResponseCollector: TransportReceiver {
 
     /// Has the task go on receiving or stop, or owes it that until it is attached.
     private func obey(_ decision: TransferDecision) {
-        let task = state.withLock { state -> (any TransportTask)? in
+        let task = exchange { state -> (any TransportTask)? in
             if state.task == nil { state.owed = decision }
             return state.task
         }
-        if let task { Self.obey(decision, task) }
+        if let task = task ?? nil { Self.obey(decision, task) }
     }
 
     /// Resumes `task`, or cancels it if `decision` is to stop.
@@ -158,12 +135,12 @@ final class ResponseCollector: TransportReceiver {
     private func judge(_ head: ResponseHead) -> TransferDecision {
         if case .stream(let opens) = sink {
             // What was measured so far goes with the head; what the end measures replaces it.
-            let soFar = state.withLock { state in
+            let soFar = exchange { state in
                 defer { state.metrics = nil }
                 return state.metrics
             }
-            if let stream = opens(head, soFar) {
-                state.withLock { state in
+            if let stream = opens(head, soFar ?? nil) {
+                exchange { state in
                     state.head = head
                     state.stream = stream
                 }
@@ -176,14 +153,14 @@ final class ResponseCollector: TransportReceiver {
                 target = try file.target(for: head)
             } catch let refused as URLError {
                 // The server's answer, not the disk, is at fault.
-                state.withLock { $0.stopped = refused }
+                exchange { $0.stopped = refused }
                 return .stop
             } catch {
-                state.withLock { $0.stopped = Self.writeFailure(error, writing: file) }
+                exchange { $0.stopped = Self.writeFailure(error, writing: file) }
                 return .stop
             }
         }
-        let started = state.withLock { state -> TransferProgress? in
+        let started = exchange { state -> TransferProgress? in
             state.head = head
             switch target {
             case .restart:
@@ -208,7 +185,7 @@ final class ResponseCollector: TransportReceiver {
             }
             return TransferProgress(direction: .download, completedBytes: state.offset, totalBytes: state.expectedLength)
         }
-        guard let started else { return .stop }
+        guard let started = started ?? nil else { return .stop }
         progress.report(started)
         return .proceed
     }
@@ -216,19 +193,26 @@ final class ResponseCollector: TransportReceiver {
     func didReceive(_ chunk: Data) -> TransferDecision {
         // Most exchanges never judge a head elsewhere: no second look at the state per chunk.
         guard judgesHeadOn != nil else { return take(chunk) }
-        let isJudging = state.withLock { state in
+        let isJudging = exchange { state in
             state.judging?.chunks.append(chunk)
             return state.judging != nil
         }
-        return isJudging ? .proceed : take(chunk)
+        return isJudging == true ? .proceed : take(chunk)
     }
 
     /// Takes `chunk` into the stream, the file or the body.
     private func take(_ chunk: Data) -> TransferDecision {
         var stream: StreamBuffer?
-        let received = state.withLock { state -> TransferProgress? in
+        let received = exchange { state -> TransferProgress? in
             stream = state.stream
-            guard state.stopped == nil, stream == nil else { return nil }
+            guard stream == nil else { return nil }
+            // A chunk before the head is the transport's error (the body would be cut short
+            // unseen); one after the end belongs to nothing.
+            guard state.hasHead, !state.hasEnded else {
+                if !state.hasEnded, state.stopped == nil { state.stopped = URLError(.badServerResponse) }
+                return nil
+            }
+            guard state.stopped == nil else { return nil }
             if state.isToFile, let file {
                 if let limit = file.maximumSize, state.offset + state.received + Int64(chunk.count) > limit {
                     state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: Int(state.offset + state.received) + chunk.count,
@@ -255,7 +239,7 @@ final class ResponseCollector: TransportReceiver {
             return TransferProgress(direction: .download, completedBytes: state.offset + state.received, totalBytes: state.expectedLength)
         }
         if let stream { return stream.offer(chunk) }
-        guard let received else { return .stop }
+        guard let received = received ?? nil else { return .stop }
         progress.report(received)
         return .proceed
     }
@@ -271,19 +255,20 @@ final class ResponseCollector: TransportReceiver {
     }
 
     func didCollect(_ metrics: TransferMetrics) {
-        state.withLock { $0.metrics = metrics }
+        exchange { $0.metrics = metrics }
     }
 
     func didComplete(with error: (any Error)?) {
-        let state = state.withLock { state -> State? in
+        // An end of an attempt the request has moved past is not heard.
+        let state = exchange { state -> ExchangeState? in
+            guard !state.hasEnded else { return nil }
             guard state.judging == nil else {
                 state.judging?.end = .some(error)
                 return nil
             }
-            defer { state = State(hasEnded: true) }
-            return state
+            return state.end()
         }
-        guard let state else { return }
+        guard let state = state ?? nil else { return }
         var error = error
         if error == nil, state.stream == nil, state.isToFile, let file {
             do { try file.endOfBody() } catch let failure { error = failure }

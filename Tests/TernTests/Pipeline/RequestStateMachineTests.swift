@@ -101,6 +101,27 @@ import Testing
         #expect(transfers.count == 2, "what every exchange measured, the late one's too")
     }
 
+    /// What the transport brings is the latest attempt's alone: once a retry is on the wire, the
+    /// first attempt's late chunks and end find nothing to change (the collector stops them), and
+    /// an ended exchange hands over what it had and keeps nothing, after the request settled too.
+    @Test func onlyTheLatestAttemptsExchangeCollects() {
+        var machine = machine(after: prepared)
+        #expect(machine.collecting(1) { _ in true } == nil, "nothing collects before an attempt is sent")
+        _ = machine.handle(.send(request))
+        machine.collecting(1) { $0.body.append(Data("first".utf8)) }
+        _ = machine.handle(.answered(attempt: 1, metrics: nil))
+        _ = machine.handle(.backOff)
+        _ = machine.handle(.prepare)
+        _ = machine.handle(.send(request))
+        #expect(machine.collecting(1) { _ in true } == nil, "the first attempt's late events change nothing")
+        #expect(machine.collecting(2) { $0.body.isEmpty && !$0.hasHead } == true, "the retry collects afresh")
+        machine.collecting(2) { $0.body.append(Data("second".utf8)) }
+        let ended = machine.collecting(2) { $0.end() }
+        #expect(ended?.body == Data("second".utf8))
+        _ = machine.handle(.finish)
+        #expect(machine.collecting(2) { $0.hasEnded && $0.body.isEmpty && $0.task == nil } == true, "ended, it keeps nothing")
+    }
+
     @Test func aTaskForAnAttemptAnsweredFirstIsStopped() {
         var machine = machine(after: prepared)
         _ = machine.handle(.send(request))

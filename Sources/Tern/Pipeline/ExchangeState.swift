@@ -1,0 +1,51 @@
+import Foundation
+
+/// What one exchange (an attempt's transfer) has brought so far: the part of a request's state
+/// that the transport's events change. It lives in the request's ``RequestStateMachine``, behind
+/// the request's one lock, stamped with its attempt: events of an attempt the request has moved
+/// past find no state, and stop their transfer.
+struct ExchangeState {
+    /// The attempt the exchange carries.
+    let attempt: Int
+    var head: ResponseHead?
+    var body = Data()
+    /// Whether the body goes to the download's file rather than to `body`.
+    var isToFile = false
+    /// The bytes the body started after: those a resumed download had on disk.
+    var offset: Int64 = 0
+    /// The body's bytes received.
+    var received: Int64 = 0
+    /// The body's whole length as announced (offset included), when it counts the bytes that arrive.
+    var expectedLength: Int64?
+    /// Why the collector stopped the transfer, reported instead of the error stopping causes.
+    var stopped: (any Error)?
+    /// Where an accepted streamed body goes, chunk by chunk, once its head opened it.
+    var stream: StreamBuffer?
+    /// What the transport measured of the exchange, if it did.
+    var metrics: TransferMetrics?
+    /// While the app's code judges a streamed head elsewhere: what came meanwhile.
+    var judging: Judging?
+    /// The exchange's task, once the transport has made it: kept only while a head is judged elsewhere.
+    var task: (any TransportTask)?
+    /// What the task is to do once attached (go on receiving, or stop), the head having been
+    /// judged before it was.
+    var owed: TransferDecision?
+    /// Whether the head has come (it is judged before ``head`` is set).
+    var hasHead = false
+    /// Whether the exchange has ended: what was collected is handed on, and nothing is kept.
+    var hasEnded = false
+
+    /// Hands over what was collected and keeps nothing more: the exchange has ended.
+    mutating func end() -> ExchangeState {
+        defer { self = ExchangeState(attempt: attempt, hasEnded: true) }
+        return self
+    }
+
+    /// What a transport that cannot pause sent while a streamed head was being judged: replayed
+    /// in order once it is.
+    struct Judging {
+        var chunks: [Data] = []
+        /// The exchange's end, if it came: `error` as reported.
+        var end: (any Error)??
+    }
+}
