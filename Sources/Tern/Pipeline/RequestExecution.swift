@@ -31,7 +31,7 @@ final class RequestExecution: Sendable {
         case failed(APIError)
     }
 
-    private let context: RequestContext
+    let context: RequestContext
     private let route: Route
     private let parameters: (any RequestParameters)?
     private let settler: any RequestSettling
@@ -40,7 +40,7 @@ final class RequestExecution: Sendable {
     private let sink: BodySink
     /// Whether settling reads the body through: parses it, or decodes its text.
     private let parsesAnswer: Bool
-    private let machine = Locked(RequestStateMachine())
+    let machine = Locked(RequestStateMachine())
     /// When the request was asked for: its timeout counts from here, not from when the pipeline
     /// queue got to it (behind thousands of others, that was seen to be a second later).
     private let askedAt: TimeInterval
@@ -65,9 +65,9 @@ final class RequestExecution: Sendable {
         self.settler = settler
     }
 
-    private var api: AbstractAPI { context.api }
-    private var download: DownloadFile? { sink.file }
-    private var stream: StreamBuffer? { sink.stream }
+    var api: AbstractAPI { context.api }
+    var download: DownloadFile? { sink.file }
+    var stream: StreamBuffer? { sink.stream }
 
     // MARK: Stage 1: build, once
 
@@ -127,7 +127,7 @@ final class RequestExecution: Sendable {
 
     // MARK: Stages 2 and 3: wait for credentials, adapt, sign, send
 
-    private func attempt(_ leg: Leg) {
+    func attempt(_ leg: Leg) {
         guard run(.prepare) else { return }
         let request = leg.request
         let delegate = context.delegate(for: leg)
@@ -192,7 +192,7 @@ final class RequestExecution: Sendable {
     }
 
     /// Attempts again once `refresh` settles, or fails with its error.
-    private func resume(after refresh: Promise<Void>, _ leg: Leg) {
+    func resume(after refresh: Promise<Void>, _ leg: Leg) {
         refresh.onResult(in: context.pipelineQueue) { [self] result in
             switch result {
             case .success: attempt(leg)
@@ -261,28 +261,6 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// Opens the stream on `head` when the pipeline would take it as the answer (not a redirect,
-    /// accepted by validation, no refresh asked for), and settles the request with it, its body
-    /// empty, its metrics the earlier exchanges' and what was `measured` of its own so far;
-    /// returns `nil` to read the body as for any request (a redirect, an error's body).
-    private func openStream(_ head: ResponseHead, measured: TransferMetrics?, for request: URLRequest, attempt: Int,
-                            delegate: (any APIDelegate)?, timing: @escaping @Sendable () -> Response.Timing) -> StreamBuffer? {
-        guard let stream, !(300..<400).contains(head.statusCode) else { return nil }
-        let judged = Response(request: request, head: head, body: Data(), timing: timing())
-        guard context.validation.accepts(judged) else { return nil }
-        if let delegate, delegate.api(api, needsRefreshFor: head.urlResponse, data: Data(), request: request) { return nil }
-        guard case .evaluate(_, let earlier) = machine.withLock({ $0.handle(.opened(attempt: attempt)) }) else { return nil }
-        var response = Response(request: request, head: head, body: Data(), timing: judged.timing,
-                                metrics: earlier + (measured.map { [$0] } ?? []))
-        response.opensStream = true
-        stream.open(onEnd: endReport(of: response, after: earlier, timing: timing))
-        keepCookies(of: head, for: request)
-        report(.success(response), for: request)
-        stream.startTimers()
-        finish(.answered(response, parser: context.parser))
-        return stream
-    }
-
     /// The jar's cookies for the request's URL, unless it brings its own `Cookie` or its chain has
     /// left the origin (from then on no credential goes out); the transport adds none of its own.
     private func addCookies(to request: inout URLRequest, leg: Leg) {
@@ -291,24 +269,9 @@ final class RequestExecution: Sendable {
         request.setValue(cookies, forHTTPHeaderField: "Cookie")
     }
 
-    /// What tells plugins of a stream's end, off the transport's thread: its head's `response`
-    /// timed to the end, with the earlier exchanges' metrics and its whole transfer's. `nil`
-    /// when there are no plugins to tell.
-    private func endReport(of response: Response, after earlier: [TransferMetrics],
-                           timing: @escaping @Sendable () -> Response.Timing) -> StreamBuffer.EndReport? {
-        let plugins = context.plugins
-        guard !plugins.isEmpty else { return nil }
-        let (apiContext, queue) = (api.apiContext, context.pipelineQueue)
-        return { error, measured in
-            let ended = Response(request: response.request, head: response.head, body: Data(), timing: timing(),
-                                 metrics: earlier + (measured.map { [$0] } ?? []))
-            queue.async { plugins.forEach { $0.observe(.didEndStream(ended, error: error), api: apiContext) } }
-        }
-    }
-
     /// Keeps the cookies a response sets, from any stop of the chain: each field on its own, as
     /// a browser reads them, when the transport handed them so.
-    private func keepCookies(of head: ResponseHead, for request: URLRequest) {
+    func keepCookies(of head: ResponseHead, for request: URLRequest) {
         guard let jar = context.cookieJar, let url = request.url,
               let fields = head.setCookies ?? head.headers["Set-Cookie"].map(SetCookieFields.split), !fields.isEmpty else { return }
         jar.setCookies(from: fields, for: url)
@@ -318,104 +281,6 @@ final class RequestExecution: Sendable {
     /// has moved past that attempt.
     func collecting<Result: Sendable>(_ attempt: Int, _ body: (inout ExchangeState) -> Result) -> Result? {
         machine.withLock { $0.collecting(attempt, body) }
-    }
-
-    // MARK: Stages 4 to 6: refresh, retry, or validate and parse
-
-    private func received(
-        _ result: Result<TransportResponse, ExchangeFailure>,
-        for request: URLRequest,
-        attempt: Int,
-        metrics: TransferMetrics?,
-        leg: Leg,
-        delegate: (any APIDelegate)?,
-        generation: Int,
-        timing: Response.Timing
-    ) {
-        // Only the attempt on the wire counts; a late answer to a finished request is dropped.
-        guard case .evaluate(let retries, let transfers) = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: metrics)) }) else { return }
-        let method = Self.method(of: request)
-        let failure: ExchangeFailure
-        switch result {
-        case .success(let raw):
-            keepCookies(of: raw.head, for: request)
-            let response = Response(request: request, head: raw.head, body: raw.body, timing: timing,
-                                    metrics: transfers)
-            report(.success(response), for: request)
-            return evaluate(response, leg: leg, delegate: delegate, generation: generation, retries: retries)
-        case .failure(let exchangeFailure):
-            failure = exchangeFailure
-        }
-        switch failure.reading(method: method.rawValue, url: request.url) {
-        case .cancelled:
-            report(.failure(.cancelled), for: request)
-            finish(.failed(.cancelled))
-        case .restartDownload:
-            report(.failure(.transportFailed(.init(underlying: DownloadRestart(), method: method.rawValue, url: request.url))), for: request)
-            download?.discardBytes()
-            context.pipelineQueue.async { self.attempt(leg) }
-        case .failed(let error, let cause):
-            report(.failure(error), for: request)
-            // A file too large is not one to resume.
-            if case .responseTooLarge = error { download?.discardBytes() }
-            if let cause, context.retryPolicy.allowsRetry(method: method, retriesSoFar: retries, error: cause) {
-                retry(leg, sent: request, retryAfter: nil, otherwise: error)
-            } else {
-                finish(.failed(error))
-            }
-        }
-    }
-
-    private func evaluate(_ response: Response, leg: Leg, delegate: (any APIDelegate)?, generation: Int, retries: Int) {
-        // Only a 3xx can redirect: the rest skip the policy.
-        if (300..<400).contains(response.statusCode), handledRedirect(response, from: leg) { return }
-        if let delegate, delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
-            guard case .refresh = machine.withLock({ $0.handle(.refused) }) else {
-                return finish(.failed(.authentication(.stillUnauthorized(statusCode: response.statusCode))))
-            }
-            return resume(after: context.refresher.refresh(signedWith: generation, api: api, delegate: delegate), leg)
-        }
-        let accepted = context.validation.accepts(response)
-        if !accepted, context.retryPolicy.allowsRetry(method: Self.method(of: response.request), retriesSoFar: retries, status: response.statusCode) {
-            let retryAfter = RetryPolicy.retryAfter(response.headers["Retry-After"])
-            return retry(leg, sent: response.request, retryAfter: retryAfter, otherwise: statusFailure(response))
-        }
-        finish(accepted ? .answered(response, parser: context.parser) : .failed(statusFailure(response)))
-    }
-
-    /// Sends the next leg when `response` is a redirect to follow, or fails the request when it
-    /// is one that must not be followed; returns whether it did either.
-    private func handledRedirect(_ response: Response, from leg: Leg) -> Bool {
-        do {
-            guard let next = try context.redirectPolicy.next(after: response.head, to: response.request, from: leg) else { return false }
-            // Adapters and the delegate run on the pipeline queue, as for the first attempt, not
-            // on the transport's, where they would hold up every other exchange.
-            context.pipelineQueue.async { self.attempt(next) }
-        } catch {
-            finish(failed(error))
-        }
-        return true
-    }
-
-    /// Waits out the backoff, then attempts again; fails with `failure` when the budget is spent.
-    private func retry(_ leg: Leg, sent: URLRequest, retryAfter: TimeInterval?, otherwise failure: APIError) {
-        guard context.retryAccount.withdrawRetry(at: context.clock.now, budget: context.retryBudget) else {
-            return finish(.failed(failure))
-        }
-        guard case .scheduleRetry(let retry) = machine.withLock({ $0.handle(.backOff) }) else { return }
-        let delay = context.retryPolicy.delay(beforeRetry: retry, retryAfter: retryAfter) { Double.random(in: $0) }
-        context.plugins.forEach { $0.observe(.didRetry(sent, retry: retry, delay: delay), api: api.apiContext) }
-        let wait = context.clock.schedule(after: delay) { [self] in
-            context.pipelineQueue.async { self.attempt(leg) }
-        }
-        run(.waiting(wait))
-    }
-
-    private func statusFailure(_ response: Response) -> APIError {
-        .unacceptableStatus(.init(
-            method: response.method, url: response.url, statusCode: response.statusCode,
-            headers: response.headers, body: response.body, serverError: context.parser.serverError(from: response)
-        ))
     }
 
     // MARK: Stage 7: settle once
@@ -430,7 +295,7 @@ final class RequestExecution: Sendable {
     /// network task is cancelled, when not right here; a timeout passes the pipeline queue, since
     /// FoundationNetworking cancels synchronously and slowly, and every timer of the clock waits
     /// behind the one that fired.
-    private func finish(_ ending: Ending, stoppingOn queue: DispatchQueue? = nil) {
+    func finish(_ ending: Ending, stoppingOn queue: DispatchQueue? = nil) {
         guard case .settle(let leftovers) = machine.withLock({ $0.handle(.finish) }) else { return }
         leftovers.timer?.cancel()
         leftovers.wait?.cancel()
@@ -465,7 +330,7 @@ final class RequestExecution: Sendable {
     /// to the state machine and runs what it returns: whether the step goes on. What came too late
     /// for an ended request is stopped here.
     @discardableResult
-    private func run(_ event: RequestStateMachine.Event) -> Bool {
+    func run(_ event: RequestStateMachine.Event) -> Bool {
         switch machine.withLock({ $0.handle(event) }) {
         case .proceed: return true
         case .cancel(let late): late.cancel()
@@ -480,18 +345,18 @@ final class RequestExecution: Sendable {
     }
 
     /// The ending for an error thrown by a stage: Tern's own errors as they are.
-    private func failed(_ error: any Error) -> Ending {
+    func failed(_ error: any Error) -> Ending {
         .failed(.wrapping(error) { .invalidRequest(.init(reason: .other("\($0)"))) })
     }
 
     /// Tells plugins how an attempt ended.
-    private func report(_ result: Result<Response, APIError>, for request: URLRequest) {
+    func report(_ result: Result<Response, APIError>, for request: URLRequest) {
         context.plugins.forEach { $0.observe(.didReceive(result, request: request), api: api.apiContext) }
     }
 
     /// The method a request went out with: encoders, adapters and the delegate may have changed
     /// the route's, and retries, errors and logs all go by what was sent.
-    private static func method(of request: URLRequest) -> HTTPMethod {
+    static func method(of request: URLRequest) -> HTTPMethod {
         HTTPMethod(rawValue: request.httpMethod ?? HTTPMethod.get.rawValue)
     }
 }

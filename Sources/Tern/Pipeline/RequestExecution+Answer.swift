@@ -1,0 +1,105 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Stages 4 to 6 of a request's trip: what an attempt's answer leads to (a refresh, a retry, a
+/// redirect's next leg, or validation and the end).
+extension RequestExecution {
+    /// Takes the end of `attempt`'s exchange, if the request is still waiting for it.
+    func received(
+        _ result: Result<TransportResponse, ExchangeFailure>,
+        for request: URLRequest,
+        attempt: Int,
+        metrics: TransferMetrics?,
+        leg: Leg,
+        delegate: (any APIDelegate)?,
+        generation: Int,
+        timing: Response.Timing
+    ) {
+        // Only the attempt on the wire counts; a late answer to a finished request is dropped.
+        guard case .evaluate(let retries, let transfers) = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: metrics)) }) else { return }
+        let method = Self.method(of: request)
+        let failure: ExchangeFailure
+        switch result {
+        case .success(let raw):
+            keepCookies(of: raw.head, for: request)
+            let response = Response(request: request, head: raw.head, body: raw.body, timing: timing,
+                                    metrics: transfers)
+            report(.success(response), for: request)
+            return evaluate(response, leg: leg, delegate: delegate, generation: generation, retries: retries)
+        case .failure(let exchangeFailure):
+            failure = exchangeFailure
+        }
+        switch failure.reading(method: method.rawValue, url: request.url) {
+        case .cancelled:
+            report(.failure(.cancelled), for: request)
+            finish(.failed(.cancelled))
+        case .restartDownload:
+            report(.failure(.transportFailed(.init(underlying: DownloadRestart(), method: method.rawValue, url: request.url))), for: request)
+            download?.discardBytes()
+            context.pipelineQueue.async { self.attempt(leg) }
+        case .failed(let error, let cause):
+            report(.failure(error), for: request)
+            // A file too large is not one to resume.
+            if case .responseTooLarge = error { download?.discardBytes() }
+            if let cause, context.retryPolicy.allowsRetry(method: method, retriesSoFar: retries, error: cause) {
+                retry(leg, sent: request, retryAfter: nil, otherwise: error)
+            } else {
+                finish(.failed(error))
+            }
+        }
+    }
+
+    private func evaluate(_ response: Response, leg: Leg, delegate: (any APIDelegate)?, generation: Int, retries: Int) {
+        // Only a 3xx can redirect: the rest skip the policy.
+        if (300..<400).contains(response.statusCode), handledRedirect(response, from: leg) { return }
+        if let delegate, delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
+            guard case .refresh = machine.withLock({ $0.handle(.refused) }) else {
+                return finish(.failed(.authentication(.stillUnauthorized(statusCode: response.statusCode))))
+            }
+            return resume(after: context.refresher.refresh(signedWith: generation, api: api, delegate: delegate), leg)
+        }
+        let accepted = context.validation.accepts(response)
+        if !accepted, context.retryPolicy.allowsRetry(method: Self.method(of: response.request), retriesSoFar: retries, status: response.statusCode) {
+            let retryAfter = RetryPolicy.retryAfter(response.headers["Retry-After"])
+            return retry(leg, sent: response.request, retryAfter: retryAfter, otherwise: statusFailure(response))
+        }
+        finish(accepted ? .answered(response, parser: context.parser) : .failed(statusFailure(response)))
+    }
+
+    /// Sends the next leg when `response` is a redirect to follow, or fails the request when it
+    /// is one that must not be followed; returns whether it did either.
+    private func handledRedirect(_ response: Response, from leg: Leg) -> Bool {
+        do {
+            guard let next = try context.redirectPolicy.next(after: response.head, to: response.request, from: leg) else { return false }
+            // Adapters and the delegate run on the pipeline queue, as for the first attempt, not
+            // on the transport's, where they would hold up every other exchange.
+            context.pipelineQueue.async { self.attempt(next) }
+        } catch {
+            finish(failed(error))
+        }
+        return true
+    }
+
+    /// Waits out the backoff, then attempts again; fails with `failure` when the budget is spent.
+    private func retry(_ leg: Leg, sent: URLRequest, retryAfter: TimeInterval?, otherwise failure: APIError) {
+        guard context.retryAccount.withdrawRetry(at: context.clock.now, budget: context.retryBudget) else {
+            return finish(.failed(failure))
+        }
+        guard case .scheduleRetry(let retry) = machine.withLock({ $0.handle(.backOff) }) else { return }
+        let delay = context.retryPolicy.delay(beforeRetry: retry, retryAfter: retryAfter) { Double.random(in: $0) }
+        context.plugins.forEach { $0.observe(.didRetry(sent, retry: retry, delay: delay), api: api.apiContext) }
+        let wait = context.clock.schedule(after: delay) { [self] in
+            context.pipelineQueue.async { self.attempt(leg) }
+        }
+        run(.waiting(wait))
+    }
+
+    private func statusFailure(_ response: Response) -> APIError {
+        .unacceptableStatus(.init(
+            method: response.method, url: response.url, statusCode: response.statusCode,
+            headers: response.headers, body: response.body, serverError: context.parser.serverError(from: response)
+        ))
+    }
+}
