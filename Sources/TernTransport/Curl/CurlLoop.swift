@@ -11,7 +11,7 @@ import Foundation
 final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's multi handle, a C pointer
     private let curl: UnsafePointer<TernCurl>
     private let multi: UnsafeMutableRawPointer
-    private let inbox = Locked(Inbox())
+    let inbox = Locked(CurlLoopInbox())
     /// The most connections to one host libcurl opens.
     private let connectionsPerHost: Int
     /// The loop's thread, which its state and its exchanges' belong to.
@@ -44,7 +44,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
     /// The idle connections, checked before reuse; the loop thread's.
     var connections: CurlConnections { owned.value.connections }
 
-    private var state: CurlLoopState<CurlExchange> {
+    var state: CurlLoopState<CurlExchange> {
         _read { yield owned.value.state }
         _modify { yield &owned.value.state }
     }
@@ -54,63 +54,11 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
         _modify { yield &owned.value.byHandle }
     }
 
-    private struct Inbox {
-        /// Exchanges started and not yet ended.
-        var inFlight = 0
-        var jobs: [@Sendable () -> Void] = []
-        var starts: [CurlExchange] = []
-        var cancels: [CurlExchange] = []
-        var isClosing = false
-        /// Whether the loop will read the inbox again before it sleeps, so that nothing put in
-        /// needs to wake it: while it runs jobs, and while it waits for the next request after
-        /// one that ran alone.
-        var isAwake = false
-        /// When the latest request was put in (uptime nanoseconds).
-        var lastArrival: UInt64 = 0
-        /// How many times the loop has waited for a next request.
-        var lingers = 0
-        /// How many times a start woke the loop.
-        var startWakeups = 0
-        /// How many times the loop found itself marked awake as it was about to sleep; every
-        /// path to sleep marks it asleep first, and the tests check that this stays 0.
-        var sleepsMarkedAwake = 0
-        /// The origins whose next exchange would wait for one of theirs to end, as the loop
-        /// last went to sleep: starting one need not wake it, since it wakes when one of theirs
-        /// ends (their sockets are among those it waits on), and takes the start then.
-        var fullOrigins: Set<String> = []
-        /// Whether every plain-HTTP origin was full, the transport's total reached.
-        var everyOriginFull = false
-
-        /// Whether there is anything for the loop to do.
-        var hasWork: Bool { hasWaitingWork || isClosing }
-        /// Whether jobs, starts or cancels wait to be taken.
-        var hasWaitingWork: Bool { !jobs.isEmpty || !starts.isEmpty || !cancels.isEmpty }
-    }
-
     /// The name of every loop's thread, as the system shows it.
     static let threadName = "tern.curl"
 
     /// How many idle connections are kept for reuse.
     static let idleConnections = 32
-
-    /// How long the loop stays awake for the next request after one that ran alone, in
-    /// nanoseconds: longer than a caller sending one request after another takes to send the
-    /// next once the last was delivered. Finding the loop awake spares it a wakeup and the loop
-    /// a sleep, which save about the CPU the wait costs, and a good share of the time per
-    /// request (see the Benchmarks article). After the last request of a burst the wait costs at
-    /// most this much; a caller whose requests come further apart than this costs it once, not
-    /// per request.
-    static let lingering: UInt64 = 50_000
-
-    /// Whether a request that `arrived` came soon enough after the report of the last answer,
-    /// which began and ended then, for the loop to wait for the next one (all uptime
-    /// nanoseconds). Timed from the report's end, when the loop would begin to wait: an answer
-    /// decoded while it is reported, which takes longer than the wait, does not make its caller
-    /// slow. A request that came during the report is timed from its beginning: the machine held
-    /// the report up, and a caller who sent long after its answer is not one to wait for.
-    static func cameSoon(_ arrived: UInt64, afterReportBegan began: UInt64, ended: UInt64) -> Bool {
-        arrived <= (arrived < ended ? began : ended) + lingering
-    }
 
     /// Whether the caller runs on the loop's thread. What that thread puts in the inbox needs no
     /// wakeup: the loop reads the inbox again before it sleeps (``fallAsleep()``). Only closing
@@ -369,39 +317,6 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             if perform(actions, finished: true) { answeredAlone = reporting }
         }
         return answeredAlone
-    }
-
-    /// Marks the loop asleep, should it not be (asleep and marked awake, it would not be woken by
-    /// what is put in, which would wait until its poll timed out), and says which origins are
-    /// full; returns whether work waits, which the loop then takes before it sleeps: starts to
-    /// full origins are put in without waking it.
-    private func fallAsleep() -> Bool {
-        let (full, everyOriginFull) = (state.fullOrigins, state.everyOriginFull)
-        return inbox.withLock { inbox in
-            if inbox.isAwake {
-                inbox.isAwake = false
-                inbox.sleepsMarkedAwake += 1
-            }
-            inbox.fullOrigins = full
-            inbox.everyOriginFull = everyOriginFull
-            return inbox.hasWaitingWork
-        }
-    }
-
-    /// Waits up to ``lingering`` for work, yielding the core to any thread that wants it;
-    /// returns whether work came. Marks the loop asleep before returning none, so that what
-    /// comes after wakes it.
-    private func lingerForWork() -> Bool {
-        inbox.withLock { $0.lingers += 1 }
-        let deadline = DispatchTime.now().uptimeNanoseconds + Self.lingering
-        repeat {
-            if inbox.withLock(\.hasWork) { return true }
-            sched_yield()
-        } while DispatchTime.now().uptimeNanoseconds < deadline
-        return inbox.withLock { inbox in
-            inbox.isAwake = false
-            return inbox.hasWork
-        }
     }
 }
 #endif
