@@ -35,6 +35,10 @@ struct ExchangeState {
     /// Whether the exchange has ended: what was collected is handed on, and nothing is kept.
     var hasEnded = false
 
+    /// Whether the exchange's end has come: taken, or waiting while its head is judged. What a
+    /// transport reports after it belongs to nothing.
+    var hasEndCome: Bool { hasEnded || judging?.end != nil }
+
     /// Hands over what was collected and keeps nothing more: the exchange has ended.
     mutating func end() -> ExchangeState {
         defer { self = ExchangeState(attempt: attempt, hasEnded: true) }

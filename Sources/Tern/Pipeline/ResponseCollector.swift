@@ -79,12 +79,12 @@ final class ResponseCollector: TransportReceiver {
     }
 
     func didReceive(_ head: ResponseHead) -> TransferDecision {
-        // One head per exchange: a second (or one after the end) is the transport's error, and
-        // ends the exchange with it. Judged again elsewhere, it took the end from the first.
-        // A head of an attempt the request has moved past stops its transfer too.
+        // One head per exchange: a second is the transport's error, and ends the exchange with
+        // it (judged again elsewhere, it took the end from the first). One after the end, or of
+        // an attempt the request has moved past, belongs to nothing, and stops its transfer.
         let isFirst = exchange { state in
-            guard !state.hasHead, !state.hasEnded else {
-                if state.stopped == nil { state.stopped = URLError(.badServerResponse) }
+            guard !state.hasHead, !state.hasEndCome else {
+                if !state.hasEndCome, state.stopped == nil { state.stopped = URLError(.badServerResponse) }
                 return false
             }
             state.hasHead = true
@@ -193,11 +193,14 @@ final class ResponseCollector: TransportReceiver {
     func didReceive(_ chunk: Data) -> TransferDecision {
         // Most exchanges never judge a head elsewhere: no second look at the state per chunk.
         guard judgesHeadOn != nil else { return take(chunk) }
-        let isJudging = exchange { state in
+        let held = exchange { state -> TransferDecision? in
+            guard state.judging != nil else { return nil }
+            // What comes after the end, kept meanwhile, belongs to nothing.
+            guard state.judging?.end == nil else { return .stop }
             state.judging?.chunks.append(chunk)
-            return state.judging != nil
+            return .proceed
         }
-        return isJudging == true ? .proceed : take(chunk)
+        return (held ?? nil) ?? take(chunk)
     }
 
     /// Takes `chunk` into the stream, the file or the body.
@@ -263,7 +266,7 @@ final class ResponseCollector: TransportReceiver {
         let state = exchange { state -> ExchangeState? in
             guard !state.hasEnded else { return nil }
             guard state.judging == nil else {
-                state.judging?.end = .some(error)
+                if state.judging?.end == nil { state.judging?.end = .some(error) }
                 return nil
             }
             return state.end()
