@@ -40,19 +40,19 @@ struct ThreadedAnswerAttackTests: EarlyAnswerAttack {
     /// a chunk, both chunks, the end.
     static let returnPoints = [0, 1, 2, 3, 4]
 
-    /// Each point, with a plugin and without.
-    static let pointsWithPlugin = Point.allCases.flatMap { point in [false, true].map { (point, $0) } }
+    /// Each point, with a plugin and without, the reader leaving or the stream cancelled.
+    static let streamStops = Point.allCases.flatMap { point in
+        [false, true].flatMap { withPlugin in [false, true].map { (point, withPlugin, $0) } }
+    }
 
-    static func steps(_ hook: Hook? = nil, at point: Point = .beforeTheHead) -> [Step] {
-        var steps: [Step] = [.head(200), .chunk("a\n"), .chunk("b\n"), .end()]
-        if let hook { steps.insert(.run(hook), at: [Point.beforeTheHead: 0, .afterTheHead: 1, .afterAChunk: 2, .afterTheEnd: 4][point]!) }
-        return steps
+    static func steps(_ hook: Hook, at point: Point) -> [Step] {
+        EarlyAnswerAttackLateTests.steps(cancellingAt: point, hook)
     }
 
     @Test(arguments: returnPoints, Reading.allCases) func answeredWhileSendRuns(returnsAfter: Int, reading: Reading) async throws {
         let configuration = Self.configuration(reading)
         try await Self.inDirectory { directory in
-            try await Self.attack(Racing(returnsAfter: returnsAfter, Self.steps()), configuration) { api, _ in
+            try await Self.attack(Racing(returnsAfter: returnsAfter, [.head(200), .chunk("a\n"), .chunk("b\n"), .end()]), configuration) { api, _ in
                 let read = try await Self.read(reading, from: api, in: directory)
                 #expect(read.flatMap { try? $0.get() } == "a\nb\n", "\(String(describing: read))")
             }
@@ -83,35 +83,17 @@ struct ThreadedAnswerAttackTests: EarlyAnswerAttack {
         }
     }
 
-    @Test(arguments: returnPoints, pointsWithPlugin)
-    func aStreamLeftFromTheTransportsThread(returnsAfter: Int, at: (point: Point, withPlugin: Bool)) async throws {
-        let (point, withPlugin) = at
+    /// A stream whose reader leaves (its task cancelled), or that is cancelled, at each point.
+    @Test(arguments: returnPoints, streamStops)
+    func aStreamStoppedFromTheTransportsThread(returnsAfter: Int, at: (point: Point, withPlugin: Bool, readerLeaves: Bool)) async throws {
         let hook = Hook()
-        let configuration = APIConfiguration(timeout: 10, retryPolicy: .never, plugins: withPlugin ? [Watching()] : [])
-        try await Self.attack(Racing(returnsAfter: returnsAfter, Self.steps(hook, at: point)), configuration) { api, _ in
-            let reader = Task.onTestThreads {
-                var lines: [String] = []
-                for try await line in api.stream(route: .get(Self.url)).lines { lines.append(line) }
-                return lines
-            }
-            hook.set { reader.cancel() }
-            let ended = try await Self.within { await reader.result }
-            #expect(ended != nil, "the reader did not end")
-            if case .failure(let error)? = ended { #expect(error is APIError, "\(error)") }
-        }
-        await Self.expectStreamEndsMatchHeads(configuration)
-    }
-
-    @Test(arguments: returnPoints, pointsWithPlugin)
-    func aStreamCancelledFromTheTransportsThread(returnsAfter: Int, at: (point: Point, withPlugin: Bool)) async throws {
-        let (point, withPlugin) = at
-        let hook = Hook()
-        let configuration = APIConfiguration(timeout: 10, retryPolicy: .never, plugins: withPlugin ? [Watching()] : [])
-        try await Self.attack(Racing(returnsAfter: returnsAfter, Self.steps(hook, at: point)), configuration) { api, _ in
+        let configuration = APIConfiguration(timeout: 10, retryPolicy: .never, plugins: at.withPlugin ? [Watching()] : [])
+        try await Self.attack(Racing(returnsAfter: returnsAfter, Self.steps(hook, at: at.point)), configuration) { api, _ in
+            guard !at.readerLeaves else { return try await Self.expectReaderEnds(cancelledBy: hook, api: api) }
             let stream = api.stream(route: .get(Self.url))
             hook.set { stream.cancel() }
             try await Self.expectEnds(stream)
-            await Self.settlesOnceTyped(stream.response, cancelled: point == .beforeTheHead)
+            await Self.settlesOnceTyped(stream.response, cancelled: at.point == .beforeTheHead)
         }
         await Self.expectStreamEndsMatchHeads(configuration)
     }
