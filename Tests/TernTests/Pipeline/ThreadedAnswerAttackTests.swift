@@ -17,9 +17,13 @@ struct ThreadedAnswerAttackTests: EarlyAnswerAttack {
     final class Racing: Hostile, @unchecked Sendable {   // unchecked: as its base, its state is `let`s
         let returnsAfter: Int
 
-        init(returnsAfter: Int, _ steps: [Step]) {
+        init(returnsAfter: Int, answers: [[Step]]) {
             self.returnsAfter = returnsAfter
-            super.init(.otherThread, answers: [steps])
+            super.init(.otherThread, answers: answers)
+        }
+
+        convenience init(returnsAfter: Int, _ steps: [Step]) {
+            self.init(returnsAfter: returnsAfter, answers: [steps])
         }
 
         override func send(_ request: TransportRequest, to receiver: any TransportReceiver, steps: [Step]) -> any TransportTask {
@@ -55,6 +59,26 @@ struct ThreadedAnswerAttackTests: EarlyAnswerAttack {
             try await Self.attack(Racing(returnsAfter: returnsAfter, [.head(200), .chunk("a\n"), .chunk("b\n"), .end()]), configuration) { api, _ in
                 let read = try await Self.read(reading, from: api, in: directory)
                 #expect(read.flatMap { try? $0.get() } == "a\nb\n", "\(String(describing: read))")
+            }
+        }
+        await Self.expectStreamEndsMatchHeads(configuration)
+    }
+
+    /// Redirected, or retried after a connection lost midway (a stream's head has opened it by
+    /// then: its failure is the stream's), each attempt answered while its `send` runs.
+    @Test(arguments: returnPoints, Reading.allCases) func aRedirectAndARetryAnsweredWhileSendRuns(returnsAfter: Int, reading: Reading) async throws {
+        let configuration = Self.configuration(reading, retryPolicy: RetryPolicy(maxRetries: 1, baseDelay: 0.01, jitter: false))
+        let answers: [[Step]] = [[.head(302, ["Location": "/next"]), .chunk("moved"), .end()],
+                                 [.head(200), .chunk("cut"), .end(.networkConnectionLost)],
+                                 [.head(200), .chunk("a\n"), .chunk("b\n"), .end()]]
+        try await Self.inDirectory { directory in
+            try await Self.attack(Racing(returnsAfter: returnsAfter, answers: answers), configuration) { api, transport in
+                let read = try await Self.read(reading, from: api, in: directory)
+                switch (reading, read) {
+                case (.request, .success("a\nb\n")?), (.download, .success("a\nb\n")?): #expect(transport.requests.items.count == 3)
+                case (.stream, .failure(.transportFailed)?), (.streamWithPlugin, .failure(.transportFailed)?): break
+                default: Issue.record("\(reading): \(String(describing: read))")
+                }
             }
         }
         await Self.expectStreamEndsMatchHeads(configuration)
