@@ -10,6 +10,8 @@ enum EarlyAnswer {}
 extension EarlyAnswer {
     /// What a hostile transport reports, in order.
     enum Step: Sendable {
+        /// Body bytes sent so far, of the body's length.
+        case sent(Int64, of: Int64?)
         case head(Int, [String: String] = [:])
         case chunk(String)
         /// The end: complete, or failed with the code.
@@ -148,6 +150,9 @@ extension EarlyAnswer {
             }
             for step in steps {
                 switch step {
+                case .sent(let sent, let total):
+                    guard transport.unruly || !ended.withLock({ $0 }) else { continue }
+                    receiver.didSendBodyData(sent, of: total)
                 case .head(let status, let fields):
                     let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: HTTPHeaders(fields))!
                     let before = resumesNow()

@@ -136,6 +136,21 @@ extension EarlyAnswerAttack {
         #expect(ended?.hasPrefix("untyped") != true, "\(ended ?? "")", sourceLocation: sourceLocation)
     }
 
+    /// Reads a stream of `url` as lines in a task that `hook` cancels: the reader ends within
+    /// 10 s, complete or with a typed error.
+    static func expectReaderEnds(cancelledBy hook: Hook, api: AbstractAPI, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let url = url
+        let reader = Task.onTestThreads {
+            var lines: [String] = []
+            for try await line in api.stream(route: .get(url)).lines { lines.append(line) }
+            return lines
+        }
+        hook.set { reader.cancel() }
+        let ended = try await within { await reader.result }
+        #expect(ended != nil, "the reader did not end", sourceLocation: sourceLocation)
+        if case .failure(let error)? = ended { #expect(error is APIError, "\(error)", sourceLocation: sourceLocation) }
+    }
+
     /// The lines of a stream of `route`, read to the end within 10 s.
     static func lines(of api: AbstractAPI, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String]? {
         let url = url

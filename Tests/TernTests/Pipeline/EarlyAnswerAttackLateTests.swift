@@ -122,15 +122,7 @@ struct EarlyAnswerAttackLateTests: EarlyAnswerAttack {
         let hook = Hook()
         let configuration = APIConfiguration(timeout: 10, retryPolicy: .never, plugins: withPlugin ? [Watching()] : [])
         try await Self.attack(Hostile(.inside, Self.steps(cancellingAt: point, hook)), configuration) { api, _ in
-            let reader = Task.onTestThreads {
-                var lines: [String] = []
-                for try await line in api.stream(route: .get(Self.url)).lines { lines.append(line) }
-                return lines
-            }
-            hook.set { reader.cancel() }
-            let ended = try await Self.within { await reader.result }
-            #expect(ended != nil, "the reader did not end")
-            if case .failure(let error)? = ended { #expect(error is APIError, "\(error)") }
+            try await Self.expectReaderEnds(cancelledBy: hook, api: api)
         }
         await Self.expectStreamEndsMatchHeads(configuration)
     }
