@@ -1,0 +1,28 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import Tern
+
+/// What the hostile-transport attacks of session 44 broke: each test fails on the code it was
+/// written against.
+@Suite(.onTestThreads, .timeLimit(.minutes(1)))
+struct HostileTransportBreakTests: EarlyAnswerAttack {
+    /// A chunk before the head is the transport's error, as a second head is: the request fails
+    /// with `badServerResponse` rather than taking the chunk into its body (a request), or
+    /// dropping it (a download, a stream), either way a body silently not the server's.
+    @Test(arguments: Reading.allCases) func aChunkBeforeTheHeadFailsTyped(reading: Reading) async throws {
+        let configuration = Self.configuration(reading)
+        try await Self.inDirectory { directory in
+            try await Self.attack(Hostile(.inside, unruly: true, [.chunk("early\n"), .head(200), .chunk("a\n"), .end()]), configuration) { api, _ in
+                let read = try await Self.read(reading, from: api, in: directory)
+                guard case .failure(.transportFailed(let failure))? = read else {
+                    Issue.record("\(reading): \(String(describing: read))")
+                    return
+                }
+                #expect((failure.underlying as? URLError)?.code == .badServerResponse, "\(failure)")
+            }
+        }
+    }
+}
