@@ -25,4 +25,17 @@ struct HostileTransportBreakTests: EarlyAnswerAttack {
             }
         }
     }
+
+    /// Chunks after the end make no progress report: the request has settled with its body,
+    /// and a report past it tells the user of bytes that are not in it.
+    @Test(arguments: Reading.allCases) func aChunkAfterTheEndReportsNoProgress(reading: Reading) async throws {
+        let done = Recorder<Bool>()
+        try await Self.inDirectory { directory in
+            try await Self.attack(Hostile(.inside, unruly: true, [.head(200), .chunk("a\n"), .end(), .chunk("late\n"), BodyOrderAttackTests.played(done)])) { api, _ in
+                let reports = await BodyOrderAttackTests.progress(of: reading, api: api, in: directory, done: done)
+                let downloads = reports.filter { $0.direction == .download }
+                #expect(downloads.allSatisfy { $0.completedBytes <= 2 }, "\(downloads.map(\.completedBytes))")
+            }
+        }
+    }
 }
