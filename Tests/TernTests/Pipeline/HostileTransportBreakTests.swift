@@ -38,4 +38,18 @@ struct HostileTransportBreakTests: EarlyAnswerAttack {
             }
         }
     }
+
+    /// Upload progress after the end makes no report either.
+    @Test func uploadProgressAfterTheEndReportsNothing() async throws {
+        let done = Recorder<Bool>()
+        let steps: [Step] = [.sent(10, of: 10), .head(200), .chunk("a\n"), .end(), .sent(20, of: 20), BodyOrderAttackTests.played(done)]
+        try await Self.inDirectory { directory in
+            try await Self.attack(Hostile(.inside, unruly: true, steps)) { api, _ in
+                let reports = await BodyOrderAttackTests.progress(of: .request, api: api, in: directory, done: done,
+                                                                  parameters: BodyParameters(Data(count: 10)))
+                let uploads = reports.filter { $0.direction == .upload }
+                #expect(uploads.allSatisfy { $0.completedBytes <= 10 }, "\(uploads)")
+            }
+        }
+    }
 }
