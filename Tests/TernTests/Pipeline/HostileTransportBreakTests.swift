@@ -52,4 +52,46 @@ struct HostileTransportBreakTests: EarlyAnswerAttack {
             }
         }
     }
+
+    /// Holds the judging of a stream's 200 head (plugins hear of it as it opens the stream)
+    /// until the transport has reported everything: what came after the end waits with the end.
+    struct HoldsTheHead: Plugin {
+        let done: Recorder<Bool>
+
+        func observe(_ event: PluginEvent, api: APIContext) {
+            guard case .didReceive(.success(let response), _) = event, response.statusCode == 200 else { return }
+            let deadline = Date().addingTimeInterval(5)
+            while done.items.isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        }
+    }
+
+    /// The stream's lines, read within 10 s, or the error that ended them.
+    static func readLines(_ api: AbstractAPI) async throws -> Result<[String], APIError>? {
+        try await within {
+            do {
+                var lines: [String] = []
+                for try await line in api.stream(route: .get(Self.url)).lines { lines.append(line) }
+                return .success(lines)
+            } catch let error as APIError {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// What came after the end, while a plugin judged the head (perhaps of a retry, the first
+    /// attempt's connection lost before its head): the end was kept for after the judging, and
+    /// a chunk after it became the stream's last line, a head after it failed a whole stream
+    /// with `badServerResponse` (without a plugin, both are ignored).
+    @Test(arguments: [Step.chunk("late\n"), .head(200)], [false, true])
+    func whatComesAfterTheEndChangesNothingWhenTheHeadIsJudgedElsewhere(late: Step, retried: Bool) async throws {
+        let done = Recorder<Bool>()
+        let configuration = APIConfiguration(timeout: 10, retryPolicy: RetryPolicy(maxRetries: 1, baseDelay: 0.01, jitter: false),
+                                             plugins: [HoldsTheHead(done: done)])
+        let answer: [Step] = [.head(200), .chunk("a\n"), .end(), late, BodyOrderAttackTests.played(done)]
+        try await Self.attack(Hostile(.inside, unruly: true, answers: (retried ? [[.end(.networkConnectionLost)]] : []) + [answer]),
+                              configuration) { api, _ in
+            let read = try await Self.readLines(api)
+            #expect(read.flatMap { try? $0.get() } == ["a"], "\(String(describing: read))")
+        }
+    }
 }
