@@ -40,7 +40,7 @@ public struct ServerResponse: Sendable {
     /// The body.
     public var body: Data
     /// How it goes out.
-    public var behavior: Behavior
+    package var behavior: Behavior
     /// Header fields sent as they are after ``headers``, even when a name repeats (two `Link`
     /// or `Set-Cookie` fields, say), which ``headers`` cannot hold.
     public var repeatedFields: [(name: String, value: String)] = []
@@ -133,7 +133,7 @@ public struct RecordedRequest: Sendable {
     }
 
     /// The query as sent, still percent-encoded; empty when there is none.
-    public var query: String {
+    package var query: String {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         return parts.count > 1 ? String(parts[1]) : ""
     }

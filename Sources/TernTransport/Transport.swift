@@ -150,7 +150,7 @@ public struct TransportRequest: Sendable {
     /// The most bytes of response body to take, after decompression, or `nil` for no limit.
     /// Tern's receiver enforces it (it stops the transfer as soon as the body passes it); a
     /// transport can read it to stop earlier still.
-    public var maximumBodySize: Int?
+    package var maximumBodySize: Int?
     /// The keys the server must show one of, each the Base64 of the SHA-256 of a certificate's
     /// public key (its SubjectPublicKeyInfo); none to check when empty. A transport that can
     /// check them (``Transport/canPinKeys``) fails the exchange

@@ -94,10 +94,10 @@ public struct APIConfiguration: Sendable {
         timeout: TimeInterval = 60,
         cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy,
         maximumResponseSize: SizeLimit = .megabytes(64),
-        validation: Validation = .successfulStatusCodes,
-        retryPolicy: RetryPolicy = .default,
-        redirectPolicy: RedirectPolicy = .follow,
-        retryBudget: RetryBudget = .default,
+        validation: Validation = .statusCodes(200..<300),
+        retryPolicy: RetryPolicy = RetryPolicy(),
+        redirectPolicy: RedirectPolicy = RedirectPolicy(),
+        retryBudget: RetryBudget = RetryBudget(),
         refreshLimit: RefreshLimit = RefreshLimit(),
         adapters: [any RequestAdapter] = [],
         plugins: [any Plugin] = [],
@@ -127,5 +127,5 @@ public struct APIConfiguration: Sendable {
 
     /// A 60-second timeout, no common headers, 2xx accepted, bodies up to 64 MiB, up to 10
     /// redirects followed.
-    public static let `default` = APIConfiguration()
+    package static let `default` = APIConfiguration()
 }

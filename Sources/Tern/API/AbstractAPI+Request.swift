@@ -3,10 +3,13 @@ import Foundation
 import FoundationNetworking
 #endif
 
-// The entry points of the pipeline. The promise's value type picks the overload: a decoded
-// model, nothing (`Void`), the raw body (`Data`), text (`String`), or the whole `Response`.
+// The entry points of the pipeline. The promise's value type picks what comes back: a decoded
+// model, the raw body (`Data`) or text (`String`) from the first overload, as `APIRequest`
+// picks them; nothing (`Void`) or the whole `Response` from the other two.
 extension AbstractAPI {
-    /// Sends a request and decodes its body with the response parser.
+    /// Sends a request and decodes its body with the response parser; as `Data` the body comes
+    /// as it came, and as a `String` as text, in the charset its `Content-Type` names (UTF-8
+    /// when it names none).
     ///
     /// An empty body decodes as `nil` when `Value` is optional.
     ///
@@ -21,7 +24,7 @@ extension AbstractAPI {
         parameters: (any RequestParameters)? = nil,
         options: RequestOptions = RequestOptions()
     ) -> Promise<Value> {
-        perform(route: route, parameters: parameters, options: options, decoding: .decodable)
+        perform(route: route, parameters: parameters, options: options, decoding: .automatic)
     }
 
     /// Sends a request whose body does not matter, such as a `DELETE`.
@@ -32,27 +35,6 @@ extension AbstractAPI {
         options: RequestOptions = RequestOptions()
     ) -> Promise<Void> {
         perform(route: route, parameters: parameters, options: options, decoding: .ignored)
-    }
-
-    /// Sends a request and returns its body as it came.
-    @inlinable
-    public func request(
-        route: Route,
-        parameters: (any RequestParameters)? = nil,
-        options: RequestOptions = RequestOptions()
-    ) -> Promise<Data> {
-        perform(route: route, parameters: parameters, options: options, decoding: .data)
-    }
-
-    /// Sends a request and returns its body as text, in the charset its `Content-Type` names
-    /// (UTF-8 when it names none).
-    @inlinable
-    public func request(
-        route: Route,
-        parameters: (any RequestParameters)? = nil,
-        options: RequestOptions = RequestOptions()
-    ) -> Promise<String> {
-        perform(route: route, parameters: parameters, options: options, decoding: .text)
     }
 
     /// Sends a request and returns the whole response: status, headers, body, URL, timing.

@@ -79,7 +79,7 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
     ///   - clock: Where waits happen; real time by default, a `TestClock` in tests.
     public init(
         responseParser: any ResponseParser = JSONParser(),
-        configuration: APIConfiguration = .default,
+        configuration: APIConfiguration = APIConfiguration(),
         transport: (any Transport)? = nil,
         responseQueue: DispatchQueue = .main,
         clock: (any APIClock)? = nil

@@ -1,4 +1,4 @@
-/// One page of a ``PageSequence``.
+/// One page of a collection, as ``AbstractAPI/pages(_:style:collectionKeyPath:)`` loads it.
 public struct Page<Element: Sendable>: Sendable {
     /// The page's elements.
     public let elements: [Element]
@@ -9,7 +9,7 @@ public struct Page<Element: Sendable>: Sendable {
     /// that answers a load after the last.
     public let number: Int?
     /// Whether another page follows.
-    public let hasNext: Bool
+    package let hasNext: Bool
     /// The response the page came in; `nil` for the empty page that answers a load after the last.
     public let response: Response?
 

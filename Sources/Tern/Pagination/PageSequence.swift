@@ -1,28 +1,22 @@
-/// The pages of a collection as an async sequence, each requested only when the loop asks for
-/// it; cancelling the Task cancels the request in flight.
-///
-/// ```swift
-/// for try await page in api.pages(APIRequest<[Product]>(.get("/products")), style: .linkHeader) {
-///     show(page.elements)
-/// }
-/// ```
-public struct PageSequence<Element: Decodable & Sendable>: AsyncSequence, Sendable {
+/// The pages of a collection, each requested only when the loop asks for it: what
+/// ``AbstractAPI/pages(_:style:collectionKeyPath:)`` returns as a ``ResponseSequence``.
+struct PageSequence<Element: Decodable & Sendable>: AsyncSequence, Sendable {
     let makePaginator: @Sendable () -> Paginator<Element>
 
     /// Starts a new pagination: each iteration begins at the first page.
-    public func makeAsyncIterator() -> Iterator {
+    func makeAsyncIterator() -> Iterator {
         Iterator(paginator: makePaginator())
     }
 
     /// Loads one page per call to ``next()``.
-    public struct Iterator: AsyncIteratorProtocol {
+    struct Iterator: AsyncIteratorProtocol {
         /// The paginator behind this iteration, with everything loaded so far.
-        package let paginator: Paginator<Element>
+        let paginator: Paginator<Element>
 
         /// The next page, or `nil` after the last; an empty last page is not returned.
         ///
         /// - Throws: The page's ``APIError``; ``APIError/cancelled`` when the Task is cancelled.
-        public mutating func next() async throws -> Page<Element>? {
+        mutating func next() async throws -> Page<Element>? {
             guard paginator.hasNextPage else { return nil }
             guard !Task.isCancelled else { throw APIError.cancelled }
             let page = try await paginator.loadNextPage().value
@@ -32,7 +26,15 @@ public struct PageSequence<Element: Decodable & Sendable>: AsyncSequence, Sendab
 }
 
 extension AbstractAPI {
-    /// The pages `request` starts, as an async sequence.
+    /// The pages `request` starts, as an async sequence: each iteration begins at the first page
+    /// and requests the next only when the loop asks for it; cancelling the Task cancels the
+    /// request in flight.
+    ///
+    /// ```swift
+    /// for try await page in api.pages(APIRequest<[Product]>(.get("/products")), style: .linkHeader) {
+    ///     show(page.elements)
+    /// }
+    /// ```
     ///
     /// Each page goes through the API's whole pipeline (delegate, refresh, retries, plugins) and
     /// is decoded by its parser; a search or filters are `request`'s parameters, sent with every
@@ -45,11 +47,11 @@ extension AbstractAPI {
     ///   - style: Page numbers (the default, `page` from 1), cursors, or `Link` headers.
     ///   - collectionKeyPath: Dot-separated keys to the elements inside the body, such as
     ///     `"data.items"`; `nil` when the body is the array.
-    public func pages<Element>(
+    public func pages<Element: Decodable & Sendable>(
         _ request: APIRequest<[Element]>,
         style: PageStyle = .pageNumber(),
         collectionKeyPath: String? = nil
-    ) -> PageSequence<Element> {
-        PageSequence { Paginator(api: self, request: request, style: style, collectionKeyPath: collectionKeyPath) }
+    ) -> ResponseSequence<Page<Element>> {
+        ResponseSequence(PageSequence { Paginator(api: self, request: request, style: style, collectionKeyPath: collectionKeyPath) })
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// How a server numbers its pages, and so how a ``PageSequence`` asks for the next one.
+/// How a server numbers its pages, and so how
+/// ``AbstractAPI/pages(_:style:collectionKeyPath:)`` asks for the next one.
 ///
 /// ```swift
 /// .pageNumber()                                          // ?page=1, ?page=2, … until an empty page

@@ -13,13 +13,13 @@ public struct FormParameters: RequestParameters {
     public var headers: HTTPHeaders
 
     /// Creates a form from a dictionary, with the values ``URLParameters`` takes.
-    public init(_ values: [String: any Sendable], encoding: QueryEncoding = .default, headers: HTTPHeaders = [:]) {
+    public init(_ values: [String: any Sendable], encoding: QueryEncoding = QueryEncoding(), headers: HTTPHeaders = [:]) {
         pairs = URLParameters(values, encoding: encoding)
         self.headers = headers
     }
 
     /// Creates a form from the properties of an `Encodable` value, written through `encoder`.
-    public init(_ value: some Encodable & Sendable, encoder: JSONEncoder = JSONEncoder(), encoding: QueryEncoding = .default,
+    public init(_ value: some Encodable & Sendable, encoder: JSONEncoder = JSONEncoder(), encoding: QueryEncoding = QueryEncoding(),
                 headers: HTTPHeaders = [:]) {
         pairs = URLParameters(value, encoder: encoder, encoding: encoding)
         self.headers = headers

@@ -41,7 +41,7 @@ public struct QueryEncoding: Sendable, Equatable {
     }
 
     /// Brackets for arrays, `1`/`0` for booleans.
-    public static let `default` = QueryEncoding()
+    package static let `default` = QueryEncoding()
 
     /// The percent-encoded `key=value` pairs of `values`, joined with `&`.
     func encode(_ values: [(key: String, value: QueryValue)]) -> String {

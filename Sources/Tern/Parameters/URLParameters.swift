@@ -19,7 +19,7 @@ public struct URLParameters: RequestParameters {
 
     /// Creates parameters from a dictionary of strings, numbers, booleans, arrays,
     /// dictionaries, optionals, dates, UUIDs, URLs or other `Encodable` values.
-    public init(_ values: [String: any Sendable], encoding: QueryEncoding = .default, headers: HTTPHeaders = [:]) {
+    public init(_ values: [String: any Sendable], encoding: QueryEncoding = QueryEncoding(), headers: HTTPHeaders = [:]) {
         source = .dictionary(values)
         self.encoding = encoding
         self.headers = headers
@@ -30,7 +30,7 @@ public struct URLParameters: RequestParameters {
     public init(
         _ value: some Encodable & Sendable,
         encoder: JSONEncoder = JSONEncoder(),
-        encoding: QueryEncoding = .default,
+        encoding: QueryEncoding = QueryEncoding(),
         headers: HTTPHeaders = [:]
     ) {
         source = .encodable(value, encoder)

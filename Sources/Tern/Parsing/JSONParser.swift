@@ -52,8 +52,8 @@ open class JSONParser: ResponseParser, @unchecked Sendable {   // unchecked: Swi
     /// - Parameters:
     ///   - decoder: The decoder; configure it for dates and key strategies.
     ///   - keyPath: Dot-separated keys to the value inside an envelope, such as `"data.items"`.
-    ///   - errorType: A type to decode error bodies as; the result is in
-    ///     ``APIError/StatusFailure/serverError``.
+    ///   - errorType: A type to decode error bodies as; the result is what
+    ///     ``APIError/StatusFailure/serverError(as:decoder:)`` returns.
     public init(
         decoder: JSONDecoder = JSONDecoder(),
         keyPath: String? = nil,

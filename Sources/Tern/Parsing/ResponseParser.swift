@@ -13,7 +13,7 @@ public protocol ResponseParser: Sendable {
     func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value
 
     /// The server's own error, decoded from a response whose status was not accepted, or `nil`.
-    /// Tern puts it in ``APIError/StatusFailure/serverError``.
+    /// Tern keeps it in the failure, for ``APIError/StatusFailure/serverError(as:decoder:)``.
     func serverError(from response: Response) -> (any Error & Sendable)?
 }
 

@@ -34,7 +34,7 @@ public struct Validation: Sendable {
     }
 
     /// Accepts 2xx: the default.
-    public static let successfulStatusCodes = statusCodes(200..<300)
+    package static let successfulStatusCodes = statusCodes(200..<300)
 
     /// Accepts every response.
     public static let acceptAll = Validation { _ in true }

@@ -7,26 +7,35 @@ import Foundation
 /// Whatever is asked, by you or by the server's `retry`, the source waits at least half a
 /// second before it connects again, so that a server that answers and closes at once, or one
 /// that asks for `retry: 0`, is not asked again hundreds of times a second. While attempts
-/// fail, the wait doubles with each, from at least that floor, up to ``maximumDelay``, and a
+/// fail, the wait doubles with each, from at least that floor, up to `maximumDelay`, and a
 /// random part of it (up to half) is left out, so that many clients that lost the same server
 /// do not come back all at once. A connection that ends within a second of its request without
-/// an event counts as a failed attempt here (not for ``maximumFailures``): a server that answers
+/// an event counts as a failed attempt here (not for `maximumFailures`): a server that answers
 /// and closes at once is backed off. One that brought an event, or stayed open longer (a quiet
 /// feed the server closes now and then), starts the wait afresh.
 public struct EventReconnection: Sendable, Equatable {
     /// The wait before reconnecting, in seconds, until the server sends `retry`; at least half a
     /// second.
-    public var delay: TimeInterval
+    package var delay: TimeInterval
     /// The longest wait, however many attempts have failed in a row (each doubles it), and
     /// however long the server's `retry` asks for.
-    public var maximumDelay: TimeInterval
+    package var maximumDelay: TimeInterval
     /// How many attempts may fail in a row before the source ends with the last one's error;
     /// `nil` for no limit. Each attempt is one request: the source's reconnections are its
     /// retries, so its requests go out without the request retry policy.
-    public var maximumFailures: Int?
+    package var maximumFailures: Int?
 
     /// Reconnects after `delay` (3 seconds, as browsers do), doubling it up to `maximumDelay`
     /// while attempts fail.
+    ///
+    /// - Parameters:
+    ///   - delay: The wait before reconnecting, in seconds, until the server sends `retry`; at
+    ///     least half a second.
+    ///   - maximumDelay: The longest wait, however many attempts have failed in a row (each
+    ///     doubles it), and however long the server's `retry` asks for.
+    ///   - maximumFailures: How many attempts may fail in a row before the source ends with the
+    ///     last one's error; `nil` for no limit. Each attempt is one request: the source's
+    ///     reconnections are its retries, so its requests go out without the request retry policy.
     public init(delay: TimeInterval = 3, maximumDelay: TimeInterval = 60, maximumFailures: Int? = nil) {
         self.delay = delay
         self.maximumDelay = maximumDelay

@@ -1,7 +1,7 @@
 /// Why an answer could not be read as events: its `Content-Type` is not `text/event-stream`.
 public struct NotAnEventStream: Error, Sendable, CustomStringConvertible {
     /// The answer's `Content-Type`, if it had one.
-    public let contentType: String?
+    package let contentType: String?
 
     /// What went wrong, in words.
     public var description: String {

@@ -1,7 +1,8 @@
 /// A streamed response read as values, one after another: the lines, events or decoded values
 /// of a ``ResponseStream`` (``ResponseStream/lines``, ``ResponseStream/events``,
 /// ``ResponseStream/values(of:maximumLineLength:)``), or an event source's events across its
-/// connections (``AbstractAPI/events(route:parameters:options:reconnection:)``).
+/// connections (``AbstractAPI/events(route:parameters:options:reconnection:)``), or a
+/// collection's pages (``AbstractAPI/pages(_:style:collectionKeyPath:)``).
 ///
 /// ```swift
 /// for try await line in client.stream(route: .get("/logs/tail")).lines {
@@ -10,7 +11,8 @@
 /// ```
 ///
 /// A stream's views give one iterator: iterate them once. An event source's opens its own
-/// connections for each iterator. Leaving the loop, or cancelling its task, stops the transfer.
+/// connections for each iterator, and pages start again from the first. Leaving the loop, or
+/// cancelling its task, stops the transfer.
 public struct ResponseSequence<Element: Sendable>: AsyncSequence, Sendable {
     /// Makes what reads the next value of one iteration.
     private let makeNext: @Sendable () -> () async throws -> Element?

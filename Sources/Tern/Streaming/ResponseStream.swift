@@ -7,9 +7,6 @@ import Foundation
 /// fails), then yields each chunk as the transport hands it over, and ends when the body does,
 /// or throws the ``APIError`` that ended it. Leaving the loop stops the transfer.
 public struct ResponseStream: AsyncSequence, Sendable {
-    /// A chunk of the body.
-    public typealias Element = Data
-
     /// The response's status and headers, once its head has come; its body is empty.
     public let response: Promise<Response>
     let buffer: StreamBuffer

@@ -68,7 +68,7 @@ extension APIError {
     /// Why request parameters could not be encoded.
     public struct EncodingFailure: Sendable, CustomStringConvertible {
         /// The parameter (or parameter type) that failed, such as `tags[2]` or `JSONParameters<Product>`.
-        public let parameter: String
+        package let parameter: String
         /// The encoder's own error.
         package let underlying: any Error
 
@@ -122,7 +122,7 @@ extension APIError {
     /// `RequestOptions(maximumResponseSize:)`), measured after decompression.
     public struct ResponseTooLarge: Sendable, CustomStringConvertible {
         /// The limit, in bytes.
-        public let limit: Int
+        package let limit: Int
         /// How many bytes had arrived when the transfer was stopped.
         package let receivedBytes: Int
         /// The `Content-Length` the server announced, when that alone was over the limit.
@@ -239,7 +239,7 @@ extension APIError {
         /// Why the request did not go out.
         public let reason: Reason
         /// The host whose keys are pinned.
-        public let host: String
+        package let host: String
         /// The pins that host's server must show one of, as configured (`sha256/…`).
         package let pins: [String]
         /// The request's method.
@@ -287,7 +287,7 @@ extension APIError {
         /// What could not be done.
         public let reason: Reason
         /// Where the file was to go.
-        public let destination: URL
+        package let destination: URL
         /// The file system's error, if there was one.
         package let underlying: (any Error)?
 
@@ -314,7 +314,7 @@ extension APIError {
     /// A request or promise that took longer than it was allowed.
     public struct Timeout: Sendable, CustomStringConvertible {
         /// The time allowed, in seconds.
-        public let interval: TimeInterval
+        package let interval: TimeInterval
         /// The request's method, for a request's timeout.
         package let method: String?
         /// The request's URL, for a request's timeout.
@@ -357,8 +357,8 @@ extension APIError {
         /// The response body, whole.
         public let body: Data
         /// The server's error body, decoded by the response parser when it could (see
-        /// ``JSONParser/init(decoder:keyPath:errorType:)``).
-        public let serverError: (any Error & Sendable)?
+        /// `JSONParser(decoder:keyPath:errorType:)`); read through ``serverError(as:decoder:)``.
+        package let serverError: (any Error & Sendable)?
 
         /// Creates the failure.
         package init(method: String?, url: URL?, statusCode: Int, headers: HTTPHeaders, body: Data, serverError: (any Error & Sendable)?) {
@@ -394,7 +394,7 @@ extension APIError {
     /// A response body that could not be turned into the expected value.
     public struct ParsingFailure: Sendable, CustomStringConvertible {
         /// The type that was expected.
-        public let type: String
+        package let type: String
         /// The request's method.
         package let method: String?
         /// The URL that answered.

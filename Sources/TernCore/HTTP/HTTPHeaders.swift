@@ -120,7 +120,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     package var count: Int { fields.count }
 
     /// Whether there are no fields.
-    public var isEmpty: Bool { fields.isEmpty }
+    package var isEmpty: Bool { fields.isEmpty }
 
     /// The fields in order.
     public func makeIterator() -> IndexingIterator<[Field]> {

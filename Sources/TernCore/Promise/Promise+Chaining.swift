@@ -92,20 +92,6 @@ extension Promise {
         }
     }
 
-    /// Runs `body` whatever the outcome, then settles with the same result: unlike
-    /// ``finally(in:_:)``, the next step waits for `body`.
-    @inlinable
-    public func ensure(
-        in queue: DispatchQueue? = nil,
-        _ body: @escaping @Sendable () -> Void
-    ) -> Promise<Value> {
-        let derived = makeDerived(of: Value.self)
-        return attach(derived, on: queue) { result, loop in
-            body()
-            derived.settle(result, in: &loop)
-        }
-    }
-
     /// Runs `body` with the value when the promise succeeds.
     ///
     /// Returns a promise with the same result that settles once `body` has returned, so the

@@ -9,7 +9,7 @@ import Foundation
 /// are forms, and byte for byte otherwise.
 ///
 /// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` never reach the file; nor do
-/// the values of the ``secrets`` named: a header, a query item, a form or JSON field (at any
+/// the values of the `secrets` named: a header, a query item, a form or JSON field (at any
 /// depth, in requests and responses) of that name. Each is written as `[redacted]`, which
 /// matches any value on replay, and a value once hidden is hidden wherever else it appears.
 ///
@@ -18,15 +18,22 @@ import Foundation
 /// ```
 public struct RecordingOptions: Sendable {
     /// Headers a request must carry with their recorded values to match (names in any case).
-    public var matchedHeaders: [String]
+    package var matchedHeaders: [String]
     /// Whether a request's body must match its recorded one.
-    public var matchesBody: Bool
+    package var matchesBody: Bool
     /// Names whose values are written as `[redacted]`: headers (in any case), query items, form
     /// fields and JSON fields.
-    public var secrets: [String]
+    package var secrets: [String]
 
     /// Creates options; by default, method and URL are matched and only the credentials HTTP
     /// names are hidden.
+    ///
+    /// - Parameters:
+    ///   - matchedHeaders: Headers a request must carry with their recorded values to match
+    ///     (names in any case).
+    ///   - matchesBody: Whether a request's body must match its recorded one.
+    ///   - secrets: Names whose values are written as `[redacted]`: headers (in any case), query
+    ///     items, form fields and JSON fields.
     public init(matchedHeaders: [String] = [], matchesBody: Bool = false, secrets: [String] = []) {
         self.matchedHeaders = matchedHeaders
         self.matchesBody = matchesBody

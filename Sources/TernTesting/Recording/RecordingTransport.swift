@@ -23,7 +23,7 @@ import Tern
 /// error.
 ///
 /// The file is written after each exchange recorded, sorted by URL and stable, with the
-/// credentials and the ``RecordingOptions/secrets`` hidden. Bodies are kept decoded
+/// credentials and the `secrets` of its ``RecordingOptions`` hidden. Bodies are kept decoded
 /// (decompressed), as text or Base64; a request body over 64 KiB by its SHA-256; a response
 /// body over 64 MiB not at all (the request fails, saying so). Transports recording into one
 /// file at once share it. A browser's exported HAR replays as it is.
@@ -39,7 +39,7 @@ public final class RecordingTransport: Transport, Sendable {
     }
 
     /// The mode the transport runs in.
-    public let mode: Mode
+    package let mode: Mode
     /// The real transport, when given; the default one is taken only when a request is sent.
     private let givenUpstream: (any Transport)?
     private let options: RecordingOptions

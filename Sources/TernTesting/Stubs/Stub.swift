@@ -13,7 +13,7 @@ import Tern
 /// Stub(.post, "/login", answers: .status(401), .json(#"{"token": "t"}"#))
 /// Stub(.post, "/echo") { request in .status(200, body: request.body) }
 /// ```
-public struct Stub: Sendable, CustomStringConvertible {
+public struct Stub: Sendable {
     /// The method, or `nil` for any.
     package let method: HTTPMethod?
     /// The path pattern.
@@ -75,7 +75,7 @@ public struct Stub: Sendable, CustomStringConvertible {
     }
 
     /// The stub, as an unmatched request lists it.
-    public var description: String {
+    package var description: String {
         var text = "\(method?.rawValue ?? "any method") \(path)"
         if !query.isEmpty { text += " query \(query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&"))" }
         if !headers.isEmpty { text += " headers \(headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))" }

@@ -103,7 +103,7 @@ public struct StubAnswer: Sendable {
     /// `.delayed` waits on the transport's clock; `.repeated` answers the whole body, made in
     /// memory; `.hangUp` fails as an empty reply would; a response cut short, stalled or endless
     /// fails as a lost connection, with no partial body.
-    public init(_ response: ServerResponse) {
+    package init(_ response: ServerResponse) {
         let whole = Outcome.response(status: response.status, headers: response.headers, body: response.body)
         switch response.behavior {
         case .normal:

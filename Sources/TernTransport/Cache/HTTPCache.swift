@@ -52,7 +52,7 @@ public final class HTTPCache: Sendable {
     }
 
     /// The bytes the cache holds.
-    public var byteCount: Int { store.withLock { $0.byteCount } }
+    package var byteCount: Int { store.withLock { $0.byteCount } }
 
     /// How many damaged files were found, dropped and not served.
     package var corruptEntriesDropped: Int { store.withLock { $0.corruptEntriesDropped } }

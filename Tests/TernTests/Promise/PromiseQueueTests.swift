@@ -15,7 +15,7 @@ import Foundation
         let value = try await Promise(value: 1, in: owner.queue)
             .map { value -> Int in seen.append(TaggedQueue.current); return value + 1 }
             .onSuccess { _ in seen.append(TaggedQueue.current) }
-            .ensure { seen.append(TaggedQueue.current) }
+            .finally { seen.append(TaggedQueue.current) }
             .value
         #expect(value == 2)
         #expect(seen.items == [owner.label, owner.label, owner.label])
@@ -27,7 +27,7 @@ import Foundation
             .map(in: other.queue) { value -> Int in seen.append(TaggedQueue.current); return value }
             .map { value -> Int in seen.append(TaggedQueue.current); return value }
             .onSuccess(in: other.queue) { _ in seen.append(TaggedQueue.current) }
-            .ensure(in: other.queue) {}
+            .finally(in: other.queue) {}
             .value
         // A derived promise inherits its source's queue, not the queue of the step that made it.
         #expect(seen.items == [other.label, owner.label, other.label])

@@ -38,7 +38,7 @@ import Testing
             .onSuccess { log.append("c\($0)") }
         resolver.fulfill(1)
         resolver.fulfill(2)
-        _ = try await promise.ensure(in: background.queue) {}.value
+        _ = try await promise.finally(in: background.queue) {}.value
         #expect(log.items == ["a1", "b", "c1"])
     }
 
@@ -188,14 +188,14 @@ import Testing
         await #expect(throws: APIError.self) { try await invalid.value }
     }
 
-    @Test func ensureRunsBeforeTheNextStep() async throws {
+    @Test func finallyRunsBeforeTheNextStep() async throws {
         let log = Recorder<String>()
         let value = try await Promise(value: 1, in: background.queue)
-            .ensure { log.append("ensure") }
+            .finally { log.append("finally") }
             .map { value -> Int in log.append("map"); return value }
             .value
         #expect(value == 1)
-        #expect(log.items == ["ensure", "map"])
+        #expect(log.items == ["finally", "map"])
     }
 
     @Test func errorsDescribeThemselves() {
