@@ -32,7 +32,7 @@ enum ServerTrustPinning {
     }
 
     /// The server's own certificate; none before the releases that have
-    /// `SecTrustCopyCertificateChain`, where ``URLSessionTransport/canPinKeys`` is `false`
+    /// `SecTrustCopyCertificateChain`, where `URLSessionTransport.canPinKeys` is `false`
     /// (the older ways are deprecated, and would warn).
     private static func leafCertificate(of trust: SecTrust) -> SecCertificate? {
         guard #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) else { return nil }

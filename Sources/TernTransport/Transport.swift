@@ -20,9 +20,13 @@ public protocol Transport: Sendable {
     /// (`withTaskExecutorPreference`) sends requests and resumes with their answers there.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     var taskExecutor: (any TaskExecutor)? { get }
+}
 
-    /// Whether the transport checks ``TransportRequest/pinnedKeys``. Tern fails a request to a
-    /// pinned host before sending it when its transport does not: never a silent pass.
+/// A transport that may check ``TransportRequest/pinnedKeys``: Tern's own. Tern fails a request
+/// to a pinned host before sending it over any other, or over one that says it cannot: never a
+/// silent pass.
+package protocol KeyPinningTransport: Transport {
+    /// Whether this transport checks the pins.
     var canPinKeys: Bool { get }
 }
 
@@ -30,9 +34,6 @@ extension Transport {
     /// None: the transport has no thread of its own.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public var taskExecutor: (any TaskExecutor)? { nil }
-
-    /// `false`: requests to pinned hosts fail before they are sent.
-    public var canPinKeys: Bool { false }
 }
 
 /// What hears an exchange's events: Tern's pipeline, which decides from the head and from each
@@ -152,8 +153,8 @@ public struct TransportRequest: Sendable {
     /// transport can read it to stop earlier still.
     package var maximumBodySize: Int?
     /// The keys the server must show one of, each the Base64 of the SHA-256 of a certificate's
-    /// public key (its SubjectPublicKeyInfo); none to check when empty. A transport that can
-    /// check them (``Transport/canPinKeys``) fails the exchange
+    /// public key (its SubjectPublicKeyInfo); none to check when empty. A transport that checks
+    /// them (``CurlTransport``, and ``URLSessionTransport`` on Apple platforms) fails the exchange
     /// before sending anything when the server's chain holds none of them.
     public var pinnedKeys: [String]
     /// Whether the request goes out on a new connection, not one kept from before: an event

@@ -20,7 +20,7 @@ import FoundationNetworking
 /// A session passed in stays the caller's: it is used as it is and never invalidated, and since
 /// Tern is not its delegate, its responses arrive whole, so a body over the limit is refused
 /// only once it has arrived.
-public final class URLSessionTransport: Transport {
+public final class URLSessionTransport: KeyPinningTransport {
     /// The session requests go through.
     package let session: URLSession
     /// The exchanges in flight, when the session is ours.
@@ -110,7 +110,7 @@ public final class URLSessionTransport: Transport {
     /// own: its servers' trust is evaluated, then their keys are checked against the pins.
     /// FoundationNetworking cannot evaluate a server's trust, nor can a caller's session, which
     /// is not Tern's to watch.
-    public var canPinKeys: Bool {
+    package var canPinKeys: Bool {
         #if canImport(Security) && canImport(CryptoKit) && !canImport(FoundationNetworking)
         guard #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) else { return false }
         return exchanges != nil

@@ -181,7 +181,7 @@ final class RequestExecution: Sendable {
                                  method: Self.method(of: request.urlRequest).rawValue, url: url))
         }
         guard url.scheme?.lowercased() == "https" else { throw failure(.notEncrypted) }
-        guard context.transport.canPinKeys else { throw failure(.transportCannotPin) }
+        guard (context.transport as? any KeyPinningTransport)?.canPinKeys == true else { throw failure(.transportCannotPin) }
         request.pinnedKeys = hashes
     }
 

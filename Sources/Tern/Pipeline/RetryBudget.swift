@@ -19,9 +19,6 @@ public struct RetryBudget: Sendable, Equatable {
         self.window = window
     }
 
-    /// 20% extra load plus 10 retries per 10 s.
-    public static let `default` = RetryBudget()
-
     /// Retries are never held back.
     public static let unlimited = RetryBudget(ratio: .infinity, minimumRetries: .max)
 }

@@ -50,9 +50,6 @@ public struct RetryPolicy: Sendable {
         self.jitter = jitter
     }
 
-    /// The default policy.
-    public static let `default` = RetryPolicy()
-
     /// No retries at all.
     public static let never = RetryPolicy(maxRetries: 0)
 

@@ -27,7 +27,7 @@ import Tern
 /// (decompressed), as text or Base64; a request body over 64 KiB by its SHA-256; a response
 /// body over 64 MiB not at all (the request fails, saying so). Transports recording into one
 /// file at once share it. A browser's exported HAR replays as it is.
-public final class RecordingTransport: Transport, Sendable {
+public final class RecordingTransport: KeyPinningTransport, Sendable {
     /// Whether requests go to the network, to the file, or to the file first.
     public enum Mode: String, Sendable {
         /// Every request goes to the real transport, and the file is written anew.
@@ -88,7 +88,7 @@ public final class RecordingTransport: Transport, Sendable {
 
     /// `true` in replay, where no server is reached and every pin passes, as with stubs;
     /// otherwise the real transport's.
-    public var canPinKeys: Bool { mode == .replay || upstream.canPinKeys }
+    package var canPinKeys: Bool { mode == .replay || (upstream as? any KeyPinningTransport)?.canPinKeys == true }
 
     /// Answers `request` from the recording, or sends it and records the exchange, as the mode
     /// says.

@@ -20,7 +20,7 @@ import Tern
 /// test can override a default). A request that matches none fails with an ``UnmatchedRequest``
 /// that lists every stub and why it did not match. Every request is recorded, body included (a
 /// file or stream body is read back).
-public final class StubTransport: Transport, Sendable {
+public final class StubTransport: KeyPinningTransport, Sendable {
     private struct State {
         var stubs: [(stub: Stub, served: Int)] = []
         var requests: [RecordedRequest] = []
@@ -47,7 +47,7 @@ public final class StubTransport: Transport, Sendable {
 
     /// `true`: stubs answer without a server or its keys, so an API with
     /// `CertificatePins` runs on them as on `CurlTransport`, every pin passing.
-    public var canPinKeys: Bool { true }
+    package var canPinKeys: Bool { true }
 
     /// Starts sending `request` and reports its exchange to `receiver`.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {

@@ -26,7 +26,7 @@ import FoundationNetworking
 /// sends the headers Tern gives it, libcurl's `Accept: */*` and an `Accept-Encoding` of what it
 /// undoes itself (gzip, deflate, and brotli and zstd where the system has their libraries),
 /// unless the request names its own; `identity` for a request with a `Range`.
-public final class CurlTransport: ThreadedTransport {
+public final class CurlTransport: ThreadedTransport, KeyPinningTransport {
     private let library: CurlLibrary
     /// The event loop; internal for the tests, which watch it end.
     let loop: CurlLoop
@@ -156,7 +156,7 @@ public final class CurlTransport: ThreadedTransport {
     /// `true`: libcurl checks the server's key against the pins after verifying its chain and
     /// before sending (`CURLOPT_PINNEDPUBLICKEY`), and reuses only a connection made with the
     /// same pins.
-    public var canPinKeys: Bool { true }
+    package var canPinKeys: Bool { true }
 
     /// Starts sending `request` and reports its exchange to `receiver`.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {

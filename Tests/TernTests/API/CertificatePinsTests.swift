@@ -82,7 +82,7 @@ import TernTesting
 
     /// A transport that checks keys, and notes the ones each request asks it to check; it
     /// connects nowhere.
-    final class KeyNotingTransport: Transport, @unchecked Sendable {
+    final class KeyNotingTransport: KeyPinningTransport, @unchecked Sendable {
         let pinned = Recorder<[String]>()
         var canPinKeys: Bool { true }
 

@@ -19,7 +19,6 @@ import Tern
         /// Whether the retry's `send` has reported everything.
         var hasReportedAll: Bool { lock.withLock { isDone } }
         var taskExecutor: (any TaskExecutor)? { nil }
-        var canPinKeys: Bool { false }
 
         func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
             let earlier: (any TransportReceiver)? = lock.withLock {

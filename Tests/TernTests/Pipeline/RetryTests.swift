@@ -44,7 +44,7 @@ import TernTesting
         }
     }
 
-    private func makeAPI(_ server: FlakyServer, _ clock: TestClock, policy: RetryPolicy = .default, budget: RetryBudget = .unlimited) throws -> TestAPI {
+    private func makeAPI(_ server: FlakyServer, _ clock: TestClock, policy: RetryPolicy = RetryPolicy(), budget: RetryBudget = .unlimited) throws -> TestAPI {
         try TestAPI(baseURL: server.server.baseURL,
                     configuration: APIConfiguration(timeout: .infinity, retryPolicy: policy, retryBudget: budget), clock: clock)
     }
