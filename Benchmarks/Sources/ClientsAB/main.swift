@@ -222,4 +222,4 @@ default:
     let exact = sides.filter { $0.name == only }
     try await Alternation.compare(count: count, rounds: rounds, exact.isEmpty ? sides.filter { only == nil || $0.name.contains(only!) } : exact)
 }
-if authorities != nil { try await client.shutdown() }
+if authorities != nil { try await client.shutdown().get() }
