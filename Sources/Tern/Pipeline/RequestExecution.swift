@@ -16,7 +16,7 @@ import FoundationNetworking
 /// lock that takes each event and returns the action to run; the settings come from a
 /// ``RequestContext`` resolved once.
 ///
-/// It is not generic: only its ``RequestSettling``, made where the value type is known, touches
+/// It is not generic: only its ``RequestSettler``, made where the value type is known, touches
 /// the value.
 /// Generic code compiled here would look type metadata up at nearly every step, dozens of times
 /// per request, all through one table that every thread shares.
@@ -34,7 +34,7 @@ final class RequestExecution: Sendable {
     let context: RequestContext
     private let route: Route
     private let parameters: (any RequestParameters)?
-    private let settler: any RequestSettling
+    private let settler: RequestSettler
     private let progress: ProgressChannel
     /// Where the accepted body goes.
     private let sink: BodySink
@@ -53,7 +53,7 @@ final class RequestExecution: Sendable {
         options: RequestOptions,
         progress: ProgressChannel,
         sink: BodySink,
-        settler: any RequestSettling
+        settler: RequestSettler
     ) {
         context = RequestContext(api: api, options: options)
         askedAt = context.clock.now
@@ -317,7 +317,7 @@ final class RequestExecution: Sendable {
         case .failed(let error):
             failure = error
         case .answered(let response, let parser):
-            guard let error = settler.fulfill(decoding: response, parser: parser) else { return }
+            guard let error = settler.fulfill(response, parser) else { return }
             failure = error
         }
         // A download that failed keeps its bytes if they can be resumed, and deletes them if not.
