@@ -227,17 +227,8 @@ extension EarlyAnswer {
         func count(_ name: String) -> Int { events.items.filter { $0 == name }.count }
     }
 
-    /// Signs each request with the current token, and refreshes it on a 401.
-    final class Signing: APIDelegate {
-        let token = Locked(1)
-        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
-            request.setValue("Bearer \(token.withLock { $0 })", forHTTPHeaderField: "Authorization")
-        }
-        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
-            token.withLock { $0 += 1 }
-            return Promise(value: (), in: .global())
-        }
-    }
+    /// Signs each request with the current token ("t1", "t2", …), and refreshes it on a 401.
+    typealias Signing = EventSourceTests.CountingTokens
 
     /// Events a transport must not report, each whole inside `send`.
     enum Disorder: String, Sendable, CaseIterable {

@@ -91,7 +91,7 @@ struct EarlyAnswerAttackTests: EarlyAnswerAttack {
             } else {
                 #expect(await Self.value(of: api.request(route: .get(Self.url)) as Promise<String>) == "yes\n")
             }
-            #expect(transport.requests.items.map { $0.value(forHTTPHeaderField: "Authorization") } == ["Bearer 1", "Bearer 2"])
+            #expect(transport.requests.items.map { $0.value(forHTTPHeaderField: "Authorization") } == ["Bearer t1", "Bearer t2"])
         }
         if streamed { await Self.expectOneStreamEnd(watching) }
     }

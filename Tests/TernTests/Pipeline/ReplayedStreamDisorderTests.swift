@@ -103,7 +103,7 @@ struct ReplayedStreamDisorderTests: EarlyAnswerAttack {
             #expect(transport.requests.items.count == 2)
             if testCase.withDelegate {
                 let signed = transport.requests.items.map { $0.value(forHTTPHeaderField: "Authorization") }
-                #expect(signed == (testCase.first == .refused ? ["Bearer 1", "Bearer 2"] : ["Bearer 1", "Bearer 1"]))
+                #expect(signed == (testCase.first == .refused ? ["Bearer t1", "Bearer t2"] : ["Bearer t1", "Bearer t1"]))
             }
         }
         await Self.expectStreamEndsMatchHeads(configuration)
