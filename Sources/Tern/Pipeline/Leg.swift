@@ -9,8 +9,8 @@ import FoundationNetworking
 struct Leg: Sendable {
     /// The request for this stop, unadapted and unsigned.
     var request: TransportRequest
-    /// The origin of the request's first URL, where its credentials belong.
-    let origin: Origin?
+    /// The request's first URL, whose origin is where its credentials belong.
+    private let firstURL: URL?
     /// How many redirects led here.
     var redirects = 0
     /// Whether the chain has left ``origin``: from then on no credential goes out and the
@@ -20,8 +20,11 @@ struct Leg: Sendable {
     /// The first stop of a request.
     init(_ request: TransportRequest) {
         self.request = request
-        origin = request.urlRequest.url.flatMap(Origin.init)
+        firstURL = request.urlRequest.url
     }
+
+    /// Where the request's credentials belong; worked out only when it is redirected.
+    var origin: Origin? { firstURL.flatMap(Origin.init) }
 
     /// Removes the credentials a request must not carry here: none at the origin, else
     /// `Authorization`, `Proxy-Authorization`, `Cookie` and the policy's sensitive headers.

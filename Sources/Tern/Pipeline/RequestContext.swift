@@ -38,33 +38,37 @@ struct RequestContext: Sendable {
     let cacheStage: CacheStage?
     /// Whether the delegate signs the request and refreshes for it.
     let authenticates: Bool
+    /// Whether a stage calls the app's code, a delegate aside: known once, asked at each attempt.
+    private let stagesCallAppCode: Bool
 
     init(api: AbstractAPI, options: RequestOptions) {
-        let configuration = api.configuration
+        // Each setting read in place: a copy of the whole configuration retains and releases each part.
         self.api = api
-        transport = configuration.usesSampleData ? SampleDataTransport(sample: options.sampleData) : api.transport
+        transport = api.configuration.usesSampleData ? SampleDataTransport(sample: options.sampleData) : api.transport
         threadedTransport = api.threadedTransport
         clock = api.clock
         pipelineQueue = api.pipelineQueue
         refresher = api.refresher
         retryAccount = api.retryAccount
-        retryBudget = configuration.retryBudget
+        retryBudget = api.configuration.retryBudget
         parser = options.parser ?? api.responseParser
-        plugins = api.plugins + options.plugins
-        adapters = configuration.adapters
-        timeout = options.timeout ?? configuration.timeout
-        cachePolicy = options.cachePolicy ?? configuration.cachePolicy
-        var commonHeaders = configuration.commonHeaders
+        plugins = options.plugins.isEmpty ? api.plugins : api.plugins + options.plugins
+        adapters = api.configuration.adapters
+        timeout = options.timeout ?? api.configuration.timeout
+        cachePolicy = options.cachePolicy ?? api.configuration.cachePolicy
+        var commonHeaders = api.configuration.commonHeaders
         if let directives = options.cacheDirectives?.fieldValue { commonHeaders["Cache-Control"] = directives }
         self.commonHeaders = commonHeaders
-        maximumBodySize = (options.maximumResponseSize ?? configuration.maximumResponseSize).bytes
-        validation = options.validation ?? configuration.validation
-        retryPolicy = options.retryPolicy ?? configuration.retryPolicy
-        redirectPolicy = options.redirectPolicy ?? configuration.redirectPolicy
+        maximumBodySize = (options.maximumResponseSize ?? api.configuration.maximumResponseSize).bytes
+        validation = options.validation ?? api.configuration.validation
+        retryPolicy = options.retryPolicy ?? api.configuration.retryPolicy
+        redirectPolicy = options.redirectPolicy ?? api.configuration.redirectPolicy
         cookieJar = api.cookieJar
-        certificatePins = configuration.usesSampleData ? nil : configuration.certificatePins
+        certificatePins = api.configuration.usesSampleData ? nil : api.configuration.certificatePins
         cacheStage = api.cacheStage
         authenticates = options.authenticates
+        stagesCallAppCode = !plugins.isEmpty || !adapters.isEmpty || Swift.type(of: parser) != JSONParser.self
+            || redirectPolicy.decide != nil || validation.isCustom
     }
 
     /// Whether the request's stages call the app's own code: a delegate, plugins, adapters, a
@@ -79,8 +83,7 @@ struct RequestContext: Sendable {
     /// Whether the stages call the app's own code, for an attempt whose delegate is `delegate`
     /// (see ``delegate(for:)``): the same, without reading the delegate again.
     func callsAppCode(delegate: (any APIDelegate)?) -> Bool {
-        !plugins.isEmpty || !adapters.isEmpty || Swift.type(of: parser) != JSONParser.self || redirectPolicy.decide != nil
-            || validation.isCustom || delegate != nil
+        stagesCallAppCode || delegate != nil
     }
 
     /// The delegate that signs and refreshes for `leg`: none once the chain has left the

@@ -19,7 +19,6 @@ extension RequestExecution {
     ) {
         // Only the attempt on the wire counts; a late answer to a finished request is dropped.
         guard case .evaluate(let retries, let transfers) = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: metrics)) }) else { return }
-        let method = Self.method(of: request)
         let failure: ExchangeFailure
         switch result {
         case .success(let raw):
@@ -31,6 +30,8 @@ extension RequestExecution {
         case .failure(let exchangeFailure):
             failure = exchangeFailure
         }
+        // Read only on failure: a `URLRequest`'s method is costly to read on Linux.
+        let method = Self.method(of: request)
         switch failure.reading(method: method.rawValue, url: request.url) {
         case .cancelled:
             report(.failure(.cancelled), for: request)

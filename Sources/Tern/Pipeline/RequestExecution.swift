@@ -235,7 +235,8 @@ final class RequestExecution: Sendable {
         let collector = ResponseCollector(collecting, for: self, attempt: attempt, limit: signed.maximumBodySize, uploadLength: request.bodyLength, progress: progress,
                                           judgesHeadOn: callsAppCode ? context.pipelineQueue : nil) { [self] result, metrics in
             let timing = timing()
-            let receive: @Sendable () -> Void = { [self] in
+            // A local function: a closure made for the usual case, handled here, cost an allocation.
+            @Sendable func receive() {
                 received(result, for: request.urlRequest, attempt: attempt, metrics: metrics, leg: leg, delegate: delegate,
                          generation: generation, timing: timing)
             }
@@ -272,8 +273,9 @@ final class RequestExecution: Sendable {
     /// Keeps the cookies a response sets, from any stop of the chain: each field on its own, as
     /// a browser reads them, when the transport handed them so.
     func keepCookies(of head: ResponseHead, for request: URLRequest) {
-        guard let jar = context.cookieJar, let url = request.url,
-              let fields = head.setCookies ?? head.headers["Set-Cookie"].map(SetCookieFields.split), !fields.isEmpty else { return }
+        guard let jar = context.cookieJar,
+              let fields = head.setCookies ?? head.headers["Set-Cookie"].map(SetCookieFields.split), !fields.isEmpty,
+              let url = request.url else { return }
         jar.setCookies(from: fields, for: url)
     }
 

@@ -123,90 +123,100 @@ struct RequestStateMachine {
     /// The latest attempt's exchange: what its transfer has brought.
     private var exchange = ExchangeState(attempt: 0)
 
-    /// Takes `event` and returns what to run.
+    /// Takes `event` and returns what to run. Switches on the event alone, and looks at the
+    /// state in place: a switch over the pair copied both, for every event of every request.
     mutating func handle(_ event: Event) -> Action {
-        switch (state, event) {
-        case (_, .started(_, let number)) where number == streamAttempt:
+        if case .started(_, let number) = event, number == streamAttempt {
             // The head came before the transport's task was handed over: the stream holds it.
             return .drop
-        case (.finished, .start(let timer)):
-            return timer.map(Action.cancel) ?? .drop
-        case (.finished, .built(_, let file)):
-            return file.map(Action.deleteFile) ?? .drop
-        case (.finished, .started(let task, _)):
-            return .cancelTask(task)
-        case (.finished, .waiting(let wait)):
-            return .cancel(wait)
-        case (.finished, .answered(_, let metrics)):
-            metrics.map { transfers.append($0) }
-            return .drop
-        case (.finished, _):
-            return .drop
-
-        case (.created, .start(let timer)):
+        }
+        if case .finished = state { return afterTheEnd(event) }
+        switch event {
+        case .start(let timer):
+            guard case .created = state else { return impossible(event) }
             self.timer = timer
             state = .building
             return .proceed
-        case (.building, .built(let request, let file)):
+        case .built(let request, let file):
+            guard case .building = state else { return impossible(event) }
             built = request
             temporaryFile = file
             state = .preparing
             return .proceed
-        case (.preparing, .prepare), (.awaitingCredentials, .prepare), (.backingOff, .prepare), (.evaluating, .prepare):
-            state = .preparing
-            return .proceed
-        case (.preparing, .awaitCredentials):
+        case .prepare:
+            switch state {
+            case .preparing, .awaitingCredentials, .backingOff, .evaluating:
+                state = .preparing
+                return .proceed
+            default:
+                return impossible(event)
+            }
+        case .awaitCredentials:
+            guard case .preparing = state else { return impossible(event) }
             state = .awaitingCredentials
             return .proceed
-        case (.preparing, .send(let request)):
+        case .send(let request):
+            guard case .preparing = state else { return impossible(event) }
             attempts += 1
             state = .sending(Attempt(number: attempts, request: request))
             exchange = ExchangeState(attempt: attempts)
             return .send(attempt: attempts)
-
-        case (.sending(var attempt), .started(let task, let number)) where attempt.number == number && attempt.task == nil:
+        case .started(let task, let number):
+            guard case .sending(var attempt) = state, attempt.number == number, attempt.task == nil else {
+                // Its attempt was answered first, or is over: the task has nothing left to do.
+                return .cancelTask(task)
+            }
             attempt.task = task
             state = .sending(attempt)
             return .proceed
-        case (_, .started(let task, _)):
-            // Its attempt was answered first, or is over: the task has nothing left to do.
-            return .cancelTask(task)
-        case (.sending(let attempt), .answered(let number, let metrics)) where attempt.number == number:
+        case .answered(let number, let metrics):
             metrics.map { transfers.append($0) }
+            // Else a late answer, to an attempt the request has moved past.
+            guard case .sending(let attempt) = state, attempt.number == number else { return .drop }
             state = .evaluating
             return .evaluate(retries: retries, transfers: transfers)
-        case (_, .answered(_, let metrics)):
-            // A late answer, to an attempt the request has moved past.
-            metrics.map { transfers.append($0) }
-            return .drop
-        case (.sending(let attempt), .opened(let number)) where attempt.number == number:
+        case .opened(let number):
+            guard case .sending(let attempt) = state, attempt.number == number else { return .drop }
             streamAttempt = number
             state = .evaluating
             return .evaluate(retries: retries, transfers: transfers)
-        case (_, .opened):
-            return .drop
-
-        case (.evaluating, .refused):
+        case .refused:
+            guard case .evaluating = state else { return impossible(event) }
             guard !hasReplayedAfterRefresh else { return .failUnauthorized }
             hasReplayedAfterRefresh = true
             state = .awaitingCredentials
             return .refresh
-        case (.evaluating, .backOff):
+        case .backOff:
+            guard case .evaluating = state else { return impossible(event) }
             retries += 1
             state = .backingOff(retry: retries, wait: nil)
             return .scheduleRetry(retries)
-        case (.backingOff(let retry, nil), .waiting(let wait)):
+        case .waiting(let wait):
+            // Else it fired before it was recorded: the next attempt is under way.
+            guard case .backingOff(let retry, nil) = state else { return .cancel(wait) }
             state = .backingOff(retry: retry, wait: wait)
             return .proceed
-        case (_, .waiting(let wait)):
-            // It fired before it was recorded: the next attempt is under way.
-            return .cancel(wait)
-
-        case (_, .finish):
+        case .finish:
             return .settle(finish())
+        }
+    }
 
+    /// What comes after the request ended changes nothing: what it brought is stopped.
+    private mutating func afterTheEnd(_ event: Event) -> Action {
+        switch event {
+        case .start(let timer):
+            return timer.map(Action.cancel) ?? .drop
+        case .built(_, let file):
+            return file.map(Action.deleteFile) ?? .drop
+        case .started(let task, _):
+            return .cancelTask(task)
+        case .waiting(let wait):
+            return .cancel(wait)
+        case .answered(_, let metrics):
+            metrics.map { transfers.append($0) }
+            return .drop
         default:
-            return impossible(event)
+            return .drop
         }
     }
 

@@ -51,23 +51,25 @@ enum EndpointJoining {
         return (String(rest), query, fragment)
     }
 
-    /// `path` and `endpoint` with exactly one slash between them. Works on UTF-8 indices: a
+    /// `path` and `endpoint` with exactly one slash between them. Works on the UTF-8 bytes: a
     /// slash is one byte and never part of another character, and this runs for every request.
     private static func joined(_ path: String, _ endpoint: String) -> String {
         let slash = UInt8(ascii: "/")
-        var end = path.utf8.endIndex
-        while end > path.utf8.startIndex, path.utf8[path.utf8.index(before: end)] == slash {
-            end = path.utf8.index(before: end)
+        var path = path, endpoint = endpoint
+        return path.withUTF8 { path in
+            endpoint.withUTF8 { endpoint in
+                var end = path.count
+                while end > 0, path[end - 1] == slash { end -= 1 }
+                var start = 0
+                while start < endpoint.count, endpoint[start] == slash { start += 1 }
+                let count = end + 1 + endpoint.count - start
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { joined in
+                    _ = joined[..<end].initialize(fromContentsOf: path[..<end])
+                    joined[end] = slash
+                    _ = joined[(end + 1)...].initialize(fromContentsOf: endpoint[start...])
+                    return String(decoding: joined, as: UTF8.self)
+                }
+            }
         }
-        var start = endpoint.utf8.startIndex
-        while start < endpoint.utf8.endIndex, endpoint.utf8[start] == slash {
-            start = endpoint.utf8.index(after: start)
-        }
-        var joined = String()
-        joined.reserveCapacity(path.utf8.count + endpoint.utf8.count + 1)
-        joined += path[..<end]
-        joined += "/"
-        joined += endpoint[start...]
-        return joined
     }
 }
