@@ -20,6 +20,10 @@ import Tern
 // `floor, bytes` compares the body kept as bytes with libcurl from C keeping it too. Each of the
 // three then prints issue 27's target for Tern on that payload, and whether this run meets it.
 //
+// `pipeline` runs Tern's bytes beside the bare transport (and a promise over it), from a task and
+// with the task on the transport's executor: the pipeline's share, issue 57's target, with each
+// round's ratio to the transport's round beside it.
+//
 // `floor, clients` runs the clients that can trust a test CA beside the floor, decoded and not,
 // with libcurl + JSONDecoder as the baseline: over plain HTTP, and over HTTPS when TERN_BENCH_URL
 // is an https URL and TERN_BENCH_CA names the CA's PEM file (each client then trusts it alone:
@@ -27,7 +31,7 @@ import Tern
 // configuration). The server decides HTTP/1.1 or HTTP/2, by what it offers in ALPN. URLSession
 // on Linux cannot be given a CA (see the Benchmarks article), so it runs over plain HTTP only.
 //
-//     swift run -c release ClientsAB [in flight] [requests per round] [rounds] [floor | floor, wide | floor, bytes | floor, clients | a side's name | only sides whose name has this]
+//     swift run -c release ClientsAB [in flight] [requests per round] [rounds] [floor | floor, wide | floor, bytes | floor, clients | pipeline | a side's name | only sides whose name has this]
 
 let arguments = CommandLine.arguments.dropFirst()
 let width = arguments.first.flatMap { Int($0) } ?? 1
@@ -214,6 +218,13 @@ case "floor, wide":
     check(try await Alternation.compare(count: count, rounds: rounds, wideFloor), "Tern over libcurl, wide", throughput: 1)
 case "floor, clients":
     try await Alternation.compare(count: count, rounds: rounds, clientsFloor)
+case "pipeline":
+    // Issue 57's target: Tern's bytes against the bare transport, each with a promise-only side.
+    for suffix in ["", ", on its loop"] {
+        try await Alternation.compare(count: count, rounds: rounds, ["CurlTransport alone, bytes", "A promise over CurlTransport alone", "Tern over libcurl, bytes"].map { name in
+            bytesSides.first { $0.name == name + suffix }!
+        })
+    }
 case "floor, bytes":
     check(try await Alternation.compare(count: count, rounds: rounds, bytesFloor), "Tern over libcurl, bytes",
           throughput: width == 1 ? 0.5 : 0.75, cpu: 1.5)

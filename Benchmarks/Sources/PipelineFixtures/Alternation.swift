@@ -99,10 +99,16 @@ public enum Alternation {
             let wall = median(measured.map(\.wall))
             let cpu = median(measured.map(\.cpu))
             let loop = median(measured.map(\.loop))
+            // Each round against the baseline's in the same turn, seconds apart: steadier than
+            // the ratio of medians when the machine's speed drifts between turns.
+            let paired = zip(measured, samples[0]).map { $0.cpu / $1.cpu }.sorted()
             print(String(format: "%@: %6.0f req/s, %6.0f ns CPU per request: %.2fx throughput, %.2fx CPU of %@",
                          side.name.padding(toLength: width, withPad: " ", startingAt: 0), 1e9 / wall, cpu,
                          baseline.wall / wall, cpu / baseline.cpu, sides[0].name)
-                  + (loop > cpu / 50 ? String(format: "; libcurl loop thread %.0f ns", loop) : ""))
+                  + (loop > cpu / 50 ? String(format: "; libcurl loop thread %.0f ns", loop) : "")
+                  + (paired.count >= 4 && side.name != sides[0].name
+                     ? String(format: "; round by round %.2fx (p25 %.2fx, p75 %.2fx)", paired[paired.count / 2],
+                              paired[paired.count / 4], paired[3 * paired.count / 4]) : ""))
             ratios.append(Ratios(name: side.name, throughput: baseline.wall / wall, cpu: cpu / baseline.cpu))
         }
         return ratios
