@@ -68,30 +68,13 @@ final class ResponseCollector: TransportReceiver {
     /// The exchange's task: resumed here once a head judged elsewhere is (kept only then).
     func attach(_ task: any TransportTask) {
         guard judgesHeadOn != nil else { return }
-        let owed = exchange { state in
-            // An exchange that has ended needs nothing of its task; kept, the task (which holds
-            // this collector) would keep it, the request and its API for ever.
-            if !state.hasEnded { state.task = task }
-            defer { state.owed = nil }
-            return state.owed
-        }
-        if let owed = owed ?? nil { Self.obey(owed, task) }
+        if let owed = exchange({ $0.attach(task) }) ?? nil { Self.obey(owed, task) }
     }
 
     func didReceive(_ head: ResponseHead) -> TransferDecision {
-        // One head per exchange: a second is the transport's error, and ends the exchange with
-        // it (judged again elsewhere, it took the end from the first). One after the end, or of
-        // an attempt the request has moved past, belongs to nothing, and stops its transfer.
-        let isFirst = exchange { state in
-            guard !state.hasHead, !state.hasEndCome else {
-                if !state.hasEndCome, state.stopped == nil { state.stopped = URLError(.badServerResponse) }
-                return false
-            }
-            state.hasHead = true
-            if judgesHeadOn != nil { state.judging = ExchangeState.Judging() }
-            return true
-        }
-        guard isFirst == true else { return .stop }
+        // One head per exchange (judged again elsewhere, a second took the end from the first).
+        // One of an attempt the request has moved past belongs to nothing, and stops its transfer.
+        guard exchange({ [judgesHeadOn] in $0.headCame(judgedElsewhere: judgesHeadOn != nil) }) == true else { return .stop }
         guard let judgesHeadOn else { return judge(head) }
         judgesHeadOn.async { [self] in
             let decision = judge(head)
@@ -99,11 +82,7 @@ final class ResponseCollector: TransportReceiver {
             // taken): a stream that is full pauses the transfer, and resumes it once read.
             var paused = false
             while true {
-                let (chunks, end) = exchange { state -> ([Data], (any Error)??) in
-                    let judging = state.judging ?? ExchangeState.Judging()
-                    if judging.chunks.isEmpty { state.judging = nil } else { state.judging?.chunks = [] }
-                    return (judging.chunks, judging.chunks.isEmpty ? judging.end : nil)
-                } ?? ([], nil)
+                let (chunks, end) = exchange { $0.takeHeld() } ?? ([], nil)
                 guard chunks.isEmpty else {
                     for chunk in chunks where take(chunk) == .pause { paused = true }
                     continue
@@ -119,11 +98,7 @@ final class ResponseCollector: TransportReceiver {
 
     /// Has the task go on receiving or stop, or owes it that until it is attached.
     private func obey(_ decision: TransferDecision) {
-        let task = exchange { state -> (any TransportTask)? in
-            if state.task == nil { state.owed = decision }
-            return state.task
-        }
-        if let task = task ?? nil { Self.obey(decision, task) }
+        if let task = exchange({ $0.owe(decision) }) ?? nil { Self.obey(decision, task) }
     }
 
     /// Resumes `task`, or cancels it if `decision` is to stop.
@@ -135,15 +110,8 @@ final class ResponseCollector: TransportReceiver {
     private func judge(_ head: ResponseHead) -> TransferDecision {
         if case .stream(let opens) = sink {
             // What was measured so far goes with the head; what the end measures replaces it.
-            let soFar = exchange { state in
-                defer { state.metrics = nil }
-                return state.metrics
-            }
-            if let stream = opens(head, soFar ?? nil) {
-                exchange { state in
-                    state.head = head
-                    state.stream = stream
-                }
+            if let stream = opens(head, exchange({ $0.takeMetrics() }) ?? nil) {
+                exchange { $0.open(stream, with: head) }
                 return .proceed
             }
         }
@@ -156,35 +124,11 @@ final class ResponseCollector: TransportReceiver {
                 exchange { $0.stopped = refused }
                 return .stop
             } catch {
-                exchange { $0.stopped = Self.writeFailure(error, writing: file) }
+                exchange { $0.stopped = ExchangeState.writeFailure(error, writing: file) }
                 return .stop
             }
         }
-        let started = exchange { state -> TransferProgress? in
-            state.head = head
-            switch target {
-            case .restart:
-                state.stopped = DownloadRestart()
-                return nil
-            case .file(let offset, let total):
-                state.isToFile = true
-                state.offset = offset
-                state.expectedLength = total
-                if let limit = file?.maximumSize, let total, total > limit {
-                    state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(total), statusCode: head.statusCode)
-                    return nil
-                }
-            case .memory:
-                // Only an unencoded length says how large the body will be: the limit counts decompressed bytes.
-                let declared = head.headers["Content-Encoding"] == nil ? head.contentLength ?? -1 : -1
-                state.expectedLength = declared >= 0 ? declared : nil
-                if let limit, declared > limit {
-                    state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(declared), statusCode: head.statusCode)
-                    return nil
-                }
-            }
-            return TransferProgress(direction: .download, completedBytes: state.offset, totalBytes: state.expectedLength)
-        }
+        let started = exchange { [limit] in $0.accept(head, into: target, limit: limit, fileLimit: file?.maximumSize) }
         guard let started = started ?? nil else { return .stop }
         progress.report(started)
         return .proceed
@@ -193,68 +137,25 @@ final class ResponseCollector: TransportReceiver {
     func didReceive(_ chunk: Data) -> TransferDecision {
         // Most exchanges never judge a head elsewhere: no second look at the state per chunk.
         guard judgesHeadOn != nil else { return take(chunk) }
-        let held = exchange { state -> TransferDecision? in
-            guard state.judging != nil else { return nil }
-            // What comes after the end, kept meanwhile, belongs to nothing.
-            guard state.judging?.end == nil else { return .stop }
-            state.judging?.chunks.append(chunk)
-            return .proceed
-        }
-        return (held ?? nil) ?? take(chunk)
+        return (exchange { $0.hold(chunk) } ?? nil) ?? take(chunk)
     }
 
     /// Takes `chunk` into the stream, the file or the body.
     private func take(_ chunk: Data) -> TransferDecision {
-        var stream: StreamBuffer?
-        let received = exchange { state -> TransferProgress? in
-            stream = state.stream
-            guard stream == nil else { return nil }
-            // A chunk before the head is the transport's error (the body would be cut short
-            // unseen); one after the end belongs to nothing.
-            guard state.hasHead, !state.hasEnded else {
-                if !state.hasEnded, state.stopped == nil { state.stopped = URLError(.badServerResponse) }
-                return nil
-            }
-            guard state.stopped == nil else { return nil }
-            if state.isToFile, let file {
-                if let limit = file.maximumSize, state.offset + state.received + Int64(chunk.count) > limit {
-                    state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: Int(state.offset + state.received) + chunk.count,
-                                                      statusCode: state.head?.statusCode)
-                    return nil
-                }
-                do {
-                    try file.write(chunk)
-                } catch {
-                    state.stopped = error is CancellationError ? URLError(.cancelled) : Self.writeFailure(error, writing: file)
-                    return nil
-                }
-            } else if let limit, state.body.count + chunk.count > limit {
-                state.stopped = BodyLimitExceeded(limit: limit, receivedBytes: state.body.count + chunk.count,
-                                                  statusCode: state.head?.statusCode)
-                state.body = Data()
-                return nil
-            } else if state.body.isEmpty, chunk.startIndex == 0 {
-                state.body = chunk   // often the whole body: kept as it came, not copied
-            } else {
-                state.body.append(chunk)
-            }
-            state.received += Int64(chunk.count)
-            return TransferProgress(direction: .download, completedBytes: state.offset + state.received, totalBytes: state.expectedLength)
+        switch exchange({ [limit, file] in $0.take(chunk, limit: limit, file: file) }) ?? .stop {
+        case .stream(let stream):
+            return stream.offer(chunk)
+        case .kept(let received):
+            progress.report(received)
+            return .proceed
+        case .stop:
+            return .stop
         }
-        if let stream { return stream.offer(chunk) }
-        guard let received = received ?? nil else { return .stop }
-        progress.report(received)
-        return .proceed
     }
 
     /// The download's file, for a download.
     private var file: DownloadFile? {
         if case .file(let file) = sink { file } else { nil }
-    }
-
-    /// Why the transfer stops when the download's file cannot be written.
-    private static func writeFailure(_ error: any Error, writing file: DownloadFile) -> APIError {
-        .fileFailed(.init(reason: .writeFailed, destination: file.destination, underlying: error))
     }
 
     func didCollect(_ metrics: TransferMetrics) {
@@ -263,15 +164,7 @@ final class ResponseCollector: TransportReceiver {
 
     func didComplete(with error: (any Error)?) {
         // An end of an attempt the request has moved past is not heard.
-        let state = exchange { state -> ExchangeState? in
-            guard !state.hasEnded else { return nil }
-            guard state.judging == nil else {
-                if state.judging?.end == nil { state.judging?.end = .some(error) }
-                return nil
-            }
-            return state.end()
-        }
-        guard let state = state ?? nil else { return }
+        guard let state = exchange({ $0.endCame(error) }) ?? nil else { return }
         var error = error
         if error == nil, state.stream == nil, state.isToFile, let file {
             do { try file.endOfBody() } catch let failure { error = failure }

@@ -1,0 +1,150 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Tern
+@testable import TernCore
+@testable import TernTransport
+
+/// An exchange's state on its own, without a transport: what each of the transport's events
+/// does to it, in order and out of it.
+@Suite(.onTestThreads) struct ExchangeStateTests {
+    final class Task: TransportTask {
+        func cancel() {}
+    }
+
+    func head(_ headers: HTTPHeaders = [:]) -> ResponseHead {
+        ResponseHead(url: URL(string: "https://example.com/a")!, statusCode: 200, httpVersion: "1.1", headers: headers)!
+    }
+
+    /// An exchange whose head came and was taken for memory within `limit`.
+    func answered(_ headers: HTTPHeaders = [:], limit: Int? = nil) -> ExchangeState {
+        var state = ExchangeState(attempt: 1)
+        _ = state.headCame(judgedElsewhere: false)
+        _ = state.accept(head(headers), into: .memory, limit: limit, fileLimit: nil)
+        return state
+    }
+
+    func isBadServerResponse(_ error: (any Error)?) -> Bool {
+        (error as? URLError)?.code == .badServerResponse
+    }
+
+    @Test func theBodyIsKeptAndItsProgressCountsTheDeclaredLength() throws {
+        var state = ExchangeState(attempt: 1)
+        let isFirst = state.headCame(judgedElsewhere: false)
+        #expect(isFirst)
+        let accepted = state.accept(head(["Content-Length": "8"]), into: .memory, limit: nil, fileLimit: nil)
+        let started = try #require(accepted)
+        #expect(started.completedBytes == 0 && started.totalBytes == 8)
+        guard case .kept(let progress) = state.take(Data("abcd".utf8), limit: nil, file: nil) else { Issue.record("not kept"); return }
+        #expect(progress.completedBytes == 4 && progress.totalBytes == 8)
+        _ = state.take(Data("efgh".utf8), limit: nil, file: nil)
+        let end = state.endCame(nil)
+        let ended = try #require(end)
+        #expect(ended.body == Data("abcdefgh".utf8) && ended.stopped == nil)
+    }
+
+    @Test func aSecondHeadFailsTheExchange() {
+        var state = answered()
+        let isFirst = state.headCame(judgedElsewhere: false)
+        #expect(!isFirst)
+        #expect(isBadServerResponse(state.stopped))
+    }
+
+    @Test func aChunkBeforeTheHeadFailsTheExchange() {
+        var state = ExchangeState(attempt: 1)
+        guard case .stop = state.take(Data("early".utf8), limit: nil, file: nil) else { Issue.record("taken"); return }
+        #expect(isBadServerResponse(state.stopped))
+        #expect(state.body.isEmpty)
+    }
+
+    @Test func nothingAfterTheEndIsTakenOrFailsIt() throws {
+        var state = answered()
+        _ = state.take(Data("body".utf8), limit: nil, file: nil)
+        let end = state.endCame(nil)
+        let ended = try #require(end)
+        #expect(ended.body == Data("body".utf8))
+        // What the transport reports after the end belongs to nothing: no head, no chunk, no
+        // second end, and no failure recorded for any of them.
+        let lateHead = state.headCame(judgedElsewhere: false)
+        #expect(!lateHead)
+        guard case .stop = state.take(Data("late".utf8), limit: nil, file: nil) else { Issue.record("taken"); return }
+        let secondEnd = state.endCame(URLError(.networkConnectionLost))
+        #expect(secondEnd == nil)
+        #expect(state.stopped == nil && state.body.isEmpty && state.hasEnded)
+    }
+
+    @Test func aDeclaredLengthOverTheLimitStopsAtTheHead() {
+        var state = ExchangeState(attempt: 1)
+        _ = state.headCame(judgedElsewhere: false)
+        let declared = state.accept(head(["Content-Length": "100"]), into: .memory, limit: 10, fileLimit: nil)
+        #expect(declared == nil)
+        #expect((state.stopped as? BodyLimitExceeded)?.declaredLength == 100)
+        // An encoded length says nothing of the decoded body's.
+        var encoded = ExchangeState(attempt: 1)
+        _ = encoded.headCame(judgedElsewhere: false)
+        let encodedStart = encoded.accept(head(["Content-Length": "100", "Content-Encoding": "gzip"]), into: .memory, limit: 10, fileLimit: nil)
+        #expect(encodedStart != nil)
+    }
+
+    @Test func theChunkThatPassesTheLimitStopsTheTransferAndDropsTheBody() {
+        var state = answered(limit: 4)
+        guard case .kept = state.take(Data("abc".utf8), limit: 4, file: nil) else { Issue.record("not kept"); return }
+        guard case .stop = state.take(Data("de".utf8), limit: 4, file: nil) else { Issue.record("taken past the limit"); return }
+        #expect((state.stopped as? BodyLimitExceeded)?.receivedBytes == 5)
+        #expect(state.body.isEmpty)
+    }
+
+    @Test func whileTheHeadIsJudgedElsewhereChunksAndTheFirstEndWait() throws {
+        var state = ExchangeState(attempt: 1)
+        let isFirst = state.headCame(judgedElsewhere: true)
+        #expect(isFirst)
+        let held = state.hold(Data("one".utf8))
+        #expect(held == .proceed)
+        let firstEnd = state.endCame(nil)
+        #expect(firstEnd == nil)
+        // A second end, and a chunk after the first, belong to nothing.
+        let secondEnd = state.endCame(URLError(.networkConnectionLost))
+        #expect(secondEnd == nil)
+        let late = state.hold(Data("late".utf8))
+        #expect(late == .stop)
+        let first = state.takeHeld()
+        #expect(first.chunks == [Data("one".utf8)])
+        #expect(first.end == nil)
+        let second = state.takeHeld()
+        #expect(second.chunks.isEmpty)
+        let end = try #require(second.end)
+        #expect(end == nil)   // the first end: no error
+        // Judging is over: the end is taken at once, and nothing is held any more.
+        let more = state.hold(Data("more".utf8))
+        #expect(more == nil)
+    }
+
+    @Test func aDecisionMadeBeforeTheTaskCameWaitsForIt() {
+        var state = ExchangeState(attempt: 1)
+        let unattached = state.owe(.stop)
+        #expect(unattached == nil)
+        let owed = state.attach(Task())
+        #expect(owed == .stop)
+        let attached = state.owe(.proceed)
+        #expect(attached != nil)
+        let owedAgain = state.attach(Task())
+        #expect(owedAgain == nil)
+    }
+
+    @Test func anEndedExchangeKeepsNoTask() {
+        var state = answered()
+        _ = state.endCame(nil)
+        _ = state.attach(Task())
+        #expect(state.task == nil)
+    }
+
+    @Test func aRestartStopsTheExchangeAtItsHead() {
+        var state = ExchangeState(attempt: 1)
+        _ = state.headCame(judgedElsewhere: false)
+        let started = state.accept(head(), into: .restart, limit: nil, fileLimit: nil)
+        #expect(started == nil)
+        #expect(state.stopped is DownloadRestart)
+    }
+}
