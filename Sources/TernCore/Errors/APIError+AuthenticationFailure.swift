@@ -1,0 +1,26 @@
+import Foundation
+
+extension APIError {
+    /// Why a request's credentials could not be made to work.
+    public enum AuthenticationFailure: Sendable, CustomStringConvertible {
+        /// The delegate's refresh failed, with its own error.
+        case refreshFailed(any Error)
+        /// The request was replayed with refreshed credentials and was refused again.
+        case stillUnauthorized(statusCode: Int)
+        /// More refreshes than ``RefreshLimit`` allows: the server keeps refusing new credentials.
+        case tooManyRefreshes(limit: Int, window: TimeInterval)
+        /// The delegate does not refresh credentials (``APIDelegate/refreshCredentials(for:)``
+        /// was not implemented).
+        case refreshUnavailable
+
+        /// What went wrong, in words.
+        public var description: String {
+            switch self {
+            case .refreshFailed(let error): "The credentials could not be refreshed: \(error)"
+            case .stillUnauthorized(let status): "The request was refused again (\(status)) right after the credentials were refreshed."
+            case .tooManyRefreshes(let limit, let window): "More than \(limit) credential refreshes within \(window) s: giving up."
+            case .refreshUnavailable: "The server refused the credentials, and the API's delegate does not refresh them (it has no refreshCredentials(for api: AbstractAPI); one written for APIClient is another method, never called)."
+            }
+        }
+    }
+}
