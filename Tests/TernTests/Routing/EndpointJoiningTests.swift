@@ -19,6 +19,10 @@ import Testing
         ("https://x.io/api", "https://other.io/z?q=1", "https://other.io/z?q=1"),
         ("https://x.io/api", "http://127.0.0.1:8080/z", "http://127.0.0.1:8080/z"),
         ("https://x.io/api", "/users/a%20b", "https://x.io/api/users/a%20b"),
+        // Joined as bytes: characters of more than one byte stay whole.
+        ("https://x.io/café/", "/ünï/🐦", "https://x.io/café/ünï/🐦"),
+        ("https://x.io/", "/", "https://x.io/"),
+        ("https://x.io/api", "///", "https://x.io/api/"),
     ])
     func joinsWithExactlyOneSlash(base: String, endpoint: String, expected: String) {
         #expect(EndpointJoining.join(base: base, endpoint: endpoint) == expected)
