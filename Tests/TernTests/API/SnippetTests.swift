@@ -2,8 +2,9 @@ import Foundation
 import Testing
 
 /// Every Swift snippet of the README and the DocC articles must appear, line for line and in
-/// order, in a file the build compiles (the README's in `ReadmeTests`, mostly), so that what
-/// users copy is code that compiles today. Indentation is ignored, and so are the lines that
+/// order, in a file of the `TernSnippets` target, so that what users copy is code that compiles
+/// today, and compiles in their module: that target has no `package` access, so a snippet that
+/// names a declaration users cannot reach does not build. Indentation is ignored, and so are the lines that
 /// wrap statements into a function there (`static func … {`, `}`, `_ = …`, `return …`);
 /// a snippet's `import` lines (and the `#if canImport` guard around them) are left out. A `// Package.swift` fragment is checked against the
 /// manifest instead.
@@ -20,19 +21,13 @@ import Testing
         return [root.appendingPathComponent("README.md")] + articles
     }
 
-    /// The trimmed, non-empty lines of every Swift file the package compiles.
+    /// The trimmed, non-empty lines of every Swift file of the snippets' target.
     static let compiled: [[String]] = {
-        var files: [[String]] = []
-        for folder in ["Sources", "Tests"] {
-            let base = root.appendingPathComponent(folder)
-            let paths = FileManager.default.enumerator(atPath: base.path)?.compactMap { $0 as? String } ?? []
-            // A catalog's code files are what is checked, not what is compiled.
-            for path in paths where path.hasSuffix(".swift") && !path.contains(".docc/") {
-                let text = (try? String(contentsOf: base.appendingPathComponent(path), encoding: .utf8)) ?? ""
-                files.append(lines(of: text))
-            }
+        let base = root.appendingPathComponent("Tests/TernSnippets")
+        let paths = FileManager.default.enumerator(atPath: base.path)?.compactMap { $0 as? String } ?? []
+        return paths.filter { $0.hasSuffix(".swift") }.map { path in
+            lines(of: (try? String(contentsOf: base.appendingPathComponent(path), encoding: .utf8)) ?? "")
         }
-        return files
     }()
 
     static func lines(of text: String) -> [String] {
@@ -97,6 +92,14 @@ import Testing
     /// A manifest fragment names the package's real product.
     static func isManifestFragment(_ block: [String]) -> Bool {
         block.first == "// Package.swift" || block.first?.hasPrefix(".package(") == true
+    }
+
+    /// The snippets' target sees what a user's module sees: the manifest denies it the
+    /// package's `package` declarations (SwiftPM then gives it no `-package-name`).
+    @Test func theSnippetsTargetHasNoPackageAccess() throws {
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        #expect(manifest.contains(#".testTarget(name: "TernSnippets", dependencies: ["Tern", "TernTesting"], packageAccess: false)"#))
+        #expect(Self.compiled.count >= 6, "is the path to the snippets' target right?")
     }
 
     @Test func theDocumentsHaveSnippets() {
