@@ -119,7 +119,7 @@ import Testing
                 #expect(product == #".product(name: "Tern", package: "Tern"),"# && manifest.contains(#".library(name: "Tern""#),
                         "\(document.lastPathComponent):\(block.line): the fragment names no product the manifest has")
             } else if !Self.compiled.contains(where: { Self.contains($0, block.lines) }) {
-                Issue.record("\(document.lastPathComponent):\(block.line): this snippet is in no compiled file:\n\(block.lines.joined(separator: "\n"))")
+                Issue.record("\(document.lastPathComponent):\(block.line): this snippet is in no file of Tests/TernSnippets:\n\(block.lines.joined(separator: "\n"))")
             }
         }
     }
@@ -139,6 +139,6 @@ import Testing
     func everyTutorialFileIsCompiledCode(file: URL) throws {
         let lines = Self.lines(of: try String(contentsOf: file, encoding: .utf8))
         let compiled = Self.compiled.contains { Self.contains($0, lines) }
-        #expect(compiled, "\(file.lastPathComponent) is in no compiled file")
+        #expect(compiled, "\(file.lastPathComponent) is in no file of Tests/TernSnippets")
     }
 }
