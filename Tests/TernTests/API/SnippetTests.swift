@@ -21,14 +21,16 @@ import Testing
         return [root.appendingPathComponent("README.md")] + articles
     }
 
-    /// The trimmed, non-empty lines of every Swift file of the snippets' target.
-    static let compiled: [[String]] = {
+    /// Every Swift file of the snippets' target, by name, as its trimmed, non-empty lines.
+    static let snippetFiles: [String: [String]] = {
         let base = root.appendingPathComponent("Tests/TernSnippets")
         let paths = FileManager.default.enumerator(atPath: base.path)?.compactMap { $0 as? String } ?? []
-        return paths.filter { $0.hasSuffix(".swift") }.map { path in
-            lines(of: (try? String(contentsOf: base.appendingPathComponent(path), encoding: .utf8)) ?? "")
-        }
+        return Dictionary(uniqueKeysWithValues: paths.filter { $0.hasSuffix(".swift") }.map { path in
+            (path, lines(of: (try? String(contentsOf: base.appendingPathComponent(path), encoding: .utf8)) ?? ""))
+        })
     }()
+
+    static var compiled: [[String]] { Array(snippetFiles.values) }
 
     static func lines(of text: String) -> [String] {
         text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -95,11 +97,15 @@ import Testing
     }
 
     /// The snippets' target sees what a user's module sees: the manifest denies it the
-    /// package's `package` declarations (SwiftPM then gives it no `-package-name`).
+    /// package's `package` declarations (SwiftPM then gives it no `-package-name`), and none of
+    /// its files imports a module `@testable`, which would open them again, internals too.
     @Test func theSnippetsTargetHasNoPackageAccess() throws {
         let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
         #expect(manifest.contains(#".testTarget(name: "TernSnippets", dependencies: ["Tern", "TernTesting"], packageAccess: false)"#))
         #expect(Self.compiled.count >= 6, "is the path to the snippets' target right?")
+        for (name, lines) in Self.snippetFiles {
+            #expect(!lines.contains { $0.hasPrefix("@testable") || $0.hasPrefix("@_spi") }, "\(name) imports what a user cannot")
+        }
     }
 
     @Test func theDocumentsHaveSnippets() {
