@@ -27,8 +27,13 @@ let package = Package(
         // The API and its pipeline: parameters, parsing, plugins, pagination, downloads, cookies.
         .target(name: "Tern", dependencies: ["TernCore", "TernTransport"], exclude: ["PUBLIC.md"]),
         .target(name: "TernTesting", dependencies: ["Tern"], exclude: ["PUBLIC.md"]),
-        .executableTarget(name: "TernDemo", dependencies: ["Tern", "TernTesting"]),
-        .testTarget(name: "TernTests", dependencies: ["TernCore", "TernTransport", "Tern", "TernTesting"]),
+        // The README's tour, written as a user's app is: public API alone.
+        .executableTarget(name: "TernDemo", dependencies: ["Tern", "TernTesting"], packageAccess: false),
+        // The README's and the DocC articles' code, compiled as a user's module is: without
+        // `package` access, so that a snippet naming a declaration users cannot reach does not
+        // build. TernTests runs it (SnippetTests checks every snippet is in this target).
+        .testTarget(name: "TernSnippets", dependencies: ["Tern", "TernTesting"], packageAccess: false),
+        .testTarget(name: "TernTests", dependencies: ["TernCore", "TernTransport", "Tern", "TernTesting", "TernSnippets"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,6 +4,7 @@ import TernTesting
 @testable import Tern
 @testable import TernCore
 @testable import TernTransport
+@testable import TernSnippets
 
 /// Which pins a host gets: exact names, `*.` for one label more, case and the root's dot
 /// ignored; and pins that are not a SHA-256 in Base64 refused when the pins are made.

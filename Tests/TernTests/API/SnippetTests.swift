@@ -2,8 +2,9 @@ import Foundation
 import Testing
 
 /// Every Swift snippet of the README and the DocC articles must appear, line for line and in
-/// order, in a file the build compiles (the README's in `ReadmeTests`, mostly), so that what
-/// users copy is code that compiles today. Indentation is ignored, and so are the lines that
+/// order, in a file of the `TernSnippets` target, so that what users copy is code that compiles
+/// today, and compiles in their module: that target has no `package` access, so a snippet that
+/// names a declaration users cannot reach does not build. Indentation is ignored, and so are the lines that
 /// wrap statements into a function there (`static func … {`, `}`, `_ = …`, `return …`);
 /// a snippet's `import` lines (and the `#if canImport` guard around them) are left out. A `// Package.swift` fragment is checked against the
 /// manifest instead.
@@ -20,20 +21,16 @@ import Testing
         return [root.appendingPathComponent("README.md")] + articles
     }
 
-    /// The trimmed, non-empty lines of every Swift file the package compiles.
-    static let compiled: [[String]] = {
-        var files: [[String]] = []
-        for folder in ["Sources", "Tests"] {
-            let base = root.appendingPathComponent(folder)
-            let paths = FileManager.default.enumerator(atPath: base.path)?.compactMap { $0 as? String } ?? []
-            // A catalog's code files are what is checked, not what is compiled.
-            for path in paths where path.hasSuffix(".swift") && !path.contains(".docc/") {
-                let text = (try? String(contentsOf: base.appendingPathComponent(path), encoding: .utf8)) ?? ""
-                files.append(lines(of: text))
-            }
-        }
-        return files
+    /// Every Swift file of the snippets' target, by name, as its trimmed, non-empty lines.
+    static let snippetFiles: [String: [String]] = {
+        let base = root.appendingPathComponent("Tests/TernSnippets")
+        let paths = FileManager.default.enumerator(atPath: base.path)?.compactMap { $0 as? String } ?? []
+        return Dictionary(uniqueKeysWithValues: paths.filter { $0.hasSuffix(".swift") }.map { path in
+            (path, lines(of: (try? String(contentsOf: base.appendingPathComponent(path), encoding: .utf8)) ?? ""))
+        })
     }()
+
+    static var compiled: [[String]] { Array(snippetFiles.values) }
 
     static func lines(of text: String) -> [String] {
         text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -99,6 +96,18 @@ import Testing
         block.first == "// Package.swift" || block.first?.hasPrefix(".package(") == true
     }
 
+    /// The snippets' target sees what a user's module sees: the manifest denies it the
+    /// package's `package` declarations (SwiftPM then gives it no `-package-name`), and none of
+    /// its files imports a module `@testable`, which would open them again, internals too.
+    @Test func theSnippetsTargetHasNoPackageAccess() throws {
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        #expect(manifest.contains(#".testTarget(name: "TernSnippets", dependencies: ["Tern", "TernTesting"], packageAccess: false)"#))
+        #expect(Self.compiled.count >= 6, "is the path to the snippets' target right?")
+        for (name, lines) in Self.snippetFiles {
+            #expect(!lines.contains { $0.hasPrefix("@testable") || $0.hasPrefix("@_spi") }, "\(name) imports what a user cannot")
+        }
+    }
+
     @Test func theDocumentsHaveSnippets() {
         let count = Self.documents.reduce(0) { total, url in
             total + Self.swiftBlocks(in: (try? String(contentsOf: url, encoding: .utf8)) ?? "").count
@@ -116,7 +125,7 @@ import Testing
                 #expect(product == #".product(name: "Tern", package: "Tern"),"# && manifest.contains(#".library(name: "Tern""#),
                         "\(document.lastPathComponent):\(block.line): the fragment names no product the manifest has")
             } else if !Self.compiled.contains(where: { Self.contains($0, block.lines) }) {
-                Issue.record("\(document.lastPathComponent):\(block.line): this snippet is in no compiled file:\n\(block.lines.joined(separator: "\n"))")
+                Issue.record("\(document.lastPathComponent):\(block.line): this snippet is in no file of Tests/TernSnippets:\n\(block.lines.joined(separator: "\n"))")
             }
         }
     }
@@ -136,6 +145,6 @@ import Testing
     func everyTutorialFileIsCompiledCode(file: URL) throws {
         let lines = Self.lines(of: try String(contentsOf: file, encoding: .utf8))
         let compiled = Self.compiled.contains { Self.contains($0, lines) }
-        #expect(compiled, "\(file.lastPathComponent) is in no compiled file")
+        #expect(compiled, "\(file.lastPathComponent) is in no file of Tests/TernSnippets")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Tern
 import TernTesting
+@testable import TernSnippets
 
 /// Stubs that stream, each piece when the test moves its clock: streams tested without a
 /// server or a wait.
@@ -51,20 +52,7 @@ import TernTesting
     /// for one scheduled action and advancing by 0.2 passed once and hung the next run, when
     /// the timeout was the action seen and the first piece was scheduled after the advance.
     @Test func theArticlesRecipeReadsEachEventAsTheClockMoves() async throws {
-        let streamClock = TestClock()
-        let streaming = StubTransport(clock: streamClock)
-        streaming.add(Stub(.post, "/v1/completions", answers: .events([
-            (after: 0.2, ServerSentEvent(data: "A tern")),
-            (after: 0.2, ServerSentEvent(data: " is a bird")),
-        ])))
-        let streamingClient = APIClient(configuration: APIConfiguration(baseURL: "https://ai.example"), transport: streaming, clock: streamClock)
-        var tokens = streamingClient.stream(route: .post("/v1/completions")).events.makeAsyncIterator()
-        await streamClock.advanceToNextDelivery()            // 0.2 s later: the first event has come
-        #expect(try await tokens.next()?.data == "A tern")
-        await streamClock.advanceToNextDelivery()
-        #expect(try await tokens.next()?.data == " is a bird")
-        #expect(try await tokens.next() == nil)              // the answer's end
-        #expect(streamClock.now == 0.4)
+        #expect(try await StubSnippets.streamedCompletion() == 0.4)
     }
 
     /// The clock moves to the stub's next send and no further: a delayed answer comes at its

@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import Testing
 import Tern
 import TernTesting
 #if canImport(FoundationNetworking)
@@ -160,7 +159,7 @@ enum Tour {
     /// The snippets' products, and how their request to the closed port ended. Awaited, not
     /// waited for: a test blocking a shared pool thread can starve the pipelines of tests
     /// running beside it.
-    static func testing() async throws -> (products: [Product], unreachable: APIError?) {
+    static func testing() async throws -> (products: [Product], unreachable: Result<[Product], any Error>) {
         let server = try LoopbackServer { request in
             request.path == "/products" ? .json(#"[{"id": 1, "name": "tern", "price": 3}]"#) : ServerResponse(status: 404)
         }
@@ -187,7 +186,7 @@ enum Tour {
         let clockedShop = ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL), clock: clock))
         _ = (delayed, clockedShop)
 
-        let refused = await apiError(of: unreachable)   // settled while the port is still reserved
+        let refused = await unreachable.result   // settled while the port is still reserved
         return (try await testShop.products(page: 1).value, refused)
     }
 }
@@ -229,48 +228,5 @@ final class TokenStore: APIDelegate {
             parameters: FormParameters(["grant_type": "refresh_token", "refresh_token": current.refresh]),
             options: RequestOptions(authenticates: false))      // not signed, not held for itself
         return refreshed.map { [self] new in tokens.withLock { $0 = new } }
-    }
-}
-
-
-@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct TourTests {
-    @Test func theStubbedShopAnswersFromItsStub() async throws {
-        #expect(try await Tour.stubbed().map(\.name) == ["tern"])
-    }
-
-    @Test func theCannedTransportAnswers() async throws {
-        #expect(try await Tour.transports().isEmpty)
-    }
-
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
-    @Test func theTokenStoreSignsAndRefreshesAgainstATokenServer() async throws {
-        // The documents' store, with a loopback token server in place of shop.example.
-        let server = try LoopbackServer { request in
-            switch request.path {
-            case "/oauth/token":
-                let form = String(decoding: request.body, as: UTF8.self)
-                return form.contains("refresh_token=r-1") ? .json(#"{"access": "a-2", "refresh": "r-2"}"#) : ServerResponse(status: 400)
-            default:
-                return request.headers["Authorization"] == "Bearer a-2" ? .json(#"[]"#) : ServerResponse(status: 401)
-            }
-        }
-        defer { server.stop() }
-        let shop = Tour.ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL), responseQueue: .global()))
-        let tokens = Tour.authentication(shop: shop)
-        let store = TokenStore(Tokens(access: "a-1", refresh: "r-1"), tokenURL: server.baseURL + "/oauth/token")
-        shop.client.delegate = store
-        #expect(try await shop.products(page: 1).value.isEmpty)
-        #expect(store.current.access == "a-2")
-        withExtendedLifetime((store, tokens)) {}
-    }
-
-    @Test func theTestingSnippetRuns() async throws {
-        let (products, error) = try await Tour.testing()
-        #expect(products.map(\.name) == ["tern"])
-        guard case APIError.transportFailed(let failure)? = error else {
-            Issue.record("expected transportFailed, got \(String(describing: error))")
-            return
-        }
-        #expect(failure.urlError?.code == .cannotConnectToHost)
     }
 }

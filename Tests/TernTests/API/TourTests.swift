@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+import Tern
+import TernTesting
+@testable import TernSnippets
+
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct TourTests {
+    @Test func theStubbedShopAnswersFromItsStub() async throws {
+        #expect(try await Tour.stubbed().map(\.name) == ["tern"])
+    }
+
+    @Test func theCannedTransportAnswers() async throws {
+        #expect(try await Tour.transports().isEmpty)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @Test func theTokenStoreSignsAndRefreshesAgainstATokenServer() async throws {
+        // The documents' store, with a loopback token server in place of shop.example.
+        let server = try LoopbackServer { request in
+            switch request.path {
+            case "/oauth/token":
+                let form = String(decoding: request.body, as: UTF8.self)
+                return form.contains("refresh_token=r-1") ? .json(#"{"access": "a-2", "refresh": "r-2"}"#) : ServerResponse(status: 400)
+            default:
+                return request.headers["Authorization"] == "Bearer a-2" ? .json(#"[]"#) : ServerResponse(status: 401)
+            }
+        }
+        defer { server.stop() }
+        let shop = Tour.ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL), responseQueue: .global()))
+        let tokens = Tour.authentication(shop: shop)
+        let store = TokenStore(Tokens(access: "a-1", refresh: "r-1"), tokenURL: server.baseURL + "/oauth/token")
+        shop.client.delegate = store
+        #expect(try await shop.products(page: 1).value.isEmpty)
+        #expect(store.current.access == "a-2")
+        withExtendedLifetime((store, tokens)) {}
+    }
+
+    @Test func theTestingSnippetRuns() async throws {
+        let (products, unreachable) = try await Tour.testing()
+        #expect(products.map(\.name) == ["tern"])
+        guard case .failure(APIError.transportFailed(let failure)) = unreachable else {
+            Issue.record("expected transportFailed, got \(unreachable)")
+            return
+        }
+        #expect(failure.urlError?.code == .cannotConnectToHost)
+    }
+}
