@@ -10,9 +10,8 @@ import FoundationNetworking
 /// extension APIConfiguration {
 ///     static let production = APIConfiguration(name: "production", baseURL: "https://shop.example/api/v2")
 ///     static let staging = APIConfiguration(name: "staging", baseURL: "https://staging.shop.example/api/v2",
-///                                           commonHeaders: ["X-Client": "ios/4.2"], timeout: 20)
+///                                           commonHeaders: ["X-Client": "tern-demo/1.0"], timeout: 20)
 /// }
-/// let shop = Shop(client: APIClient(configuration: .staging))
 /// ```
 ///
 /// A base URL known only at run time (from settings, a login screen, a test server) goes in the

@@ -17,9 +17,11 @@ extension AbstractAPI {
     /// ``ResumableDownload``); a retry of the same request goes on from them too.
     ///
     /// ```swift
-    /// client.download(route: .get("/exports/2026.zip"), to: destination, replacing: true)
-    ///     .onProgress { progress in bar.progress = progress.fraction ?? 0 }
-    ///     .onSuccess { file in open(file.fileURL) }
+    /// let export = client.download(route: .get("/exports/2026.zip"), to: destination, replacing: true)
+    /// for await progress in export.progressUpdates {   // on the main actor, as a screen's code runs
+    ///     bar.progress = progress.fractionCompleted ?? 0
+    /// }
+    /// show(try await export.value.fileURL)
     /// ```
     ///
     /// - Parameters:

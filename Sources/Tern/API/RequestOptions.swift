@@ -6,7 +6,7 @@ import FoundationNetworking
 /// Settings for one request that override the API's.
 ///
 /// ```swift
-/// client.request(route: .get("/report"), options: RequestOptions(timeout: 2.5, responseQueue: .global()))
+/// let report: Promise<Data> = client.request(route: .get("/report"), options: RequestOptions(timeout: 2.5, responseQueue: .global()))
 /// ```
 public struct RequestOptions: Sendable {
     /// Seconds the request may take in all, retries and refresh included, from sending to the

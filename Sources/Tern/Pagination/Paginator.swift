@@ -8,7 +8,7 @@ import Foundation
 ///
 /// products.query = "boots"                        // starts over, cancelling a load in flight
 /// let first = try await products.loadNextPage().value
-/// if products.hasNextPage { try await products.loadNextPage().value }
+/// if products.hasNextPage { _ = try await products.loadNextPage().value }
 /// show(products.elements)
 /// ```
 ///

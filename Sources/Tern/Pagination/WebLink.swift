@@ -50,7 +50,7 @@ extension Response {
     ///
     /// ```swift
     /// let response: Response = try await client.request(route: .get("/repos")).value
-    /// if let next = response.link(rel: "next") { … }
+    /// if let next = response.link(rel: "next") { print(next) }
     /// ```
     public func link(rel: String) -> URL? {
         let rel = rel.lowercased()

@@ -5,12 +5,12 @@
 /// encoder too:
 ///
 /// ```swift
-/// struct ProtobufParameters<Message: SwiftProtobuf.Message & Sendable>: RequestParameters {
-///     let message: Message
+/// struct CSVParameters: RequestParameters {
+///     let rows: [[String]]
 ///     var headers: HTTPHeaders = [:]
 ///     func encode(into draft: inout RequestDraft) throws {
-///         draft.body = .data(try message.serializedData())
-///         draft.headers["Content-Type"] = "application/x-protobuf"
+///         draft.body = .data(Data(rows.map { $0.joined(separator: ",") }.joined(separator: "\r\n").utf8))
+///         draft.headers["Content-Type"] = "text/csv"
 ///     }
 /// }
 /// ```

@@ -19,9 +19,11 @@ import FoundationNetworking
 /// `getInstance`), and decode the envelope through `super`:
 ///
 /// ```swift
+/// struct Envelope<Value: Decodable>: Decodable { let page: Int; let results: Value }
+///
 /// final class PageParser: JSONParser, @unchecked Sendable {
 ///     override func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
-///         try super.parse(Page<Value>.self, from: response).results   // {"page": 1, "results": [...]}
+///         try super.parse(Envelope<Value>.self, from: response).results   // {"page": 1, "results": [...]}
 ///     }
 /// }
 /// ```

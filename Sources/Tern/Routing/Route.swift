@@ -3,9 +3,9 @@
 /// Build one with the method's name, from a path under the API's base URL or from an absolute URL:
 ///
 /// ```swift
-/// client.request(route: .post("/products"))                      // joined to APIConfiguration.baseURL
-/// client.request(route: .get("https://status.example.com/health"))  // used as it is
-/// client.request(route: Route(method: "PURGE", url: "/cache"))
+/// let created: Promise<Product> = client.request(route: .post("/products"))        // joined to APIConfiguration.baseURL
+/// let health: Promise<Response> = client.request(route: .get("https://status.example.com/health"))  // used as it is
+/// let purged: Promise<Void> = client.request(route: Route(method: "PURGE", url: "/cache"))
 /// ```
 ///
 /// A relative URL joins the base URL with exactly one slash between them, however either side

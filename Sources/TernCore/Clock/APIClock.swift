@@ -11,7 +11,7 @@ import Foundation
 /// ```swift
 /// let clock = TestClock()
 /// let client = APIClient(configuration: .production, clock: clock)
-/// …
+/// // … a request fails, and its retry waits
 /// clock.advance(by: 0.5)   // the retry's backoff has passed
 /// ```
 public protocol APIClock: Sendable {

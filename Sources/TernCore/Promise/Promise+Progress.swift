@@ -10,7 +10,7 @@ extension Promise {
     ///
     /// ```swift
     /// api.upload(photo)
-    ///     .onProgress(in: .main) { progress in bar.progress = progress.fractionCompleted ?? 0 }
+    ///     .onProgress(in: .main) { progress in print("sent", progress.fractionCompleted ?? 0) }
     ///     .onSuccess { receipt in show(receipt) }
     /// ```
     @discardableResult

@@ -10,8 +10,8 @@ import Tern
 /// ```swift
 /// .json(#"{"id": 1}"#)
 /// .status(401)
-/// .json(product, status: 201).delayed(by: 2)
-/// .file(fixture, contentType: "image/png").chunked(into: 16_384)
+/// .json(product, status: 201).delayed(by: 2)                       // with `try`: encoding may fail
+/// .file(fixture, contentType: "image/png").chunked(into: 16_384)   // with `try`: the file is read now
 /// .failure(URLError(.notConnectedToInternet))
 /// ```
 public struct StubAnswer: Sendable {

@@ -125,7 +125,7 @@ public final class CurlTransport: ThreadedTransport, KeyPinningTransport {
     /// the transport waits while one of them runs.
     ///
     /// ```swift
-    /// await withTaskExecutorPreference(client.taskExecutor) {
+    /// await withTaskExecutorPreference(client.transport.taskExecutor) {
     ///     for id in ids { _ = try? await client.request(route: .get("/items/\(id)")).value as Data }
     /// }
     /// ```

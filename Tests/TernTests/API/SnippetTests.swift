@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 
-/// Every Swift snippet of the README and the DocC articles must appear, line for line and in
-/// order, in a file of the `TernSnippets` target, so that what users copy is code that compiles
-/// today, and compiles in their module: that target has no `package` access, so a snippet that
-/// names a declaration users cannot reach does not build. Indentation is ignored, and so are the lines that
-/// wrap statements into a function there (`static func … {`, `}`, `_ = …`, `return …`);
-/// a snippet's `import` lines (and the `#if canImport` guard around them) are left out. A `// Package.swift` fragment is checked against the
-/// manifest instead.
+/// Every Swift snippet of the README, the DocC articles and the public symbols' documentation
+/// must appear, line for line and in order, in a file of the `TernSnippets` target, so that what
+/// users copy is code that compiles today, and compiles in their module: that target has no
+/// `package` access, so a snippet that names a declaration users cannot reach does not build.
+/// Indentation is ignored, and so are the lines that wrap statements into a function there
+/// (`static func … {`, `}`, `_ =`, `_ = …`, `return …`); a snippet's `import` lines (and the
+/// `#if canImport` guard around them) are left out. A `// Package.swift` fragment is checked
+/// against the manifest instead.
 @Suite(.onTestThreads) struct SnippetTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()   // API
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -18,7 +19,53 @@ import Testing
             ((try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)) ?? [])
                 .filter { $0.hasSuffix(".md") }.sorted().map { root.appendingPathComponent("\(catalog)/\($0)") }
         }
-        return [root.appendingPathComponent("README.md")] + articles
+        return [root.appendingPathComponent("README.md")] + articles + symbolDocuments
+    }
+
+    /// The library's Swift files whose documentation comments show code: a symbol's page in
+    /// the documentation shows it as an article does.
+    static var symbolDocuments: [URL] {
+        let sources = root.appendingPathComponent("Sources")
+        let paths = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String } ?? []
+        return paths.filter { $0.hasSuffix(".swift") }.sorted().map { sources.appendingPathComponent($0) }.filter { file in
+            (try? String(contentsOf: file, encoding: .utf8))?.contains("/// ```swift") == true
+        }
+    }
+
+    /// A document as Markdown: a Swift file's documentation comments of public declarations,
+    /// each line in its place (the rest blank, so that a block's line number is the file's), or
+    /// an article as it is. A `package` symbol's comment is for the package's own code.
+    static func markdown(of document: URL) throws -> String {
+        let text = try String(contentsOf: document, encoding: .utf8)
+        guard document.pathExtension == "swift" else { return text }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { String($0.drop { $0 == " " }) }
+        var comment: [Int] = []
+        for index in lines.indices {
+            if lines[index].hasPrefix("///") {
+                let body = lines[index].dropFirst(3)
+                lines[index] = String(body.first == " " ? body.dropFirst() : body)
+                comment.append(index)
+            } else if isAttribute(lines[index]) && !comment.isEmpty {
+                lines[index] = ""   // between a comment and its declaration
+            } else {
+                let documentsPublic = lines[index].hasPrefix("public ") || lines[index].hasPrefix("open ")
+                    || lines[index].contains(" public ") || lines[index].contains(" open ")
+                if !documentsPublic { comment.forEach { lines[$0] = "" } }
+                comment = []
+                lines[index] = ""
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Whether a line holds attributes only (`@discardableResult`, `@available(macOS 15, *)`).
+    static func isAttribute(_ line: String) -> Bool {
+        var depth = 0
+        let outside = line.filter { character in
+            if character == "(" { depth += 1 } else if character == ")" { depth -= 1 }
+            return depth == 0 && character != ")"
+        }
+        return line.hasPrefix("@") && outside.split(separator: " ").allSatisfy { $0.hasPrefix("@") }
     }
 
     /// Every Swift file of the snippets' target, by name, as its trimmed, non-empty lines.
@@ -87,7 +134,7 @@ import Testing
 
     /// A line that only wraps snippet statements into a compiled function.
     static func isWrapping(_ line: String) -> Bool {
-        line == "}" || line.hasPrefix("_ = ") || line.hasPrefix("return ")
+        line == "}" || line == "_ =" || line.hasPrefix("_ = ") || line.hasPrefix("return ")
             || (line.hasPrefix("static func ") && line.hasSuffix("{"))
     }
 
@@ -108,16 +155,36 @@ import Testing
         }
     }
 
+    @Test func onlyPublicDeclarationsShowTheirExamples() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("Snippets-\(UUID().uuidString).swift")
+        try """
+            /// ```swift
+            /// shown()
+            /// ```
+            @discardableResult
+            @available(macOS 15.0, *)
+            @inlinable public func shown() -> Int { 1 }
+            /// ```swift
+            /// hidden()
+            /// ```
+            package func hidden() {}
+            """.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let blocks = Self.swiftBlocks(in: try Self.markdown(of: file))
+        #expect(blocks.map(\.lines) == [["shown()"]])
+        #expect(blocks.first?.line == 1)
+    }
+
     @Test func theDocumentsHaveSnippets() {
         let count = Self.documents.reduce(0) { total, url in
-            total + Self.swiftBlocks(in: (try? String(contentsOf: url, encoding: .utf8)) ?? "").count
+            total + Self.swiftBlocks(in: (try? Self.markdown(of: url)) ?? "").count
         }
-        #expect(count > 30, "found only \(count) snippets: is the path to the documents right?")
+        #expect(count > 100, "found only \(count) snippets: is the path to the documents right?")
     }
 
     @Test(arguments: documents)
     func everySnippetIsCompiledCode(document: URL) throws {
-        let markdown = try String(contentsOf: document, encoding: .utf8)
+        let markdown = try Self.markdown(of: document)
         let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
         for block in Self.swiftBlocks(in: markdown) {
             if Self.isManifestFragment(block.lines) {
