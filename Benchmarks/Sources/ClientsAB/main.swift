@@ -15,7 +15,8 @@ import Tern
 // of GET + decode in turn, so all see the same machine; medians, as ratios to URLSession.
 // `floor` and `floor, wide` compare Tern decoding with the floor of a decoded request instead:
 // libcurl driven from C (CRawCurl), each body handed to JSONDecoder, on the 1 KB array and on
-// a page of 10 wide repositories (`/repos`, 52 KB).
+// a page of 10 wide repositories (`/repos`, 52 KB); `floor` runs the transport alone with
+// JSONDecoder beside them, the most any client over it can do.
 //
 // `floor, bytes` compares the body kept as bytes with libcurl from C keeping it too. Each of the
 // three then prints issue 27's target for Tern on that payload, and whether this run meets it.
@@ -109,6 +110,14 @@ let itemsRequest = TransportRequest(urlRequest: URLRequest(url: url))
     return []
 }
 
+/// The same GET through the transport alone, its body decoded with a new `JSONDecoder` on the
+/// caller's thread: what any client over this transport does at best, by default, against the
+/// decoded floor.
+@Sendable func transportDecoded() async throws -> [Item] {
+    let body = try await withCheckedThrowingContinuation { done in _ = bareCurl.send(itemsRequest, to: BodyCollector { done.resume(with: $0) }) }
+    return try JSONDecoder().decode([Item].self, from: body)
+}
+
 /// The same GET through the transport alone, its end settling a `Promise` whose value the caller
 /// awaits, its request made from a URL string as Tern makes one: the least any promise-returning
 /// client over this transport costs, with none of the pipeline's stages.
@@ -172,6 +181,11 @@ let floor: [(name: String, body: () async throws -> Void)] = [
     // The same, its task on the transport's thread: no hand-off between requests and answers.
     ("Tern over libcurl, on its loop", {
         try await withTaskExecutorPreference(overCurl.transport.taskExecutor) { try await round { try await EndToEnd.tern(overCurl) } }
+    }),
+    // The least any client over this transport does: no pipeline, no promise, `JSONDecoder`.
+    ("CurlTransport alone + JSONDecoder", { try await round { try await transportDecoded() } }),
+    ("CurlTransport alone + JSONDecoder, on its loop", {
+        try await withTaskExecutorPreference(bareCurl.taskExecutor) { try await round { try await transportDecoded() } }
     }),
 ]
 /// The clients that can trust a test CA, against the floor of a decoded request and beside the
