@@ -230,3 +230,10 @@ final class TokenStore: APIDelegate {
         return refreshed.map { [self] new in tokens.withLock { $0 = new } }
     }
 }
+
+extension ShopAPI {
+    func logIn(user: String, password: String) -> Promise<Tokens> {
+        client.request(route: .post("/login"), parameters: FormParameters(["user": user, "password": password]),
+                       options: RequestOptions(authenticates: false))   // a 401 here is a wrong password
+    }
+}

@@ -9,8 +9,8 @@ extension APIError {
         case stillUnauthorized(statusCode: Int)
         /// More refreshes than ``RefreshLimit`` allows: the server keeps refusing new credentials.
         case tooManyRefreshes(limit: Int, window: TimeInterval)
-        /// The delegate does not refresh credentials (``APIDelegate/refreshCredentials(for:)``
-        /// was not implemented).
+        /// The delegate has no refresh to offer: ``APIDelegate/refreshCredentials(for:)`` is not
+        /// implemented, or says so (a delegate with no refresh token left returns this).
         case refreshUnavailable
 
         /// What went wrong, in words.
@@ -19,7 +19,7 @@ extension APIError {
             case .refreshFailed(let error): "The credentials could not be refreshed: \(error)"
             case .stillUnauthorized(let status): "The request was refused again (\(status)) right after the credentials were refreshed."
             case .tooManyRefreshes(let limit, let window): "More than \(limit) credential refreshes within \(window) s: giving up."
-            case .refreshUnavailable: "The server refused the credentials, and the API's delegate does not refresh them (it has no refreshCredentials(for api: AbstractAPI); one written for APIClient is another method, never called)."
+            case .refreshUnavailable: "The server refused the credentials, and the API's delegate has none to refresh them with: its refreshCredentials(for:) answered so, or it has none (one written with an APIClient parameter instead of AbstractAPI is another method, never called)."
             }
         }
     }

@@ -3,9 +3,10 @@ import Foundation
 extension Promise {
     /// Fails with ``APIError/timeout(_:)`` unless this promise settles within
     /// `interval` seconds; on time-out this promise is cancelled if nothing else waits for it.
-    public func timeout(_ interval: TimeInterval, clock: any APIClock = SystemClock.shared) -> Promise<Value> {
+    /// The time passes on `clock`, or in real time when it is `nil`.
+    public func timeout(_ interval: TimeInterval, clock: (any APIClock)? = nil) -> Promise<Value> {
         let derived = makeDerived(of: Value.self)
-        let timer = clock.schedule(after: interval) {
+        let timer = (clock ?? SystemClock.shared).schedule(after: interval) {
             derived.settle(.failure(APIError.timeout(.init(interval: interval, method: nil, url: nil))), releasingUpstream: true)
         }
         register(Callback(queue: nil) { result, loop in
@@ -16,9 +17,12 @@ extension Promise {
         return derived
     }
 
-    /// Passes the value on `interval` seconds after it arrives; errors pass on at once.
-    public func delay(_ interval: TimeInterval, clock: any APIClock = SystemClock.shared) -> Promise<Value> {
+    /// Passes the value on `interval` seconds after it arrives; errors pass on at once. The
+    /// time passes on `clock`, or in real time when it is `nil`, so that code given an optional
+    /// clock (a `TestClock` in its tests) passes it on as it is.
+    public func delay(_ interval: TimeInterval, clock: (any APIClock)? = nil) -> Promise<Value> {
         let derived = makeDerived(of: Value.self)
+        let clock = clock ?? SystemClock.shared
         register(Callback(queue: nil) { result, loop in
             guard case .success = result else { return derived.settle(result, in: &loop) }
             let timer = clock.schedule(after: interval) { derived.settle(result) }
@@ -28,7 +32,8 @@ extension Promise {
     }
 
     /// Runs `attempt` until one of its promises succeeds, at most `attempts` times in all,
-    /// waiting `delay` seconds between attempts; fails with the last attempt's error.
+    /// waiting `delay` seconds between attempts (on `clock`, or in real time when it is `nil`);
+    /// fails with the last attempt's error.
     ///
     /// Promises start their work when created, so a retry needs a closure that makes a new one.
     /// Cancelling the returned promise cancels the attempt in flight or the wait for the next.
@@ -39,7 +44,7 @@ extension Promise {
     public static func retry(
         _ attempts: Int,
         delay: TimeInterval = 0,
-        clock: any APIClock = SystemClock.shared,
+        clock: (any APIClock)? = nil,
         _ attempt: @escaping @Sendable () -> Promise<Value>
     ) -> Promise<Value> {
         attempt().recover(in: .global()) { error in

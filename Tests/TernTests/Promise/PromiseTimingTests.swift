@@ -4,6 +4,7 @@ import Testing
 @testable import Tern
 @testable import TernCore
 @testable import TernTransport
+import TernTesting
 
 /// `timeout`, `delay` and `retry`. These check order and outcome, never speed: the machines
 /// are shared, so the only bounds are generous lower ones.
@@ -29,6 +30,21 @@ import Testing
 
     @Test func timeoutLetsAFastPromiseThrough() async throws {
         #expect(try await Promise(value: 1, in: queue).timeout(5).value == 1)
+    }
+
+    /// Code that takes an optional clock (a `TestClock` in its tests, none in the app) passes
+    /// it on as it is: `nil` waits in real time.
+    @Test func anOptionalClockIsPassedOnAsItIs() async throws {
+        let testClock = TestClock()
+        let given: (any APIClock)? = testClock
+        let delayed = Promise(value: 1, in: queue).delay(5, clock: given)
+        #expect(await testClock.waitForScheduled(1))
+        #expect(delayed.currentResult == nil)
+        testClock.advance(by: 5)
+        #expect(try await delayed.value == 1)
+        let none: (any APIClock)? = nil
+        #expect(try await Promise(value: 2, in: queue).delay(0.01, clock: none).timeout(30, clock: none).value == 2)
+        #expect(try await Promise.retry(2, delay: 0.01, clock: none) { Promise(value: 3, in: queue) }.value == 3)
     }
 
     @Test func delayHoldsTheValueBack() async throws {
