@@ -21,8 +21,9 @@ extension RedirectPolicy {
             .redirectFailed(.init(reason: reason, method: sent.httpMethod, url: sent.url, statusCode: response.statusCode, location: location))
         }
         guard let base = sent.url,
-              let target = URL(string: location, relativeTo: base)?.absoluteURL,
-              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil else {
+              let resolved = URL(string: location, relativeTo: base)?.absoluteURL,
+              let target = Self.lowercasingScheme(resolved),
+              let scheme = target.scheme, scheme == "http" || scheme == "https", target.host != nil else {
             throw failure(.invalidLocation)
         }
         guard leg.redirects < maximumRedirects else { throw failure(.tooManyRedirects(limit: maximumRedirects)) }
@@ -47,6 +48,13 @@ extension RedirectPolicy {
         next.removeCredentials(from: &request, policy: self)
         next.request.urlRequest = request
         return next
+    }
+
+    /// `url` with its scheme in lowercase, which every transport takes (`HTTP://` is the same URL).
+    private static func lowercasingScheme(_ url: URL) -> URL? {
+        let string = url.absoluteString
+        let lowered = AbsoluteURL.lowercasingScheme(string)
+        return lowered == string ? url : URL(string: lowered)
     }
 
     /// Whether a redirect with `status` continues as a GET: 303 always (but HEAD stays HEAD),

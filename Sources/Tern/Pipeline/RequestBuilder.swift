@@ -19,7 +19,7 @@ enum RequestBuilder {
         maximumBodySize: Int?,
         isCancelled: @escaping @Sendable () -> Bool
     ) throws -> (request: TransportRequest, temporaryFile: URL?) {
-        guard AbsoluteURL.hasSchemeAndHost(route.url), let url = URL(string: route.url) else {
+        guard AbsoluteURL.hasSchemeAndHost(route.url), let url = URL(string: AbsoluteURL.lowercasingScheme(route.url)) else {
             throw APIError.invalidRequest(.init(reason: .invalidURL(route.url), method: route.method.rawValue))
         }
         var headers: HTTPHeaders = [:]

@@ -30,6 +30,16 @@ package enum AbsoluteURL {
         }
     }
 
+    /// `string` with its scheme in lowercase (`HTTP://x` becomes `http://x`): schemes are
+    /// case-insensitive (RFC 3986 §3.1), and libcurl takes any case where FoundationNetworking
+    /// refuses all but lowercase. A string already in lowercase, or with no scheme, comes back as it is.
+    package static func lowercasingScheme(_ string: String) -> String {
+        let schemeEnd = string.utf8.firstIndex(of: UInt8(ascii: ":")) ?? string.utf8.startIndex
+        guard string.utf8[..<schemeEnd].contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }),
+              hasScheme(string) else { return string }
+        return string[..<schemeEnd].lowercased() + string[schemeEnd...]
+    }
+
     /// Whether the digits after a host's colon make a port: none (the scheme's default), or a
     /// decimal number up to 65535.
     private static func isPort(_ digits: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {

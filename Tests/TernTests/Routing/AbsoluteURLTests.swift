@@ -24,4 +24,13 @@ import Testing
     func requiresAHost(string: String, hasHost: Bool) {
         #expect(AbsoluteURL.hasSchemeAndHost(string) == hasHost)
     }
+
+    @Test(arguments: [
+        ("HTTP://X.io/A?Q#F", "http://X.io/A?Q#F"), ("Https://x", "https://x"), ("http://x", "http://x"),
+        ("/Path://X", "/Path://X"), ("Products", "Products"), ("MAILTO:x", "MAILTO:x"), ("", ""),
+        ("hTTp://ü.example/É", "http://ü.example/É"),
+    ])
+    func lowercasesTheSchemeAlone(string: String, lowered: String) {
+        #expect(AbsoluteURL.lowercasingScheme(string) == lowered)
+    }
 }
