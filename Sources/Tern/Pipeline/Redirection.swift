@@ -10,6 +10,13 @@ extension RedirectPolicy {
     /// Headers that describe a body, dropped with it when a redirect turns the request into a GET.
     private static let bodyHeaders = ["Content-Type", "Content-Encoding", "Content-Language", "Content-Location"]
 
+    /// Whether `head` is a redirect this policy follows whatever its body: one with a
+    /// `Location`, under a policy that follows and leaves no decision to the app (which may
+    /// keep the redirect as the answer, body and all).
+    func followsAtItsHead(_ head: ResponseHead) -> Bool {
+        follows && decide == nil && Self.redirectStatuses.contains(head.statusCode) && head.headers["Location"] != nil
+    }
+
     /// The next stop after `response`, the answer to `leg`'s request as `sent`; `nil` when the
     /// response is not a redirect to follow and so is the response. Throws when the redirect
     /// must not be followed and cannot be the response either: too many, to http from https,

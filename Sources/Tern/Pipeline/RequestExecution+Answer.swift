@@ -28,6 +28,15 @@ extension RequestExecution {
             report(.success(response), for: request)
             return evaluate(response, leg: leg, delegate: delegate, generation: generation, retries: retries)
         case .failure(let exchangeFailure):
+            if let head = exchangeFailure.head, exchangeFailure.error is BodyLimitExceeded,
+               context.redirectPolicy.followsAtItsHead(head) {
+                // A redirect's body is not the answer: over the limit, it is cut, and the next
+                // leg goes on.
+                keepCookies(of: head, for: request)
+                let response = Response(request: request, head: head, body: Data(), timing: timing, metrics: transfers)
+                report(.success(response), for: request)
+                if handledRedirect(response, from: leg) { return }
+            }
             failure = exchangeFailure
         }
         // Read only on failure: a `URLRequest`'s method is costly to read on Linux.
