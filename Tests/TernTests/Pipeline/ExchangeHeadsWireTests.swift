@@ -51,4 +51,41 @@ import TernTesting
         defer { server.stop() }
         ExchangeEventsWireTests.expectText(try await ExchangeEventsWireTests.reading(.download, server.baseURL + "/file"))
     }
+
+    /// A cached answer revalidated with a 304 that carries the representation's length and no
+    /// body (as RFC 9110 §8.6 allows), or a body where none may be: the cached body is the
+    /// answer, at once, and the next request on the connection gets its own.
+    @Test(arguments: ["", "hello"])
+    func aRevalidationAnsweredWithALength(bodyAfter304: String) async throws {
+        let text = Self.text
+        let revalidations = Recorder<Int>()
+        let server = try ExchangeEventsWireTests.server { connection, request in
+            if request.hasPrefix("GET /next") {
+                connection.send(RawServer.Connection.response("next"))
+            } else if request.lowercased().contains("if-none-match: \"v1\"") {
+                revalidations.append(1)
+                connection.send("HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nCache-Control: no-cache\r\nContent-Length: \(text.utf8.count)\r\n\r\n\(bodyAfter304)")
+            } else {
+                connection.send("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nCache-Control: no-cache\r\nContent-Type: text/plain\r\nContent-Length: \(text.utf8.count)\r\n\r\n\(text)")
+            }
+        }
+        defer { server.stop() }
+        let api = try TestAPI(configuration: APIConfiguration(baseURL: server.baseURL, timeout: 5, retryPolicy: .never, cache: HTTPCache()))
+        for _ in 0..<2 {
+            let results = await Self.results(of: api.request(route: .get("/doc")) as Promise<String>)
+            #expect(results.count == 1)
+            guard case .success(let body)? = results.first else {
+                Issue.record("\(String(describing: results.first))")
+                return
+            }
+            #expect(body == text)
+        }
+        #expect(revalidations.items.count == 1)
+        let next = await Self.results(of: api.request(route: .get("/next")) as Promise<String>)
+        switch next.first {
+        case .success(let body)?: #expect(body == "next")
+        case .failure(let error as APIError)?: #expect(error.caseName == "transportFailed", "\(error)")
+        case let other: Issue.record("\(String(describing: other))")
+        }
+    }
 }
