@@ -39,6 +39,11 @@ import TernTesting
         Case(base: "/café", endpoint: "/ünï/🐦", target: "/caf%C3%A9/%C3%BCn%C3%AF/%F0%9F%90%A6", refusable: true),
         Case(base: "/api", endpoint: "/a b", target: "/api/a%20b", refusable: true),
         Case(base: "/api", endpoint: "/search?q=ü", target: "/api/search?q=%C3%BC", refusable: true),
+        Case(base: "/api", endpoint: "/100%", target: "/api/100%25", refusable: true),
+        Case(base: "/api", endpoint: "/a%zz", target: "/api/a%25zz", refusable: true),
+        Case(base: "/api?key=k#top", endpoint: "/items?page=2", target: "/api/items?key=k&page=2"),
+        Case(base: "/api", endpoint: "/items#a?b=1", target: "/api/items"),
+        Case(base: "/api?a=1&b=2", endpoint: "?b=3", target: "/api?a=1&b=2&b=3"),
         // Dot segments: the exactly-one-slash join keeps the base's last segment, and the wire
         // gets the path with its dots resolved (RFC 3986 §5.2.4), on either transport.
         Case(base: "/api/v2", endpoint: "../v1/x", target: "/api/v1/x"),
