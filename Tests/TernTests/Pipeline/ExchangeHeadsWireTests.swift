@@ -2,10 +2,13 @@ import Foundation
 import Testing
 @testable import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Heads a well-behaved server sends that test an exchange's one-head rule: an informational head
-/// before the final one, a body that ends with the connection, a download's redirect. Each is
-/// read into memory, a file and a stream.
+/// before the final one, a body that ends with the connection, a download's redirect, a refusal
+/// the delegate judges while its body arrives. Each is read into memory, a file and a stream.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ExchangeHeadsWireTests: EarlyAnswerAttack {
     static let text = ExchangeEventsWireTests.text
 
@@ -87,5 +90,50 @@ import TernTesting
         case .failure(let error as APIError)?: #expect(error.caseName == "transportFailed", "\(error)")
         case let other: Issue.record("\(String(describing: other))")
         }
+    }
+
+    /// Signs with a token that a refresh replaces; asks for a refresh on a 401.
+    final class Refreshing: APIDelegate, @unchecked Sendable {
+        let tokens = Recorder<Int>()
+        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+            request.setValue("Bearer \(tokens.items.count)", forHTTPHeaderField: "Authorization")
+        }
+        func api(_ api: AbstractAPI, needsRefreshFor response: HTTPURLResponse, data: Data, request: URLRequest) -> Bool {
+            response.statusCode == 401
+        }
+        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+            tokens.append(1)
+            let (promise, resolver) = Promise<Void>.pending(in: .global())
+            resolver.fulfill(())
+            return promise
+        }
+    }
+
+    /// A 401 whose body comes a byte at a time while the delegate judges its head: the refresh
+    /// and the replay's answer are the stream's, and nothing of the refusal leaks into it.
+    @Test(arguments: [Reading.request, .download, .stream, .streamWithPlugin])
+    func aRefusalsBodyHeldWhileTheDelegateJudgesNeverLeaks(reading: Reading) async throws {
+        let text = Self.text
+        let server = try ExchangeEventsWireTests.server { connection, request in
+            if request.contains("Bearer 0") {
+                guard connection.send("HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n") else { return }
+                for byte in "denied\nnope\n".utf8 { guard connection.send(Array("1\r\n".utf8) + [byte] + Array("\r\n".utf8)) else { return } }
+                connection.send("0\r\n\r\n")
+            } else {
+                connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(text.utf8.count)\r\n\r\n\(text)")
+            }
+        }
+        defer { server.stop() }
+        let delegate = Refreshing()
+        let apiGone: WeakRef<AbstractAPI>
+        do {
+            let api = AbstractAPI(configuration: Self.configuration(reading), transport: TestTransport.make(), responseQueue: .global())
+            api.delegate = delegate
+            apiGone = WeakRef(api)
+            let result = try await Self.inDirectory { try await Self.read(reading, from: api, url: server.baseURL + "/private", in: $0) }
+            ExchangeEventsWireTests.expectText(result)
+        }
+        #expect(delegate.tokens.items.count == 1)
+        #expect(await eventually(timeout: 10) { apiGone.isFreed }, "the API outlived its request")
     }
 }
