@@ -110,32 +110,52 @@ final class RawServer: @unchecked Sendable {
     }
 
     let port: Int
+    /// Where it listens, as a URL's host: `127.0.0.1`, or `[::1]`.
+    let host: String
     private let listener: Int32
     private let lock = NSLock()
     private var accepted = 0
     private var sockets: [Int32] = []
     private var isStopped = false
 
-    /// Starts listening; `script` plays each connection, which is closed when it returns.
-    init(script: @escaping @Sendable (Connection) -> Void) throws {
-        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    /// Starts listening on 127.0.0.1 (or on ::1, IPv6's loopback, when `ipv6`); `script` plays
+    /// each connection, which is closed when it returns.
+    init(ipv6: Bool = false, script: @escaping @Sendable (Connection) -> Void) throws {
+        let listening = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
         setsockopt(listening, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listening, $0, length) == 0 && getsockname(listening, $0, &length) == 0
+        var bound = false
+        var boundPort: UInt16 = 0
+        if ipv6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_addr = in6addr_loopback
+            var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(listening, $0, length) == 0 && getsockname(listening, $0, &length) == 0
+                }
             }
+            boundPort = address.sin6_port
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(listening, $0, length) == 0 && getsockname(listening, $0, &length) == 0
+                }
+            }
+            boundPort = address.sin_port
         }
         guard bound, listen(listening, 128) == 0 else {
             close(listening)
             throw TestError(code: Int(errno))
         }
         listener = listening
-        port = Int(UInt16(bigEndian: address.sin_port))
+        port = Int(UInt16(bigEndian: boundPort))
+        host = ipv6 ? "[::1]" : "127.0.0.1"
         Thread { [self] in
             while true {
                 let client = accept(listening, nil, nil)
@@ -165,7 +185,7 @@ final class RawServer: @unchecked Sendable {
     /// How many connections the server has accepted.
     var connections: Int { lock.withLock { accepted } }
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var baseURL: String { "http://\(host):\(port)" }
 
     /// Stops accepting and hangs up every connection.
     func stop() {
