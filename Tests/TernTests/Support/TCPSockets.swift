@@ -39,6 +39,13 @@ enum TCPSockets {
         return connections().filter { $0.remotePort == port && $0.inode != 0 && held.contains($0.inode) }
     }
 
+    /// The sockets on `port` a descriptor of this process holds: a server's listener and the
+    /// server's ends of its connections.
+    static func serverEnds(on port: Int) -> [Connection] {
+        let held = socketInodes()
+        return connections().filter { $0.localPort == port && $0.inode != 0 && held.contains($0.inode) }
+    }
+
     /// Every connection to or from `port`, for a failure's message.
     static func describe(port: Int) -> String {
         connections().filter { $0.localPort == port || $0.remotePort == port }.map(\.description).joined(separator: "; ")
