@@ -162,14 +162,7 @@ import TernTesting
         #expect(page.position == 0 && page.elements.count == 2)
         #expect(products.lastError == nil && products.elements.count == 2 && !products.isLoading)
         // The client closed the cancelled load's socket: only the second load's may be left.
-        #expect(await eventually { TCPSockets.clientEnds(to: catalog.server.port).count <= 1 },
-                "\(TCPSockets.describe(port: catalog.server.port))")
-        // And the server saw it go, unless a child process another test started (an exit test)
-        // inherited the socket and holds the connection open: FoundationNetworking's are
-        // inheritable.
-        if TestTransport.socketsCloseOnExec {
-            #expect(await eventually { catalog.server.openConnections <= 1 }, "\(TCPSockets.describe(port: catalog.server.port))")
-        }
+        #expect(await eventuallyClosed(catalog.server, leaving: 1), "\(TCPSockets.describe(port: catalog.server.port))")
     }
 
     @Test func aNewQueryCancelsTheLoadInFlightAndStartsOver() async throws {
@@ -181,7 +174,7 @@ import TernTesting
         products.query = "sandals"
         #expect(!products.isLoading)
         #expect(await apiError(of: stale)?.isCancellation == true)
-        #expect(await eventually(timeout: 60) { catalog.server.openConnections == 0 })
+        #expect(await eventuallyClosed(catalog.server, timeout: 60))
         products.filters = [:]
         let page = try await products.loadNextPage().value
         #expect(page.position == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import TernTesting
 
 /// The process's TCP connections to a port of 127.0.0.1, as the kernel lists them: for a test
 /// that checks a client closed its socket, not only that a server saw it go.
@@ -83,4 +84,15 @@ enum TCPSockets {
         defer { try? handle.close() }
         return (try? handle.readToEnd()).map { String(decoding: $0, as: UTF8.self) }
     }
+}
+
+/// Waits until this process holds at most `open` sockets to `server`: the client closed the
+/// rest. Then, where the transport under test opens its sockets close-on-exec, until the server
+/// has seen them go too. FoundationNetworking's are inheritable: a child process another test
+/// starts meanwhile (an exit test's) holds such a connection open after the client closed it,
+/// and the server's count then says nothing of the client.
+func eventuallyClosed(_ server: LoopbackServer, leaving open: Int = 0, timeout: TimeInterval = 30) async -> Bool {
+    guard await eventually(timeout: timeout, { TCPSockets.clientEnds(to: server.port).count <= open }) else { return false }
+    guard TestTransport.socketsCloseOnExec else { return true }
+    return await eventually(timeout: timeout) { server.openConnections <= open }
 }
