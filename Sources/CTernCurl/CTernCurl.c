@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -158,6 +159,35 @@ int tern_curl_setopt_debug_callback(const TernCurl *curl, void *easy, int option
 
 int tern_curl_setopt_seek_callback(const TernCurl *curl, void *easy, int option, tern_curl_seek_callback callback) {
     return curl->easy_setopt(easy, option, callback);
+}
+
+/// libcurl's struct curl_sockaddr: what socket(2) is asked for, and the address.
+struct tern_curl_sockaddr {
+    int family;
+    int socktype;
+    int protocol;
+    unsigned int addrlen;
+    struct sockaddr addr;
+};
+
+/// libcurl's own socket(2) (7.88 passes no SOCK_CLOEXEC), close-on-exec; -1 (CURL_SOCKET_BAD)
+/// with errno set when none can be made.
+static int open_socket_closed_on_exec(void *context, int purpose, struct tern_curl_sockaddr *address) {
+    (void)context;
+    (void)purpose;
+    int made;
+#if defined(SOCK_CLOEXEC)
+    made = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    if (made >= 0 || errno != EINVAL) return made;
+#endif
+    // A kernel without SOCK_CLOEXEC: marked at once after, which a fork in between would miss.
+    made = socket(address->family, address->socktype, address->protocol);
+    if (made >= 0) fcntl(made, F_SETFD, FD_CLOEXEC);
+    return made;
+}
+
+int tern_curl_setopt_sockets_closed_on_exec(const TernCurl *curl, void *easy, int option) {
+    return curl->easy_setopt(easy, option, open_socket_closed_on_exec);
 }
 
 int tern_curl_getinfo_socket(const TernCurl *curl, void *easy, int info, int *value) {

@@ -82,7 +82,7 @@ public final class LoopbackServer: Sendable {
         while !connections.isStopped {
             var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard poll(&descriptor, 1, 50) > 0, !connections.isStopped else { continue }
-            let client = accept(listener, nil, nil)
+            let client = Socket.accept(listener)
             guard client >= 0 else {
                 // The client left before being accepted, or a signal: poll again. Out of
                 // descriptors, say: try again shortly rather than stop serving.

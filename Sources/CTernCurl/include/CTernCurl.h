@@ -64,6 +64,10 @@ int tern_curl_setopt_progress_callback(const TernCurl *curl, void *easy, int opt
 int tern_curl_setopt_prereq_callback(const TernCurl *curl, void *easy, int option, tern_curl_prereq_callback callback);
 int tern_curl_setopt_debug_callback(const TernCurl *curl, void *easy, int option, tern_curl_debug_callback callback);
 int tern_curl_setopt_seek_callback(const TernCurl *curl, void *easy, int option, tern_curl_seek_callback callback);
+/// Has libcurl open the handle's sockets close-on-exec (CURLOPT_OPENSOCKETFUNCTION, passed as
+/// `option`), so that a process the app starts does not inherit them: one that did held the
+/// connection open after libcurl closed its descriptor, until it ended.
+int tern_curl_setopt_sockets_closed_on_exec(const TernCurl *curl, void *easy, int option);
 int tern_curl_getinfo_socket(const TernCurl *curl, void *easy, int info, int *value);
 int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *value);
 int tern_curl_getinfo_string(const TernCurl *curl, void *easy, int info, char **value);

@@ -26,6 +26,9 @@ struct CurlEasyOptions {
     func configure(_ request: TransportRequest, url: URL, overTLS: Bool, upload: CurlUpload,
                    errorBuffer: UnsafeMutablePointer<CChar>, trusting certificates: URL?) -> Configured {
         setLong(CurlOption.noSignal, 1)
+        // A process the app starts (or a test, an exit test's child) inherits no connection:
+        // one that did kept it open after libcurl closed it, until the child ended.
+        tern_curl_setopt_sockets_closed_on_exec(curl, easy, CurlOption.openSocketFunction)
         setLong(CurlOption.protocols, 3)            // CURLPROTO_HTTP | CURLPROTO_HTTPS: no file://, no ftp://
         setLong(CurlOption.tcpKeepAlive, 1)
         setLong(CurlOption.sslVerifyPeer, 1)        // libcurl's defaults, stated: the peer and its name are checked

@@ -357,7 +357,7 @@ import TernTesting
         let failure = try #require(await tooLarge(download))
         #expect(failure.limit == 1 << 20 && failure.declaredLength == nil && failure.receivedBytes > 1 << 20)
         #expect(await eventually { fixture.files.isEmpty })
-        #expect(await eventually { endless.openConnections == 0 })
+        #expect(await eventuallyClosed(endless))
     }
 
     @Test func contentRangeIsReadStrictly() {

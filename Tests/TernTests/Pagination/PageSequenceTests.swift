@@ -68,7 +68,7 @@ import TernTesting
             return
         }
         // The client closed the connection: the server, which waits for that, has let it go.
-        #expect(await eventually(timeout: 60) { catalog.server.openConnections == 0 })
+        #expect(await eventuallyClosed(catalog.server, timeout: 60))
     }
 
     @Test func aFailingPageEndsTheLoopWithItsError() async throws {

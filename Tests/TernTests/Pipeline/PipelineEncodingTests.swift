@@ -235,7 +235,7 @@ import FoundationNetworking
         #expect(await apiError(of: promise)?.caseName == "cancelled")
         #expect(copies.items == [""], "no copy of the body, and the upload under way when cancelled")
         #expect(sent.items.first?.totalBytes ?? 0 > 16 << 30, "the length is known from the start")
-        #expect(await eventually { server.openConnections == 0 })
+        #expect(await eventuallyClosed(server))
     }
     #else
     /// Cancelling a request whose multipart body is being written stops the copy within a chunk

@@ -21,7 +21,7 @@ import TernTesting
         promise.cancel()
         #expect(await apiError(of: promise)?.caseName == "cancelled")
         // The client closed its connection: the cancellation reached the network.
-        #expect(await eventually { server.openConnections == 0 })
+        #expect(await eventuallyClosed(server))
     }
 
     @Test func cancellingTheAwaitingTaskCancelsTheRequest() async throws {
@@ -33,7 +33,7 @@ import TernTesting
         task.cancel()
         let error = await #expect(throws: APIError.self) { try await task.value }
         #expect(error?.isCancellation == true)
-        #expect(await eventually { server.openConnections == 0 })
+        #expect(await eventuallyClosed(server))
     }
 
     @Test func cancellingBeforeTheRequestIsSentSendsNothing() async throws {
@@ -85,7 +85,7 @@ import TernTesting
         #expect(elapsed >= timeout)
         #expect(failure.interval == timeout)
         #expect(failure.description == "GET \(server.baseURL)/slow timed out after \(timeout) s.")
-        #expect(await eventually { server.openConnections == 0 })
+        #expect(await eventuallyClosed(server))
     }
 
     /// The timeout counts from the call, not from when the pipeline got to the request: behind

@@ -51,6 +51,17 @@ enum TestTransport {
         #endif
     }
 
+    /// Whether the transport under test opens its sockets close-on-exec, so that a child process
+    /// (an exit test's) inherits none and a connection it closes closes: libcurl does, through
+    /// Tern; FoundationNetworking's does not.
+    static var socketsCloseOnExec: Bool {
+        #if canImport(FoundationNetworking)
+        isCurl
+        #else
+        true
+        #endif
+    }
+
     /// Whether the transport under test hands each header field on its own, so that two
     /// `Set-Cookie` fields are told from one whose value holds a comma: libcurl does, through
     /// Tern; URLSession joins repeated fields with commas.

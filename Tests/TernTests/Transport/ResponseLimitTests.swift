@@ -19,7 +19,7 @@ import FoundationNetworking
         #expect(failure?.limit == 2 << 20)
         #expect((failure?.receivedBytes ?? 0) > 2 << 20)
         #expect(failure?.description.contains("over the limit of 2 MiB") == true)
-        #expect(await eventually { server.openConnections == 0 })
+        #expect(await eventuallyClosed(server))
     }
 
     /// A 2 MB gzip bomb, which the default `Accept-Encoding` invites, used to exhaust memory:
@@ -82,7 +82,7 @@ import FoundationNetworking
             #expect(failure.urlError?.code == .badServerResponse)
             #expect("\(failure)".contains("the response's head passed 256 KiB"), "\(failure)")
         }
-        #expect(await eventually { server.openConnections == 0 })
+        #expect(await eventuallyClosed(server))
     }
 
     @Test(arguments: [-5, 0])
