@@ -103,7 +103,7 @@ final class BodyCollector: TransportReceiver, @unchecked Sendable {
 }
 
 /// One GET through a `CurlTransport` alone, no pipeline above it: what the transport costs.
-let bareCurl = try CurlTransport()
+let bareCurl = try CurlTransport(trusting: authorities)
 let itemsRequest = TransportRequest(urlRequest: URLRequest(url: url))
 @Sendable func transportAlone() async throws -> [Item] {
     _ = try await withCheckedThrowingContinuation { done in _ = bareCurl.send(itemsRequest, to: BodyCollector { done.resume(with: $0) }) }
