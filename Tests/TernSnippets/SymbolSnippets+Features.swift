@@ -79,7 +79,7 @@ extension SymbolSnippets {
             request.setValue("Bearer \(token.access)", forHTTPHeaderField: "Authorization")
         }
         func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
-            authAPI.refresh(token.refresh).map { self.token.store($0) }
+            Promise { self.token.store(try await authAPI.refresh(self.token.refresh).value) }
         }
     }
 

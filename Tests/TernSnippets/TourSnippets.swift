@@ -223,11 +223,13 @@ final class TokenStore: APIDelegate {
     }
 
     func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
-        let refreshed: Promise<Tokens> = api.request(
-            route: .post(tokenURL),
-            parameters: FormParameters(["grant_type": "refresh_token", "refresh_token": current.refresh]),
-            options: RequestOptions(authenticates: false))      // not signed, not held for itself
-        return refreshed.map { [self] new in tokens.withLock { $0 = new } }
+        Promise { [self] in
+            let refreshed: Tokens = try await api.request(
+                route: .post(tokenURL),
+                parameters: FormParameters(["grant_type": "refresh_token", "refresh_token": current.refresh]),
+                options: RequestOptions(authenticates: false)).value      // not signed, not held for itself
+            tokens.withLock { $0 = refreshed }
+        }
     }
 }
 

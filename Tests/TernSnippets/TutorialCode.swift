@@ -51,8 +51,6 @@ enum TutorialFirstService {
 }
 
 enum TutorialSignedService {
-    typealias Note = TutorialFirstService.Note
-
     struct Credentials: Decodable, Sendable {
         let access: String
         let refresh: String
@@ -73,12 +71,19 @@ enum TutorialSignedService {
 
         func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
             let refresh = credentials.withLock { $0.refresh }
-            let renewed: Promise<Credentials> = api.request(
-                route: .post("/oauth/token"),
-                parameters: FormParameters(["grant_type": "refresh_token", "refresh_token": refresh]),
-                options: RequestOptions(authenticates: false))
-            return renewed.map { [self] new in credentials.withLock { $0 = new } }
+            return Promise { [self] in
+                let renewed: Credentials = try await api.request(
+                    route: .post("/oauth/token"),
+                    parameters: FormParameters(["grant_type": "refresh_token", "refresh_token": refresh]),
+                    options: RequestOptions(authenticates: false)).value
+                credentials.withLock { $0 = renewed }
+            }
         }
+    }
+
+    struct Note: Codable, Sendable, Equatable {
+        let id: Int
+        let text: String
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
@@ -102,6 +107,16 @@ enum TutorialSignedService {
 
         func delete(_ id: Int) -> Promise<Void> {
             client.request(route: .delete("/notes/\(id)"))
+        }
+    }
+
+    static func main() async throws {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+            let session = NotesSession(Credentials(access: "a-1", refresh: "r-1"))
+            let notes = NotesAPI(configuration: .notes, session: session)
+            let added = try await notes.add("Buy milk").value
+            let all = try await notes.notes().value
+            print(added.id, all.map(\.text))
         }
     }
 

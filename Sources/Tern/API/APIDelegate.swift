@@ -12,11 +12,15 @@ import FoundationNetworking
 ///         request.setValue("Bearer \(token.access)", forHTTPHeaderField: "Authorization")
 ///     }
 ///     func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
-///         authAPI.refresh(token.refresh).map { self.token.store($0) }
+///         Promise { self.token.store(try await authAPI.refresh(self.token.refresh).value) }
 ///     }
 /// }
 /// api.delegate = sessionStore   // held by the API
 /// ```
+///
+/// Each method takes an ``AbstractAPI``, even for an ``APIClient``: every method has a default,
+/// so one written with `_ api: APIClient` is another method, which Tern never calls, and
+/// requests go out unsigned.
 ///
 /// Tern guarantees, whatever the number of requests:
 /// - ``api(_:willSend:)`` runs before every attempt, so a replayed request carries the new token;

@@ -99,12 +99,12 @@ package final class Paginator<Element: Decodable & Sendable>: Sendable {
         }
         switch start {
         case .join(let promise):
-            return promise.map { $0 }
+            return promise.passedOn()
         case .exhausted(let index):
             return Promise(value: Page(elements: [], position: index, hasNext: false, response: nil), in: queue)
         case .begin(let load):
             send(load)
-            return load.promise.map { $0 }
+            return load.promise.passedOn()
         }
     }
 

@@ -189,6 +189,17 @@ public final class Promise<Value: Sendable>: Sendable {
         Promise<Derived>(queue: queue, state: PromiseState(upstream: self), progress: progress)
     }
 
+    /// A promise of its own on this one's result, settled where this one settles, with no hop:
+    /// a handle on a shared load for one caller, whose cancelling releases only its interest.
+    /// It runs none of the app's code, so it needs no queue: one nobody services (a server's
+    /// main queue) must not hold it up.
+    @inlinable
+    package func passedOn() -> Promise<Value> {
+        let derived = makeDerived(of: Value.self)
+        register(Callback(queue: nil) { result, loop in derived.settle(result, in: &loop) }, asDependent: true)
+        return derived
+    }
+
     /// Makes this pending promise take the result of `other`, from inside a delivery loop.
     @inlinable
     func follow(_ other: Promise<Value>, in loop: inout DeliveryLoop) {

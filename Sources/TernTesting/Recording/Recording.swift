@@ -21,15 +21,16 @@ struct Recording: Sendable {
         }
     }
 
-    private mutating func add(_ entry: HTTPArchive.Entry) {
-        let exchange = RecordedExchange(entry)
+    private mutating func add(_ entry: HTTPArchive.Entry, recordedNow: Bool = false) {
+        var exchange = RecordedExchange(entry)
+        if recordedNow { (exchange.answered, exchange.isRecordedNow) = (1, true) }
         index[exchange.key.lookup, default: []].append(exchanges.count)
         exchanges.append(exchange)
     }
 
     /// The entry that answers a request: the first of those that match it not answered yet, else
-    /// the last that matches, again. Without one, the nearest entries, each with why it does not
-    /// match.
+    /// the last that matches, again, of those read from the file. Without one, the nearest
+    /// entries, each with why it does not match.
     mutating func answer(_ key: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions)
         -> Result<HTTPArchive.Entry, Unanswered> {
         if let chosen = chosen(for: key, headers: headers, body: body, options: options) {
@@ -43,12 +44,14 @@ struct Recording: Sendable {
     }
 
     /// The index of the first exchange that matches and has not answered, else of the last that
-    /// matches. Those answered already are passed over without being compared, so that a
-    /// request recorded thousands of times is not compared thousands of times.
+    /// matches and was not recorded in this run. Those answered already are passed over without
+    /// being compared, so that a request recorded thousands of times is not compared thousands
+    /// of times.
     private func chosen(for key: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions) -> Int? {
         let candidates = index[key.lookup, default: []]
         func matches(_ index: Int) -> Bool { exchanges[index].mismatch(with: key, headers: headers, body: body, options: options) == nil }
-        return candidates.first { exchanges[$0].answered == 0 && matches($0) } ?? candidates.last(where: matches)
+        return candidates.first { exchanges[$0].answered == 0 && matches($0) }
+            ?? candidates.last { !exchanges[$0].isRecordedNow && matches($0) }
     }
 
     /// The nearest entries to a request no entry answers.
@@ -63,7 +66,7 @@ struct Recording: Sendable {
         var entry = entry
         let known = redactor.hidden
         redactor.redact(&entry)
-        if entry.error == nil, entry.response.status != 0 { add(entry) }
+        if entry.error == nil, entry.response.status != 0 { add(entry, recordedNow: true) }
         try file?.add(entry, hiding: Redactor.searched(redactor.hidden.subtracting(known)))
     }
 }

@@ -26,7 +26,12 @@ import TernTesting
             }
         }
         defer { server.stop() }
-        let shop = Tour.ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL), responseQueue: .global()))
+        // A queue nobody services, as a server's main queue is while its main thread waits: the
+        // refresh must not need it.
+        let unserviced = DispatchQueue(label: "tern.tests.unserviced")
+        unserviced.suspend()
+        defer { unserviced.resume() }
+        let shop = Tour.ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL), responseQueue: unserviced))
         let tokens = Tour.authentication(shop: shop)
         let store = TokenStore(Tokens(access: "a-1", refresh: "r-1"), tokenURL: server.baseURL + "/oauth/token")
         shop.client.delegate = store

@@ -37,6 +37,21 @@ import TernTesting
         #expect(linked == 5 && cursored == 5)
     }
 
+    /// A server's main queue, which nobody services while its main thread waits: awaiting pages
+    /// runs none of the app's code, so it must not wait for that queue. Each caller's page was
+    /// once passed on through a `map` on it, and the sequence hung after the first page.
+    @Test(.timeLimit(.minutes(1))) func pagesComeThroughAResponseQueueNobodyServices() async throws {
+        let unserviced = DispatchQueue(label: "tern.tests.unserviced")
+        unserviced.suspend()
+        defer { unserviced.resume() }
+        var names: [String] = []
+        let request = APIRequest<[Product]>(.get("/numbered"), options: RequestOptions(timeout: 10, responseQueue: unserviced))
+        for try await page in api.pages(request) {
+            names += page.elements.map(\.name)
+        }
+        #expect(names == ["item-1", "item-2", "item-3", "item-4", "item-5"])
+    }
+
     @Test func aPageIsRequestedOnlyWhenTheLoopAsksForIt() async throws {
         let pages = api.pages(APIRequest<[Product]>(.get("/numbered")))
         var iterator = pages.makeAsyncIterator()

@@ -76,6 +76,18 @@ import FoundationNetworking
     }
 
     @Test func aSessionRecordedAgainstAServerReplaysWithItStoppedAndTheFileHoldsNoSecret() async throws {
+        try await recordsAndReplays(mode: .record)
+    }
+
+    /// The default mode, `.missing`, with no file yet, records a first run whole, as `.record`
+    /// does. The refreshed `/me` was once answered with the 401 recorded a moment before, and
+    /// the session failed as refused again after its refresh.
+    @Test func recordingWhatIsMissingRecordsAFirstRunWhole() async throws {
+        try await recordsAndReplays(mode: .missing)
+    }
+
+    /// Records the session against the server in `mode`, then replays it with the server stopped.
+    func recordsAndReplays(mode: RecordingTransport.Mode) async throws {
         let file = scratchRecording()
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let secrets = Secrets()
@@ -83,7 +95,7 @@ import FoundationNetworking
         let baseURL = server.baseURL
         let options = RecordingOptions(secrets: ["api_key", "access_token", "refresh_token", "password"])
 
-        let recorder = try RecordingTransport(file: file, mode: .record, upstream: TestTransport.make(), options: options)
+        let recorder = try RecordingTransport(file: file, mode: mode, upstream: TestTransport.make(), options: options)
         let recording = try TestAPI(baseURL: baseURL, transport: recorder)
         let recordingSession = Session(secrets)
         recording.delegate = recordingSession

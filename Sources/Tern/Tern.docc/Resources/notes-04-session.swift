@@ -25,10 +25,12 @@ final class NotesSession: APIDelegate {
 
     func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
         let refresh = credentials.withLock { $0.refresh }
-        let renewed: Promise<Credentials> = api.request(
-            route: .post("/oauth/token"),
-            parameters: FormParameters(["grant_type": "refresh_token", "refresh_token": refresh]),
-            options: RequestOptions(authenticates: false))
-        return renewed.map { [self] new in credentials.withLock { $0 = new } }
+        return Promise { [self] in
+            let renewed: Credentials = try await api.request(
+                route: .post("/oauth/token"),
+                parameters: FormParameters(["grant_type": "refresh_token", "refresh_token": refresh]),
+                options: RequestOptions(authenticates: false)).value
+            credentials.withLock { $0 = renewed }
+        }
     }
 }

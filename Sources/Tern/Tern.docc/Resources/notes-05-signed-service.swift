@@ -1,5 +1,10 @@
 import Tern
 
+struct Note: Codable, Sendable, Equatable {
+    let id: Int
+    let text: String
+}
+
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
 struct NotesAPI: Sendable {
     let client: APIClient
