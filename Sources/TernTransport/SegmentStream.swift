@@ -114,7 +114,9 @@ package final class SegmentStream: InputStream {
 
     /// Moves past `segment`, read to its length: a stream or a file must end there.
     private func finish(_ segment: Segment) throws {
-        let runsLong = BodyLengthMismatch(statedLength: length, actualLength: given + 1)
+        // One byte past this segment is one past the whole body's stated length, whatever segments
+        // follow: a part's file that grew runs long, however much of the body has been sent.
+        let runsLong = BodyLengthMismatch(statedLength: length, actualLength: length + 1)
         switch segment {
         case .stream:
             if let source = stream {
