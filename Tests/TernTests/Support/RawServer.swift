@@ -121,9 +121,7 @@ final class RawServer: @unchecked Sendable {
     /// Starts listening on 127.0.0.1 (or on ::1, IPv6's loopback, when `ipv6`); `script` plays
     /// each connection, which is closed when it returns.
     init(ipv6: Bool = false, script: @escaping @Sendable (Connection) -> Void) throws {
-        // Close-on-exec, as each connection: a child process a test starts inherits none, which
-        // would hold a connection open after the script closed it.
-        let listening = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let listening = CloseOnExec.socket(ipv6 ? AF_INET6 : AF_INET)
         var yes: Int32 = 1
         setsockopt(listening, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var bound = false
@@ -160,8 +158,7 @@ final class RawServer: @unchecked Sendable {
         host = ipv6 ? "[::1]" : "127.0.0.1"
         Thread { [self] in
             while true {
-                let client = accept(listening, nil, nil)
-                if client >= 0 { _ = fcntl(client, F_SETFD, FD_CLOEXEC) }
+                let client = CloseOnExec.accept(listening)
                 guard client >= 0 else { close(listening); return }
                 let index: Int? = lock.withLock {
                     guard !isStopped else { return nil }
