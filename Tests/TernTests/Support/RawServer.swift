@@ -113,10 +113,15 @@ final class RawServer: @unchecked Sendable {
     /// Where it listens, as a URL's host: `127.0.0.1`, or `[::1]`.
     let host: String
     private let listener: Int32
+    private let script: @Sendable (Connection) -> Void
     private let lock = NSLock()
     private var accepted = 0
     private var sockets: [Int32] = []
     private var isStopped = false
+    /// Whether the accept loop has ended. The listener is closed once both it has and the
+    /// server is stopped, by whichever comes second: never while the loop may use it, never twice.
+    private var loopEnded = false
+    private var failures = 0
 
     /// Starts listening on 127.0.0.1 (or on ::1, IPv6's loopback, when `ipv6`); `script` plays
     /// each connection, which is closed when it returns.
@@ -154,19 +159,62 @@ final class RawServer: @unchecked Sendable {
             throw TestError(code: Int(errno))
         }
         listener = listening
+        self.script = script
         port = Int(UInt16(bigEndian: boundPort))
         host = ipv6 ? "[::1]" : "127.0.0.1"
-        Thread { [self] in
-            while true {
-                let client = CloseOnExec.accept(listening)
-                guard client >= 0 else { close(listening); return }
-                let index: Int? = lock.withLock {
-                    guard !isStopped else { return nil }
-                    sockets.append(client)
-                    defer { accepted += 1 }
-                    return accepted
-                }
-                guard let index else { close(client); return }
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    deinit { stop() }
+
+    /// How many connections the server has accepted.
+    var connections: Int { lock.withLock { accepted } }
+
+    /// How many times `accept` failed, for good or not.
+    var failedAccepts: Int { lock.withLock { failures } }
+
+    /// Whether the accept loop still runs: until the server is stopped, or its listener fails
+    /// for good.
+    var isAccepting: Bool { lock.withLock { !loopEnded } }
+
+    var baseURL: String { "http://\(host):\(port)" }
+
+    /// Stops accepting and hangs up every connection.
+    func stop() {
+        lock.withLock {
+            guard !isStopped else { return }
+            isStopped = true
+            // Under the lock: a connection's thread closes its socket under it too, and the loop
+            // its listener, so that none of these is a number another test's socket took meanwhile.
+            for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
+            // The loop closes the listener once this wakes it; if it has ended, it left that here.
+            if loopEnded { close(listener) } else { shutdown(listener, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    private enum Accepted {
+        case connection(Int)
+        case retry
+        case end
+    }
+
+    /// Accepts until stopped. An error that passes (a signal, a connection reset before it was
+    /// taken, no descriptor or memory free for a moment) is retried; closing the listener on it
+    /// would refuse every later connection, and leave `stop()` a number that is no longer its.
+    private func acceptLoop() {
+        while true {
+            let client = CloseOnExec.accept(listener)
+            let error = errno
+            let next: Accepted = lock.withLock {
+                if client < 0 { failures += 1 }
+                guard !isStopped else { return .end }
+                guard client >= 0 else { return Self.isFatal(error) ? .end : .retry }
+                sockets.append(client)
+                defer { accepted += 1 }
+                return .connection(accepted)
+            }
+            switch next {
+            case .connection(let index):
                 Thread { [self] in
                     script(Connection(socket: client, index: index))
                     // Closed under the lock, so that `stop()` never shuts down a number that
@@ -176,27 +224,24 @@ final class RawServer: @unchecked Sendable {
                         close(client)
                     }
                 }.start()
+            case .retry:
+                // Out of descriptors or memory: some come free as other connections close.
+                if error != EINTR && error != ECONNABORTED { usleep(10_000) }
+            case .end:
+                if client >= 0 { close(client) }
+                lock.withLock {
+                    loopEnded = true
+                    if isStopped { close(listener) }
+                }
+                return
             }
-        }.start()
+        }
     }
 
-    deinit { stop() }
-
-    /// How many connections the server has accepted.
-    var connections: Int { lock.withLock { accepted } }
-
-    var baseURL: String { "http://\(host):\(port)" }
-
-    /// Stops accepting and hangs up every connection.
-    func stop() {
-        let wasStopped = lock.withLock {
-            defer { isStopped = true }
-            // Under the lock: a connection's thread closes its socket under it too.
-            if !isStopped { for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) } }
-            return isStopped
-        }
-        // Once: the accept loop closes the listener when this wakes it.
-        if !wasStopped { shutdown(listener, Int32(SHUT_RDWR)) }
+    /// Whether `accept` failed with an error that no retry mends: the listener is no longer one
+    /// (shut down, closed, not a socket).
+    private static func isFatal(_ error: Int32) -> Bool {
+        [EBADF, EINVAL, ENOTSOCK, EOPNOTSUPP, EFAULT].contains(error)
     }
 }
 
