@@ -60,6 +60,23 @@ final class RawServer: @unchecked Sendable {
             return buffer
         }
 
+        /// Reads and drops `count` bytes, keeping none: for a body too large to hold, whose length
+        /// alone matters. Stops early when the client closes or `seconds` pass; returns how many.
+        func discard(_ count: Int, within seconds: Double) -> Int {
+            let deadline = Date().addingTimeInterval(seconds)
+            var dropped = min(count, buffer.count)
+            buffer.removeFirst(dropped)
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while dropped < count, Date() < deadline {
+                var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000))) > 0 else { break }
+                let read = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, min($0.count, count - dropped), 0) }
+                guard read > 0 else { break }
+                dropped += read
+            }
+            return dropped
+        }
+
         /// Sends `text` as it is.
         @discardableResult
         func send(_ text: String) -> Bool { send(Array(text.utf8)) }
