@@ -6,7 +6,8 @@ import Testing
 /// `RawServer`'s accept loop rides out the errors that pass (no descriptor free for a moment),
 /// and `stop()` touches only the listener it still holds: closed behind it, its number may be
 /// another test's socket by then.
-@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct RawServerAcceptTests {
+/// Three minutes: an exit test waits its turn behind every other (`ExitTestTurns`).
+@Suite(.onTestThreads, .timeLimit(.minutes(3))) struct RawServerAcceptTests {
     /// The listener's descriptor, found by its socket.
     private static func listener(of server: RawServer) -> Int32? {
         TCPSockets.serverEnds(on: server.port).first { $0.state == "0A" }.flatMap { TCPSockets.descriptors(of: $0).first }

@@ -5,7 +5,8 @@ import Testing
 /// The test certificates' directories do not outlive the process: they are in one of its own,
 /// removed as it exits (a static's certificates are never deinitialised), and those of
 /// processes that ended without removing theirs are removed by the next.
-@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct TestCertificatesTests {
+/// Three minutes: an exit test waits its turn behind every other (`ExitTestTurns`).
+@Suite(.onTestThreads, .timeLimit(.minutes(3))) struct TestCertificatesTests {
     @Test func certificatesAreMadeInTheProcesssOwnDirectory() throws {
         let certificates = try TestCertificates()
         #expect(certificates.directory.deletingLastPathComponent().path == TestCertificates.root.path)
