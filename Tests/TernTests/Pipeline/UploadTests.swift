@@ -416,7 +416,9 @@ import FoundationNetworking
         // reading the file when it grows. Sparse, so that neither writing nor reading it costs.
         let size = 64 << 20
         #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
-        try FileHandle(forWritingTo: file).truncate(atOffset: UInt64(size))
+        let sized = try FileHandle(forWritingTo: file)
+        try sized.truncate(atOffset: UInt64(size))
+        try sized.close()
         let (headArrived, grown) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         let smuggledArrived = Recorder<Bool>()
         let server = try RawServer { connection in

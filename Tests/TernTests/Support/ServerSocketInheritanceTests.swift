@@ -58,6 +58,18 @@ import TernTesting
         #expect(CloseOnExec.isSet(on: client))
     }
 
+    /// HTTP/2's server: a relay in front of a raw server, both of them this process's.
+    @Test func anHTTP2ServersSocketsCloseOnExec() async throws {
+        let server = try HTTP2Server(answering: Data("{}".utf8))
+        let port = try #require(URLComponents(string: server.url)?.port)
+        let client = try CurlConnectionsTests.socket(boundTo: 0)
+        defer { close(client) }
+        try CurlConnectionsTests.connect(client, to: Int32(port))
+        #expect(await eventually { closeOnExec(on: port).count == 2 })
+        #expect(closeOnExec(on: port) == [true, true])
+        withExtendedLifetime(server) {}
+    }
+
     /// The listener, client and accepted sockets that `CurlConnectionsTests` (and the relay)
     /// make by hand.
     @Test func theHandMadeSocketsCloseOnExec() throws {
