@@ -70,7 +70,7 @@ import FoundationNetworking
         if done.wait(timeout: .now() + 10) == .timedOut {
             Issue.record("the lookup waited on the pipe")
             // Lets the lookup go: a writer that opens and closes the pipe.
-            let writer = open(file.path, O_WRONLY | O_NONBLOCK)
+            let writer = open(file.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
             if writer >= 0 { close(writer) }
             done.wait()
         }

@@ -83,7 +83,7 @@ import TernTesting
             return
         }
         // The client closed the connection: the server, which waits for that, has let it go.
-        #expect(await eventuallyClosed(catalog.server, timeout: 60))
+        #expect(await eventuallyClosed(catalog.server))
     }
 
     @Test func aFailingPageEndsTheLoopWithItsError() async throws {

@@ -174,7 +174,7 @@ import TernTesting
         products.query = "sandals"
         #expect(!products.isLoading)
         #expect(await apiError(of: stale)?.isCancellation == true)
-        #expect(await eventuallyClosed(catalog.server, timeout: 60))
+        #expect(await eventuallyClosed(catalog.server))
         products.filters = [:]
         let page = try await products.loadNextPage().value
         #expect(page.position == 0)

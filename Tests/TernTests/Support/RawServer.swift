@@ -60,6 +60,23 @@ final class RawServer: @unchecked Sendable {
             return buffer
         }
 
+        /// Reads and drops `count` bytes, keeping none: for a body too large to hold, whose length
+        /// alone matters. Stops early when the client closes or `seconds` pass; returns how many.
+        func discard(_ count: Int, within seconds: Double) -> Int {
+            let deadline = Date().addingTimeInterval(seconds)
+            var dropped = min(count, buffer.count)
+            buffer.removeFirst(dropped)
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while dropped < count, Date() < deadline {
+                var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000))) > 0 else { break }
+                let read = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, min($0.count, count - dropped), 0) }
+                guard read > 0 else { break }
+                dropped += read
+            }
+            return dropped
+        }
+
         /// Sends `text` as it is.
         @discardableResult
         func send(_ text: String) -> Bool { send(Array(text.utf8)) }
@@ -113,17 +130,20 @@ final class RawServer: @unchecked Sendable {
     /// Where it listens, as a URL's host: `127.0.0.1`, or `[::1]`.
     let host: String
     private let listener: Int32
+    private let script: @Sendable (Connection) -> Void
     private let lock = NSLock()
     private var accepted = 0
     private var sockets: [Int32] = []
     private var isStopped = false
+    /// Whether the accept loop has ended. The listener is closed once both it has and the
+    /// server is stopped, by whichever comes second: never while the loop may use it, never twice.
+    private var loopEnded = false
+    private var failures = 0
 
     /// Starts listening on 127.0.0.1 (or on ::1, IPv6's loopback, when `ipv6`); `script` plays
     /// each connection, which is closed when it returns.
     init(ipv6: Bool = false, script: @escaping @Sendable (Connection) -> Void) throws {
-        // Close-on-exec, as each connection: a child process a test starts inherits none, which
-        // would hold a connection open after the script closed it.
-        let listening = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let listening = CloseOnExec.socket(ipv6 ? AF_INET6 : AF_INET)
         var yes: Int32 = 1
         setsockopt(listening, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var bound = false
@@ -156,20 +176,62 @@ final class RawServer: @unchecked Sendable {
             throw TestError(code: Int(errno))
         }
         listener = listening
+        self.script = script
         port = Int(UInt16(bigEndian: boundPort))
         host = ipv6 ? "[::1]" : "127.0.0.1"
-        Thread { [self] in
-            while true {
-                let client = accept(listening, nil, nil)
-                if client >= 0 { _ = fcntl(client, F_SETFD, FD_CLOEXEC) }
-                guard client >= 0 else { close(listening); return }
-                let index: Int? = lock.withLock {
-                    guard !isStopped else { return nil }
-                    sockets.append(client)
-                    defer { accepted += 1 }
-                    return accepted
-                }
-                guard let index else { close(client); return }
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    deinit { stop() }
+
+    /// How many connections the server has accepted.
+    var connections: Int { lock.withLock { accepted } }
+
+    /// How many times `accept` failed, for good or not.
+    var failedAccepts: Int { lock.withLock { failures } }
+
+    /// Whether the accept loop still runs: until the server is stopped, or its listener fails
+    /// for good.
+    var isAccepting: Bool { lock.withLock { !loopEnded } }
+
+    var baseURL: String { "http://\(host):\(port)" }
+
+    /// Stops accepting and hangs up every connection.
+    func stop() {
+        lock.withLock {
+            guard !isStopped else { return }
+            isStopped = true
+            // Under the lock: a connection's thread closes its socket under it too, and the loop
+            // its listener, so that none of these is a number another test's socket took meanwhile.
+            for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
+            // The loop closes the listener once this wakes it; if it has ended, it left that here.
+            if loopEnded { close(listener) } else { shutdown(listener, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    private enum Accepted {
+        case connection(Int)
+        case retry
+        case end
+    }
+
+    /// Accepts until stopped. An error that passes (a signal, a connection reset before it was
+    /// taken, no descriptor or memory free for a moment) is retried; closing the listener on it
+    /// would refuse every later connection, and leave `stop()` a number that is no longer its.
+    private func acceptLoop() {
+        while true {
+            let client = CloseOnExec.accept(listener)
+            let error = errno
+            let next: Accepted = lock.withLock {
+                if client < 0 { failures += 1 }
+                guard !isStopped else { return .end }
+                guard client >= 0 else { return Self.isFatal(error) ? .end : .retry }
+                sockets.append(client)
+                defer { accepted += 1 }
+                return .connection(accepted)
+            }
+            switch next {
+            case .connection(let index):
                 Thread { [self] in
                     script(Connection(socket: client, index: index))
                     // Closed under the lock, so that `stop()` never shuts down a number that
@@ -179,27 +241,24 @@ final class RawServer: @unchecked Sendable {
                         close(client)
                     }
                 }.start()
+            case .retry:
+                // Out of descriptors or memory: some come free as other connections close.
+                if error != EINTR && error != ECONNABORTED { usleep(10_000) }
+            case .end:
+                if client >= 0 { close(client) }
+                lock.withLock {
+                    loopEnded = true
+                    if isStopped { close(listener) }
+                }
+                return
             }
-        }.start()
+        }
     }
 
-    deinit { stop() }
-
-    /// How many connections the server has accepted.
-    var connections: Int { lock.withLock { accepted } }
-
-    var baseURL: String { "http://\(host):\(port)" }
-
-    /// Stops accepting and hangs up every connection.
-    func stop() {
-        let wasStopped = lock.withLock {
-            defer { isStopped = true }
-            // Under the lock: a connection's thread closes its socket under it too.
-            if !isStopped { for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) } }
-            return isStopped
-        }
-        // Once: the accept loop closes the listener when this wakes it.
-        if !wasStopped { shutdown(listener, Int32(SHUT_RDWR)) }
+    /// Whether `accept` failed with an error that no retry mends: the listener is no longer one
+    /// (shut down, closed, not a socket).
+    private static func isFatal(_ error: Int32) -> Bool {
+        [EBADF, EINVAL, ENOTSOCK, EOPNOTSUPP, EFAULT].contains(error)
     }
 }
 

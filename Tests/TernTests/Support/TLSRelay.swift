@@ -60,7 +60,7 @@ final class TLSRelay: Sendable {
         while !stopped.withLock({ $0 }) {
             var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard poll(&descriptor, 1, 50) > 0 else { continue }
-            let client = accept(listener, nil, nil)
+            let client = CloseOnExec.accept(listener)
             guard client >= 0 else { continue }
             let (context, backendPort) = (context, backendPort)
             let thread = Thread { Self.relay(client, context: context, to: backendPort) }

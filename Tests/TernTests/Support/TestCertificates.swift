@@ -3,14 +3,47 @@ import Foundation
 
 /// A certificate authority made for one test, and a certificate it signed for 127.0.0.1, in a
 /// directory of their own, deleted with them. ``TLSRelay`` presents the certificate.
+///
+/// The directories are in one of the process (`tern-tls-<pid>` in the temporary directory),
+/// removed as the process exits: one a static holds is never deleted with it. Those of
+/// processes that ended without (a crash, a kill) are removed by the next process to make one.
 final class TestCertificates: Sendable {
     let directory: URL
+
+    /// This process's directory, made empty, once earlier processes' are gone.
+    static let root: URL = {
+        let temporary = FileManager.default.temporaryDirectory
+        removeAbandoned(in: temporary)
+        let root = temporary.appendingPathComponent("tern-tls-\(getpid())")
+        // A process long gone that had this ID left it.
+        try? FileManager.default.removeItem(at: root)
+        atexit {
+            try? FileManager.default.removeItem(at: TestCertificates.root)
+        }
+        return root
+    }()
+
+    /// Removes the directories of processes that have ended: `tern-tls-<pid>` whose process is
+    /// gone, and, as they were once made, `tern-tls-<UUID>` untouched for an hour.
+    static func removeAbandoned(in temporary: URL) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+        for name in names where name.hasPrefix("tern-tls-") {
+            let url = temporary.appendingPathComponent(name)
+            if let pid = pid_t(name.dropFirst("tern-tls-".count)) {
+                guard pid != getpid(), kill(pid, 0) == -1, errno == ESRCH else { continue }
+            } else {
+                let modified = (try? url.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate
+                guard let modified, modified < Date().addingTimeInterval(-3600) else { continue }
+            }
+            try? FileManager.default.removeItem(at: url)
+        }
+    }
 
     /// - Parameters:
     ///   - names: The server certificate's subject alternative names: 127.0.0.1 unless given.
     ///   - days: How long it is valid from now; -1 makes one that expired a day ago.
     init(names: String = "IP:127.0.0.1", days: Int = 1) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-tls-\(UUID().uuidString)")
+        directory = Self.root.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         let file = { (name: String) in self.directory.appendingPathComponent(name).path }

@@ -20,7 +20,7 @@ import Testing
         defer { close(clientA); close(clientB) }
         try Self.connect(clientA, to: portA)
         try Self.connect(clientB, to: portB)
-        let serverA = accept(listenerA, nil, nil), serverB = accept(listenerB, nil, nil)
+        let serverA = CloseOnExec.accept(listenerA), serverB = CloseOnExec.accept(listenerB)
         defer { close(serverA); close(serverB) }
         #expect(serverA >= 0 && serverB >= 0)
         // A's server speaks unasked; B's does not.
@@ -42,14 +42,14 @@ import Testing
         defer { close(listener) }
         let idle = try Self.socket(boundTo: 0)
         try Self.connect(idle, to: port)
-        let idleServer = accept(listener, nil, nil)
+        let idleServer = CloseOnExec.accept(listener)
         let ends = CurlConnections.Ends(localPort: try Self.localPort(of: idle), peerAddress: "127.0.0.1", peerPort: port)
         connections.idle(idle, ends: ends)
         #expect(!connections.hasStrayInput(ends))
         // The connection goes; its number is given to another, whose server has spoken and hung up.
         let other = try Self.socket(boundTo: 0)
         try Self.connect(other, to: port)
-        let otherServer = accept(listener, nil, nil)
+        let otherServer = CloseOnExec.accept(listener)
         #expect(send(otherServer, "HTTP/1.1 200 OK\r\n", 17, Int32(MSG_NOSIGNAL)) == 17)
         close(otherServer)
         close(idleServer)
@@ -66,9 +66,10 @@ import Testing
         return (listener, try localPort(of: listener))
     }
 
-    /// A TCP socket on 127.0.0.1:`port` (any port for 0), sharing it if another socket has it.
+    /// A TCP socket on 127.0.0.1:`port` (any port for 0), sharing it if another socket has it;
+    /// close-on-exec, as every socket the tests open.
     static func socket(boundTo port: Int32) throws -> Int32 {
-        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = CloseOnExec.socket()
         var on: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
         var address = Self.address(port: port)

@@ -65,7 +65,7 @@ import TernTesting
         let port = relay.port
         let proxy = try RawServer { client in
             guard let head = client.readHead(), head.hasPrefix("CONNECT 127.0.0.1:\(port) ") else { return }
-            let upstream = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let upstream = CloseOnExec.socket()
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")

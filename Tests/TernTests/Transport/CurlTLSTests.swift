@@ -11,7 +11,10 @@ import TernTesting
 /// TLS over libcurl against a local HTTPS server (``TLSRelay`` in front of a plain one) with a
 /// certificate from a test CA made for the run: trusted when the transport is told the CA,
 /// refused otherwise.
-@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct CurlTLSTests {
+///
+/// Three minutes: its exit tests wait their turn behind every other exit test of the run (see
+/// `ExitTestTurns`), and the wait counts against their limit.
+@Suite(.onTestThreads, .timeLimit(.minutes(3))) struct CurlTLSTests {
     /// A page over a certificate of a test CA; each connection closed after its answer, so that
     /// every request is a connection of its own.
     final class HTTPSServer: Sendable {

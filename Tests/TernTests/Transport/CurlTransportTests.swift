@@ -385,7 +385,7 @@ import TernTesting
                 let warm: String = try await api.request(route: .get(first + "/")).value
                 // The lowest descriptor free (the one a new descriptor gets): below it every one is
                 // taken, so none can be made.
-                let free = dup(0)
+                let free = fcntl(0, F_DUPFD_CLOEXEC, 0)
                 close(free)
                 var limit = rlimit(rlim_cur: rlim_t(free), rlim_max: rlim_t(free))
                 guard warm == "ok", setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(2) }
