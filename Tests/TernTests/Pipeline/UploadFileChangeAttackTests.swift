@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+import Tern
+import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A file to upload that changes between the request and its sending, as a file body and as a
+/// multipart part: cut short, grown, replaced by a rename, by a link to a larger file elsewhere,
+/// by a directory, or deleted while the upload waited for a connection. Each upload settles
+/// once, whole from one version of the file or with a typed error (never the request's timeout:
+/// that would mean the client announced bytes it never sent), and the server never reads a
+/// request it was not sent.
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct UploadFileChangeAttackTests {
+    enum Change: String, CaseIterable, Sendable {
+        case truncated, grown, renamedOver, linkedElsewhere, directory, deleted
+    }
+
+    /// The file's bytes: `1` before the change, `2` in what replaces or extends it.
+    static let before = Data(repeating: 1, count: 1000)
+
+    /// What the server may read of the file after `change`, as counts of `1` and `2` bytes:
+    /// what was there when the request was made, or what is there when it is sent.
+    static func wholeVersions(after change: Change) -> Set<[Int]> {
+        switch change {
+        case .truncated: [[1000, 0], [500, 0]]
+        case .grown: [[1000, 0], [1000, 1000]]
+        case .renamedOver: [[1000, 0], [0, 3000]]
+        case .linkedElsewhere: [[1000, 0], [0, 5000]]
+        case .directory, .deleted: [[1000, 0]]
+        }
+    }
+
+    /// Makes `change` to `file`; `elsewhere` is a directory outside the file's, for the link.
+    static func make(_ change: Change, to file: URL, elsewhere: URL) throws {
+        switch change {
+        case .truncated:
+            #expect(truncate(file.path, 500) == 0)
+        case .grown:
+            let handle = try FileHandle(forWritingTo: file)
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(repeating: 2, count: 1000))
+            try handle.close()
+        case .renamedOver:
+            let next = file.appendingPathExtension("next")
+            try Data(repeating: 2, count: 3000).write(to: next)
+            #expect(rename(next.path, file.path) == 0)
+        case .linkedElsewhere:
+            let target = elsewhere.appendingPathComponent("outside")
+            try Data(repeating: 2, count: 5000).write(to: target)
+            let link = file.appendingPathExtension("link")
+            #expect(symlink(target.path, link.path) == 0)
+            #expect(rename(link.path, file.path) == 0)
+        case .directory:
+            #expect(unlink(file.path) == 0)
+            #expect(mkdir(file.path, 0o700) == 0)
+        case .deleted:
+            #expect(unlink(file.path) == 0)
+        }
+    }
+
+    /// Counts of `1` and `2` bytes in `body`.
+    static func counts(_ body: Data) -> [Int] {
+        var counts = [0, 0]
+        for byte in body where byte == 1 || byte == 2 { counts[Int(byte) - 1] += 1 }
+        return counts
+    }
+
+    @Test(arguments: Change.allCases, [false, true])
+    func aFileChangedWhileItsUploadWaitsIsSentWholeFromOneVersionOrFailsTyped(change: Change, multipart: Bool) async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let held = Recorder<Int>()
+        let received = Recorder<RecordedRequest>()
+        let server = try LoopbackServer { request in
+            received.append(request)
+            guard request.path == "/up" else { return .text("free") }
+            held.append(request.bodyLength)
+            gate.wait()
+            return .text(Self.counts(request.body).map(String.init).joined(separator: ","))
+        }
+        defer { server.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-changing-\(UUID())")
+        let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("tern-elsewhere-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory); try? FileManager.default.removeItem(at: elsewhere) }
+        let file = directory.appendingPathComponent("upload")
+        try Self.before.write(to: file)
+        let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(timeout: 20, retryPolicy: .never))
+        let parameters: any RequestParameters = multipart ? MultipartParameters(parts: [Part(name: "f", fileURL: file)]) : BodyParameters(file)
+        let uploads = (0..<16).map { _ in api.request(route: .post(server.baseURL + "/up"), parameters: parameters) as Promise<String> }
+        // The host's connections are taken by uploads the server holds; the rest wait.
+        #expect(await eventually { held.items.count >= 4 })
+        try Self.make(change, to: file, elsewhere: elsewhere)
+        for _ in 0..<16 { gate.signal() }
+        let free: String = try await api.request(route: .get(server.baseURL + "/free")).value
+        #expect(free == "free")
+        let versions = Self.wholeVersions(after: change)
+        var (failed, changed) = (0, 0)
+        for upload in uploads {
+            switch await upload.result {
+            case .success(let answer):
+                let counts = answer.split(separator: ",").compactMap { Int($0) }
+                #expect(versions.contains(counts), "\(change): the server read \(answer) of the file")
+                changed += counts == [1000, 0] ? 0 : 1
+            case .failure(let error):
+                failed += 1
+                #expect(error is APIError, "\(change): \(error)")
+                if case .timeout? = error as? APIError { Issue.record("\(change): an upload waited for bytes it had announced: \(error)") }
+            }
+        }
+        // The uploads that waited saw the change (the test is not only of those sent before it).
+        #expect(failed + changed > 0, "\(change): every upload sent the file as it was before")
+        // Every request the server read is one the client sent; none was read twice.
+        #expect(received.items.allSatisfy { $0.path == "/up" || $0.path == "/free" }, "\(received.items.map(\.target))")
+        #expect(received.items.count(where: { $0.path == "/up" }) == 16 - failed)
+        // The link's target, outside, is where it was, as it was.
+        if change == .linkedElsewhere {
+            #expect(try Data(contentsOf: elsewhere.appendingPathComponent("outside")) == Data(repeating: 2, count: 5000))
+        }
+    }
+}
