@@ -1,0 +1,99 @@
+// Exit tests that capture values need Swift 6.3.
+#if os(Linux) && compiler(>=6.3)
+import Foundation
+import Testing
+import Tern
+import TernTesting
+
+/// Streams read through their views whose shape costs memory: a flood of 1-byte lines, a line
+/// that never ends, one event far larger than its limit. Each runs in a child process of its
+/// own (an exit test, server included), which measures its own peak resident memory: it stays
+/// within a bound set by the stream's limits, not by what the server sent, and where a limit
+/// applies the stream ends with a typed error, the lines before it delivered.
+@Suite(.onTestThreads, .timeLimit(.minutes(1)), .enabled(if: !isThreadSanitized))
+struct StreamMemoryAttackTests {
+    /// How far above its resident memory before the stream a child may peak: generous (4 Mi
+    /// lines of one byte peaked at 29 MiB in one run and 62 MiB in the next), and still far
+    /// below what keeping the lines read would take (an array each, 48 bytes or more: 192 MiB).
+    static let allowedGrowth = 96 << 20
+
+    enum Shape: String, CaseIterable, Sendable, Codable {
+        /// 8 MiB of "x\n": 4 Mi lines of one byte, read with `lines`.
+        case oneByteLines
+        /// 8 MiB of 64 KiB pieces, each a line of 4,093 bytes then 30,721 lines of one byte.
+        case oneByteLinesAfterALongOne
+        /// 64 MiB with no newline, read with `lines` (its limit 1 MiB by default).
+        case noNewline
+        /// One event of 64 MiB of 1 KB data lines, read with `events` (its limit 16 MiB).
+        case hugeEvent
+        /// 24 MiB of "data: x\n\n": 2.8 Mi events of one byte, read with `events`.
+        case oneByteEvents
+    }
+
+    /// The body's size, and a 64 KiB piece it repeats.
+    static func body(_ shape: Shape) -> (size: Int, piece: [UInt8]) {
+        switch shape {
+        case .oneByteLines: (8 << 20, Array(String(repeating: "x\n", count: 32 << 10).utf8))
+        case .oneByteLinesAfterALongOne:
+            (8 << 20,
+             Array((String(repeating: "z", count: 4093) + "\n" + String(repeating: "x\n", count: 30721)).utf8))
+        case .noNewline: (64 << 20, [UInt8](repeating: 0x78, count: 64 << 10))
+        case .hugeEvent:
+            (64 << 20, Array(String(repeating: "data: " + String(repeating: "y", count: 1017) + "\n", count: 64).utf8))
+        case .oneByteEvents:
+            // 9 bytes an event: a piece of 7,281 events and a comment line of 7 bytes.
+            (24 << 20, Array((String(repeating: "data: x\n\n", count: 7281) + ":empty\n").utf8))
+        }
+    }
+
+    @Test(arguments: Shape.allCases) func aStreamsMemoryIsBoundedByItsLimitsNotByWhatItRead(_ shape: Shape) async throws {
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [shape] in
+                lowerThisProcesssPriority()
+                let before = try residentBytes("VmRSS")
+                let (size, piece) = StreamMemoryAttackTests.body(shape)
+                let server = try RawServer { connection in
+                    guard connection.readRequest() != nil else { return }
+                    guard connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: \(size)\r\n\r\n") else { return }
+                    for _ in 0..<(size / piece.count) { guard connection.send(piece) else { return } }
+                }
+                defer { server.stop() }
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 60, retryPolicy: .never), transport: TestTransport.make(),
+                                      responseQueue: .global())
+                let stream = api.stream(route: .get(server.baseURL + "/flood"))
+                var (count, outcome) = (0, "end")
+                do {
+                    switch shape {
+                    case .oneByteLines, .oneByteLinesAfterALongOne, .noNewline:
+                        for try await line in stream.lines { count += line == "x" ? 1 : 0 }
+                    case .hugeEvent, .oneByteEvents:
+                        for try await event in stream.events { count += event.data == "x" ? 1 : 0 }
+                    }
+                } catch let error as APIError {
+                    if case .responseTooLarge = error { outcome = "too large" } else { outcome = "\(error)" }
+                } catch {
+                    outcome = "untyped \(error)"
+                }
+                print("\(count) \(outcome) \(try residentBytes("VmHWM") - before)")
+            }
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        let words = printed.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
+        let (count, outcome, growth) = (words.first.flatMap { Int($0) }, words.dropFirst().dropLast().joined(separator: " "), words.last.flatMap { Int($0) })
+        switch shape {
+        case .oneByteLines:
+            // Over a transport that cannot pause, a reader slower than the server ends at the
+            // stream's ceiling instead, having read some.
+            #expect(count == 4 << 20 && outcome == "end" || !TestTransport.pauses && outcome == "too large" && (count ?? 0) > 0, "\(printed)")
+        case .oneByteLinesAfterALongOne:
+            #expect(count == 128 * 30721 && outcome == "end" || !TestTransport.pauses && outcome == "too large" && (count ?? 0) > 0, "\(printed)")
+        case .oneByteEvents:
+            #expect(count == 384 * 7281 && outcome == "end" || !TestTransport.pauses && outcome == "too large" && (count ?? 0) > 0,
+                    "\(printed)")
+        case .noNewline, .hugeEvent:
+            #expect(count == 0 && outcome == "too large", "\(printed)")
+        }
+        #expect(growth.map { $0 < Self.allowedGrowth } == true, "\(shape): peak grew \((growth ?? -1) >> 20) MiB: \(printed)")
+    }
+}
+#endif
