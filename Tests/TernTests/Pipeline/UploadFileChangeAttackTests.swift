@@ -67,8 +67,16 @@ import FoundationNetworking
         return counts
     }
 
+    /// Over HTTPS too (libcurl, trusting the test's authority), where libcurl, not Tern, counts
+    /// the host's connections.
+    static let overTLS: [Bool] = TestTransport.isCurl ? [false, true] : [false]
+
     @Test(arguments: Change.allCases, [false, true])
     func aFileChangedWhileItsUploadWaitsIsSentWholeFromOneVersionOrFailsTyped(change: Change, multipart: Bool) async throws {
+        for tls in Self.overTLS { try await changeWhileWaiting(change, multipart: multipart, tls: tls) }
+    }
+
+    func changeWhileWaiting(_ change: Change, multipart: Bool, tls: Bool) async throws {
         let gate = DispatchSemaphore(value: 0)
         let held = Recorder<Int>()
         let received = Recorder<RecordedRequest>()
@@ -87,14 +95,23 @@ import FoundationNetworking
         defer { try? FileManager.default.removeItem(at: directory); try? FileManager.default.removeItem(at: elsewhere) }
         let file = directory.appendingPathComponent("upload")
         try Self.before.write(to: file)
-        let api = try TestAPI(baseURL: server.baseURL, configuration: APIConfiguration(timeout: 20, retryPolicy: .never))
+        #if os(Linux)
+        let certificates = tls ? try TestCertificates() : nil
+        let relay = try certificates.map { try TLSRelay(certificates: $0, to: server.port) }
+        defer { relay?.stop() }
+        let baseURL = relay?.baseURL ?? server.baseURL
+        let transport: (any Transport)? = try certificates.map { try CurlTransport(trusting: $0.authority) } ?? TestTransport.make()
+        #else
+        let (baseURL, transport) = (server.baseURL, TestTransport.make())
+        #endif
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: transport, responseQueue: .global())
         let parameters: any RequestParameters = multipart ? MultipartParameters(parts: [Part(name: "f", fileURL: file)]) : BodyParameters(file)
-        let uploads = (0..<16).map { _ in api.request(route: .post(server.baseURL + "/up"), parameters: parameters) as Promise<String> }
+        let uploads = (0..<16).map { _ in api.request(route: .post(baseURL + "/up"), parameters: parameters) as Promise<String> }
         // The host's connections are taken by uploads the server holds; the rest wait.
         #expect(await eventually { held.items.count >= 4 })
         try Self.make(change, to: file, elsewhere: elsewhere)
         for _ in 0..<16 { gate.signal() }
-        let free: String = try await api.request(route: .get(server.baseURL + "/free")).value
+        let free: String = try await api.request(route: .get(baseURL + "/free")).value
         #expect(free == "free")
         let versions = Self.wholeVersions(after: change)
         var (failed, changed) = (0, 0)
@@ -102,16 +119,16 @@ import FoundationNetworking
             switch await upload.result {
             case .success(let answer):
                 let counts = answer.split(separator: ",").compactMap { Int($0) }
-                #expect(versions.contains(counts), "\(change): the server read \(answer) of the file")
+                #expect(versions.contains(counts), "\(change), TLS \(tls): the server read \(answer) of the file")
                 changed += counts == [1000, 0] ? 0 : 1
             case .failure(let error):
                 failed += 1
-                #expect(error is APIError, "\(change): \(error)")
-                if case .timeout? = error as? APIError { Issue.record("\(change): an upload waited for bytes it had announced: \(error)") }
+                #expect(error is APIError, "\(change), TLS \(tls): \(error)")
+                if case .timeout? = error as? APIError { Issue.record("\(change), TLS \(tls): an upload waited for bytes it had announced: \(error)") }
             }
         }
         // The uploads that waited saw the change (the test is not only of those sent before it).
-        #expect(failed + changed > 0, "\(change): every upload sent the file as it was before")
+        #expect(failed + changed > 0, "\(change), TLS \(tls): every upload sent the file as it was before")
         // Every request the server read is one the client sent; none was read twice.
         #expect(received.items.allSatisfy { $0.path == "/up" || $0.path == "/free" }, "\(received.items.map(\.target))")
         #expect(received.items.count(where: { $0.path == "/up" }) == 16 - failed)
