@@ -137,4 +137,46 @@ import FoundationNetworking
             #expect(try Data(contentsOf: elsewhere.appendingPathComponent("outside")) == Data(repeating: 2, count: 5000))
         }
     }
+
+    /// A multipart part's file that grows while it is sent, what it grew by a whole request: the
+    /// body stops at the file's length as it was, so that the server reads either the whole body
+    /// as announced, ending with its closing boundary, or less, and never the added bytes.
+    @Test func aPartsFileThatGrowsWhileItIsSentSendsNoneOfWhatItGrewBy() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-growing-part-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let size = 32 << 20
+        try Data(count: size).write(to: file)
+        let (headArrived, grown) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let received = Recorder<(announced: Int, body: [UInt8])>()
+        let server = try RawServer { connection in
+            guard let head = connection.readHead() else { return }
+            headArrived.signal()
+            grown.wait()
+            let announced = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? -1
+            // The announced length (however long it takes to come), and then what follows, if anything.
+            let body = connection.readAvailable(for: 30, limit: max(announced, 0)) + connection.readAvailable(for: 0.5, limit: .max)
+            received.append((announced, body))
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(),
+                              responseQueue: .global())
+        let upload: Promise<Void> = api.request(route: .post(server.baseURL + "/up"), parameters: MultipartParameters(parts: [Part(name: "f", fileURL: file)]))
+        #expect(headArrived.wait(timeout: .now() + 10) == .success)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("GET /smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        try handle.close()
+        grown.signal()
+        let result = await upload.result
+        if case .failure(let error) = result { #expect(error is APIError, "\(error)") }
+        #expect(await eventually { !received.items.isEmpty })
+        guard let (announced, body) = received.items.first else { return }
+        let text = String(decoding: body.suffix(65_536), as: UTF8.self)
+        #expect(!text.contains("/smuggled"), "the server read what the file grew by: \(text.suffix(200))")
+        // With a length (URLSession on Linux sends a body this large chunked, with none).
+        guard announced >= 0 else { return }
+        #expect(body.count <= announced, "the server read \(body.count) bytes of \(announced) announced")
+        if body.count == announced { #expect(text.hasSuffix("--\r\n"), "a whole body that does not end with its boundary: \(text.suffix(80))") }
+    }
 }
