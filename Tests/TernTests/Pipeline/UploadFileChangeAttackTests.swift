@@ -7,14 +7,14 @@ import FoundationNetworking
 #endif
 
 /// A file to upload that changes between the request and its sending, as a file body and as a
-/// multipart part: cut short, grown, replaced by a rename, by a link to a larger file elsewhere,
-/// by a directory, or deleted while the upload waited for a connection. Each upload settles
-/// once, whole from one version of the file or with a typed error (never the request's timeout:
-/// that would mean the client announced bytes it never sent), and the server never reads a
-/// request it was not sent.
+/// multipart part: cut short, grown, replaced by a rename, by a link to a larger file elsewhere
+/// or to a device, by a directory, or deleted while the upload waited for a connection. Each
+/// upload settles once, whole from one version of the file or with a typed error (never the
+/// request's timeout: that would mean the client announced bytes it never sent), and the server
+/// never reads a request it was not sent.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct UploadFileChangeAttackTests {
     enum Change: String, CaseIterable, Sendable {
-        case truncated, grown, renamedOver, linkedElsewhere, directory, deleted
+        case truncated, grown, renamedOver, linkedElsewhere, linkedToADevice, directory, deleted
     }
 
     /// The file's bytes: `1` before the change, `2` in what replaces or extends it.
@@ -28,7 +28,7 @@ import FoundationNetworking
         case .grown: [[1000, 0], [1000, 1000]]
         case .renamedOver: [[1000, 0], [0, 3000]]
         case .linkedElsewhere: [[1000, 0], [0, 5000]]
-        case .directory, .deleted: [[1000, 0]]
+        case .linkedToADevice, .directory, .deleted: [[1000, 0]]
         }
     }
 
@@ -51,6 +51,11 @@ import FoundationNetworking
             try Data(repeating: 2, count: 5000).write(to: target)
             let link = file.appendingPathExtension("link")
             #expect(symlink(target.path, link.path) == 0)
+            #expect(rename(link.path, file.path) == 0)
+        case .linkedToADevice:
+            // A device that never ends: read as the file, the body would never end.
+            let link = file.appendingPathExtension("link")
+            #expect(symlink("/dev/zero", link.path) == 0)
             #expect(rename(link.path, file.path) == 0)
         case .directory:
             #expect(unlink(file.path) == 0)
