@@ -41,7 +41,6 @@ import TernTesting
         let child = await ExitTestTurns.inTurn {
             await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [url = server.baseURL as String] in
                 CrashBacktrace.printOnCrash()
-                lowerThisProcesssPriority()
                 let work = FileManager.default.temporaryDirectory.appendingPathComponent("tern-descriptor-features-\(getpid())")
                 let (downloads, cacheDirectory, upload) = (work.appendingPathComponent("downloads"), work.appendingPathComponent("cache"),
                                                            work.appendingPathComponent("upload"))
