@@ -14,7 +14,7 @@ import TernTesting
 @Suite(.onTestThreads, .enabled(if: !isThreadSanitized))
 struct StreamMemoryAttackTests {
     /// How far above its resident memory before the stream a child may peak: generous (4 Mi
-    /// lines of one byte peaked at 29 MiB in one run and 62 MiB in the next; 2 MiB of them, 43 MiB).
+    /// lines of one byte peaked at 29 MiB in one run and 62 MiB in the next; 2 Mi of them, in 4 MiB, 43 MiB).
     /// Keeping the lines read, an array each of 48 bytes or more, would take 48 MiB a shape on
     /// top: the bound is loose, a check against growth with what was read, not a measure.
     static let allowedGrowth = 80 << 20
