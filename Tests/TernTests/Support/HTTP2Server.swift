@@ -23,6 +23,9 @@ final class HTTP2Server: @unchecked Sendable {
         /// A `200` with these fields, each named by its index in HPACK's static table (such as
         /// 28, `content-length`, and 26, `content-encoding`), and this body in one DATA frame.
         case answer(fields: [(index: Int, value: String)], body: Data)
+        /// The answer, then, once the client has had it, `late` on the idle connection: in turn
+        /// each frame's type, flags, stream (`nil`: the answered one) and payload.
+        case answerThenLate([(type: Kind, flags: UInt8, stream: UInt32?, payload: Data)])
     }
 
     let certificates: TestCertificates
@@ -35,6 +38,7 @@ final class HTTP2Server: @unchecked Sendable {
     private var seenConnections = 0
     private var seenRequests: [Request] = []
     private var seenResets: [UInt32] = []
+    private var sentLate = 0
 
     /// - Parameters:
     ///   - body: What every request gets; one frame's worth (16 KiB) at most, so that neither
@@ -69,11 +73,14 @@ final class HTTP2Server: @unchecked Sendable {
     var requests: [Request] { lock.withLock { seenRequests } }
     /// The streams the client reset.
     var resets: [UInt32] { lock.withLock { seenResets } }
+    /// How many answers have had their late frames sent after them.
+    var lateSent: Int { lock.withLock { sentLate } }
 
     // MARK: Frames
 
-    private enum Kind: UInt8 {
-        case data = 0, headers = 1, reset = 3, settings = 4, ping = 6, continuation = 9
+    /// A frame's type.
+    enum Kind: UInt8 {
+        case data = 0, headers = 1, reset = 3, settings = 4, ping = 6, goAway = 7, continuation = 9
     }
 
     private static let preface = Data("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
@@ -146,6 +153,14 @@ final class HTTP2Server: @unchecked Sendable {
         case .answer(let fields, let body)?:
             send(.headers, Self.endHeaders, stream, Self.headerBlock(fields))
             return send(.data, Self.endStream, stream, body)
+        case .answerThenLate(let late)?:
+            send(.headers, Self.endHeaders, stream, Self.headerBlock([(31, "application/json"), (28, String(body.count))]))
+            send(.data, Self.endStream, stream, body)
+            // The client has had its answer: then the frames, on a connection it holds idle.
+            usleep(50_000)
+            for frame in late { send(frame.type, frame.flags, frame.stream ?? stream, frame.payload) }
+            lock.withLock { sentLate += 1 }
+            return
         case nil:
             break
         }
