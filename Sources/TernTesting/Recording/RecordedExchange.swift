@@ -32,10 +32,6 @@ struct RecordedExchange: Sendable {
     var entry: HTTPArchive.Entry
     let key: MatchKey
     var answered = 0
-    /// Whether this run recorded it: it answered the request that recorded it, and answers no
-    /// other, so that the same request made again (a refresh's replay, a retry, a poll) is sent
-    /// and recorded too, in its order.
-    var isRecordedNow = false
 
     init(_ entry: HTTPArchive.Entry) {
         self.entry = entry

@@ -8,6 +8,10 @@ struct Recording: Sendable {
     /// Each lookup key's exchanges, in recorded order.
     private var index: [String: [Int]] = [:]
     private var redactor: Redactor
+    /// How many exchanges the file held when the run began: only those answer. One recorded in
+    /// this run answered the request that recorded it, so that the same request made again (a
+    /// refresh's replay, a retry, a poll) is sent and recorded too, in its order.
+    private var fromFile = 0
     /// Where exchanges recorded are written: `nil` when replaying.
     private let file: RecordingFile?
 
@@ -19,18 +23,18 @@ struct Recording: Sendable {
         if !fresh {
             for entry in try self.file?.entries ?? HTTPArchive.read(from: file).log.entries { add(entry) }
         }
+        fromFile = exchanges.count
     }
 
-    private mutating func add(_ entry: HTTPArchive.Entry, recordedNow: Bool = false) {
-        var exchange = RecordedExchange(entry)
-        if recordedNow { (exchange.answered, exchange.isRecordedNow) = (1, true) }
+    private mutating func add(_ entry: HTTPArchive.Entry) {
+        let exchange = RecordedExchange(entry)
         index[exchange.key.lookup, default: []].append(exchanges.count)
         exchanges.append(exchange)
     }
 
-    /// The entry that answers a request: the first of those that match it not answered yet, else
-    /// the last that matches, again, of those read from the file. Without one, the nearest
-    /// entries, each with why it does not match.
+    /// The entry that answers a request, of those read from the file: the first that matches it
+    /// not answered yet, else the last that matches, again. Without one, the nearest entries,
+    /// each with why it does not match.
     mutating func answer(_ key: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions)
         -> Result<HTTPArchive.Entry, Unanswered> {
         if let chosen = chosen(for: key, headers: headers, body: body, options: options) {
@@ -43,15 +47,14 @@ struct Recording: Sendable {
         return .failure(Unanswered(nearest: nearest.map { (stub: $0.0, reason: $0.1) }))
     }
 
-    /// The index of the first exchange that matches and has not answered, else of the last that
-    /// matches and was not recorded in this run. Those answered already are passed over without
-    /// being compared, so that a request recorded thousands of times is not compared thousands
-    /// of times.
+    /// The index of the first exchange read from the file that matches and has not answered,
+    /// else of the last that matches. Those answered already are passed over without being
+    /// compared, so that a request recorded thousands of times is not compared thousands of times.
     private func chosen(for key: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions) -> Int? {
-        let candidates = index[key.lookup, default: []]
+        // Indexes go up: those of the file's exchanges come first.
+        let candidates = index[key.lookup, default: []].prefix { $0 < fromFile }
         func matches(_ index: Int) -> Bool { exchanges[index].mismatch(with: key, headers: headers, body: body, options: options) == nil }
-        return candidates.first { exchanges[$0].answered == 0 && matches($0) }
-            ?? candidates.last { !exchanges[$0].isRecordedNow && matches($0) }
+        return candidates.first { exchanges[$0].answered == 0 && matches($0) } ?? candidates.last(where: matches)
     }
 
     /// The nearest entries to a request no entry answers.
@@ -66,7 +69,7 @@ struct Recording: Sendable {
         var entry = entry
         let known = redactor.hidden
         redactor.redact(&entry)
-        if entry.error == nil, entry.response.status != 0 { add(entry, recordedNow: true) }
+        if entry.error == nil, entry.response.status != 0 { add(entry) }
         try file?.add(entry, hiding: Redactor.searched(redactor.hidden.subtracting(known)))
     }
 }
