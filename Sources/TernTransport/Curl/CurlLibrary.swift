@@ -74,13 +74,21 @@ final class CurlLibrary: @unchecked Sendable {   // unchecked: C function pointe
     }
 }
 
-/// Why libcurl could not be used: it is missing, or lacks an entry point Tern needs.
+/// Why a ``CurlTransport`` could not be made: libcurl is missing or lacks an entry point Tern
+/// needs, or the file of certificate authorities it was told to trust holds none.
 public struct CurlUnavailable: Error, Sendable, CustomStringConvertible {
-    /// What failed, as the dynamic loader said it.
-    package let reason: String
-
     /// What went wrong, in words.
-    public var description: String { "libcurl is not available: \(reason)" }
+    public let description: String
+
+    /// libcurl could not be used; `reason` is what failed, as the dynamic loader said it.
+    package init(reason: String) {
+        description = "libcurl is not available: \(reason)"
+    }
+
+    /// The authorities in `file` cannot be trusted: every request would fail on them.
+    package init(trusting file: URL, _ reason: String) {
+        description = "CurlTransport cannot trust the authorities in \(file.path): \(reason)"
+    }
 }
 
 /// The libcurl option, info and code numbers Tern uses: libcurl's stable ABI, as its

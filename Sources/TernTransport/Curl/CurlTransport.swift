@@ -64,7 +64,8 @@ public final class CurlTransport: ThreadedTransport, KeyPinningTransport {
     ///     least `maximumConnectionsPerHost`; 64 by default, as many requests as OkHttp runs), which holds the descriptors a process uses when
     ///     it talks to many hosts at once; requests past it wait, over plain HTTP in the order
     ///     they came.
-    /// - Throws: ``CurlUnavailable`` when libcurl cannot be loaded.
+    /// - Throws: ``CurlUnavailable`` when libcurl cannot be loaded, or `trustedCertificates`
+    ///   cannot be read or holds no certificate in PEM.
     public convenience init(
         trusting trustedCertificates: URL? = nil,
         maximumConnectionsPerHost: Int = 8,
@@ -83,6 +84,7 @@ public final class CurlTransport: ThreadedTransport, KeyPinningTransport {
         maximumConnectionsPerHost: Int = CurlTransport.defaultConnectionsPerHost,
         maximumConnections: Int = CurlTransport.defaultConnections
     ) throws(CurlUnavailable) {
+        if let trustedCertificates { try Self.check(authorities: trustedCertificates) }
         library = try CurlLibrary.shared.get()
         loop = try CurlLoop(curl: library.api, connectionsPerHost: max(1, maximumConnectionsPerHost), totalConnections: maximumConnections)
         // A libcurl whose reset handles are not safe gets a new handle for every exchange.
@@ -92,6 +94,17 @@ public final class CurlTransport: ThreadedTransport, KeyPinningTransport {
         connectionCaps = (max(1, maximumConnectionsPerHost), maximumConnections)
         self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
         self.trustedCertificates = trustedCertificates
+    }
+
+    /// Fails where libcurl would fail each request later, with words about TLS: a file that
+    /// cannot be read (a wrong path, a directory) or holds no certificate in PEM (one in DER).
+    private static func check(authorities file: URL) throws(CurlUnavailable) {
+        guard file.isFileURL else { throw CurlUnavailable(trusting: file, "it is not a file URL") }
+        let contents: Data
+        do { contents = try Data(contentsOf: file) } catch { throw CurlUnavailable(trusting: file, "it cannot be read (\(error.localizedDescription))") }
+        guard contents.range(of: Data("CERTIFICATE-----".utf8)) != nil else {
+            throw CurlUnavailable(trusting: file, "it holds no certificate in PEM (-----BEGIN CERTIFICATE-----)")
+        }
     }
 
     /// The libcurl this process loaded, such as "libcurl/7.88.1 OpenSSL/3.0.19 nghttp2/1.52.0",

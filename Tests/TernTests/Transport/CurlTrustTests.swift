@@ -20,5 +20,31 @@ import Testing
     @Test func theSystemsTrustKeepsLibcurlsDefaults() {
         #expect(CurlTrust.system.options.isEmpty)
     }
+
+    /// A file that cannot serve fails the transport as it is made, by name, not each request
+    /// later with words about TLS.
+    @Test(arguments: ["missing", "directory", "der", "empty"])
+    func authoritiesThatCannotServeFailTheTransportAsItIsMade(_ kind: String) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tern-trust-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("ca.pem")
+        switch kind {
+        case "directory": try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+        case "der": try Data([0x30, 0x82, 0x01, 0x0A, 0x02, 0x82, 0x01, 0x01]).write(to: file)
+        case "empty": try Data().write(to: file)
+        default: break
+        }
+        #expect {
+            _ = try CurlTransport(trusting: file)
+        } throws: { error in
+            "\(error)".hasPrefix("CurlTransport cannot trust the authorities in \(file.path): ")
+        }
+    }
+
+    @Test func aFileOfAuthoritiesInPEMMakesATransport() throws {
+        let certificates = try TestCertificates()
+        _ = try CurlTransport(trusting: certificates.authority)
+    }
 }
 #endif
