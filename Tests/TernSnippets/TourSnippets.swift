@@ -206,6 +206,13 @@ extension ShopAPI {
     }
 }
 
+extension ShopAPI {
+    func order(_ product: Product, idempotencyKey: String) -> Promise<Product> {
+        client.request(route: .post("/orders"), parameters: JSONParameters(product),
+                       options: RequestOptions(headers: ["Idempotency-Key": idempotencyKey]))
+    }
+}
+
 // MARK: Authentication (at file scope, as the article writes it)
 
 struct Tokens: Decodable, Sendable { let access: String; let refresh: String }

@@ -9,6 +9,9 @@ import FoundationNetworking
 /// let report: Promise<Data> = client.request(route: .get("/report"), options: RequestOptions(timeout: 2.5, responseQueue: .global()))
 /// ```
 public struct RequestOptions: Sendable {
+    /// Headers for this request alone, over the configuration's common headers; the parameters'
+    /// own headers and the delegate's come after, and win.
+    package var headers: HTTPHeaders
     /// Seconds the request may take in all, retries and refresh included, from sending to the
     /// end of the last response.
     package var timeout: TimeInterval?
@@ -50,6 +53,8 @@ public struct RequestOptions: Sendable {
     /// Creates options; what is left `nil` comes from the API.
     ///
     /// - Parameters:
+    ///   - headers: Headers for this request alone, over the configuration's common headers
+    ///     (`["Idempotency-Key": key]`); the parameters' own headers and the delegate's win.
     ///   - timeout: Seconds the request may take in all, retries and refresh included, from
     ///     sending to the end of the last response.
     ///   - cachePolicy: The cache policy.
@@ -73,6 +78,7 @@ public struct RequestOptions: Sendable {
     ///   - streamMaximumDuration: For a stream: the longest it runs after its head before it
     ///     ends with ``APIError/timeout(_:)``; no limit by default.
     public init(
+        headers: HTTPHeaders = [:],
         timeout: TimeInterval? = nil,
         cachePolicy: URLRequest.CachePolicy? = nil,
         maximumResponseSize: SizeLimit? = nil,
@@ -89,6 +95,7 @@ public struct RequestOptions: Sendable {
         streamIdleTimeout: TimeInterval = 60,
         streamMaximumDuration: TimeInterval = .infinity
     ) {
+        self.headers = headers
         self.timeout = timeout
         self.cachePolicy = cachePolicy
         self.maximumResponseSize = maximumResponseSize

@@ -57,6 +57,7 @@ struct RequestContext: Sendable {
         timeout = options.timeout ?? api.configuration.timeout
         cachePolicy = options.cachePolicy ?? api.configuration.cachePolicy
         var commonHeaders = api.configuration.commonHeaders
+        if !options.headers.isEmpty { commonHeaders.merge(options.headers) }
         if let directives = options.cacheDirectives?.fieldValue { commonHeaders["Cache-Control"] = directives }
         self.commonHeaders = commonHeaders
         maximumBodySize = (options.maximumResponseSize ?? api.configuration.maximumResponseSize).bytes

@@ -33,6 +33,24 @@ import FoundationNetworking
         #expect(echo.header("Accept") == "application/json")
     }
 
+    /// One request's own headers: over the common ones, under the parameters' and the
+    /// delegate's, and on that request alone.
+    @Test func theRequestsOwnHeadersComeAfterTheCommonOnesAndBeforeTheParameters() async throws {
+        let api = try TestAPI(configuration: APIConfiguration(commonHeaders: ["X-Common": "common", "X-Request": "common"]))
+        let signer = Signer("X-Signed", "delegate")
+        api.delegate = signer
+        let options = RequestOptions(headers: ["x-request": "request", "X-Parameters": "request", "X-Signed": "request", "X-Own": "request"])
+        let echo = try await api.echo(.post, JSONParameters(["a": 1], headers: ["X-Parameters": "parameters"]), options: options)
+        #expect(echo.header("X-Common") == "common")
+        #expect(echo.header("X-Request") == "request")
+        #expect(echo.header("X-Parameters") == "parameters")
+        #expect(echo.header("X-Signed") == "delegate")
+        #expect(echo.header("X-Own") == "request")
+        let next = try await api.echo(.post, JSONParameters(["a": 1]))
+        #expect(next.header("X-Request") == "common")
+        #expect(next.header("X-Own") == nil)
+    }
+
     /// The API holds its delegate until it is replaced: nothing else need keep it.
     @Test func theDelegateIsHeldByTheAPI() throws {
         let api = try TestAPI()

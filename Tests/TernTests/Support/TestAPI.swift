@@ -32,8 +32,9 @@ final class TestAPI: AbstractAPI, BaseAPI, @unchecked Sendable {
     }
 
     /// Sends `parameters` to the echo route and returns what the server received.
-    func echo(_ method: HTTPMethod = .post, _ parameters: (any RequestParameters)? = nil, endpoint: String = "/echo") async throws -> Echo {
-        try await request(route: route(method, endpoint: endpoint), parameters: parameters).value
+    func echo(_ method: HTTPMethod = .post, _ parameters: (any RequestParameters)? = nil, endpoint: String = "/echo",
+              options: RequestOptions = RequestOptions()) async throws -> Echo {
+        try await request(route: route(method, endpoint: endpoint), parameters: parameters, options: options).value
     }
 }
 
