@@ -62,6 +62,7 @@ extension Promise {
     /// Turns an error into another promise, such as a second attempt elsewhere; cancellation
     /// is not recovered and passes on.
     @inlinable
+    @_disfavoredOverload   // a body that only throws, `{ throw AppError($0) }`, means the other
     public func recover(
         in queue: DispatchQueue? = nil,
         _ body: @escaping @Sendable (any Error) throws -> Promise<Value>

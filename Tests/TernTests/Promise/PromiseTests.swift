@@ -172,7 +172,8 @@ import Testing
         #expect(try await recovered.value == 5)
         let viaPromise = Promise<Int>(error: TestError(), in: background.queue).recover { _ in Promise(value: 6) }
         #expect(try await viaPromise.value == 6)
-        let rethrown = Promise<Int>(error: TestError(code: 1), in: background.queue).recover { _ -> Int in throw TestError(code: 2) }
+        // A body that only throws, written as a user first writes it: not ambiguous.
+        let rethrown = Promise<Int>(error: TestError(code: 1), in: background.queue).recover { error in throw error is TestError ? TestError(code: 2) : error }
         await #expect(throws: TestError(code: 2)) { try await rethrown.value }
         let (source, resolver) = Promise<Int>.pending(in: background.queue)
         let notRecovered = source.recover { _ in 7 }
