@@ -69,7 +69,7 @@ extension SymbolSnippets {
 
         static func stubTransport() async throws -> [Readme.Product] {
             let stubs = StubTransport()
-            stubs.add(Stub(.get, "/products", answers: .json(#"[{"id": 1, "name": "tern", "price": 3}]"#)))
+            stubs.add(Stub(.get, "/api/v2/products", answers: .json(#"[{"id": 1, "name": "tern", "price": 3}]"#)))
             let shop = ShopAPI(client: APIClient(configuration: .production, transport: stubs))
             let products = try await shop.products(page: 1).value
             #expect(stubs.requests.first?.queryItems.first?.value == "1")

@@ -9,6 +9,12 @@ import TernTesting
         #expect(try await Tour.stubbed().map(\.name) == ["tern"])
     }
 
+    /// `StubTransport`'s own example, run: its pattern is matched against the whole path, the
+    /// base URL's included.
+    @Test func theStubTransportsExampleAnswers() async throws {
+        #expect(try await SymbolSnippets.TestingDocs.stubTransport().map(\.name) == ["tern"])
+    }
+
     @Test func theCannedTransportAnswers() async throws {
         #expect(try await Tour.transports().isEmpty)
     }
