@@ -192,6 +192,9 @@ final class DownloadFile: Sendable {
         }
     }
 
+    /// The bytes the file holds so far, resumed ones included.
+    var length: Int64 { state.withLock { $0.offset } }
+
     /// Starts over: the bytes on disk will not be asked for again.
     func discardBytes() {
         state.withLock { state in

@@ -39,6 +39,9 @@ public struct Response: Sendable {
     public let metrics: [TransferMetrics]
     /// Whether this is a stream's head: its body goes on after it, to the stream's end.
     package var opensStream = false
+    /// For a download whose body went to its file: the bytes the file holds (resumed ones
+    /// included); `nil` when the body is ``body``.
+    package var fileLength: Int64?
 
     /// Creates a response: by hand, as a parser's test makes one.
     public init(request: URLRequest, head: ResponseHead, body: Data, start: Date = Date(), duration: TimeInterval = 0,

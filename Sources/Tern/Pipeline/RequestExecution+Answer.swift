@@ -23,8 +23,9 @@ extension RequestExecution {
         switch result {
         case .success(let raw):
             keepCookies(of: raw.head, for: request)
-            let response = Response(request: request, head: raw.head, body: raw.body, timing: timing,
+            var response = Response(request: request, head: raw.head, body: raw.body, timing: timing,
                                     metrics: transfers)
+            if let download, raw.body.isEmpty { response.fileLength = download.length }
             report(.success(response), for: request)
             return evaluate(response, leg: leg, delegate: delegate, generation: generation, retries: retries)
         case .failure(let exchangeFailure):

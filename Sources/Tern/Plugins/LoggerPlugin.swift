@@ -81,7 +81,8 @@ public struct LoggerPlugin: Plugin {
         let subject = "\(request.httpMethod ?? "GET") \(redacted(request.url))"
         switch result {
         case .success(let response):
-            var lines = ["← \(response.statusCode) \(subject) in \(Self.milliseconds(response.duration)), \(Self.size(response.body.count))"
+            let size = response.fileLength.map { "\(Self.size(Int(clamping: $0))) in its file" } ?? Self.size(response.body.count)
+            var lines = ["← \(response.statusCode) \(subject) in \(Self.milliseconds(response.duration)), \(size)"
                 + (response.metrics.last.map { "; " + Self.wire($0) } ?? "")]
             if level >= .verbose {
                 lines += headerLines(response.headers.dictionary)

@@ -176,6 +176,20 @@ import FoundationNetworking
         #expect(log.contains("← 500 GET"))
     }
 
+    /// A download's body goes to its file, not the response: it was logged as "0 B".
+    @Test func theLoggerSaysHowMuchADownloadReceived() async throws {
+        let server = try LoopbackServer { _ in ServerResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: Data(count: 3_000)) }
+        defer { server.stop() }
+        let lines = Recorder<String>()
+        let logger = LoggerPlugin(level: .response) { lines.append($0) }
+        let api = AbstractAPI(configuration: APIConfiguration(baseURL: server.baseURL, plugins: [logger]), transport: TestTransport.make(),
+                              responseQueue: .global())
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("tern-logged-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        _ = try await api.download(route: .get("/report.bin"), to: destination).value
+        #expect(lines.items.contains { $0.hasPrefix("← 200 GET ") && $0.contains(", 2.9 KB in its file") }, "\(lines.items)")
+    }
+
     @Test func theLogLevelLimitsWhatIsPrinted() async throws {
         let lines = Recorder<String>()
         let logger = LoggerPlugin(level: .request) { lines.append($0) }
