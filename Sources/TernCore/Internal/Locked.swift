@@ -14,10 +14,10 @@ import Synchronization
 /// Two implementations, one behaviour:
 /// - On Linux, `Synchronization.Mutex`, stored inline in its owner, so a promise costs one
 ///   allocation rather than two.
-/// - On Apple platforms (where `Mutex` needs macOS 15 / iOS 18), and in the thread-sanitizer
-///   run (`-Xswiftc -DTERN_PTHREAD_LOCK`), an `NSLock` box. `Mutex` hands a contended lock
-///   over inside the kernel, where the sanitizer cannot see it, and would be reported as racing
-///   with itself; `NSLock` is a pthread mutex, which the sanitizer understands.
+///   Under the thread sanitizer it tells the sanitizer of each turn at the lock
+///   (``ThreadSanitizerHooks``), which cannot see `Mutex` hand a contended lock over.
+/// - On Apple platforms, where `Mutex` needs macOS 15 / iOS 18, an `NSLock` box (a pthread
+///   mutex, which the sanitizer understands); on Linux too with `-Xswiftc -DTERN_PTHREAD_LOCK`.
 ///
 /// It is a `package` type, shared with `TernTesting`, so that state is guarded by this one lock
 /// type rather than a hand-rolled lock per class. Its box is one of the package's few
@@ -56,7 +56,17 @@ package struct Locked<State>: ~Copyable, Sendable {
 
     @inlinable
     package func withLock<Result: Sendable, Failure: Error>(_ body: (inout sending State) throws(Failure) -> Result) throws(Failure) -> Result {
-        try mutex.withLock { state throws(Failure) in try body(&state) }
+        guard let hooks = ThreadSanitizerHooks.hooks else {
+            return try mutex.withLock { state throws(Failure) in try body(&state) }
+        }
+        // Under the sanitizer: the mutex's address names the lock (never read through), told
+        // before the state is touched. A `Mutex` cannot be copied, so the address is its own.
+        let lock = withUnsafePointer(to: mutex) { UnsafeMutableRawPointer(mutating: $0) }
+        return try mutex.withLock { state throws(Failure) in
+            hooks.acquire(lock)
+            defer { hooks.release(lock) }
+            return try body(&state)
+        }
     }
     #endif
 }
