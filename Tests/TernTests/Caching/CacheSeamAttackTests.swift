@@ -149,4 +149,56 @@ import FoundationNetworking
         #expect(!FileManager.default.fileExists(atPath: small.path))
         #expect(origin.count == 2)
     }
+
+    /// A download cut at 40,000 bytes of version 1; meanwhile the file changed to version 2,
+    /// which a request fetched and the cache keeps, fresh. The resumed download asks for the
+    /// rest of version 1 (`Range`, `If-Range: "v1"`), and the server ignores `If-Range` and
+    /// sends the rest of version 2: the file is version 2 whole (its rest is not version 1's),
+    /// never version 1's start and version 2's end, on disk and in memory.
+    @Test(arguments: [false, true])
+    func aResumedDownloadNeverJoinsAPartOfOneVersionToAnother(onDisk: Bool) async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let size = 100_000
+        let versions = [1, 2].map { version in Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* (version == 1 ? 7 : 13) &+ version) }) }
+        let current = Recorder<Int>()
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                let version = current.items.last ?? 1
+                let body = versions[version - 1]
+                let tag = "ETag: \"v\(version)\"\r\nCache-Control: max-age=600\r\n"
+                if let range = request.components(separatedBy: "\r\n").first(where: { $0.lowercased().hasPrefix("range: bytes=") }),
+                   let start = Int(range.dropFirst("range: bytes=".count).prefix { $0 != "-" }) {
+                    let head = "HTTP/1.1 206 Partial Content\r\n\(tag)Content-Range: bytes \(start)-\(size - 1)/\(size)\r\nContent-Length: \(size - start)\r\n\r\n"
+                    guard connection.send(head), connection.send(Array(body[start...])) else { return }
+                    continue
+                }
+                guard connection.send("HTTP/1.1 200 OK\r\n\(tag)Content-Length: \(size)\r\n\r\n") else { return }
+                if version == 1 {
+                    // Cut: the first 40,000 bytes, then the connection goes.
+                    connection.send(Array(body[..<40_000]))
+                    return
+                }
+                guard connection.send(Array(body)) else { return }
+            }
+        }
+        defer { server.stop() }
+        let api = api(try cache(onDisk: onDisk))
+        let downloads = FileManager.default.temporaryDirectory.appendingPathComponent("tern-seam-resume-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: downloads) }
+        let destination = downloads.appendingPathComponent("file.bin")
+        let url = server.baseURL + "/file"
+        let cut = await api.download(route: .get(url), to: destination).result
+        guard case .failure(APIError.transportFailed) = cut else {
+            Issue.record("expected transportFailed, got \(cut)")
+            return
+        }
+        let resume = try #require(ResumableDownload.pending(for: destination))
+        #expect(resume.offset == 40_000 && resume.validator == "\"v1\"")
+        current.append(2)
+        let fetched: Response = try await api.request(route: .get(url)).value
+        #expect(fetched.body == versions[1])
+        let file = try await api.download(route: .get(url), to: destination, resumingFrom: resume).value
+        #expect(try Data(contentsOf: file.fileURL) == versions[1])
+    }
 }
