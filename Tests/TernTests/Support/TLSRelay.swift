@@ -217,6 +217,12 @@ struct OpenSSL: Sendable {
             return library.write(session.raw, UnsafeMutableRawPointer(mutating: bytes.baseAddress), Int32(bytes.count)) == Int32(bytes.count)
         }
 
+        /// Sends TLS's `close_notify`, leaving the TCP connection open (and the session to
+        /// `close()`).
+        func sendCloseNotify() -> Bool {
+            library.shutdown(session.raw) >= 0
+        }
+
         func close() {
             _ = library.shutdown(session.raw)
             library.freeSession(session.raw)
