@@ -65,7 +65,8 @@ enum CacheFile {
     /// so that a cache opened later drops the files used longest ago first. A file of another
     /// size may be another cache's newer write to the same directory, and is read and checked
     /// like any; one larger than `largest`, more than the cache would ever write, is not read
-    /// at all (one planted a gigabyte long would be read whole into memory).
+    /// at all, whatever size it was indexed at (one planted a gigabyte long would be read whole
+    /// into memory).
     ///
     /// What took the file's place is not the cache's, and is neither read nor waited on: a
     /// link (to `/dev/zero`, read until memory ran out), a pipe (whose open waits for a writer),
@@ -77,7 +78,8 @@ enum CacheFile {
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return (.damaged, 0) }
         let found = Int(status.st_size)
-        guard found == size || found <= largest else {
+        // Even at the size it was indexed at: the index takes what was there when it opened.
+        guard found <= largest else {
             // Only its first bytes, to tell a file of another format from a damaged one.
             let start = readFile(descriptor, upTo: magic.count) ?? Data()
             return (start.starts(with: family) && !start.starts(with: magic) ? .otherFormat : .damaged, found)
@@ -134,7 +136,10 @@ enum CacheFile {
         if fileName.hasSuffix(suffix), isHash(fileName.dropLast(suffix.utf8.count)) {
             return .response(name: String(fileName.dropLast(suffix.utf8.count)))
         }
-        if fileName.hasPrefix("."), isHash(fileName.dropFirst().prefix(16)), fileName.dropFirst(17).hasPrefix(suffix + ".") {
+        // Exactly as `writeTemporary` names one: a user's `.<hash>.terncache.backup` is not.
+        let temporary = fileName.dropFirst(17)
+        if fileName.hasPrefix("."), isHash(fileName.dropFirst().prefix(16)), temporary.hasPrefix(suffix + "."), temporary.hasSuffix(".tmp"),
+           UUID(uuidString: String(temporary.dropFirst(suffix.utf8.count + 1).dropLast(4))) != nil {
             return .temporary
         }
         return nil

@@ -9,10 +9,9 @@ import FoundationNetworking
 
 /// The disk cache against files in its directory before it opens: a file larger than any the
 /// cache writes, planted under a URL's name (or left by a run with a larger
-/// `maximumResponseBytes`): `CacheFile.read` says such a file "is not read at all (one planted a
-/// gigabyte long would be read whole into memory)", but the cache indexed it at its size as it
-/// opened, and a file found at the size it was indexed at is read whole, whatever that size,
-/// and served. And a file of the user's named almost as a write in progress, which it removes.
+/// `maximumResponseBytes`), which it indexed at its size as it opened and then read whole,
+/// whatever that size, and served; and a file of the user's named almost as a write in
+/// progress, which it removed.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct DiskCacheBreakTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cache-break-\(UUID().uuidString)")
 

@@ -61,8 +61,8 @@ import FoundationNetworking
     @Test func whatACrashLeftHalfWrittenIsRemoved() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let leftover = directory.appendingPathComponent(".0123456789abcdef.terncache.tmp-1234")
-        try Data("half".utf8).write(to: leftover)
+        // Named as the cache names its writes in progress.
+        let leftover = try CacheFile.writeTemporary(Data("half".utf8), beside: directory.appendingPathComponent("0123456789abcdef.terncache"))
         // Old enough that no other cache on the directory can still be writing it.
         try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-2 * CacheFile.abandonedAfter)], ofItemAtPath: leftover.path)
         _ = try HTTPCache(directory: directory, clock: clock)
