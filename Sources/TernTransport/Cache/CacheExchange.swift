@@ -77,7 +77,7 @@ struct CacheExchange {
         self.status = status
         switch mode {
         case .revalidate(let kept) where status == 304:
-            guard !Self.namesOther(fields, than: kept.headers) else {
+            guard !Self.validatorsDiffer(fields, kept.headers) else {
                 confirmedOther = true
                 return (false, .forget([kept.url]))
             }
@@ -157,16 +157,16 @@ struct CacheExchange {
         if case .invalidate = mode { nil } else { .miss }
     }
 
-    /// Whether a `304` confirms another response than the kept one: its `ETag` is not the kept
-    /// one's (RFC 9111, §4.3.4). Such a `304` updates nothing, and the request goes again.
-    static func namesOther(_ notModified: [String: String], than kept: [String: String]) -> Bool {
+    /// Whether an answer's `ETag` is not the kept one's, even compared weakly.
+    private static func namesOther(_ notModified: [String: String], than kept: [String: String]) -> Bool {
         guard let tag = notModified["etag"] else { return false }
         let strip = { (tag: String) in tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }
         return kept["etag"].map { strip($0) != strip(tag) } ?? true
     }
 
-    /// Whether a `HEAD`'s validators say the server has another response than the kept one: an
-    /// `ETag` not the kept one's, even compared weakly, or else another `Last-Modified`.
+    /// Whether a `304`'s or a `HEAD`'s validators say the server has another response than the
+    /// kept one: an `ETag` not the kept one's, even compared weakly, or else another
+    /// `Last-Modified` (RFC 9111, §4.3.4). Such a `304` updates nothing, and the request goes again.
     static func validatorsDiffer(_ head: [String: String], _ kept: [String: String]) -> Bool {
         if head["etag"] != nil { return namesOther(head, than: kept) }
         return head["last-modified"].map { $0 != kept["last-modified"] } ?? false

@@ -11,10 +11,9 @@ import FoundationNetworking
 /// server or a proxy that answers every `If-Modified-Since` with a `304` sends: RFC 9111,
 /// §4.3.4, lets a `304` update only the stored response whose strong validator it carries (a
 /// `Last-Modified` at least a second before the response's `Date` is strong, RFC 9110,
-/// §8.8.2.2). Tern compares only `ETag`s there (`CacheExchange.namesOther`), as its `HEAD`
-/// path (`validatorsDiffer`) compares `Last-Modified` too: the kept body is served, and kept
-/// under the new date, so that every later revalidation asks `If-Modified-Since` the new date
-/// and the old body stays for good.
+/// §8.8.2.2). Tern compared only `ETag`s there, where its `HEAD` path compared `Last-Modified`
+/// too: the kept body was served, and kept under the new date, so that every later
+/// revalidation asked `If-Modified-Since` the new date and the old body stayed for good.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct CacheRevalidationBreakTests {
     @Test func a304NamingAnotherLastModifiedDoesNotServeTheKeptBody() async throws {
         let old = "Tue, 01 Dec 2026 10:00:00 GMT", new = "Tue, 01 Dec 2026 11:00:00 GMT"
