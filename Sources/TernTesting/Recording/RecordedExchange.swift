@@ -61,7 +61,10 @@ struct RecordedExchange: Sendable {
         let queryDifferences = Self.differences(recorded: key.query, sent: request.query, what: "query item")
         reasons += queryDifferences
         distance += queryDifferences.count
-        for name in options.matchedHeaders {
+        // A 304 or a 412 answers the conditions it was asked with (a cache's, say), and no
+        // request without them: replayed to a plain GET, a 304 is an answer nobody asked for.
+        let conditions = Self.answersConditions.contains(entry.response.status) ? Self.conditionFields : []
+        for name in options.matchedHeaders + conditions {
             let recorded = entry.request.headers?.first { $0.name.lowercased() == name.lowercased() }?.value
             let sent = headers[name]
             guard recorded != sent, recorded != Redactor.placeholder || sent == nil else { continue }
@@ -74,6 +77,10 @@ struct RecordedExchange: Sendable {
         }
         return reasons.isEmpty ? nil : (reasons.joined(separator: "; "), distance)
     }
+
+    /// The statuses that answer a request's conditions, and the fields that state them.
+    private static let answersConditions: Set = [304, 412]
+    private static let conditionFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since"]
 
     /// What differs between two lists of fields, in any order; a recorded placeholder matches any
     /// value.

@@ -13,10 +13,8 @@ import FoundationNetworking
 /// method and URL, but a `304` is no answer to a request that asked for none.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct RecordingCacheBreakTests {
     /// The request without conditions gets the server's whole answer (sent, as `.missing` sends
-    /// what the file does not answer), never a `304` it did not ask for. Tern replays the
-    /// recorded `304`, and the request fails with `unacceptableStatus` (304, empty body): the
-    /// pipeline sees a `304` nobody asked for, which the cache stage otherwise never lets
-    /// through.
+    /// what the file does not answer), never a `304` it did not ask for. Tern replayed the
+    /// recorded `304`, and the request failed with `unacceptableStatus` (304, empty body).
     @Test func aRecorded304IsNotTheAnswerToARequestWithoutConditions() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tern-recorded-304-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
