@@ -139,14 +139,21 @@ struct TLSIdleConnectionAttackTests {
         }
     }
 
-    @Test(arguments: Hostility.allCases)
-    func theNextRequestOnAnIdleTLSConnectionGetsItsOwnAnswer(hostility: Hostility) async throws {
+    /// A server behaving as `hostility` says once its first answer is sent, and an API that
+    /// has had that answer.
+    private func answeredOnce(_ hostility: Hostility) async throws -> (HostileTLSServer, AbstractAPI) {
         let server = try HostileTLSServer(hostility)
         let transport = try CurlTransport(trusting: server.certificates.authority)
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: transport, responseQueue: .global())
         let first: String = try await api.request(route: .get(server.baseURL + "/first")).value
         #expect(first == "first")
         #expect(await eventually { !server.done.items.isEmpty })
+        return (server, api)
+    }
+
+    @Test(arguments: Hostility.allCases)
+    func theNextRequestOnAnIdleTLSConnectionGetsItsOwnAnswer(hostility: Hostility) async throws {
+        let (server, api) = try await answeredOnce(hostility)
         // The server's bytes are sent: on loopback, in the client's socket now.
         try await Task.sleep(for: .milliseconds(50))
         for index in 0..<4 {
@@ -160,12 +167,7 @@ struct TLSIdleConnectionAttackTests {
     /// another's answer or the stray one.
     @Test(arguments: Hostility.allCases)
     func requestsTogetherOnIdleTLSConnectionsGetTheirOwnAnswers(hostility: Hostility) async throws {
-        let server = try HostileTLSServer(hostility)
-        let transport = try CurlTransport(trusting: server.certificates.authority)
-        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: transport, responseQueue: .global())
-        let first: String = try await api.request(route: .get(server.baseURL + "/first")).value
-        #expect(first == "first")
-        #expect(await eventually { !server.done.items.isEmpty })
+        let (server, api) = try await answeredOnce(hostility)
         try await Task.sleep(for: .milliseconds(50))
         let promises: [Promise<String>] = (0..<6).map { api.request(route: .get(server.baseURL + "/together\($0)")) }
         for (index, promise) in promises.enumerated() {
