@@ -6,8 +6,9 @@ import FoundationNetworking
 /// Stage 1 of the pipeline: a route and its parameters become a request ready for the wire.
 ///
 /// Headers merge in this order, the later winning: the parser's `Accept`, the configuration's
-/// common headers and the request's own (``RequestOptions``' `headers`), what the encoder sets (its `Content-Type`), then the parameters' own headers.
-/// (The delegate comes after, in the next stage.)
+/// common headers and the request's own (``RequestOptions``' `headers`), what the encoder sets
+/// (its `Content-Type`), then the parameters' own headers. (The delegate comes after, in the
+/// next stage.)
 enum RequestBuilder {
     static func build(
         route: Route,

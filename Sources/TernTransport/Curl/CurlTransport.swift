@@ -98,10 +98,15 @@ public final class CurlTransport: ThreadedTransport, KeyPinningTransport {
 
     /// Fails where libcurl would fail each request later, with words about TLS: a file that
     /// cannot be read (a wrong path, a directory) or holds no certificate in PEM (one in DER).
+    /// Only a regular file of a bundle's size is read: a pipe would wait, a device never end.
     private static func check(authorities file: URL) throws(CurlUnavailable) {
         guard file.isFileURL else { throw CurlUnavailable(trusting: file, "it is not a file URL") }
-        let contents: Data
-        do { contents = try Data(contentsOf: file) } catch { throw CurlUnavailable(trusting: file, "it cannot be read (\(error.localizedDescription))") }
+        var status = stat()
+        guard stat(file.path, &status) == 0 else { throw CurlUnavailable(trusting: file, String(cString: strerror(errno))) }
+        guard status.st_mode & S_IFMT == S_IFREG, status.st_size <= 64 << 20 else {
+            throw CurlUnavailable(trusting: file, "it is not a regular file of at most 64 MiB")
+        }
+        guard let contents = try? Data(contentsOf: file) else { throw CurlUnavailable(trusting: file, "it cannot be read") }
         guard contents.range(of: Data("CERTIFICATE-----".utf8)) != nil else {
             throw CurlUnavailable(trusting: file, "it holds no certificate in PEM (-----BEGIN CERTIFICATE-----)")
         }

@@ -23,7 +23,7 @@ import Testing
 
     /// A file that cannot serve fails the transport as it is made, by name, not each request
     /// later with words about TLS.
-    @Test(arguments: ["missing", "directory", "der", "empty"])
+    @Test(arguments: ["missing", "directory", "der", "empty", "pipe"])
     func authoritiesThatCannotServeFailTheTransportAsItIsMade(_ kind: String) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tern-trust-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -33,6 +33,7 @@ import Testing
         case "directory": try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
         case "der": try Data([0x30, 0x82, 0x01, 0x0A, 0x02, 0x82, 0x01, 0x01]).write(to: file)
         case "empty": try Data().write(to: file)
+        case "pipe": #expect(mkfifo(file.path, 0o600) == 0)   // would wait for a writer if opened
         default: break
         }
         #expect {
