@@ -340,5 +340,65 @@ import TernTesting
             Issue.record("\(error)")
         }
     }
+
+    /// A download whose DATA runs past its content-length, or ends short of it: it fails typed,
+    /// the destination is never written, and any bytes kept are the body's start.
+    @Test(arguments: [(declared: 1_000, sent: 2_000), (declared: 2_000, sent: 1_000)])
+    func aDownloadWhoseDataIsNotItsContentLengthWritesNoFile(declared: Int, sent: Int) async throws {
+        let server = try ScriptedServer()
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never),
+                              transport: try CurlTransport(trusting: server.certificates.authority), responseQueue: .global())
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-h2-lie-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("file.bin")
+        let body = Data((0..<sent).map { UInt8(truncatingIfNeeded: $0) })
+        let download = api.download(route: .get(server.url + "/file"), to: destination)
+        let stream = try await arrival(1, on: server)
+        server.headers(stream, [(28, String(declared))])
+        server.data(stream, body, ends: true)
+        let result = await download.result
+        guard case .failure(APIError.transportFailed) = result else {
+            Issue.record("\(declared) declared, \(sent) sent: \(result)")
+            return
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        if let kept = ResumableDownload.pending(for: destination) {
+            #expect(kept.offset <= Int64(min(declared, sent)))
+            #expect(FileManager.default.contents(atPath: kept.partialFile.path) == body.prefix(Int(kept.offset)))
+            kept.discard()
+        }
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    /// A GOAWAY naming no stream (last stream 0) while three requests wait on the connection:
+    /// none was handled, and each is sent again on a new connection or fails typed.
+    @Test func aGoAwayRefusingEveryStreamInFlightLeavesNoneHanging() async throws {
+        let server = try ScriptedServer()
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never),
+                              transport: try CurlTransport(trusting: server.certificates.authority), responseQueue: .global())
+        var promises: [Promise<Item>] = []
+        for number in 1...3 {
+            promises.append(api.request(route: .get(server.url + "/wait\(number)")))
+            _ = try await arrival(number, on: server)
+        }
+        #expect(server.streams.allSatisfy { $0.connection == 0 })
+        server.autoAnswerFrom = 1
+        server.send(on: 0, type: 7, flags: 0, stream: 0, payload: ScriptedServer.goAway(lastStream: 0))
+        for promise in promises {
+            switch await promise.result {
+            case .success(let item):
+                #expect(item == Item(name: "again"))
+            case .failure(let error):
+                guard case APIError.transportFailed = error else {
+                    Issue.record("\(error)")
+                    continue
+                }
+            }
+        }
+        let next: Item = try await api.request(route: .get(server.url + "/next")).value
+        #expect(next == Item(name: "again"))
+    }
 }
 #endif
