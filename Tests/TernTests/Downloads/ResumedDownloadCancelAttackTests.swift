@@ -6,8 +6,10 @@ import TernTesting
 /// A download that resumes, cancelled at every moment of its second attempt: before its head,
 /// between its head and its body, mid-body, once its last byte has come (as the file is moved
 /// into place), and after. Whatever the moment, the destination is the whole file or absent,
-/// never part of it; what is kept resumes to the whole file; no temporary file is left.
-@Suite(.onTestThreads, .timeLimit(.minutes(2))) struct ResumedDownloadCancelAttackTests {
+/// never part of it; what is kept resumes to the whole file; no temporary file is left. One
+/// moment at a time: seventeen downloads at once under the thread sanitizer starved the first
+/// attempts' progress reports past 30 s.
+@Suite(.onTestThreads, .serialized, .timeLimit(.minutes(3))) struct ResumedDownloadCancelAttackTests {
     static let size = 300_000
     static let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) })
 
@@ -86,7 +88,8 @@ import TernTesting
         let first = api.download(route: route, to: destination)
         let firstSeen = Recorder<Int64>()
         first.onProgress { firstSeen.append($0.completedBytes) }
-        try #require(await eventually { firstSeen.items.last == 100_000 })
+        // Reports may come out of order on the global queue: any of them saying 100,000 will do.
+        try #require(await eventually(timeout: 60) { firstSeen.items.contains(100_000) }, "\(firstSeen.items.suffix(3))")
         first.cancel()
         guard case .failure(APIError.cancelled) = await first.result else {
             Issue.record("the first attempt was not cancelled")
