@@ -189,7 +189,7 @@ import TernTesting
         defer { try? FileManager.default.removeItem(at: directory) }
 
         // 1: an event stream, open across everything that follows.
-        let events = Task {
+        let events = Task.onTestThreads {
             var seen: [String] = []
             for try await event in api.stream(route: .get(server.url + "/events")).events { seen.append(event.data) }
             return seen
