@@ -16,6 +16,10 @@ struct CacheDirectoryPermissionAttackTests {
     @Test func aDirectoryMadeUnreadableOrReadOnlyLeavesEveryRequestItsOwnAnswer() async throws {
         let child = await ExitTestTurns.inTurn {
             await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+                // Made as root: FoundationNetworking's URLSession traps (SIGILL, no words) when
+                // made by a user who cannot reach the test binary's directory, as in a clone
+                // under a private `mktemp -d`.
+                let transport = TestTransport.make()
                 guard setgid(65534) == 0, setuid(65534) == 0 else {
                     print("could not become nobody")
                     return
@@ -31,7 +35,7 @@ struct CacheDirectoryPermissionAttackTests {
                     return HTTPCacheTests.answer("\(path) v\(number)", "Cache-Control: max-age=600\r\n")
                 }
                 let cache = try HTTPCache(directory: directory)
-                let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never, cache: cache), transport: TestTransport.make(),
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never, cache: cache), transport: transport,
                                       responseQueue: .global())
                 func get(_ path: String) async -> String {
                     let result = await (api.request(route: .get(origin.url + path)) as Promise<Response>).result
