@@ -45,26 +45,34 @@ final class TimerQueue: Sendable {
     private struct State {
         var heap: [Entry] = []
         var nextSequence: UInt64 = 0
-        var armedDeadline = UInt64.max
+        /// The one dispatch timer, armed only under the lock: armed outside it, a far deadline's
+        /// arming could land after a near one's, and the near action waited for the far one.
+        let source: any DispatchSourceTimer
+        private(set) var armedDeadline = UInt64.max
         /// The heap's size that triggers the next sweep of cancelled timers.
         var sweepAt = 64
+
+        mutating func arm(at deadline: UInt64) {
+            armedDeadline = deadline
+            guard deadline != .max else { return }
+            source.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(1))
+        }
     }
 
-    private let state = Locked(State())
-    private let source: Locked<any DispatchSourceTimer>
+    private let state: Locked<State>
 
     init() {
         let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "tern.timers", qos: .userInitiated))
         source.schedule(deadline: .distantFuture, leeway: .milliseconds(1))
-        self.source = Locked(source)
-        self.source.withLock { timer in
-            timer.setEventHandler { [weak self] in self?.fire() }
-            timer.resume()
+        state = Locked(State(source: source))
+        state.withLock { state in
+            state.source.setEventHandler { [weak self] in self?.fire() }
+            state.source.resume()
         }
     }
 
     deinit {
-        source.withLock { $0.cancel() }
+        state.withLock { $0.source.cancel() }
     }
 
     /// Runs `action` on the timer queue `interval` seconds from now, unless cancelled first.
@@ -76,7 +84,7 @@ final class TimerQueue: Sendable {
         guard let deadline = Self.deadline(after: interval, from: DispatchTime.now().uptimeNanoseconds) else {
             return timer  // never fires; cancelling it still drops the action
         }
-        let rearm = state.withLock { state -> Bool in
+        state.withLock { state in
             state.nextSequence += 1
             Self.push(Entry(deadline: deadline, sequence: state.nextSequence, timer: timer), onto: &state.heap)
             if state.heap.count >= state.sweepAt {
@@ -85,11 +93,8 @@ final class TimerQueue: Sendable {
                 Self.heapify(&state.heap)
                 state.sweepAt = max(64, 2 * state.heap.count)
             }
-            guard deadline < state.armedDeadline else { return false }
-            state.armedDeadline = deadline
-            return true
+            if deadline < state.armedDeadline { state.arm(at: deadline) }
         }
-        if rearm { arm(at: deadline) }
         return timer
     }
 
@@ -110,21 +115,16 @@ final class TimerQueue: Sendable {
     /// Runs what is due, then arms the timer for what comes next.
     private func fire() {
         let now = DispatchTime.now().uptimeNanoseconds
-        let (due, next) = state.withLock { state -> ([Timer], UInt64) in
+        let due = state.withLock { state -> [Timer] in
             var due: [Timer] = []
             while let first = state.heap.first, first.deadline <= now || !first.timer.isPending {
                 Self.popFirst(from: &state.heap)
                 if first.deadline <= now { due.append(first.timer) }
             }
-            state.armedDeadline = state.heap.first?.deadline ?? .max
-            return (due, state.armedDeadline)
+            state.arm(at: state.heap.first?.deadline ?? .max)
+            return due
         }
-        if next != .max { arm(at: next) }
         due.forEach { $0.take()?.run() }
-    }
-
-    private func arm(at deadline: UInt64) {
-        source.withLock { $0.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(1)) }
     }
 
     // MARK: Binary min-heap

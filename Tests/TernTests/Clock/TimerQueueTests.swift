@@ -49,6 +49,27 @@ import Testing
         #expect(await eventually { fired.items == ["early"] })
     }
 
+    /// Threads scheduling at once, a far deadline and a near one: the timer ends armed for the
+    /// near one. (Armed outside the queue's lock, the far one's arming could land last, and the
+    /// near action waited for it: a 1 s timeout that fired only at 10 s.)
+    @Test func schedulesRacingEachOtherLeaveTheNearestDeadlineArmed() async throws {
+        let fired = Recorder<Int>()
+        var queues: [TimerQueue] = []
+        for round in 0..<3000 {
+            let timers = TimerQueue()
+            queues.append(timers)
+            DispatchQueue.concurrentPerform(iterations: 4) { index in
+                if index.isMultiple(of: 2) {
+                    _ = timers.schedule(after: 3600) {}
+                } else {
+                    _ = timers.schedule(after: 0.001) { fired.append(round) }
+                }
+            }
+        }
+        #expect(await eventually(timeout: 10) { fired.items.count == 6000 }, "\(6000 - fired.items.count) near actions waited for a far deadline")
+        withExtendedLifetime(queues) {}
+    }
+
     /// Converting a huge interval to nanoseconds used to trap; now it means "never".
     @Test(arguments: [TimeInterval.infinity, .greatestFiniteMagnitude, 1e11])
     func anIntervalTooLongToCountNeverFires(interval: TimeInterval) async throws {
