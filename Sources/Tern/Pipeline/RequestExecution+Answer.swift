@@ -19,6 +19,9 @@ extension RequestExecution {
     ) {
         // Only the attempt on the wire counts; a late answer to a finished request is dropped.
         guard case .evaluate(let retries, let transfers) = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: metrics)) }) else { return }
+        // After the deadline the answer is late, whether or not the timer has run yet (a busy or
+        // suspended machine runs it late): the request times out as it would have.
+        if context.clock.now - askedAt >= context.timeout { return timedOut(after: context.timeout) }
         let failure: ExchangeFailure
         switch result {
         case .success(let raw):

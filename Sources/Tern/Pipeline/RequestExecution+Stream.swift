@@ -12,6 +12,11 @@ extension RequestExecution {
     func openStream(_ head: ResponseHead, measured: TransferMetrics?, for request: URLRequest, attempt: Int,
                             delegate: (any APIDelegate)?, timing: @escaping @Sendable () -> Response.Timing) -> StreamBuffer? {
         guard let stream, !(300..<400).contains(head.statusCode) else { return nil }
+        // A head after the deadline is late, as an answer is (see `received`): no stream opens.
+        if context.clock.now - askedAt >= context.timeout {
+            timedOut(after: context.timeout)
+            return nil
+        }
         let judged = Response(request: request, head: head, body: Data(), timing: timing())
         guard context.validation.accepts(judged) else { return nil }
         if let delegate, delegate.api(api, needsRefreshFor: head.urlResponse, data: Data(), request: request) { return nil }

@@ -43,7 +43,7 @@ final class RequestExecution: Sendable {
     let machine = Locked(RequestStateMachine())
     /// When the request was asked for: its timeout counts from here, not from when the pipeline
     /// queue got to it (behind thousands of others, that was seen to be a second later).
-    private let askedAt: TimeInterval
+    let askedAt: TimeInterval
 
     @usableFromInline
     init(
@@ -115,7 +115,7 @@ final class RequestExecution: Sendable {
         }
     }
 
-    private func timedOut(after interval: TimeInterval) {
+    func timedOut(after interval: TimeInterval) {
         let (request, task) = machine.withLock { ($0.latestRequest, $0.task) }
         let method = request.map(Self.method(of:)) ?? route.method
         // Asked before the task is cancelled, which takes it out of the line.

@@ -103,6 +103,34 @@ import FoundationNetworking
         }
     }
 
+    /// An answer after the deadline when the timer has not run yet, as on a machine too busy
+    /// (or suspended) to run it on time: here a clock whose timers never fire. The answer is late
+    /// all the same.
+    @Test(arguments: [false, true])
+    func anAnswerAfterTheDeadlineIsLateWhenTheTimerIsLater(streamed: Bool) async throws {
+        struct StalledTimers: APIClock {
+            struct Never: Cancellable { func cancel() {} }
+            var now: TimeInterval { SystemClock.shared.now }
+            func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) -> any Cancellable { Never() }
+        }
+        let server = try LoopbackServer { _ in ServerResponse.text("late").with(.delayed(0.4)) }
+        defer { server.stop() }
+        try await Self.racing(APIConfiguration(timeout: 0.2, retryPolicy: .never), clock: StalledTimers()) { api in
+            guard streamed else {
+                let late = await Self.results(of: api.request(route: .get(server.baseURL + "/late")) as Promise<String>)
+                return Self.expectOnce(late, is: "never", or: ["timeout"])
+            }
+            let lines = Task.onTestThreads { () async -> Result<[String], any Error> in
+                do {
+                    return .success(try await api.stream(route: .get(server.baseURL + "/late")).lines.reduce(into: []) { $0.append($1) })
+                } catch {
+                    return .failure(error)
+                }
+            }
+            Self.expectOnce([await lines.value], is: ["never"], or: ["timeout"])
+        }
+    }
+
     /// A cancel while a retry waits out its backoff (on a test clock, which then passes it): no
     /// further attempt goes out.
     @Test func aCancelDuringTheBackoff() async throws {
