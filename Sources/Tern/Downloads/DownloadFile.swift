@@ -214,6 +214,8 @@ final class DownloadFile: Sendable {
         do {
             let resumed = try move(body: response.body)
             return DownloadedFile(fileURL: destination, response: response, resumedBytes: resumed)
+        } catch is CancellationError {
+            throw .cancelled
         } catch let error as CocoaError where error.code == .fileWriteFileExists {
             throw .fileFailed(.init(reason: .destinationExists, destination: destination, underlying: error))
         } catch {
@@ -221,9 +223,12 @@ final class DownloadFile: Sendable {
         }
     }
 
-    /// Moves the body into place; returns how many bytes were resumed.
+    /// Moves the body into place; returns how many bytes were resumed. Throws
+    /// `CancellationError`, leaving the bytes as ``abandon()`` kept them, once the request was
+    /// cancelled: its promise says so, and the caller may already be resuming from them.
     private func move(body: Data) throws -> Int64 {
         try state.withLock { state in
+            guard !state.isClosed else { throw CancellationError() }
             state.isClosed = true
             let manager = FileManager.default
             defer {
@@ -247,8 +252,9 @@ final class DownloadFile: Sendable {
         }
     }
 
-    /// The request failed: keeps the bytes for a resume when they can be resumed, and deletes
-    /// them when not. Writes nothing more after this; does nothing after ``deliver(_:)``.
+    /// The request failed or was cancelled: keeps the bytes for a resume when they can be
+    /// resumed, and deletes them when not. Writes nothing more after this, and the file is not
+    /// delivered; does nothing after ``deliver(_:)``, and waits for one under way.
     func abandon() {
         state.withLock { state in
             guard !state.isClosed else { return }

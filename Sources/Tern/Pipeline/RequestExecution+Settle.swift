@@ -9,6 +9,10 @@ extension RequestExecution {
     @usableFromInline
     func cancel() {
         finish(.failed(.cancelled))
+        // Cancelled once answered, as its file is delivered: the file is not moved into place, or
+        // the cancel waits for a move under way, so the caller told "cancelled" finds the file
+        // whole or kept for a resume, never half-handled (its resume record still beside it).
+        download?.abandon()
     }
 
     /// Settles the promise, then stops what is left of the request. `stoppingOn`: where the

@@ -4,6 +4,9 @@ import Testing
 @testable import TernCore
 @testable import TernTransport
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Downloads to a file, and resuming them, against a loopback server with range support.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct DownloadTests {
@@ -358,6 +361,28 @@ import TernTesting
         #expect(failure.limit == 1 << 20 && failure.declaredLength == nil && failure.receivedBytes > 1 << 20)
         #expect(await eventually { fixture.files.isEmpty })
         #expect(await eventuallyClosed(endless))
+    }
+
+    /// A cancel that comes once the answer is taken, before its file is moved into place: the
+    /// promise says cancelled, so the move is refused and the bytes stay for a resume. (A file
+    /// delivered under a cancelled promise, its resume record removed only after the caller had
+    /// looked, was found racing the end in `ResumedDownloadCancelAttackTests`.)
+    @Test func aFileAbandonedBeforeItsMoveIsNotDelivered() throws {
+        let fixture = try Fixture()
+        let url = try #require(URL(string: "http://127.0.0.1/file"))
+        let file = DownloadFile(destination: fixture.destination, replacing: false, resumingFrom: nil)
+        let head = try #require(ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                             headers: ["Content-Length": "5", "ETag": "\"v1\""]))
+        #expect(try file.target(for: head) == .file(offset: 0, total: 5))
+        try file.write(Data("hello".utf8))
+        try file.endOfBody()
+        file.abandon()
+        let response = Response(request: URLRequest(url: url), head: head, body: Data(), timing: .init(start: Date(), duration: 0))
+        let error = #expect(throws: APIError.self) { try file.deliver(response) }
+        #expect(error?.isCancellation == true, "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: fixture.destination.path))
+        let kept = try #require(ResumableDownload.pending(for: fixture.destination))
+        #expect(kept.offset == 5 && FileManager.default.contents(atPath: kept.partialFile.path) == Data("hello".utf8))
     }
 
     @Test func contentRangeIsReadStrictly() {
