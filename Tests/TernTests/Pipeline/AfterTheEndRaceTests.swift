@@ -193,7 +193,9 @@ import FoundationNetworking
                                             : ServerResponse.text("ok").with(.stall(5))
         }
         defer { server.stop() }
-        try await Self.racing(APIConfiguration(timeout: 10, retryPolicy: .never)) { api in
+        // A timeout that outlasts a machine's stall (CI once stood still for about 20 s between
+        // the hops): the cancel, not the timeout, ends the request.
+        try await Self.racing(APIConfiguration(timeout: 40, retryPolicy: .never)) { api in
             let promise: Promise<String> = api.request(route: .get(server.baseURL + "/first"))
             #expect(await eventually { hops.items.count == 2 })
             promise.cancel()
