@@ -115,6 +115,7 @@ final class RequestExecution: Sendable {
         }
     }
 
+    /// Ends the request as timed out: from its timer, or from a stage that finds the deadline passed.
     func timedOut(after interval: TimeInterval) {
         let (request, task) = machine.withLock { ($0.latestRequest, $0.task) }
         let method = request.map(Self.method(of:)) ?? route.method
