@@ -58,10 +58,13 @@ package struct CacheStage: Sendable {
                 return network(unconditional, .store)
             }
             // A 304 for another response than the kept one goes no further: the request goes
-            // again without the conditions, through the same task.
+            // again without the conditions, through the same task. Held weakly: the task holds
+            // the exchange, which holds this receiver, and a strong hold kept the three, the
+            // request, its API and the transport alive for good. The pipeline holds the task
+            // while the request waits for its answer; once it has let go, nobody waits.
             let task = ReplaceableTask()
             let revalidating = CachingReceiver(receiver, cache: cache, request: urlRequest, trust: trust, mode: .revalidate(kept), requestDate: requestDate) {
-                task.replace(with: network(unconditional, .store))
+                [weak task] in task?.replace(with: network(unconditional, .store))
             }
             task.begin(transport.send(request, to: revalidating))
             return task
