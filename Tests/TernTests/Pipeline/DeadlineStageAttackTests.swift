@@ -150,10 +150,7 @@ import TernTesting
             return ServerResponse(headers: ["ETag": "\"c1\"", "Cache-Control": "no-cache"], body: Data("cached".utf8))
         }
         defer { servers.forEach { $0.stop() } }
-        // Not `racing`: a revalidated request keeps its API alive (CacheRevalidationLeakBreakTests).
-        let api = AbstractAPI(configuration: APIConfiguration(timeout: Self.deadline, retryPolicy: .never, cache: HTTPCache()),
-                              transport: TestTransport.make(), responseQueue: .global())
-        do {
+        try await AfterTheEndRaceTests.racing(APIConfiguration(timeout: Self.deadline, retryPolicy: .never, cache: HTTPCache())) { api in
             // Each URL cached first, then revalidated slowly.
             for (offset, server) in zip(Self.offsets, servers) {
                 let first: String? = await Self.value(of: api.request(route: .get(server.baseURL + "/o/\(offset)")))
