@@ -33,9 +33,27 @@ struct RecordedExchange: Sendable {
     let key: MatchKey
     var answered = 0
 
+    /// The request headers the recorded response names in its `Vary`, in lower case, but
+    /// `Accept-Encoding`, which the transport sets below what is recorded.
+    let variesBy: [String]
+
     init(_ entry: HTTPArchive.Entry) {
         self.entry = entry
         key = MatchKey(method: entry.request.method, url: entry.request.url)
+        variesBy = (entry.response.headers ?? []).filter { $0.name.lowercased() == "vary" }
+            .flatMap { $0.value.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty && $0 != "*" && $0 != "accept-encoding" }
+    }
+
+    /// Whether `headers` carry the recorded request's value of each header the response varies
+    /// by: of several exchanges recorded for one URL, the one recorded for this request.
+    func agreesOnVary(_ headers: HTTPHeaders) -> Bool {
+        variesBy.allSatisfy { name in
+            let recorded = entry.request.headers?.first { $0.name.lowercased() == name }?.value
+            let sent = headers[name]
+            return recorded == sent || (recorded == Redactor.placeholder && sent != nil)
+        }
     }
 
     /// The entry as an unmatched request lists it.

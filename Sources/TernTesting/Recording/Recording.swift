@@ -48,13 +48,19 @@ struct Recording: Sendable {
     }
 
     /// The index of the first exchange read from the file that matches and has not answered,
-    /// else of the last that matches. Those answered already are passed over without being
+    /// else of the last that matches; of those, first one recorded with the request's values of
+    /// the headers its response varies by (English and French answers of one URL, replayed to
+    /// requests in another order). Those answered already are passed over without being
     /// compared, so that a request recorded thousands of times is not compared thousands of times.
     private func chosen(for key: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions) -> Int? {
         // Indexes go up: those of the file's exchanges come first.
         let candidates = index[key.lookup, default: []].prefix { $0 < fromFile }
         func matches(_ index: Int) -> Bool { exchanges[index].mismatch(with: key, headers: headers, body: body, options: options) == nil }
-        return candidates.first { exchanges[$0].answered == 0 && matches($0) } ?? candidates.last(where: matches)
+        func agrees(_ index: Int) -> Bool { exchanges[index].agreesOnVary(headers) }
+        return candidates.first { exchanges[$0].answered == 0 && agrees($0) && matches($0) }
+            ?? candidates.last { agrees($0) && matches($0) }
+            ?? candidates.first { exchanges[$0].answered == 0 && matches($0) }
+            ?? candidates.last(where: matches)
     }
 
     /// The nearest entries to a request no entry answers.

@@ -62,8 +62,12 @@ import TernTesting
         }
     }
 
-    /// A redirect whose second hop answers about at the deadline.
-    @Test func aRedirectsNextHopAnsweringAtTheDeadline() async throws {
+    /// A redirect whose second hop answers about at the deadline. Not over FoundationNetworking,
+    /// which stops the process when a task is cancelled while its redirect callback is under way
+    /// (on a busy machine the first hop's 307 can come at the deadline; swift-corelibs-foundation
+    /// #5445): libcurl only.
+    @Test(.enabled(if: TestTransport.isCurl, "FoundationNetworking crashes on a cancel during its redirect callback"))
+    func aRedirectsNextHopAnsweringAtTheDeadline() async throws {
         let servers = try Self.servers { request in
             if request.path.hasPrefix("/first/") {
                 return ServerResponse(status: 307, headers: ["Location": "/second/" + request.path.dropFirst("/first/".count)])
@@ -153,7 +157,8 @@ import TernTesting
         try await AfterTheEndRaceTests.racing(APIConfiguration(timeout: Self.deadline, retryPolicy: .never, cache: HTTPCache())) { api in
             // Each URL cached first, then revalidated slowly.
             for (offset, server) in zip(Self.offsets, servers) {
-                let first: String? = await Self.value(of: api.request(route: .get(server.baseURL + "/o/\(offset)")))
+                // Time enough however busy the machine: only the revalidation races the deadline.
+                let first: String? = await Self.value(of: api.request(route: .get(server.baseURL + "/o/\(offset)"), options: RequestOptions(timeout: 30)))
                 #expect(first == "cached")
             }
             let promises: [Promise<String>] = zip(Self.offsets, servers).map { offset, server in
@@ -220,7 +225,8 @@ import TernTesting
                             #expect(files.count == 2 && files.contains(".file.bin.tern-resume"), "\(label): \(files)")
                             #expect(FileManager.default.contents(atPath: pending.partialFile.path) == body.prefix(Int(pending.offset)), "\(label)")
                             // It resumes to the whole file (at once, or from the start when all of it was kept).
-                            let resumed = await Self.settlements(of: api.download(route: .get(pending.url.absoluteString), to: destination, resumingFrom: pending))
+                            let resumed = await Self.settlements(of: api.download(route: .get(pending.url.absoluteString), to: destination, resumingFrom: pending,
+                                                                                  options: RequestOptions(timeout: 30)))
                             #expect(resumed.count == 1, "\(label): the resume settled \(resumed.count) times")
                             if case .success? = resumed.first {
                                 #expect(FileManager.default.contents(atPath: destination.path) == body, "\(label): resumed")

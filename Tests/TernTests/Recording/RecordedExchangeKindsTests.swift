@@ -47,6 +47,32 @@ import FoundationNetworking
         #expect(retriedAgain == retried && retried == Product(name: "auk", price: 1))
     }
 
+    /// Answers of one URL that vary by a request header (`Vary: Accept-Language`), recorded
+    /// English then French, replay each to its own language whatever the order asked, and
+    /// again. (Taken in the recorded order, French got "Hello" and English "Bonjour".)
+    @Test func answersRecordedForTheHeadersTheyVaryByReplayToThose() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let server = try LoopbackServer { request in
+            let french = request.headers["Accept-Language"] == "fr"
+            return ServerResponse(headers: ["Content-Type": "text/plain", "Vary": "Accept-Encoding, Accept-Language"],
+                                  body: Data((french ? "Bonjour" : "Hello").utf8))
+        }
+        let baseURL = server.baseURL
+        func greeting(_ api: TestAPI, _ language: String) async throws -> String {
+            try await api.request(route: api.get(endpoint: "/greeting"), options: RequestOptions(headers: ["Accept-Language": language])).value
+        }
+        let recording = try TestAPI(baseURL: baseURL, transport: RecordingTransport(file: file, mode: .record, upstream: TestTransport.make()))
+        #expect(try await greeting(recording, "en") == "Hello")
+        #expect(try await greeting(recording, "fr") == "Bonjour")
+        server.stop()
+
+        let replaying = try TestAPI(baseURL: baseURL, transport: RecordingTransport(file: file, mode: .replay))
+        for language in ["fr", "en", "fr", "en"] {
+            #expect(try await greeting(replaying, language) == (language == "fr" ? "Bonjour" : "Hello"), "\(language)")
+        }
+    }
+
     /// Events recorded one a second on a test clock replay one a second on another, and at
     /// once on none.
     @Test func aStreamReplaysAtItsRecordedPaceOnATestClockAndAtOnceWithout() async throws {
@@ -92,6 +118,46 @@ import FoundationNetworking
         var events: [ServerSentEvent] = []
         for try await event in atOnce.stream(route: atOnce.get(endpoint: "/completions")).events { events.append(event) }
         #expect(events == sent)
+    }
+
+    /// A pause shorter than a twentieth of a second is recorded as none: the first chunk, read
+    /// a moment after the head, replays with it on a test clock, which the test moves only for
+    /// the server's real pauses. (Kept to the millisecond, such a chunk held the replay until the
+    /// clock moved, in some recordings and not others.)
+    @Test func aPauseOfTheNetworksIsNotRecorded() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let configuration = APIConfiguration(timeout: .infinity, retryPolicy: .never)
+        let recordingClock = TestClock()
+        let stubs = StubTransport(clock: recordingClock)
+        stubs.add(Stub(.get, "/ticks", answers: .streamed([(after: 0.02, "first\n"), (after: 0.03, "soon\n"), (after: 1.04, "later\n")])))
+        let recording = try TestAPI(baseURL: "https://stream.example", configuration: configuration,
+                                    transport: RecordingTransport(file: file, mode: .record, upstream: stubs, clock: recordingClock))
+        let recordingTask = Task.onTestThreads { () -> [String] in
+            var lines: [String] = []
+            for try await line in recording.stream(route: recording.get(endpoint: "/ticks")).lines { lines.append(line) }
+            return lines
+        }
+        for step in [0.02, 0.03, 1.04] {
+            #expect(await recordingClock.waitForScheduled(1))
+            recordingClock.advance(by: step)
+        }
+        #expect(try await outcome(of: recordingTask).get() == ["first", "soon", "later"])
+        #expect((try entries(file).first?["_chunks"] as? [[String: Any]])?.compactMap { $0["after"] as? Double } == [0, 1])
+
+        let clock = TestClock()
+        let paced = try TestAPI(baseURL: "https://stream.example", configuration: configuration,
+                                transport: RecordingTransport(file: file, mode: .replay, clock: clock))
+        let seen = Recorder<String>()
+        let reading = Task.onTestThreads {
+            for try await line in paced.stream(route: paced.get(endpoint: "/ticks")).lines { seen.append(line) }
+        }
+        // The first two lines come with the head, the clock unmoved.
+        #expect(await eventually { seen.items == ["first", "soon"] })
+        #expect(await clock.waitForScheduled(1))
+        clock.advance(by: 1)
+        try await outcome(of: reading).get()
+        #expect(seen.items == ["first", "soon", "later"])
     }
 
     /// A stream the client stopped reading is kept open: replayed, it gives what came, then
