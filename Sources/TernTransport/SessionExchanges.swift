@@ -30,9 +30,14 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         /// The body's announced length, once the head has come, and how much of it has.
         var announcedLength: Int64?
         var receivedLength: Int64 = 0
+        /// Whether Tern cancelled the task, and whether its redirect was refused first: only one
+        /// of the two happens (see ``SessionExchanges/cancel(_:)``).
+        var isCancelled = false
+        var isRedirectRefused = false
 
-        /// Whether the whole announced body has come: the task is about to complete on its own.
-        var hasWholeBody: Bool { announcedLength.map { receivedLength >= $0 } ?? false }
+        /// Whether the task is about to complete on its own: its whole announced body has come,
+        /// or its 3xx is on its way as the response.
+        var isEnding: Bool { isRedirectRefused || announcedLength.map { receivedLength >= $0 } ?? false }
     }
 
     private let exchanges = Locked([Int: Exchange]())
@@ -101,10 +106,13 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
     /// Cancels `task` while it is open. FoundationNetworking crashes now and then when a cancel
     /// races the task's own completion (its task registry removes the task twice): a cancel that
     /// comes after the completion was delivered is skipped, and so is one that comes once the
-    /// whole announced body has arrived, when the completion is on its way.
+    /// whole announced body has arrived, or the redirect was refused, when the completion is on
+    /// its way.
     func cancel(_ task: URLSessionTask) {
         let isOpen = exchanges.withLock { exchanges in
-            exchanges[task.taskIdentifier].map { !$0.hasWholeBody } ?? false
+            guard let exchange = exchanges[task.taskIdentifier], !exchange.isEnding else { return false }
+            exchanges[task.taskIdentifier]?.isCancelled = true
+            return true
         }
         if isOpen { task.cancel() }
     }
@@ -227,6 +235,11 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
 
     /// Tern follows redirects itself, through its pipeline: the session follows none, and the
     /// 3xx is the response.
+    ///
+    /// FoundationNetworking ends the process if the task was cancelled before this answer
+    /// reaches it ("Received callback for HTTP redirection, but we're not waiting for it"): a
+    /// cancelled task's redirect is not answered, and its cancel ends it; a task whose redirect
+    /// is answered is not cancelled, and ends with its 3xx.
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -234,7 +247,12 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        completionHandler(nil)
+        let isCancelled = exchanges.withLock { exchanges in
+            guard exchanges[task.taskIdentifier]?.isCancelled != true else { return true }
+            exchanges[task.taskIdentifier]?.isRedirectRefused = true
+            return false
+        }
+        if !isCancelled { completionHandler(nil) }
     }
 
     #if canImport(Security) && canImport(CryptoKit) && !canImport(FoundationNetworking)

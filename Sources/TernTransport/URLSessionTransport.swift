@@ -143,7 +143,9 @@ public final class URLSessionTransport: KeyPinningTransport {
     /// A session that is not ours has no delegate of ours: its completion handlers get whole
     /// bodies, reported to the receiver as events.
     private func sendThroughCallersSession(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+        let exchange = CallersSessionExchange()
         let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
+            exchange.ended()
             if let error {
                 receiver.didComplete(with: error)
             } else if let response = response as? HTTPURLResponse {
@@ -167,16 +169,52 @@ public final class URLSessionTransport: KeyPinningTransport {
         // Tern follows redirects itself. Before task delegates (Apple's 2021 releases) the
         // caller's session follows them, and Apple's URLSession drops `Authorization` on each.
         if #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) {
-            task.delegate = RedirectRefusal.shared
+            exchange.start(task)
+            return exchange
         }
         task.resume()
         return task
     }
 }
 
-/// A task delegate that lets a caller's session follow no redirect.
-private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
-    static let shared = RedirectRefusal()
+/// A task on a caller's session, whose redirects it refuses: the session follows none, and the
+/// 3xx is the response.
+///
+/// FoundationNetworking ends the process if a task is cancelled before the answer to its
+/// redirect reaches it ("Received callback for HTTP redirection, but we're not waiting for it"):
+/// a cancelled task's redirect is not answered, and its cancel ends it; a task whose redirect is
+/// answered is not cancelled, and ends with its 3xx.
+@available(macOS 12, iOS 15, tvOS 15, watchOS 8, *)
+private final class CallersSessionExchange: NSObject, URLSessionTaskDelegate, TransportTask, Sendable {
+    private struct State {
+        /// Until the task ends: the task holds this as its delegate.
+        var task: URLSessionTask?
+        var isCancelled = false
+        var isRedirectRefused = false
+    }
+
+    private let state = Locked(State())
+
+    /// Starts `task`, with this as its delegate.
+    func start(_ task: URLSessionTask) {
+        state.withLock { $0.task = task }
+        task.delegate = self
+        task.resume()
+    }
+
+    /// The task has ended.
+    func ended() {
+        state.withLock { $0.task = nil }
+    }
+
+    func cancel() {
+        let task = state.withLock { state -> URLSessionTask? in
+            guard !state.isRedirectRefused else { return nil }
+            state.isCancelled = true
+            return state.task
+        }
+        task?.cancel()
+    }
 
     func urlSession(
         _ session: URLSession,
@@ -185,7 +223,11 @@ private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable 
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        completionHandler(nil)
+        let isCancelled = state.withLock { state in
+            if !state.isCancelled { state.isRedirectRefused = true }
+            return state.isCancelled
+        }
+        if !isCancelled { completionHandler(nil) }
     }
 }
 
