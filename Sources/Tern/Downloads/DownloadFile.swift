@@ -42,6 +42,9 @@ final class DownloadFile: Sendable {
         var url: URL?
         /// The offset the attempt in flight asked for, if it asked for a range.
         var askedOffset: Int64?
+        /// How many of the body's next bytes the file holds already: the byte before the
+        /// offset, which a resumed attempt asks for again.
+        var overlap = 0
         /// Whether the request asks for a range of its own (a `Range` header set before Tern's):
         /// a 206 is then the part it asked for.
         var asksOwnRange = false
@@ -76,6 +79,7 @@ final class DownloadFile: Sendable {
         let asksOwnRange = request.value(forHTTPHeaderField: "Range") != nil
         state.withLock { state in
             state.asksOwnRange = asksOwnRange
+            state.overlap = 0
             // What an attempt cut short had gathered goes to disk first, or out of the count.
             try? Self.close(&state)
             if !state.isPrepared {
@@ -88,8 +92,11 @@ final class DownloadFile: Sendable {
                 state.askedOffset = nil
                 return
             }
-            state.askedOffset = state.offset
-            request.setValue("bytes=\(state.offset)-", forHTTPHeaderField: "Range")
+            // From the last byte held, not the first one missing: bytes already whole are
+            // answered with that byte again (a 206), not refused (a 416) and fetched anew.
+            let from = state.offset - 1
+            state.askedOffset = from
+            request.setValue("bytes=\(from)-", forHTTPHeaderField: "Range")
             request.setValue(validator, forHTTPHeaderField: "If-Range")
             // Offsets count the bytes as stored: a compressed answer would not line up with them.
             request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
@@ -105,12 +112,13 @@ final class DownloadFile: Sendable {
             let asked = state.askedOffset
             switch response.statusCode {
             case 206 where asked != nil:
-                guard let range = ContentRange(response.headers["Content-Range"]), range.start == asked, range.start == state.offset,
+                guard let range = ContentRange(response.headers["Content-Range"]), range.start == asked, range.start < state.offset,
                       Self.response(response, keeps: state.validator),
                       Self.isIdentityEncoded(response) else { return .restart }
                 let handle = try FileHandle(forWritingTo: state.partialFile)
-                try handle.truncate(atOffset: UInt64(range.start))
+                try handle.truncate(atOffset: UInt64(state.offset))
                 state.handle = handle
+                state.overlap = Int(state.offset - range.start)
                 state.resumedBytes = range.start
                 state.total = range.total
                 return .file(offset: range.start, total: range.total)
@@ -151,8 +159,10 @@ final class DownloadFile: Sendable {
     func write(_ chunk: Data) throws {
         try state.withLock { state in
             guard state.handle != nil, !state.isClosed else { throw CancellationError() }
-            state.unwritten.append(chunk)
-            state.offset += Int64(chunk.count)
+            let held = min(state.overlap, chunk.count)
+            state.overlap -= held
+            state.unwritten.append(held == 0 ? chunk : chunk.dropFirst(held))
+            state.offset += Int64(chunk.count - held)
             if state.unwritten.count >= Self.writeSize { try Self.flush(&state) }
         }
     }

@@ -103,17 +103,17 @@ import FoundationNetworking
 
         let seen = Recorder<TransferProgress>()
         let file = try await fixture.download("bytes=200000&cut=70000", resumingFrom: resume).onProgress { seen.append($0) }.value
-        #expect(file.resumedBytes == 70_000)
+        #expect(file.resumedBytes == 69_999)
         #expect(file.response.statusCode == 206)
         #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 200_000, version: "1"))
         #expect(fixture.files == ["file.bin"], "the partial file and its record are gone")
         let ranged = try #require(fixture.received.items.last)
-        #expect(ranged.headers["Range"] == "bytes=70000-")
+        #expect(ranged.headers["Range"] == "bytes=69999-")
         #expect(ranged.headers["If-Range"] == #""v1""#)
         #expect(ranged.headers["Accept-Encoding"] == "identity")
         // Progress counts the bytes resumed: it starts there, not at zero.
         #expect(await eventually { seen.items.last?.completedBytes == 200_000 })
-        #expect(seen.items.first?.completedBytes ?? 0 >= 70_000)
+        #expect(seen.items.first?.completedBytes ?? 0 >= 69_999)
     }
 
     /// A 206 to a download that asked for no range is the file only when its range is the whole
@@ -191,7 +191,7 @@ import FoundationNetworking
         let resume = try #require(ResumableDownload.pending(for: fixture.destination))
         #expect(resume.keepsItsBytesBesideItsDestination)
         let file = try await fixture.download("bytes=120000", resumingFrom: resume).value
-        #expect(file.resumedBytes == 40_000)
+        #expect(file.resumedBytes == 39_999)
     }
 
     /// Parameters that only set a `Range` header.
@@ -204,9 +204,9 @@ import FoundationNetworking
     @Test func aRetryGoesOnFromTheBytesTheFailedAttemptWrote() async throws {
         let fixture = try Fixture()
         let file = try await fixture.download("bytes=150000&cut=50000", retryPolicy: RetryPolicy(baseDelay: 0.01, jitter: false)).value
-        #expect(file.resumedBytes == 50_000)
+        #expect(file.resumedBytes == 49_999)
         #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 150_000, version: "1"))
-        #expect(fixture.received.items.map { $0.headers["Range"] } == [nil, "bytes=50000-"])
+        #expect(fixture.received.items.map { $0.headers["Range"] } == [nil, "bytes=49999-"])
         #expect(fixture.files == ["file.bin"])
     }
 
@@ -226,6 +226,24 @@ import FoundationNetworking
         #expect(fixture.files == ["file.bin"])
     }
 
+    /// Bytes that are already the whole file (the app stopped as its download ended): the
+    /// resume asks from the last byte held, gets that byte again, and delivers the file, with
+    /// nothing fetched anew.
+    @Test func aResumeOfBytesAlreadyWholeFetchesOneByte() async throws {
+        let fixture = try Fixture()
+        let body = TestServer.downloadBody(bytes: 3000, version: "1")
+        let partial = ResumableDownload.partialFile(for: fixture.destination)
+        try body.write(to: partial)
+        let resume = ResumableDownload(url: URL(string: "http://127.0.0.1/")!, destination: fixture.destination,
+                                       partialFile: partial, offset: 3000, validator: #""v1""#)
+        let file = try await fixture.download("bytes=3000", resumingFrom: resume).value
+        #expect(file.resumedBytes == 2999)
+        #expect(file.response.statusCode == 206)
+        #expect(try Data(contentsOf: fixture.destination) == body)
+        #expect(fixture.received.items.map(\.headers["Range"]) == ["bytes=2999-"])
+        #expect(fixture.files == ["file.bin"])
+    }
+
     @Test func a416StartsOver() async throws {
         let fixture = try Fixture()
         // A record of more bytes than the file now has: the server refuses the range.
@@ -236,7 +254,7 @@ import FoundationNetworking
         let file = try await fixture.download("bytes=3000", resumingFrom: resume).value
         #expect(file.resumedBytes == 0)
         #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 3000, version: "1"))
-        #expect(fixture.received.items.map(\.headers["Range"]) == ["bytes=5000-", nil])
+        #expect(fixture.received.items.map(\.headers["Range"]) == ["bytes=4999-", nil])
         #expect(fixture.files == ["file.bin"])
     }
 
@@ -246,7 +264,7 @@ import FoundationNetworking
         let resume = try #require(ResumableDownload.pending(for: fixture.destination))
         #expect(resume.validator.hasSuffix("GMT"))
         let file = try await fixture.download("bytes=90000&validator=lastModified", resumingFrom: resume).value
-        #expect(file.resumedBytes == 30_000)
+        #expect(file.resumedBytes == 29_999)
         #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 90_000, version: "1"))
     }
 
@@ -288,7 +306,7 @@ import FoundationNetworking
         let resume = try #require(ResumableDownload.pending(for: fixture.destination))
         #expect(resume.offset == 25_000)
         let file = try await fixture.download("bytes=100000", resumingFrom: resume).value
-        #expect(file.resumedBytes == 25_000)
+        #expect(file.resumedBytes == 24_999)
         #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 100_000, version: "1"))
         #expect(fixture.files == ["file.bin"])
     }
