@@ -47,6 +47,8 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
     private let clock: any APIClock
     private let pacing: (any APIClock)?
     private let recording: Locked<Recording>
+    /// The recording's file, named in errors.
+    private let file: URL
     /// Where replayed events are reported, one at a time.
     private let queue = DispatchQueue(label: "tern.recording-transport")
 
@@ -73,6 +75,7 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
         self.options = options
         self.clock = clock ?? SystemClock.shared
         pacing = clock
+        self.file = file
         recording = Locked(try Recording(file: file, options: options, writes: mode != .replay, fresh: mode == .record))
     }
 
@@ -101,6 +104,7 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
             queue.async { exchange.complete(with: error) }
             return exchange
         }
+        var receiver = receiver
         if mode != .record {
             let key = MatchKey(method: recorded.method, url: request.urlRequest.url?.absoluteString ?? recorded.target)
             let options = options
@@ -108,12 +112,13 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
             switch answer {
             case .success(let entry):
                 return replay(entry, for: request, bodyLength: recorded.bodyLength, to: exchange)
-            case .failure(let unanswered) where mode == .replay:
+            case .failure(let unanswered):
                 let error = UnmatchedRequest(request: recorded, mismatches: unanswered.nearest, subject: "recorded exchange")
-                queue.async { exchange.run(.failure(error), for: request, bodyLength: recorded.bodyLength, clock: SystemClock.shared) }
-                return exchange
-            case .failure:
-                break
+                guard mode == .missing else {
+                    queue.async { exchange.run(.failure(error), for: request, bodyLength: recorded.bodyLength, clock: SystemClock.shared) }
+                    return exchange
+                }
+                receiver = UnansweredRequestReceiver(passingTo: receiver, unanswered: error, file: file)
             }
         }
         let entryRequest = HTTPArchive.request(request, recorded: recorded)

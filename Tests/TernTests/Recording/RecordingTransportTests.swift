@@ -62,6 +62,29 @@ func recordedEntries(in file: URL) throws -> [[String: Any]] {
         #expect(unmatched.description.hasPrefix("No recorded exchange matches GET /products?page=2. Compared with:"))
     }
 
+    /// In `missing` mode a request the recording cannot answer is sent: with the server down,
+    /// its error stays the network's, and says that the recording has no answer for it, and
+    /// which exchange came nearest.
+    @Test func anUnansweredRequestThatCannotBeSentNamesTheRecording() async throws {
+        let file = scratchRecording("shop.har")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let closed = try ClosedPort()
+        try Data(Self.archive(entries: [Self.entry("GET", closed.baseURL + "/products?page=1", body: "[]")]).utf8)
+            .write(to: file.creatingDirectory())
+        let api = try api(RecordingTransport(file: file, mode: .missing, upstream: TestTransport.make()), baseURL: closed.baseURL)
+        let answered: Data = try await api.request(route: api.get(endpoint: "/products"), parameters: URLParameters(["page": 1])).value
+        #expect(answered == Data("[]".utf8))
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/products"), parameters: URLParameters(["page": 2])) as Promise<Data>)
+        guard case .transportFailed(let failure)? = error else {
+            Issue.record("expected the network's failure, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.urlError?.code == .cannotConnectToHost)
+        let said = "\(failure)"
+        #expect(said.contains("it was sent because the recording shop.har has no answer for it. No recorded exchange matches GET /products?page=2"), "\(said)")
+        #expect(said.contains("query item page is 2, not 1"), "\(said)")
+    }
+
     @Test func repeatedRequestsAreAnsweredInRecordedOrderThenTheLastAgain() async throws {
         let file = scratchRecording()
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
