@@ -179,6 +179,27 @@ import FoundationNetworking
         #expect(URLComponents(string: second)?.path == "/items", "\(second)")
     }
 
+    // MARK: An HTTP cache
+
+    /// Pages an hour fresh, linked A → B → A, through an API with an HTTP cache: the second
+    /// iteration is answered from the cache, as its rules allow, and ends where the first did.
+    @Test func cachedPagesEndWhereFreshOnesDid() async throws {
+        let server = try Hostile { request, port in
+            let headers = "Cache-Control: max-age=3600\r\n"
+            return Self.target(of: request) == "/a" ? Self.page("[1]", headers: headers + "Link: </b>; rel=next\r\n")
+                : Self.page("[2]", headers: headers + "Link: <http://127.0.0.1:\(port)/a>; rel=next\r\n")
+        }
+        let api = Self.api(cache: HTTPCache())
+        for round in 1...2 {
+            var pages: [[Int]] = []
+            for try await page in api.pages(APIRequest<[Int]>(.get(server.baseURL + "/a")), style: .linkHeader) {
+                pages.append(page.elements)
+            }
+            #expect(pages == [[1], [2]], "round \(round)")
+        }
+        #expect(server.targets == ["/a", "/b"])
+    }
+
     // MARK: Memory
 
     /// An element, `{"tag": …, "n": …}`, that counts the live instances of its tag.

@@ -121,9 +121,9 @@ import FoundationNetworking
 
     // MARK: retry
 
-    /// `retry` values the specification ignores (not all ASCII digits) leave the wait at the
-    /// source's own delay: on a test clock, the wait scheduled is that delay, 2 seconds.
-    @Test(arguments: ["-5", "abc", "1e3", " 10", "10ms", "+10", "0x10", "１０"])
+    /// `retry` values the specification ignores (not all ASCII digits), or too big for any
+    /// integer, leave the wait at the source's own delay: on a test clock, the wait scheduled is that delay, 2 seconds.
+    @Test(arguments: ["-5", "abc", "1e3", " 10", "10ms", "+10", "0x10", "１０", "99999999999999999999999"])
     func aRetryThatIsNoNumberIsIgnored(retry: String) async throws {
         let server = try Server { _, _, connection in
             _ = connection.send(Self.head + Self.chunk("retry: \(retry)\ndata: a\n\n") + "0\r\n\r\n")
@@ -321,5 +321,32 @@ import FoundationNetworking
         let requests = server.requests.items
         #expect(requests.count == 4)
         #expect(requests.allSatisfy { Self.field("If-None-Match", in: $0) == nil && Self.field("If-Modified-Since", in: $0) == nil }, "\(requests)")
+    }
+
+    /// The stream's URL kept in the cache by a plain request, an hour fresh, then an event
+    /// source whose options accept an hour stale: its connection still goes to the server,
+    /// and its events are the server's, not the kept answer's.
+    @Test func aStreamIsNotAnsweredFromWhatAPlainRequestKept() async throws {
+        let server = try Server { _, number, connection in
+            switch number {
+            case 1:
+                _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: max-age=3600\r\nContent-Length: 24\r\n\r\nretry: 10\ndata: cached\n\n")
+            case 2:
+                _ = connection.send(Self.head + Self.chunk("data: live\n\n") + "0\r\n\r\n")
+            default:
+                _ = connection.send("HTTP/1.1 204 No Content\r\n\r\n")
+            }
+        }
+        let api = Self.api(cache: HTTPCache())
+        let kept: String = try await api.request(route: .get(server.baseURL + "/changes")).value
+        let again: String = try await api.request(route: .get(server.baseURL + "/changes")).value
+        // The cache keeps it: the second plain request never reached the server.
+        #expect(kept == again)
+        #expect(server.requests.items.count == 1)
+        var events: [String] = []
+        let lenient = RequestOptions(cacheDirectives: CacheDirectives(maxStale: 3_600))
+        for try await event in api.events(route: .get(server.baseURL + "/changes"), options: lenient) { events.append(event.data) }
+        #expect(events == ["live"])
+        #expect(server.requests.items.count == 3)
     }
 }
