@@ -120,6 +120,28 @@ import FoundationNetworking
         #expect(!stolen.contains("secret"), "\(stolen)")
     }
 
+    /// A next page redirected to a scheme that is not http: the loop ends with the redirect's
+    /// typed error, and nothing from there becomes a page.
+    @Test(arguments: ["file:///etc/passwd", "data:application/json,[666]", "ftp://127.0.0.1:1/p2"])
+    func aNextPageRedirectedOffHTTPFails(location: String) async throws {
+        let server = try Hostile { request, _ in
+            Self.target(of: request) == "/p1" ? Self.page("[1]", headers: "Link: </p2>; rel=next\r\n")
+                : "HTTP/1.1 302 Found\r\nLocation: \(location)\r\nContent-Length: 0\r\n\r\n"
+        }
+        var pages: [[Int]] = []
+        do {
+            for try await page in Self.api().pages(APIRequest<[Int]>(.get(server.baseURL + "/p1")), style: .linkHeader) {
+                pages.append(page.elements)
+            }
+            Issue.record("no error")
+        } catch APIError.redirectFailed {
+        } catch {
+            Issue.record("expected redirectFailed, got \(error)")
+        }
+        #expect(pages == [[1]])
+        #expect(server.targets == ["/p1", "/p2"])
+    }
+
     /// A cycle A → B → A, B's link to A absolute and A's relative: two pages, two requests.
     @Test func aCycleThroughTwoPagesEnds() async throws {
         let server = try Hostile { request, port in

@@ -215,6 +215,36 @@ import FoundationNetworking
         #expect(server.requests.items.count == 2)
     }
 
+    /// A reconnection redirected to a scheme that is not http: the source ends with the
+    /// redirect's typed error, reads nothing from there, and does not come back.
+    @Test(arguments: ["file:///etc/passwd", "data:text/event-stream,data:%20injected%0A%0A", "ftp://127.0.0.1:PORT/changes"])
+    func aReconnectionRedirectedOffHTTPEndsTheSource(location: String) async throws {
+        let server = try Server { _, number, connection in
+            switch number {
+            case 1:
+                _ = connection.send(Self.head + Self.chunk("retry: 10\ndata: a\n\n") + "0\r\n\r\n")
+            default:
+                let port = connection.index   // any number: nothing listens there as ftp
+                let to = location.replacingOccurrences(of: "PORT", with: String(port + 1))
+                _ = connection.send("HTTP/1.1 302 Found\r\nLocation: \(to)\r\nContent-Length: 0\r\n\r\n")
+            }
+        }
+        var events: [String] = []
+        do {
+            for try await event in Self.api().events(route: .get(server.baseURL + "/changes"),
+                                                     reconnection: EventReconnection(delay: 0.5, maximumFailures: 3)) {
+                events.append(event.data)
+            }
+            Issue.record("no error")
+        } catch APIError.redirectFailed {
+        } catch {
+            Issue.record("expected redirectFailed, got \(error)")
+        }
+        #expect(events == ["a"])
+        try await Task.sleep(for: .milliseconds(700))
+        #expect(server.requests.items.count == 2)
+    }
+
     // MARK: The wait
 
     /// Cancelling the reading Task during the reconnection wait, on a clock that never moves:
