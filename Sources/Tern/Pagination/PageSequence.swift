@@ -10,7 +10,7 @@ struct PageSequence<Element: Decodable & Sendable>: AsyncSequence, Sendable {
 
     /// Loads one page per call to ``next()``.
     struct Iterator: AsyncIteratorProtocol {
-        /// The paginator behind this iteration, with everything loaded so far.
+        /// The paginator behind this iteration, which keeps none of the pages it loaded.
         let paginator: Paginator<Element>
 
         /// The next page, or `nil` after the last; an empty last page is not returned.
@@ -39,8 +39,9 @@ extension AbstractAPI {
     /// Each page goes through the API's whole pipeline (delegate, refresh, retries, plugins) and
     /// is decoded by its parser; a search or filters are `request`'s parameters, sent with every
     /// page. Pagination ends on a page without a next page, an empty page, a next URL or cursor
-    /// already followed, a page identical to the one before, or a next link to another origin
-    /// than the first page's (the API would sign it with its credentials).
+    /// already followed, a page identical to one before, or a next link to another origin than
+    /// the first page's (the API would sign it with its credentials). The sequence keeps no page
+    /// it has handed to the loop.
     ///
     /// - Parameters:
     ///   - request: The first page's request; its value type names the elements.
@@ -52,6 +53,8 @@ extension AbstractAPI {
         style: PageStyle = .pageNumber(),
         collectionKeyPath: String? = nil
     ) -> ResponseSequence<Page<Element>> {
-        ResponseSequence(PageSequence { Paginator(api: self, request: request, style: style, collectionKeyPath: collectionKeyPath) })
+        ResponseSequence(PageSequence {
+            Paginator(api: self, request: request, style: style, collectionKeyPath: collectionKeyPath, keepsElements: false)
+        })
     }
 }

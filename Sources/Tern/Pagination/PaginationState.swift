@@ -2,8 +2,14 @@ import Foundation
 
 /// What a ``Paginator`` knows, and the rules for changing it: one load at a time, stale loads
 /// ignored, pagination ending where a server would make it loop. Plain state, tested without I/O.
+///
+/// What it keeps of each page is a few bytes (digests of its body and of where it was), unless
+/// it keeps the elements, so that a loop over a feed of any length holds no page it has read.
 struct PaginationState<Element: Sendable>: Sendable {
-    /// The elements of every page so far, in order.
+    /// Whether ``elements`` gathers every page's: not for an async sequence's pages, which its
+    /// loop keeps or drops.
+    let keepsElements: Bool
+    /// The elements of every page so far, in order, when it keeps them.
     private(set) var elements: [Element] = []
     /// What to load next; `nil` once there is nothing more.
     private(set) var next: PageCursor? = .first
@@ -13,10 +19,12 @@ struct PaginationState<Element: Sendable>: Sendable {
     private(set) var lastError: (any Error)?
     /// What narrows the pages: sent with each page's request.
     private(set) var search = Search()
-    /// Cursors and URLs already requested, so that a server repeating one ends pagination.
-    private var followed: Set<PageCursor> = []
-    /// The last page's body: a server that answers every page with the same one is not paginating.
-    private var lastBody: Data?
+    /// Digests of the cursors and URLs already requested, so that a server repeating one ends
+    /// pagination. (A cursor can be as large as a body: only its digest is kept.)
+    private var followed: Set<Int> = []
+    /// Digests of the bodies so far: a server that answers a page with one it gave before (the
+    /// same page whatever the number, or two in turn) is not paginating.
+    private var bodies: Set<Int> = []
     private var pageCount = 0
     /// Bumped on every start over, so that a load from before it is ignored.
     private var generation = 0
@@ -85,16 +93,15 @@ struct PaginationState<Element: Sendable>: Sendable {
             if !Promise<Page<Element>>.isCancellation(error) { lastError = error }
             return .failure(error)
         case .success(let page):
-            followed.insert(load.cursor)
-            followed.formUnion(answered)
-            let repeated = page.body == lastBody
-            let proposed = page.proposed.flatMap { followed.contains($0) ? nil : $0 }
+            followed.insert(load.cursor.hashValue)
+            followed.formUnion(answered.map(\.hashValue))
+            let repeated = !bodies.insert(page.body.digest).inserted
+            let proposed = page.proposed.flatMap { followed.contains($0.hashValue) ? nil : $0 }
             next = page.elements.isEmpty || repeated ? nil : proposed
-            lastBody = page.body
             lastError = nil
             pageCount += 1
             let fresh = repeated ? [] : page.elements
-            elements += fresh
+            if keepsElements { elements += fresh }
             return .success(Page(elements: fresh, position: load.index, number: load.pageNumber, hasNext: next != nil, response: page.response))
         }
     }
@@ -102,16 +109,31 @@ struct PaginationState<Element: Sendable>: Sendable {
     /// Forgets every page and sets the search to `search`; returns the load to cancel, if any.
     mutating func startOver(with search: Search? = nil) -> Load? {
         let stale = load
-        self = PaginationState(search: search ?? self.search, generation: generation + 1, loadCount: loadCount)
+        self = PaginationState(keepsElements: keepsElements, search: search ?? self.search, generation: generation + 1, loadCount: loadCount)
         return stale
     }
 
-    private init(search: Search, generation: Int, loadCount: Int) {
+    private init(keepsElements: Bool, search: Search, generation: Int, loadCount: Int) {
+        self.keepsElements = keepsElements
         self.search = search
         self.generation = generation
         self.loadCount = loadCount
     }
 
-    /// A paginator's state before its first page.
-    init() {}
+    /// A paginator's state before its first page; gathering every page's elements when
+    /// `keepsElements`.
+    init(keepsElements: Bool = true) {
+        self.keepsElements = keepsElements
+    }
+}
+
+private extension Data {
+    /// A digest of every byte, seeded anew in each process, so that no server can aim at it:
+    /// two bodies alike in it by chance are about one in 2⁶⁴.
+    var digest: Int {
+        var hasher = Hasher()
+        hasher.combine(count)
+        withUnsafeBytes { hasher.combine(bytes: $0) }
+        return hasher.finalize()
+    }
 }

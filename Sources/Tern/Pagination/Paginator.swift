@@ -30,7 +30,7 @@ package final class Paginator<Element: Decodable & Sendable>: Sendable {
     private let parser: any ResponseParser
     /// Where the first page is, and so where next links may lead.
     private let origin: Origin?
-    private let state = Locked(PaginationState<Element>())
+    private let state: Locked<PaginationState<Element>>
 
     /// Creates a paginator; nothing is loaded until ``loadNextPage()``.
     ///
@@ -42,13 +42,16 @@ package final class Paginator<Element: Decodable & Sendable>: Sendable {
     ///   - collectionKeyPath: Dot-separated keys to the elements inside the body, such as
     ///     `"data.items"`, decoded with the parser's `JSONDecoder`; `nil` when the body is the
     ///     array.
+    ///   - keepsElements: Whether ``elements`` gathers every page's.
     package init(
         api: AbstractAPI,
         request: APIRequest<[Element]>,
         style: PageStyle = .pageNumber(),
         queryParameter: String = "q",
-        collectionKeyPath: String? = nil
+        collectionKeyPath: String? = nil,
+        keepsElements: Bool = true
     ) {
+        state = Locked(PaginationState(keepsElements: keepsElements))
         self.api = api
         self.request = request
         self.style = style
