@@ -159,29 +159,12 @@ struct EventSource: AsyncSequence, Sendable {
             let stream = source.api.stream(route: source.route, parameters: parameters, options: options, usesNewConnection: true)
             self.stream = stream
             events = stream.events(limitsNamed: Self.limits, lastEventID: lastEventID).makeAsyncIterator()
-            let response = try await stream.response.value
-            guard response.statusCode == 204 || Self.isEventStream(response) else {
-                // The body's first bytes (the server's error, as JSON or a page) say why.
-                var body = Data()
-                while body.count < APIError.snippetLength, let chunk = try? await stream.buffer.next() { body += chunk }
-                stream.cancel()
-                throw APIError.parsingFailed(.init(
-                    type: String(describing: ServerSentEvent.self), method: response.request.httpMethod, url: response.request.url,
-                    statusCode: response.statusCode, codingPath: "", underlying: NotAnEventStream(contentType: response.head.headers["Content-Type"]),
-                    body: body
-                ))
-            }
+            _ = try await stream.eventStreamHead()
         }
 
         /// What a line or an event too long for the source says of its limits, which are fixed.
         static let limits = "an event source reads no line over 1 MiB and no event's data over 16 MiB; "
             + "for others, read stream(route:...).events(maximumLineLength:maximumEventLength:)"
-
-        /// Whether `response`'s `Content-Type` is `text/event-stream`, whatever its parameters.
-        static func isEventStream(_ response: Response) -> Bool {
-            let type = response.head.headers["Content-Type"]?.split(separator: ";", maxSplits: 1).first
-            return type.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } == "text/event-stream"
-        }
 
         /// Tells plugins (the API's, then the options') that the source connects again after
         /// `wait` seconds, naming the ended connection's request; on the API's pipeline queue,

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why an answer could not be read as events: its `Content-Type` is not `text/event-stream`.
 public struct NotAnEventStream: Error, Sendable, CustomStringConvertible {
     /// The answer's `Content-Type`, if it had one.
@@ -6,5 +8,29 @@ public struct NotAnEventStream: Error, Sendable, CustomStringConvertible {
     /// What went wrong, in words.
     public var description: String {
         "the answer is \(contentType.map { "\"\($0.prefix(100))\"" } ?? "of no Content-Type"), not text/event-stream"
+    }
+}
+
+extension ResponseStream {
+    /// Waits for the head and returns it, when the answer is an event stream (`text/event-stream`,
+    /// whatever its parameters) or a `204`, whose empty body has no events. Otherwise stops the
+    /// stream and throws ``APIError/parsingFailed(_:)``, carrying a ``NotAnEventStream`` and the
+    /// body's first bytes (the server's error, as JSON or a page, says why): read as events,
+    /// such an answer would end with none, as if the server had had nothing to say.
+    func eventStreamHead() async throws -> Response {
+        let response = try await response.value
+        // Of fields repeated, or values listed, the last is the type, as browsers read it.
+        let type = response.head.headers["Content-Type"]?.split(separator: ",").last?.split(separator: ";", maxSplits: 1).first
+        guard response.statusCode != 204, type.map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) != "text/event-stream" else {
+            return response
+        }
+        var body = Data()
+        while body.count < APIError.snippetLength, let chunk = try? await buffer.next() { body += chunk }
+        cancel()
+        throw APIError.parsingFailed(.init(
+            type: String(describing: ServerSentEvent.self), method: response.request.httpMethod, url: response.request.url,
+            statusCode: response.statusCode, codingPath: "", underlying: NotAnEventStream(contentType: response.head.headers["Content-Type"]),
+            body: body
+        ))
     }
 }

@@ -4,6 +4,9 @@ extension ResponseStream {
     /// The body as Server-Sent Events (`text/event-stream`), read as the WHATWG HTML
     /// specification says. A line longer than `maximumLineLength` bytes, or an event whose data
     /// passes `maximumEventLength` bytes, ends the stream with ``APIError/responseTooLarge(_:)``.
+    /// An answer of another `Content-Type` (a server that ignored the request to stream, and
+    /// answered JSON) fails with ``APIError/parsingFailed(_:)``, carrying a ``NotAnEventStream``
+    /// and the body's first bytes; a `204` has no events.
     ///
     /// ```swift
     /// for try await event in client.stream(route: .post("/completions"), parameters: JSONParameters(prompt)).events {
@@ -56,9 +59,16 @@ struct ServerSentEvents: AsyncSequence, Sendable {
         /// The events the last chunk completed, taken from the front in constant time: taken
         /// with `removeFirst()`, a chunk of a million events took time by the square of that.
         var ready: ArraySlice<ServerSentEvent> = []
+        /// Whether the head was found to be an event stream's.
+        var isEventStream = false
 
-        /// The next event, or `nil` at the body's end (an event it ended in the middle of is dropped).
+        /// The next event, or `nil` at the body's end (an event it ended in the middle of is
+        /// dropped). An answer that is no event stream fails with ``APIError/parsingFailed(_:)``.
         mutating func next() async throws -> ServerSentEvent? {
+            if !isEventStream {
+                _ = try await stream.eventStreamHead()
+                isEventStream = true
+            }
             while ready.isEmpty {
                 guard let chunk = try await chunks.next() else { return nil }
                 do {

@@ -420,10 +420,42 @@ import FoundationNetworking
 
     /// A line over the cap names the parameter that raises it: the response size limit, which
     /// it named, changes nothing for a stream.
+    /// A server that ignores the request to stream and answers JSON: read as events, the answer
+    /// fails, naming its type and the body's start, instead of ending as a stream with nothing
+    /// to say. The last of repeated `Content-Type` fields is the type, as browsers read it; a
+    /// 204 has no events, and no error.
+    @Test func eventsOfAnAnswerThatIsNoEventStreamFail() async throws {
+        let server = try RawServer { connection in
+            while let head = connection.readRequest() {
+                let answer = switch head.split(separator: " ").dropFirst().first {
+                case "/json": "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 26\r\n\r\n{\"id\": \"x\", \"choices\": []}"
+                case "/both": "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Type: text/event-stream\r\nContent-Length: 9\r\n\r\ndata: a\n\n"
+                default: "HTTP/1.1 204 No Content\r\n\r\n"
+                }
+                guard connection.send(answer) else { return }
+            }
+        }
+        defer { server.stop() }
+        let api = api()
+        do {
+            for try await _ in api.stream(route: .post(server.baseURL + "/json")).events { Issue.record("an event") }
+            Issue.record("no error")
+        } catch let error as APIError {
+            guard case .parsingFailed(let failure) = error else { Issue.record("expected parsingFailed, got \(error)"); return }
+            #expect((failure.underlying as? NotAnEventStream)?.contentType == "application/json")
+            #expect(String(decoding: failure.bodySnippet, as: UTF8.self) == #"{"id": "x", "choices": []}"#)
+        }
+        var data: [String] = []
+        for try await event in api.stream(route: .get(server.baseURL + "/both")).events { data.append(event.data) }
+        #expect(data == ["a"])
+        for try await _ in api.stream(route: .get(server.baseURL + "/none")).events { Issue.record("an event of a 204") }
+    }
+
     @Test func aLineTooLongNamesItsCap() async throws {
         let server = try RawServer { connection in
             while connection.readRequest() != nil {
-                _ = connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + Self.chunk(String(repeating: "x", count: 100) + "\n") + "0\r\n\r\n")
+                _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                    + Self.chunk(String(repeating: "x", count: 100) + "\n") + "0\r\n\r\n")
             }
         }
         defer { server.stop() }
