@@ -32,18 +32,22 @@ import TernTesting
         return results.items
     }
 
-    /// Whether `results` is once `expected` or once `.timeout` after the deadline.
+    /// Whether `results` is once `expected` or once `.timeout` after the deadline, or, when
+    /// `retriedStatus` is given, once that status, whose retry could begin only after the deadline.
     static func expectValueOrTimeout<Value: Sendable & Equatable>(_ results: [Result<Value, any Error>], _ expected: Value, _ label: String,
-                                                                  sourceLocation: SourceLocation = #_sourceLocation) {
+                                                                  retriedStatus: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(results.count == 1, "\(label): settled \(results.count) times", sourceLocation: sourceLocation)
         switch results.first {
         case .success(let value)?: #expect(value == expected, "\(label)", sourceLocation: sourceLocation)
         case .failure(APIError.timeout(let timeout))?: #expect(timeout.interval == deadline, "\(label)", sourceLocation: sourceLocation)
+        case .failure(APIError.unacceptableStatus(let failure))? where retriedStatus != nil:
+            #expect(failure.statusCode == retriedStatus, "\(label)", sourceLocation: sourceLocation)
         case let other: Issue.record("\(label): \(String(describing: other))", sourceLocation: sourceLocation)
         }
     }
 
-    /// A retry's backoff that ends about at the deadline: the retry is answered at once.
+    /// A retry's backoff that ends about at the deadline: the retry is answered at once, or,
+    /// when it could begin only after the deadline, the 503 is the answer.
     @Test func anAnswerAfterABackoffEndingAtTheDeadline() async throws {
         let seen = Recorder<String>()
         let server = try LoopbackServer { request in
@@ -57,7 +61,7 @@ import TernTesting
                             options: RequestOptions(retryPolicy: RetryPolicy(maxRetries: 1, baseDelay: offset, jitter: false)))
             }
             for (index, promise) in promises.enumerated() {
-                Self.expectValueOrTimeout(await Self.settlements(of: promise), "ok", "backoff \(Self.offsets[index])")
+                Self.expectValueOrTimeout(await Self.settlements(of: promise), "ok", "backoff \(Self.offsets[index])", retriedStatus: 503)
             }
         }
     }

@@ -198,15 +198,36 @@ import TernTesting
         #expect(clock.scheduledDelays.count == retries)
     }
 
-    /// A `Retry-After` of 3,000 years under a policy without a cap used to trap in the timer.
-    /// (The timeout leaves room for the first attempt: under the thread sanitizer FoundationNetworking
-    /// has taken over 0.3 s to send it.)
-    @Test func anEndlessRetryAfterWaitsUntilTheTimeout() async throws {
+    /// A retry that could begin only after the deadline is not waited for: the request fails at
+    /// once with the answer that asked for it, a 429 or a 503, not with a timeout that hides it.
+    @Test(arguments: [(429, "10"), (503, "100000000000")])
+    func aRetryAfterPastTheDeadlineFailsWithItsAnswer(status: Int, retryAfter: String) async throws {
+        let server = try FlakyServer()
+        server.script("/a", [(status, ["Retry-After": retryAfter])])
+        let api = try TestAPI(baseURL: server.server.baseURL,
+                              configuration: APIConfiguration(timeout: 5, retryPolicy: RetryPolicy(maxDelay: .infinity)))
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/a")) as Promise<Data>)
+        guard case .unacceptableStatus(let failure)? = error else {
+            Issue.record("expected the \(status), got \(String(describing: error))")
+            return
+        }
+        #expect(failure.statusCode == status)
+        #expect(server.hits("/a") == 1)
+    }
+
+    /// A `Retry-After` of 3,000 years under a policy without a cap, and no timeout, used to trap
+    /// in the timer: it is waited for, until the request is cancelled.
+    @Test func anEndlessRetryAfterWithoutATimeoutWaitsUntilCancelled() async throws {
         let server = try FlakyServer()
         server.script("/a", [(503, ["Retry-After": "100000000000"])])
         let api = try TestAPI(baseURL: server.server.baseURL,
-                              configuration: APIConfiguration(timeout: 2, retryPolicy: RetryPolicy(maxDelay: .infinity)))
-        #expect(await apiError(of: api.request(route: api.get(endpoint: "/a")) as Promise<Data>)?.caseName == "timeout")
+                              configuration: APIConfiguration(timeout: .infinity, retryPolicy: RetryPolicy(maxDelay: .infinity)))
+        let promise: Promise<Data> = api.request(route: api.get(endpoint: "/a"))
+        #expect(await eventually { server.hits("/a") == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(promise.isPending)
+        promise.cancel()
+        #expect(await apiError(of: promise)?.caseName == "cancelled")
         #expect(server.hits("/a") == 1)
     }
 
