@@ -222,6 +222,25 @@ import FoundationNetworking
         #expect(await eventually { !closed.items.isEmpty })
     }
 
+    /// A stream whose head was read and that was then let go, never iterated (nobody can read
+    /// its body any more), stops its transfer: the server sees its connection closed, where an
+    /// endless body would otherwise hold a connection, and the server's work, for ever. Its
+    /// head, read from the stream made in the same expression, is not cancelled.
+    @Test func aStreamLetGoAfterItsHeadClosesTheConnection() async throws {
+        let closed = Recorder<Bool>()
+        let server = try Self.ticking(closed: closed)
+        defer { server.stop() }
+        let api = api()
+        do {
+            let stream = api.stream(route: .get(server.baseURL + "/ticks"))
+            #expect(try await stream.response.value.statusCode == 200)
+        }
+        #expect(await eventually(timeout: 30) { !closed.items.isEmpty })
+        let head = try await api.stream(route: .get(server.baseURL + "/ticks")).response.value
+        #expect(head.statusCode == 200)
+        #expect(await eventually(timeout: 30) { closed.items.count == 2 })
+    }
+
     @Test func cancellingTheReadingTaskClosesTheConnection() async throws {
         let closed = Recorder<Bool>()
         let server = try Self.ticking(closed: closed)
