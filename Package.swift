@@ -33,7 +33,9 @@ let package = Package(
         // `package` access, so that a snippet naming a declaration users cannot reach does not
         // build. TernTests runs it (SnippetTests checks every snippet is in this target).
         .testTarget(name: "TernSnippets", dependencies: ["Tern", "TernTesting"], packageAccess: false),
-        .testTarget(name: "TernTests", dependencies: ["TernCore", "TernTransport", "Tern", "TernTesting", "TernSnippets"]),
+        // Bounds how many tests run at once, before Swift Testing starts (see its one C file).
+        .target(name: "TernTestRunWidth", path: "Tests/TernTestRunWidth"),
+        .testTarget(name: "TernTests", dependencies: ["TernCore", "TernTransport", "Tern", "TernTesting", "TernSnippets", "TernTestRunWidth"]),
     ],
     swiftLanguageModes: [.v6]
 )
