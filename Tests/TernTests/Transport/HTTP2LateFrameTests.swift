@@ -49,7 +49,11 @@ import TernTesting
             }
             #expect(items == [Item(name: "tern")], "\(name)")
         }
-        #expect(server.requests.count == 4, "\(name)")
+        // Stray frames can end the connection as the next request goes out on it: that request,
+        // unanswered, is sent again at once on a new connection (as RetriesAndRedirects says),
+        // and the server sees it twice. (Once in CI's sanitized run, for a stream never opened.)
+        let resent = server.requests.count == 5 && server.connections == 2
+        #expect(server.requests.count == 4 || resent, "\(name): \(server.requests.count) requests on \(server.connections) connections")
         if newConnection { #expect(server.connections == 2, "\(name)") }
     }
 }
