@@ -17,7 +17,10 @@ import FoundationNetworking
 ///
 /// It works the same over every transport, since it sits above them. One cache may serve
 /// several APIs: each is answered only with what was fetched with its credentials, pins and
-/// trusted authorities (see <doc:CachingResponses>). Its clock says how old a response is: the wall clock by default (a monotonic
+/// trusted authorities (see <doc:CachingResponses>). A response to a request that carries
+/// `Authorization` (a bearer token, say) is kept only when it says it may be shared
+/// (`public`, `must-revalidate`, `s-maxage`), as a shared cache keeps one: a cache on disk can
+/// outlast the account that filled it. Its clock says how old a response is: the wall clock by default (a monotonic
 /// one stops while a device sleeps, and would keep a response fresh through the night); a
 /// `TestClock` moves it in tests.
 public final class HTTPCache: Sendable {
