@@ -30,14 +30,12 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         /// The body's announced length, once the head has come, and how much of it has.
         var announcedLength: Int64?
         var receivedLength: Int64 = 0
-        /// Whether Tern cancelled the task, and whether its redirect was refused first: only one
-        /// of the two happens (see ``SessionExchanges/cancel(_:)``).
-        var isCancelled = false
-        var isRedirectRefused = false
+        /// Whether Tern cancelled the task or refused its redirect first.
+        var redirectOrCancel = RedirectOrCancel()
 
         /// Whether the task is about to complete on its own: its whole announced body has come,
         /// or its 3xx is on its way as the response.
-        var isEnding: Bool { isRedirectRefused || announcedLength.map { receivedLength >= $0 } ?? false }
+        var isEnding: Bool { redirectOrCancel.isRedirectRefused || announcedLength.map { receivedLength >= $0 } ?? false }
     }
 
     private let exchanges = Locked([Int: Exchange]())
@@ -111,8 +109,7 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
     func cancel(_ task: URLSessionTask) {
         let isOpen = exchanges.withLock { exchanges in
             guard let exchange = exchanges[task.taskIdentifier], !exchange.isEnding else { return false }
-            exchanges[task.taskIdentifier]?.isCancelled = true
-            return true
+            return exchanges[task.taskIdentifier]?.redirectOrCancel.cancel() ?? false
         }
         if isOpen { task.cancel() }
     }
@@ -235,11 +232,7 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
 
     /// Tern follows redirects itself, through its pipeline: the session follows none, and the
     /// 3xx is the response.
-    ///
-    /// FoundationNetworking ends the process if the task was cancelled before this answer
-    /// reaches it ("Received callback for HTTP redirection, but we're not waiting for it"): a
-    /// cancelled task's redirect is not answered, and its cancel ends it; a task whose redirect
-    /// is answered is not cancelled, and ends with its 3xx.
+    /// A task Tern cancelled first is not answered: its cancel ends it (``RedirectOrCancel``).
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -247,12 +240,7 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        let isCancelled = exchanges.withLock { exchanges in
-            guard exchanges[task.taskIdentifier]?.isCancelled != true else { return true }
-            exchanges[task.taskIdentifier]?.isRedirectRefused = true
-            return false
-        }
-        if !isCancelled { completionHandler(nil) }
+        if exchanges.withLock({ $0[task.taskIdentifier]?.redirectOrCancel.refuseRedirect() ?? true }) { completionHandler(nil) }
     }
 
     #if canImport(Security) && canImport(CryptoKit) && !canImport(FoundationNetworking)

@@ -178,19 +178,13 @@ public final class URLSessionTransport: KeyPinningTransport {
 }
 
 /// A task on a caller's session, whose redirects it refuses: the session follows none, and the
-/// 3xx is the response.
-///
-/// FoundationNetworking ends the process if a task is cancelled before the answer to its
-/// redirect reaches it ("Received callback for HTTP redirection, but we're not waiting for it"):
-/// a cancelled task's redirect is not answered, and its cancel ends it; a task whose redirect is
-/// answered is not cancelled, and ends with its 3xx.
+/// 3xx is the response; unless the task was cancelled first (``RedirectOrCancel``).
 @available(macOS 12, iOS 15, tvOS 15, watchOS 8, *)
 private final class CallersSessionExchange: NSObject, URLSessionTaskDelegate, TransportTask, Sendable {
     private struct State {
         /// Until the task ends: the task holds this as its delegate.
         var task: URLSessionTask?
-        var isCancelled = false
-        var isRedirectRefused = false
+        var redirectOrCancel = RedirectOrCancel()
     }
 
     private let state = Locked(State())
@@ -208,12 +202,7 @@ private final class CallersSessionExchange: NSObject, URLSessionTaskDelegate, Tr
     }
 
     func cancel() {
-        let task = state.withLock { state -> URLSessionTask? in
-            guard !state.isRedirectRefused else { return nil }
-            state.isCancelled = true
-            return state.task
-        }
-        task?.cancel()
+        state.withLock { $0.redirectOrCancel.cancel() ? $0.task : nil }?.cancel()
     }
 
     func urlSession(
@@ -223,11 +212,7 @@ private final class CallersSessionExchange: NSObject, URLSessionTaskDelegate, Tr
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        let isCancelled = state.withLock { state in
-            if !state.isCancelled { state.isRedirectRefused = true }
-            return state.isCancelled
-        }
-        if !isCancelled { completionHandler(nil) }
+        if state.withLock({ $0.redirectOrCancel.refuseRedirect() }) { completionHandler(nil) }
     }
 }
 

@@ -11,6 +11,18 @@ import FoundationNetworking
 /// process when the answer came ("Received callback for HTTP redirection, but we're not waiting
 /// for it"). Every exchange here ends once, whole or cancelled, and the process lives on.
 @Suite(.onTestThreads, .timeLimit(.minutes(3))) struct RedirectCancelTests {
+    /// Whichever comes first wins, and the other is refused: never both.
+    @Test func aCancelAndARedirectsRefusalExcludeEachOther() {
+        var cancelledFirst = RedirectOrCancel()
+        let cancels = [cancelledFirst.cancel(), cancelledFirst.cancel()]
+        let refusedAfter = cancelledFirst.refuseRedirect()
+        #expect(cancels == [true, true] && !refusedAfter && !cancelledFirst.isRedirectRefused)
+        var refusedFirst = RedirectOrCancel()
+        let refused = refusedFirst.refuseRedirect()
+        let cancelledAfter = refusedFirst.cancel()
+        #expect(refused && !cancelledAfter && !refusedFirst.isCancelled)
+    }
+
     #if os(Linux)
     /// Over the transport's own session, and over a caller's.
     @Test(.exitTest, arguments: [false, true])
