@@ -6,17 +6,9 @@ import FoundationNetworking
 /// Stages 4 to 6 of a request's trip: what an attempt's answer leads to (a refresh, a retry, a
 /// redirect's next leg, or validation and the end).
 extension RequestExecution {
-    /// Takes the end of `attempt`'s exchange, if the request is still waiting for it.
-    func received(
-        _ result: Result<TransportResponse, ExchangeFailure>,
-        for request: URLRequest,
-        attempt: Int,
-        metrics: TransferMetrics?,
-        leg: Leg,
-        delegate: (any APIDelegate)?,
-        generation: Int,
-        timing: Response.Timing
-    ) {
+    /// Takes the end of `sent`'s exchange, if the request is still waiting for it.
+    func received(_ result: Result<TransportResponse, ExchangeFailure>, metrics: TransferMetrics?, of sent: SentAttempt, timing: Response.Timing) {
+        let (request, attempt, leg) = (sent.request, sent.attempt, sent.leg)
         // Only the attempt on the wire counts; a late answer to a finished request is dropped.
         guard case .evaluate(let retries, let transfers) = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: metrics)) }) else { return }
         // After the deadline the answer is late, whether or not the timer has run yet (a busy or
@@ -30,7 +22,7 @@ extension RequestExecution {
                                     metrics: transfers)
             if let download, raw.body.isEmpty { response.fileLength = download.length }
             report(.success(response), for: request)
-            return evaluate(response, leg: leg, delegate: delegate, generation: generation, retries: retries)
+            return evaluate(response, leg: leg, delegate: sent.delegate, generation: sent.generation, retries: retries)
         case .failure(let exchangeFailure):
             if let head = exchangeFailure.head, exchangeFailure.error is BodyLimitExceeded,
                context.redirectPolicy.followsAtItsHead(head) {

@@ -40,14 +40,14 @@ extension RequestExecution {
         switch ending {
         case .failed(let error):
             failure = error
-        case .answered(let response, let parser):
-            guard let error = settler.fulfill(response, parser) else { return }
+        case .answered:
+            guard let error = settler.settle(ending) else { return }
             failure = error
         }
         // A download that failed keeps its bytes if they can be resumed, and deletes them if not.
         download?.abandon()
         context.plugins.forEach { $0.observe(.didFail(failure, request: attempt), api: api.apiContext) }
-        settler.reject(failure)
+        _ = settler.settle(.failed(failure))
     }
 
     /// Hands `event` (one that announces a step: start, built, prepare, awaitCredentials, waiting)

@@ -214,41 +214,16 @@ final class RequestExecution: Sendable {
             ranged.usesNewConnection = stream.usesNewConnection
         }
         addCookies(to: &ranged.urlRequest, leg: leg)
-        // The attempt's delegate, read once as it began: the API keeps it behind its lock.
-        let callsAppCode = context.callsAppCode(delegate: delegate)
-        let sentFromJob = context.threadedTransport?.caller == .job
         let request = ranged
         guard case .send(let attempt) = machine.withLock({ $0.handle(.send(request.urlRequest)) }) else { return }
         context.plugins.forEach { $0.observe(.willSend(request.urlRequest), api: api.apiContext) }
-        let startDate = Date()
-        let startTime = DispatchTime.now().uptimeNanoseconds
-        let timing: @Sendable () -> Response.Timing = {
-            Response.Timing(start: startDate, duration: TimeInterval(DispatchTime.now().uptimeNanoseconds - startTime) / 1e9)
-        }
-        let collecting: ResponseCollector.Sink = switch sink {
-        case .memory: .memory
-        case .file(let file): .file(file)
-        case .stream: .stream { [self] head, soFar in
-            openStream(head, measured: soFar, for: request.urlRequest, attempt: attempt, delegate: delegate, timing: timing)
-        }
-        }
+        // The attempt's delegate, read once as it began: the API keeps it behind its lock.
+        let callsAppCode = context.callsAppCode(delegate: delegate)
+        let sent = SentAttempt(request: request.urlRequest, attempt: attempt, leg: leg, delegate: delegate, generation: generation,
+                               callsAppCode: callsAppCode, sentFromJob: context.threadedTransport?.caller == .job)
         // A head judged by the app's code is judged on the pipeline's queue, never the transport's thread.
-        let collector = ResponseCollector(collecting, for: self, attempt: attempt, limit: signed.maximumBodySize, uploadLength: request.bodyLength, progress: progress,
-                                          judgesHeadOn: callsAppCode ? context.pipelineQueue : nil) { [self] result, metrics in
-            let timing = timing()
-            // A local function: a closure made for the usual case, handled here, cost an allocation.
-            @Sendable func receive() {
-                received(result, for: request.urlRequest, attempt: attempt, metrics: metrics, leg: leg, delegate: delegate,
-                         generation: generation, timing: timing)
-            }
-            let answered = if case .success = result { true } else { false }
-            if EndPlacement.handlesElsewhere(caller: context.threadedTransport?.caller ?? .elsewhere, callsAppCode: callsAppCode,
-                                             answered: answered, parses: parsesAnswer, sentFromJob: sentFromJob) {
-                context.pipelineQueue.async(execute: receive)
-            } else {
-                receive()
-            }
-        }
+        let collector = ResponseCollector(sink, for: self, sent: sent, limit: signed.maximumBodySize, uploadLength: request.bodyLength,
+                                          progress: progress, judgesHeadOn: callsAppCode ? context.pipelineQueue : nil)
         stream?.sending(request.urlRequest)
         let task = context.cacheStage?.send(request, lookup: lookup, through: context.transport, to: collector)
             ?? context.transport.send(request, to: collector)
@@ -278,6 +253,18 @@ final class RequestExecution: Sendable {
               let fields = head.setCookies ?? head.headers["Set-Cookie"].map(SetCookieFields.split), !fields.isEmpty,
               let url = request.url else { return }
         jar.setCookies(from: fields, for: url)
+    }
+
+    /// Takes the end of `sent`'s exchange where ``EndPlacement`` says: here, or on the pipeline's queue.
+    func ended(_ result: Result<TransportResponse, ExchangeFailure>, metrics: TransferMetrics?, of sent: SentAttempt) {
+        let timing = sent.timing()
+        let answered = if case .success = result { true } else { false }
+        if EndPlacement.handlesElsewhere(caller: context.threadedTransport?.caller ?? .elsewhere, callsAppCode: sent.callsAppCode,
+                                         answered: answered, parses: parsesAnswer, sentFromJob: sent.sentFromJob) {
+            context.pipelineQueue.async { [self] in received(result, metrics: metrics, of: sent, timing: timing) }
+        } else {
+            received(result, metrics: metrics, of: sent, timing: timing)
+        }
     }
 
     /// Runs `body` on `attempt`'s exchange, under the request's one lock; `nil` once the request

@@ -16,46 +16,33 @@ final class ResponseCollector: TransportReceiver {
     private let limit: Int?
     /// The request body's length, when Tern knows it and the transport may not.
     private let uploadLength: Int64?
-    private let sink: Sink
+    /// Where an accepted body goes: a head that opens the stream is judged by the request.
+    private let sink: BodySink
     private let progress: ProgressChannel
-    private let completion: @Sendable (Result<TransportResponse, ExchangeFailure>, TransferMetrics?) -> Void
     /// Where a streamed head is judged when that runs the app's code (validation, the
     /// delegate's refresh check, plugins), which may wait for another request through the same
     /// transport: never on the transport's thread, which that request needs. `nil` to judge it
     /// as it arrives.
     private let judgesHeadOn: DispatchQueue?
-    /// The request whose state holds the exchange's, behind its one lock; and the attempt.
+    /// The request whose state holds the exchange's, behind its one lock; and the attempt, as sent.
     private let request: RequestExecution
-    private let attempt: Int
+    private let sent: SentAttempt
 
-    /// Where the collector puts an accepted body (see ``BodySink``).
-    enum Sink {
-        /// In memory, under the limit.
-        case memory
-        /// Into a download's file, when its head says the body is the file's.
-        case file(DownloadFile)
-        /// Into a stream, when the head opens it: `opens` judges the head, given what the
-        /// transport measured of the exchange so far, and returns the stream if it accepts it.
-        case stream(opens: @Sendable (ResponseHead, TransferMetrics?) -> StreamBuffer?)
-    }
-
-    init(_ sink: Sink, for request: RequestExecution, attempt: Int, limit: Int?, uploadLength: Int64? = nil, progress: ProgressChannel,
-         judgesHeadOn: DispatchQueue? = nil,
-         completion: @escaping @Sendable (Result<TransportResponse, ExchangeFailure>, TransferMetrics?) -> Void) {
+    init(_ sink: BodySink, for request: RequestExecution, sent: SentAttempt, limit: Int?, uploadLength: Int64? = nil,
+         progress: ProgressChannel, judgesHeadOn: DispatchQueue? = nil) {
         self.request = request
-        self.attempt = attempt
+        self.sent = sent
         self.sink = sink
         self.limit = limit
         self.judgesHeadOn = if case .stream = sink { judgesHeadOn } else { nil }
         self.uploadLength = uploadLength
         self.progress = progress
-        self.completion = completion
     }
 
     /// Runs `body` on the exchange's state, under the request's lock; `nil` once the request has
     /// moved on to another attempt.
     private func exchange<Result: Sendable>(_ body: (inout ExchangeState) -> Result) -> Result? {
-        request.collecting(attempt, body)
+        request.collecting(sent.attempt, body)
     }
 
     func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {
@@ -108,9 +95,9 @@ final class ResponseCollector: TransportReceiver {
 
     /// Takes `head` as the stream's, if it opens it, or as the head of the body collected here.
     private func judge(_ head: ResponseHead) -> TransferDecision {
-        if case .stream(let opens) = sink {
+        if case .stream = sink {
             // What was measured so far goes with the head; what the end measures replaces it.
-            if let stream = opens(head, exchange({ $0.takeMetrics() }) ?? nil) {
+            if let stream = request.openStream(head, measured: exchange({ $0.takeMetrics() }) ?? nil, of: sent) {
                 exchange { $0.open(stream, with: head) }
                 return .proceed
             }
@@ -154,9 +141,7 @@ final class ResponseCollector: TransportReceiver {
     }
 
     /// The download's file, for a download.
-    private var file: DownloadFile? {
-        if case .file(let file) = sink { file } else { nil }
-    }
+    private var file: DownloadFile? { sink.file }
 
     func didCollect(_ metrics: TransferMetrics) {
         exchange { $0.metrics = metrics }
@@ -176,13 +161,14 @@ final class ResponseCollector: TransportReceiver {
         }
         // The request settled when the stream opened; the body's end is the stream's.
         if let stream = state.stream { return stream.finish(after: failure, metrics: state.metrics) }
-        if let failure {
-            completion(.failure(failure), state.metrics)
+        let result: Result<TransportResponse, ExchangeFailure> = if let failure {
+            .failure(failure)
         } else if let head = state.head {
-            completion(.success(TransportResponse(head: head, body: state.body)), state.metrics)
+            .success(TransportResponse(head: head, body: state.body))
         } else {
-            completion(.failure(ExchangeFailure(error: URLError(.badServerResponse))), state.metrics)
+            .failure(ExchangeFailure(error: URLError(.badServerResponse)))
         }
+        request.ended(result, metrics: state.metrics, of: sent)
     }
 }
 
