@@ -42,9 +42,9 @@ final class DownloadFile: Sendable {
         var url: URL?
         /// The offset the attempt in flight asked for, if it asked for a range.
         var askedOffset: Int64?
-        /// How many of the body's next bytes the file holds already: the byte before the
-        /// offset, which a resumed attempt asks for again.
-        var overlap = 0
+        /// The body's next bytes that the file holds already: the byte before the offset, which
+        /// a resumed attempt asks for again, and which must come back the same.
+        var overlap = Data()
         /// Whether the request asks for a range of its own (a `Range` header set before Tern's):
         /// a 206 is then the part it asked for.
         var asksOwnRange = false
@@ -79,7 +79,7 @@ final class DownloadFile: Sendable {
         let asksOwnRange = request.value(forHTTPHeaderField: "Range") != nil
         state.withLock { state in
             state.asksOwnRange = asksOwnRange
-            state.overlap = 0
+            state.overlap = Data()
             // What an attempt cut short had gathered goes to disk first, or out of the count.
             try? Self.close(&state)
             if !state.isPrepared {
@@ -115,10 +115,11 @@ final class DownloadFile: Sendable {
                 guard let range = ContentRange(response.headers["Content-Range"]), range.start == asked, range.start < state.offset,
                       Self.response(response, keeps: state.validator),
                       Self.isIdentityEncoded(response) else { return .restart }
-                let handle = try FileHandle(forWritingTo: state.partialFile)
+                let handle = try FileHandle(forUpdating: state.partialFile)
+                try handle.seek(toOffset: UInt64(range.start))
+                state.overlap = try handle.read(upToCount: Int(state.offset - range.start)) ?? Data()
                 try handle.truncate(atOffset: UInt64(state.offset))
                 state.handle = handle
-                state.overlap = Int(state.offset - range.start)
                 state.resumedBytes = range.start
                 state.total = range.total
                 return .file(offset: range.start, total: range.total)
@@ -154,13 +155,19 @@ final class DownloadFile: Sendable {
         }
     }
 
-    /// Appends a chunk of the body. Throws when it cannot be written, or once the request has
-    /// ended (a late chunk from a cancelled transfer).
+    /// Appends a chunk of the body. Throws when it cannot be written, once the request has
+    /// ended (a late chunk from a cancelled transfer), or ``DownloadRestart`` when the bytes asked
+    /// for again differ from those held.
     func write(_ chunk: Data) throws {
         try state.withLock { state in
             guard state.handle != nil, !state.isClosed else { throw CancellationError() }
-            let held = min(state.overlap, chunk.count)
-            state.overlap -= held
+            let held = min(state.overlap.count, chunk.count)
+            if held > 0 {
+                // A byte that differs is a file that changed under its validator (or on disk):
+                // the bytes held belong to another file, and the download starts over.
+                guard chunk.prefix(held).elementsEqual(state.overlap.prefix(held)) else { throw DownloadRestart() }
+                state.overlap.removeFirst(held)
+            }
             state.unwritten.append(held == 0 ? chunk : chunk.dropFirst(held))
             state.offset += Int64(chunk.count - held)
             if state.unwritten.count >= Self.writeSize { try Self.flush(&state) }

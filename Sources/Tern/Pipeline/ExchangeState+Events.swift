@@ -104,6 +104,9 @@ extension ExchangeState {
             }
             do {
                 try file.write(chunk)
+            } catch let restart as DownloadRestart {
+                stopped = restart
+                return .stop
             } catch {
                 stopped = error is CancellationError ? URLError(.cancelled) : Self.writeFailure(error, writing: file)
                 return .stop

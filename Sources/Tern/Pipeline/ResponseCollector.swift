@@ -172,9 +172,9 @@ final class ResponseCollector: TransportReceiver {
     }
 }
 
-/// Why a download's attempt was stopped at its head: the server did not go on where asked (it
-/// answered 416, or a range other than the one asked for, or for a changed file), so the
-/// attempt starts over from the first byte.
+/// Why a download's attempt was stopped: the server did not go on where asked (it answered 416,
+/// or a range other than the one asked for, or for a changed file, or the byte held and asked
+/// for again came back different), so the attempt starts over from the first byte.
 struct DownloadRestart: Error, CustomStringConvertible {
     var description: String { "The server did not send the rest of the download from where it stopped; starting over." }
 }

@@ -244,6 +244,25 @@ import FoundationNetworking
         #expect(fixture.files == ["file.bin"])
     }
 
+    @Test func aResumedByteThatCameBackDifferentStartsOver() async throws {
+        let fixture = try Fixture()
+        let body = TestServer.downloadBody(bytes: 3000, version: "1")
+        // The file on disk, or the server's under the same validator, changed at the byte held:
+        // the bytes held are another file's, however the 206 looks.
+        var held = body.prefix(2000)
+        held[1999] ^= 0xFF
+        let partial = ResumableDownload.partialFile(for: fixture.destination)
+        try held.write(to: partial)
+        let resume = ResumableDownload(url: URL(string: "http://127.0.0.1/")!, destination: fixture.destination,
+                                       partialFile: partial, offset: 2000, validator: #""v1""#)
+        let file = try await fixture.download("bytes=3000", resumingFrom: resume).value
+        #expect(file.resumedBytes == 0)
+        #expect(file.response.statusCode == 200)
+        #expect(try Data(contentsOf: fixture.destination) == body)
+        #expect(fixture.received.items.map(\.headers["Range"]) == ["bytes=1999-", nil])
+        #expect(fixture.files == ["file.bin"])
+    }
+
     @Test func a416StartsOver() async throws {
         let fixture = try Fixture()
         // A record of more bytes than the file now has: the server refuses the range.
