@@ -158,8 +158,11 @@ struct EventSource: AsyncSequence, Sendable {
             options.retryPolicy = .never
             let stream = source.api.stream(route: source.route, parameters: parameters, options: options, usesNewConnection: true)
             self.stream = stream
-            events = stream.events(limitsNamed: Self.limits, lastEventID: lastEventID).makeAsyncIterator()
+            var events = stream.events(limitsNamed: Self.limits, lastEventID: lastEventID).makeAsyncIterator()
             _ = try await stream.eventStreamHead()
+            // Checked here, to connect or fail before the first event: not again by the iterator.
+            events.isEventStream = true
+            self.events = events
         }
 
         /// What a line or an event too long for the source says of its limits, which are fixed.
