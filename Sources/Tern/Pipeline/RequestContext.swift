@@ -41,7 +41,7 @@ struct RequestContext: Sendable {
     /// Whether a stage calls the app's code, a delegate aside: known once, asked at each attempt.
     private let stagesCallAppCode: Bool
 
-    init(api: AbstractAPI, options: RequestOptions) {
+    init(api: AbstractAPI, options: borrowing RequestOptions) {
         // Each setting read in place: a copy of the whole configuration retains and releases each part.
         self.api = api
         transport = api.configuration.usesSampleData ? SampleDataTransport(sample: options.sampleData) : api.transport

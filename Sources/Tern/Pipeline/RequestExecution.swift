@@ -50,7 +50,7 @@ final class RequestExecution: Sendable {
         api: AbstractAPI,
         route: Route,
         parameters: (any RequestParameters)?,
-        options: RequestOptions,
+        options: borrowing RequestOptions,
         progress: ProgressChannel,
         sink: BodySink,
         settler: RequestSettler

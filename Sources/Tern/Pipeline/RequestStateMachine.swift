@@ -126,10 +126,6 @@ struct RequestStateMachine {
     /// Takes `event` and returns what to run. Switches on the event alone, and looks at the
     /// state in place: a switch over the pair copied both, for every event of every request.
     mutating func handle(_ event: Event) -> Action {
-        if case .started(_, let number) = event, number == streamAttempt {
-            // The head came before the transport's task was handed over: the stream holds it.
-            return .drop
-        }
         if case .finished = state { return afterTheEnd(event) }
         switch event {
         case .start(let timer):
@@ -162,6 +158,8 @@ struct RequestStateMachine {
             exchange = ExchangeState(attempt: attempts)
             return .send(attempt: attempts)
         case .started(let task, let number):
+            // The head came before the transport's task was handed over: the stream holds it.
+            if number == streamAttempt { return .drop }
             guard case .sending(var attempt) = state, attempt.number == number, attempt.task == nil else {
                 // Its attempt was answered first, or is over: the task has nothing left to do.
                 return .cancelTask(task)
@@ -208,8 +206,9 @@ struct RequestStateMachine {
             return timer.map(Action.cancel) ?? .drop
         case .built(_, let file):
             return file.map(Action.deleteFile) ?? .drop
-        case .started(let task, _):
-            return .cancelTask(task)
+        case .started(let task, let number):
+            // The stream's task, handed over after its head ended the request: the stream holds it.
+            return number == streamAttempt ? .drop : .cancelTask(task)
         case .waiting(let wait):
             return .cancel(wait)
         case .answered(_, let metrics):
