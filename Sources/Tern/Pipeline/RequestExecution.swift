@@ -88,7 +88,7 @@ final class RequestExecution: Sendable {
         // The timeout spans the whole request: waiting for the pipeline, building its body, every
         // attempt, refreshes.
         let remaining = timeout - (context.clock.now - askedAt)
-        let timer = timeout.isFinite ? context.clock.schedule(after: max(remaining, 0)) { [self] in timedOut(after: timeout) } : nil
+        let timer = timeout.isFinite ? context.clock.schedule(after: max(remaining, 0)) { [self] in timedOut(after: context.timeout) } : nil
         guard run(.start(timer: timer)) else { return }
         do {
             let (request, temporaryFile) = try RequestBuilder.build(
