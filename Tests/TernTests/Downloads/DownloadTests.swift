@@ -44,6 +44,15 @@ import FoundationNetworking
             api.download(route: api.get(endpoint: "/download?\(query)"), to: destination, replacing: replacing,
                          resumingFrom: resume, options: RequestOptions(retryPolicy: retryPolicy))
         }
+
+        /// A download of `/download` with `query`, resumed from `held` as a partial file
+        /// validated by the server's `"v1"`.
+        func download(_ query: String, resumingFromBytes held: Data) throws -> Promise<DownloadedFile> {
+            let partial = ResumableDownload.partialFile(for: destination)
+            try held.write(to: partial)
+            return download(query, resumingFrom: ResumableDownload(url: URL(string: "http://127.0.0.1/")!, destination: destination,
+                                                                  partialFile: partial, offset: Int64(held.count), validator: #""v1""#))
+        }
     }
 
     @Test func theBodyLandsAtTheDestinationAndNothingElseIsLeft() async throws {
@@ -232,11 +241,7 @@ import FoundationNetworking
     @Test func aResumeOfBytesAlreadyWholeFetchesOneByte() async throws {
         let fixture = try Fixture()
         let body = TestServer.downloadBody(bytes: 3000, version: "1")
-        let partial = ResumableDownload.partialFile(for: fixture.destination)
-        try body.write(to: partial)
-        let resume = ResumableDownload(url: URL(string: "http://127.0.0.1/")!, destination: fixture.destination,
-                                       partialFile: partial, offset: 3000, validator: #""v1""#)
-        let file = try await fixture.download("bytes=3000", resumingFrom: resume).value
+        let file = try await fixture.download("bytes=3000", resumingFromBytes: body).value
         #expect(file.resumedBytes == 2999)
         #expect(file.response.statusCode == 206)
         #expect(try Data(contentsOf: fixture.destination) == body)
@@ -251,11 +256,7 @@ import FoundationNetworking
         // the bytes held are another file's, however the 206 looks.
         var held = body.prefix(2000)
         held[1999] ^= 0xFF
-        let partial = ResumableDownload.partialFile(for: fixture.destination)
-        try held.write(to: partial)
-        let resume = ResumableDownload(url: URL(string: "http://127.0.0.1/")!, destination: fixture.destination,
-                                       partialFile: partial, offset: 2000, validator: #""v1""#)
-        let file = try await fixture.download("bytes=3000", resumingFrom: resume).value
+        let file = try await fixture.download("bytes=3000", resumingFromBytes: held).value
         #expect(file.resumedBytes == 0)
         #expect(file.response.statusCode == 200)
         #expect(try Data(contentsOf: fixture.destination) == body)
