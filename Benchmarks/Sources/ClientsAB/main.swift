@@ -110,6 +110,15 @@ let itemsRequest = TransportRequest(urlRequest: URLRequest(url: url))
     return []
 }
 
+/// The same through a second `CurlTransport`, its own thread and connections: the bare transport
+/// against itself (`pipeline, a/a`), the spread this harness reads between two sides that do
+/// the same work.
+let bareCurlAgain = try CurlTransport(trusting: authorities)
+@Sendable func transportAloneAgain() async throws -> [Item] {
+    _ = try await withCheckedThrowingContinuation { done in _ = bareCurlAgain.send(itemsRequest, to: BodyCollector { done.resume(with: $0) }) }
+    return []
+}
+
 /// The same GET through the transport alone, its body decoded with a new `JSONDecoder` on the
 /// caller's thread: what any client over this transport does at best, by default, against the
 /// decoded floor.
@@ -157,6 +166,13 @@ let bytesSides: [(name: String, body: () async throws -> Void)] = [
     ("CurlTransport alone, bytes", { try await round { try await transportAlone() } }),
     ("CurlTransport alone, bytes, on its loop", {
         try await withTaskExecutorPreference(bareCurl.taskExecutor) { try await round { try await transportAlone() } }
+    }),
+]
+/// The bare transport's sides beside the same over a second transport (`pipeline, a/a`).
+let againSides = bytesSides.filter { $0.name.hasPrefix("CurlTransport alone, bytes") } + [
+    ("CurlTransport alone again, bytes", { try await round { try await transportAloneAgain() } }),
+    ("CurlTransport alone again, bytes, on its loop", {
+        try await withTaskExecutorPreference(bareCurlAgain.taskExecutor) { try await round { try await transportAloneAgain() } }
     }),
 ]
 let sides: [(name: String, body: () async throws -> Void)] = [
@@ -237,6 +253,13 @@ case "pipeline":
     for suffix in ["", ", on its loop"] {
         try await Alternation.compare(count: count, rounds: rounds, ["CurlTransport alone, bytes", "A promise over CurlTransport alone", "Tern over libcurl, bytes"].map { name in
             bytesSides.first { $0.name == name + suffix }!
+        })
+    }
+case "pipeline, a/a":
+    // The bare transport against a second one: what the harness reads when both sides do the same.
+    for suffix in ["", ", on its loop"] {
+        try await Alternation.compare(count: count, rounds: rounds, ["CurlTransport alone, bytes", "CurlTransport alone again, bytes"].map { name in
+            againSides.first { $0.name == name + suffix }!
         })
     }
 case "floor, bytes":
