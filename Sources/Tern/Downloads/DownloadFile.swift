@@ -115,14 +115,16 @@ final class DownloadFile: Sendable {
                 guard let range = ContentRange(response.headers["Content-Range"]), range.start == asked, range.start < state.offset,
                       Self.response(response, keeps: state.validator),
                       Self.isIdentityEncoded(response) else { return .restart }
-                let handle = try FileHandle(forUpdating: state.partialFile)
+                let handle = try PartialFile.open(state.partialFile, creating: false)
                 try handle.seek(toOffset: UInt64(range.start))
                 state.overlap = try handle.read(upToCount: Int(state.offset - range.start)) ?? Data()
                 try handle.truncate(atOffset: UInt64(state.offset))
                 state.handle = handle
                 state.resumedBytes = range.start
-                state.total = range.total
-                return .file(offset: range.start, total: range.total)
+                // Of a length not known (`bytes 10-99/*`), the range's end is the file's: a body
+                // shorter or longer than the range it names is not delivered as the whole.
+                state.total = range.total ?? range.end + 1
+                return .file(offset: range.start, total: state.total)
             case 416 where asked != nil:
                 return .restart
             case 206 where !state.asksOwnRange:
@@ -138,10 +140,7 @@ final class DownloadFile: Sendable {
                 fallthrough
             case 200..<300:
                 // The whole body: whatever was on disk goes.
-                guard FileManager.default.createFile(atPath: state.partialFile.path, contents: nil) else {
-                    throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: state.partialFile.path])
-                }
-                state.handle = try FileHandle(forWritingTo: state.partialFile)
+                state.handle = try PartialFile.open(state.partialFile, creating: true)
                 state.offset = 0
                 state.resumedBytes = 0
                 state.validator = Self.isIdentityEncoded(response) ? Self.strongValidator(of: response) : nil

@@ -68,10 +68,11 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
 
     private static let partialSuffix = ".tern-partial"
 
-    /// Whether `file` is a regular file (not a link to one) that this process's user owns.
+    /// Whether `file` is a regular file (not a link to one) that this process's user owns, with
+    /// no other name: a hard link to a file elsewhere would have the download write there.
     private static func isOwnRegularFile(_ file: URL) -> Bool {
         var status = stat()
-        return lstat(file.path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG && status.st_uid == getuid()
+        return lstat(file.path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG && status.st_uid == getuid() && status.st_nlink == 1
     }
 
     /// Deletes the bytes kept and the record of them: the download will not be resumed. Bytes

@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// A download's partial file, opened for reading and writing as the answer's head comes: never
+/// through a link, and only when it is a regular file of this user's with no other name. Checked
+/// when the download was resumed, the file could still be swapped for a link before the head
+/// came, and the download would then have truncated and written whatever the link points to.
+enum PartialFile {
+    /// Opens `file`; `creating` makes it anew, empty, when there is none (a link there is refused,
+    /// not followed). Throws when it cannot be opened so.
+    static func open(_ file: URL, creating: Bool) throws -> FileHandle {
+        let path = file.path
+        let flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (creating ? O_CREAT | O_TRUNC : 0)
+        let descriptor = systemOpen(path, flags, 0o666)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw NSError(domain: NSPOSIXErrorDomain, code: Int(code), userInfo: [
+                NSLocalizedDescriptionKey: "cannot open the download's partial file \(path): \(String(cString: strerror(code)))",
+                NSFilePathErrorKey: path,
+            ])
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid(), status.st_nlink == 1 else {
+            _ = close(descriptor)
+            throw CocoaError(.fileWriteNoPermission, userInfo: [
+                NSLocalizedDescriptionKey: "the download's partial file \(path) is not a regular file of this user's own with one name",
+                NSFilePathErrorKey: path,
+            ])
+        }
+        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    }
+}
+
+// The system's, under a name the type's own method does not hide.
+private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
