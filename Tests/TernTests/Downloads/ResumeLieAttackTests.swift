@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Resumed downloads against servers that lie about the rest of the file: another version's
 /// bytes under a range that starts right, a body longer or shorter than its `Content-Range`,
@@ -166,5 +169,49 @@ import TernTesting
         // Whatever the path, the file is one version, whole.
         #expect((1...10).contains { delivered == version($0) }, "a file of mixed versions was delivered")
         #expect(directory.files == ["file.bin"])
+    }
+}
+
+extension ResumeLieAttackTests {
+    /// Signs with "Bearer t<n>" and refreshes by counting up.
+    final class Tokens: APIDelegate {
+        let number = Locked(1)
+
+        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+            request.setValue("Bearer t\(number.withLock { $0 })", forHTTPHeaderField: "Authorization")
+        }
+
+        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+            number.withLock { $0 += 1 }
+            return Promise(value: (), in: .global())
+        }
+    }
+
+    /// A resume refused with a 401 (its error body in memory, not in the file) until the
+    /// delegate refreshes: sent again with the new token, it asks for the same range, and the
+    /// file is completed from it.
+    @Test func aResumeRefusedUntilRefreshedGoesOnFromItsBytes() async throws {
+        let directory = try Lie.Directory()
+        let server = try Lie.Server { request, _ in
+            if Lie.header("Authorization", in: request) == "Bearer t1" {
+                return Lie.answer("401 Unauthorized", "ETag: \"v9\"\r\n", body: Data("expired".utf8))
+            }
+            if Lie.header("Range", in: request) == "bytes=1999-", Lie.header("If-Range", in: request) == #""v1""# {
+                return Lie.answer("206 Partial Content", "ETag: \"v1\"\r\nContent-Range: bytes 1999-2999/3000\r\n", body: Lie.body(1).suffix(from: 1999))
+            }
+            return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
+        }
+        defer { server.stop() }
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let tokens = Tokens()
+        let api = try Lie.api()
+        api.delegate = tokens
+        let file = try await api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume).value
+        #expect(try Data(contentsOf: directory.destination) == Lie.body(1))
+        #expect(file.resumedBytes == 1999)
+        #expect(server.header("Authorization") == ["Bearer t1", "Bearer t2"])
+        #expect(server.header("Range") == ["bytes=1999-", "bytes=1999-"])
+        #expect(directory.files == ["file.bin"])
+        withExtendedLifetime(tokens) {}
     }
 }

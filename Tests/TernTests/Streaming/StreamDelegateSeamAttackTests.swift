@@ -61,10 +61,21 @@ import FoundationNetworking
         }
     }
 
-    static func api(_ tokens: Tokens) throws -> TestAPI {
-        let api = try TestAPI(baseURL: "http://127.0.0.1:1", configuration: APIConfiguration(timeout: 30, retryPolicy: .never))
+    static func api(_ tokens: Tokens?, plugins: [any Plugin] = []) throws -> TestAPI {
+        let api = try TestAPI(baseURL: "http://127.0.0.1:1", configuration: APIConfiguration(timeout: 30, retryPolicy: .never, plugins: plugins))
         api.delegate = tokens
         return api
+    }
+
+    /// A plugin that watches and does nothing: its presence has heads judged on the pipeline's queue.
+    struct Watching: Plugin {
+        func observe(_ event: PluginEvent, api: APIContext) {}
+    }
+
+    /// What judges a stream's head: the delegate (refusing the first token), a plugin, or nothing
+    /// of the app's (judged as it arrives).
+    enum Judge: String, CaseIterable, Sendable {
+        case delegate, plugin, none
     }
 
     /// Counts how often `promise` settles, and how.
@@ -112,12 +123,12 @@ import FoundationNetworking
     /// Cancelled at every step (before its redirects, during them, while the refresh is under
     /// way, at the head, mid-body, after the end): the head promise settles once, with the
     /// response or `.cancelled`, and the stream ends.
-    @Test(arguments: [0, 1, 3, 8, 20, 40, 60, 90, 150, 300])
-    func aStreamCancelledAtAnyStepSettlesOnce(afterMilliseconds delay: Int) async throws {
+    @Test(arguments: Judge.allCases, [0, 1, 3, 8, 20, 40, 60, 90, 150, 300])
+    func aStreamCancelledAtAnyStepSettlesOnce(judge: Judge, afterMilliseconds delay: Int) async throws {
         let server = try Self.server(pause: 20)
         defer { server.stop() }
-        let tokens = Tokens()
-        let api = try Self.api(tokens)
+        let tokens = judge == .delegate ? Tokens() : nil
+        let api = try Self.api(tokens, plugins: judge == .plugin ? [Watching()] : [])
         let settlements = Settlements()
         let stream = api.stream(route: .get(server.baseURL + "/a"))
         settlements.watch(stream.response)
