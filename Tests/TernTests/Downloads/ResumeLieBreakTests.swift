@@ -79,3 +79,54 @@ extension ResumeLie {
         do { return .success(try await promise.value) } catch { return .failure(error) }
     }
 }
+
+extension ResumeLieBreakTests {
+    /// The partial file Tern recorded is replaced, before the resume is read back, by a hard link
+    /// to a file outside the destination's directory: a regular file of the user's own, beside
+    /// the destination and named as Tern names them, which `ResumableDownload.pending(for:)`
+    /// takes. The file outside must be left as it was; today the resume truncates it at the
+    /// offset and writes the rest of the body into it (the inode it shares with the link).
+    @Test func aPartialFileSwappedForAHardLinkWritesNothingOutside() async throws {
+        let directory = try Lie.Directory()
+        // Beside the destination's directory, on the same file system (a hard link needs one).
+        let outside = try Lie.Directory()
+        let victim = outside.url.appendingPathComponent("victim.bin")
+        let victimBytes = Lie.body(1).prefix(2000) + Data(repeating: 0x21, count: 5000)
+        try victimBytes.write(to: victim)
+        let server = try Lie.Server { request, _ in
+            if Lie.header("Range", in: request) != nil {
+                return Lie.answer("206 Partial Content", "ETag: \"v1\"\r\nContent-Range: bytes 1999-2999/3000\r\n", body: Lie.body(1).suffix(from: 1999))
+            }
+            return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
+        }
+        defer { server.stop() }
+        let recorded = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        try FileManager.default.removeItem(at: recorded.partialFile)
+        try FileManager.default.linkItem(at: victim, to: recorded.partialFile)
+        let resume = ResumableDownload.pending(for: directory.destination)
+        let api = try Lie.api()
+        let result = await Lie.result(of: api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume))
+        #expect(try Data(contentsOf: victim) == victimBytes, "the file outside the destination's directory was written: \(result)")
+    }
+
+    /// A download that failed leaves bytes and a record; a later download to the same
+    /// destination that does not take them delivers its file and leaves nothing beside it:
+    /// neither the record nor the bytes it named, which nothing could resume any more. Today
+    /// `DownloadFile.move(body:)` deletes the record (`recordFile(for:)`) but not the partial
+    /// file it named: a hidden `.file.bin.<UUID>.tern-partial` stays beside the file for good.
+    @Test func aDownloadThatDoesNotTakeTheKeptBytesLeavesNothingBeside() async throws {
+        let directory = try Lie.Directory()
+        let server = try Lie.Server(closesAfter: { $0 == 1 }) { _, index in
+            let whole = Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
+            return index == 1 ? Array(whole.dropLast(1000)) : whole
+        }
+        defer { server.stop() }
+        let api = try Lie.api()
+        let error = await apiError(of: api.download(route: .get(server.url + "/file"), to: directory.destination))
+        #expect(error?.caseName == "transportFailed")
+        #expect(ResumableDownload.pending(for: directory.destination)?.offset == 2000)
+        _ = try await api.download(route: .get(server.url + "/file"), to: directory.destination).value
+        #expect(try Data(contentsOf: directory.destination) == Lie.body(1))
+        #expect(directory.files == ["file.bin"])
+    }
+}
