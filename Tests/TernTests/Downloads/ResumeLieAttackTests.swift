@@ -1,0 +1,217 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Resumed downloads against servers that lie about the rest of the file: another version's
+/// bytes under a range that starts right, a body longer or shorter than its `Content-Range`,
+/// a resume sent elsewhere by a redirect, a partial file that became a directory. The file
+/// delivered is the server's current version byte for byte, or the promise fails typed and no
+/// file is delivered; no record is left beside a delivered file.
+@Suite(.onTestThreads, .timeLimit(.minutes(2))) struct ResumeLieAttackTests {
+    typealias Lie = ResumeLie
+
+    /// The server has version 2 now, and ignores `If-Range`: the range it sends starts at the
+    /// byte asked for, which both versions share, but names the new `ETag`. Not appended: the
+    /// download starts over and delivers version 2.
+    @Test func aRangeOfAnotherVersionStartsOver() async throws {
+        let directory = try Lie.Directory()
+        let server = try Lie.Server { request, _ in
+            let current = Lie.body(2)
+            if Lie.header("Range", in: request) != nil {
+                return Lie.answer("206 Partial Content", "ETag: \"v2\"\r\nContent-Range: bytes 1999-2999/3000\r\n", body: current.suffix(from: 1999))
+            }
+            return Lie.answer("200 OK", "ETag: \"v2\"\r\n", body: current)
+        }
+        defer { server.stop() }
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let api = try Lie.api()
+        let file = try await api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume).value
+        #expect(try Data(contentsOf: directory.destination) == Lie.body(2))
+        #expect(file.resumedBytes == 0)
+        #expect(file.response.statusCode == 200)
+        #expect(server.header("Range") == ["bytes=1999-", nil])
+        #expect(server.header("If-Range") == [#""v1""#, nil])
+        #expect(directory.files == ["file.bin"])
+    }
+
+    /// A 206 whose `Content-Range` starts where asked and names the file's length, but whose body
+    /// says otherwise: longer (another, longer version's tail) or shorter. The file would not be
+    /// the server's: the promise fails, and nothing is delivered.
+    @Test(arguments: [("longer", 1500), ("shorter", 500)])
+    func aRangeWhoseBodyIsNotItsLengthIsNotDelivered(_ kind: String, bodyLength: Int) async throws {
+        let directory = try Lie.Directory()
+        let tail = Data(Lie.body(1, bytes: 5000).dropFirst(1999).prefix(bodyLength))
+        let server = try Lie.Server { request, _ in
+            if Lie.header("Range", in: request) != nil {
+                return Lie.answer("206 Partial Content", "ETag: \"v1\"\r\nContent-Range: bytes 1999-2999/3000\r\n", body: tail)
+            }
+            return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
+        }
+        defer { server.stop() }
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let api = try Lie.api()
+        let error = await apiError(of: api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume))
+        #expect(error?.caseName == "transportFailed", "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: directory.destination.path))
+        #expect(server.header("Range") == ["bytes=1999-"])
+    }
+
+    /// A resume answered by a redirect on the same origin: the next leg asks for the same range
+    /// under the same validator, and the file is completed from it.
+    @Test func aResumeRedirectedOnItsOriginAsksForTheSameRange() async throws {
+        let directory = try Lie.Directory()
+        let server = try Lie.Server { request, _ in
+            guard request.hasPrefix("GET /moved ") else { return Lie.answer("302 Found", "Location: /moved\r\n") }
+            if Lie.header("Range", in: request) == "bytes=1999-", Lie.header("If-Range", in: request) == #""v1""# {
+                return Lie.answer("206 Partial Content", "ETag: \"v1\"\r\nContent-Range: bytes 1999-2999/3000\r\n", body: Lie.body(1).suffix(from: 1999))
+            }
+            return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
+        }
+        defer { server.stop() }
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let api = try Lie.api()
+        let file = try await api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume).value
+        #expect(try Data(contentsOf: directory.destination) == Lie.body(1))
+        #expect(file.resumedBytes == 1999)
+        #expect(server.header("Range") == ["bytes=1999-", "bytes=1999-"])
+        #expect(server.header("If-Range") == [#""v1""#, #""v1""#])
+        #expect(directory.files == ["file.bin"])
+    }
+
+    /// A resume sent with credentials and redirected to another origin: the range and its
+    /// validator go along (they say nothing secret), the credentials do not; the other origin's
+    /// file, a different version, is delivered whole.
+    @Test(arguments: [false, true]) func aResumeRedirectedToAnotherOriginLeavesItsCredentials(otherVersionMatches: Bool) async throws {
+        let directory = try Lie.Directory()
+        let other = try Lie.Server { request, _ in
+            let tag = otherVersionMatches ? "v1" : "v2"
+            let body = Lie.body(otherVersionMatches ? 1 : 2)
+            if Lie.header("Range", in: request) == "bytes=1999-", Lie.header("If-Range", in: request) == "\"\(tag)\"" {
+                return Lie.answer("206 Partial Content", "ETag: \"\(tag)\"\r\nContent-Range: bytes 1999-2999/3000\r\n", body: body.suffix(from: 1999))
+            }
+            return Lie.answer("200 OK", "ETag: \"\(tag)\"\r\n", body: body)
+        }
+        defer { other.stop() }
+        let first = try Lie.Server { _, _ in Lie.answer("302 Found", "Location: \(other.url)/elsewhere\r\n") }
+        defer { first.stop() }
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: first.url)
+        let api = try Lie.api()
+        let file = try await api.download(route: .get(first.url + "/file"), parameters: Lie.Headers(values: ["Authorization": "Bearer secret"]),
+                                          to: directory.destination, resumingFrom: resume).value
+        #expect(try Data(contentsOf: directory.destination) == Lie.body(otherVersionMatches ? 1 : 2))
+        #expect(file.resumedBytes == (otherVersionMatches ? 1999 : 0))
+        #expect(first.header("Authorization") == ["Bearer secret"])
+        #expect(other.header("Authorization").allSatisfy { $0 == nil })
+        #expect(other.header("Range").first == "bytes=1999-")
+        #expect(other.header("If-Range").first == #""v1""#)
+        #expect(directory.files == ["file.bin"])
+    }
+
+    /// The partial file became a directory (with a file in it) while the resume was on its way:
+    /// the promise fails typed, nothing is delivered, and the directory keeps what it holds.
+    @Test func aPartialFileThatBecameADirectoryFailsTyped() async throws {
+        let directory = try Lie.Directory()
+        let swapped = Lie.Shared<URL?>(nil)
+        let server = try Lie.Server { request, _ in
+            if Lie.header("Range", in: request) != nil, let partial = swapped.value {
+                try? FileManager.default.removeItem(at: partial)
+                try? FileManager.default.createDirectory(at: partial, withIntermediateDirectories: false)
+                try? Data("keep".utf8).write(to: partial.appendingPathComponent("keep.txt"))
+                return Lie.answer("206 Partial Content", "ETag: \"v1\"\r\nContent-Range: bytes 1999-2999/3000\r\n", body: Lie.body(1).suffix(from: 1999))
+            }
+            return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
+        }
+        defer { server.stop() }
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        swapped.value = resume.partialFile
+        let api = try Lie.api()
+        let error = await apiError(of: api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume))
+        guard case .fileFailed(let failure)? = error else {
+            Issue.record("expected fileFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.reason == .writeFailed)
+        #expect(!FileManager.default.fileExists(atPath: directory.destination.path))
+        #expect(FileManager.default.contents(atPath: resume.partialFile.appendingPathComponent("keep.txt").path) == Data("keep".utf8))
+        // What is left cannot be taken for a resume: the bytes are not a file.
+        #expect(ResumableDownload.pending(for: directory.destination) == nil)
+    }
+
+    /// A retry whose attempt is cut again and again, each time by a server that then changes
+    /// version under the same `ETag` at the byte held: every overlap that differs starts over,
+    /// and the file delivered is the last version, whole.
+    @Test func aFileChangingAtTheHeldByteOnEveryRetryIsDeliveredWhole() async throws {
+        let directory = try Lie.Directory()
+        // Version n's bytes: the base pattern, every byte offset by n.
+        @Sendable func version(_ n: Int) -> Data { Data(Lie.body(1).map { $0 &+ UInt8(n) }) }
+        let cut = Lie.Shared(Set<Int>())
+        let server = try Lie.Server(closesAfter: { cut.value.contains($0) }) { request, index in
+            let current = version(index)
+            if let range = Lie.header("Range", in: request), let start = Int(range.dropFirst("bytes=".count).dropLast()) {
+                return Lie.answer("206 Partial Content", "ETag: \"v1\"\r\nContent-Range: bytes \(start)-2999/3000\r\n", body: current.suffix(from: start))
+            }
+            // Cut after 1000 bytes the first three times.
+            if index < 4 {
+                cut.update { _ = $0.insert(index) }
+                return Array(Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: current).dropLast(2000))
+            }
+            return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: current)
+        }
+        defer { server.stop() }
+        let api = try Lie.api(retryPolicy: RetryPolicy(maxRetries: 5, baseDelay: 0.01, jitter: false))
+        let file = try await api.download(route: .get(server.url + "/file"), to: directory.destination).value
+        let delivered = try Data(contentsOf: directory.destination)
+        #expect(file.response.statusCode == 200 || file.response.statusCode == 206)
+        // Whatever the path, the file is one version, whole.
+        #expect((1...10).contains { delivered == version($0) }, "a file of mixed versions was delivered")
+        #expect(directory.files == ["file.bin"])
+    }
+}
+
+extension ResumeLieAttackTests {
+    /// Signs with "Bearer t<n>" and refreshes by counting up.
+    final class Tokens: APIDelegate {
+        let number = Locked(1)
+
+        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+            request.setValue("Bearer t\(number.withLock { $0 })", forHTTPHeaderField: "Authorization")
+        }
+
+        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+            number.withLock { $0 += 1 }
+            return Promise(value: (), in: .global())
+        }
+    }
+
+    /// A resume refused with a 401 (its error body in memory, not in the file) until the
+    /// delegate refreshes: sent again with the new token, it asks for the same range, and the
+    /// file is completed from it.
+    @Test func aResumeRefusedUntilRefreshedGoesOnFromItsBytes() async throws {
+        let directory = try Lie.Directory()
+        let server = try Lie.Server { request, _ in
+            if Lie.header("Authorization", in: request) == "Bearer t1" {
+                return Lie.answer("401 Unauthorized", "ETag: \"v9\"\r\n", body: Data("expired".utf8))
+            }
+            if Lie.header("Range", in: request) == "bytes=1999-", Lie.header("If-Range", in: request) == #""v1""# {
+                return Lie.answer("206 Partial Content", "ETag: \"v1\"\r\nContent-Range: bytes 1999-2999/3000\r\n", body: Lie.body(1).suffix(from: 1999))
+            }
+            return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
+        }
+        defer { server.stop() }
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let tokens = Tokens()
+        let api = try Lie.api()
+        api.delegate = tokens
+        let file = try await api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume).value
+        #expect(try Data(contentsOf: directory.destination) == Lie.body(1))
+        #expect(file.resumedBytes == 1999)
+        #expect(server.header("Authorization") == ["Bearer t1", "Bearer t2"])
+        #expect(server.header("Range") == ["bytes=1999-", "bytes=1999-"])
+        #expect(directory.files == ["file.bin"])
+        withExtendedLifetime(tokens) {}
+    }
+}
