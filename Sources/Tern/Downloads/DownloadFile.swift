@@ -248,8 +248,10 @@ final class DownloadFile: Sendable {
             state.isClosed = true
             let manager = FileManager.default
             defer {
-                // Moved, or not movable: either way no longer the download's to keep.
+                // Moved, or not movable: either way no longer the download's to keep; nor the
+                // bytes an earlier download kept for the destination, which nothing can resume now.
                 try? manager.removeItem(at: state.partialFile)
+                ResumableDownload.recorded(for: destination)?.discard()
                 try? manager.removeItem(at: ResumableDownload.recordFile(for: destination))
             }
             try Self.close(&state)
@@ -311,25 +313,5 @@ final class DownloadFile: Sendable {
     private static func isIdentityEncoded(_ response: ResponseHead) -> Bool {
         let encoding = response.headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces).lowercased()
         return encoding == nil || encoding == "identity" || encoding == ""
-    }
-}
-
-/// A `Content-Range` header of a 206: `bytes <start>-<end>/<total or *>`.
-struct ContentRange: Equatable {
-    let start: Int64
-    let end: Int64
-    let total: Int64?
-
-    init?(_ header: String?) {
-        guard let header, header.lowercased().hasPrefix("bytes ") else { return nil }
-        let spec = header.dropFirst("bytes ".count).split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-        let bounds = spec[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard spec.count == 2, bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]), start >= 0, end >= start
-        else { return nil }
-        let total = Int64(spec[1])
-        guard spec[1] == "*" || (total.map { $0 > end } ?? false) else { return nil }
-        self.start = start
-        self.end = end
-        self.total = total
     }
 }

@@ -43,11 +43,18 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
     /// names them; in a directory others may write to (`/tmp`), a record planted there could
     /// otherwise have a download write into, move or delete any file the user can.
     public static func pending(for destination: URL) -> ResumableDownload? {
+        guard let record = recorded(for: destination), let size = fileSize(of: record.partialFile), size >= record.offset else { return nil }
+        return record
+    }
+
+    /// The record beside `destination`, if Tern wrote it and its bytes are where Tern keeps
+    /// them, however many bytes are left.
+    static func recorded(for destination: URL) -> ResumableDownload? {
         let recordFile = recordFile(for: destination)
         guard isOwnRegularFile(recordFile), let data = FileManager.default.contents(atPath: recordFile.path),
               let record = try? JSONDecoder().decode(ResumableDownload.self, from: data),
-              record.destination.standardizedFileURL == destination.standardizedFileURL, record.keepsItsBytesBesideItsDestination,
-              let size = fileSize(of: record.partialFile), size >= record.offset else { return nil }
+              record.destination.standardizedFileURL == destination.standardizedFileURL, record.keepsItsBytesBesideItsDestination
+        else { return nil }
         return record
     }
 
