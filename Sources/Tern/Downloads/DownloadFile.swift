@@ -50,6 +50,8 @@ final class DownloadFile: Sendable {
         var asksOwnRange = false
         var isPrepared = false
         var isClosed = false
+        /// Whether the attempt's body goes to the file (not to memory, as an error's does).
+        var bodyInFile = false
     }
 
     let destination: URL
@@ -80,6 +82,7 @@ final class DownloadFile: Sendable {
         state.withLock { state in
             state.asksOwnRange = asksOwnRange
             state.overlap = Data()
+            state.bodyInFile = false
             // What an attempt cut short had gathered goes to disk first, or out of the count.
             try? Self.close(&state)
             if !state.isPrepared {
@@ -120,6 +123,7 @@ final class DownloadFile: Sendable {
                 state.overlap = try handle.read(upToCount: Int(state.offset - range.start)) ?? Data()
                 try handle.truncate(atOffset: UInt64(state.offset))
                 state.handle = handle
+                state.bodyInFile = true
                 state.resumedBytes = range.start
                 // Of a length not known (`bytes 10-99/*`), the range's end is the file's: a body
                 // shorter or longer than the range it names is not delivered as the whole.
@@ -141,6 +145,7 @@ final class DownloadFile: Sendable {
             case 200..<300:
                 // The whole body: whatever was on disk goes.
                 state.handle = try PartialFile.open(state.partialFile, creating: true)
+                state.bodyInFile = true
                 state.offset = 0
                 state.resumedBytes = 0
                 state.validator = Self.isIdentityEncoded(response) ? Self.strongValidator(of: response) : nil
@@ -255,8 +260,12 @@ final class DownloadFile: Sendable {
                 try? manager.removeItem(at: ResumableDownload.recordFile(for: destination))
             }
             try Self.close(&state)
-            if !manager.fileExists(atPath: state.partialFile.path) {
-                try body.write(to: state.partialFile)
+            // A body that went to the file is moved as it is: a file gone meanwhile (deleted
+            // under the download) fails the move, never delivers an empty file.
+            if !state.bodyInFile {
+                let handle = try PartialFile.open(state.partialFile, creating: true)
+                try handle.write(contentsOf: body)
+                try handle.close()
             }
             if replacing {
                 // rename(2) replaces the destination in one step: it is never missing in between.

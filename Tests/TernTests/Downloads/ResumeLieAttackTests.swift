@@ -215,3 +215,35 @@ extension ResumeLieAttackTests {
         withExtendedLifetime(tokens) {}
     }
 }
+
+extension ResumeLieAttackTests {
+    /// The partial file deleted under a download (by a cleaner, or by hand) while its body
+    /// still comes: the download fails at the move, typed, and delivers nothing; it delivered
+    /// an empty file as complete before.
+    @Test func aPartialFileDeletedUnderTheDownloadFailsItsMove() async throws {
+        let directory = try Lie.Directory()
+        let deleted = DispatchSemaphore(value: 0)
+        let body = Lie.body(1, bytes: 300_000)
+        let raw = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            let answer = Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: body)
+            let split = answer.count - 200_000
+            guard connection.send(Array(answer[..<split])) else { return }
+            _ = deleted.wait(timeout: .now() + 30)
+            _ = connection.send(Array(answer[split...]))
+        }
+        defer { raw.stop() }
+        let api = try Lie.api()
+        let promise = api.download(route: .get(raw.baseURL + "/file"), to: directory.destination)
+        let partial: @Sendable () -> URL? = {
+            directory.files.first { $0.hasSuffix(".tern-partial") }.map { directory.url.appendingPathComponent($0) }
+        }
+        // Its bytes so far written (a mebibyte is gathered before a write, and the end flushes).
+        #expect(await eventually { partial() != nil })
+        try FileManager.default.removeItem(at: try #require(partial()))
+        deleted.signal()
+        let error = await apiError(of: promise)
+        #expect(error?.caseName == "fileFailed")
+        #expect(!FileManager.default.fileExists(atPath: directory.destination.path))
+    }
+}
