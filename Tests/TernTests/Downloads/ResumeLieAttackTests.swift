@@ -246,4 +246,54 @@ extension ResumeLieAttackTests {
         #expect(error?.caseName == "fileFailed")
         #expect(!FileManager.default.fileExists(atPath: directory.destination.path))
     }
+
+    /// Makes `directory` immutable or not with chattr(1): nothing in it can be created, renamed
+    /// or deleted, even by root (the tests run as root, whom a read-only mode does not stop).
+    /// Returns whether it could.
+    static func setImmutable(_ directory: URL, _ immutable: Bool) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+        process.arguments = [immutable ? "+i" : "-i", directory.path]
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    /// The destination's directory becomes unwritable between a cut attempt and its resume: the
+    /// resume's 206 is written into the partial file, but the file cannot be moved into place,
+    /// and the promise fails typed with nothing delivered. Once the directory is writable again,
+    /// what was kept resumes to the whole file and leaves nothing beside it.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr")))
+    func aDirectoryMadeUnwritableBeforeTheResumeFailsTypedAndResumesLater() async throws {
+        let directory = try Lie.Directory()
+        let server = try Lie.Server(closesAfter: { $0 == 1 }) { request, index in
+            if let range = Lie.header("Range", in: request), let start = Int(range.dropFirst("bytes=".count).dropLast()) {
+                return Lie.answer("206 Partial Content", "ETag: \"v1\"\r\nContent-Range: bytes \(start)-2999/3000\r\n", body: Lie.body(1).suffix(from: start))
+            }
+            let whole = Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
+            return index == 1 ? Array(whole.dropLast(1000)) : whole
+        }
+        defer { server.stop() }
+        let api = try Lie.api()
+        let url = server.url + "/file"
+        #expect(await apiError(of: api.download(route: .get(url), to: directory.destination))?.caseName == "transportFailed")
+        let kept = try #require(ResumableDownload.pending(for: directory.destination))
+        // Without chattr(1), or on a file system without the attribute (tmpfs), nothing to test.
+        guard Self.setImmutable(directory.url, true) else { return }
+        defer { _ = Self.setImmutable(directory.url, false) }
+        let error = await apiError(of: api.download(route: .get(url), to: directory.destination, resumingFrom: kept))
+        guard case .fileFailed(let failure)? = error else {
+            Issue.record("expected fileFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.reason == .moveFailed)
+        #expect(!FileManager.default.fileExists(atPath: directory.destination.path))
+        #expect(Self.setImmutable(directory.url, false))
+        let resume = ResumableDownload.pending(for: directory.destination)
+        let file = try await api.download(route: .get(url), to: directory.destination, resumingFrom: resume).value
+        #expect(try Data(contentsOf: directory.destination) == Lie.body(1))
+        #expect(file.response.statusCode == 206 || file.response.statusCode == 200)
+        #expect(directory.files == ["file.bin"])
+    }
 }
