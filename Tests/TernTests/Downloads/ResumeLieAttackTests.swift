@@ -174,18 +174,7 @@ import FoundationNetworking
 
 extension ResumeLieAttackTests {
     /// Signs with "Bearer t<n>" and refreshes by counting up.
-    final class Tokens: APIDelegate {
-        let number = Locked(1)
-
-        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
-            request.setValue("Bearer t\(number.withLock { $0 })", forHTTPHeaderField: "Authorization")
-        }
-
-        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
-            number.withLock { $0 += 1 }
-            return Promise(value: (), in: .global())
-        }
-    }
+    typealias Tokens = EventSourceTests.CountingTokens
 
     /// A resume refused with a 401 (its error body in memory, not in the file) until the
     /// delegate refreshes: sent again with the new token, it asks for the same range, and the
