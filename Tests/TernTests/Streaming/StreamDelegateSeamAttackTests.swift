@@ -132,7 +132,7 @@ import FoundationNetworking
         let settlements = Settlements()
         let stream = api.stream(route: .get(server.baseURL + "/a"))
         settlements.watch(stream.response)
-        let reading = Task {
+        let reading = Task.onTestThreads {
             var data = Data()
             for try await chunk in stream { data.append(chunk) }
             return data
