@@ -187,8 +187,9 @@ import FoundationNetworking
         try await Task.sleep(for: .milliseconds(500))
         let before = Self.openDescriptors()
         for index in 10..<110 { try? await round(index) }
-        // Connections close as their transports go: allow the last few a moment.
-        let settled = await eventually { Self.openDescriptors() <= before + 4 }
+        // Connections close as their transports go: allow the last few a moment. A leak of one a
+        // round is 100; tests running side by side hold some for a while.
+        let settled = await eventually { Self.openDescriptors() <= before + 30 }
         #expect(settled, "\(before) descriptors open before the hundred rounds, \(Self.openDescriptors()) after")
     }
 }
