@@ -96,13 +96,30 @@ extension CurlExchange {
         owned.value.connection.leave(loop.connections)
     }
 
-    /// Whether the connection libcurl chose was refused before anything of the request was
-    /// written, so that it can go again on a new one.
-    var wasRefusedBeforeWriting: Bool {
+    /// Whether the exchange, which libcurl ended with `code`, can go again on a new connection:
+    /// the connection libcurl chose was refused before anything of the request was written; or
+    /// an HTTP/2 connection kept from before ended (`CURLE_HTTP2`) before any byte of the answer
+    /// came to a request whose method may be sent twice and whose body was not read. That is a
+    /// GOAWAY that came as the request went out, for a stream the server did not take (RFC 9113,
+    /// section 6.8): libcurl 7.88 fails it rather than send it again.
+    func mayRunAgain(after code: Int32) -> Bool {
+        guard upload.readBytes == 0, !response.head.isComplete else { return false }
         switch stop {
-        case .strayInput?, .sharedConnection?: upload.readBytes == 0 && !response.head.isComplete
-        default: false
+        case .strayInput?, .sharedConnection?:
+            return true
+        case nil where HTTPMethod(rawValue: method).isIdempotent:
+            return crossedAGoAway(code)
+        default:
+            return false
         }
+    }
+
+    /// Whether libcurl ended the exchange with `code` as its kept HTTP/2 connection ended, before
+    /// any byte of the answer: as when a GOAWAY crossed the request.
+    func crossedAGoAway(_ code: Int32) -> Bool {
+        guard code == CurlCode.http2, response.head.status == 0 else { return false }
+        var connections = 0
+        return tern_curl_getinfo_long(curl, easy, CurlInfo.newConnections, &connections) == 0 && connections == 0
     }
 
     /// Readies the exchange to run again, on a connection of its own.

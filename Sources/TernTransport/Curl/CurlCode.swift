@@ -9,6 +9,8 @@ enum CurlCode {
     static let writeError: Int32 = 23
     static let readError: Int32 = 26
     static let abortedByCallback: Int32 = 42
+    /// CURLE_HTTP2: the HTTP/2 connection failed, a GOAWAY among the causes.
+    static let http2: Int32 = 16
     /// CURLE_SEND_FAIL_REWIND: libcurl would have sent the request again (its connection closed,
     /// or its HTTP/2 stream was refused, before any answer) but its body could not start over.
     static let rewindFailed: Int32 = 65

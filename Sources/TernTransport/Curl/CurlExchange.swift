@@ -169,6 +169,13 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
         var error = CurlFailure.error(code: code, stop: stop, pinnedKeys: pinnedKeys, head: head, url: url) {
             message(for: $0)
         }
+        if let code, stop == nil, crossedAGoAway(code) {
+            // Not sent again (``mayRunAgain(after:)``): said as HTTP/1.1's closed connection is.
+            error = URLError(.networkConnectionLost, userInfo: [
+                NSLocalizedDescriptionKey: "the HTTP/2 connection ended before any answer came; a \(method) is not sent again unasked",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        }
         if error == nil, case .by(let decoder) = response.decoding {
             do { try decoder.finish() } catch let failure { error = Stop.contentDecoding(failure).error(endingWith: CurlCode.writeError, url: url) }
         }

@@ -26,6 +26,9 @@ final class HTTP2Server: @unchecked Sendable {
         /// The answer, then, once the client has had it, `late` on the idle connection: in turn
         /// each frame's type, flags, stream (`nil`: the answered one) and payload.
         case answerThenLate([(type: Kind, flags: UInt8, stream: UInt32?, payload: Data)])
+        /// A GOAWAY (no error) whose last stream is the one before: the server is going away, and
+        /// did not take this one, which crossed the GOAWAY on the wire.
+        case goAway
     }
 
     let certificates: TestCertificates
@@ -161,6 +164,9 @@ final class HTTP2Server: @unchecked Sendable {
             for frame in late { send(frame.type, frame.flags, frame.stream ?? stream, frame.payload) }
             lock.withLock { sentLate += 1 }
             return
+        case .goAway?:
+            let last = stream > 2 ? stream - 2 : 0
+            return send(.goAway, 0, 0, Data([UInt8(last >> 24), UInt8(last >> 16 & 0xff), UInt8(last >> 8 & 0xff), UInt8(last & 0xff), 0, 0, 0, 0]))
         case nil:
             break
         }
