@@ -54,7 +54,7 @@ extension Promise {
         /// Whether the promise was cancelled; long work can check it to stop early.
         @inlinable
         public var isCancelled: Bool {
-            if case .failure(APIError.cancelled) = promise.currentResult { true } else { false }
+            promise.state.withLock { $0.isCancelled }
         }
 
         /// Runs `handler` when the promise is cancelled, at once if it already was.

@@ -101,15 +101,16 @@ public final class Promise<Value: Sendable>: Sendable {
     @inlinable
     package var isPending: Bool { state.withLock { $0.isPending } }
 
-    /// The result if the promise has settled, `nil` while it is pending.
+    /// The result if the promise has settled, `nil` while it is pending, and while the handlers
+    /// of a cancel under way run.
     @inlinable
-    public var currentResult: Result<Value, any Error>? { state.withLock { $0.result } }
+    public var currentResult: Result<Value, any Error>? { state.withLock { $0.shownResult } }
 
     /// Fails the promise with ``APIError/cancelled`` unless it has settled already.
     ///
-    /// Runs the producer's cancellation handlers and releases the promises this one waits on,
-    /// which are cancelled in turn when nothing else waits for them. Safe to call from any
-    /// thread, any number of times.
+    /// Runs the producer's cancellation handlers, which have run before anyone hears of the
+    /// cancel, and releases the promises this one waits on, which are cancelled in turn when
+    /// nothing else waits for them. Safe to call from any thread, any number of times.
     @inlinable
     public func cancel() {
         guard let settlement = state.withLock({ $0.cancel() }) else { return }

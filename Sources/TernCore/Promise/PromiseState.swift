@@ -50,6 +50,11 @@ package struct PromiseState<Value: Sendable>: Sendable {
     /// be cancelled, so the promise is never cancelled on behalf of its dependents.
     @usableFromInline
     var isPinned = false
+    /// Cancelled, its producer's handlers still running: the result is shown and delivered only
+    /// once they have run, so that whoever hears "cancelled" finds what they did (a download's
+    /// bytes kept for a resume).
+    @usableFromInline
+    var isCancelling = false
 
     @inlinable
     init(result: Result<Value, any Error>? = nil, upstream: (any Upstream)? = nil) {
@@ -85,9 +90,26 @@ package struct PromiseState<Value: Sendable>: Sendable {
     mutating func cancel() -> Settlement? {
         let handlers = cancelHandlers
         guard var settlement = settle(.failure(APIError.cancelled), releasingUpstream: true) else { return nil }
-        settlement.cancelHandlers = handlers
+        if !handlers.isEmpty {
+            // The delivery loop, run after the handlers, shows the result; callbacks registered
+            // meanwhile wait for it.
+            settlement.cancelHandlers = handlers
+            settlement.needsDelivery = true
+            isDelivering = true
+            isCancelling = true
+        }
         return settlement
     }
+
+    /// Whether the promise was cancelled, its handlers run or not.
+    @inlinable
+    var isCancelled: Bool {
+        if case .failure(APIError.cancelled)? = result { true } else { false }
+    }
+
+    /// The result as others may see it: none while the cancel's handlers run.
+    @inlinable
+    var shownResult: Result<Value, any Error>? { isCancelling ? nil : result }
 
     /// Adds a callback. Returns `true` when the caller must start a delivery loop because the
     /// promise has already settled and no loop is running.
@@ -104,6 +126,7 @@ package struct PromiseState<Value: Sendable>: Sendable {
     /// Hands the waiting callbacks to the delivery loop, or ends the loop when there are none.
     @inlinable
     mutating func takeCallbacks() -> (InlineList<Callback<Value>>, Result<Value, any Error>)? {
+        isCancelling = false
         guard let result, !callbacks.isEmpty else {
             isDelivering = false
             return nil

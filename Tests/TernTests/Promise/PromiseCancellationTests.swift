@@ -1,3 +1,4 @@
+import Foundation
 import Dispatch
 import Testing
 @testable import Tern
@@ -21,6 +22,39 @@ import Testing
         #expect(isCancelled(promise))
         #expect(handled.items == [true])
         resolver.fulfill(1)
+        #expect(isCancelled(promise))
+    }
+
+    /// The cancel's own handlers run before anyone hears "cancelled": whoever awaits the result,
+    /// reads it, or registers a callback meanwhile, from any thread, finds what they did (a
+    /// download's bytes kept for a resume). Before, the result showed as soon as it was set.
+    @Test func nobodyHearsOfACancelBeforeItsHandlersHaveRun() async {
+        let (promise, resolver) = Promise<Int>.pending(in: queue)
+        let handlerStarted = DispatchSemaphore(value: 0)
+        let handlerMayEnd = DispatchSemaphore(value: 0)
+        let handled = Recorder<Bool>()
+        resolver.onCancel {
+            handlerStarted.signal()
+            handlerMayEnd.wait()
+            handled.append(true)
+        }
+        let canceller = Thread { promise.cancel() }
+        canceller.start()
+        handlerStarted.wait()
+        // The promise is cancelled, its handler not done: what each way of asking sees.
+        #expect(promise.currentResult == nil)
+        #expect(resolver.isCancelled)
+        let heard = Recorder<String>()
+        promise.onError(in: .global()) { _ in heard.append("callback: handled \(handled.items == [true])") }
+        let waiting = Task.onTestThreads { () async -> Bool in
+            _ = await promise.result
+            return handled.items == [true]
+        }
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(heard.items.isEmpty)
+        handlerMayEnd.signal()
+        #expect(await waiting.value)
+        #expect(await eventually { heard.items == ["callback: handled true"] })
         #expect(isCancelled(promise))
     }
 
