@@ -52,6 +52,8 @@ final class DownloadFile: Sendable {
         var isClosed = false
         /// Whether the attempt's body goes to the file (not to memory, as an error's does).
         var bodyInFile = false
+        /// The file the partial file's name had when it was opened.
+        var identity: PartialFile.Identity?
     }
 
     let destination: URL
@@ -118,7 +120,8 @@ final class DownloadFile: Sendable {
                 guard let range = ContentRange(response.headers["Content-Range"]), range.start == asked, range.start < state.offset,
                       Self.response(response, keeps: state.validator),
                       Self.isIdentityEncoded(response) else { return .restart }
-                let handle = try PartialFile.open(state.partialFile, creating: false)
+                let (handle, identity) = try PartialFile.open(state.partialFile, creating: false)
+                state.identity = identity
                 try handle.seek(toOffset: UInt64(range.start))
                 state.overlap = try handle.read(upToCount: Int(state.offset - range.start)) ?? Data()
                 try handle.truncate(atOffset: UInt64(state.offset))
@@ -144,7 +147,7 @@ final class DownloadFile: Sendable {
                 fallthrough
             case 200..<300:
                 // The whole body: whatever was on disk goes.
-                state.handle = try PartialFile.open(state.partialFile, creating: true)
+                (state.handle, state.identity) = try PartialFile.open(state.partialFile, creating: true)
                 state.bodyInFile = true
                 state.offset = 0
                 state.resumedBytes = 0
@@ -263,9 +266,17 @@ final class DownloadFile: Sendable {
             // A body that went to the file is moved as it is: a file gone meanwhile (deleted
             // under the download) fails the move, never delivers an empty file.
             if !state.bodyInFile {
-                let handle = try PartialFile.open(state.partialFile, creating: true)
+                let (handle, identity) = try PartialFile.open(state.partialFile, creating: true)
+                state.identity = identity
                 try handle.write(contentsOf: body)
                 try handle.close()
+            }
+            // A link or another file put in the bytes' place after they were written is not delivered.
+            guard let identity = state.identity, PartialFile.names(state.partialFile, identity) else {
+                throw CocoaError(.fileWriteNoPermission, userInfo: [
+                    NSLocalizedDescriptionKey: "the download's partial file \(state.partialFile.path) was replaced while the download wrote it",
+                    NSFilePathErrorKey: state.partialFile.path,
+                ])
             }
             if replacing {
                 // rename(2) replaces the destination in one step: it is never missing in between.

@@ -286,3 +286,41 @@ extension ResumeLieAttackTests {
         #expect(directory.files == ["file.bin"])
     }
 }
+
+extension ResumeLieAttackTests {
+    /// The partial file swapped for a link to a file elsewhere while the body still comes: the
+    /// download goes on writing the file it opened, and fails at the move, typed; it moved the
+    /// link into place before, so that the destination named the other file, and whatever the
+    /// app then wrote to its download went there.
+    @Test func aPartialFileSwappedForALinkMidBodyIsNotDelivered() async throws {
+        let directory = try Lie.Directory()
+        let outside = try Lie.Directory()
+        let victim = outside.url.appendingPathComponent("victim.bin")
+        try Data("not the download".utf8).write(to: victim)
+        let swapped = DispatchSemaphore(value: 0)
+        let body = Lie.body(1, bytes: 300_000)
+        let raw = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            let answer = Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: body)
+            let split = answer.count - 200_000
+            guard connection.send(Array(answer[..<split])) else { return }
+            _ = swapped.wait(timeout: .now() + 30)
+            _ = connection.send(Array(answer[split...]))
+        }
+        defer { raw.stop() }
+        let api = try Lie.api()
+        let promise = api.download(route: .get(raw.baseURL + "/file"), to: directory.destination)
+        let partial: @Sendable () -> URL? = {
+            directory.files.first { $0.hasSuffix(".tern-partial") }.map { directory.url.appendingPathComponent($0) }
+        }
+        #expect(await eventually { partial() != nil })
+        let name = try #require(partial())
+        try FileManager.default.removeItem(at: name)
+        try FileManager.default.createSymbolicLink(at: name, withDestinationURL: victim)
+        swapped.signal()
+        let error = await apiError(of: promise)
+        #expect(error?.caseName == "fileFailed")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: directory.destination.path)) == nil)
+        #expect(try Data(contentsOf: victim) == Data("not the download".utf8))
+    }
+}
