@@ -170,9 +170,11 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
             message(for: $0)
         }
         if let code, stop == nil, crossedAGoAway(code) {
-            // Not sent again (``mayRunAgain(after:)``): said as HTTP/1.1's closed connection is.
+            // Not sent again (``readiesToRunAgain(after:)``), or sent again and ended so again:
+            // said as HTTP/1.1's closed connection is.
+            let again = HTTPMethod(rawValue: method).isIdempotent ? "" : "; a \(method) is not sent again unasked"
             error = URLError(.networkConnectionLost, userInfo: [
-                NSLocalizedDescriptionKey: "the HTTP/2 connection ended before any answer came; a \(method) is not sent again unasked",
+                NSLocalizedDescriptionKey: "the HTTP/2 connection ended before any answer came\(again)",
                 NSURLErrorFailingURLErrorKey: url,
             ])
         }

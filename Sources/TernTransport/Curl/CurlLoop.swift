@@ -312,7 +312,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             // Before the handle leaves the multi handle, which alone can still name its socket.
             connections.transferEnded(on: easy)
             let actions = state.finished(exchange, origin: exchange.admissionOrigin, code: result,
-                                         onRefusedConnection: exchange.mayRunAgain(after: result))
+                                         onRefusedConnection: exchange.readiesToRunAgain(after: result))
             let reporting = DispatchTime.now().uptimeNanoseconds
             if perform(actions, finished: true) { answeredAlone = reporting }
         }

@@ -59,25 +59,29 @@ import TernTesting
 
     /// A request that goes out on a kept connection as the server's GOAWAY comes the other way,
     /// on a stream past the GOAWAY's last: the server did not take it. One whose method may be
-    /// sent twice is sent again on a new connection and answered; a POST fails as connection
-    /// lost, and is not sent again unasked (libcurl's error does not say which stream the GOAWAY
-    /// named), as over HTTP/1.1.
-    @Test(arguments: [HTTPMethod.get, .delete, .post]) func aRequestThatCrossedAGoAwayIsSentAgainWhenItMayBe(_ method: HTTPMethod) async throws {
+    /// sent twice is sent again on a new connection, its body from the start, and answered; a
+    /// POST fails as connection lost, and is not sent again unasked (libcurl's error does not
+    /// say which stream the GOAWAY named), as over HTTP/1.1.
+    @Test(arguments: [HTTPMethod.get, .delete, .put, .post]) func aRequestThatCrossedAGoAwayIsSentAgainWhenItMayBe(_ method: HTTPMethod) async throws {
         let server = try HTTP2Server(answering: Self.body, misbehaving: [2: .goAway])
         let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never),
                               transport: try CurlTransport(trusting: server.certificates.authority), responseQueue: .global())
         let first: [Item] = try await api.request(route: .get(server.url + "/first")).value
         #expect(first == [Item(name: "tern")])
-        let crossing = await (api.request(route: Route(method: method, url: server.url + "/crossing")) as Promise<[Item]>).result
+        let body = method == .put || method == .post ? JSONParameters(Item(name: String(repeating: "x", count: 5_000))) : nil
+        let crossing = await (api.request(route: Route(method: method, url: server.url + "/crossing"), parameters: body) as Promise<[Item]>).result
+        let sent = try body.map { try JSONEncoder().encode($0.value) } ?? Data()
         if HTTPMethod.idempotent.contains(method) {
             #expect((try? crossing.get()) == [Item(name: "tern")], "\(crossing)")
             #expect(server.requests.count == 3 && server.connections == 2, "\(server.requests.count) requests on \(server.connections) connections")
+            #expect(server.requests.dropFirst().map(\.body) == [sent, sent])
         } else {
             guard case .failure(APIError.transportFailed(let failure)) = crossing else {
                 Issue.record("\(crossing)")
                 return
             }
             #expect((failure.underlying as? URLError)?.code == .networkConnectionLost, "\(failure)")
+            #expect("\(failure)".contains("not sent again unasked"), "\(failure)")
             #expect(failure.statusCode == nil)
             #expect(server.requests.count == 2)
         }
