@@ -3,6 +3,7 @@ import Dispatch
 import Testing
 @testable import Tern
 @testable import TernCore
+import TernTesting
 
 /// A cancel is heard only once its handlers have run (ef859c9), attacked: handlers that use
 /// the promise they cancel (register on it, read it, cancel it again, settle it, cancel
@@ -220,6 +221,49 @@ import Testing
             #expect(heard == "cancelled, 3 handled", "\(kind) round \(round)")
             if heard != "cancelled, 3 handled" { return }
         }
+    }
+
+    /// A download cancelled from another thread at a point that moves from round to round (at
+    /// once, at its first byte, halfway, at its last byte), sixty times: whoever hears
+    /// "cancelled" finds the kept partial file and its record, nothing, or the whole
+    /// destination alone (as LastByteCancelAttackTests checks).
+    @Test(.timeLimit(.minutes(3))) func aDownloadCancelledFromAnotherThreadAtMovingPoints() async throws {
+        let size = LastByteCancelAttackTests.size
+        let server = try LoopbackServer { request in ServerResponse.file(LastByteCancelAttackTests.body, for: request, etag: "\"v49\"") }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(),
+                              responseQueue: .global())
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("tern-moving-cancel-\(UUID())")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        var outcomes: [String: Int] = [:]
+        for round in 0..<60 {
+            let directory = root.appendingPathComponent("\(round)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+            let destination = directory.appendingPathComponent("file.bin")
+            let promise = api.download(route: .get(server.baseURL + "/file"), to: destination)
+            let canceller = DispatchSemaphore(value: 0)
+            Thread {
+                canceller.wait()
+                promise.cancel()
+            }.start()
+            let threshold: Int64? = switch round % 4 {
+            case 0: nil
+            case 1: 1
+            case 2: Int64(size / 2)
+            default: Int64(size)
+            }
+            if let threshold {
+                _ = promise.onProgress(in: .global()) { if $0.completedBytes >= threshold { canceller.signal() } }
+            } else {
+                canceller.signal()
+            }
+            let result = await promise.result
+            canceller.signal()
+            let outcome = try await LastByteCancelAttackTests.check(result, destination: destination, in: directory, api: api, round: round)
+            outcomes[outcome, default: 0] += 1
+        }
+        print("CancelVisibilityAttackTests moving points: \(outcomes)")
     }
 
     /// Cancels `promise` from a thread of its own; says what a Task awaiting it heard, and how

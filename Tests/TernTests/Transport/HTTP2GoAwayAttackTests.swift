@@ -270,6 +270,37 @@ final class ScriptedHTTP2Server: @unchecked Sendable {
         }
     }
 
+    /// The same server, closing each connection after its GOAWAY, and the API retrying as by
+    /// default (twice, for these methods and connection lost): each attempt sends the GET at
+    /// most twice, and the request fails, typed, after six sends at most.
+    @Test(arguments: [false, true]) func aServerThatSaysGoAwayToEverythingUnderTheRetryPolicy(closes: Bool) async throws {
+        let server = try ScriptedHTTP2Server { request, connection in
+            guard request.connection == 1, request.stream == 1 else {
+                connection.goAway(lastStream: request.stream > 2 ? request.stream - 2 : 0)
+                if closes {
+                    usleep(20_000)
+                    connection.closes = true
+                }
+                return
+            }
+            connection.answer(request.stream)
+        }
+        let api = try Self.api(server, policy: RetryPolicy(maxRetries: 2, baseDelay: 0.01, jitter: false))
+        try await Self.warmUp(api, server)
+        let result = await (api.request(route: .get(server.url + "/again")) as Promise<[Item]>).result
+        guard case .failure(APIError.transportFailed(let failure)) = result else {
+            Issue.record("\(result)")
+            return
+        }
+        #expect(failure.statusCode == nil)
+        #expect(failure.underlying is URLError, "\(failure)")
+        let sent = server.requests.count - 1
+        #expect(sent >= 3 && sent <= 6, "\(server.requests)")
+        // Nothing more once it has failed.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(server.requests.count == sent + 1)
+    }
+
     /// The answer's HEADERS come, then a GOAWAY, and the connection closes before any DATA.
     /// When the GOAWAY's last stream is the request's (`covers`), a byte of the answer came
     /// from a server that took it: it is not sent again, and fails as connection lost. When the
