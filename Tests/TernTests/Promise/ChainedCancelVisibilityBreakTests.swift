@@ -1,0 +1,66 @@
+import Foundation
+import Dispatch
+import Testing
+@testable import Tern
+@testable import TernCore
+import TernTesting
+
+/// A cancel is heard only once its handlers have run (ef859c9), but not down a chain: a step
+/// (`map`, `then`, `recover`, `onResult`) cancelled from another thread is heard as cancelled
+/// before the handlers of the promise it waits on, which its cancel cancels in turn.
+/// `Promise.carryOut` delivers the step's result before it releases the upstream, whose
+/// cancel runs the producer's handlers: whoever awaits `download(…).map { … }` can hear
+/// "cancelled" while the download's handler is still keeping its bytes.
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ChainedCancelVisibilityBreakTests {
+    let queue = DispatchQueue(label: "tern.test.chained-cancel-visibility")
+
+    @Test(arguments: ["map", "then", "recover", "onResult"]) func aStepIsHeardAfterTheHandlersItsCancelRuns(_ step: String) async {
+        let (producer, resolver) = Promise<Int>.pending(in: queue)
+        let handled = Recorder<Int>()
+        resolver.onCancel {
+            usleep(20_000)   // a handler that takes a moment (a download keeping its bytes)
+            handled.append(0)
+        }
+        let derived: Promise<Int> = switch step {
+        case "map": producer.map { $0 }
+        case "then": producer.then { Promise(value: $0) }
+        case "recover": producer.recover { _ in 0 }
+        default: producer.onResult { _ in }
+        }
+        let heard = await CancelVisibilityAttackTests.heardAfterACancelFromAnotherThread(derived, handled: handled)
+        #expect(heard == "cancelled, 1 handled", "\(step)")
+        #expect(await eventually { handled.items == [0] })
+    }
+    /// The download of LastByteCancelAttackTests, through a `map`, cancelled from another
+    /// thread near its last byte, fifty times: whoever hears "cancelled" must find the kept
+    /// partial file and its record, nothing, or the whole destination alone.
+    @Test(.timeLimit(.minutes(3))) func aMappedDownloadCancelledFromAnotherThread() async throws {
+        let size = LastByteCancelAttackTests.size
+        let server = try LoopbackServer { request in ServerResponse.file(LastByteCancelAttackTests.body, for: request, etag: "\"v49\"") }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(),
+                              responseQueue: .global())
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("tern-mapped-cancel-\(UUID())")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        var outcomes: [String: Int] = [:]
+        for round in 0..<50 {
+            let directory = root.appendingPathComponent("\(round)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+            let destination = directory.appendingPathComponent("file.bin")
+            let mapped = api.download(route: .get(server.baseURL + "/file"), to: destination).map { $0 }
+            let canceller = DispatchSemaphore(value: 0)
+            Thread {
+                canceller.wait()
+                mapped.cancel()
+            }.start()
+            let threshold = Int64(round % 2 == 0 ? size : size / 2)
+            _ = mapped.onProgress(in: .global()) { if $0.completedBytes >= threshold { canceller.signal() } }
+            let result = await mapped.result
+            canceller.signal()
+            let outcome = try await LastByteCancelAttackTests.check(result, destination: destination, in: directory, api: api, round: round)
+            outcomes[outcome, default: 0] += 1
+        }
+        print("ChainedCancelVisibilityBreakTests: \(outcomes)")
+    }
+}
