@@ -137,12 +137,13 @@ public final class Promise<Value: Sendable>: Sendable {
         if state.withLock({ $0.settle(result) })?.needsDelivery == true { loop.deliver(self) }
     }
 
-    /// Runs the handlers and delivery a settlement calls for, then releases the upstream chain.
+    /// Runs the handlers a settlement calls for, releases the upstream chain (cancelling what
+    /// nothing else waits for), then delivers: whoever hears of a cancel finds what it caused.
     @inlinable
     func carryOut(_ settlement: PromiseState<Value>.Settlement) {
         settlement.cancelHandlers.forEach { $0.run() }
-        if settlement.needsDelivery { DeliveryLoop.run(self, on: nil) }
         Self.release(settlement.releasedUpstream)
+        if settlement.needsDelivery { DeliveryLoop.run(self, on: nil) }
     }
 
     /// Releases `upstream`, then whatever that cancels in turn, one promise at a time: a chain

@@ -50,8 +50,8 @@ package struct PromiseState<Value: Sendable>: Sendable {
     /// be cancelled, so the promise is never cancelled on behalf of its dependents.
     @usableFromInline
     var isPinned = false
-    /// Cancelled, its producer's handlers still running: the result is shown and delivered only
-    /// once they have run, so that whoever hears "cancelled" finds what they did (a download's
+    /// Cancelled, its producer's handlers (or those of the promises it cancels in turn) still
+    /// running: the result is shown and delivered only once they have run, so that whoever hears "cancelled" finds what they did (a download's
     /// bytes kept for a resume).
     @usableFromInline
     var isCancelling = false
@@ -90,9 +90,10 @@ package struct PromiseState<Value: Sendable>: Sendable {
     mutating func cancel() -> Settlement? {
         let handlers = cancelHandlers
         guard var settlement = settle(.failure(APIError.cancelled), releasingUpstream: true) else { return nil }
-        if !handlers.isEmpty {
-            // The delivery loop, run after the handlers, shows the result; callbacks registered
-            // meanwhile wait for it.
+        if !handlers.isEmpty || settlement.releasedUpstream != nil {
+            // The delivery loop, run after the handlers and the upstream's release (which runs
+            // the handlers of what it cancels), shows the result; callbacks registered meanwhile
+            // wait for it.
             settlement.cancelHandlers = handlers
             settlement.needsDelivery = true
             isDelivering = true
