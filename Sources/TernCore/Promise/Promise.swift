@@ -147,13 +147,18 @@ public final class Promise<Value: Sendable>: Sendable {
     }
 
     /// Releases `upstream`, then whatever that cancels in turn, one promise at a time: a chain
-    /// of any length is cancelled in flat stack depth, as delivery runs it.
+    /// of any length is cancelled in flat stack depth, as delivery runs it. Those cancelled are
+    /// heard last to first, each once what it cancelled has stopped.
     @inlinable
     static func release(_ upstream: (any Upstream)?) {
         var next = upstream
+        var cancelled: [any Upstream] = []
         while let promise = next {
-            next = promise.releaseInterest()
+            let released = promise.releaseInterest()
+            if released.delivers { cancelled.append(promise) }
+            next = released.upstream
         }
+        for promise in cancelled.reversed() { promise.deliverCancel() }
     }
 
     /// Registers a producer's cancellation handler; it runs at once if the promise is already cancelled.
@@ -232,12 +237,16 @@ extension Promise: Deliverable {
 
 extension Promise: Upstream {
     @inlinable
-    func releaseInterest() -> (any Upstream)? {
+    func releaseInterest() -> (upstream: (any Upstream)?, delivers: Bool) {
         guard state.withLock({ $0.releaseDependent() }), let settlement = state.withLock({ $0.cancel() }) else {
-            return nil
+            return (nil, false)
         }
         settlement.cancelHandlers.forEach { $0.run() }
-        if settlement.needsDelivery { DeliveryLoop.run(self, on: nil) }
-        return settlement.releasedUpstream
+        return (settlement.releasedUpstream, settlement.needsDelivery)
+    }
+
+    @inlinable
+    func deliverCancel() {
+        DeliveryLoop.run(self, on: nil)
     }
 }

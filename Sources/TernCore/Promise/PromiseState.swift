@@ -1,9 +1,12 @@
 /// A promise this one waits on, which it may cancel when nobody else needs it any more.
 @usableFromInline
 protocol Upstream: AnyObject, Sendable {
-    /// One dependent no longer needs the result; the last one to say so cancels it. Returns
-    /// the promise it waited on in turn, for the caller to release next (never recursively).
-    func releaseInterest() -> (any Upstream)?
+    /// One dependent no longer needs the result; the last one to say so cancels it and runs its
+    /// handlers. Returns the promise it waited on in turn, for the caller to release next (never
+    /// recursively), and whether the caller must then deliver the cancel (``deliverCancel()``).
+    func releaseInterest() -> (upstream: (any Upstream)?, delivers: Bool)
+    /// Delivers the cancel ``releaseInterest()`` made, once what it released has been released.
+    func deliverCancel()
 }
 
 /// The pure state of one promise: what it holds and what happens next, with no locks and no

@@ -58,6 +58,26 @@ import Testing
         #expect(isCancelled(promise))
     }
 
+    /// Down a chain of three, the middle promise, cancelled in turn, is not heard of (nor read)
+    /// before the source's handler has run either.
+    @Test func aChainsMiddleIsHeardOfAfterTheSourcesHandler() async {
+        let (source, resolver) = Promise<Int>.pending(in: queue)
+        let handlerStarted = DispatchSemaphore(value: 0)
+        let handlerMayEnd = DispatchSemaphore(value: 0)
+        resolver.onCancel {
+            handlerStarted.signal()
+            handlerMayEnd.wait()
+        }
+        let middle = source.map { $0 + 1 }
+        let tail = middle.map { $0 * 2 }
+        Thread { tail.cancel() }.start()
+        handlerStarted.wait()
+        #expect(middle.currentResult == nil)
+        #expect(tail.currentResult == nil)
+        handlerMayEnd.signal()
+        #expect(await eventually { isCancelled(middle) && isCancelled(tail) && isCancelled(source) })
+    }
+
     @Test func aHandlerAddedAfterCancellationRunsAtOnce() {
         let (promise, resolver) = Promise<Int>.pending(in: queue)
         promise.cancel()

@@ -66,7 +66,10 @@ import Testing
     }
 
     @Test func cancelHandsBackHandlersAndUpstream() throws {
-        final class Source: Upstream { func releaseInterest() -> (any Upstream)? { nil } }
+        final class Source: Upstream {
+            func releaseInterest() -> (upstream: (any Upstream)?, delivers: Bool) { (nil, false) }
+            func deliverCancel() {}
+        }
         let upstream = Source()
         var state = PromiseState<Int>(upstream: upstream)
         let ranAtOnce = state.addCancelHandler {}
@@ -119,7 +122,10 @@ import Testing
     }
 
     @Test func waitingOnAnUpstreamAfterSettlingIsRefused() {
-        final class Source: Upstream { func releaseInterest() -> (any Upstream)? { nil } }
+        final class Source: Upstream {
+            func releaseInterest() -> (upstream: (any Upstream)?, delivers: Bool) { (nil, false) }
+            func deliverCancel() {}
+        }
         var state = PromiseState<Int>()
         let whilePending = state.wait(on: Source())
         _ = state.cancel()
