@@ -5,13 +5,12 @@ import Testing
 @testable import TernCore
 import TernTesting
 
-/// A cancel is heard only once its handlers have run (ef859c9), but not down a chain: a step
-/// (`map`, `then`, `recover`, `onResult`) cancelled from another thread is heard as cancelled
-/// before the handlers of the promise it waits on, which its cancel cancels in turn.
-/// `Promise.carryOut` delivers the step's result before it releases the upstream, whose
-/// cancel runs the producer's handlers: whoever awaits `download(…).map { … }` can hear
-/// "cancelled" while the download's handler is still keeping its bytes.
-@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ChainedCancelVisibilityBreakTests {
+/// A cancel is heard only once its handlers have run, down a chain too: a step (`map`, `then`,
+/// `recover`, `onResult`) cancelled from another thread is heard as cancelled only after the
+/// handlers of the promise it waits on, which its cancel cancels in turn. Whoever awaits
+/// `download(…).map { … }` hears "cancelled" once the download's handler has kept its bytes.
+/// (Attack52's break suite: before 83a6181 the step was heard first.)
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ChainedCancelVisibilityAttackTests {
     let queue = DispatchQueue(label: "tern.test.chained-cancel-visibility")
 
     @Test(arguments: ["map", "then", "recover", "onResult"]) func aStepIsHeardAfterTheHandlersItsCancelRuns(_ step: String) async {
@@ -61,6 +60,6 @@ import TernTesting
             let outcome = try await LastByteCancelAttackTests.check(result, destination: destination, in: directory, api: api, round: round)
             outcomes[outcome, default: 0] += 1
         }
-        print("ChainedCancelVisibilityBreakTests: \(outcomes)")
+        print("ChainedCancelVisibilityAttackTests: \(outcomes)")
     }
 }
