@@ -107,6 +107,17 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
     /// whole announced body has arrived, or the redirect was refused, when the completion is on
     /// its way.
     func cancel(_ task: URLSessionTask) {
+        #if canImport(FoundationNetworking)
+        // On the delegate's queue. FoundationNetworking reports a cancel from a block it queues
+        // after checking the task, and crashes if the task's completion removed the task in
+        // between; that completion passes through this queue first, where it cannot come between.
+        queue.async { [self] in cancelWhileOpen(task) }
+        #else
+        cancelWhileOpen(task)
+        #endif
+    }
+
+    private func cancelWhileOpen(_ task: URLSessionTask) {
         let isOpen = exchanges.withLock { exchanges in
             guard let exchange = exchanges[task.taskIdentifier], !exchange.isEnding else { return false }
             return exchanges[task.taskIdentifier]?.redirectOrCancel.cancel() ?? false
