@@ -29,6 +29,7 @@ import TernTesting
         let heard = await CancelVisibilityAttackTests.heardAfterACancelFromAnotherThread(derived, handled: handled)
         #expect(heard == "cancelled, 1 handled", "\(step)")
         #expect(await eventually { handled.items == [0] })
+        withExtendedLifetime(resolver) {}   // let go unsettled, it would fail the producer as abandoned
     }
     /// The download of LastByteCancelAttackTests, through a `map`, cancelled from another
     /// thread near its last byte, fifty times: whoever hears "cancelled" must find the kept

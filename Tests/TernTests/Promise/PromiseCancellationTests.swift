@@ -76,6 +76,7 @@ import Testing
         #expect(tail.currentResult == nil)
         handlerMayEnd.signal()
         #expect(await eventually { isCancelled(middle) && isCancelled(tail) && isCancelled(source) })
+        withExtendedLifetime(resolver) {}   // let go unsettled, it would fail the source as abandoned
     }
 
     @Test func aHandlerAddedAfterCancellationRunsAtOnce() {
