@@ -97,7 +97,8 @@ public final class Promise<Value: Sendable>: Sendable {
         return (promise, Resolver(promise))
     }
 
-    /// Whether the promise has not settled yet.
+    /// Whether the promise has not settled yet. A cancel whose handlers still run has settled
+    /// it, though ``currentResult`` does not show that yet.
     @inlinable
     package var isPending: Bool { state.withLock { $0.isPending } }
 

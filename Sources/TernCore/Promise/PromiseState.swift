@@ -54,8 +54,8 @@ package struct PromiseState<Value: Sendable>: Sendable {
     @usableFromInline
     var isPinned = false
     /// Cancelled, its producer's handlers (or those of the promises it cancels in turn) still
-    /// running: the result is shown and delivered only once they have run, so that whoever hears "cancelled" finds what they did (a download's
-    /// bytes kept for a resume).
+    /// running: the result is shown and delivered only once they have run, so that whoever
+    /// hears "cancelled" finds what they did (a download's bytes kept for a resume).
     @usableFromInline
     var isCancelling = false
 

@@ -95,40 +95,5 @@ extension CurlExchange {
     func leftLibcurl() {
         owned.value.connection.leave(loop.connections)
     }
-
-    /// Whether the exchange, which libcurl ended with `code`, can go again on a new connection,
-    /// and if so readies its body: the connection libcurl chose was refused before anything of
-    /// the request was written; or an HTTP/2 connection kept from before ended (`CURLE_HTTP2`)
-    /// before any byte of the answer came, to a request whose method may be sent twice, its body
-    /// taken back to its start. That is a GOAWAY that came as the request went out, for a stream
-    /// the server did not take (RFC 9113, section 6.8): libcurl 7.88 fails it rather than send
-    /// it again.
-    func readiesToRunAgain(after code: Int32) -> Bool {
-        guard !response.head.isComplete else { return false }
-        switch stop {
-        case .strayInput?, .sharedConnection?:
-            return upload.readBytes == 0
-        case nil where crossedAGoAway(code):
-            guard upload.readBytes > 0 else { return HTTPMethod(rawValue: method).isIdempotent }
-            if case .done = upload.rewind(method: method) { return true }
-            return false
-        default:
-            return false
-        }
-    }
-
-    /// Whether libcurl ended the exchange with `code` as its kept HTTP/2 connection ended, before
-    /// any byte of the answer: as when a GOAWAY crossed the request.
-    func crossedAGoAway(_ code: Int32) -> Bool {
-        guard code == CurlCode.http2, response.head.status == 0 else { return false }
-        var connections = 0
-        return tern_curl_getinfo_long(curl, easy, CurlInfo.newConnections, &connections) == 0 && connections == 0
-    }
-
-    /// Readies the exchange to run again, on a connection of its own.
-    func useNewConnection() {
-        stop = nil
-        CurlEasyOptions(curl: curl, easy: easy).setLong(CurlOption.freshConnect, 1)
-    }
 }
 #endif

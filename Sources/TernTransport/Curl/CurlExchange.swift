@@ -169,15 +169,7 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
         var error = CurlFailure.error(code: code, stop: stop, pinnedKeys: pinnedKeys, head: head, url: url) {
             message(for: $0)
         }
-        if let code, stop == nil, crossedAGoAway(code) {
-            // Not sent again (``readiesToRunAgain(after:)``), or sent again and ended so again:
-            // said as HTTP/1.1's closed connection is.
-            let again = HTTPMethod(rawValue: method).isIdempotent ? "" : "; a \(method) is not sent again unasked"
-            error = URLError(.networkConnectionLost, userInfo: [
-                NSLocalizedDescriptionKey: "the HTTP/2 connection ended before any answer came\(again)",
-                NSURLErrorFailingURLErrorKey: url,
-            ])
-        }
+        if let code, stop == nil, crossedAGoAway(code) { error = goAwayError() }
         if error == nil, case .by(let decoder) = response.decoding {
             do { try decoder.finish() } catch let failure { error = Stop.contentDecoding(failure).error(endingWith: CurlCode.writeError, url: url) }
         }

@@ -255,8 +255,11 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             case .add(let exchange):
                 add(exchange)
             case .addOnNewConnection(let exchange):
-                exchange.useNewConnection()
-                add(exchange)
+                if exchange.useNewConnection() {
+                    add(exchange)
+                } else {
+                    perform(state.refused(exchange, origin: exchange.admissionOrigin))
+                }
             case .remove(let exchange):
                 _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
                 exchange.leftLibcurl()
@@ -312,7 +315,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             // Before the handle leaves the multi handle, which alone can still name its socket.
             connections.transferEnded(on: easy)
             let actions = state.finished(exchange, origin: exchange.admissionOrigin, code: result,
-                                         onRefusedConnection: exchange.readiesToRunAgain(after: result))
+                                         mayRunAgain: exchange.mayRunAgain(after: result))
             let reporting = DispatchTime.now().uptimeNanoseconds
             if perform(actions, finished: true) { answeredAlone = reporting }
         }

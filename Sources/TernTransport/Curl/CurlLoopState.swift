@@ -57,12 +57,13 @@ struct CurlLoopState<Exchange: AnyObject> {
         return []
     }
 
-    /// libcurl finished the exchange with `code`. When its connection was refused before the
-    /// request was written (`onRefusedConnection`), it runs again on a new one, once.
-    mutating func finished(_ exchange: Exchange, origin: String?, code: Int32, onRefusedConnection: Bool) -> [Action] {
+    /// libcurl finished the exchange with `code`. When it ended before its request could be
+    /// answered and `mayRunAgain` (its connection refused before the request was written, or a
+    /// GOAWAY that crossed it), it runs again on a new connection, once.
+    mutating func finished(_ exchange: Exchange, origin: String?, code: Int32, mayRunAgain: Bool) -> [Action] {
         let id = ObjectIdentifier(exchange)
         guard running.contains(id) else { return [] }
-        if onRefusedConnection, retried.insert(id).inserted {
+        if mayRunAgain, retried.insert(id).inserted {
             return [.remove(exchange), .addOnNewConnection(exchange)]
         }
         running.remove(id)

@@ -121,8 +121,16 @@ struct CurlUpload {
         case cannot
     }
 
-    /// Takes the body back to its start, for a request with `method`. Only for an idempotent method: a POST, which the server may have acted on,
-    /// is not sent again unasked.
+    /// Whether the body can be taken back to its start for a request with `method`: one
+    /// ``rewind(method:)`` would not refuse, though reading a stream or file again may still fail.
+    func mayRewind(method: String) -> Bool {
+        guard HTTPMethod(rawValue: method).isIdempotent else { return false }
+        if case .pumped = body { return remakeSource != nil }
+        return true
+    }
+
+    /// Takes the body back to its start, for a request with `method`. Only for an idempotent
+    /// method: a POST, which the server may have acted on, is not sent again unasked.
     mutating func rewind(method: String) -> Rewound {
         guard HTTPMethod(rawValue: method).isIdempotent else { return .cannot }
         switch body {

@@ -31,11 +31,11 @@ import Testing
         let job = Job("a")
         #expect(describe(state.start(job, origin: origin)) == ["add a"])
         #expect(state.runningCount == 1)
-        #expect(describe(state.finished(job, origin: origin, code: 0, onRefusedConnection: false)) == ["remove a", "complete a 0"])
+        #expect(describe(state.finished(job, origin: origin, code: 0, mayRunAgain: false)) == ["remove a", "complete a 0"])
         #expect(state.runningCount == 0)
         // Anything after the end does nothing.
         #expect(state.cancel(job, origin: origin).isEmpty)
-        #expect(state.finished(job, origin: origin, code: 0, onRefusedConnection: false).isEmpty)
+        #expect(state.finished(job, origin: origin, code: 0, mayRunAgain: false).isEmpty)
         #expect(state.refused(job, origin: origin).isEmpty)
     }
 
@@ -48,7 +48,7 @@ import Testing
         #expect(state.start(waiting, origin: origin).isEmpty)
         #expect(describe(state.cancel(upload, origin: origin)) == ["remove upload", "complete upload cancelled", "add waiting"])
         // libcurl no longer has the upload: a late word of it is nothing.
-        #expect(state.finished(upload, origin: origin, code: 42, onRefusedConnection: false).isEmpty)
+        #expect(state.finished(upload, origin: origin, code: 42, mayRunAgain: false).isEmpty)
         #expect(state.cancel(upload, origin: origin).isEmpty)
         #expect(state.runningCount == 1)
     }
@@ -60,13 +60,13 @@ import Testing
         var state = State(connectionsPerHost: 1)
         let (busy, first, second) = (Job("busy"), Job("302"), Job("target"))
         #expect(describe(state.start(first, origin: origin)) == ["add 302"])
-        #expect(describe(state.finished(first, origin: origin, code: 0, onRefusedConnection: false)) == ["remove 302", "complete 302 0"])
+        #expect(describe(state.finished(first, origin: origin, code: 0, mayRunAgain: false)) == ["remove 302", "complete 302 0"])
         #expect(describe(state.start(busy, origin: origin)) == ["add busy"])
         #expect(state.start(second, origin: origin).isEmpty)   // waits behind busy
         #expect(state.cancel(first, origin: origin).isEmpty)
         #expect(describe(state.cancel(second, origin: origin)) == ["complete target cancelled"])
         // busy's end lets nobody in: the cancelled leg left the line.
-        #expect(describe(state.finished(busy, origin: origin, code: 0, onRefusedConnection: false)) == ["remove busy", "complete busy 0"])
+        #expect(describe(state.finished(busy, origin: origin, code: 0, mayRunAgain: false)) == ["remove busy", "complete busy 0"])
         #expect(state.runningCount == 0)
     }
 
@@ -77,9 +77,9 @@ import Testing
         let (job, next) = (Job("a"), Job("b"))
         _ = state.start(job, origin: origin)
         _ = state.start(next, origin: origin)
-        #expect(describe(state.finished(job, origin: origin, code: 42, onRefusedConnection: true)) == ["remove a", "add a on a new connection"])
+        #expect(describe(state.finished(job, origin: origin, code: 42, mayRunAgain: true)) == ["remove a", "add a on a new connection"])
         #expect(state.runningCount == 1)
-        #expect(describe(state.finished(job, origin: origin, code: 42, onRefusedConnection: true)) == ["remove a", "complete a 42", "add b"])
+        #expect(describe(state.finished(job, origin: origin, code: 42, mayRunAgain: true)) == ["remove a", "complete a 42", "add b"])
     }
 
     /// After an error the origin's place is free for the next, and the next exchange to fail
@@ -89,8 +89,8 @@ import Testing
         let (failing, next) = (Job("failing"), Job("next"))
         _ = state.start(failing, origin: origin)
         _ = state.start(next, origin: origin)
-        #expect(describe(state.finished(failing, origin: origin, code: 56, onRefusedConnection: false)) == ["remove failing", "complete failing 56", "add next"])
-        #expect(describe(state.finished(next, origin: origin, code: 42, onRefusedConnection: true)) == ["remove next", "add next on a new connection"])
+        #expect(describe(state.finished(failing, origin: origin, code: 56, mayRunAgain: false)) == ["remove failing", "complete failing 56", "add next"])
+        #expect(describe(state.finished(next, origin: origin, code: 42, mayRunAgain: true)) == ["remove next", "add next on a new connection"])
         #expect(describe(state.cancel(next, origin: origin)) == ["remove next", "complete next cancelled"])
     }
 
@@ -108,7 +108,7 @@ import Testing
         var state = State(connectionsPerHost: 1)
         let jobs = (0..<5).map { Job("\($0)") }
         #expect(jobs.flatMap { describe(state.start($0, origin: nil)) } == ["add 0", "add 1", "add 2", "add 3", "add 4"])
-        #expect(describe(state.finished(jobs[2], origin: nil, code: 0, onRefusedConnection: false)) == ["remove 2", "complete 2 0"])
+        #expect(describe(state.finished(jobs[2], origin: nil, code: 0, mayRunAgain: false)) == ["remove 2", "complete 2 0"])
     }
 
     /// Every exchange ends exactly once, in any order of starts, cancels, ends and refusals.
@@ -133,7 +133,7 @@ import Testing
                 let job = jobs.randomElement(using: &generator)!
                 switch Int.random(in: 0..<4, using: &generator) {
                 case 0: apply(state.cancel(job, origin: origin))
-                case 1: apply(state.finished(job, origin: origin, code: 0, onRefusedConnection: Bool.random(using: &generator)))
+                case 1: apply(state.finished(job, origin: origin, code: 0, mayRunAgain: Bool.random(using: &generator)))
                 case 2 where inLibcurl.contains(ObjectIdentifier(job)):
                     inLibcurl.remove(ObjectIdentifier(job))   // libcurl refused the add
                     apply(state.refused(job, origin: origin))

@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import FoundationNetworking
 import Testing
 import Tern
 import TernTesting
@@ -155,19 +156,11 @@ final class ScriptedHTTP2Server: @unchecked Sendable {
         #expect(first == [Item(name: "c1s1")])
     }
 
-    static func transportError(_ result: Result<some Any, any Error>) -> URLError? {
-        guard case .failure(APIError.transportFailed(let failure)) = result else { return nil }
-        return failure.underlying as? URLError
-    }
-
-    /// Six GETs in flight on the kept connection; the server, once it has all six, says GOAWAY
-    /// with the third's stream as the last, then (`answersFirst`: before it) answers the first
-    /// three, and closes the connection (`closes`) or leaves it open. The first three are
-    /// answered once on it; the last three are sent again, once each, on new connections.
-    @Test(arguments: [(false, false), (false, true), (true, true)])
-    func aGoAwayInTheMiddleOfStreamsInFlight(answersFirst: Bool, closes: Bool) async throws {
-        let count = 6
-        let server = try ScriptedHTTP2Server { request, connection in
+    /// A server that holds the kept connection's requests until it has `count` of them, then
+    /// says GOAWAY with the third's stream as the last, then (`answersFirst`: before it) answers
+    /// the first three, and closes the connection (`closes`) or leaves it open.
+    static func goAwayAtTheThird(of count: Int, answersFirst: Bool = false, closes: Bool = false) throws -> ScriptedHTTP2Server {
+        try ScriptedHTTP2Server { request, connection in
             guard request.connection == 1, request.stream > 1 else { return connection.answer(request.stream) }
             connection.held.append(request.stream)
             guard connection.held.count == count else { return }
@@ -181,9 +174,10 @@ final class ScriptedHTTP2Server: @unchecked Sendable {
                 connection.closes = true
             }
         }
-        let api = try Self.api(server)
-        try await Self.warmUp(api, server)
-        let promises: [Promise<[Item]>] = (0..<count).map { api.request(route: .get(server.url + "/item\($0)")) }
+    }
+
+    /// Each promise's answer, in order: the names it was given, or its error.
+    static func answers(_ promises: [Promise<[Item]>]) async -> [String] {
         var answers: [String] = []
         for promise in promises {
             switch await promise.result {
@@ -191,6 +185,24 @@ final class ScriptedHTTP2Server: @unchecked Sendable {
             case .failure(let error): answers.append("\(error)")
             }
         }
+        return answers
+    }
+
+    static func transportError(_ result: Result<some Any, any Error>) -> URLError? {
+        guard case .failure(APIError.transportFailed(let failure)) = result else { return nil }
+        return failure.underlying as? URLError
+    }
+
+    /// Six GETs in flight on the kept connection, and ``goAwayAtTheThird(of:answersFirst:closes:)``:
+    /// the first three are answered once on it; the last three are sent again, once each, on
+    /// new connections.
+    @Test(arguments: [(false, false), (false, true), (true, true)])
+    func aGoAwayInTheMiddleOfStreamsInFlight(answersFirst: Bool, closes: Bool) async throws {
+        let count = 6
+        let server = try Self.goAwayAtTheThird(of: count, answersFirst: answersFirst, closes: closes)
+        let api = try Self.api(server)
+        try await Self.warmUp(api, server)
+        let answers = await Self.answers((0..<count).map { api.request(route: .get(server.url + "/item\($0)")) })
         let requests = server.requests
         let onFirst = requests.filter { $0.connection == 1 }.map(\.stream)
         #expect(onFirst.count == count + 1, "\(requests)")
@@ -209,14 +221,7 @@ final class ScriptedHTTP2Server: @unchecked Sendable {
     /// answered; those above fail as connection lost, never sent again.
     @Test func postsAboveTheLastStreamFailAndAreNotSentAgain() async throws {
         let count = 6
-        let server = try ScriptedHTTP2Server { request, connection in
-            guard request.connection == 1, request.stream > 1 else { return connection.answer(request.stream) }
-            connection.held.append(request.stream)
-            guard connection.held.count == count else { return }
-            let last = connection.held.sorted()[2]
-            connection.goAway(lastStream: last)
-            connection.held.filter { $0 <= last }.forEach(connection.answer)
-        }
+        let server = try Self.goAwayAtTheThird(of: count)
         let api = try Self.api(server)
         try await Self.warmUp(api, server)
         let promises: [Promise<[Item]>] = (0..<count).map {
@@ -268,6 +273,39 @@ final class ScriptedHTTP2Server: @unchecked Sendable {
             #expect(sent == 1 && server.connections == 1, "\(method): \(server.requests)")
             #expect((failure.underlying as? URLError)?.code == .networkConnectionLost, "\(failure)")
         }
+    }
+
+    /// What a transport's receiver hears of an exchange: its metrics and its end.
+    final class Heard: TransportReceiver {
+        let metrics = Recorder<TransferMetrics>()
+        let ends = Recorder<String>()
+        func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
+        func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
+        func didReceive(_ chunk: Data) -> TransferDecision { .proceed }
+        func didCollect(_ metrics: TransferMetrics) { self.metrics.append(metrics) }
+        func didComplete(with error: (any Error)?) { ends.append(error.map { "\($0)" } ?? "ok") }
+    }
+
+    /// A PUT that crossed a GOAWAY on the kept connection, and again on the new one: it fails,
+    /// once, and its metrics count the body it sent the second time. (The body is taken back to
+    /// its start only once the loop has let it run again, `CurlExchange.useNewConnection()`.)
+    @Test func aBodySentTwiceAndRefusedTwiceIsCountedAsSent() async throws {
+        let server = try ScriptedHTTP2Server { request, connection in
+            guard request.connection == 1, request.stream == 1 else { return connection.goAway(lastStream: request.stream > 2 ? request.stream - 2 : 0) }
+            connection.answer(request.stream)
+        }
+        let transport = try CurlTransport(trusting: server.certificates.authority)
+        try await Self.warmUp(AbstractAPI(configuration: APIConfiguration(retryPolicy: .never), transport: transport, responseQueue: .global()), server)
+        var request = URLRequest(url: try #require(URL(string: server.url + "/again")))
+        request.httpMethod = "PUT"
+        request.httpBody = Data(repeating: 0x61, count: 5_000)
+        let heard = Heard()
+        let task = transport.send(TransportRequest(urlRequest: request), to: heard)
+        #expect(await eventually(timeout: 30) { !heard.ends.items.isEmpty })
+        withExtendedLifetime(task) {}
+        #expect(heard.ends.items.count == 1 && heard.ends.items.first != "ok", "\(heard.ends.items)")
+        #expect(heard.metrics.items.last?.bytesSent == 5_000, "\(heard.metrics.items)")
+        #expect(server.requests.dropFirst().map(\.body.count) == [5_000, 5_000], "\(server.requests)")
     }
 
     /// The same server, closing each connection after its GOAWAY, and the API retrying as by
@@ -362,6 +400,47 @@ final class ScriptedHTTP2Server: @unchecked Sendable {
             Issue.record("\(method): \(error)")
         }
     }
+    /// A PUT or DELETE with a body that crossed a GOAWAY on the kept connection (its stream past
+    /// the GOAWAY's last, the connection left open) is sent again on a new connection, its body
+    /// read again from the start, whether the GOAWAY reached it as a refused stream (libcurl's
+    /// own retry) or as `CURLE_HTTP2` (Tern's, `CurlExchange.mayRunAgain(after:)`). Before
+    /// 1fd2ed3 it failed as "not sent again unasked".
+    @Test(arguments: [HTTPMethod.put, .delete]) func anIdempotentRequestWithABodyThatCrossedAGoAwayIsSentAgainWhole(_ method: HTTPMethod) async throws {
+        let server = try ScriptedHTTP2Server { request, connection in
+            guard request.connection == 1, request.stream > 1 else { return connection.answer(request.stream) }
+            connection.goAway(lastStream: request.stream - 2)
+        }
+        let api = try Self.api(server)
+        try await Self.warmUp(api, server)
+        let body = Data("the whole body".utf8)
+        let result = await (api.request(route: Route(method: method, url: server.url + "/item"), parameters: BodyParameters(body))
+                            as Promise<[Item]>).result
+        let requests = server.requests
+        #expect((try? result.get()) == [Item(name: "c2s1")], "\(method): \(result)")
+        #expect(requests.count == 3, "\(requests)")
+        if requests.count == 3 { #expect(requests[2].body == body && requests[2].connection == 2) }
+    }
+
+    /// Six PUTs with bodies that name them in flight on the kept connection; a GOAWAY with the
+    /// third's stream as the last: the last three go again once each, their whole bodies read
+    /// again, on new connections, however the GOAWAY reached each.
+    @Test func putsWithBodiesAboveTheLastStreamAreSentAgainWhole() async throws {
+        let count = 6
+        let server = try Self.goAwayAtTheThird(of: count)
+        let api = try Self.api(server)
+        try await Self.warmUp(api, server)
+        let bodies = (0..<count).map { Data("body \($0) ".utf8) + Data(repeating: UInt8(65 + $0), count: 2_000) }
+        let answers = await Self.answers(bodies.map { api.request(route: .put(server.url + "/item"), parameters: BodyParameters($0)) })
+        let requests = server.requests
+        #expect(answers.filter { $0.hasPrefix("c1s") }.count == 3 && answers.filter { $0.hasPrefix("c") && !$0.hasPrefix("c1s") }.count == 3, "\(answers)")
+        #expect(requests.count == count + 1 + 3, "\(requests)")
+        // Each body whole, once on the first connection; the three sent again whole, once more.
+        let onFirst = requests.filter { $0.connection == 1 && $0.stream > 1 }.map(\.body)
+        let later = requests.filter { $0.connection > 1 }.map(\.body)
+        #expect(Set(onFirst) == Set(bodies) && onFirst.count == count)
+        #expect(Set(later).count == 3 && Set(later).isSubset(of: Set(bodies)), "\(later.map(\.count))")
+    }
+
     enum Crossing: String, CaseIterable, Sendable {
         case head, stream, download, revalidation
     }

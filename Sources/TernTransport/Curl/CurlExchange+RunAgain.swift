@@ -1,0 +1,66 @@
+#if os(Linux)
+import CTernCurl
+import Foundation
+import FoundationNetworking
+
+/// An exchange that libcurl ended before the request could be answered, run again once on a
+/// connection of its own: the connection libcurl chose was refused before anything of the
+/// request was written (``ConnectionGuard``), or a kept HTTP/2 connection ended as the request
+/// went out on it. The loop's state decides whether it runs again (``CurlLoopState``); the
+/// exchange says whether it may, and readies its body when it does.
+extension CurlExchange {
+    /// Whether the exchange, which libcurl ended with `code`, may go again on a new connection.
+    /// A GOAWAY that came as the request went out, for a stream the server did not take (RFC
+    /// 9113, section 6.8), fails it with `CURLE_HTTP2` in libcurl 7.88 rather than send it again:
+    /// it may, when its method may be sent twice and its body taken back to its start.
+    func mayRunAgain(after code: Int32) -> Bool {
+        guard !response.head.isComplete else { return false }
+        switch stop {
+        case .strayInput?, .sharedConnection?:
+            return upload.readBytes == 0
+        case nil where crossedAGoAway(code):
+            return upload.mayRewind(method: method)
+        default:
+            return false
+        }
+    }
+
+    /// Whether libcurl ended the exchange with `code` as its kept HTTP/2 connection ended, before
+    /// any byte of the answer: as when a GOAWAY crossed the request.
+    func crossedAGoAway(_ code: Int32) -> Bool {
+        guard code == CurlCode.http2, response.head.status == 0 else { return false }
+        var connections = 0
+        return tern_curl_getinfo_long(curl, easy, CurlInfo.newConnections, &connections) == 0 && connections == 0
+    }
+
+    /// Why a request that crossed a GOAWAY failed: it was not sent again, or was and crossed
+    /// another; said as HTTP/1.1's closed connection is.
+    func goAwayError() -> URLError {
+        let again = HTTPMethod(rawValue: method).isIdempotent ? "" : "; a \(method) is not sent again unasked"
+        return URLError(.networkConnectionLost, userInfo: [
+            NSLocalizedDescriptionKey: "the HTTP/2 connection ended before any answer came\(again)",
+            NSURLErrorFailingURLErrorKey: url,
+        ])
+    }
+
+    /// Readies the exchange to run again, on a connection of its own, its body taken back to its
+    /// start if libcurl read any of it. Returns `false` when the body cannot be read again: the
+    /// exchange then ends with why.
+    func useNewConnection() -> Bool {
+        stop = nil
+        if upload.readBytes > 0 {
+            switch upload.rewind(method: method) {
+            case .done:
+                break
+            case .failed(let error):
+                stop = .body(error)
+                return false
+            case .cannot:
+                return false
+            }
+        }
+        CurlEasyOptions(curl: curl, easy: easy).setLong(CurlOption.freshConnect, 1)
+        return true
+    }
+}
+#endif
