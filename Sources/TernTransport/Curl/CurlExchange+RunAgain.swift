@@ -56,6 +56,7 @@ extension CurlExchange {
                 stop = .body(error)
                 return false
             case .cannot:
+                assertionFailure("\(method)'s body may be rewound, as mayRunAgain(after:) found, yet was not")
                 return false
             }
         }
