@@ -3,21 +3,12 @@ import Foundation
 /// Two workloads measured in turns in one process, so that both see the same machine: what the
 /// `…AB` harnesses run, steadier on a shared machine than separate benchmark runs.
 public enum Alternation {
-    /// Wall and CPU nanoseconds per request of one round; `user` is the CPU spent outside the
-    /// kernel, which a busy host's hypervisor hardly touches; `loop` is the CPU of libcurl loops'
+    /// Wall and CPU nanoseconds per request of one round; `loop` is the CPU of libcurl loops'
     /// threads alone (`tern.curl`), the bound with many requests in flight.
     public struct Sample: Sendable {
         public let wall: Double
         public let cpu: Double
-        public var user: Double = 0
         public var loop: Double = 0
-    }
-
-    /// The nanoseconds the process has run outside the kernel.
-    static func userTime() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec) * 1e9 + Double(usage.ru_utime.tv_usec) * 1e3
     }
 
     /// The nanoseconds the threads named `name` have run, from the scheduler's own count
@@ -40,13 +31,11 @@ public enum Alternation {
         let loopStart = threadTime(named: "tern.curl")
         let wallStart = DispatchTime.now().uptimeNanoseconds
         let cpuStart = clock()
-        let userStart = userTime()
         try await body()
         let wall = Double(DispatchTime.now().uptimeNanoseconds - wallStart)
         let cpu = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC) * 1e9
-        let user = userTime() - userStart
         let loop = threadTime(named: "tern.curl") - loopStart
-        return Sample(wall: wall / Double(count), cpu: cpu / Double(count), user: user / Double(count), loop: loop / Double(count))
+        return Sample(wall: wall / Double(count), cpu: cpu / Double(count), loop: loop / Double(count))
     }
 
     /// Runs `rounds` rounds of each workload, `count` requests a round, alternating which goes
@@ -103,21 +92,19 @@ public enum Alternation {
                 if round >= 2 { samples[index].append(sample) }
             }
         }
-        let baseline = (wall: median(samples[0].map(\.wall)), cpu: median(samples[0].map(\.cpu)), user: median(samples[0].map(\.user)))
+        let baseline = (wall: median(samples[0].map(\.wall)), cpu: median(samples[0].map(\.cpu)))
         let width = sides.map(\.name.count).max() ?? 0
         var ratios: [Ratios] = []
         for (side, measured) in zip(sides, samples) {
             let wall = median(measured.map(\.wall))
             let cpu = median(measured.map(\.cpu))
             let loop = median(measured.map(\.loop))
-            let user = median(measured.map(\.user))
             // Each round against the baseline's in the same turn, seconds apart: steadier than
             // the ratio of medians when the machine's speed drifts between turns.
             let paired = zip(measured, samples[0]).map { $0.cpu / $1.cpu }.sorted()
             print(String(format: "%@: %6.0f req/s, %6.0f ns CPU per request: %.2fx throughput, %.2fx CPU of %@",
                          side.name.padding(toLength: width, withPad: " ", startingAt: 0), 1e9 / wall, cpu,
                          baseline.wall / wall, cpu / baseline.cpu, sides[0].name)
-                  + String(format: "; user %.0f ns, %.2fx", user, user / baseline.user)
                   + (loop > cpu / 50 ? String(format: "; libcurl loop thread %.0f ns", loop) : "")
                   + (paired.count >= 4 && side.name != sides[0].name
                      ? String(format: "; round by round %.2fx (p25 %.2fx, p75 %.2fx)", paired[paired.count / 2],
