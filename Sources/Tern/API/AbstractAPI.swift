@@ -51,9 +51,7 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
     let pipelineQueue: DispatchQueue
     /// Where every wait happens: timeouts, retry backoff, the refresh guard's window.
     package let clock: any APIClock
-    private let delegateReference = Locked<(any APIDelegate)?>(nil)
-    /// The single-flight credential refresh.
-    let refresher = RefreshCoordinator()
+    private let signerReference = Locked<Signer?>(nil)
     /// What retries have taken from the budget.
     let retryAccount = RetryAccount()
     /// The configuration's plugins, and the logger its log level asks for.
@@ -144,8 +142,16 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
     /// stream) signs its requests for as long as it lives. Each of the delegate's methods is
     /// handed the API, so a delegate need not keep it; one that does keeps it `weak`, or the
     /// two keep each other alive.
+    ///
+    /// Several APIs may share one delegate: their requests refused at once wait for one refresh.
     public var delegate: (any APIDelegate)? {
-        get { delegateReference.withLock { $0 } }
-        set { delegateReference.withLock { $0 = newValue } }
+        get { signer?.delegate }
+        set {
+            let signer = newValue.map(Signer.init)
+            signerReference.withLock { $0 = signer }
+        }
     }
+
+    /// The delegate, with its refresh coordinator.
+    var signer: Signer? { signerReference.withLock { $0 } }
 }

@@ -1,11 +1,37 @@
 import Foundation
 
-/// Runs an API's credential refresh once for every request that needs it (single flight).
+/// Runs a delegate's credential refresh once for every request that needs it (single flight),
+/// whichever of the APIs it signs for sent the request.
 ///
 /// It keeps ``RefreshState`` behind a lock; the delegate's refresh is called outside the lock,
 /// and its outcome settles the one promise every waiting request holds.
 final class RefreshCoordinator: Sendable {
     private let state = Locked(RefreshState())
+
+    /// One delegate's coordinator, while an API holds it.
+    private struct Entry: Sendable {
+        weak var delegate: (any APIDelegate)?
+        weak var coordinator: RefreshCoordinator?
+    }
+
+    /// Each delegate's coordinator, for as long as both live: a delegate given to two APIs
+    /// (one with a cache, one without) holds one refresh token, which a second refresh would
+    /// find spent.
+    private static let byDelegate = Locked<[ObjectIdentifier: Entry]>([:])
+
+    /// The coordinator of `delegate`: the one the APIs it signs for already share, or a new one.
+    static func of(_ delegate: any APIDelegate) -> RefreshCoordinator {
+        byDelegate.withLock { entries in
+            let id = ObjectIdentifier(delegate)
+            if let entry = entries[id], entry.delegate === delegate, let coordinator = entry.coordinator { return coordinator }
+            // An identifier outlives its object: entries whose delegate or coordinator has gone
+            // are dropped as new ones come.
+            entries = entries.filter { $0.value.delegate != nil && $0.value.coordinator != nil }
+            let coordinator = RefreshCoordinator()
+            entries[id] = Entry(delegate: delegate, coordinator: coordinator)
+            return coordinator
+        }
+    }
 
     /// The version of the current credentials, to record when a request is signed.
     var generation: Int { state.withLock { $0.generation } }

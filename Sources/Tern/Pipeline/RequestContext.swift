@@ -17,7 +17,6 @@ struct RequestContext: Sendable {
     let clock: any APIClock
     /// Where stages run that must not hold up the transport's queue.
     let pipelineQueue: DispatchQueue
-    let refresher: RefreshCoordinator
     let retryAccount: RetryAccount
     let retryBudget: RetryBudget
     let parser: any ResponseParser
@@ -48,7 +47,6 @@ struct RequestContext: Sendable {
         threadedTransport = api.threadedTransport
         clock = api.clock
         pipelineQueue = api.pipelineQueue
-        refresher = api.refresher
         retryAccount = api.retryAccount
         retryBudget = api.configuration.retryBudget
         parser = options.parser ?? api.responseParser
@@ -78,19 +76,19 @@ struct RequestContext: Sendable {
     /// for another request, which only the transport's thread can carry, so those stages never
     /// run there.
     var callsAppCode: Bool {
-        callsAppCode(delegate: authenticates ? api.delegate : nil)
+        callsAppCode(signer: authenticates ? api.signer : nil)
     }
 
     /// Whether the stages call the app's own code, for an attempt whose delegate is `delegate`
     /// (see ``delegate(for:)``): the same, without reading the delegate again.
-    func callsAppCode(delegate: (any APIDelegate)?) -> Bool {
-        stagesCallAppCode || delegate != nil
+    func callsAppCode(signer: Signer?) -> Bool {
+        stagesCallAppCode || signer != nil
     }
 
     /// The delegate that signs and refreshes for `leg`: none once the chain has left the
-    /// origin, or when the request does not authenticate. Read once per stage: the weak
-    /// reference sits behind the API's lock, which every request shares.
-    func delegate(for leg: Leg) -> (any APIDelegate)? {
-        authenticates && !leg.hasLeftOrigin ? api.delegate : nil
+    /// origin, or when the request does not authenticate. Read once per stage: it sits behind
+    /// the API's lock, which every request shares.
+    func signer(for leg: Leg) -> Signer? {
+        authenticates && !leg.hasLeftOrigin ? api.signer : nil
     }
 }

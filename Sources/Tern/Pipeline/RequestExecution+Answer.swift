@@ -22,7 +22,7 @@ extension RequestExecution {
                                     metrics: transfers)
             if let download, raw.body.isEmpty { response.fileLength = download.length }
             report(.success(response), for: request)
-            return evaluate(response, leg: leg, delegate: sent.delegate, generation: sent.generation, retries: retries)
+            return evaluate(response, leg: leg, signer: sent.signer, generation: sent.generation, retries: retries)
         case .failure(let exchangeFailure):
             if let head = exchangeFailure.head, exchangeFailure.error is BodyLimitExceeded,
                context.redirectPolicy.followsAtItsHead(head) {
@@ -57,14 +57,14 @@ extension RequestExecution {
         }
     }
 
-    private func evaluate(_ response: Response, leg: Leg, delegate: (any APIDelegate)?, generation: Int, retries: Int) {
+    private func evaluate(_ response: Response, leg: Leg, signer: Signer?, generation: Int, retries: Int) {
         // Only a 3xx can redirect: the rest skip the policy.
         if (300..<400).contains(response.statusCode), handledRedirect(response, from: leg) { return }
-        if let delegate, delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
+        if let signer, signer.delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
             guard case .refresh = machine.withLock({ $0.handle(.refused) }) else {
                 return finish(.failed(.authentication(.stillUnauthorized(statusCode: response.statusCode))))
             }
-            return resume(after: context.refresher.refresh(signedWith: generation, api: api, delegate: delegate), leg)
+            return resume(after: signer.refresh(signedWith: generation, for: api), leg)
         }
         let accepted = context.validation.accepts(response)
         if !accepted, context.retryPolicy.allowsRetry(method: Self.method(of: response.request), retriesSoFar: retries, status: response.statusCode) {

@@ -10,7 +10,7 @@ extension RequestExecution {
     /// empty, its metrics the earlier exchanges' and what was `measured` of its own so far;
     /// returns `nil` to read the body as for any request (a redirect, an error's body).
     func openStream(_ head: ResponseHead, measured: TransferMetrics?, of sent: SentAttempt) -> StreamBuffer? {
-        let (request, delegate) = (sent.request, sent.delegate)
+        let (request, delegate) = (sent.request, sent.signer?.delegate)
         guard let stream, !(300..<400).contains(head.statusCode) else { return nil }
         // A head after the deadline is late, as an answer is (see `received`): no stream opens.
         if context.clock.now - askedAt >= context.timeout {

@@ -131,16 +131,15 @@ final class RequestExecution: Sendable {
     func attempt(_ leg: Leg) {
         guard run(.prepare) else { return }
         let request = leg.request
-        let delegate = context.delegate(for: leg)
+        let signer = context.signer(for: leg)
         // Requests do not go out with credentials that are being replaced.
-        if delegate != nil, let refresh = context.refresher.inFlight {
+        if let refresh = signer?.refresher.inFlight {
             guard run(.awaitCredentials) else { return }
             return resume(after: refresh, leg)
         }
-        if let delegate, delegate.api(api, needsRefreshBeforeSending: request.urlRequest) {
+        if let signer, signer.delegate.api(api, needsRefreshBeforeSending: request.urlRequest) {
             guard run(.awaitCredentials) else { return }
-            let refresh = context.refresher.refresh(signedWith: context.refresher.generation, api: api, delegate: delegate)
-            return resume(after: refresh, leg)
+            return resume(after: signer.refresh(signedWith: signer.refresher.generation, for: api), leg)
         }
         do {
             var signed = request
@@ -152,20 +151,20 @@ final class RequestExecution: Sendable {
             }
             // An adapter may add credentials to every request; they too stay at their origin.
             if leg.hasLeftOrigin { leg.removeCredentials(from: &signed.urlRequest, policy: context.redirectPolicy) }
-            let generation = delegate == nil ? 0 : context.refresher.generation
-            if let delegate {
+            let generation = signer?.refresher.generation ?? 0
+            if let signer {
                 try APIError.catching({ .invalidRequest(.init(reason: .other("the delegate stopped the request: \($0)"), method: Self.method(of: request.urlRequest).rawValue)) }) {
-                    try delegate.api(api, willSend: &signed.urlRequest)
+                    try signer.delegate.api(api, willSend: &signed.urlRequest)
                 }
             }
             // What adapters and the delegate set is checked like everything else; the rest was
             // checked when the request was built.
-            if delegate != nil || !context.adapters.isEmpty {
+            if signer != nil || !context.adapters.isEmpty {
                 try RequestBuilder.validate(method: Self.method(of: signed.urlRequest),
                                             headers: HTTPHeaders(signed.urlRequest.allHTTPHeaderFields ?? [:]))
             }
             try pin(&signed)
-            send(signed, lookup: lookup, leg: leg, delegate: delegate, generation: generation)
+            send(signed, lookup: lookup, leg: leg, signer: signer, generation: generation)
         } catch {
             finish(failed(error))
         }
@@ -202,7 +201,7 @@ final class RequestExecution: Sendable {
         }
     }
 
-    private func send(_ signed: TransportRequest, lookup: CacheLookup?, leg: Leg, delegate: (any APIDelegate)?, generation: Int) {
+    private func send(_ signed: TransportRequest, lookup: CacheLookup?, leg: Leg, signer: Signer?, generation: Int) {
         var ranged = signed
         // A download goes on from the bytes it has, if it can.
         download?.prepare(&ranged.urlRequest)
@@ -218,8 +217,8 @@ final class RequestExecution: Sendable {
         guard case .send(let attempt) = machine.withLock({ $0.handle(.send(request.urlRequest)) }) else { return }
         context.plugins.forEach { $0.observe(.willSend(request.urlRequest), api: api.apiContext) }
         // The attempt's delegate, read once as it began: the API keeps it behind its lock.
-        let callsAppCode = context.callsAppCode(delegate: delegate)
-        let sent = SentAttempt(request: request.urlRequest, attempt: attempt, leg: leg, delegate: delegate, generation: generation,
+        let callsAppCode = context.callsAppCode(signer: signer)
+        let sent = SentAttempt(request: request.urlRequest, attempt: attempt, leg: leg, signer: signer, generation: generation,
                                callsAppCode: callsAppCode, sentFromJob: context.threadedTransport?.caller == .job)
         // A head judged by the app's code is judged on the pipeline's queue, never the transport's thread.
         let collector = ResponseCollector(sink, for: self, sent: sent, limit: signed.maximumBodySize, uploadLength: request.bodyLength,

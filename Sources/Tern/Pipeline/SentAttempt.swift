@@ -14,7 +14,7 @@ struct SentAttempt: Sendable {
     /// The stop of the redirect chain the attempt is on.
     let leg: Leg
     /// The attempt's delegate, read once as it began: the API keeps it behind its lock.
-    let delegate: (any APIDelegate)?
+    let signer: Signer?
     /// The credentials' generation the attempt was signed with.
     let generation: Int
     /// Whether what follows the attempt's head or end calls the app's code.
@@ -25,11 +25,11 @@ struct SentAttempt: Sendable {
     private let startDate = Date()
     private let startTime = DispatchTime.now().uptimeNanoseconds
 
-    init(request: URLRequest, attempt: Int, leg: Leg, delegate: (any APIDelegate)?, generation: Int, callsAppCode: Bool, sentFromJob: Bool) {
+    init(request: URLRequest, attempt: Int, leg: Leg, signer: Signer?, generation: Int, callsAppCode: Bool, sentFromJob: Bool) {
         self.request = request
         self.attempt = attempt
         self.leg = leg
-        self.delegate = delegate
+        self.signer = signer
         self.generation = generation
         self.callsAppCode = callsAppCode
         self.sentFromJob = sentFromJob

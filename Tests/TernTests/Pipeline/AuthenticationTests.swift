@@ -29,6 +29,46 @@ import FoundationNetworking
         #expect(server.tokens.filter { $0 == "t1" }.count == 200)
     }
 
+    /// One delegate for two APIs (say, one with a cache and one without), its token expired: the
+    /// second API's requests, refused while the first's refresh runs, wait for that refresh
+    /// rather than start one of their own, which would spend the refresh token twice.
+    @Test func twoAPIsThatShareADelegateRefreshOnce() async throws {
+        let server = try AuthServer()
+        let gate = DispatchSemaphore(value: 0)
+        server.script(.waitThenIssue(gate))
+        let store = SessionStore(server)
+        let (first, second) = (AuthAPI(server), AuthAPI(server))
+        first.delegate = store
+        second.delegate = store
+        let firsts = (0..<20).map { first.secure($0) }
+        #expect(await eventually { server.refreshCount == 1 })
+        let seconds = (20..<40).map { second.secure($0) }
+        // Time for the second API's requests to be refused and start a refresh, were they sent.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(server.refreshCount == 1)
+        gate.signal()
+        var successes = 0
+        for promise in firsts + seconds {
+            if case .success(let reply) = await promise.result, reply.ok { successes += 1 }
+        }
+        #expect(successes == 40)
+        #expect(server.refreshCount == 1 && store.refreshCalls == 1)
+        #expect(server.tokens.filter { $0 == "t1" }.count == 40)
+    }
+
+    @Test func aDelegateHasOneCoordinatorForEveryAPIItSignsFor() throws {
+        let server = try AuthServer()
+        let (store, other) = (SessionStore(server), SessionStore(server))
+        let (first, second) = (AuthAPI(server), AuthAPI(server))
+        first.delegate = store
+        second.delegate = store
+        #expect(first.signer?.refresher === second.signer?.refresher)
+        second.delegate = other
+        #expect(first.signer?.refresher !== second.signer?.refresher)
+        second.delegate = store
+        #expect(first.signer?.refresher === second.signer?.refresher)
+    }
+
     @Test func requestsStartedDuringARefreshWaitForItAndCarryTheNewToken() async throws {
         let server = try AuthServer()
         server.script(.delayThenIssue(0.3))
@@ -153,7 +193,7 @@ import FoundationNetworking
         let waiting = api.secure(1)
         waiting.cancel()
         #expect(await apiError(of: waiting)?.caseName == "cancelled")
-        #expect(api.refresher.inFlight != nil)   // the refresh still runs for the others
+        #expect(api.signer?.refresher.inFlight != nil)   // the refresh still runs for the others
         gate.signal()
         #expect(try await first.value.ok)
     }
@@ -175,10 +215,10 @@ import FoundationNetworking
         let first = api.secure()
         // The request's own timeout and the refresh's are both waiting on the test clock.
         #expect(await clock.waitForScheduled(2))
-        #expect(api.refresher.inFlight != nil)
+        #expect(api.signer?.refresher.inFlight != nil)
         clock.advance(by: 10)
         #expect(await apiError(of: first) != nil)
-        #expect(await eventually { api.refresher.inFlight == nil })
+        #expect(await eventually { api.signer?.refresher.inFlight == nil })
         // The API is not stuck: a delegate that refreshes gets a new refresh at once.
         let store = SessionStore(server)
         api.delegate = store

@@ -421,6 +421,44 @@ final class ScriptedHTTP2Server: @unchecked Sendable {
         if requests.count == 3 { #expect(requests[2].body == body && requests[2].connection == 2) }
     }
 
+    struct RemakeRefused: Error {}
+
+    /// A PUT whose body is read from a stream crosses a GOAWAY on the kept connection: the body is
+    /// made again from its start and sent whole on the new connection; or, when the stream
+    /// cannot be made again, the request fails with why, once, and goes no further.
+    @Test(arguments: [true, false]) func aStreamBodyThatCrossedAGoAway(remakes: Bool) async throws {
+        let server = try ScriptedHTTP2Server { request, connection in
+            guard request.connection == 1, request.stream > 1 else { return connection.answer(request.stream) }
+            connection.goAway(lastStream: request.stream - 2)
+        }
+        let api = try Self.api(server)
+        try await Self.warmUp(api, server)
+        let body = Data((0..<6_000).map { UInt8($0 % 251) })
+        let made = Locked(0)
+        let parameters = BodyParameters(length: Int64(body.count)) {
+            let count = made.withLock { made in
+                made += 1
+                return made
+            }
+            guard remakes || count == 1 else { throw RemakeRefused() }
+            return InputStream(data: body)
+        }
+        let result = await (api.request(route: .put(server.url + "/item"), parameters: parameters) as Promise<[Item]>).result
+        let requests = server.requests
+        if remakes {
+            #expect((try? result.get()) == [Item(name: "c2s1")], "\(result)")
+            #expect(requests.dropFirst().map(\.body) == [body, body] && requests.last?.connection == 2, "\(requests)")
+        } else {
+            guard case .failure(let error) = result else {
+                Issue.record("\(result)")
+                return
+            }
+            #expect("\(error)".contains("RemakeRefused"), "\(error)")
+            #expect(requests.count == 2 && server.connections == 1, "\(requests)")
+        }
+        #expect(made.withLock { $0 } == 2)
+    }
+
     /// Six PUTs with bodies that name them in flight on the kept connection; a GOAWAY with the
     /// third's stream as the last: the last three go again once each, their whole bodies read
     /// again, on new connections, however the GOAWAY reached each.
