@@ -339,6 +339,11 @@ extension Readme {
         return [patient, once]
     }
 
+    static func retryingReadsAlone() -> RetryPolicy {
+        let readsOnly = RetryPolicy(methods: [.get, .head])
+        return readsOnly
+    }
+
     static func retryingAPost() -> RetryPolicy {
         let rateLimited = RetryPolicy(methods: [.post], statusCodes: [429, 503], urlErrorCodes: [.cannotConnectToHost])
         return rateLimited

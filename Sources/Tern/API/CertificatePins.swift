@@ -33,10 +33,14 @@ public struct CertificatePins: Sendable, Equatable {
         package let host: String
         /// The pin as given.
         package let pin: String
+        /// Whether the host is what is wrong, not the pin.
+        package var isTheHost = false
 
         /// What is wrong, in words.
         public var description: String {
-            "The pin \"\(pin)\" for \"\(host)\" is not a host name and \"sha256/\" followed by the Base64 of a 32-byte hash."
+            if pin.isEmpty { return "The host \"\(host)\" is given no pins: give it its key's and a backup's." }
+            if isTheHost { return "\"\(host)\" is not a host name, nor \"*.\" and one: its pins cannot be checked." }
+            return "The pin \"\(pin)\" for \"\(host)\" is not \"sha256/\" followed by the Base64 of a 32-byte hash."
         }
     }
 
@@ -55,7 +59,7 @@ public struct CertificatePins: Sendable, Equatable {
             guard !hostPins.isEmpty else { throw InvalidPin(host: host, pin: "") }
             guard !name.isEmpty, !name.contains("*"), !name.hasPrefix("."), !name.hasSuffix("."), !name.contains(".."),
                   name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == ":") }) else {
-                throw InvalidPin(host: host, pin: hostPins[0])
+                throw InvalidPin(host: host, pin: hostPins[0], isTheHost: true)
             }
             let hashes = try hostPins.map { pin throws(InvalidPin) -> String in
                 guard pin.hasPrefix("sha256/"), let hash = Data(base64Encoded: String(pin.dropFirst(7))), hash.count == 32 else {

@@ -56,7 +56,14 @@ import TernTesting
         for pins in bad {
             #expect(throws: CertificatePins.InvalidPin.self, "\(pins)") { try CertificatePins(pins) }
         }
-        #expect("\(CertificatePins.InvalidPin(host: "h", pin: "p"))".contains("sha256/"))
+        // Each says what is wrong: the pin, the host, or that there is no pin.
+        func said(_ pins: [String: [String]]) -> String {
+            do { _ = try CertificatePins(pins) } catch { return "\(error)" }
+            return "accepted"
+        }
+        #expect(said(["shop.example": ["sha256/not-base64"]]) == #"The pin "sha256/not-base64" for "shop.example" is not "sha256/" followed by the Base64 of a 32-byte hash."#)
+        #expect(said(["shop..example": [Self.a]]) == #""shop..example" is not a host name, nor "*." and one: its pins cannot be checked."#)
+        #expect(said(["shop.example": []]) == #"The host "shop.example" is given no pins: give it its key's and a backup's."#)
     }
 
     @Test func pinsAreKeptInOneSpelling() throws {
