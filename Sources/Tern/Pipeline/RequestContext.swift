@@ -79,8 +79,8 @@ struct RequestContext: Sendable {
         callsAppCode(signer: authenticates ? api.signer : nil)
     }
 
-    /// Whether the stages call the app's own code, for an attempt whose delegate is `delegate`
-    /// (see ``delegate(for:)``): the same, without reading the delegate again.
+    /// Whether the stages call the app's own code, for an attempt signed by `signer` (see
+    /// ``signer(for:)``): the same, without reading the delegate again.
     func callsAppCode(signer: Signer?) -> Bool {
         stagesCallAppCode || signer != nil
     }

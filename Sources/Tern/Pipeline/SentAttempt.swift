@@ -13,7 +13,8 @@ struct SentAttempt: Sendable {
     let attempt: Int
     /// The stop of the redirect chain the attempt is on.
     let leg: Leg
-    /// The attempt's delegate, read once as it began: the API keeps it behind its lock.
+    /// The attempt's delegate and its refresh coordinator, read once as it began: the API keeps
+    /// them behind its lock.
     let signer: Signer?
     /// The credentials' generation the attempt was signed with.
     let generation: Int
