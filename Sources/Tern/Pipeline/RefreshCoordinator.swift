@@ -17,21 +17,27 @@ final class RefreshCoordinator: Sendable {
     /// Each delegate's coordinator, for as long as both live: a delegate given to two APIs
     /// (one with a cache, one without) holds one refresh token, which a second refresh would
     /// find spent.
-    private static let byDelegate = Locked<[ObjectIdentifier: Entry]>([:])
+    private static let registry = Locked<(byDelegate: [ObjectIdentifier: Entry], pruneAt: Int)>(([:], 64))
 
     /// The coordinator of `delegate`: the one the APIs it signs for already share, or a new one.
     static func of(_ delegate: any APIDelegate) -> RefreshCoordinator {
-        byDelegate.withLock { entries in
+        registry.withLock { registry in
             let id = ObjectIdentifier(delegate)
-            if let entry = entries[id], entry.delegate === delegate, let coordinator = entry.coordinator { return coordinator }
+            if let entry = registry.byDelegate[id], entry.delegate === delegate, let coordinator = entry.coordinator { return coordinator }
             // An identifier outlives its object: entries whose delegate or coordinator has gone
-            // are dropped as new ones come.
-            entries = entries.filter { $0.value.delegate != nil && $0.value.coordinator != nil }
+            // are dropped once they may be half, so that each new delegate costs little.
+            if registry.byDelegate.count >= registry.pruneAt {
+                registry.byDelegate = registry.byDelegate.filter { $0.value.delegate != nil && $0.value.coordinator != nil }
+                registry.pruneAt = max(64, 2 * registry.byDelegate.count)
+            }
             let coordinator = RefreshCoordinator()
-            entries[id] = Entry(delegate: delegate, coordinator: coordinator)
+            registry.byDelegate[id] = Entry(delegate: delegate, coordinator: coordinator)
             return coordinator
         }
     }
+
+    /// How many delegates the registry holds an entry for, gone ones not yet dropped included.
+    static var registeredDelegates: Int { registry.withLock { $0.byDelegate.count } }
 
     /// The version of the current credentials, to record when a request is signed.
     var generation: Int { state.withLock { $0.generation } }

@@ -67,6 +67,9 @@ import FoundationNetworking
         #expect(first.signer?.refresher !== second.signer?.refresher)
         second.delegate = store
         #expect(first.signer?.refresher === second.signer?.refresher)
+        // Delegates made and let go of by the thousand leave a registry of bounded size.
+        for _ in 0..<5_000 { AuthAPI(server).delegate = SessionStore(server) }
+        #expect(RefreshCoordinator.registeredDelegates < 1_000)
     }
 
     @Test func requestsStartedDuringARefreshWaitForItAndCarryTheNewToken() async throws {
