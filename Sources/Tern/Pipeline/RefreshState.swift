@@ -1,6 +1,6 @@
 import Foundation
 
-/// The pure state of an API's single-flight credential refresh: which refresh runs, which
+/// The pure state of a delegate's single-flight credential refresh: which refresh runs, which
 /// credentials are current, how many refreshes happened lately. No locks, no I/O.
 struct RefreshState {
     /// What to do for a request whose credentials were refused.
@@ -21,13 +21,17 @@ struct RefreshState {
     private(set) var inFlight: Promise<Void>?
     /// When counted refreshes happened, oldest first.
     private var recent: [TimeInterval] = []
+    /// The longest window a limit asked about: the APIs that share a delegate may each have a
+    /// limit of their own, and a short window must not forget what a longer one counts.
+    private var longestWindow: TimeInterval = 0
 
     /// Decides what a request signed with credentials of `signedGeneration` does.
     mutating func decide(signedWith signedGeneration: Int, now: TimeInterval, limit: RefreshLimit) -> Decision {
         if signedGeneration < generation { return .replay }
         if let inFlight { return .join(inFlight) }
-        recent.removeAll { now - $0 >= limit.window }
-        guard recent.count < limit.count else { return .refuse(limit: limit) }
+        longestWindow = max(longestWindow, limit.window)
+        recent.removeAll { now - $0 >= longestWindow }
+        guard recent.count(where: { now - $0 < limit.window }) < limit.count else { return .refuse(limit: limit) }
         let (promise, resolver) = Promise<Void>.pending(in: .global())
         inFlight = promise
         return .start(promise, resolver)

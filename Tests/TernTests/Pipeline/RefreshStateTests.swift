@@ -60,4 +60,26 @@ import Testing
             return
         }
     }
+
+    /// APIs that share a delegate may each have a limit: one with a short window must not make
+    /// the state forget refreshes that a longer window still counts.
+    @Test func aShortWindowForgetsNothingALongerOneCounts() {
+        var state = RefreshState()
+        let strict = RefreshLimit(count: 2, window: 300)
+        let lax = RefreshLimit(count: 10, window: 1)
+        for now in [0.0, 1] {
+            _ = state.decide(signedWith: state.generation, now: now, limit: strict)
+            state.finish(succeeded: true, counts: true, at: now)
+        }
+        guard case .start = state.decide(signedWith: state.generation, now: 10, limit: lax) else {
+            Issue.record("expected the lax limit to let a refresh start")
+            return
+        }
+        state.finish(succeeded: true, counts: true, at: 10)
+        guard case .refuse(let limit) = state.decide(signedWith: state.generation, now: 20, limit: strict) else {
+            Issue.record("expected the strict limit to count the three refreshes")
+            return
+        }
+        #expect(limit == strict)
+    }
 }
