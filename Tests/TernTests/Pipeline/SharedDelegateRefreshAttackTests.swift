@@ -115,6 +115,23 @@ import FoundationNetworking
         #expect(items.paths(signedWith: "t1").filter { $0 == "/items?page=1" }.count == 1)
     }
 
+    /// The refresh runs once, handed the API whose request was refused first, whichever that is.
+    @Test func theRefreshIsHandedTheAPIWhoseRequestWasRefusedFirst() async throws {
+        let server = try AuthServer()
+        let store = GatedStore(SessionStore(server))
+        let apis = (0..<3).map { _ in AuthAPI(server) }
+        apis.forEach { $0.delegate = store }
+        let started = apis[2].secure(0)
+        #expect(await eventually { store.calls.value == 1 })
+        let waiting = (1...30).map { apis[$0 % 3].secure($0) }
+        try await Task.sleep(for: .milliseconds(300))
+        store.gate.signal()
+        for promise in [started] + waiting { #expect(try await promise.value.ok) }
+        #expect(store.handed == [ObjectIdentifier(apis[2])])
+        #expect(server.refreshCount == 1 && store.inner.refreshCalls == 1)
+        #expect(server.tokens.filter { $0 == "t1" }.count == 31)
+    }
+
     /// Requests of the second API wait for the first's refresh; its delegate is swapped meanwhile.
     /// They resume with the new delegate: it signs them, and its own refresh runs for them.
     @Test func aDelegateSwappedWhileTheSharedRefreshRunsSignsWhatWaited() async throws {
@@ -533,8 +550,13 @@ final class GatedStore: APIDelegate, @unchecked Sendable {
     let inner: SessionStore
     let gate = DispatchSemaphore(value: 0)
     let calls = Counter()
+    private let lock = NSLock()
+    private var apis: [ObjectIdentifier] = []
 
     init(_ inner: SessionStore) { self.inner = inner }
+
+    /// The APIs each refresh was handed, in order.
+    var handed: [ObjectIdentifier] { lock.withLock { apis } }
 
     func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
         try inner.api(api, willSend: &request)
@@ -542,6 +564,7 @@ final class GatedStore: APIDelegate, @unchecked Sendable {
 
     func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
         _ = calls.add(1)
+        lock.withLock { apis.append(ObjectIdentifier(api)) }
         let (promise, resolver) = Promise<Void>.pending(in: .global())
         DispatchQueue.global().async { [inner, gate] in
             gate.wait()
