@@ -6,7 +6,9 @@ import Foundation
 /// It keeps ``RefreshState`` behind a lock; the delegate's refresh is called outside the lock,
 /// and its outcome settles the one promise every waiting request holds.
 final class RefreshCoordinator: Sendable {
-    private let state = Locked(RefreshState())
+    /// The refresh's state, and the APIs whose refused requests the running refresh is for:
+    /// each one's plugins hear how it ended.
+    private let state = Locked<(refresh: RefreshState, apis: [AbstractAPI])>((RefreshState(), []))
 
     /// One delegate's coordinator, while an API holds it.
     private struct Entry: Sendable {
@@ -40,16 +42,26 @@ final class RefreshCoordinator: Sendable {
     static var registeredDelegates: Int { registry.withLock { $0.byDelegate.count } }
 
     /// The version of the current credentials, to record when a request is signed.
-    var generation: Int { state.withLock { $0.generation } }
+    var generation: Int { state.withLock { $0.refresh.generation } }
 
     /// The refresh running now, which new requests wait for before they are signed.
-    var inFlight: Promise<Void>? { state.withLock { $0.inFlight } }
+    var inFlight: Promise<Void>? { state.withLock { $0.refresh.inFlight } }
+
+    /// How many APIs asked for the running refresh.
+    var askingAPIs: Int { state.withLock { $0.apis.count } }
 
     /// A promise that settles when credentials newer than `signedGeneration` are current, or
     /// fails with ``APIError/authentication(_:)``.
     func refresh(signedWith signedGeneration: Int, api: AbstractAPI, delegate: any APIDelegate) -> Promise<Void> {
         let limit = api.configuration.refreshLimit
-        let decision = state.withLock { $0.decide(signedWith: signedGeneration, now: api.clock.now, limit: limit) }
+        let decision = state.withLock { state in
+            let decision = state.refresh.decide(signedWith: signedGeneration, now: api.clock.now, limit: limit)
+            switch decision {
+            case .start, .join: if !state.apis.contains(where: { $0 === api }) { state.apis.append(api) }
+            case .replay, .refuse: break
+            }
+            return decision
+        }
         switch decision {
         case .replay:
             return Promise(value: (), in: .global())
@@ -65,8 +77,14 @@ final class RefreshCoordinator: Sendable {
             let bounded = timeout.isFinite && timeout > 0 ? refresh.timeout(timeout, clock: api.clock) : refresh
             bounded.onResult(in: .global()) { [self] result in
                 let networkFailure = if case .failure(let error) = result { Self.isNetworkFailure(error) } else { false }
-                state.withLock { $0.finish(succeeded: (try? result.get()) != nil, counts: !networkFailure, at: api.clock.now) }
-                api.plugins.forEach { $0.observe(.didRefresh(result.map { _ in () }), api: api.apiContext) }
+                let apis = state.withLock { state in
+                    state.refresh.finish(succeeded: (try? result.get()) != nil, counts: !networkFailure, at: api.clock.now)
+                    defer { state.apis = [] }
+                    return state.apis
+                }
+                for api in apis {
+                    api.plugins.forEach { $0.observe(.didRefresh(result.map { _ in () }), api: api.apiContext) }
+                }
                 resolver.resolve(result.mapError { error in
                     if case APIError.authentication = error { return error }
                     return APIError.authentication(.refreshFailed(error))

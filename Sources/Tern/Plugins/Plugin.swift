@@ -49,7 +49,8 @@ public enum PluginEvent: Sendable {
     /// source reconnecting tells it too, its request the connection that ended, `retry` the
     /// reconnections since its last event.
     case didRetry(URLRequest, retry: Int, delay: TimeInterval)
-    /// The API's credential refresh ended.
+    /// A credential refresh that a request of the API asked for ended. A delegate shared by
+    /// several APIs refreshes once for them all: each API that asked hears it, once.
     case didRefresh(Result<Void, any Error>)
     /// A request failed for good; `request` is the attempt on the wire, if one was.
     case didFail(APIError, request: URLRequest?)

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Tern
+@testable import Tern
 import TernTesting
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -106,6 +106,35 @@ import FoundationNetworking
         _ = try await api.secure().value
         #expect(journal.entries.items.contains("didRefresh"))
         withExtendedLifetime(store) {}
+    }
+
+    /// One refresh for two APIs that share a delegate, each with a request refused for it: each
+    /// API's plugins hear it once; a third API sharing the delegate, which asked nothing, hears
+    /// nothing.
+    @Test func aSharedRefreshIsReportedToEachAPIThatAskedForIt() async throws {
+        let server = try AuthServer()
+        let gate = DispatchSemaphore(value: 0)
+        server.script(.waitThenIssue(gate))
+        let journals = (Journal(), Journal(), Journal())
+        let store = SessionStore(server)
+        let apis = [journals.0, journals.1, journals.2].map { journal in
+            AuthAPI(server, configuration: APIConfiguration(retryPolicy: .never, plugins: [journal]))
+        }
+        apis.forEach { $0.delegate = store }
+        // Sent with the old token, refused 2 s later, while the other API's refresh runs: it
+        // joins that refresh.
+        let late = apis[1].request(route: apis[1].get(endpoint: "/slow")) as Promise<OK>
+        #expect(await eventually { server.tokens.count == 1 })
+        let first = apis[0].secure(1)
+        #expect(await eventually { server.refreshCount == 1 })
+        #expect(await eventually { apis[0].signer?.refresher.askingAPIs == 2 })
+        gate.signal()
+        _ = try await first.value
+        _ = try await late.value
+        #expect(journals.0.entries.items.filter { $0 == "didRefresh" }.count == 1)
+        #expect(journals.1.entries.items.filter { $0 == "didRefresh" }.count == 1, "\(journals.1.entries.items)")
+        #expect(!journals.2.entries.items.contains("didRefresh"))
+        #expect(server.refreshCount == 1)
     }
 
     @Test func theNetworkActivityCounterGoesUpAndBackToZero() async throws {

@@ -7,7 +7,8 @@ import FoundationNetworking
 
 /// A loopback server that issues tokens and accepts only the newest: each call to `/token` makes
 /// a new one, `t1`, `t2`, …, and every other route answers 401 unless sent with it. It counts
-/// refreshes and records which token each request carried.
+/// refreshes and records which token each request carried. A path under `/slow` is answered 2 s
+/// late.
 final class AuthServer: @unchecked Sendable {
     enum TokenBehavior {
         case issue
@@ -72,7 +73,9 @@ final class AuthServer: @unchecked Sendable {
                 return .json(#"{"token": "\#(issue())"}"#)
             }
         }
+        // Judged as it came, answered late: its refusal comes after what was sent since.
         let authorized = locked { issued > 0 && request.headers["Authorization"] == "Bearer t\(issued)" }
+        if path.hasPrefix("/slow") { Thread.sleep(forTimeInterval: 2) }
         if path.hasPrefix("/always401") || !authorized {
             return .json(#"{"code": 401, "message": "expired"}"#, status: 401)
         }
