@@ -49,7 +49,7 @@ import FoundationNetworking
         let plains = (1..<20).map { plain.secure($0) }
         let cachedOnes = (100..<120).map { cached.secure($0) }
         let stream = streaming.stream(route: streaming.get(endpoint: "/secure/stream"))
-        let streamed = Task { () -> [String] in
+        let streamed = Task.onTestThreads { () -> [String] in
             var lines: [String] = []
             for try await line in stream.lines { lines.append(line) }
             return lines
@@ -97,7 +97,7 @@ import FoundationNetworking
                                                    options: RequestOptions(retryPolicy: .never, authenticates: false)) as Promise<TokenReply>).value
             #expect(rotated.token == "t2")
             others = (1...20).map { plain.secure($0) }
-            event = Task {
+            event = Task.onTestThreads {
                 for try await event in listener.events(route: .get(items.server.baseURL + "/events")) { return event.data }
                 return nil
             }
