@@ -11,7 +11,9 @@ import FoundationNetworking
 /// brought (a timer, a task, a file) is handed back to be stopped. An event that cannot come in
 /// the state the request is in is a bug in the pipeline: it stops a debug build.
 struct RequestStateMachine {
-    /// Where the request is; each state holds what only it has.
+    /// Where the request is. Its payloads are numbers alone, so that looking at it copies no
+    /// request or task: the attempt on the wire and the backoff's wait are kept beside it, set
+    /// only while it is in the state they belong to.
     enum State {
         /// Not started.
         case created
@@ -21,20 +23,18 @@ struct RequestStateMachine {
         case preparing
         /// Waiting for the API's credentials to be refreshed.
         case awaitingCredentials
-        /// An attempt is on the wire; plugins are owed its `didReceive`.
-        case sending(Attempt)
+        /// Attempt `number` is on the wire (``Attempt``); plugins are owed its `didReceive`.
+        case sending(number: Int)
         /// An attempt's answer is being looked at.
         case evaluating
-        /// Waiting out a retry's backoff: its number, and the wait once scheduled.
-        case backingOff(retry: Int, wait: (any Cancellable)?)
+        /// Waiting out a retry's backoff: its number (the wait, once scheduled, in `wait`).
+        case backingOff(retry: Int)
         /// Settled; nothing more happens.
         case finished
     }
 
-    /// The attempt on the wire.
+    /// The attempt on the wire, numbered from 1 across retries, refreshes and redirects.
     struct Attempt {
-        /// Numbered from 1, across retries, refreshes and redirects.
-        let number: Int
         /// As sent: signed, with its cookies.
         let request: URLRequest
         /// The transport's task, once it has made one.
@@ -107,6 +107,10 @@ struct RequestStateMachine {
     }
 
     private(set) var state = State.created
+    /// The attempt on the wire, while ``State/sending(number:)``.
+    private var inFlight: Attempt?
+    /// The backoff's wait once scheduled, while ``State/backingOff(retry:)``.
+    private var wait: (any Cancellable)?
     /// How many retries the request has had.
     private var retries = 0
     /// Whether it was sent again after a refresh: a second refusal is final.
@@ -143,6 +147,7 @@ struct RequestStateMachine {
             switch state {
             case .preparing, .awaitingCredentials, .backingOff, .evaluating:
                 state = .preparing
+                wait = nil
                 return .proceed
             default:
                 return impossible(event)
@@ -154,29 +159,31 @@ struct RequestStateMachine {
         case .send(let request):
             guard case .preparing = state else { return impossible(event) }
             attempts += 1
-            state = .sending(Attempt(number: attempts, request: request))
+            state = .sending(number: attempts)
+            inFlight = Attempt(request: request)
             exchange = ExchangeState(attempt: attempts)
             return .send(attempt: attempts)
         case .started(let task, let number):
             // The head came before the transport's task was handed over: the stream holds it.
             if number == streamAttempt { return .drop }
-            guard case .sending(var attempt) = state, attempt.number == number, attempt.task == nil else {
+            guard case .sending(number) = state, inFlight?.task == nil else {
                 // Its attempt was answered first, or is over: the task has nothing left to do.
                 return .cancelTask(task)
             }
-            attempt.task = task
-            state = .sending(attempt)
+            inFlight?.task = task
             return .proceed
         case .answered(let number, let metrics):
-            metrics.map { transfers.append($0) }
+            if let metrics { transfers.append(metrics) }
             // Else a late answer, to an attempt the request has moved past.
-            guard case .sending(let attempt) = state, attempt.number == number else { return .drop }
+            guard case .sending(number) = state else { return .drop }
             state = .evaluating
+            inFlight = nil
             return .evaluate(retries: retries, transfers: transfers)
         case .opened(let number):
-            guard case .sending(let attempt) = state, attempt.number == number else { return .drop }
+            guard case .sending(number) = state else { return .drop }
             streamAttempt = number
             state = .evaluating
+            inFlight = nil
             return .evaluate(retries: retries, transfers: transfers)
         case .refused:
             guard case .evaluating = state else { return impossible(event) }
@@ -187,12 +194,12 @@ struct RequestStateMachine {
         case .backOff:
             guard case .evaluating = state else { return impossible(event) }
             retries += 1
-            state = .backingOff(retry: retries, wait: nil)
+            state = .backingOff(retry: retries)
             return .scheduleRetry(retries)
         case .waiting(let wait):
             // Else it fired before it was recorded: the next attempt is under way.
-            guard case .backingOff(let retry, nil) = state else { return .cancel(wait) }
-            state = .backingOff(retry: retry, wait: wait)
+            guard case .backingOff = state, self.wait == nil else { return .cancel(wait) }
+            self.wait = wait
             return .proceed
         case .finish:
             return .settle(finish())
@@ -212,7 +219,7 @@ struct RequestStateMachine {
         case .waiting(let wait):
             return .cancel(wait)
         case .answered(_, let metrics):
-            metrics.map { transfers.append($0) }
+            if let metrics { transfers.append(metrics) }
             return .drop
         default:
             return .drop
@@ -228,18 +235,12 @@ struct RequestStateMachine {
 
     /// Ends the request: what is left to stop.
     private mutating func finish() -> Leftovers {
-        var leftovers = Leftovers(timer: timer, task: nil, temporaryFile: temporaryFile)
-        switch state {
-        case .sending(let attempt):
-            leftovers.task = attempt.task
-            leftovers.attemptInFlight = attempt.request
-        case .backingOff(_, let wait):
-            leftovers.wait = wait
-        default:
-            break
-        }
+        let leftovers = Leftovers(timer: timer, wait: wait, task: inFlight?.task, temporaryFile: temporaryFile,
+                                  attemptInFlight: inFlight?.request)
         state = .finished
         timer = nil
+        wait = nil
+        inFlight = nil
         temporaryFile = nil
         return leftovers
     }
@@ -258,12 +259,12 @@ struct RequestStateMachine {
 
     /// The transport's task for the attempt on the wire, if any.
     var task: (any TransportTask)? {
-        if case .sending(let attempt) = state { attempt.task } else { nil }
+        inFlight?.task
     }
 
     /// The request the timeout names: the attempt on the wire, else the one built.
     var latestRequest: URLRequest? {
-        if case .sending(let attempt) = state { attempt.request } else { built }
+        inFlight?.request ?? built
     }
 }
 
@@ -275,9 +276,9 @@ extension RequestStateMachine.State {
         case .building: "building its body"
         case .preparing: "preparing an attempt"
         case .awaitingCredentials: "waiting for credentials"
-        case .sending(let attempt): "sending attempt \(attempt.number)"
+        case .sending(let number): "sending attempt \(number)"
         case .evaluating: "evaluating an answer"
-        case .backingOff(let retry, _): "backing off before retry \(retry)"
+        case .backingOff(let retry): "backing off before retry \(retry)"
         case .finished: "finished"
         }
     }
