@@ -33,8 +33,9 @@ public struct Validation: Sendable {
         Validation { codes.contains($0.statusCode) }
     }
 
-    /// Accepts 2xx: the default.
-    package static let successfulStatusCodes = statusCodes(200..<300)
+    /// Accepts 2xx: the default. Written out: the closure of the generic `statusCodes(_:)` asks
+    /// the range through its protocol at every request.
+    package static let successfulStatusCodes = Validation { (200..<300).contains($0.statusCode) }
 
     /// Accepts every response.
     public static let acceptAll = Validation { _ in true }
