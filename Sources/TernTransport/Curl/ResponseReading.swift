@@ -70,7 +70,8 @@ struct ChunkWatch {
     /// A watch for the body `response` announces, limited to `maximumBodySize` bytes decoded;
     /// `nil` unless it has a limit and comes in chunks over HTTP/1.
     init?(_ response: ResponseHead, maximumBodySize: Int?) {
-        guard let maximumBodySize, response.httpVersion?.hasPrefix("HTTP/1") == true,
+        // The version's bytes compared: `hasPrefix` looks for grapheme boundaries at every request.
+        guard let maximumBodySize, response.httpVersion?.utf8.starts(with: "HTTP/1".utf8) == true,
               response.headers["Transfer-Encoding"]?.lowercased().contains("chunked") == true else { return nil }
         var limit = UInt64(maximumBodySize)
         // The chunks carry the body encoded, and the limit counts it decoded: an encoded body
