@@ -29,33 +29,6 @@ import FoundationNetworking
         #expect(server.tokens.filter { $0 == "t1" }.count == 200)
     }
 
-    /// One delegate for two APIs (say, one with a cache and one without), its token expired: the
-    /// second API's requests, refused while the first's refresh runs, wait for that refresh
-    /// rather than start one of their own, which would spend the refresh token twice.
-    @Test func twoAPIsThatShareADelegateRefreshOnce() async throws {
-        let server = try AuthServer()
-        let gate = DispatchSemaphore(value: 0)
-        server.script(.waitThenIssue(gate))
-        let store = SessionStore(server)
-        let (first, second) = (AuthAPI(server), AuthAPI(server))
-        first.delegate = store
-        second.delegate = store
-        let firsts = (0..<20).map { first.secure($0) }
-        #expect(await eventually { server.refreshCount == 1 })
-        let seconds = (20..<40).map { second.secure($0) }
-        // Time for the second API's requests to be refused and start a refresh, were they sent.
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(server.refreshCount == 1)
-        gate.signal()
-        var successes = 0
-        for promise in firsts + seconds {
-            if case .success(let reply) = await promise.result, reply.ok { successes += 1 }
-        }
-        #expect(successes == 40)
-        #expect(server.refreshCount == 1 && store.refreshCalls == 1)
-        #expect(server.tokens.filter { $0 == "t1" }.count == 40)
-    }
-
     @Test func aDelegateHasOneCoordinatorForEveryAPIItSignsFor() throws {
         let server = try AuthServer()
         let (store, other) = (SessionStore(server), SessionStore(server))

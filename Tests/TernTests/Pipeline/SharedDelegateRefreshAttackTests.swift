@@ -12,40 +12,42 @@ import FoundationNetworking
 /// each sends, whatever happens to the APIs and the delegate while it runs.
 @Suite(.onTestThreads, .timeLimit(.minutes(3))) struct SharedDelegateRefreshAttackTests {
     /// Every API's requests at once, the token expired: one refresh; each request goes out once
-    /// with the new token, and succeeds.
-    @Test(arguments: [(2, 200), (3, 200), (10, 50)])
-    func manyAPIsWithManyRequestsEachRefreshOnce(apis: Int, each: Int) async throws {
-        let server = try AuthServer()
-        let store = SessionStore(server)
-        let clients = (0..<apis).map { _ in AuthAPI(server) }
-        clients.forEach { $0.delegate = store }
-        let promises = (0..<each).flatMap { i in clients.enumerated().map { $0.element.secure($0.offset * 10_000 + i) } }
+    /// with the new token, and succeeds. One of the APIs has a cache (one delegate for a cached
+    /// API and a plain one: before d6ed8f4 each refreshed on its own, spending a single-use
+    /// refresh token twice). Held, the refresh waits while more requests of every API are made:
+    /// they wait for it, rather than go out, be refused and start one of their own.
+    @Test(arguments: [(2, 200), (3, 200), (10, 50)], [false, true])
+    func manyAPIsWithManyRequestsEachRefreshOnce(load: (apis: Int, each: Int), held: Bool) async throws {
+        let (server, store, clients, gate) = try Self.sharedStore(apis: load.apis, cached: 0, held: held)
+        func send(_ ids: Range<Int>) -> [Promise<OK>] {
+            ids.flatMap { i in clients.enumerated().map { $0.element.secure($0.offset * 10_000 + i) } }
+        }
+        var promises = send(0..<load.each)
+        if held {
+            #expect(await eventually { server.refreshCount == 1 })
+            promises += send(load.each..<load.each + 20)
+            // Time for those to be refused and start a refresh of their own, were they sent.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(server.refreshCount == 1)
+            gate.signal()
+        }
         var successes = 0
         for promise in promises {
             if case .success(let reply) = await promise.result, reply.ok { successes += 1 }
         }
-        #expect(successes == apis * each)
+        #expect(successes == promises.count)
         #expect(server.refreshCount == 1 && store.refreshCalls == 1)
         #expect(store.currentToken == "t1")
         let tokens = server.tokens
-        #expect(tokens.filter { $0 == "t1" }.count == apis * each)
+        #expect(tokens.filter { $0 == "t1" }.count == promises.count)
         #expect(tokens.allSatisfy { $0 == "t0" || $0 == "t1" })
     }
 
     /// A plain API, one with a cache, a stream and a download, one delegate: requests of every
     /// kind wait for the one refresh the plain API started, and go out once with the new token.
     @Test func requestsOfEveryKindWaitForOneRefresh() async throws {
-        let server = try AuthServer()
-        let gate = DispatchSemaphore(value: 0)
-        server.script(.waitThenIssue(gate))
-        let store = SessionStore(server)
-        let plain = AuthAPI(server)
-        let cached = AuthAPI(server, configuration: APIConfiguration(retryPolicy: .never, cache: HTTPCache()))
-        let streaming = AuthAPI(server)
-        let downloading = AuthAPI(server)
-        [plain, cached, streaming, downloading].forEach { $0.delegate = store }
-        let first = plain.secure(0)
-        #expect(await eventually { server.refreshCount == 1 })
+        let (server, store, apis, gate, first) = try await Self.heldRefresh(apis: 4, cached: 1)
+        let (plain, cached, streaming, downloading) = (apis[0], apis[1], apis[2], apis[3])
         let plains = (1..<20).map { plain.secure($0) }
         let cachedOnes = (100..<120).map { cached.secure($0) }
         let stream = streaming.stream(route: streaming.get(endpoint: "/secure/stream"))
@@ -80,11 +82,9 @@ import FoundationNetworking
     /// between two pages: the next page, the event source and the plain API's requests wait for
     /// one refresh, and each goes out once with the new token.
     @Test func pagesAndEventsShareARefreshThatComesBetweenTwoPages() async throws {
-        let server = try AuthServer()
+        let (server, store, apis, _) = try Self.sharedStore(apis: 3)
         let items = try TokenCheckedServer(server)
-        let store = SessionStore(server)
-        let (plain, pager, listener) = (AuthAPI(server), AuthAPI(server), AuthAPI(server))
-        [plain, pager, listener].forEach { $0.delegate = store }
+        let (plain, pager, listener) = (apis[0], apis[1], apis[2])
         #expect(try await plain.secure(0).value.ok)   // t1
         var pages: [[Int]] = []
         var others: [Promise<OK>] = []
@@ -135,17 +135,11 @@ import FoundationNetworking
     /// Requests of the second API wait for the first's refresh; its delegate is swapped meanwhile.
     /// They resume with the new delegate: it signs them, and its own refresh runs for them.
     @Test func aDelegateSwappedWhileTheSharedRefreshRunsSignsWhatWaited() async throws {
-        let server = try AuthServer()
-        let gate = DispatchSemaphore(value: 0)
-        server.script(.waitThenIssue(gate))
+        let (server, store, apis, gate, started) = try await Self.heldRefresh()
+        let (first, second) = (apis[0], apis[1])
         // The new delegate's refresh waits until the old one's replay is in: the server takes
         // only the newest token.
-        let (store, other) = (SessionStore(server), GatedStore(SessionStore(server)))
-        let (first, second) = (AuthAPI(server), AuthAPI(server))
-        first.delegate = store
-        second.delegate = store
-        let started = first.secure(0)
-        #expect(await eventually { server.refreshCount == 1 })
+        let other = GatedStore(SessionStore(server))
         let waiting = (1...20).map { second.secure($0) }
         second.delegate = other
         gate.signal()
@@ -172,15 +166,8 @@ import FoundationNetworking
     /// The waiting API's delegate set to nil: its requests go out unsigned after the refresh and
     /// fail with the server's 401, each once; the other API's go on.
     @Test func aDelegateSetToNilWhileItsRequestsWaitSendsThemUnsigned() async throws {
-        let server = try AuthServer()
-        let gate = DispatchSemaphore(value: 0)
-        server.script(.waitThenIssue(gate))
-        let store = SessionStore(server)
-        let (first, second) = (AuthAPI(server), AuthAPI(server))
-        first.delegate = store
-        second.delegate = store
-        let started = first.secure(0)
-        #expect(await eventually { server.refreshCount == 1 })
+        let (server, store, apis, gate, started) = try await Self.heldRefresh()
+        let (first, second) = (apis[0], apis[1])
         let waiting = (1...10).map { second.secure($0) }
         let firsts = (11...20).map { first.secure($0) }
         second.delegate = nil
@@ -202,15 +189,8 @@ import FoundationNetworking
     /// The same delegate set again while its refresh runs: the API finds the same coordinator,
     /// and its new requests wait for the refresh that runs.
     @Test func theSameDelegateSetAgainWhileItRefreshesJoinsTheRunningRefresh() async throws {
-        let server = try AuthServer()
-        let gate = DispatchSemaphore(value: 0)
-        server.script(.waitThenIssue(gate))
-        let store = SessionStore(server)
-        let (first, second) = (AuthAPI(server), AuthAPI(server))
-        first.delegate = store
-        second.delegate = store
-        let started = first.secure(0)
-        #expect(await eventually { server.refreshCount == 1 })
+        let (server, store, apis, gate, started) = try await Self.heldRefresh()
+        let (first, second) = (apis[0], apis[1])
         let before = (1...10).map { second.secure($0) }
         second.delegate = store
         first.delegate = store
@@ -261,11 +241,8 @@ import FoundationNetworking
 
     /// A token known to be expired, refreshed before sending, on ten APIs at once: one refresh.
     @Test func aProactiveRefreshAcrossTenAPIsRunsOnce() async throws {
-        let server = try AuthServer()
-        let store = SessionStore(server)
+        let (server, store, apis, _) = try Self.sharedStore(apis: 10)
         store.refreshesProactively = true
-        let apis = (0..<10).map { _ in AuthAPI(server) }
-        apis.forEach { $0.delegate = store }
         let promises = (0..<50).flatMap { i in apis.enumerated().map { $0.element.secure($0.offset * 1000 + i) } }
         for promise in promises { #expect(try await promise.value.ok) }
         #expect(server.refreshCount == 1 && store.refreshCalls == 1)
@@ -419,10 +396,7 @@ import FoundationNetworking
     /// Many requests at once on three APIs that share a delegate, against a server that refuses
     /// every token: the shared default limit (5 in 30 s) holds, and every request fails typed.
     @Test func aServerThatRefusesEveryTokenNeverLoopsAcrossAPIs() async throws {
-        let server = try AuthServer()
-        let store = SessionStore(server)
-        let apis = (0..<3).map { _ in AuthAPI(server) }
-        apis.forEach { $0.delegate = store }
+        let (server, store, apis, _) = try Self.sharedStore(apis: 3)
         let promises: [Promise<OK>] = (0..<150).map { i in apis[i % 3].request(route: apis[i % 3].get(endpoint: "/always401/\(i)")) }
         for promise in promises {
             switch await apiError(of: promise) {
@@ -522,15 +496,8 @@ import FoundationNetworking
     /// Requests on one API waiting for the refresh another API's request started are cancelled:
     /// they end at once, cancelled; the refresh goes on for everyone else.
     @Test func cancellingWaitersOnOneAPIWhileAnothersRefreshRuns() async throws {
-        let server = try AuthServer()
-        let gate = DispatchSemaphore(value: 0)
-        server.script(.waitThenIssue(gate))
-        let store = SessionStore(server)
-        let (first, second) = (AuthAPI(server), AuthAPI(server))
-        first.delegate = store
-        second.delegate = store
-        let started = first.secure(0)
-        #expect(await eventually { server.refreshCount == 1 })
+        let (server, store, apis, gate, started) = try await Self.heldRefresh()
+        let (first, second) = (apis[0], apis[1])
         let waiting = (1...20).map { second.secure($0) }
         let firsts = (21...30).map { first.secure($0) }
         let (cancelled, kept) = (waiting.prefix(10), waiting.suffix(10))
@@ -575,6 +542,34 @@ import FoundationNetworking
             return
         }
         #expect(server.refreshCount == 3)
+    }
+}
+
+extension SharedDelegateRefreshAttackTests {
+    /// An ``AuthServer``, one ``SessionStore`` of it, and `apis` ``AuthAPI``s of it (the one at
+    /// `cached` with an ``HTTPCache``) that all have that store as their delegate. `held`, the
+    /// server's first refresh waits until the test signals `gate`.
+    static func sharedStore(apis count: Int = 2, cached: Int? = nil, held: Bool = false) throws
+        -> (server: AuthServer, store: SessionStore, apis: [AuthAPI], gate: DispatchSemaphore) {
+        let server = try AuthServer()
+        let gate = DispatchSemaphore(value: 0)
+        if held { server.script(.waitThenIssue(gate)) }
+        let store = SessionStore(server)
+        let apis = (0..<count).map { index in
+            index == cached ? AuthAPI(server, configuration: APIConfiguration(retryPolicy: .never, cache: HTTPCache())) : AuthAPI(server)
+        }
+        apis.forEach { $0.delegate = store }
+        return (server, store, apis, gate)
+    }
+
+    /// `sharedStore`, held, and the refresh started by the first API's request 0 (`started`),
+    /// waiting at the server for the test to signal `gate`.
+    static func heldRefresh(apis count: Int = 2, cached: Int? = nil) async throws
+        -> (server: AuthServer, store: SessionStore, apis: [AuthAPI], gate: DispatchSemaphore, started: Promise<OK>) {
+        let (server, store, apis, gate) = try sharedStore(apis: count, cached: cached, held: true)
+        let started = apis[0].secure(0)
+        #expect(await eventually { server.refreshCount == 1 })
+        return (server, store, apis, gate, started)
     }
 }
 

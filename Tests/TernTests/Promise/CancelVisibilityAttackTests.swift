@@ -231,27 +231,12 @@ import TernTesting
     /// A download cancelled from another thread at a point that moves from round to round (at
     /// once, at its first byte, halfway, at its last byte), sixty times: whoever hears
     /// "cancelled" finds the kept partial file and its record, nothing, or the whole
-    /// destination alone (as LastByteCancelAttackTests checks).
+    /// destination alone (as CancelledDownloads.check checks).
     @Test(.timeLimit(.minutes(3))) func aDownloadCancelledFromAnotherThreadAtMovingPoints() async throws {
-        let size = LastByteCancelAttackTests.size
-        let server = try LoopbackServer { request in ServerResponse.file(LastByteCancelAttackTests.body, for: request, etag: "\"v49\"") }
-        defer { server.stop() }
-        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(),
-                              responseQueue: .global())
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("tern-moving-cancel-\(UUID())")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: root) }
-        var outcomes: [String: Int] = [:]
-        for round in 0..<60 {
-            let directory = root.appendingPathComponent("\(round)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-            let destination = directory.appendingPathComponent("file.bin")
-            let promise = api.download(route: .get(server.baseURL + "/file"), to: destination)
-            let canceller = DispatchSemaphore(value: 0)
-            Thread {
-                canceller.wait()
-                promise.cancel()
-            }.start()
+        let size = CancelledDownloads.size
+        let outcomes = try await CancelledDownloads.run(60, name: "moving-cancel") { api, route, destination, round in
+            let promise = api.download(route: route, to: destination)
+            let canceller = CancelledDownloads.canceller(of: promise)
             let threshold: Int64? = switch round % 4 {
             case 0: nil
             case 1: 1
@@ -265,8 +250,7 @@ import TernTesting
             }
             let result = await promise.result
             canceller.signal()
-            let outcome = try await LastByteCancelAttackTests.check(result, destination: destination, in: directory, api: api, round: round)
-            outcomes[outcome, default: 0] += 1
+            return result
         }
         print("CancelVisibilityAttackTests moving points: \(outcomes)")
     }

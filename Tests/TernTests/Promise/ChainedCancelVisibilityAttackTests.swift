@@ -35,31 +35,15 @@ import TernTesting
     /// thread near its last byte, fifty times: whoever hears "cancelled" must find the kept
     /// partial file and its record, nothing, or the whole destination alone.
     @Test(.timeLimit(.minutes(3))) func aMappedDownloadCancelledFromAnotherThread() async throws {
-        let size = LastByteCancelAttackTests.size
-        let server = try LoopbackServer { request in ServerResponse.file(LastByteCancelAttackTests.body, for: request, etag: "\"v49\"") }
-        defer { server.stop() }
-        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(),
-                              responseQueue: .global())
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("tern-mapped-cancel-\(UUID())")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: root) }
-        var outcomes: [String: Int] = [:]
-        for round in 0..<50 {
-            let directory = root.appendingPathComponent("\(round)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-            let destination = directory.appendingPathComponent("file.bin")
-            let mapped = api.download(route: .get(server.baseURL + "/file"), to: destination).map { $0 }
-            let canceller = DispatchSemaphore(value: 0)
-            Thread {
-                canceller.wait()
-                mapped.cancel()
-            }.start()
+        let size = CancelledDownloads.size
+        let outcomes = try await CancelledDownloads.run(50, name: "mapped-cancel") { api, route, destination, round in
+            let mapped = api.download(route: route, to: destination).map { $0 }
+            let canceller = CancelledDownloads.canceller(of: mapped)
             let threshold = Int64(round % 2 == 0 ? size : size / 2)
             _ = mapped.onProgress(in: .global()) { if $0.completedBytes >= threshold { canceller.signal() } }
             let result = await mapped.result
             canceller.signal()
-            let outcome = try await LastByteCancelAttackTests.check(result, destination: destination, in: directory, api: api, round: round)
-            outcomes[outcome, default: 0] += 1
+            return result
         }
         print("ChainedCancelVisibilityAttackTests: \(outcomes)")
     }
