@@ -302,6 +302,124 @@ import FoundationNetworking
         #expect(answer.metrics.map(\.bytesReceived) == [400, 601])
     }
 
+    /// A redirect kept by the cache, to a target that may not be kept: the second time, the
+    /// first leg is a hit (nothing on the wire) and the second the server's, each saying so.
+    @Test(arguments: [false, true]) func aKeptRedirectsLegIsAHitAndItsTargetsTheWires(onDisk: Bool) async throws {
+        let count = Counter()
+        let server = try Self.server(count: count) { request, _ in
+            request.hasPrefix("GET /old ")
+                ? "HTTP/1.1 301 Moved Permanently\r\nLocation: /new\r\nCache-Control: max-age=600\r\nContent-Length: 0\r\n\r\n"
+                : RawServer.Connection.response("fresh each time", headers: "Cache-Control: no-store\r\n")
+        }
+        defer { server.stop() }
+        let (cache, cleanUp) = try Self.cache(onDisk: onDisk)
+        defer { cleanUp() }
+        let log = Log()
+        let api = Self.api(cache: cache, plugins: [log])
+        let _: Response = try await api.request(route: .get(server.baseURL + "/old")).value
+        let second: Response = try await api.request(route: .get(server.baseURL + "/old")).value
+        #expect(count.value == 3 && second.body == Data("fresh each time".utf8))
+        #expect(await eventually { log.answers.count == 4 })
+        #expect(log.responses.map(\.statusCode) == [301, 200, 301, 200])
+        #expect(log.responses.map(\.cacheOutcome) == [.miss, .miss, .hit, .miss])
+        let hit = TransferMetrics(url: URL(string: server.baseURL + "/old"), statusCode: 301, total: 0, cacheOutcome: .hit)
+        #expect(second.metrics.first == hit && second.metrics.count == 2)
+        let wire = try #require(second.metrics.last)
+        #expect(wire.statusCode == 200 && wire.url?.path == "/new" && wire.cacheOutcome == .miss)
+        if TestTransport.isCurl {
+            #expect(wire.bytesReceived == 15 && wire.reusedConnection == true && wire.total != nil && Self.wellTimed(wire), "\(wire)")
+        } else {
+            #expect(wire == TransferMetrics(url: URL(string: server.baseURL + "/new"), statusCode: 200, cacheOutcome: .miss))
+        }
+    }
+
+    /// A `HEAD` answered from a kept `GET`: a hit, nothing on the wire, no body counted.
+    @Test func aHeadAnsweredFromAKeptGetIsAHit() async throws {
+        let count = Counter()
+        let server = try Self.server(count: count) { _, _ in RawServer.Connection.response("the body", headers: "Cache-Control: max-age=600\r\n") }
+        defer { server.stop() }
+        let api = Self.api(cache: HTTPCache())
+        let url = server.baseURL + "/both"
+        let _: Response = try await api.request(route: .get(url)).value
+        let head: Response = try await api.request(route: .head(url)).value
+        #expect(count.value == 1 && head.body.isEmpty && head.statusCode == 200)
+        #expect(head.metrics == [TransferMetrics(url: URL(string: url), statusCode: 200, total: 0, cacheOutcome: .hit)])
+    }
+
+    /// A `304` that comes with a body (no `304` has one): the revalidation's metrics count none
+    /// of it, and the answer is the kept body.
+    @Test func aNotModifiedWithABodyCountsNone() async throws {
+        let count = Counter()
+        let server = try Self.server(count: count) { request, _ in
+            request.lowercased().contains("if-none-match: \"v1\"")
+                ? "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nContent-Length: 10\r\n\r\nnot a body"
+                : RawServer.Connection.response("kept body", headers: "ETag: \"v1\"\r\nCache-Control: no-cache\r\n")
+        }
+        defer { server.stop() }
+        let api = Self.api(cache: HTTPCache())
+        let url = server.baseURL + "/lying304"
+        let _: Response = try await api.request(route: .get(url)).value
+        let revalidated: Response = try await api.request(route: .get(url)).value
+        #expect(count.value == 2 && revalidated.body == Data("kept body".utf8) && revalidated.cacheOutcome == .revalidated)
+        guard TestTransport.isCurl else { return }
+        #expect(revalidated.metrics.map(\.statusCode) == [304] && revalidated.metrics.map(\.bytesReceived) == [0], "\(revalidated.metrics)")
+    }
+
+    /// A body streamed from an `InputStream`, sent again by a `307`: each leg counts the body it
+    /// sent, once, not the chunks' framing.
+    @Test func aStreamedBodyResentByA307CountsOncePerLeg() async throws {
+        let payload = Data(repeating: 0x61, count: 5_000)
+        let bodies = Recorder<Int>()
+        let server = try RawServer { connection in
+            while let head = connection.readHead() {
+                let chunked = head.lowercased().contains("transfer-encoding: chunked")
+                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }
+                guard !chunked, let length else { return }
+                bodies.append(connection.discard(length, within: 30))
+                _ = connection.send(head.hasPrefix("PUT /first ")
+                    ? "HTTP/1.1 307 Temporary Redirect\r\nLocation: /second\r\nContent-Length: 0\r\n\r\n"
+                    : RawServer.Connection.response("put"))
+            }
+        }
+        defer { server.stop() }
+        let parameters = BodyParameters(length: Int64(payload.count), contentType: "application/octet-stream") { InputStream(data: payload) }
+        let response: Response = try await Self.api().request(route: .put(server.baseURL + "/first"), parameters: parameters).value
+        #expect(response.body == Data("put".utf8) && bodies.items == [5_000, 5_000])
+        guard TestTransport.isCurl else { return }
+        #expect(response.metrics.map(\.statusCode) == [307, 200])
+        #expect(response.metrics.map(\.bytesSent) == [5_000, 5_000])
+        #expect(response.metrics.map(\.reusedConnection) == [false, true])
+    }
+
+    /// A request cancelled mid-body: its attempt is heard once, as cancelled, and nothing after.
+    @Test func aCancelMidBodyIsHeardOnce() async throws {
+        let headSent = Recorder<Bool>()
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "c", count: 10))
+            headSent.append(true)
+            _ = connection.readAvailable(for: 10)
+        }
+        defer { server.stop() }
+        let log = Log()
+        let promise: Promise<Response> = Self.api(plugins: [log]).request(route: .get(server.baseURL + "/cancelled"))
+        #expect(await eventually { !headSent.items.isEmpty && log.sends.count == 1 })
+        promise.cancel()
+        let result = await promise.result
+        guard case .failure(APIError.cancelled) = result else {
+            Issue.record("\(result)")
+            return
+        }
+        #expect(await eventually { log.answers.count == 1 })
+        try await Task.sleep(nanoseconds: 200_000_000)
+        #expect(log.sends.count == 1 && log.answers.count == 1)
+        guard case .failure(.cancelled)? = log.answers.first else {
+            Issue.record("\(log.answers)")
+            return
+        }
+    }
+
     // MARK: Hostile servers
 
     /// A gzip bomb: the body inflates to a megabyte, and `bytesReceived` counts what came, compressed.
