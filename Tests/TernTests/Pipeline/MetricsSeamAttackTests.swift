@@ -420,6 +420,33 @@ import FoundationNetworking
         }
     }
 
+    /// A revalidation answered `503`, retried, then `304`: each leg says what it was, the `503`
+    /// the server's and the `304` the revalidation, and the answer is the kept body.
+    @Test func aRetriedRevalidationSaysEachLeg() async throws {
+        let count = Counter()
+        let server = try Self.server(count: count) { _, number in
+            switch number {
+            case 1: RawServer.Connection.response("kept", headers: "ETag: \"v1\"\r\nCache-Control: no-cache\r\n")
+            case 2: RawServer.Connection.response("busy", status: "503 Service Unavailable")
+            default: "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n\r\n"
+            }
+        }
+        defer { server.stop() }
+        let log = Log()
+        let api = Self.api(cache: HTTPCache(), retries: 1, plugins: [log])
+        let url = server.baseURL + "/retried"
+        let _: Response = try await api.request(route: .get(url)).value
+        let second: Response = try await api.request(route: .get(url)).value
+        #expect(count.value == 3 && second.body == Data("kept".utf8) && second.statusCode == 200 && second.cacheOutcome == .revalidated)
+        #expect(await eventually { log.answers.count == 3 })
+        #expect(log.responses.map(\.statusCode) == [200, 503, 200])
+        #expect(second.metrics.map(\.cacheOutcome) == [.miss, .revalidated])
+        #expect(second.metrics.map(\.statusCode) == [503, 304])
+        if TestTransport.isCurl {
+            #expect(second.metrics.map(\.bytesReceived) == [4, 0] && second.metrics.map(\.reusedConnection) == [true, true])
+        }
+    }
+
     // MARK: Hostile servers
 
     /// A gzip bomb: the body inflates to a megabyte, and `bytesReceived` counts what came, compressed.
