@@ -24,6 +24,7 @@ import FoundationNetworking
             events.items.compactMap { if case .didReceive(let result, _) = $0 { result } else { nil } }
         }
         var responses: [Response] { answers.compactMap { try? $0.get() } }
+        var ends: [Response] { events.items.compactMap { if case .didEndStream(let response, _) = $0 { response } else { nil } } }
     }
 
     /// Counts what a server was asked.
@@ -445,6 +446,48 @@ import FoundationNetworking
         if TestTransport.isCurl {
             #expect(second.metrics.map(\.bytesReceived) == [4, 0] && second.metrics.map(\.reusedConnection) == [true, true])
         }
+    }
+
+    /// An event source's connections: each head is heard with its own connection's metrics so
+    /// far (a new connection, no end yet), not the earlier connections', and each end with that
+    /// connection's whole transfer.
+    @Test func anEventSourcesConnectionsEachHaveTheirOwn() async throws {
+        let count = Counter()
+        let bodies = ["id: 1\nretry: 10\ndata: first\n\n", "id: 2\nretry: 10\ndata: the second one\n\n"]
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            let number = count.next()
+            guard number <= bodies.count else {
+                _ = connection.send("HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+                return
+            }
+            let body = bodies[number - 1]
+            _ = connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+        }
+        defer { server.stop() }
+        let log = Log()
+        var data: [String] = []
+        for try await event in Self.api(plugins: [log]).events(route: .get(server.baseURL + "/changes"),
+                                                               reconnection: EventReconnection(delay: 0.01, maximumFailures: 3)) {
+            data.append(event.data)
+        }
+        #expect(data == ["first", "the second one"] && count.value == 3)
+        #expect(await eventually { log.answers.count == 3 && log.ends.count >= 2 })
+        let heads = log.responses
+        #expect(heads.map(\.statusCode) == [200, 200, 204])
+        let streamed = log.ends.filter { $0.statusCode == 200 }
+        #expect(streamed.count == 2)
+        guard TestTransport.isCurl else {
+            #expect(heads.allSatisfy { $0.metrics.isEmpty } && streamed.allSatisfy { $0.metrics.isEmpty })
+            return
+        }
+        #expect(heads.map(\.metrics.count) == [1, 1, 1])
+        #expect(heads.prefix(2).allSatisfy { $0.metrics[0].total == nil && $0.metrics[0].bytesReceived == 0 }, "\(heads.map(\.metrics))")
+        #expect(heads.map { $0.metrics[0].reusedConnection } == [false, false, false])
+        #expect(heads.map { $0.metrics[0].statusCode } == [200, 200, 204])
+        #expect(streamed.map(\.metrics.count) == [1, 1])
+        #expect(streamed.map { $0.metrics[0].bytesReceived } == bodies.map { Int64($0.utf8.count) })
+        #expect(streamed.allSatisfy { $0.metrics[0].total != nil && Self.wellTimed($0.metrics[0]) }, "\(streamed.map(\.metrics))")
     }
 
     // MARK: Hostile servers
