@@ -665,6 +665,22 @@ import FoundationNetworking
     }
     #endif
 
+    /// An HTTP/1.0 answer: the protocol says so, and its closed connection is not reused.
+    @Test func anHTTP10AnswerSaysSoAndItsConnectionIsNotReused() async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send("HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nold")
+        }
+        defer { server.stop() }
+        let api = Self.api()
+        let first: Response = try await api.request(route: .get(server.baseURL + "/one")).value
+        let second: Response = try await api.request(route: .get(server.baseURL + "/two")).value
+        #expect(first.body == Data("old".utf8) && second.body == Data("old".utf8) && server.connections == 2)
+        guard TestTransport.isCurl else { return }
+        #expect((first.metrics + second.metrics).map(\.httpVersion) == ["HTTP/1.0", "HTTP/1.0"])
+        #expect((first.metrics + second.metrics).map(\.reusedConnection) == [false, false])
+    }
+
     // MARK: TLS
 
     #if os(Linux)
@@ -689,6 +705,21 @@ import FoundationNetworking
         #expect(opened.reusedConnection == false && opened.bytesReceived == 6 && Self.wellTimed(opened))
         #expect(reused.reusedConnection == true && reused.bytesReceived == 6 && Self.wellTimed(reused), "\(reused)")
         #expect((reused.tlsHandshake ?? 0) == 0 && (reused.connect ?? 0) == 0, "\(reused)")
+    }
+    /// HTTP/2: a stream the server resets, retried on the same connection: the reset leg has no
+    /// status and no bytes, the retry its own, both on the kept connection. (libcurl names the
+    /// protocol from the answer's head: the leg that had none says none, "when known".)
+    @Test func overHTTP2AResetStreamsRetryHasItsOwnLeg() async throws {
+        let server = try HTTP2Server(answering: Data("{}".utf8), misbehaving: [2: .reset])
+        let api = Self.api(retries: 1, transport: try CurlTransport(trusting: server.certificates.authority))
+        let _: Response = try await api.request(route: .get(server.url + "/warm")).value
+        let retried: Response = try await api.request(route: .get(server.url + "/reset")).value
+        #expect(retried.body == Data("{}".utf8) && server.requests.count == 3 && server.resets.count == 1)
+        #expect(retried.metrics.map(\.statusCode) == [nil, 200], "\(retried.metrics)")
+        #expect(retried.metrics.map(\.bytesReceived) == [0, 2])
+        #expect(retried.metrics.map(\.httpVersion) == [nil, "HTTP/2"])
+        #expect(retried.metrics.map(\.reusedConnection) == [true, true] && server.connections == 1)
+        #expect(retried.metrics.allSatisfy { Self.wellTimed($0) }, "\(retried.metrics)")
     }
     #endif
 }
