@@ -490,6 +490,42 @@ import FoundationNetworking
         #expect(streamed.allSatisfy { $0.metrics[0].total != nil && Self.wellTimed($0.metrics[0]) }, "\(streamed.map(\.metrics))")
     }
 
+    /// A compressed stream read slowly through a small buffer (the transfer paused and resumed
+    /// many times): its head has no end yet, and its end counts the compressed bytes that came,
+    /// once each, whatever the pauses.
+    @Test func aSlowlyReadCompressedStreamsEndCountsTheWiresBytesOnce() async throws {
+        var text = ""
+        for line in 0..<20_000 { text += "line \(line) of a stream read slowly\n" }
+        let inflated = Data(text.utf8)
+        let compressed = GzipStream.compressed(inflated)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            let head = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(compressed.count)\r\n\r\n"
+            _ = connection.send(Array(head.utf8) + Array(compressed))
+        }
+        defer { server.stop() }
+        let log = Log()
+        let stream = Self.api(plugins: [log]).stream(route: .get(server.baseURL + "/slow"), options: RequestOptions(streamBufferSize: 16_384))
+        let head = try await stream.response.value
+        var received = Data()
+        var chunks = 0
+        for try await chunk in stream {
+            received.append(chunk)
+            chunks += 1
+            if chunks % 8 == 0 { try await Task.sleep(nanoseconds: 2_000_000) }
+        }
+        #expect(received == inflated && inflated.count > 16_384 * 8)
+        #expect(await eventually { !log.ends.isEmpty })
+        let end = try #require(log.ends.first)
+        guard TestTransport.isCurl else {
+            #expect(head.metrics.isEmpty && end.metrics.isEmpty)
+            return
+        }
+        #expect(head.metrics.count == 1 && head.metrics[0].total == nil && head.metrics[0].bytesReceived == 0)
+        #expect(end.metrics.count == 1 && end.metrics[0].bytesReceived == Int64(compressed.count), "\(end.metrics) of \(compressed.count)")
+        #expect(end.metrics[0].total != nil && Self.wellTimed(end.metrics[0]), "\(end.metrics)")
+    }
+
     // MARK: Hostile servers
 
     /// A gzip bomb: the body inflates to a megabyte, and `bytesReceived` counts what came, compressed.
