@@ -757,5 +757,19 @@ import FoundationNetworking
         #expect(retried.metrics.map(\.reusedConnection) == [true, true] && server.connections == 1)
         #expect(retried.metrics.allSatisfy { Self.wellTimed($0) }, "\(retried.metrics)")
     }
+    /// HTTP/2: a `PUT` that crossed the server's GOAWAY is sent again on a new connection: one
+    /// exchange for the user, the new connection's (not reused), its body counted once.
+    @Test func overHTTP2APutResentAfterAGoAwayIsOneLegOnANewConnection() async throws {
+        let server = try HTTP2Server(answering: Data("{}".utf8), misbehaving: [2: .goAway])
+        let api = Self.api(transport: try CurlTransport(trusting: server.certificates.authority))
+        let _: Response = try await api.request(route: .get(server.url + "/warm")).value
+        let body = Data(repeating: 0x70, count: 3_000)
+        let put: Response = try await api.request(route: .put(server.url + "/put"), parameters: BodyParameters(body)).value
+        #expect(put.body == Data("{}".utf8) && server.connections == 2)
+        #expect(server.requests.map(\.body.count).suffix(2) == [3_000, 3_000], "\(server.requests)")
+        let wire = try #require(put.metrics.last)
+        #expect(put.metrics.count == 1 && wire.statusCode == 200 && wire.bytesSent == 3_000 && wire.bytesReceived == 2, "\(wire)")
+        #expect(wire.reusedConnection == false && wire.httpVersion == "HTTP/2" && Self.wellTimed(wire), "\(wire)")
+    }
     #endif
 }
