@@ -526,6 +526,33 @@ import FoundationNetworking
         #expect(end.metrics[0].total != nil && Self.wellTimed(end.metrics[0]), "\(end.metrics)")
     }
 
+    /// A redirect whose own body is over the response size limit: its body is not the answer,
+    /// so it is cut at its head (none of it counted) and the next leg goes on, with its own.
+    @Test func aRedirectsBodyOverTheLimitIsCutAndNotCounted() async throws {
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                let moved = String(repeating: "m", count: 5_000)
+                _ = connection.send(request.hasPrefix("GET /old ")
+                    ? "HTTP/1.1 302 Found\r\nLocation: /new\r\nContent-Length: 5000\r\n\r\n" + moved
+                    : RawServer.Connection.response(String(repeating: "n", count: 50)))
+            }
+        }
+        defer { server.stop() }
+        let log = Log()
+        let options = RequestOptions(maximumResponseSize: 100)
+        let response: Response = try await Self.api(plugins: [log]).request(route: .get(server.baseURL + "/old"), options: options).value
+        #expect(response.body.count == 50)
+        #expect(await eventually { log.answers.count == 2 })
+        #expect(log.responses.map(\.statusCode) == [302, 200])
+        guard TestTransport.isCurl else {
+            #expect(response.metrics.isEmpty)
+            return
+        }
+        #expect(response.metrics.map(\.statusCode) == [302, 200])
+        #expect(response.metrics.map(\.bytesReceived) == [0, 50], "\(response.metrics)")
+        #expect(response.metrics.map(\.reusedConnection) == [false, false])
+    }
+
     // MARK: Hostile servers
 
     /// A gzip bomb: the body inflates to a megabyte, and `bytesReceived` counts what came, compressed.
