@@ -61,6 +61,14 @@ public protocol TransportReceiver: Sendable {
     func didCollect(_ metrics: TransferMetrics)
 }
 
+/// A receiver that keeps each exchange's metrics when the transport makes more than one for a
+/// request: the cache's, which asks again without its conditions after a `304` for another
+/// response than the kept one.
+package protocol EarlierExchangeReceiver: TransportReceiver {
+    /// An exchange made for the request ended, measured as `metrics`; another goes on in its place.
+    func didEndEarlierExchange(_ metrics: TransferMetrics)
+}
+
 extension TransportReceiver {
     /// Drops them.
     public func didCollect(_ metrics: TransferMetrics) {}

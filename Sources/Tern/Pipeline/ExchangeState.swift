@@ -23,6 +23,8 @@ struct ExchangeState {
     var stream: StreamBuffer?
     /// What the transport measured of the exchange, if it did.
     var metrics: TransferMetrics?
+    /// What it measured of exchanges it made before this one for the attempt (the cache's).
+    var earlier: [TransferMetrics] = []
     /// While the app's code judges a streamed head elsewhere: what came meanwhile.
     var judging: Judging?
     /// The exchange's task, once the transport has made it: kept only while a head is judged elsewhere.

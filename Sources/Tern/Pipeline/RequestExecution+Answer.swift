@@ -7,10 +7,11 @@ import FoundationNetworking
 /// redirect's next leg, or validation and the end).
 extension RequestExecution {
     /// Takes the end of `sent`'s exchange, if the request is still waiting for it.
-    func received(_ result: Result<TransportResponse, ExchangeFailure>, metrics: TransferMetrics?, of sent: SentAttempt, timing: Response.Timing) {
+    func received(_ result: Result<TransportResponse, ExchangeFailure>, metrics: TransferMetrics?, earlier: [TransferMetrics], of sent: SentAttempt,
+                  timing: Response.Timing) {
         let (request, attempt, leg) = (sent.request, sent.attempt, sent.leg)
         // Only the attempt on the wire counts; a late answer to a finished request is dropped.
-        guard case .evaluate(let retries, let transfers) = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: metrics)) }) else { return }
+        guard case .evaluate(let retries, let transfers) = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: metrics, earlier: earlier)) }) else { return }
         // After the deadline the answer is late, whether or not the timer has run yet (a busy or
         // suspended machine runs it late): the request times out as it would have.
         if context.clock.now - askedAt >= context.timeout { return timedOut(after: context.timeout) }

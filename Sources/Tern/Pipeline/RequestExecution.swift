@@ -255,14 +255,14 @@ final class RequestExecution: Sendable {
     }
 
     /// Takes the end of `sent`'s exchange where ``EndPlacement`` says: here, or on the pipeline's queue.
-    func ended(_ result: Result<TransportResponse, ExchangeFailure>, metrics: TransferMetrics?, of sent: SentAttempt) {
+    func ended(_ result: Result<TransportResponse, ExchangeFailure>, metrics: TransferMetrics?, earlier: [TransferMetrics], of sent: SentAttempt) {
         let timing = sent.timing()
         let answered = if case .success = result { true } else { false }
         if EndPlacement.handlesElsewhere(caller: context.threadedTransport?.caller ?? .elsewhere, callsAppCode: sent.callsAppCode,
                                          answered: answered, parses: parsesAnswer, sentFromJob: sent.sentFromJob) {
-            context.pipelineQueue.async { [self] in received(result, metrics: metrics, of: sent, timing: timing) }
+            context.pipelineQueue.async { [self] in received(result, metrics: metrics, earlier: earlier, of: sent, timing: timing) }
         } else {
-            received(result, metrics: metrics, of: sent, timing: timing)
+            received(result, metrics: metrics, earlier: earlier, of: sent, timing: timing)
         }
     }
 

@@ -55,8 +55,9 @@ struct RequestStateMachine {
         case send(URLRequest)
         /// The transport made `task` for `attempt`.
         case started(any TransportTask, attempt: Int)
-        /// `attempt` ended: answered, or failed; `metrics` when the transport measured it.
-        case answered(attempt: Int, metrics: TransferMetrics?)
+        /// `attempt` ended: answered, or failed; `metrics` when the transport measured it, after
+        /// what it measured of `earlier` exchanges made for the attempt (the cache's).
+        case answered(attempt: Int, metrics: TransferMetrics?, earlier: [TransferMetrics] = [])
         /// `attempt`'s head opened the request's stream, which owns the attempt's task from then
         /// on, and its body goes on after the request has settled.
         case opened(attempt: Int)
@@ -172,7 +173,8 @@ struct RequestStateMachine {
             }
             inFlight?.task = task
             return .proceed
-        case .answered(let number, let metrics):
+        case .answered(let number, let metrics, let earlier):
+            transfers += earlier
             if let metrics { transfers.append(metrics) }
             // Else a late answer, to an attempt the request has moved past.
             guard case .sending(number) = state else { return .drop }
@@ -218,7 +220,8 @@ struct RequestStateMachine {
             return number == streamAttempt ? .drop : .cancelTask(task)
         case .waiting(let wait):
             return .cancel(wait)
-        case .answered(_, let metrics):
+        case .answered(_, let metrics, let earlier):
+            transfers += earlier
             if let metrics { transfers.append(metrics) }
             return .drop
         default:

@@ -12,7 +12,7 @@ import FoundationNetworking
 ///
 /// What the exchange has brought is an ``ExchangeState`` in the request's state machine, behind
 /// the request's one lock: the collector keeps none of its own.
-final class ResponseCollector: TransportReceiver {
+final class ResponseCollector: EarlierExchangeReceiver {
     private let limit: Int?
     /// The request body's length, when Tern knows it and the transport may not.
     private let uploadLength: Int64?
@@ -147,6 +147,10 @@ final class ResponseCollector: TransportReceiver {
         exchange { $0.metrics = metrics }
     }
 
+    func didEndEarlierExchange(_ metrics: TransferMetrics) {
+        exchange { $0.earlier.append(metrics) }
+    }
+
     func didComplete(with error: (any Error)?) {
         // An end of an attempt the request has moved past is not heard.
         guard let state = exchange({ $0.endCame(error) }) ?? nil else { return }
@@ -168,7 +172,7 @@ final class ResponseCollector: TransportReceiver {
         } else {
             .failure(ExchangeFailure(error: URLError(.badServerResponse)))
         }
-        request.ended(result, metrics: state.metrics, of: sent)
+        request.ended(result, metrics: state.metrics, earlier: state.earlier, of: sent)
     }
 }
 

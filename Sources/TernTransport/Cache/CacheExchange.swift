@@ -17,6 +17,9 @@ struct CacheExchange {
         case freshen(CachedResponse?)
         /// An unsafe request: on success, the URLs it touched are forgotten.
         case invalidate
+        /// A request the cache leaves to the server (a body, a stream, conditions of its own):
+        /// nothing kept, nothing forgotten, its answer said to be a ``CacheOutcome/miss``.
+        case pass
     }
 
     /// A change to what the cache keeps.
@@ -35,8 +38,8 @@ struct CacheExchange {
         case kept(CachedResponse, cookies: Cookies?, metrics: TransferMetrics)
         /// Not at all: the server confirmed another response than the one the cache asked
         /// about, and the request goes again, without the cache's conditions, for the pipeline
-        /// never to see a `304` it did not ask for.
-        case resend
+        /// never to see a `304` it did not ask for; `earlier`, that exchange's metrics.
+        case resend(earlier: TransferMetrics?)
     }
 
     /// A `304`'s `Set-Cookie` fields, handed on with the kept response and never kept: joined, as
@@ -104,7 +107,7 @@ struct CacheExchange {
             return (true, .forget([kept.url]))
         case .invalidate where (200..<400).contains(status):
             return (true, request.url.map { .forget(CacheRules.invalidated(by: $0, headers: fields)) })
-        case .freshen, .invalidate:
+        case .freshen, .invalidate, .pass:
             return (true, nil)
         }
     }
@@ -124,13 +127,12 @@ struct CacheExchange {
     }
 
     /// The transport's metrics: to hand on now, with the cache's word, or `nil` to hold them for
-    /// the kept answer.
+    /// the kept answer, or for the request sent again after a `304` for another response.
     mutating func metrics(_ metrics: TransferMetrics) -> TransferMetrics? {
         sawMetrics = true
-        guard !confirmedOther else { return nil }
         var metrics = metrics
-        metrics.cacheOutcome = outcome
-        guard notModified == nil else {
+        metrics.cacheOutcome = .miss
+        guard notModified == nil, !confirmedOther else {
             heldMetrics = metrics
             return nil
         }
@@ -141,20 +143,15 @@ struct CacheExchange {
     /// how the pipeline hears the end.
     func end(error: (any Error)?, at now: Date) -> (change: Change?, ending: Ending) {
         guard error == nil else { return (nil, .asItCame(metrics: nil)) }
-        if confirmedOther { return (nil, .resend) }
+        if confirmedOther { return (nil, .resend(earlier: heldMetrics)) }
         if case .revalidate(var kept) = mode, let notModified {
             kept.update(with: notModified.fields, requestDate: requestDate, responseDate: notModified.date)
             var metrics = heldMetrics ?? TransferMetrics(url: request.url, statusCode: 304)
             metrics.cacheOutcome = .revalidated
             return (.keep(kept), .kept(kept, cookies: notModified.cookies, metrics: metrics))
         }
-        let ownWord = sawMetrics ? nil : outcome.map { TransferMetrics(url: request.url, statusCode: status, cacheOutcome: $0) }
+        let ownWord = sawMetrics ? nil : TransferMetrics(url: request.url, statusCode: status, cacheOutcome: .miss)
         return (candidate.map(Change.keep), .asItCame(metrics: ownWord))
-    }
-
-    /// What the cache did, when the server answered: nothing to say for an unsafe request.
-    private var outcome: CacheOutcome? {
-        if case .invalidate = mode { nil } else { .miss }
     }
 
     /// Whether an answer's `ETag` is not the kept one's, even compared weakly.

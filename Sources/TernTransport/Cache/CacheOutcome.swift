@@ -6,6 +6,8 @@ public enum CacheOutcome: String, Sendable, Equatable {
     case stale
     /// The server said the kept response is still good (`304`): answered with it, refreshed.
     case revalidated
-    /// Answered by the server (and kept, if it may be).
+    /// Not answered from what was kept: by the server (and kept, if it may be), or, to a
+    /// request that asked for nothing else (`only-if-cached`) when nothing kept would do, with the
+    /// cache's own `504`, which nothing sent.
     case miss
 }

@@ -33,13 +33,13 @@ package struct CacheStage: Sendable {
         let requestDate = cache.now
         let trust = trust(of: request)
         @Sendable func network(_ request: TransportRequest, _ mode: CacheExchange.Mode) -> any TransportTask {
-            transport.send(request, to: CachingReceiver(receiver, cache: cache, request: request.urlRequest, trust: trust, mode: mode, requestDate: requestDate))
+            send(request, mode, trust: trust, requestDate: requestDate, through: transport, to: receiver)
         }
         if CacheRules.isUnsafe(method) { return network(request, .invalidate) }
         // A stream's body has no end to keep, and it must reach the server; only what it
         // changes (above) is the cache's business. A `GET` with a body of its own (as search
         // APIs take them) asks what its URL alone does not say: neither answered nor kept.
-        if request.isStream || Self.hasBody(request) { return transport.send(request, to: receiver) }
+        if request.isStream || Self.hasBody(request) { return network(request, .pass) }
         if let lookup, let kept = lookup.revalidating {
             var withoutConditions = request
             for name in Self.conditions { withoutConditions.urlRequest.setValue(nil, forHTTPHeaderField: name) }
@@ -77,7 +77,9 @@ package struct CacheStage: Sendable {
     private func sendUnprepared(_ request: TransportRequest, lookup: CacheLookup?, method: String, requestDate: Date, trust: String?,
                                 through transport: any Transport, to receiver: any TransportReceiver) -> any TransportTask {
         let urlRequest = request.urlRequest
-        guard method == "GET" || method == "HEAD", !Self.hasOwnConditions(urlRequest) else { return transport.send(request, to: receiver) }
+        guard method == "GET" || method == "HEAD", !Self.hasOwnConditions(urlRequest) else {
+            return send(request, .pass, trust: trust, requestDate: requestDate, through: transport, to: receiver)
+        }
         let isHead = method == "HEAD"
         let kept: CachedResponse?
         if let lookup, lookup.key == urlRequest.url.map(CacheKey.of) {
@@ -95,9 +97,14 @@ package struct CacheStage: Sendable {
         case .unsatisfiable:
             return CachedAnswer.send(CachedAnswer.gatewayTimeout(for: urlRequest, at: requestDate), outcome: .miss, age: nil, bodyless: isHead, to: receiver)
         case .revalidate, .network:
-            let mode: CacheExchange.Mode = isHead ? .freshen(kept) : .store
-            return transport.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, trust: trust, mode: mode, requestDate: requestDate))
+            return send(request, isHead ? .freshen(kept) : .store, trust: trust, requestDate: requestDate, through: transport, to: receiver)
         }
+    }
+
+    /// Sends `request` to the server, the cache hearing its exchange as `mode` says.
+    private func send(_ request: TransportRequest, _ mode: CacheExchange.Mode, trust: String?, requestDate: Date,
+                      through transport: any Transport, to receiver: any TransportReceiver) -> any TransportTask {
+        transport.send(request, to: CachingReceiver(receiver, cache: cache, request: request.urlRequest, trust: trust, mode: mode, requestDate: requestDate))
     }
 
     /// What the request trusts, when not the default: the keys its host is pinned to, and the

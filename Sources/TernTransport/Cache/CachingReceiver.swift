@@ -61,8 +61,9 @@ final class CachingReceiver: TransportReceiver {
             receiver.didComplete(with: error)
         case .kept(let kept, let cookies, let metrics):
             CachedAnswer.deliver(kept, age: kept.age(at: now), bodyless: false, metrics: metrics, cookies: cookies, to: receiver)
-        case .resend:
+        case .resend(let earlier):
             guard let resend else { return receiver.didComplete(with: URLError(.badServerResponse)) }
+            if let earlier { (receiver as? any EarlierExchangeReceiver)?.didEndEarlierExchange(earlier) }
             resend()
         }
     }
