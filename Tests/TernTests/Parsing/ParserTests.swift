@@ -110,6 +110,25 @@ import FoundationNetworking
         #expect(!all.isEmpty)
     }
 
+    @Test func statusCodeRangesOfEveryShapeAcceptTheirBoundsAndNothingPast() throws {
+        let request = URLRequest(url: URL(string: "http://127.0.0.1/")!)
+        func response(_ status: Int) throws -> Response {
+            Response(request: request, head: try #require(ResponseHead(url: request.url!, statusCode: status, httpVersion: "HTTP/1.1", headers: [:])), body: Data())
+        }
+        let shapes: [(Validation, accepted: [Int], refused: [Int])] = [
+            (.statusCodes(200..<300), [200, 299], [199, 300]),
+            (.statusCodes(200...299), [200, 299], [199, 300]),
+            (.statusCodes(400...), [400, 599], [399]),
+            (.statusCodes(...299), [100, 299], [300]),
+            (.statusCodes(..<300), [100, 299], [300]),
+            (.statusCodes(Set([201, 204])), [201, 204], [200, 202]),
+        ]
+        for (validation, accepted, refused) in shapes {
+            for status in accepted { #expect(validation.accepts(try response(status)), "\(status)") }
+            for status in refused { #expect(!validation.accepts(try response(status)), "\(status)") }
+        }
+    }
+
     @Test func aRequestCanUseAnotherParser() async throws {
         let api = try TestAPI()
         let products: [Product] = try await api.request(route: api.get(endpoint: "/envelope"), options: RequestOptions(parser: JSONParser(keyPath: "data.items"))).value
