@@ -53,7 +53,7 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
     package let clock: any APIClock
     private let signerReference = Locked<Signer?>(nil)
     /// What retries have taken from the budget.
-    let retryAccount = RetryAccount()
+    let retryAccount: RetryAccount
     /// The configuration's plugins, and the logger its log level asks for.
     let plugins: [any Plugin]
     /// What the plugins are told of this API.
@@ -64,6 +64,8 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
     let threadedTransport: (any ThreadedTransport)?
     /// The stage that answers from the configuration's cache, and keeps what it may.
     let cacheStage: CacheStage?
+    /// The settings of a request whose options change none of them.
+    let requestContext: RequestContext
 
     /// Creates an API client.
     ///
@@ -82,29 +84,49 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
         responseQueue: DispatchQueue = .main,
         clock: (any APIClock)? = nil
     ) {
-        (self.configuration, self.transport, cookieJar, plugins, apiContext, pipelineQueue, threadedTransport, cacheStage)
-            = Self.assemble(configuration, transport ?? DefaultTransport.shared)
-        self.clock = clock ?? SystemClock()
+        let parts = Parts(configuration, transport ?? DefaultTransport.shared, clock: clock ?? SystemClock())
+        (self.configuration, self.transport, cookieJar, plugins, pipelineQueue, threadedTransport, cacheStage, self.clock, retryAccount)
+            = (parts.configuration, parts.transport, parts.cookieJar, parts.plugins, parts.pipelineQueue, parts.threadedTransport,
+               parts.cacheStage, parts.clock, parts.retryAccount)
+        apiContext = APIContext(configuration: configuration)
+        requestContext = RequestContext(parts, parser: responseParser, options: RequestOptions())
         self.responseParser = responseParser
         self.responseQueue = responseQueue
     }
 
-    /// What an API derives from its configuration and transport.
-    private static func assemble(_ configuration: APIConfiguration, _ transport: any Transport) -> (
-        APIConfiguration, any Transport, CookieJar?, [any Plugin], APIContext, DispatchQueue, (any ThreadedTransport)?, CacheStage?
-    ) {
-        (
-            configuration,
-            transport,
-            configuration.cookies.makeJar(),
-            configuration.plugins,
-            APIContext(configuration: configuration),
-            DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent),
+    /// What an API derives from its configuration, transport and clock; what each request's
+    /// settings (``RequestContext``) are resolved from.
+    struct Parts {
+        let configuration: APIConfiguration
+        let transport: any Transport
+        let cookieJar: CookieJar?
+        let plugins: [any Plugin]
+        let pipelineQueue: DispatchQueue
+        let threadedTransport: (any ThreadedTransport)?
+        let cacheStage: CacheStage?
+        let clock: any APIClock
+        let retryAccount: RetryAccount
+
+        init(_ configuration: APIConfiguration, _ transport: any Transport, clock: any APIClock) {
+            self.configuration = configuration
+            self.transport = transport
+            cookieJar = configuration.cookies.makeJar()
+            plugins = configuration.plugins
+            pipelineQueue = DispatchQueue(label: "tern.pipeline.\(configuration.name)", attributes: .concurrent)
             // An API answering with sample data never uses its transport: nothing to start there,
             // and no cache to answer from.
-            configuration.usesSampleData ? nil : transport as? any ThreadedTransport,
-            configuration.usesSampleData ? nil : configuration.cache.map { CacheStage(cache: $0, transport: transport) }
-        )
+            threadedTransport = configuration.usesSampleData ? nil : transport as? any ThreadedTransport
+            cacheStage = configuration.usesSampleData ? nil : configuration.cache.map { CacheStage(cache: $0, transport: transport) }
+            self.clock = clock
+            retryAccount = RetryAccount()
+        }
+
+        /// The parts `api` was made of.
+        init(of api: AbstractAPI) {
+            (configuration, transport, cookieJar, plugins, pipelineQueue, threadedTransport, cacheStage, clock, retryAccount)
+                = (api.configuration, api.transport, api.cookieJar, api.plugins, api.pipelineQueue, api.threadedTransport,
+                   api.cacheStage, api.clock, api.retryAccount)
+        }
     }
 
     /// Starts a request's pipeline (building, signing, sending) off the caller's thread: on the

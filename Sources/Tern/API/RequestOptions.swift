@@ -112,4 +112,12 @@ public struct RequestOptions: Sendable {
         self.streamIdleTimeout = streamIdleTimeout
         self.streamMaximumDuration = streamMaximumDuration
     }
+
+    /// Whether a request with these options resolves every setting its pipeline reads
+    /// (``RequestContext``) as its API does, so that it may share the API's.
+    var changesNoSetting: Bool {
+        headers.isEmpty && timeout == nil && cachePolicy == nil && maximumResponseSize == nil && validation == nil
+            && parser == nil && retryPolicy == nil && redirectPolicy == nil && authenticates && plugins.isEmpty
+            && sampleData == nil && cacheDirectives == nil
+    }
 }

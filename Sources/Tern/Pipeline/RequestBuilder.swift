@@ -17,6 +17,7 @@ enum RequestBuilder {
         cachePolicy: URLRequest.CachePolicy,
         commonHeaders: HTTPHeaders,
         acceptHeader: String?,
+        resolvedFields: [String: String]? = nil,
         maximumBodySize: Int?,
         isCancelled: @escaping @Sendable () -> Bool
     ) throws -> (request: TransportRequest, temporaryFile: URL?) {
@@ -48,7 +49,9 @@ enum RequestBuilder {
             request.httpMethod = draft.method.rawValue
         }
         if !draft.headers.isEmpty {
-            request.allHTTPHeaderFields = draft.headers.dictionary
+            // `resolvedFields` are `acceptHeader` and `commonHeaders`' fields, made once; the
+            // parameters may have added to them.
+            request.allHTTPHeaderFields = parameters == nil ? resolvedFields ?? draft.headers.dictionary : draft.headers.dictionary
         }
         switch draft.body {
         case .none:

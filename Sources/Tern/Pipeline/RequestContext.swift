@@ -3,14 +3,15 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// What one request's pipeline needs from its API and its options, resolved once when the
-/// request starts: a request's option where it has one, else the API's.
+/// What one request's pipeline needs from its API and its options, resolved once: a request's
+/// option where it has one, else the API's.
 ///
-/// The pipeline reads its settings here rather than reaching back into ``AbstractAPI``. The API
-/// itself stays reachable for what takes it as an argument (the delegate, plugins, the refresh)
+/// The pipeline reads its settings here rather than reaching back into ``AbstractAPI``. A
+/// request whose options change none of them shares its API's, made with the API: resolving
+/// them anew, with the headers' dictionary, was a share of every request's cost. The API itself
+/// stays with the request for what takes it as an argument (the delegate, plugins, the refresh)
 /// and for the delegate, which can change while a request runs.
-struct RequestContext: Sendable {
-    let api: AbstractAPI
+final class RequestContext: Sendable {
     let transport: any Transport
     /// The transport, when it has a thread of its own, which the pipeline must not hold up.
     let threadedTransport: (any ThreadedTransport)?
@@ -39,35 +40,59 @@ struct RequestContext: Sendable {
     let authenticates: Bool
     /// Whether a stage calls the app's code, a delegate aside: known once, asked at each attempt.
     private let stagesCallAppCode: Bool
+    /// For the API's own settings: the parser's `Accept` with the common headers, as header
+    /// fields, the fields of each request that adds none (no parameters) and asks for that `Accept`.
+    let resolvedFields: (accept: String?, fields: [String: String])?
 
-    init(api: AbstractAPI, options: borrowing RequestOptions) {
+    /// What a request with `options` needs of its API: `api`'s own
+    /// (``AbstractAPI/requestContext``) when the options change none of it.
+    static func resolved(_ api: AbstractAPI, options: borrowing RequestOptions) -> RequestContext {
+        guard options.changesNoSetting else { return RequestContext(api: api, options: options) }
+        return api.requestContext
+    }
+
+    convenience init(api: AbstractAPI, options: borrowing RequestOptions) {
+        self.init(AbstractAPI.Parts(of: api), parser: api.responseParser, options: options)
+    }
+
+    /// The settings of an API made of `parts` and `parser`, for a request with `options`.
+    init(_ parts: AbstractAPI.Parts, parser apiParser: any ResponseParser, options: borrowing RequestOptions) {
         // Each setting read in place: a copy of the whole configuration retains and releases each part.
-        self.api = api
-        transport = api.configuration.usesSampleData ? SampleDataTransport(sample: options.sampleData) : api.transport
-        threadedTransport = api.threadedTransport
-        clock = api.clock
-        pipelineQueue = api.pipelineQueue
-        retryAccount = api.retryAccount
-        retryBudget = api.configuration.retryBudget
-        parser = options.parser ?? api.responseParser
-        plugins = options.plugins.isEmpty ? api.plugins : api.plugins + options.plugins
-        adapters = api.configuration.adapters
-        timeout = options.timeout ?? api.configuration.timeout
-        cachePolicy = options.cachePolicy ?? api.configuration.cachePolicy
-        var commonHeaders = api.configuration.commonHeaders
+        let configuration = parts.configuration
+        transport = configuration.usesSampleData ? SampleDataTransport(sample: options.sampleData) : parts.transport
+        threadedTransport = parts.threadedTransport
+        clock = parts.clock
+        pipelineQueue = parts.pipelineQueue
+        retryAccount = parts.retryAccount
+        retryBudget = configuration.retryBudget
+        parser = options.parser ?? apiParser
+        plugins = options.plugins.isEmpty ? parts.plugins : parts.plugins + options.plugins
+        adapters = configuration.adapters
+        timeout = options.timeout ?? configuration.timeout
+        cachePolicy = options.cachePolicy ?? configuration.cachePolicy
+        var commonHeaders = configuration.commonHeaders
         if !options.headers.isEmpty { commonHeaders.merge(options.headers) }
         if let directives = options.cacheDirectives?.fieldValue { commonHeaders["Cache-Control"] = directives }
         self.commonHeaders = commonHeaders
-        maximumBodySize = (options.maximumResponseSize ?? api.configuration.maximumResponseSize).bytes
-        validation = options.validation ?? api.configuration.validation
-        retryPolicy = options.retryPolicy ?? api.configuration.retryPolicy
-        redirectPolicy = options.redirectPolicy ?? api.configuration.redirectPolicy
-        cookieJar = api.cookieJar
-        certificatePins = api.configuration.usesSampleData ? nil : api.configuration.certificatePins
-        cacheStage = api.cacheStage
+        maximumBodySize = (options.maximumResponseSize ?? configuration.maximumResponseSize).bytes
+        validation = options.validation ?? configuration.validation
+        retryPolicy = options.retryPolicy ?? configuration.retryPolicy
+        redirectPolicy = options.redirectPolicy ?? configuration.redirectPolicy
+        cookieJar = parts.cookieJar
+        certificatePins = configuration.usesSampleData ? nil : configuration.certificatePins
+        cacheStage = parts.cacheStage
         authenticates = options.authenticates
         stagesCallAppCode = !plugins.isEmpty || !adapters.isEmpty || Swift.type(of: parser) != JSONParser.self
             || redirectPolicy.decide != nil || validation.isCustom
+        if options.changesNoSetting {
+            let accept = parser.acceptHeader
+            var fields: HTTPHeaders = [:]
+            if let accept { fields["Accept"] = accept }
+            fields.merge(commonHeaders)
+            resolvedFields = (accept, fields.dictionary)
+        } else {
+            resolvedFields = nil
+        }
     }
 
     /// Whether the request's stages call the app's own code: a delegate, plugins, adapters, a
@@ -75,7 +100,7 @@ struct RequestContext: Sendable {
     /// validation. Such code may wait
     /// for another request, which only the transport's thread can carry, so those stages never
     /// run there.
-    var callsAppCode: Bool {
+    func callsAppCode(of api: AbstractAPI) -> Bool {
         callsAppCode(signer: authenticates ? api.signer : nil)
     }
 
@@ -88,7 +113,7 @@ struct RequestContext: Sendable {
     /// The delegate that signs and refreshes for `leg`: none once the chain has left the
     /// origin, or when the request does not authenticate. Read once per stage: it sits behind
     /// the API's lock, which every request shares.
-    func signer(for leg: Leg) -> Signer? {
+    func signer(for leg: Leg, of api: AbstractAPI) -> Signer? {
         authenticates && !leg.hasLeftOrigin ? api.signer : nil
     }
 }

@@ -31,6 +31,7 @@ final class RequestExecution: Sendable {
         case failed(APIError)
     }
 
+    let api: AbstractAPI
     let context: RequestContext
     private let route: Route
     private let parameters: (any RequestParameters)?
@@ -55,7 +56,8 @@ final class RequestExecution: Sendable {
         sink: BodySink,
         settler: RequestSettler
     ) {
-        context = RequestContext(api: api, options: options)
+        self.api = api
+        context = RequestContext.resolved(api, options: options)
         askedAt = context.clock.now
         self.route = api.resolved(route)
         self.parameters = parameters
@@ -65,7 +67,6 @@ final class RequestExecution: Sendable {
         self.settler = settler
     }
 
-    var api: AbstractAPI { context.api }
     var download: DownloadFile? { sink.file }
     var stream: StreamBuffer? { sink.stream }
 
@@ -73,7 +74,7 @@ final class RequestExecution: Sendable {
 
     /// Whether the stages call the app's own code (see ``RequestContext/callsAppCode``).
     @usableFromInline
-    var callsAppCode: Bool { context.callsAppCode }
+    var callsAppCode: Bool { context.callsAppCode(of: api) }
 
     /// Runs on the API's pipeline queue.
     @usableFromInline
@@ -90,6 +91,10 @@ final class RequestExecution: Sendable {
         let remaining = timeout - (context.clock.now - askedAt)
         let timer = timeout.isFinite ? context.clock.schedule(after: max(remaining, 0)) { [self] in timedOut(after: context.timeout) } : nil
         guard run(.start(timer: timer)) else { return }
+        // A stream's body is read by its views (lines, events, NDJSON), not as the parser's type:
+        // asked for that (`application/json`), a server that chooses by `Accept` answered JSON
+        // or 406 where events were wanted.
+        let accept = stream == nil ? context.parser.acceptHeader : "*/*"
         do {
             let (request, temporaryFile) = try RequestBuilder.build(
                 route: route,
@@ -97,10 +102,8 @@ final class RequestExecution: Sendable {
                 timeout: timeout,
                 cachePolicy: context.cachePolicy,
                 commonHeaders: context.commonHeaders,
-                // A stream's body is read by its views (lines, events, NDJSON), not as the
-                // parser's type: asked for that (`application/json`), a server that chooses by
-                // `Accept` answered JSON or 406 where events were wanted.
-                acceptHeader: stream == nil ? context.parser.acceptHeader : "*/*",
+                acceptHeader: accept,
+                resolvedFields: context.resolvedFields.flatMap { $0.accept == accept ? $0.fields : nil },
                 maximumBodySize: context.maximumBodySize,
                 isCancelled: { [self] in machine.withLock { $0.isFinished } }
             )
@@ -131,7 +134,7 @@ final class RequestExecution: Sendable {
     func attempt(_ leg: Leg) {
         guard run(.prepare) else { return }
         let request = leg.request
-        let signer = context.signer(for: leg)
+        let signer = context.signer(for: leg, of: api)
         // Requests do not go out with credentials that are being replaced.
         if let refresh = signer?.refresher.inFlight {
             guard run(.awaitCredentials) else { return }

@@ -51,6 +51,31 @@ import FoundationNetworking
         #expect(next.header("X-Own") == nil)
     }
 
+    /// A request that adds no headers of its own sends its API's fields, resolved once with the
+    /// API: the parser's `Accept` and the common headers, and nothing that another request
+    /// added, a delegate signed or a stream asked for.
+    @Test func aRequestThatAddsNoHeadersSendsTheAPIsAndNothingAnotherAdded() async throws {
+        let api = try TestAPI(configuration: APIConfiguration(commonHeaders: ["X-Common": "common"]))
+        let plain = try await api.echo(.get)
+        #expect(plain.header("Accept") == "application/json")
+        #expect(plain.header("X-Common") == "common")
+        let own = try await api.echo(.get, options: RequestOptions(headers: ["X-Own": "own", "X-Common": "own"]))
+        #expect(own.header("X-Own") == "own")
+        #expect(own.header("X-Common") == "own")
+        let signer = Signer("X-Common", "signed")
+        api.delegate = signer
+        let signed = try await api.echo(.get)
+        #expect(signed.header("X-Common") == "signed")
+        api.delegate = nil
+        var streamed = Data()
+        for try await chunk in api.stream(route: api.route(.get, endpoint: "/echo")) { streamed.append(chunk) }
+        #expect(try JSONDecoder().decode(Echo.self, from: streamed).header("Accept") == "*/*")
+        let after = try await api.echo(.get)
+        #expect(after.header("Accept") == "application/json")
+        #expect(after.header("X-Common") == "common")
+        #expect(after.header("X-Own") == nil)
+    }
+
     /// The API holds its delegate until it is replaced: nothing else need keep it.
     @Test func theDelegateIsHeldByTheAPI() throws {
         let api = try TestAPI()
