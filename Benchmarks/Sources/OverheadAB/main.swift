@@ -9,6 +9,8 @@ import PipelineFixtures
 //     .build/release/OverheadAB tern|hand [requests] [rounds]          # one side only
 //     valgrind --tool=callgrind .build/release/OverheadAB tern 2000    # its instructions
 //     .build/release/OverheadAB metrics [requests] [rounds]            # metrics reported vs none
+//     .build/release/OverheadAB bytes [requests] [rounds]              # the body as bytes, from a task,
+//                                                                      # vs a promise over the transport alone
 
 let arguments = CommandLine.arguments.dropFirst()
 let delivery = DispatchQueue(label: "tern.overhead.delivery")
@@ -19,7 +21,19 @@ let consume: @Sendable (Result<[Item], any Error>) -> Void = { _ = try? $0.get()
 func tern(_ count: Int) { Overhead.tern(count, api: api, consume) }
 func byHand(_ count: Int) { Overhead.byHand(count, pipeline: pipeline, delivery: delivery, consume) }
 
-if arguments.first == "metrics" {
+if arguments.first == "bytes" {
+    // The pipeline's own cost per request, with no network under it: Tern's body as bytes
+    // awaited from a task, against a promise the transport's answer settles directly.
+    let measured = ItemsAPI(baseURL: "http://127.0.0.1", transport: MeasuringInstantTransport(), responseQueue: delivery)
+    let transport = MeasuringInstantTransport()
+    let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 1_000
+    let rounds = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 30
+    await Alternation.compare("Tern, bytes", against: "a promise over the transport alone", count: count, rounds: rounds, {
+        for _ in 0..<count { _ = try? await measured.bytes().value }
+    }, {
+        for _ in 0..<count { _ = try? await Overhead.promised(over: transport, delivery: delivery).value }
+    })
+} else if arguments.first == "metrics" {
     // The transport reports each exchange's metrics, as CurlTransport does; nobody reads them.
     let measured = ItemsAPI(baseURL: "http://127.0.0.1", transport: MeasuringInstantTransport(), responseQueue: delivery)
     let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 1_000

@@ -69,4 +69,7 @@ public final class ItemsAPI: AbstractAPI, @unchecked Sendable {
 
     /// `GET /items`, decoded.
     public func items() -> Promise<[Item]> { request(route: .get("/items")) }
+
+    /// `GET /items`, its body as bytes.
+    public func bytes() -> Promise<Data> { request(route: .get("/items")) }
 }
