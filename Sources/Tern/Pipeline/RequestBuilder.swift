@@ -10,6 +10,9 @@ import FoundationNetworking
 /// (its `Content-Type`), then the parameters' own headers. (The delegate comes after, in the
 /// next stage.)
 enum RequestBuilder {
+    /// `resolvedFields` are `acceptHeader` and `commonHeaders` as header fields, checked once
+    /// already (``RequestContext/resolvedFields``): a request without parameters sends them as
+    /// they are.
     static func build(
         route: Route,
         parameters: (any RequestParameters)?,
@@ -24,6 +27,11 @@ enum RequestBuilder {
         guard AbsoluteURL.hasSchemeAndHost(route.url), let url = URL(string: AbsoluteURL.lowercasingScheme(route.url)) else {
             throw APIError.invalidRequest(.init(reason: .invalidURL(route.url), method: route.method.rawValue))
         }
+        if parameters == nil, let resolvedFields {
+            try validate(method: route.method)
+            let request = urlRequest(url, route.method, resolvedFields, timeout: timeout, cachePolicy: cachePolicy)
+            return (TransportRequest(urlRequest: request, maximumBodySize: maximumBodySize), nil)
+        }
         var headers: HTTPHeaders = [:]
         if let acceptHeader { headers["Accept"] = acceptHeader }
         headers.merge(commonHeaders)
@@ -35,24 +43,7 @@ enum RequestBuilder {
             draft.headers.merge(parameters.headers)
         }
         try validate(method: draft.method, headers: draft.headers)
-
-        // Tern enforces the timeout itself; URLSession's own (whole seconds on Linux) must never
-        // fire first, and stays within what FoundationNetworking can count.
-        let sessionTimeout = min(timeout.rounded(.up) + 1, maximumSessionTimeout)
-        var request = URLRequest(url: draft.url, cachePolicy: cachePolicy, timeoutInterval: sessionTimeout)
-        // Cookies are the API's jar's, added per stop of a redirect chain; the transport adds none.
-        request.httpShouldHandleCookies = false
-        // Each of these setters is costly on Linux (the method is compared case-insensitively with
-        // six others; each header name is capitalized and compared with every header set so far),
-        // so set only what differs from the default, and the headers, merged already, at once.
-        if draft.method != .get {
-            request.httpMethod = draft.method.rawValue
-        }
-        if !draft.headers.isEmpty {
-            // `resolvedFields` are `acceptHeader` and `commonHeaders`' fields, made once; the
-            // parameters may have added to them.
-            request.allHTTPHeaderFields = parameters == nil ? resolvedFields ?? draft.headers.dictionary : draft.headers.dictionary
-        }
+        var request = urlRequest(draft.url, draft.method, draft.headers.dictionary, timeout: timeout, cachePolicy: cachePolicy)
         switch draft.body {
         case .none:
             return (TransportRequest(urlRequest: request, maximumBodySize: maximumBodySize), nil)
@@ -66,15 +57,41 @@ enum RequestBuilder {
         }
     }
 
+    /// The request for `url` with `method` and the header `fields`, merged already.
+    private static func urlRequest(_ url: URL, _ method: HTTPMethod, _ fields: [String: String],
+                                   timeout: TimeInterval, cachePolicy: URLRequest.CachePolicy) -> URLRequest {
+        // Tern enforces the timeout itself; URLSession's own (whole seconds on Linux) must never
+        // fire first, and stays within what FoundationNetworking can count.
+        let sessionTimeout = min(timeout.rounded(.up) + 1, maximumSessionTimeout)
+        var request = URLRequest(url: url, cachePolicy: cachePolicy, timeoutInterval: sessionTimeout)
+        // Cookies are the API's jar's, added per stop of a redirect chain; the transport adds none.
+        request.httpShouldHandleCookies = false
+        // Each of these setters is costly on Linux (the method is compared case-insensitively with
+        // six others; each header name is capitalized and compared with every header set so far),
+        // so set only what differs from the default, and the headers, merged already, at once.
+        if method != .get {
+            request.httpMethod = method.rawValue
+        }
+        if !fields.isEmpty {
+            request.allHTTPHeaderFields = fields
+        }
+        return request
+    }
+
+    /// Refuses a method that could inject other headers or requests.
+    static func validate(method: HTTPMethod) throws(APIError) {
+        guard method.rawValue.isHTTPToken else {
+            throw .invalidRequest(.init(reason: .invalidMethod(method.rawValue)))
+        }
+    }
+
     /// URLSession's own timeout when Tern's is longer: a year, as good as never.
     static let maximumSessionTimeout: TimeInterval = 365 * 24 * 3600
 
     /// Refuses a method or headers that could inject other headers or requests, or frame the
     /// message differently from the body sent.
     static func validate(method: HTTPMethod, headers: HTTPHeaders) throws(APIError) {
-        guard method.rawValue.isHTTPToken else {
-            throw .invalidRequest(.init(reason: .invalidMethod(method.rawValue)))
-        }
+        try validate(method: method)
         if let field = headers.firstInvalidField {
             throw .invalidRequest(.init(reason: .invalidHeader(name: field.name), method: method.rawValue))
         }

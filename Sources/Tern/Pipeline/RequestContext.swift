@@ -41,7 +41,8 @@ final class RequestContext: Sendable {
     /// Whether a stage calls the app's code, a delegate aside: known once, asked at each attempt.
     private let stagesCallAppCode: Bool
     /// For the API's own settings: the parser's `Accept` with the common headers, as header
-    /// fields, the fields of each request that adds none (no parameters) and asks for that `Accept`.
+    /// fields, the fields of each request that adds none (no parameters) and asks for that
+    /// `Accept`; `nil` when the fields would be refused, which each request then is.
     let resolvedFields: (accept: String?, fields: [String: String])?
 
     /// What a request with `options` needs of its API: `api`'s own
@@ -89,7 +90,8 @@ final class RequestContext: Sendable {
             var fields: HTTPHeaders = [:]
             if let accept { fields["Accept"] = accept }
             fields.merge(commonHeaders)
-            resolvedFields = (accept, fields.dictionary)
+            let isSendable = fields.firstInvalidField == nil && fields.firstFramingField == nil
+            resolvedFields = isSendable ? (accept, fields.dictionary) : nil
         } else {
             resolvedFields = nil
         }
