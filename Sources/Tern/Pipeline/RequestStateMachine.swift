@@ -174,7 +174,7 @@ struct RequestStateMachine {
             inFlight?.task = task
             return .proceed
         case .answered(let number, let metrics, let earlier):
-            transfers += earlier
+            if !earlier.isEmpty { transfers += earlier }
             if let metrics { transfers.append(metrics) }
             // Else a late answer, to an attempt the request has moved past.
             guard case .sending(number) = state else { return .drop }

@@ -53,6 +53,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// the fields so far for each, quadratic in their count: a hostile head of many names held
     /// the thread reading it.
     private init(_ fields: some Sequence<(String, String)>, count: Int, merge: (inout Field, Field) -> Void) {
+        // None or one: nothing to merge, and no table to build (every request's default
+        // options have empty headers).
+        guard count > 1 else {
+            self.fields = fields.map { Field(name: $0.0, value: $0.1) }
+            return
+        }
         var positions = [String: Int](minimumCapacity: count)
         self.fields.reserveCapacity(count)
         for (name, value) in fields {
