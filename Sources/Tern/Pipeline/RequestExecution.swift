@@ -72,7 +72,7 @@ final class RequestExecution: Sendable {
 
     // MARK: Stage 1: build, once
 
-    /// Whether the stages call the app's own code (see ``RequestContext/callsAppCode``).
+    /// Whether the stages call the app's own code (see ``RequestContext/callsAppCode(of:)``).
     @usableFromInline
     var callsAppCode: Bool { context.callsAppCode(of: api) }
 
