@@ -91,17 +91,6 @@ nonisolated(unsafe) let rawFreshItems = {
     return []
 }
 
-/// Collects one exchange's body and hands it over at its end.
-final class BodyCollector: TransportReceiver, @unchecked Sendable {
-    private var body = Data()
-    private let done: @Sendable (Result<Data, any Error>) -> Void
-    init(_ done: @escaping @Sendable (Result<Data, any Error>) -> Void) { self.done = done }
-    func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
-    func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
-    func didReceive(_ chunk: Data) -> TransferDecision { body.append(chunk); return .proceed }
-    func didComplete(with error: (any Error)?) { done(error.map { .failure($0) } ?? .success(body)) }
-}
-
 /// One GET through a `CurlTransport` alone, no pipeline above it: what the transport costs.
 let bareCurl = try CurlTransport(trusting: authorities)
 let itemsRequest = TransportRequest(urlRequest: URLRequest(url: url))
@@ -132,12 +121,7 @@ let bareCurlAgain = try CurlTransport(trusting: authorities)
 /// client over this transport costs, with none of the pipeline's stages.
 let promisedDelivery = DispatchQueue(label: "tern.e2e.promised")
 @Sendable func promisedTransport() async throws -> [Item] {
-    let (promise, resolver) = Promise<Data>.pending(in: promisedDelivery)
-    var request = URLRequest(url: URL(string: baseURL + "/items")!)
-    request.httpShouldHandleCookies = false
-    request.allHTTPHeaderFields = ["Accept": "application/json"]
-    _ = bareCurl.send(TransportRequest(urlRequest: request), to: BodyCollector { resolver.resolve($0) })
-    _ = try await promise.value
+    _ = try await Overhead.promised(baseURL + "/items", over: bareCurl, delivery: promisedDelivery).value
     return []
 }
 

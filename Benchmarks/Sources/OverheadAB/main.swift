@@ -31,7 +31,7 @@ if arguments.first == "bytes" {
     await Alternation.compare("Tern, bytes", against: "a promise over the transport alone", count: count, rounds: rounds, {
         for _ in 0..<count { _ = try? await measured.bytes().value }
     }, {
-        for _ in 0..<count { _ = try? await Overhead.promised(over: transport, delivery: delivery).value }
+        for _ in 0..<count { _ = try? await Overhead.promised("http://127.0.0.1/items", over: transport, delivery: delivery).value }
     })
 } else if arguments.first == "metrics" {
     // The transport reports each exchange's metrics, as CurlTransport does; nobody reads them.

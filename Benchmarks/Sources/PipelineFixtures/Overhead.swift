@@ -43,26 +43,26 @@ public enum Overhead {
         done.wait()
     }
 
-    /// A GET through `transport` alone, its end settling a promise delivered on `delivery`, its
-    /// request made from a URL string as Tern makes one: the least a promise-returning client
-    /// over that transport costs.
-    public static func promised(over transport: any Transport, delivery: DispatchQueue) -> Promise<Data> {
+    /// A GET of `url` through `transport` alone, its end settling a promise delivered on
+    /// `delivery`, its request made from the URL string as Tern makes one: the least a
+    /// promise-returning client over that transport costs.
+    public static func promised(_ url: String, over transport: any Transport, delivery: DispatchQueue) -> Promise<Data> {
         let (promise, resolver) = Promise<Data>.pending(in: delivery)
-        var request = URLRequest(url: URL(string: "http://127.0.0.1/items")!)
+        var request = URLRequest(url: URL(string: url)!)
         request.httpShouldHandleCookies = false
         request.allHTTPHeaderFields = ["Accept": "application/json"]
-        _ = transport.send(TransportRequest(urlRequest: request), to: Collected { resolver.resolve($0) })
+        _ = transport.send(TransportRequest(urlRequest: request), to: BodyCollector { resolver.resolve($0) })
         return promise
     }
 }
 
 /// Collects one exchange's body and hands it over at its end.
-final class Collected: TransportReceiver, @unchecked Sendable {   // unchecked: one exchange's, called in turn
+public final class BodyCollector: TransportReceiver, @unchecked Sendable {   // unchecked: one exchange's, called in turn
     private var body = Data()
     private let done: @Sendable (Result<Data, any Error>) -> Void
-    init(_ done: @escaping @Sendable (Result<Data, any Error>) -> Void) { self.done = done }
-    func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
-    func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
-    func didReceive(_ chunk: Data) -> TransferDecision { body.append(chunk); return .proceed }
-    func didComplete(with error: (any Error)?) { done(error.map { .failure($0) } ?? .success(body)) }
+    public init(_ done: @escaping @Sendable (Result<Data, any Error>) -> Void) { self.done = done }
+    public func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
+    public func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
+    public func didReceive(_ chunk: Data) -> TransferDecision { body.append(chunk); return .proceed }
+    public func didComplete(with error: (any Error)?) { done(error.map { .failure($0) } ?? .success(body)) }
 }
