@@ -43,8 +43,10 @@ struct ExchangeState {
 
     /// Hands over what was collected and keeps nothing more: the exchange has ended.
     mutating func end() -> ExchangeState {
-        defer { self = ExchangeState(attempt: attempt, hasEnded: true) }
-        return self
+        // Swapped out, not copied: a copy retained each part only to release it at once.
+        var ended = ExchangeState(attempt: attempt, hasEnded: true)
+        swap(&self, &ended)
+        return ended
     }
 
     /// What a transport that cannot pause sent while a streamed head was being judged: replayed
