@@ -224,7 +224,7 @@ final class RequestExecution: Sendable {
         let sent = SentAttempt(request: request.urlRequest, attempt: attempt, leg: leg, signer: signer, generation: generation,
                                callsAppCode: callsAppCode, sentFromJob: context.threadedTransport?.caller == .job)
         // A head judged by the app's code is judged on the pipeline's queue, never the transport's thread.
-        let collector = ResponseCollector(sink, for: self, sent: sent, limit: signed.maximumBodySize, uploadLength: request.bodyLength,
+        let collector = ResponseCollector(sink, for: self, sent: consume sent, limit: signed.maximumBodySize, uploadLength: request.bodyLength,
                                           progress: progress, judgesHeadOn: callsAppCode ? context.pipelineQueue : nil)
         stream?.sending(request.urlRequest)
         let task = context.cacheStage?.send(request, lookup: lookup, through: context.transport, to: collector)
