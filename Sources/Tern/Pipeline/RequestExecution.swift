@@ -88,7 +88,8 @@ final class RequestExecution: Sendable {
         if let failure = api.baseURLFailure(for: route) { return finish(.failed(failure)) }
         // The timeout spans the whole request: waiting for the pipeline, building its body, every
         // attempt, refreshes.
-        let remaining = timeout - (context.clock.now - askedAt)
+        let now = context.clock.now
+        let remaining = timeout - (now - askedAt)
         let timer = timeout.isFinite ? context.clock.schedule(after: max(remaining, 0)) { [self] in timedOut(after: context.timeout) } : nil
         guard run(.start(timer: timer)) else { return }
         // A stream's body is read by its views (lines, events, NDJSON), not as the parser's type:
@@ -109,7 +110,8 @@ final class RequestExecution: Sendable {
             )
             // Timed out or cancelled while the body was being written: nobody will send it.
             guard run(.built(request.urlRequest, temporaryFile: temporaryFile)) else { return }
-            context.retryAccount.recordRequest(at: context.clock.now, budget: context.retryBudget)
+            // Counted in the budget's window as of the start: a window is seconds long.
+            context.retryAccount.recordRequest(at: now, budget: context.retryBudget)
             var built = request
             built.isStream = stream != nil
             attempt(Leg(built))
