@@ -34,6 +34,7 @@ import FoundationNetworking
         case .cancelled: "cancelled"
         case .responseTooLarge: "responseTooLarge"
         case .parsingFailed: "parsingFailed"
+        case .fileFailed: "fileFailed"
         default: "\(error)"
         }
     }
@@ -49,13 +50,6 @@ import FoundationNetworking
     /// What a response comes to: its status and body.
     static func outcome(_ response: Response) -> String {
         "\(response.statusCode) \(String(decoding: response.body, as: UTF8.self))"
-    }
-
-    /// The cache's word a stream's end carries: plugins hear it with the whole transfer's
-    /// metrics. (The head's is left to PassThroughCacheBreakTests: over a transport that
-    /// measures nothing before the head, it is `nil` through a cached API.)
-    static func endsSaid(_ log: Seam.Log, cached: Bool) async -> Bool {
-        await eventually { log.ends.count == 1 } && log.ends.map(\.cacheOutcome) == [cached ? .miss : nil]
     }
 
     static func api(cached: Bool, timeout: TimeInterval = 30, plugins: [any Plugin] = []) -> AbstractAPI {
@@ -104,7 +98,8 @@ import FoundationNetworking
         }
         // A transport that cannot pause may have hit the stream's ceiling first.
         #expect(outcome == "cancelled" || !TestTransport.pauses && outcome == "responseTooLarge", "\(outcome)")
-        #expect(await Self.endsSaid(log, cached: cached), "\(log.ends.map(\.metrics))")
+        // (What the cache says at such an end is PassThroughCacheBreakTests'.)
+        #expect(await eventually { log.ends.count == 1 } && log.ends.count == 1)
     }
 
     /// A body that stops coming halfway: the stream's idle timeout ends it with `timeout`, what
@@ -249,6 +244,88 @@ import FoundationNetworking
             }
         }
         #expect(count.value == 5 && uploads.value == 3)
+    }
+
+    /// A file of 64 MiB (sparse) cut to 1 MiB while it is sent, the server holding its reading
+    /// until then: the upload fails with the same typed error through a cached API as without
+    /// one (`transportFailed`, the body ended after 1 MiB of its stated 64), never the request's timeout (which would mean the client waited on bytes it
+    /// announced and never sent).
+    @Test(arguments: [false, true]) func aFileCutWhileSentFailsAlike(cached: Bool) async throws {
+        let size = 64 << 20
+        let gate = DispatchSemaphore(value: 0)
+        let heads = Recorder<String>()
+        let drained = Recorder<Int>()
+        let server = try RawServer { connection in
+            guard let head = connection.readHead() else { return }
+            heads.append(head)
+            _ = gate.wait(timeout: .now() + 30)
+            let read = connection.discard(size, within: 30)
+            drained.append(read)
+            if read == size { connection.send(RawServer.Connection.response("whole")) }
+        }
+        defer { server.stop() }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-pass-cut-\(UUID())")
+        #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(truncate(file.path, off_t(size)) == 0)
+        let api = Self.api(cached: cached, timeout: 30)
+        let upload: Promise<Response> = api.request(route: .put(server.baseURL + "/upload"), parameters: BodyParameters(file))
+        #expect(await eventually { heads.items.count == 1 })
+        #expect(truncate(file.path, off_t(1 << 20)) == 0)
+        gate.signal()
+        let result = await upload.result
+        #expect(Self.outcome(result) == "transportFailed", "\(result)")
+        // Some of the file past the cut may have been read ahead before it.
+        #expect("\(result)".contains("The request body ended after ") && "\(result)".contains(" of its stated 67108864 bytes"), "\(result)")
+        #expect(await eventually { drained.items.count == 1 } && drained.items.allSatisfy { $0 < size }, "\(drained.items)")
+    }
+
+    /// A download cut at 40,000 of its 100,000 bytes, resumed through a cached API with a
+    /// `Range`: the file is whole; neither the cut `200` nor the `206` is kept as the whole
+    /// response (the next `GET` goes to the server and gets all of it, which is then kept).
+    @Test func aResumedDownloadIsNeverKeptAsTheWhole() async throws {
+        let size = 100_000
+        let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) })
+        let count = Seam.Counter()
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                let number = count.next()
+                let tag = "ETag: \"d\"\r\nCache-Control: max-age=600\r\n"
+                if let range = request.components(separatedBy: "\r\n").first(where: { $0.lowercased().hasPrefix("range: bytes=") }),
+                   let start = Int(range.dropFirst("range: bytes=".count).prefix { $0 != "-" }) {
+                    let head = "HTTP/1.1 206 Partial Content\r\n\(tag)Content-Range: bytes \(start)-\(size - 1)/\(size)\r\nContent-Length: \(size - start)\r\n\r\n"
+                    guard connection.send(head), connection.send(Array(body[start...])) else { return }
+                    continue
+                }
+                guard connection.send("HTTP/1.1 200 OK\r\n\(tag)Content-Length: \(size)\r\n\r\n") else { return }
+                if number == 1 {
+                    connection.send(Array(body[..<40_000]))
+                    return
+                }
+                guard connection.send(Array(body)) else { return }
+            }
+        }
+        defer { server.stop() }
+        let api = Self.api(cached: true)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-pass-resume-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("file.bin")
+        let url = server.baseURL + "/file"
+        let cut = await api.download(route: .get(url), to: destination).result
+        guard case .failure(APIError.transportFailed) = cut else {
+            Issue.record("expected transportFailed, got \(cut)")
+            return
+        }
+        let resume = try #require(ResumableDownload.pending(for: destination))
+        #expect(resume.offset == 40_000)
+        let file = try await api.download(route: .get(url), to: destination, resumingFrom: resume).value
+        #expect(try Data(contentsOf: file.fileURL) == body)
+        let whole: Response = try await api.request(route: .get(url)).value
+        #expect(whole.body == body && whole.cacheOutcome == .miss)
+        let hit: Response = try await api.request(route: .get(url)).value
+        #expect(hit.body == body && hit.cacheOutcome == .hit)
+        #expect(count.value == 3)
     }
 
     // MARK: Conditions and ranges of the request's own
@@ -396,6 +473,48 @@ import FoundationNetworking
         #expect(outcome == "200 two" || outcome == "transportFailed", "\(result)")
         #expect((try? result.get())?.cacheOutcome ?? .miss == .miss)
     }
+
+    #if os(Linux)
+    enum OverHTTP2: String, CaseIterable, Sendable {
+        case answered, reset, another304Again
+    }
+
+    /// Over HTTP/2 (libcurl): a revalidation answered with a `304` for another ETag, then the
+    /// request sent again without conditions, on the same connection, answered with a `200`, a
+    /// reset stream, or another `304` for yet another ETag: the `200` with both exchanges in its
+    /// metrics, each once; or the typed error; the server asked three times.
+    @Test(arguments: OverHTTP2.allCases) func a304ForAnotherResponseOverHTTP2(after: OverHTTP2) async throws {
+        guard TestTransport.isCurl else { return }
+        let last: HTTP2Server.Misbehavior? = switch after {
+        case .answered: nil
+        case .reset: .reset
+        case .another304Again: .notModified(fields: [(34, "\"v3\"")])
+        }
+        var misbehaving: [Int: HTTP2Server.Misbehavior] = [
+            1: .answer(fields: [(34, "\"v1\""), (24, "no-cache"), (28, "2")], body: Data("{}".utf8)),
+            2: .notModified(fields: [(34, "\"v2\"")]),
+        ]
+        misbehaving[3] = last
+        let server = try HTTP2Server(answering: Data("[]".utf8), misbehaving: misbehaving)
+        let log = Seam.Log()
+        let api = Seam.api(cache: HTTPCache(), plugins: [log], transport: try CurlTransport(trusting: server.certificates.authority))
+        let first: Response = try await api.request(route: .get(server.url + "/doc")).value
+        #expect(Self.outcome(first) == "200 {}" && first.cacheOutcome == .miss)
+        let result = await (api.request(route: .get(server.url + "/doc")) as Promise<Response>).result
+        switch after {
+        case .answered:
+            let second = try result.get()
+            #expect(Self.outcome(second) == "200 []" && second.cacheOutcome == .miss)
+            #expect(second.metrics.map(\.statusCode) == [304, 200] && second.metrics.map(\.httpVersion) == ["HTTP/2", "HTTP/2"], "\(second.metrics)")
+        case .reset:
+            #expect(Self.outcome(result) == "transportFailed", "\(result)")
+        case .another304Again:
+            #expect(Self.outcome(result) == "unacceptableStatus 304", "\(result)")
+        }
+        #expect(server.requests.count == 3 && server.connections == 1)
+        #expect(await eventually { log.answers.count == 2 } && log.sends.count == 2 && log.answers.count == 2, "\(log.events.items)")
+    }
+    #endif
 
     // MARK: Between the 304 and the resend
 
