@@ -516,6 +516,74 @@ import FoundationNetworking
     }
     #endif
 
+    enum ResendAnswer: String, CaseIterable, Sendable {
+        /// A `503` asking to be retried: the request's retry, unconditional (the kept response
+        /// was forgotten), is answered.
+        case retried
+        /// A `401`: the credentials are refreshed and the request replayed.
+        case refreshed
+        /// A `302` to another path, which answers.
+        case redirected
+    }
+
+    /// Signs with the generation of its credentials, refreshed at once.
+    final class QuickRefresh: APIDelegate, @unchecked Sendable {   // unchecked: its state is a `let`
+        let refreshes = Seam.Counter()
+        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+            request.setValue("Bearer \(refreshes.value)", forHTTPHeaderField: "Authorization")
+        }
+        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+            _ = refreshes.next()
+            return Promise(value: (), in: .global())
+        }
+    }
+
+    /// A revalidation answered with a `304` for another ETag, and the request sent again
+    /// answered with a `503` (retried), a `401` (refreshed, replayed) or a `302` (followed): the
+    /// last answer is the request's; its metrics list every exchange once, in order, the `304`
+    /// first (over libcurl, which measures them); plugins hear each attempt once.
+    @Test(arguments: ResendAnswer.allCases) func aResendAfterA304MeetsTheRequestsOtherStages(answer: ResendAnswer) async throws {
+        let count = Seam.Counter()
+        let server = try Seam.server(count: count) { request, number in
+            let lowered = request.lowercased()
+            // `public`: kept though the request carried credentials (the delegate's).
+            if number == 1 { return RawServer.Connection.response("one", headers: "ETag: \"v1\"\r\nCache-Control: public, no-cache\r\n") }
+            if lowered.contains("if-none-match: \"v1\"") { return "HTTP/1.1 304 Not Modified\r\nETag: \"v2\"\r\n\r\n" }
+            if lowered.hasPrefix("get /moved") { return RawServer.Connection.response("moved") }
+            switch (answer, number) {
+            case (.retried, 3): return RawServer.Connection.response("busy", status: "503 Service Unavailable", headers: "Retry-After: 0\r\n")
+            case (.refreshed, 3) where lowered.contains("bearer 0"): return RawServer.Connection.response("who?", status: "401 Unauthorized")
+            case (.redirected, 3): return "HTTP/1.1 302 Found\r\nLocation: /moved\r\nContent-Length: 0\r\n\r\n"
+            default: return RawServer.Connection.response("two", headers: "ETag: \"v2\"\r\nCache-Control: no-cache\r\n")
+            }
+        }
+        defer { server.stop() }
+        let log = Seam.Log()
+        let delegate = QuickRefresh()
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: RetryPolicy(maxRetries: 1, baseDelay: 0.01), plugins: [log],
+                                                              cache: HTTPCache()),
+                              transport: TestTransport.make(), responseQueue: .global())
+        if answer == .refreshed { api.delegate = delegate }
+        let url = server.baseURL + "/doc"
+        let first: Response = try await api.request(route: .get(url)).value
+        #expect(Self.outcome(first) == "200 one")
+        let second: Response = try await api.request(route: .get(url)).value
+        let expected: (body: String, statuses: [Int]) = switch answer {
+        case .retried: ("200 two", [304, 503, 200])
+        case .refreshed: ("200 two", [304, 401, 200])
+        case .redirected: ("200 moved", [304, 302, 200])
+        }
+        #expect(Self.outcome(second) == expected.body && second.cacheOutcome == .miss, "\(second.metrics)")
+        #expect(count.value == 4, "asked \(count.value) times")
+        if TestTransport.isCurl {
+            #expect(second.metrics.map(\.statusCode) == expected.statuses, "\(second.metrics)")
+        }
+        #expect(await eventually(timeout: 10) { log.answers.count == 3 })
+        // The first request's attempt, then the second's two: each heard once.
+        #expect(log.sends.count == 3 && log.answers.count == 3, "\(log.events.items)")
+        #expect(delegate.refreshes.value == (answer == .refreshed ? 1 : 0))
+    }
+
     // MARK: Between the 304 and the resend
 
     /// Hands every exchange to `base`, and runs `beforeEnd` with the exchange's number (from 1)
