@@ -130,4 +130,58 @@ import FoundationNetworking
         #expect(count.value == 1, "sent \(count.value) times")
         #expect(log.sends.count == 1 && log.answers.count == 1, "\(log.events.items)")
     }
+
+    /// Hands every exchange to `base`, noting those of requests (named by their `X-N` field)
+    /// that had already settled.
+    final class SendsAfterTheEnd: Transport, @unchecked Sendable {   // unchecked: its state is `let`s
+        let base: any Transport
+        let settled = Recorder<String>()
+        let late = Recorder<String>()
+
+        init(base: any Transport) {
+            self.base = base
+        }
+
+        func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
+            let name = request.urlRequest.value(forHTTPHeaderField: "X-N") ?? "?"
+            if settled.items.contains(name) { late.append(name) }
+            return base.send(request, to: receiver)
+        }
+    }
+
+    /// Forty requests, each answered `503` with `Retry-After: 0` (a backoff of nothing) up to
+    /// its last retry, each cancelled after a different short while: wherever the cancel lands
+    /// (an attempt on the wire, its answer evaluated, the backoff's wait scheduled or firing),
+    /// each settles once, with `cancelled` or, its retries spent, the `503`; plugins hear each
+    /// fail once, and every attempt sent answered once; the transport is asked to send nothing
+    /// for a request that has settled. (The server may still read, after they settled, requests
+    /// handed to the transport before: a transport's cancel races what it has begun to send.)
+    @Test(arguments: [false, true]) func cancelsLandingAnywhereInRetriesSettleOnceAndSendNothingAfter(cached: Bool) async throws {
+        let server = try Seam.server(count: Seam.Counter()) { _, _ in
+            RawServer.Connection.response("busy", status: "503 Service Unavailable", headers: "Retry-After: 0\r\n")
+        }
+        defer { server.stop() }
+        let log = Seam.Log()
+        let transport = SendsAfterTheEnd(base: TestTransport.make() ?? URLSessionTransport())
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: RetryPolicy(maxRetries: 3, baseDelay: 0.01, jitter: false),
+                                                              plugins: [log], cache: cached ? HTTPCache() : nil),
+                              transport: transport, responseQueue: .global())
+        let promises: [Promise<Response>] = (0..<40).map {
+            api.request(route: .get(server.baseURL + "/busy"), options: RequestOptions(headers: ["X-N": "\($0)"]))
+        }
+        for (index, promise) in promises.enumerated() {
+            promise.onResult(in: .global()) { _ in transport.settled.append("\(index)") }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(index * 250)) { promise.cancel() }
+        }
+        var outcomes: [String: Int] = [:]
+        for promise in promises { outcomes[Pass.outcome(await promise.result), default: 0] += 1 }
+        #expect(Set(outcomes.keys).isSubset(of: ["cancelled", "unacceptableStatus 503"]), "\(outcomes)")
+        let failures = { @Sendable in log.events.items.filter { if case .didFail = $0 { true } else { false } }.count }
+        #expect(await eventually { failures() == 40 } && failures() == 40, "\(failures()) failures: \(outcomes)")
+        try await Task.sleep(for: .seconds(1))
+        #expect(transport.late.items.isEmpty, "sent after settling: \(transport.late.items)")
+        #expect(failures() == 40)
+        // Every attempt sent was answered once, and at most four a request.
+        #expect(log.sends.count == log.answers.count && log.sends.count <= 160, "\(log.sends.count) sent, \(log.answers.count) answered")
+    }
 }
