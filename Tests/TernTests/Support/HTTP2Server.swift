@@ -26,6 +26,8 @@ final class HTTP2Server: @unchecked Sendable {
         /// The answer, then, once the client has had it, `late` on the idle connection: in turn
         /// each frame's type, flags, stream (`nil`: the answered one) and payload.
         case answerThenLate([(type: Kind, flags: UInt8, stream: UInt32?, payload: Data)])
+        /// A `304` with these fields (as `answer`'s), its HEADERS ending the stream: no body.
+        case notModified(fields: [(index: Int, value: String)])
         /// A GOAWAY (no error) whose last stream is the one before: the server is going away, and
         /// did not take this one, which crossed the GOAWAY on the wire.
         case goAway
@@ -156,6 +158,8 @@ final class HTTP2Server: @unchecked Sendable {
         case .answer(let fields, let body)?:
             send(.headers, Self.endHeaders, stream, Self.headerBlock(fields))
             return send(.data, Self.endStream, stream, body)
+        case .notModified(let fields)?:
+            return send(.headers, Self.endHeaders | Self.endStream, stream, Self.headerBlock(fields, status: 0x8b))
         case .answerThenLate(let late)?:
             send(.headers, Self.endHeaders, stream, Self.headerBlock([(31, "application/json"), (28, String(body.count))]))
             send(.data, Self.endStream, stream, body)
@@ -174,10 +178,11 @@ final class HTTP2Server: @unchecked Sendable {
         send(.data, Self.endStream, stream, body)
     }
 
-    /// HPACK: ":status: 200" from the static table (index 8), then `fields` as literals without
-    /// indexing, their names from the table (indexes 15 to 61, values under 128 bytes).
-    private static func headerBlock(_ fields: [(index: Int, value: String)]) -> Data {
-        var block = Data([0x88])
+    /// HPACK: ":status: 200" from the static table (index 8; `status` 0x8b for index 11,
+    /// ":status: 304"), then `fields` as literals without indexing, their names from the table
+    /// (indexes 15 to 61, values under 128 bytes).
+    private static func headerBlock(_ fields: [(index: Int, value: String)], status: UInt8 = 0x88) -> Data {
+        var block = Data([status])
         for (index, value) in fields {
             block.append(contentsOf: [0x0f, UInt8(index - 15), UInt8(value.utf8.count)])
             block.append(contentsOf: value.utf8)
