@@ -139,10 +139,20 @@ struct CacheExchange {
         return metrics
     }
 
+    /// The cache's word to hand on before a head the transport said nothing of yet, for a
+    /// request the cache leaves to the server: a stream's head settles the request before its end
+    /// (the end's report replaces it). Other answers settle at their end, which says it then.
+    func wordBeforeHead() -> TransferMetrics? {
+        guard case .pass = mode else { return nil }
+        return ownWord
+    }
+
     /// The exchange ended, with `error` if it failed, at `now`: what to change in the cache, and
     /// how the pipeline hears the end.
     func end(error: (any Error)?, at now: Date) -> (change: Change?, ending: Ending) {
-        guard error == nil else { return (nil, .asItCame(metrics: nil)) }
+        // A failed exchange whose head was handed on says the cache's word too: a stream's end
+        // reports it.
+        guard error == nil else { return (nil, .asItCame(metrics: status == nil ? nil : ownWord)) }
         if confirmedOther { return (nil, .resend(earlier: heldMetrics)) }
         if case .revalidate(var kept) = mode, let notModified {
             kept.update(with: notModified.fields, requestDate: requestDate, responseDate: notModified.date)
@@ -150,8 +160,12 @@ struct CacheExchange {
             metrics.cacheOutcome = .revalidated
             return (.keep(kept), .kept(kept, cookies: notModified.cookies, metrics: metrics))
         }
-        let ownWord = sawMetrics ? nil : TransferMetrics(url: request.url, statusCode: status, cacheOutcome: .miss)
         return (candidate.map(Change.keep), .asItCame(metrics: ownWord))
+    }
+
+    /// The cache's own word on the exchange, when the transport told nothing of it.
+    private var ownWord: TransferMetrics? {
+        sawMetrics ? nil : TransferMetrics(url: request.url, statusCode: status, cacheOutcome: .miss)
     }
 
     /// Whether an answer's `ETag` is not the kept one's, even compared weakly.

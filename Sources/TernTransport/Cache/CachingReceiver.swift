@@ -35,6 +35,7 @@ final class CachingReceiver: TransportReceiver {
         }
         apply(change)
         guard handOn else { return .proceed }
+        if let word = exchange.withLock({ $0.wordBeforeHead() }) { receiver.didCollect(word) }
         let decision = receiver.didReceive(head)
         exchange.withLock { $0.pipelineDecided(decision) }
         return decision

@@ -6,20 +6,16 @@ import TernTesting
 import FoundationNetworking
 #endif
 
-/// Found by helper attack55: a stream through an API with a cache, over a transport that
-/// measures nothing before the head (FoundationNetworking's URLSession, or an app's own
-/// transport), opens with ``Response/cacheOutcome`` `nil`, which CachingResponses.md promises
-/// only of an API without a cache. The cache's pass mode gives its word (a `.miss`) only with
-/// the exchange's end (`CacheExchange.end`'s `ownWord`), and a stream's head settles the request
-/// long before. Over libcurl, which tells its metrics just before a stream's head, the head says
-/// `.miss`. A stream that ends with an error (its idle timeout) says `nil` at its end too, over
-/// any transport that gave no metrics: `CacheExchange.end(error:at:)` gives no word of its own
-/// for an exchange that failed, though its head went on. (Fails over every transport here: the transport under test is wrapped so as to
-/// measure nothing.)
-@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct PassThroughCacheBreakTests {
+/// A stream through an API with a cache says ``Response/cacheOutcome`` `.miss` at its head and
+/// at an error end, over a transport that measures nothing before them (FoundationNetworking's
+/// URLSession, or an app's own): CachingResponses.md promises `nil` only of an API without a
+/// cache. Found by helper attack55: the cache's pass mode gave its word only with a successful
+/// end, and a stream's head settles the request long before. The transport under test is
+/// wrapped here so as to measure nothing.
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct StreamCacheOutcomeTests {
     /// Hands every exchange to `base` and drops what it measured, as a transport that measures
     /// nothing does.
-    final class MeasuresNothing: Transport, @unchecked Sendable {   // unchecked: its state is a `let`
+    final class MeasuresNothing: Transport {
         let base: any Transport
 
         init(base: any Transport) {
