@@ -103,7 +103,7 @@ extension RequestExecution {
         let wait = context.clock.schedule(after: delay) { [self] in
             context.pipelineQueue.async { self.attempt(leg) }
         }
-        run(.waiting(wait))
+        run(.waiting(wait, retry: retry))
     }
 
     private func statusFailure(_ response: Response) -> APIError {

@@ -65,8 +65,8 @@ struct RequestStateMachine {
         case refused
         /// The attempt is to be retried after a backoff.
         case backOff
-        /// The backoff's wait is scheduled.
-        case waiting(any Cancellable)
+        /// The wait of the backoff before `retry` is scheduled.
+        case waiting(any Cancellable, retry: Int)
         /// It ends: settled, cancelled, timed out.
         case finish
     }
@@ -198,9 +198,10 @@ struct RequestStateMachine {
             retries += 1
             state = .backingOff(retry: retries)
             return .scheduleRetry(retries)
-        case .waiting(let wait):
-            // Else it fired before it was recorded: the next attempt is under way.
-            guard case .backingOff = state, self.wait == nil else { return .cancel(wait) }
+        case .waiting(let wait, let retry):
+            // Else it fired before it was recorded: its attempt is under way, or even backing
+            // off before a later retry, whose own wait this must not take the place of.
+            guard case .backingOff(retry) = state, self.wait == nil else { return .cancel(wait) }
             self.wait = wait
             return .proceed
         case .finish:
@@ -218,7 +219,7 @@ struct RequestStateMachine {
         case .started(let task, let number):
             // The stream's task, handed over after its head ended the request: the stream holds it.
             return number == streamAttempt ? .drop : .cancelTask(task)
-        case .waiting(let wait):
+        case .waiting(let wait, _):
             return .cancel(wait)
         case .answered(_, let metrics, let earlier):
             transfers += earlier

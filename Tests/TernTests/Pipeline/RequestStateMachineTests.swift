@@ -70,7 +70,7 @@ import Testing
         guard case .cancel(let lateTimer) = machine.handle(.start(timer: timer)),
               case .deleteFile(let lateFile) = machine.handle(.built(request, temporaryFile: file)),
               case .cancelTask(let lateTask) = machine.handle(.started(task, attempt: 1)),
-              case .cancel(let lateWait) = machine.handle(.waiting(wait)) else {
+              case .cancel(let lateWait) = machine.handle(.waiting(wait, retry: 1)) else {
             Issue.record("something that came late was not handed back"); return
         }
         #expect(lateTimer as? Token === timer && lateFile == file && lateTask as? Token === task && lateWait as? Token === wait)
@@ -155,7 +155,7 @@ import Testing
         _ = machine.handle(.answered(attempt: 1, metrics: nil))
         _ = machine.handle(.backOff)
         let wait = Token()
-        #expect(machine.handle(.waiting(wait)).isProceed)
+        #expect(machine.handle(.waiting(wait, retry: 1)).isProceed)
         guard case .settle(let leftovers) = machine.handle(.finish) else { Issue.record("not settled"); return }
         #expect(leftovers.wait as? Token === wait, "a request ended while backing off stops its wait")
 
@@ -166,7 +166,18 @@ import Testing
         _ = fired.handle(.backOff)
         _ = fired.handle(.prepare)
         _ = fired.handle(.send(request))
-        guard case .cancel = fired.handle(.waiting(Token())) else { Issue.record("a fired wait was kept"); return }
+        guard case .cancel = fired.handle(.waiting(Token(), retry: 1)) else { Issue.record("a fired wait was kept"); return }
+
+        // It fired and was recorded so late that its attempt was answered and is backing off
+        // before the next retry: it is not kept for that one, whose own wait comes next.
+        _ = fired.handle(.answered(attempt: 2, metrics: nil))
+        _ = fired.handle(.backOff)
+        let late = Token(), own = Token()
+        guard case .cancel(let cancelled) = fired.handle(.waiting(late, retry: 1)) else { Issue.record("a late wait was kept"); return }
+        #expect(cancelled as? Token === late)
+        #expect(fired.handle(.waiting(own, retry: 2)).isProceed)
+        guard case .settle(let leftovers) = fired.handle(.finish) else { Issue.record("not settled"); return }
+        #expect(leftovers.wait as? Token === own, "the second retry's own wait is the one kept")
     }
 
     @Test func aRefusedRequestIsReplayedAfterARefreshOnlyOnce() {
