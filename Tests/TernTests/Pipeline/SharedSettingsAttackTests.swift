@@ -515,6 +515,110 @@ import TernTesting
         }
     }
 
+    /// A parser whose `Accept` changes after the API was made: each request asks what the
+    /// parser says when it is built, not what it said when the API resolved its fields.
+    final class SwitchingParser: ResponseParser, @unchecked Sendable {   // its one var behind the lock
+        private let lock = NSLock()
+        private var accept: String? = "text/one"
+        var acceptHeader: String? { lock.withLock { accept } }
+        func switchTo(_ value: String?) { lock.withLock { accept = value } }
+        func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
+            try JSONDecoder().decode(type, from: response.body)
+        }
+    }
+
+    @Test func aParsersAcceptAsItIsWhenTheRequestIsBuilt() async throws {
+        let server = try Server()
+        let parser = SwitchingParser()
+        let api = api(parser: parser)
+        let url = server.url
+        _ = try await send(api, .get(url + "/one")).get()
+        parser.switchTo("text/two")
+        _ = try await send(api, .get(url + "/two")).get()
+        parser.switchTo("*/*")
+        _ = try await send(api, .get(url + "/star")).get()
+        var body = Data()
+        for try await chunk in api.stream(route: .get(url + "/stream")) { body.append(chunk) }
+        parser.switchTo("text/one")
+        _ = try await send(api, .get(url + "/again")).get()
+        #expect(Server.fields("Accept", in: server.head("/one")) == ["text/one"])
+        #expect(Server.fields("Accept", in: server.head("/two")) == ["text/two"])
+        #expect(Server.fields("Accept", in: server.head("/star")) == ["*/*"])
+        #expect(Server.fields("Accept", in: server.head("/stream")) == ["*/*"])
+        #expect(Server.fields("Accept", in: server.head("/again")) == ["text/one"])
+        for target in ["/one", "/two", "/star", "/stream", "/again"] {
+            #expect(Server.fields("X-Common", in: server.head(target)) == ["common"])
+        }
+    }
+
+    /// Credentials among the common headers (`Authorization`, `Cookie`, a sensitive field) are
+    /// dropped on a redirect to another origin, from that request alone: the next request to
+    /// the origin sends them all again, exactly.
+    @Test func commonCredentialsDroppedOnARedirectAreTheNextRequestsAgain() async throws {
+        let server = try Server()
+        let common: HTTPHeaders = ["X-Common": "common", "Authorization": "Bearer common", "Cookie": "c=1", "X-Secret": "s"]
+        let api = api(APIConfiguration(commonHeaders: common, retryPolicy: .never,
+                                       redirectPolicy: RedirectPolicy(sensitiveHeaders: ["x-secret"])))
+        let url = server.url
+        for round in 0..<3 {
+            #expect(try await send(api, .get(url + "/hop?\(round)")).get() == Reply(target: "/landed"))
+            _ = try await send(api, .get(url + "/home?\(round)")).get()
+        }
+        let landed = server.heads(for: "/landed")
+        #expect(landed.count == 3)
+        for head in landed {
+            for name in ["Authorization", "Cookie", "X-Secret"] {
+                #expect(Server.fields(name, in: head).isEmpty, "\(name) in \(head)")
+            }
+            #expect(Server.fields("X-Common", in: head) == ["common"])
+        }
+        for round in 0..<3 {
+            let head = server.head("/home?\(round)")
+            #expect(Server.fields("Authorization", in: head) == ["Bearer common"])
+            #expect(Server.fields("Cookie", in: head) == ["c=1"])
+            #expect(Server.fields("X-Secret", in: head) == ["s"])
+        }
+    }
+
+    /// The API's own settings strict (a short timeout, one retry, no redirects, 2xx only), one
+    /// request loosening them all: it gets what it asked; the default requests around it
+    /// time out, are retried once, and take the 3xx as the refused answer.
+    @Test func strictSettingsHoldForTheDefaultsAroundALooseRequest() async throws {
+        let server = try Server()
+        let configuration = APIConfiguration(commonHeaders: Self.common, timeout: 0.5,
+                                             retryPolicy: RetryPolicy(maxRetries: 1, baseDelay: 0.01, jitter: false),
+                                             redirectPolicy: .never)
+        let api = api(configuration)
+        let url = server.url
+        let loose = RequestOptions(timeout: 30, validation: .statusCodes(200..<600), retryPolicy: .never, redirectPolicy: .follow)
+        for phase in ["before", "after"] {
+            if phase == "after" {
+                #expect(try await send(api, .get(url + "/slow?loose"), loose).get() == Reply(target: "/slow?loose"))
+                #expect(try await send(api, .get(url + "/hop?loose"), loose).get() == Reply(target: "/landed"))
+                let refused = try await (api.request(route: .get(url + "/s/503?loose"), options: loose) as Promise<Data>).value
+                #expect(String(decoding: refused, as: UTF8.self) == #"{"target": "/s/503?loose"}"#)
+            }
+            guard case .failure(APIError.timeout(let timeout)) = await send(api, .get(url + "/slow?" + phase)) else {
+                Issue.record("\(phase): no timeout")
+                continue
+            }
+            #expect(timeout.interval == 0.5)
+            guard case .failure(APIError.unacceptableStatus(let redirect)) = await send(api, .get(url + "/hop?" + phase)) else {
+                Issue.record("\(phase): the redirect")
+                continue
+            }
+            #expect(redirect.statusCode == 302)
+            guard case .failure(APIError.unacceptableStatus(let status)) = await send(api, .get(url + "/s/503?" + phase)) else {
+                Issue.record("\(phase): the 503")
+                continue
+            }
+            #expect(status.statusCode == 503)
+            #expect(server.heads(for: "/s/503?" + phase).count == 2, "one attempt and one retry")
+        }
+        #expect(server.heads(for: "/s/503?loose").count == 1)
+        #expect(server.heads(for: "/landed").count == 1, "only the loose request followed")
+    }
+
     /// An API released while its requests are in flight (shared settings and own alike): they
     /// settle as usual, and then the API is freed.
     @Test func anAPIReleasedInFlightIsFreedOnceItsRequestsSettle() async throws {
