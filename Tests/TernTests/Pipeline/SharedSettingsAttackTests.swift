@@ -619,6 +619,32 @@ import TernTesting
         #expect(server.heads(for: "/landed").count == 1, "only the loose request followed")
     }
 
+    /// What an API keeps across requests is one, whether a request shares its settings or
+    /// resolves its own: the retry budget (two retries in all, taken by whichever asks first)
+    /// and the cookie jar (a cookie set to a request with options goes with a default one).
+    @Test func theRetryBudgetAndTheJarAreTheAPIsForEveryRequest() async throws {
+        let server = try Server()
+        let configuration = APIConfiguration(commonHeaders: Self.common,
+                                             retryPolicy: RetryPolicy(maxRetries: 1, baseDelay: 0.01, jitter: false),
+                                             retryBudget: RetryBudget(ratio: 0, minimumRetries: 2, window: 600))
+        let api = api(configuration)
+        let url = server.url
+        for index in 0..<6 {
+            let options = index.isMultiple(of: 2) ? RequestOptions() : RequestOptions(headers: ["X-Own": "\(index)"])
+            guard case .failure(APIError.unacceptableStatus(let failure)) = await send(api, .get(url + "/s/503?\(index)"), options) else {
+                Issue.record("\(index)")
+                continue
+            }
+            #expect(failure.statusCode == 503)
+        }
+        #expect((0..<6).map { server.heads(for: "/s/503?\($0)").count } == [2, 2, 1, 1, 1, 1], "two retries in the budget, in all")
+        _ = try await send(api, .get(url + "/login"), RequestOptions(headers: ["X-Own": "1"])).get()
+        _ = try await send(api, .get(url + "/after-login")).get()
+        #expect(Server.fields("Cookie", in: server.head("/after-login")) == ["jar=fromjar"])
+        _ = try await send(api, .get(url + "/own-after-login"), RequestOptions(timeout: 20)).get()
+        #expect(Server.fields("Cookie", in: server.head("/own-after-login")) == ["jar=fromjar"])
+    }
+
     /// An API released while its requests are in flight (shared settings and own alike): they
     /// settle as usual, and then the API is freed.
     @Test func anAPIReleasedInFlightIsFreedOnceItsRequestsSettle() async throws {
