@@ -645,6 +645,22 @@ import TernTesting
         #expect(Server.fields("Cookie", in: server.head("/own-after-login")) == ["jar=fromjar"])
     }
 
+    /// The API's plugin sees every request, shared settings or not; a request's own plugin
+    /// sees that request alone, and it is told after the API's.
+    @Test func theAPIsPluginSeesEveryRequestARequestsOwnOnlyIts() async throws {
+        let server = try Server()
+        let apiPlugin = EventPlugin(), ownPlugin = EventPlugin()
+        let api = api(APIConfiguration(commonHeaders: Self.common, retryPolicy: .never, plugins: [apiPlugin]))
+        let url = server.url
+        _ = try await send(api, .get(url + "/p1")).get()
+        _ = try await send(api, .get(url + "/p2"), RequestOptions(plugins: [ownPlugin])).get()
+        _ = try await send(api, .get(url + "/p3")).get()
+        _ = try await send(api, .get(url + "/p4"), RequestOptions(headers: ["X-Own": "1"])).get()
+        #expect(apiPlugin.sent.items == ["/p1", "/p2", "/p3", "/p4"].map { url + $0 })
+        #expect(ownPlugin.sent.items == [url + "/p2"])
+        for target in ["/p1", "/p3"] { expectDefault(server.head(target)) }
+    }
+
     /// An API released while its requests are in flight (shared settings and own alike): they
     /// settle as usual, and then the API is freed.
     @Test func anAPIReleasedInFlightIsFreedOnceItsRequestsSettle() async throws {
