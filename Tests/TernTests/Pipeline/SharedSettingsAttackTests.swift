@@ -686,6 +686,50 @@ import TernTesting
     }
 }
 
+extension SharedSettingsAttackTests {
+    /// `BaseAPI` subclasses sharing one transport, two released while their requests (shared
+    /// settings and own) are in flight: every request settles with its own API's fields, the
+    /// released APIs are freed, and the one kept sends its own fields after.
+    @Test func subclassesSharingATransportReleasedInFlight() async throws {
+        let server = try Server()
+        let transport = TestTransport.make()
+        let url = server.url
+        let kept = try TestAPI(baseURL: url, parser: JSONParser(),
+                               configuration: APIConfiguration(commonHeaders: ["X-Common": "kept"], retryPolicy: .never), transport: transport)
+        var promises: [(String, Promise<Reply>)] = []
+        var watched: [WeakRef<TestAPI>] = []
+        do {
+            let released = try (1...2).map { index in
+                try TestAPI(baseURL: url, parser: JSONParser(),
+                            configuration: APIConfiguration(commonHeaders: ["X-Common": "released\(index)"], retryPolicy: .never), transport: transport)
+            }
+            watched = released.map { WeakRef($0) }
+            for index in 0..<30 {
+                let api = index % 3 == 0 ? kept : released[index % 3 - 1]
+                let options = index.isMultiple(of: 2) ? RequestOptions() : RequestOptions(headers: ["X-Own": "\(index)"])
+                let target = "/slow?\(index)"
+                promises.append((target, api.request(route: api.get(endpoint: target), options: options)))
+            }
+        }
+        for (target, promise) in promises {
+            #expect(try await promise.value == Reply(target: target))
+        }
+        promises.removeAll()
+        for index in 0..<30 {
+            let head = server.head("/slow?\(index)")
+            let name = index % 3 == 0 ? "kept" : "released\(index % 3)"
+            #expect(Server.fields("X-Common", in: head) == [name], "\(head)")
+            #expect(Server.fields("X-Own", in: head) == (index.isMultiple(of: 2) ? [] : ["\(index)"]), "\(head)")
+            #expect(Server.fields("Accept", in: head) == ["application/json"], "\(head)")
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while watched.contains(where: { !$0.isFreed }), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(watched.allSatisfy { $0.isFreed }, "a released API outlived its requests")
+        _ = try await send(kept, kept.get(endpoint: "/kept-after")).get()
+        #expect(Server.fields("X-Common", in: server.head("/kept-after")) == ["kept"])
+    }
+}
+
 extension Result {
     fileprivate var failure: Failure? {
         if case .failure(let error) = self { error } else { nil }
