@@ -89,7 +89,7 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
             = (parts.configuration, parts.transport, parts.cookieJar, parts.plugins, parts.pipelineQueue, parts.threadedTransport,
                parts.cacheStage, parts.clock, parts.retryAccount)
         apiContext = APIContext(configuration: configuration)
-        requestContext = RequestContext(parts, parser: responseParser, options: RequestOptions())
+        requestContext = RequestContext(ofAPIMadeOf: parts, parser: responseParser)
         self.responseParser = responseParser
         self.responseQueue = responseQueue
     }

@@ -20,7 +20,7 @@ enum RequestBuilder {
         cachePolicy: URLRequest.CachePolicy,
         commonHeaders: HTTPHeaders,
         acceptHeader: String?,
-        resolvedFields: [String: String]? = nil,
+        resolvedFields: [String: String]?,
         maximumBodySize: Int?,
         isCancelled: @escaping @Sendable () -> Bool
     ) throws -> (request: TransportRequest, temporaryFile: URL?) {

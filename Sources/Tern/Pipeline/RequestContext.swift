@@ -56,8 +56,18 @@ final class RequestContext: Sendable {
         self.init(AbstractAPI.Parts(of: api), parser: api.responseParser, options: options)
     }
 
-    /// The settings of an API made of `parts` and `parser`, for a request with `options`.
-    init(_ parts: AbstractAPI.Parts, parser apiParser: any ResponseParser, options: borrowing RequestOptions) {
+    /// The API's own settings, made once with the API: those of a request whose options change
+    /// none, with its header fields resolved.
+    convenience init(ofAPIMadeOf parts: AbstractAPI.Parts, parser: any ResponseParser) {
+        self.init(parts, parser: parser, options: RequestOptions(), resolvingFields: true)
+    }
+
+    /// The settings of an API made of `parts` and `parser`, for a request with `options`;
+    /// `resolvingFields` for the API's own, which requests share.
+    private init(
+        _ parts: AbstractAPI.Parts, parser apiParser: any ResponseParser, options: borrowing RequestOptions,
+        resolvingFields: Bool = false
+    ) {
         // Each setting read in place: a copy of the whole configuration retains and releases each part.
         let configuration = parts.configuration
         transport = configuration.usesSampleData ? SampleDataTransport(sample: options.sampleData) : parts.transport
@@ -85,7 +95,7 @@ final class RequestContext: Sendable {
         authenticates = options.authenticates
         stagesCallAppCode = !plugins.isEmpty || !adapters.isEmpty || Swift.type(of: parser) != JSONParser.self
             || redirectPolicy.decide != nil || validation.isCustom
-        if options.changesNoSetting {
+        if resolvingFields {
             let accept = parser.acceptHeader
             var fields: HTTPHeaders = [:]
             if let accept { fields["Accept"] = accept }

@@ -161,25 +161,10 @@ import FoundationNetworking
         let size = 100_000
         let versions = [1, 2].map { version in Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* (version == 1 ? 7 : 13) &+ version) }) }
         let current = Recorder<Int>()
-        let server = try RawServer { connection in
-            while let request = connection.readRequest() {
-                let version = current.items.last ?? 1
-                let body = versions[version - 1]
-                let tag = "ETag: \"v\(version)\"\r\nCache-Control: max-age=600\r\n"
-                if let range = request.components(separatedBy: "\r\n").first(where: { $0.lowercased().hasPrefix("range: bytes=") }),
-                   let start = Int(range.dropFirst("range: bytes=".count).prefix { $0 != "-" }) {
-                    let head = "HTTP/1.1 206 Partial Content\r\n\(tag)Content-Range: bytes \(start)-\(size - 1)/\(size)\r\nContent-Length: \(size - start)\r\n\r\n"
-                    guard connection.send(head), connection.send(Array(body[start...])) else { return }
-                    continue
-                }
-                guard connection.send("HTTP/1.1 200 OK\r\n\(tag)Content-Length: \(size)\r\n\r\n") else { return }
-                if version == 1 {
-                    // Cut: the first 40,000 bytes, then the connection goes.
-                    connection.send(Array(body[..<40_000]))
-                    return
-                }
-                guard connection.send(Array(body)) else { return }
-            }
+        // Version 1's whole answer is cut at 40,000 bytes.
+        let server = try RawServer.rangedBody {
+            let version = current.items.last ?? 1
+            return (versions[version - 1], "\"v\(version)\"", version == 1)
         }
         defer { server.stop() }
         let api = api(try cache(onDisk: onDisk))

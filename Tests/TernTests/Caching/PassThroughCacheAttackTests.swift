@@ -288,24 +288,8 @@ import FoundationNetworking
         let size = 100_000
         let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) })
         let count = Seam.Counter()
-        let server = try RawServer { connection in
-            while let request = connection.readRequest() {
-                let number = count.next()
-                let tag = "ETag: \"d\"\r\nCache-Control: max-age=600\r\n"
-                if let range = request.components(separatedBy: "\r\n").first(where: { $0.lowercased().hasPrefix("range: bytes=") }),
-                   let start = Int(range.dropFirst("range: bytes=".count).prefix { $0 != "-" }) {
-                    let head = "HTTP/1.1 206 Partial Content\r\n\(tag)Content-Range: bytes \(start)-\(size - 1)/\(size)\r\nContent-Length: \(size - start)\r\n\r\n"
-                    guard connection.send(head), connection.send(Array(body[start...])) else { return }
-                    continue
-                }
-                guard connection.send("HTTP/1.1 200 OK\r\n\(tag)Content-Length: \(size)\r\n\r\n") else { return }
-                if number == 1 {
-                    connection.send(Array(body[..<40_000]))
-                    return
-                }
-                guard connection.send(Array(body)) else { return }
-            }
-        }
+        // The first whole answer is cut at 40,000 bytes.
+        let server = try RawServer.rangedBody { (body, "\"d\"", count.next() == 1) }
         defer { server.stop() }
         let api = Self.api(cached: true)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-pass-resume-\(UUID())")

@@ -12,74 +12,6 @@ import TernTesting
 /// after, hundreds at once) behave as the configuration says, and nothing a request's
 /// `URLRequest` gets (options, delegate, adapter, redirect, cookies) reaches the next.
 @Suite(.onTestThreads, .timeLimit(.minutes(2))) struct SharedSettingsAttackTests {
-    /// Records every head; answers by path: `/slow` after 1.5 s, `/s/<code>` that status,
-    /// `/hop` a 302 to `localhost` (another origin), `/login` with a cookie, `/big` 300 bytes,
-    /// anything else `{"target": "<request target>"}`.
-    final class Server: Sendable {
-        let heads = Recorder<String>()
-        let raw: RawServer
-
-        init() throws {
-            let heads = heads
-            let port = Recorder<Int>()
-            raw = try RawServer { connection in
-                while let head = connection.readRequest() {
-                    heads.append(head)
-                    let target = Self.target(of: head)
-                    let path = String(target.prefix { $0 != "?" })
-                    var status = "200 OK", extra = "", body = #"{"target": "\#(target)"}"#
-                    if path == "/slow" { connection.pause(1500) }
-                    if path.hasPrefix("/s/") { status = "\(path.dropFirst(3)) Status" }
-                    if path == "/hop" {
-                        status = "302 Found"
-                        extra = "Location: http://localhost:\(port.items.first ?? 0)/landed\r\n"
-                    }
-                    if path == "/login" { extra = "Set-Cookie: jar=fromjar; Path=/\r\n" }
-                    if path == "/big" { body = #"{"target": "\#(String(repeating: "x", count: 300))"}"# }
-                    let answer = "HTTP/1.1 \(status)\r\n\(extra)Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-                    guard connection.send(answer) else { return }
-                }
-            }
-            port.append(raw.port)
-        }
-
-        var url: String { raw.baseURL }
-
-        static func target(of head: String) -> String {
-            let parts = head.prefix { $0 != "\r" }.split(separator: " ")
-            return parts.count > 1 ? String(parts[1]) : ""
-        }
-
-        /// Every head whose request target is `target`, in order.
-        func heads(for target: String) -> [String] {
-            heads.items.filter { Self.target(of: $0) == target }
-        }
-
-        /// The one head for `target`; an issue if there is not exactly one.
-        func head(_ target: String, sourceLocation: SourceLocation = #_sourceLocation) -> String {
-            let found = heads(for: target)
-            #expect(found.count == 1, "\(target): \(found.count) heads", sourceLocation: sourceLocation)
-            return found.first ?? ""
-        }
-
-        /// The values of every field named `name` in `head`.
-        static func fields(_ name: String, in head: String) -> [String] {
-            head.split(separator: "\r\n").dropFirst().compactMap { line in
-                let parts = line.split(separator: ":", maxSplits: 1)
-                guard parts.count == 2, parts[0].lowercased() == name.lowercased() else { return nil }
-                return parts[1].trimmingCharacters(in: .whitespaces)
-            }
-        }
-
-        /// The head's fields, names lowercased, sorted: what two requests sent, compared.
-        static func fieldLines(of head: String) -> [String] {
-            head.split(separator: "\r\n").dropFirst().map { line in
-                let parts = line.split(separator: ":", maxSplits: 1)
-                return parts[0].lowercased() + ":" + (parts.count == 2 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
-            }.sorted()
-        }
-    }
-
     struct Reply: Codable, Sendable, Equatable {
         let target: String
     }
@@ -133,10 +65,10 @@ import TernTesting
 
     /// A default request's head: the API's `Accept` and common field, none of another's.
     func expectDefault(_ head: String, accept: String = "application/json", sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(Server.fields("Accept", in: head) == [accept], "\(head)", sourceLocation: sourceLocation)
-        #expect(Server.fields("X-Common", in: head) == ["common"], "\(head)", sourceLocation: sourceLocation)
+        #expect(HeadRecordingServer.fields("Accept", in: head) == [accept], "\(head)", sourceLocation: sourceLocation)
+        #expect(HeadRecordingServer.fields("X-Common", in: head) == ["common"], "\(head)", sourceLocation: sourceLocation)
         for name in ["X-Own", "Cache-Control", "Authorization", "X-Signed", "X-Adapted", "Cookie"] {
-            #expect(Server.fields(name, in: head).isEmpty, "\(name) in \(head)", sourceLocation: sourceLocation)
+            #expect(HeadRecordingServer.fields(name, in: head).isEmpty, "\(name) in \(head)", sourceLocation: sourceLocation)
         }
     }
 
@@ -148,7 +80,7 @@ import TernTesting
     /// One request with one setting between default requests: its outcome is the setting's;
     /// those before and after it are the configuration's, exactly.
     @Test(arguments: Setting.allCases) func oneRequestsSettingIsItsAlone(_ setting: Setting) async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let plugin = EventPlugin()
         let api = api()
         let url = server.url
@@ -186,9 +118,9 @@ import TernTesting
             let result = await send(api, .get(url + target), RequestOptions(headers: ["X-Own": "own", "accept": "text/own", "X-Common": "mine"]))
             #expect(try result.get() == Reply(target: target))
             let head = server.head(target)
-            #expect(Server.fields("Accept", in: head) == ["text/own"])
-            #expect(Server.fields("X-Own", in: head) == ["own"])
-            #expect(Server.fields("X-Common", in: head) == ["mine"])
+            #expect(HeadRecordingServer.fields("Accept", in: head) == ["text/own"])
+            #expect(HeadRecordingServer.fields("X-Own", in: head) == ["own"])
+            #expect(HeadRecordingServer.fields("X-Common", in: head) == ["mine"])
         case .timeout:
             let result = await send(api, .get(url + target), RequestOptions(timeout: 0.3))
             guard case .failure(APIError.timeout(let timeout)) = result else {
@@ -212,7 +144,7 @@ import TernTesting
         case .parser:
             let result = await send(api, .get(url + target), RequestOptions(parser: TaggedParser(tag: "own", accept: "text/tagged")))
             #expect(try result.get() == Reply(target: "parsed-by-own"))
-            #expect(Server.fields("Accept", in: server.head(target)) == ["text/tagged"])
+            #expect(HeadRecordingServer.fields("Accept", in: server.head(target)) == ["text/tagged"])
         case .retryPolicy:
             let retry = RetryPolicy(maxRetries: 2, baseDelay: 0.01, jitter: false)
             let result = await send(api, .get(url + target), RequestOptions(retryPolicy: retry))
@@ -235,8 +167,8 @@ import TernTesting
             let result = await send(api, .get(url + target), RequestOptions(authenticates: false))
             api.delegate = nil
             #expect(try result.get() == Reply(target: target))
-            #expect(Server.fields("Authorization", in: server.head(target)).isEmpty)
-            #expect(Server.fields("X-Signed", in: server.head(target)).isEmpty)
+            #expect(HeadRecordingServer.fields("Authorization", in: server.head(target)).isEmpty)
+            #expect(HeadRecordingServer.fields("X-Signed", in: server.head(target)).isEmpty)
         case .plugins:
             let result = await send(api, .get(url + target), RequestOptions(plugins: [plugin]))
             #expect(try result.get() == Reply(target: target))
@@ -247,14 +179,14 @@ import TernTesting
         case .cacheDirectives:
             let result = await send(api, .get(url + target), RequestOptions(cacheDirectives: CacheDirectives(noCache: true, maxAge: 5)))
             #expect(try result.get() == Reply(target: target))
-            #expect(Server.fields("Cache-Control", in: server.head(target)) == ["no-cache, max-age=5"])
+            #expect(HeadRecordingServer.fields("Cache-Control", in: server.head(target)) == ["no-cache, max-age=5"])
         case .streamSettings:
             let options = RequestOptions(streamBufferSize: 4096, streamIdleTimeout: 30, streamMaximumDuration: 60)
             var body = Data()
             for try await chunk in api.stream(route: .get(url + target), options: options) { body.append(chunk) }
             #expect(try JSONDecoder().decode(Reply.self, from: body) == Reply(target: target))
-            #expect(Server.fields("Accept", in: server.head(target)) == ["*/*"])
-            #expect(Server.fields("X-Common", in: server.head(target)) == ["common"])
+            #expect(HeadRecordingServer.fields("Accept", in: server.head(target)) == ["*/*"])
+            #expect(HeadRecordingServer.fields("X-Common", in: server.head(target)) == ["common"])
         }
         let after = await send(api, .get(url + path + "?after"))
         expectDefaultOutcome(after, path + "?after")
@@ -273,7 +205,7 @@ import TernTesting
     /// parser of its own, some re-signing `Accept`, over an API with a signing delegate and an
     /// adapter: each head carries exactly its own request's fields.
     @Test func hundredsAtOnceEachSendsItsOwnFields() async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let api = api(APIConfiguration(commonHeaders: Self.common, retryPolicy: .never, adapters: [Adapter()]))
         api.delegate = Signer()
         let url = server.url
@@ -301,21 +233,21 @@ import TernTesting
             let expected = index % 3 == 2 ? "parsed-by-\(index)" : target
             #expect(try results[index]?.get() == Reply(target: expected), "\(index)")
             let accept = index % 5 == 0 ? "signed/accept" : index % 3 == 1 ? "text/own-\(index)" : index % 3 == 2 ? "text/tagged-\(index)" : "application/json"
-            #expect(Server.fields("Accept", in: head) == [accept], "\(index): \(head)")
-            #expect(Server.fields("X-Own", in: head) == (index % 3 == 1 ? ["own \(index)"] : []), "\(index): \(head)")
-            #expect(Server.fields("X-Common", in: head) == ["common"], "\(index): \(head)")
-            #expect(Server.fields("X-Signed", in: head) == ["signed " + target], "\(index): \(head)")
-            #expect(Server.fields("X-Adapted", in: head) == ["adapted " + target], "\(index): \(head)")
-            #expect(Server.fields("Authorization", in: head) == ["Bearer secret"], "\(index): \(head)")
+            #expect(HeadRecordingServer.fields("Accept", in: head) == [accept], "\(index): \(head)")
+            #expect(HeadRecordingServer.fields("X-Own", in: head) == (index % 3 == 1 ? ["own \(index)"] : []), "\(index): \(head)")
+            #expect(HeadRecordingServer.fields("X-Common", in: head) == ["common"], "\(index): \(head)")
+            #expect(HeadRecordingServer.fields("X-Signed", in: head) == ["signed " + target], "\(index): \(head)")
+            #expect(HeadRecordingServer.fields("X-Adapted", in: head) == ["adapted " + target], "\(index): \(head)")
+            #expect(HeadRecordingServer.fields("Authorization", in: head) == ["Bearer secret"], "\(index): \(head)")
         }
         // And after them all, with the delegate gone, a default request is the API's alone.
         api.delegate = nil
         let last = await send(api, .get(url + "/last"))
         #expect(try last.get() == Reply(target: "/last"))
         let head = server.head("/last")
-        #expect(Server.fields("X-Adapted", in: head) == ["adapted /last"])
-        #expect(Server.fields("X-Signed", in: head).isEmpty)
-        #expect(Server.fields("Accept", in: head) == ["application/json"])
+        #expect(HeadRecordingServer.fields("X-Adapted", in: head) == ["adapted /last"])
+        #expect(HeadRecordingServer.fields("X-Signed", in: head).isEmpty)
+        #expect(HeadRecordingServer.fields("Accept", in: head) == ["application/json"])
     }
 
     enum Shape: String, CaseIterable, Sendable {
@@ -341,7 +273,7 @@ import TernTesting
     /// restate the configuration (resolved on its own, through the merge) send the same fields,
     /// a stream too; and the exact `Accept` each kind asks.
     @Test(arguments: Shape.allCases) func sharedFieldsAreTheFieldsAResolvedRequestSends(_ shape: Shape) async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let api = api(shape)
         let url = server.url
         let restated = RequestOptions(timeout: 30)
@@ -351,8 +283,8 @@ import TernTesting
             for try await chunk in api.stream(route: .get(url + target + "?stream"), options: options) { body.append(chunk) }
             #expect(try JSONDecoder().decode(Reply.self, from: body) == Reply(target: target + "?stream"))
         }
-        #expect(Server.fieldLines(of: server.head("/shared")) == Server.fieldLines(of: server.head("/resolved")))
-        #expect(Server.fieldLines(of: server.head("/shared?stream")) == Server.fieldLines(of: server.head("/resolved?stream")))
+        #expect(HeadRecordingServer.fieldLines(of: server.head("/shared")) == HeadRecordingServer.fieldLines(of: server.head("/resolved")))
+        #expect(HeadRecordingServer.fieldLines(of: server.head("/shared?stream")) == HeadRecordingServer.fieldLines(of: server.head("/resolved?stream")))
         let accept: [String]? = switch shape {
         case .json: ["application/json"]
         case .customAccept: ["text/custom"]
@@ -360,11 +292,11 @@ import TernTesting
         case .noAccept: nil   // whatever the transport sends of its own: compared above
         }
         if let accept {
-            #expect(Server.fields("Accept", in: server.head("/shared")) == accept)
+            #expect(HeadRecordingServer.fields("Accept", in: server.head("/shared")) == accept)
         }
         let streamAccept = shape == .commonAccept || shape == .commonAcceptLowercased ? ["text/common"] : ["*/*"]
-        #expect(Server.fields("Accept", in: server.head("/shared?stream")) == streamAccept)
-        #expect(Server.fields("X-Common", in: server.head("/shared")) == ["common"])
+        #expect(HeadRecordingServer.fields("Accept", in: server.head("/shared?stream")) == streamAccept)
+        #expect(HeadRecordingServer.fields("X-Common", in: server.head("/shared")) == ["common"])
     }
 
     static let refused: [(name: String, value: String)] = [
@@ -382,7 +314,7 @@ import TernTesting
     /// options or a stream, with the same typed error, and nothing is sent.
     @Test(arguments: refused.indices, Kind.allCases) func invalidCommonHeadersRefuseEveryRequest(_ index: Int, _ kind: Kind) async throws {
         let (name, value) = Self.refused[index]
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let api = api(APIConfiguration(commonHeaders: [name: value], retryPolicy: .never))
         let url = server.url
         let expected: APIError.InvalidRequest.Reason = index < 2 ? .invalidHeader(name: name) : .framingHeader(name: name)
@@ -427,7 +359,7 @@ import TernTesting
     /// cookies; the next default request to the origin gets both afresh, and one straight to the
     /// other origin neither: nothing of one request's URLRequest stays with the API.
     @Test func aRedirectsDroppedCredentialsAndTheJarsCookiesStayWithTheirRequest() async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let api = api()
         let url = server.url
         api.delegate = Signer()
@@ -435,30 +367,30 @@ import TernTesting
         #expect(api.cookieJar?.all.map(\.name) == ["jar"])
         #expect(try await send(api, .get(url + "/hop")).get() == Reply(target: "/landed"))
         let landed = server.head("/landed")
-        #expect(Server.fields("Cookie", in: landed).isEmpty, "\(landed)")
-        #expect(Server.fields("X-Signed", in: landed).isEmpty, "\(landed)")
-        #expect(Server.fields("Authorization", in: landed).isEmpty, "\(landed)")
-        #expect(Server.fields("X-Common", in: landed) == ["common"])
+        #expect(HeadRecordingServer.fields("Cookie", in: landed).isEmpty, "\(landed)")
+        #expect(HeadRecordingServer.fields("X-Signed", in: landed).isEmpty, "\(landed)")
+        #expect(HeadRecordingServer.fields("Authorization", in: landed).isEmpty, "\(landed)")
+        #expect(HeadRecordingServer.fields("X-Common", in: landed) == ["common"])
         _ = try await send(api, .get(url + "/next")).get()
         let next = server.head("/next")
-        #expect(Server.fields("Cookie", in: next) == ["jar=fromjar"])
-        #expect(Server.fields("X-Signed", in: next) == ["signed /next"])
+        #expect(HeadRecordingServer.fields("Cookie", in: next) == ["jar=fromjar"])
+        #expect(HeadRecordingServer.fields("X-Signed", in: next) == ["signed /next"])
         api.delegate = nil
         let other = "http://localhost:\(server.raw.port)/other"
         _ = try await send(api, .get(other)).get()
         expectDefault(server.head("/other"))
         _ = try await send(api, .get(url + "/unsigned")).get()
         let unsigned = server.head("/unsigned")
-        #expect(Server.fields("Cookie", in: unsigned) == ["jar=fromjar"])
-        #expect(Server.fields("X-Signed", in: unsigned).isEmpty)
-        #expect(Server.fields("Authorization", in: unsigned).isEmpty)
+        #expect(HeadRecordingServer.fields("Cookie", in: unsigned) == ["jar=fromjar"])
+        #expect(HeadRecordingServer.fields("X-Signed", in: unsigned).isEmpty)
+        #expect(HeadRecordingServer.fields("Authorization", in: unsigned).isEmpty)
     }
 
     /// An API that answers with sample data: a request's own sample is its alone, a default
     /// request (the shared settings) has none and fails typed, at once or interleaved; nothing
     /// reaches the server.
     @Test func sampleDataIsPerRequest() async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let api = api(APIConfiguration(commonHeaders: Self.common, retryPolicy: .never, usesSampleData: true))
         let url = server.url
         let results = await withTaskGroup(of: (Int, Result<Reply, any Error>).self) { group in
@@ -489,7 +421,7 @@ import TernTesting
     /// Several APIs (`BaseAPI` subclasses among them) on one transport, each with its own
     /// parser and common headers, requests interleaved: each head is its own API's.
     @Test func apisSharingATransportEachSendTheirOwn() async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let transport = TestTransport.make()
         let apis: [AbstractAPI] = try [
             TestAPI(baseURL: server.url, parser: JSONParser(), configuration: APIConfiguration(commonHeaders: ["X-Common": "api0"], retryPolicy: .never), transport: transport),
@@ -510,8 +442,8 @@ import TernTesting
             let which = index % 3
             #expect(try results[index]?.get() == Reply(target: which == 1 ? "parsed-by-api1" : "/m?\(index)"))
             let head = server.head("/m?\(index)")
-            #expect(Server.fields("X-Common", in: head) == ["api\(which)"], "\(head)")
-            #expect(Server.fields("Accept", in: head) == [["application/json", "text/api1", "text/api2"][which]], "\(head)")
+            #expect(HeadRecordingServer.fields("X-Common", in: head) == ["api\(which)"], "\(head)")
+            #expect(HeadRecordingServer.fields("Accept", in: head) == [["application/json", "text/api1", "text/api2"][which]], "\(head)")
         }
     }
 
@@ -528,7 +460,7 @@ import TernTesting
     }
 
     @Test func aParsersAcceptAsItIsWhenTheRequestIsBuilt() async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let parser = SwitchingParser()
         let api = api(parser: parser)
         let url = server.url
@@ -541,13 +473,13 @@ import TernTesting
         for try await chunk in api.stream(route: .get(url + "/stream")) { body.append(chunk) }
         parser.switchTo("text/one")
         _ = try await send(api, .get(url + "/again")).get()
-        #expect(Server.fields("Accept", in: server.head("/one")) == ["text/one"])
-        #expect(Server.fields("Accept", in: server.head("/two")) == ["text/two"])
-        #expect(Server.fields("Accept", in: server.head("/star")) == ["*/*"])
-        #expect(Server.fields("Accept", in: server.head("/stream")) == ["*/*"])
-        #expect(Server.fields("Accept", in: server.head("/again")) == ["text/one"])
+        #expect(HeadRecordingServer.fields("Accept", in: server.head("/one")) == ["text/one"])
+        #expect(HeadRecordingServer.fields("Accept", in: server.head("/two")) == ["text/two"])
+        #expect(HeadRecordingServer.fields("Accept", in: server.head("/star")) == ["*/*"])
+        #expect(HeadRecordingServer.fields("Accept", in: server.head("/stream")) == ["*/*"])
+        #expect(HeadRecordingServer.fields("Accept", in: server.head("/again")) == ["text/one"])
         for target in ["/one", "/two", "/star", "/stream", "/again"] {
-            #expect(Server.fields("X-Common", in: server.head(target)) == ["common"])
+            #expect(HeadRecordingServer.fields("X-Common", in: server.head(target)) == ["common"])
         }
     }
 
@@ -555,7 +487,7 @@ import TernTesting
     /// dropped on a redirect to another origin, from that request alone: the next request to
     /// the origin sends them all again, exactly.
     @Test func commonCredentialsDroppedOnARedirectAreTheNextRequestsAgain() async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let common: HTTPHeaders = ["X-Common": "common", "Authorization": "Bearer common", "Cookie": "c=1", "X-Secret": "s"]
         let api = api(APIConfiguration(commonHeaders: common, retryPolicy: .never,
                                        redirectPolicy: RedirectPolicy(sensitiveHeaders: ["x-secret"])))
@@ -568,15 +500,15 @@ import TernTesting
         #expect(landed.count == 3)
         for head in landed {
             for name in ["Authorization", "Cookie", "X-Secret"] {
-                #expect(Server.fields(name, in: head).isEmpty, "\(name) in \(head)")
+                #expect(HeadRecordingServer.fields(name, in: head).isEmpty, "\(name) in \(head)")
             }
-            #expect(Server.fields("X-Common", in: head) == ["common"])
+            #expect(HeadRecordingServer.fields("X-Common", in: head) == ["common"])
         }
         for round in 0..<3 {
             let head = server.head("/home?\(round)")
-            #expect(Server.fields("Authorization", in: head) == ["Bearer common"])
-            #expect(Server.fields("Cookie", in: head) == ["c=1"])
-            #expect(Server.fields("X-Secret", in: head) == ["s"])
+            #expect(HeadRecordingServer.fields("Authorization", in: head) == ["Bearer common"])
+            #expect(HeadRecordingServer.fields("Cookie", in: head) == ["c=1"])
+            #expect(HeadRecordingServer.fields("X-Secret", in: head) == ["s"])
         }
     }
 
@@ -584,7 +516,7 @@ import TernTesting
     /// request loosening them all: it gets what it asked; the default requests around it
     /// time out, are retried once, and take the 3xx as the refused answer.
     @Test func strictSettingsHoldForTheDefaultsAroundALooseRequest() async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let configuration = APIConfiguration(commonHeaders: Self.common, timeout: 0.5,
                                              retryPolicy: RetryPolicy(maxRetries: 1, baseDelay: 0.01, jitter: false),
                                              redirectPolicy: .never)
@@ -623,7 +555,7 @@ import TernTesting
     /// resolves its own: the retry budget (two retries in all, taken by whichever asks first)
     /// and the cookie jar (a cookie set to a request with options goes with a default one).
     @Test func theRetryBudgetAndTheJarAreTheAPIsForEveryRequest() async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let configuration = APIConfiguration(commonHeaders: Self.common,
                                              retryPolicy: RetryPolicy(maxRetries: 1, baseDelay: 0.01, jitter: false),
                                              retryBudget: RetryBudget(ratio: 0, minimumRetries: 2, window: 600))
@@ -640,15 +572,15 @@ import TernTesting
         #expect((0..<6).map { server.heads(for: "/s/503?\($0)").count } == [2, 2, 1, 1, 1, 1], "two retries in the budget, in all")
         _ = try await send(api, .get(url + "/login"), RequestOptions(headers: ["X-Own": "1"])).get()
         _ = try await send(api, .get(url + "/after-login")).get()
-        #expect(Server.fields("Cookie", in: server.head("/after-login")) == ["jar=fromjar"])
+        #expect(HeadRecordingServer.fields("Cookie", in: server.head("/after-login")) == ["jar=fromjar"])
         _ = try await send(api, .get(url + "/own-after-login"), RequestOptions(timeout: 20)).get()
-        #expect(Server.fields("Cookie", in: server.head("/own-after-login")) == ["jar=fromjar"])
+        #expect(HeadRecordingServer.fields("Cookie", in: server.head("/own-after-login")) == ["jar=fromjar"])
     }
 
     /// The API's plugin sees every request, shared settings or not; a request's own plugin
     /// sees that request alone, and it is told after the API's.
     @Test func theAPIsPluginSeesEveryRequestARequestsOwnOnlyIts() async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let apiPlugin = EventPlugin(), ownPlugin = EventPlugin()
         let api = api(APIConfiguration(commonHeaders: Self.common, retryPolicy: .never, plugins: [apiPlugin]))
         let url = server.url
@@ -664,7 +596,7 @@ import TernTesting
     /// An API released while its requests are in flight (shared settings and own alike): they
     /// settle as usual, and then the API is freed.
     @Test func anAPIReleasedInFlightIsFreedOnceItsRequestsSettle() async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let url = server.url
         var promises: [Promise<Reply>] = []
         let watched: WeakRef<AbstractAPI>
@@ -691,7 +623,7 @@ extension SharedSettingsAttackTests {
     /// settings and own) are in flight: every request settles with its own API's fields, the
     /// released APIs are freed, and the one kept sends its own fields after.
     @Test func subclassesSharingATransportReleasedInFlight() async throws {
-        let server = try Server()
+        let server = try HeadRecordingServer()
         let transport = TestTransport.make()
         let url = server.url
         let kept = try TestAPI(baseURL: url, parser: JSONParser(),
@@ -718,15 +650,15 @@ extension SharedSettingsAttackTests {
         for index in 0..<30 {
             let head = server.head("/slow?\(index)")
             let name = index % 3 == 0 ? "kept" : "released\(index % 3)"
-            #expect(Server.fields("X-Common", in: head) == [name], "\(head)")
-            #expect(Server.fields("X-Own", in: head) == (index.isMultiple(of: 2) ? [] : ["\(index)"]), "\(head)")
-            #expect(Server.fields("Accept", in: head) == ["application/json"], "\(head)")
+            #expect(HeadRecordingServer.fields("X-Common", in: head) == [name], "\(head)")
+            #expect(HeadRecordingServer.fields("X-Own", in: head) == (index.isMultiple(of: 2) ? [] : ["\(index)"]), "\(head)")
+            #expect(HeadRecordingServer.fields("Accept", in: head) == ["application/json"], "\(head)")
         }
         let deadline = Date().addingTimeInterval(30)
         while watched.contains(where: { !$0.isFreed }), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(watched.allSatisfy { $0.isFreed }, "a released API outlived its requests")
         _ = try await send(kept, kept.get(endpoint: "/kept-after")).get()
-        #expect(Server.fields("X-Common", in: server.head("/kept-after")) == ["kept"])
+        #expect(HeadRecordingServer.fields("X-Common", in: server.head("/kept-after")) == ["kept"])
     }
 }
 
