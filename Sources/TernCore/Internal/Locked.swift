@@ -12,8 +12,8 @@ import Synchronization
 /// source, say): it is handed over at `init` and only ever touched under the lock.
 ///
 /// Two implementations, one behaviour:
-/// - On Linux, `Synchronization.Mutex`, stored inline in its owner, so a promise costs one
-///   allocation rather than two.
+/// - On Linux, `Synchronization.Mutex`, stored inline in its owner: no allocation of its own.
+///   (A generic class keeps its state in a ``LockedBox`` instead.)
 ///   Under the thread sanitizer it tells the sanitizer of each turn at the lock
 ///   (``ThreadSanitizerHooks``), which cannot see `Mutex` hand a contended lock over.
 /// - On Apple platforms, where `Mutex` needs macOS 15 / iOS 18, an `NSLock` box (a pthread

@@ -28,7 +28,7 @@ public final class Promise<Value: Sendable>: Sendable {
     @usableFromInline package let queue: DispatchQueue
 
     @usableFromInline
-    let state: Locked<PromiseState<Value>>
+    let state: LockedBox<PromiseState<Value>>
 
     /// The transfer progress of the request this promise comes from, if it comes from one.
     @usableFromInline
@@ -37,7 +37,7 @@ public final class Promise<Value: Sendable>: Sendable {
     @inlinable
     package init(queue: DispatchQueue, state: consuming PromiseState<Value>, progress: ProgressChannel? = nil) {
         self.queue = queue
-        self.state = Locked(state)
+        self.state = LockedBox(state)
         self.progress = progress
     }
 
