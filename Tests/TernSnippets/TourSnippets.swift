@@ -213,6 +213,14 @@ extension ShopAPI {
     }
 }
 
+extension ShopAPI {
+    func update(_ product: Product) -> Promise<Product> {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase   // a member `unitPrice` goes out as "unit_price"
+        return client.request(route: .put("/products/\(product.id)"), parameters: JSONParameters(product, encoder: encoder))
+    }
+}
+
 // MARK: Authentication (at file scope, as the article writes it)
 
 struct Tokens: Decodable, Sendable { let access: String; let refresh: String }

@@ -47,7 +47,8 @@ public struct PageStyle: Sendable {
 
     /// Where a page's cursor comes from.
     public enum CursorSource: Sendable {
-        /// A string or number at a dot-separated key path of the JSON body, such as `"meta.next"`;
+        /// A string or number at a dot-separated key path of the JSON body, such as `"meta.next"`,
+        /// named as the body writes it (`"next_cursor"`, whatever the parser's key decoding);
         /// `null`, an empty string or no such key means there is no next page.
         case body(String)
         /// A response header; absent or empty means there is no next page.

@@ -5,7 +5,7 @@ import FoundationNetworking
 
 /// An exchange that ended without an answer, as the pipeline saw it: what the transport
 /// reported (or the collector, which stopped the transfer), and how far the response had come.
-/// ``reading(method:url:)`` is the one place where a failure, whatever its type and whichever
+/// ``reading(method:url:isDownload:)`` is the one place where a failure, whatever its type and whichever
 /// transport reported it, becomes an ``APIError``.
 struct ExchangeFailure: Error {
     /// What ended the exchange.
@@ -28,8 +28,9 @@ struct ExchangeFailure: Error {
         case failed(APIError, retryable: (any Error)?)
     }
 
-    /// What the failure means for a request sent with `method` to `url`.
-    func reading(method: String, url: URL?) -> Reading {
+    /// What the failure means for a request sent with `method` to `url`; `isDownload` for a
+    /// download, whose own limit is the one a body can pass.
+    func reading(method: String, url: URL?, isDownload: Bool) -> Reading {
         switch error {
         case let error as URLError where error.code == .cancelled:
             return .cancelled
@@ -42,10 +43,11 @@ struct ExchangeFailure: Error {
                                                 method: method, url: url)), retryable: nil)
         case let error as BodyLimitExceeded:
             return .failed(.responseTooLarge(.init(limit: error.limit, receivedBytes: error.receivedBytes, declaredLength: error.declaredLength,
-                                                   method: method, url: url, statusCode: error.statusCode)), retryable: nil)
+                                                   method: method, url: url, statusCode: error.statusCode, isDownload: isDownload)),
+                           retryable: nil)
         case let error as TransferInterrupted:  // a transport of the app's that says how far the response came
             return ExchangeFailure(error: error.underlying, head: error.head, receivedBytes: error.receivedBytes, cutShort: cutShort)
-                .reading(method: method, url: url)
+                .reading(method: method, url: url, isDownload: isDownload)
         default:
             let cause = cause
             return .failed(.transportFailed(.init(underlying: cause, method: method, url: url, statusCode: head?.statusCode,

@@ -38,7 +38,7 @@ extension RequestExecution {
         }
         // Read only on failure: a `URLRequest`'s method is costly to read on Linux.
         let method = Self.method(of: request)
-        switch failure.reading(method: method.rawValue, url: request.url) {
+        switch failure.reading(method: method.rawValue, url: request.url, isDownload: download != nil) {
         case .cancelled:
             report(.failure(.cancelled), for: request)
             finish(.failed(.cancelled))

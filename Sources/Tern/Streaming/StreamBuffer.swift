@@ -157,7 +157,7 @@ final class StreamBuffer: Sendable {
     func finish(after failure: ExchangeFailure?, metrics: TransferMetrics? = nil) {
         var failure = failure
         failure?.receivedBytes = state.withLock { $0.received }
-        let error: APIError? = switch failure?.reading(method: method, url: url) {
+        let error: APIError? = switch failure?.reading(method: method, url: url, isDownload: false) {
         case nil: nil
         case .cancelled?: .cancelled
         case .failed(let error, _)?: error

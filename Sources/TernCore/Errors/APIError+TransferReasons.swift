@@ -54,6 +54,9 @@ extension APIError {
         /// For a streamed body, which of its limits was passed and what raises it: not the
         /// response size, which a stream does not have.
         package let streamLimit: StreamLimit?
+        /// Whether the limit passed was a download's own (its `maximumSize`), which the
+        /// configuration's and the options' limits for bodies in memory do not raise.
+        package let isDownload: Bool
 
         /// A limit of a streamed body: a line's, an event's.
         package struct StreamLimit: Sendable {
@@ -70,7 +73,7 @@ extension APIError {
 
         /// Creates the failure.
         package init(limit: Int, receivedBytes: Int, declaredLength: Int?, method: String?, url: URL?, statusCode: Int?,
-                     streamLimit: StreamLimit? = nil) {
+                     streamLimit: StreamLimit? = nil, isDownload: Bool = false) {
             self.limit = limit
             self.receivedBytes = receivedBytes
             self.declaredLength = declaredLength
@@ -78,6 +81,7 @@ extension APIError {
             self.url = url
             self.statusCode = statusCode
             self.streamLimit = streamLimit
+            self.isDownload = isDownload
         }
 
         /// What went wrong, in words.
@@ -87,6 +91,10 @@ extension APIError {
                     + "the transfer was stopped. \(streamLimit.remedy)."
             }
             let size = declaredLength.map { "announced \($0) bytes" } ?? "passed it at \(receivedBytes) bytes"
+            if isDownload {
+                return "\(describe(method, url)): the file is over the download's limit of \(SizeLimit(bytes: limit)) (it \(size)); "
+                    + "the transfer was stopped and nothing is kept. Raise the limit with download(route:to:maximumSize:)."
+            }
             return "\(describe(method, url)): the response body is over the limit of \(SizeLimit(bytes: limit)) (it \(size)); "
                 + "the transfer was stopped. Raise the limit with APIConfiguration(maximumResponseSize:) or RequestOptions(maximumResponseSize:)."
         }

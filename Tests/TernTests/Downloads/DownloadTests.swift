@@ -386,6 +386,9 @@ import FoundationNetworking
                                             maximumSize: 100_000)
         let failure = try #require(await tooLarge(download))
         #expect(failure.limit == 100_000 && failure.declaredLength == 200_000 && failure.receivedBytes == 0)
+        // It names the download's own limit, which the configuration's does not raise.
+        #expect(failure.description.contains("the file is over the download's limit of 100000 bytes (it announced 200000 bytes)"), "\(failure)")
+        #expect(failure.description.hasSuffix("Raise the limit with download(route:to:maximumSize:)."), "\(failure)")
         #expect(await eventually { fixture.files.isEmpty })
         #expect(ResumableDownload.pending(for: fixture.destination) == nil)
     }
@@ -397,6 +400,8 @@ import FoundationNetworking
         let download = fixture.api.download(route: .get(endless.baseURL + "/forever"), to: fixture.destination, maximumSize: .megabytes(1))
         let failure = try #require(await tooLarge(download))
         #expect(failure.limit == 1 << 20 && failure.declaredLength == nil && failure.receivedBytes > 1 << 20)
+        #expect(failure.description.contains("the file is over the download's limit of 1 MiB (it passed it at "), "\(failure)")
+        #expect(!failure.description.contains("maximumResponseSize"), "\(failure)")
         #expect(await eventually { fixture.files.isEmpty })
         #expect(await eventuallyClosed(endless))
     }

@@ -9,8 +9,8 @@ import Testing
     let url = URL(string: "https://shop.example/products")!
     var head: ResponseHead { ResponseHead(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headers: ["Content-Length": "10"])! }
 
-    func reading(_ failure: ExchangeFailure) -> ExchangeFailure.Reading {
-        failure.reading(method: "GET", url: url)
+    func reading(_ failure: ExchangeFailure, isDownload: Bool = false) -> ExchangeFailure.Reading {
+        failure.reading(method: "GET", url: url, isDownload: isDownload)
     }
 
     /// The request failed with an error that `check` accepts, and may be retried only if `retryable`.
@@ -54,6 +54,13 @@ import Testing
         expectFailed(reading(ExchangeFailure(error: limit, head: head, receivedBytes: 12)), retryable: false) { error in
             guard case .responseTooLarge(let failure) = error else { return false }
             return failure.limit == 8 && failure.receivedBytes == 12 && failure.statusCode == 200 && failure.url == url
+                && failure.description.contains("Raise the limit with APIConfiguration(maximumResponseSize:)")
+        }
+        // A download's limit is its own, and its description names what raises it.
+        expectFailed(reading(ExchangeFailure(error: limit, head: head, receivedBytes: 12), isDownload: true), retryable: false) { error in
+            guard case .responseTooLarge(let failure) = error else { return false }
+            return failure.isDownload && failure.description.contains("over the download's limit of 8 bytes")
+                && failure.description.hasSuffix("Raise the limit with download(route:to:maximumSize:).")
         }
     }
 

@@ -104,6 +104,34 @@ import TernTesting
         #expect(lines.items.count == 3)
     }
 
+    /// TernTesting's article: an event source's wait before it reconnects is a timer, not a
+    /// piece. Once the stub's pieces are sent, `advanceToNextDelivery` finds none and returns
+    /// `false`; the wait is the last of `scheduledDelays`, and advancing past it reconnects.
+    @Test func anEventSourcesWaitToReconnectIsATimerTheTestAdvancesPast() async throws {
+        let clock = TestClock()
+        let stubs = StubTransport(clock: clock)
+        stubs.add(Stub(.get, "/changes", answers: .events([(after: 1, ServerSentEvent(data: "one", lastEventID: "7"))])))
+        let api = try api(stubs, clock: clock)
+        let seen = Recorder<ServerSentEvent>()
+        let reading = Task.onTestThreads {
+            for try await event in api.events(route: api.get(endpoint: "/changes"), reconnection: EventReconnection(delay: 2, maximumDelay: 2)) {
+                seen.append(event)
+                if seen.items.count == 2 { break }
+            }
+        }
+        #expect(await clock.advanceToNextDelivery())
+        #expect(await eventually { seen.items.count == 1 })
+        #expect(await clock.advanceToNextDelivery(timeout: 0.5) == false)
+        #expect(await eventually { clock.scheduledDelays.last == 2 }, "\(clock.scheduledDelays)")
+        #expect(stubs.requests.count == 1)
+        clock.advance(by: 2)
+        #expect(await eventually { stubs.requests.count == 2 })
+        #expect(stubs.requests.last?.headers["Last-Event-ID"] == "7")
+        #expect(await clock.advanceToNextDelivery())
+        try await outcome(of: reading).get()
+        #expect(seen.items.map(\.data) == ["one", "one"])
+    }
+
     @Test func aStreamThatFallsSilentTimesOutOnTheTestClock() async throws {
         let clock = TestClock()
         let stubs = StubTransport(clock: clock)
