@@ -162,7 +162,6 @@ import FoundationNetworking
                 #expect(after.cacheOutcome == (cache == .none ? nil : forgotten ? .miss : .hit), "\(cache) \(change): \(outcome)")
             }
         }
-        print("UploadFileChangeCache \(TestTransport.name) \(change): \(outcomes)")
         #expect(Set(outcomes.values).count == 1, "\(outcomes)")
         let outcome = outcomes[.none] ?? ""
         // The body stopped where it ran past its length or short of it; or, read before the
@@ -193,8 +192,6 @@ import FoundationNetworking
             let url = server.raw.baseURL + "/doc"
             #expect(String(decoding: try await (api.request(route: .get(url)) as Promise<Response>).value.body, as: UTF8.self) == "version 1")
             let result: Result<String, any Error> = await api.request(route: .put(url), parameters: BodyParameters(file)).result
-            let outcome = Self.describe(result)
-            print("UploadFileChangeCache \(TestTransport.name) retry \(change) \(cache): \(outcome), server read \(server.puts.items)")
             #expect(changed.items.count == 1)
             let after = try await (api.request(route: .get(url)) as Promise<Response>).value
             let newSize = change == .grows ? Self.size + (1 << 20) : 1 << 20

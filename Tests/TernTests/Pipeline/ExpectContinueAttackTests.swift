@@ -122,7 +122,7 @@ import FoundationNetworking
     }
 
     /// Runs one upload of `kind` with the header set by `setter`; the file, if any, is removed after.
-    static func upload(_ kind: Kind, setter: Setter, to server: Server, refreshes: Bool = false,
+    static func upload(_ kind: Kind, setter: Setter, to server: Server,
                        file: URL? = nil) async throws -> (result: Result<String, any Error>, signer: Signer) {
         let signer = Signer(setsExpect: setter == .delegate)
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(),
@@ -178,7 +178,6 @@ import FoundationNetworking
         let (result, _) = try await Self.withFile { try await Self.upload(kind, setter: setter, to: server, file: $0) }
         #expect(try result.get() == String(decoding: Self.body, as: UTF8.self))
         #expect(server.seen.items.count == 1)
-        print("ExpectContinue \(TestTransport.name) \(kind) \(setter): expect on the wire \(server.seen.items.map(\.expects))")
     }
 
     /// Two 100 Continue answers before the final one: the second is an interim answer like the
@@ -240,7 +239,6 @@ import FoundationNetworking
         case .success(let text): Issue.record("\(kind) \(status): succeeded with \(text.prefix(40))")
         case .failure(let error):
             guard let error = error as? APIError else { Issue.record("untyped \(error)"); return }
-            print("ExpectContinue \(TestTransport.name) final \(status) \(kind): \(error.caseName) \(error)")
             #expect(Self.status(result) == status, "\(kind): \(error)")
         }
         #expect(server.seen.items.count == 1)
@@ -262,7 +260,6 @@ import FoundationNetworking
             connection.send(Self.echo(body ?? Data("short".utf8)))
         }
         let (result, _) = try await Self.withFile { try await Self.upload(kind, setter: .options, to: server, file: $0) }
-        print("ExpectContinue \(TestTransport.name) 417 \(kind): \((try? result.get()).map { "\($0.utf8.count) bytes" } ?? "\(result)") after \(server.seen.items.map(\.expects))")
         switch result {
         case .success(let text):
             #expect(text == String(decoding: Self.body, as: UTF8.self))
@@ -288,7 +285,7 @@ import FoundationNetworking
                 connection.send("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             }
         }
-        let (result, signer) = try await Self.withFile { try await Self.upload(kind, setter: .delegate, to: server, refreshes: true, file: $0) }
+        let (result, signer) = try await Self.withFile { try await Self.upload(kind, setter: .delegate, to: server, file: $0) }
         #expect(try result.get() == String(decoding: Self.body, as: UTF8.self))
         #expect(signer.lock.withLock { signer.refreshes } == 1)
         let seen = server.seen.items

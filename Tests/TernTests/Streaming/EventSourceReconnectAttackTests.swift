@@ -123,7 +123,6 @@ import FoundationNetworking
             failure = error
         }
         let requests = server.requests.items
-        print("EventSourceReconnect \(TestTransport.name) \(answer) \(cacheKind): events \(events.map(\.data)), error \(String(describing: failure)), waits \(waits.delays.items), requests \(requests.count), away \(awayRequests.items.count)")
         // The late event on the given-up connection is never read, whatever comes after.
         #expect(!events.contains { $0.data == "late" || $0.lastEventID == "99" }, "\(events)")
         #expect(events.first == ServerSentEvent(data: "a", lastEventID: "7"))

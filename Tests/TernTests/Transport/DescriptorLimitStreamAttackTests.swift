@@ -101,7 +101,6 @@ import TernTesting
             }
         }
         let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
-        print("DescriptorLimitStream \(TestTransport.name):\n\(printed)")
         let lines = printed.split(separator: "\n").map(String.init)
         #expect(lines.contains("streams settled 200 of 200"), "\(printed)")
         #expect(lines.contains("plain settled 2000 of 2000"), "\(printed)")
