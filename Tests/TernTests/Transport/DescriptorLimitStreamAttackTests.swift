@@ -6,16 +6,19 @@ import Testing
 import Tern
 import TernTesting
 
-/// Two hundred streams open at once, through an API with a cache on disk, in a process allowed
-/// 48 descriptors more than it holds: far fewer than the streams' connections would take. The
-/// servers (in the parent, not under the limit) each send a line, hold the stream open a
-/// moment, then a last line; every stream settles with its two lines or a typed error, and the
-/// process holds no more descriptors after than the API's idle connections and its cache.
-/// Then 2,000 plain requests through the same API, half of them kept on disk.
+/// Two hundred streams open at once to ten servers, then 2,000 plain requests (half of them
+/// kept on disk) through the same API with a cache on disk, in a process allowed 128 spare
+/// descriptors (what Security.md says the connection caps fit under), or 48 (fewer than the
+/// caps let open). The servers (in the parent, not under the limit) each send a line, hold
+/// the stream open a moment, then a last line. Under 128 every stream and request succeeds;
+/// under 48 each settles with its answer or a typed error (libcurl's requests fail for want of
+/// a socket, some 7%; URLSession's wait). Either way the process holds no more descriptors
+/// after than idle connections to the servers and the cache's directory.
 /// (No time limit: an exit test waits its turn behind the others.)
 @Suite(.onTestThreads) struct DescriptorLimitStreamAttackTests {
     #if os(Linux) && compiler(>=6.3)
-    @Test(.exitTest) func twoHundredOpenStreamsUnderALowDescriptorLimitEachSettleAndLeakNothing() async throws {
+    @Test(.exitTest, arguments: [128, 48])
+    func twoHundredOpenStreamsUnderALowDescriptorLimitEachSettleAndLeakNothing(spare: Int) async throws {
         // Several servers: a host's connections are capped, and the test wants many open at once.
         let servers = try (0..<10).map { _ in
             try RawServer { connection in
@@ -36,13 +39,13 @@ import TernTesting
         defer { servers.forEach { $0.stop() } }
         let urls = servers.map(\.baseURL).joined(separator: " ")
         let child = await ExitTestTurns.inTurn {
-            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls = urls as String] in
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [urls = urls as String, spare = spare as Int] in
                 CrashBacktrace.printOnCrash()
                 let bases = urls.split(separator: " ").map(String.init)
                 let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-descriptor-streams-\(getpid())")
                 defer { try? FileManager.default.removeItem(at: cacheDirectory) }
                 let descriptors = { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int($0) } ?? [] }
-                var limit = rlimit(rlim_cur: rlim_t((descriptors().max() ?? 2) + 49), rlim_max: rlim_t((descriptors().max() ?? 2) + 49))
+                var limit = rlimit(rlim_cur: rlim_t((descriptors().max() ?? 2) + spare + 1), rlim_max: rlim_t((descriptors().max() ?? 2) + spare + 1))
                 guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, let transport = TestTransport.make(),
                       let cache = try? HTTPCache(directory: cacheDirectory) else { exit(2) }
                 // Sockets apart from the rest: the API may keep a few idle connections to each server.
@@ -104,9 +107,15 @@ import TernTesting
         let lines = printed.split(separator: "\n").map(String.init)
         #expect(lines.contains("streams settled 200 of 200"), "\(printed)")
         #expect(lines.contains("plain settled 2000 of 2000"), "\(printed)")
-        // Some got through: the limit slowed the streams, it did not stop them all.
-        let streamsOK = lines.first { $0.hasPrefix("streams ok ") }.flatMap { Int($0.dropFirst(11).prefix { $0.isNumber }) } ?? 0
-        #expect(streamsOK > 0, "\(printed)")
+        if spare >= 128 {
+            // Within the budget Security.md gives the caps, none failed for want of a descriptor.
+            #expect(lines.contains("streams ok 200, typed [:], wrong []"), "\(printed)")
+            #expect(lines.contains("plain ok 2000, typed [:], wrong []"), "\(printed)")
+        } else {
+            // Short of it, the streams still got through: the limit slowed them, it did not stop them.
+            let streamsOK = lines.first { $0.hasPrefix("streams ok ") }.flatMap { Int($0.dropFirst(11).prefix { $0.isNumber }) } ?? 0
+            #expect(streamsOK > 0, "\(printed)")
+        }
         // What is left open: idle connections (up to 8 to each of the 10 servers), and besides
         // sockets no more than the cache's directory and a transport's own few.
         let open = lines.last.flatMap { line -> (Int, Int)? in
