@@ -13,7 +13,7 @@ import FoundationNetworking
 /// never hangs.
 @Suite(.onTestThreads, .timeLimit(.minutes(2))) struct ExpectContinueAttackTests {
     enum Kind: String, CaseIterable, Sendable { case data, file, stream }
-    enum Setter: String, CaseIterable, Sendable { case options, delegate }
+    enum Setter: String, CaseIterable, Sendable { case options, lowercased, delegate }
 
     /// The body every upload sends: 100 KB of text whose start and end can be told apart, so
     /// that a body re-read from anywhere but its start shows.
@@ -135,7 +135,12 @@ import FoundationNetworking
         case .file: parameters = BodyParameters(try #require(file))
         case .stream: parameters = BodyParameters(length: Int64(body.count)) { InputStream(data: body) }
         }
-        let options = setter == .options ? RequestOptions(headers: ["Expect": "100-continue"]) : RequestOptions()
+        // In lower case too: the field's name is matched however it is written.
+        let options = switch setter {
+        case .options: RequestOptions(headers: ["Expect": "100-continue"])
+        case .lowercased: RequestOptions(headers: ["expect": "100-continue"])
+        case .delegate: RequestOptions()
+        }
         let promise: Promise<String> = api.request(route: .post(server.raw.baseURL + "/upload"), parameters: parameters, options: options)
         return (await promise.result, signer)
     }
