@@ -66,6 +66,8 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
     let cacheStage: CacheStage?
     /// The settings of a request whose options change none of them.
     let requestContext: RequestContext
+    /// The configuration's base URL, read once.
+    private let configuredBase: BaseURL?
 
     /// Creates an API client.
     ///
@@ -90,6 +92,7 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
                parts.cacheStage, parts.clock, parts.retryAccount)
         apiContext = APIContext(configuration: configuration)
         requestContext = RequestContext(ofAPIMadeOf: parts, parser: responseParser)
+        configuredBase = configuration.baseURL.map(BaseURL.init)
         self.responseParser = responseParser
         self.responseQueue = responseQueue
     }
@@ -143,19 +146,26 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
     /// configuration's or else a `BaseAPI`'s (the tests' fixtures); an absolute one as it is. A relative route with
     /// no base URL stays as it is, and fails the request as an invalid URL.
     func resolved(_ route: Route) -> Route {
-        guard !AbsoluteURL.hasScheme(route.url), let base = baseURL, AbsoluteURL.hasScheme(base) else { return route }
-        return Route(method: route.method, url: EndpointJoining.join(base: base, endpoint: route.url))
+        joined(route).route
+    }
+
+    /// ``resolved(_:)``, and whether the joined URL is known to have a scheme in lowercase and a
+    /// host, which the request then need not check (see ``BaseURL``).
+    func joined(_ route: Route) -> (route: Route, isChecked: Bool) {
+        guard !AbsoluteURL.hasScheme(route.url), let base, base.hasScheme else { return (route, false) }
+        let (url, isChecked) = base.joined(route.url)
+        return (Route(method: route.method, url: url), isChecked)
     }
 
     /// The base URL relative routes are joined to: the configuration's, else a `BaseAPI`'s.
-    private var baseURL: String? { configuration.baseURL ?? (self as? any BaseAPI)?.baseURL }
+    private var base: BaseURL? { configuredBase ?? (self as? any BaseAPI).map { BaseURL($0.baseURL) } }
 
     /// Why `route` cannot be sent when it is relative and the base URL has no scheme
     /// (`127.0.0.1:8080`, `shop.example/api`): joined, it would still be relative.
     func baseURLFailure(for route: Route) -> APIError? {
-        guard !AbsoluteURL.hasScheme(route.url), let base = baseURL, !AbsoluteURL.hasScheme(base) else { return nil }
-        let reason = "the base URL \"\(base)\" has no scheme, so \"\(route.url)\" cannot be joined to it: "
-            + "write \"https://\(base)\" (or \"http://\(base)\") in APIConfiguration.baseURL"
+        guard !AbsoluteURL.hasScheme(route.url), let base, !base.hasScheme else { return nil }
+        let reason = "the base URL \"\(base.string)\" has no scheme, so \"\(route.url)\" cannot be joined to it: "
+            + "write \"https://\(base.string)\" (or \"http://\(base.string)\") in APIConfiguration.baseURL"
         return .invalidRequest(.init(reason: .other(reason), method: route.method.rawValue))
     }
 

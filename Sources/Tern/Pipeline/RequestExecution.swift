@@ -34,6 +34,8 @@ final class RequestExecution: Sendable {
     let api: AbstractAPI
     let context: RequestContext
     private let route: Route
+    /// Whether `route`'s URL is known to have a scheme in lowercase and a host (``BaseURL``).
+    private let urlIsChecked: Bool
     private let parameters: (any RequestParameters)?
     let settler: RequestSettler
     private let progress: ProgressChannel
@@ -59,7 +61,7 @@ final class RequestExecution: Sendable {
         self.api = api
         context = RequestContext.resolved(api, options: options)
         askedAt = context.clock.now
-        self.route = api.resolved(route)
+        (self.route, urlIsChecked) = api.joined(route)
         self.parameters = parameters
         self.progress = progress
         self.sink = sink
@@ -85,7 +87,7 @@ final class RequestExecution: Sendable {
         guard timeout > 0 else {  // NaN too
             return finish(.failed(.invalidRequest(.init(reason: .invalidTimeout(timeout), method: route.method.rawValue))))
         }
-        if let failure = api.baseURLFailure(for: route) { return finish(.failed(failure)) }
+        if !urlIsChecked, let failure = api.baseURLFailure(for: route) { return finish(.failed(failure)) }
         // The timeout spans the whole request: waiting for the pipeline, building its body, every
         // attempt, refreshes.
         let now = context.clock.now
@@ -99,6 +101,7 @@ final class RequestExecution: Sendable {
         do {
             let (request, temporaryFile) = try RequestBuilder.build(
                 route: route,
+                urlIsChecked: urlIsChecked,
                 parameters: parameters,
                 timeout: timeout,
                 cachePolicy: context.cachePolicy,

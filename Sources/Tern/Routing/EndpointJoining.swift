@@ -16,8 +16,7 @@ enum EndpointJoining {
         if AbsoluteURL.hasScheme(endpoint) { return endpoint }
         // The usual case, with no query or fragment on either side, needs no splitting.
         if !containsQueryOrFragment(base), !containsQueryOrFragment(endpoint) {
-            guard !endpoint.isEmpty else { return base }
-            return joined(base, endpoint)
+            return joinedPaths(base, endpoint)
         }
         let base = split(base)
         let endpoint = split(endpoint)
@@ -32,7 +31,7 @@ enum EndpointJoining {
         return joined
     }
 
-    private static func containsQueryOrFragment(_ string: String) -> Bool {
+    static func containsQueryOrFragment(_ string: String) -> Bool {
         string.utf8.contains { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
     }
 
@@ -49,6 +48,12 @@ enum EndpointJoining {
             rest = rest[..<mark]
         }
         return (String(rest), query, fragment)
+    }
+
+    /// `path` and `endpoint`, with no query or fragment, joined with exactly one slash between
+    /// them; `path` alone for an empty `endpoint`.
+    static func joinedPaths(_ path: String, _ endpoint: String) -> String {
+        endpoint.isEmpty ? path : joined(path, endpoint)
     }
 
     /// `path` and `endpoint` with exactly one slash between them. Works on the UTF-8 bytes: a

@@ -28,6 +28,30 @@ import Testing
         #expect(EndpointJoining.join(base: base, endpoint: endpoint) == expected)
     }
 
+    /// A base read once joins every relative endpoint as ``EndpointJoining`` does, and says the
+    /// URL needs no check only where checking it could not fail or change it.
+    @Test(arguments: [
+        ("https://x.io/api/v2", "/products", true),
+        ("https://x.io", "products", true),
+        ("https://x.io/", "", true),
+        ("http://user:pw@127.0.0.1:8080/api/", "//evil.io/x", true),
+        ("https://x.io/api", "/items?page=2", false),
+        ("https://x.io/api", "/items#top", false),
+        ("https://x.io/api?key=k", "/items", false),
+        ("HTTPS://x.io/api", "/items", false),
+        ("https:///api", "/items", false),
+        ("https://x.io:99999/api", "/items", false),
+        ("x.io/api", "/items", false),
+    ])
+    func aBaseReadOnceJoinsAsEveryRequestWould(base: String, endpoint: String, isChecked: Bool) {
+        let joined = BaseURL(base).joined(endpoint)
+        #expect(joined.url == EndpointJoining.join(base: base, endpoint: endpoint))
+        #expect(joined.isChecked == isChecked)
+        if isChecked {
+            #expect(AbsoluteURL.hasSchemeAndHost(joined.url) && AbsoluteURL.lowercasingScheme(joined.url) == joined.url)
+        }
+    }
+
     @Test func baseAPIBuildsRoutesForEveryMethod() {
         struct API: BaseAPI { let baseURL = "https://x.io/v1/" }
         let api = API()
