@@ -232,12 +232,18 @@ extension URLSessionTransport {
     /// `Content-Length`; a larger one is streamed, which FoundationNetworking can only send
     /// chunked, without a length: a ``SegmentStream`` holds it to the length it had.
     ///
-    /// A request for a range that names no encodings asks for `identity`.
+    /// A request for a range that names no encodings asks for `identity`. On Linux an `Expect`
+    /// field is not sent.
     static func prepare(_ request: TransportRequest) throws -> (URLRequest, uploadFile: URL?) {
         var urlRequest = request.urlRequest
         if urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil, (urlRequest.allHTTPHeaderFields ?? [:]).asksForARange {
             urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         }
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking takes a `100 Continue` for the answer and fails the upload
+        // (URLError -1011): the body goes at once, with no `Expect`, as over libcurl.
+        if urlRequest.value(forHTTPHeaderField: "Expect") != nil { urlRequest.setValue(nil, forHTTPHeaderField: "Expect") }
+        #endif
         switch request.body {
         case .inRequest:
             return (urlRequest, nil)

@@ -36,6 +36,8 @@ enum CurlRequestHead {
             // libcurl's defaults for a POST, which URLSession does not add: a form content type,
             // and a wait for "100 Continue" before large bodies.
             if !headers.keys.contains(where: { $0.caseInsensitiveEquals("Content-Type") }) { headers["Content-Type"] = "" }
+            // Nor the request's own, in any case: the body goes at once, as over URLSession.
+            for name in headers.keys where name.caseInsensitiveEquals("Expect") { headers[name] = nil }
             headers["Expect"] = ""
         }
         for (name, value) in headers {

@@ -118,7 +118,7 @@ import TernTesting
         }
         // What is left open: idle connections (up to 8 to each of the 10 servers), and besides
         // sockets no more than the cache's directory and a transport's own few.
-        let open = lines.last.flatMap { line -> (Int, Int)? in
+        let open = lines.last(where: { $0.hasPrefix("open sockets ") }).flatMap { line -> (Int, Int)? in
             let numbers = line.split(whereSeparator: { !$0.isNumber && $0 != "-" }).compactMap { Int($0) }
             return line.hasPrefix("open sockets ") && numbers.count == 2 ? (numbers[0], numbers[1]) : nil
         }
