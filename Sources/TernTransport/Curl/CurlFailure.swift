@@ -83,7 +83,8 @@ enum CurlFailure {
         let error = errno
         if probe >= 0 { close(probe) }
         guard probe < 0, error == EMFILE || error == ENFILE else { return said }
-        return "\(said): no socket could be made, the process or the system has no file descriptor left (\(String(cString: strerror(error))))"
+        return "\(said): no socket could be made, the process or the system has no file descriptor left (\(String(cString: strerror(error)))); "
+            + "raise the process's limit (ulimit -n), or give the API a CurlTransport(maximumConnections:) that fits under it"
     }
 }
 

@@ -393,7 +393,7 @@ import TernTesting
             }
         }
         let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
-        #expect(printed.contains("no file descriptor left") && printed.contains("URLError -1004"), "\(printed)")
+        #expect(printed.contains("no file descriptor left") && printed.contains("URLError -1004") && printed.contains("CurlTransport(maximumConnections:)"), "\(printed)")
     }
     #endif
 
