@@ -5,8 +5,8 @@ import FoundationNetworking
 
 /// An exchange that ended without an answer, as the pipeline saw it: what the transport
 /// reported (or the collector, which stopped the transfer), and how far the response had come.
-/// ``reading(method:url:isDownload:)`` is the one place where a failure, whatever its type and whichever
-/// transport reported it, becomes an ``APIError``.
+/// ``reading(method:url:isDownload:)`` is the one place where a failure, whatever its type and
+/// whichever transport reported it, becomes an ``APIError``.
 struct ExchangeFailure: Error {
     /// What ended the exchange.
     var error: any Error

@@ -53,7 +53,7 @@ final class RequestContext: Sendable {
     }
 
     convenience init(api: AbstractAPI, options: borrowing RequestOptions) {
-        self.init(AbstractAPI.Parts(of: api), parser: api.responseParser, options: options)
+        self.init(AbstractAPI.Parts(of: api), parser: api.responseParser, options: options, resolvingFields: false)
     }
 
     /// The API's own settings, made once with the API: those of a request whose options change
@@ -65,8 +65,7 @@ final class RequestContext: Sendable {
     /// The settings of an API made of `parts` and `parser`, for a request with `options`;
     /// `resolvingFields` for the API's own, which requests share.
     private init(
-        _ parts: AbstractAPI.Parts, parser apiParser: any ResponseParser, options: borrowing RequestOptions,
-        resolvingFields: Bool = false
+        _ parts: AbstractAPI.Parts, parser apiParser: any ResponseParser, options: borrowing RequestOptions, resolvingFields: Bool
     ) {
         // Each setting read in place: a copy of the whole configuration retains and releases each part.
         let configuration = parts.configuration

@@ -13,7 +13,8 @@ import Synchronization
 ///
 /// Two implementations, one behaviour:
 /// - On Linux, `Synchronization.Mutex`, stored inline in its owner: no allocation of its own.
-///   (A generic class keeps its state in a ``LockedBox`` instead.)
+///   (A promise, whose class is generic and made for every request, keeps its state in a
+///   ``LockedBox`` instead.)
 ///   Under the thread sanitizer it tells the sanitizer of each turn at the lock
 ///   (``ThreadSanitizerHooks``), which cannot see `Mutex` hand a contended lock over.
 /// - On Apple platforms, where `Mutex` needs macOS 15 / iOS 18, an `NSLock` box (a pthread
