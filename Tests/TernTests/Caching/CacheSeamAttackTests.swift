@@ -168,22 +168,14 @@ import FoundationNetworking
         }
         defer { server.stop() }
         let api = api(try cache(onDisk: onDisk))
-        let downloads = FileManager.default.temporaryDirectory.appendingPathComponent("tern-seam-resume-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: downloads) }
-        let destination = downloads.appendingPathComponent("file.bin")
         let url = server.baseURL + "/file"
-        let cut = await api.download(route: .get(url), to: destination).result
-        guard case .failure(APIError.transportFailed) = cut else {
-            Issue.record("expected transportFailed, got \(cut)")
-            return
-        }
-        let resume = try #require(ResumableDownload.pending(for: destination))
-        #expect(resume.offset == 40_000 && resume.validator == "\"v1\"")
+        guard let cut = try await CutDownload.make(api, url: url) else { return }
+        defer { try? FileManager.default.removeItem(at: cut.directory) }
+        #expect(cut.resume.offset == 40_000 && cut.resume.validator == "\"v1\"")
         current.append(2)
         let fetched: Response = try await api.request(route: .get(url)).value
         #expect(fetched.body == versions[1])
-        let file = try await api.download(route: .get(url), to: destination, resumingFrom: resume).value
+        let file = try await api.download(route: .get(url), to: cut.destination, resumingFrom: cut.resume).value
         #expect(try Data(contentsOf: file.fileURL) == versions[1])
     }
 }

@@ -292,19 +292,11 @@ import FoundationNetworking
         let server = try RawServer.rangedBody { (body, "\"d\"", count.next() == 1) }
         defer { server.stop() }
         let api = Self.api(cached: true)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-pass-resume-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("file.bin")
         let url = server.baseURL + "/file"
-        let cut = await api.download(route: .get(url), to: destination).result
-        guard case .failure(APIError.transportFailed) = cut else {
-            Issue.record("expected transportFailed, got \(cut)")
-            return
-        }
-        let resume = try #require(ResumableDownload.pending(for: destination))
-        #expect(resume.offset == 40_000)
-        let file = try await api.download(route: .get(url), to: destination, resumingFrom: resume).value
+        guard let cut = try await CutDownload.make(api, url: url) else { return }
+        defer { try? FileManager.default.removeItem(at: cut.directory) }
+        #expect(cut.resume.offset == 40_000)
+        let file = try await api.download(route: .get(url), to: cut.destination, resumingFrom: cut.resume).value
         #expect(try Data(contentsOf: file.fileURL) == body)
         let whole: Response = try await api.request(route: .get(url)).value
         #expect(whole.body == body && whole.cacheOutcome == .miss)

@@ -1,4 +1,6 @@
 import Foundation
+import Testing
+@testable import Tern
 
 extension RawServer {
     /// A server of one body kept fresh for ten minutes under an `ETag`: it answers a
@@ -27,5 +29,36 @@ extension RawServer {
                 guard connection.send(Array(body)) else { return }
             }
         }
+    }
+}
+
+/// A download from ``RawServer/rangedBody(version:)`` that the server cut: made into a new
+/// temporary directory, it failed with `transportFailed` and left a resume pending.
+struct CutDownload {
+    /// The directory the download was made in: the caller removes it.
+    let directory: URL
+    /// Where the download was to go.
+    let destination: URL
+    /// The download's pending resume.
+    let resume: ResumableDownload
+
+    /// Downloads `url` with `api`, expecting the server to cut it; `nil` (with the issue
+    /// recorded) if it did not fail as a cut download fails.
+    static func make(_ api: AbstractAPI, url: String) async throws -> CutDownload? {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cut-download-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let destination = directory.appendingPathComponent("file.bin")
+        let cut = await api.download(route: .get(url), to: destination).result
+        guard case .failure(APIError.transportFailed) = cut else {
+            Issue.record("expected transportFailed, got \(cut)")
+            try? FileManager.default.removeItem(at: directory)
+            return nil
+        }
+        guard let resume = ResumableDownload.pending(for: destination) else {
+            Issue.record("no resume pending for \(destination.path)")
+            try? FileManager.default.removeItem(at: directory)
+            return nil
+        }
+        return CutDownload(directory: directory, destination: destination, resume: resume)
     }
 }
