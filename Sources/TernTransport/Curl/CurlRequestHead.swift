@@ -25,23 +25,27 @@ enum CurlRequestHead {
     /// it decodes (``ContentDecoder/accepted``), or for `identity` with a range.
     static func forEachField(of fields: [String: String], sendsBody: Bool,
                              _ line: (_ name: String, _ separator: StaticString, _ value: String) -> Void) -> String? {
-        var headers = fields
         var requestedEncodings: String?
-        if let named = headers.first(where: { $0.key.caseInsensitiveEquals("Accept-Encoding") }) {
-            requestedEncodings = named.value
-        } else {
-            headers["Accept-Encoding"] = headers.asksForARange ? "identity" : ContentDecoder.accepted
+        var namesAContentType = false
+        for (name, value) in fields {
+            if name.caseInsensitiveEquals("Accept-Encoding") {
+                requestedEncodings = value
+            } else if sendsBody {
+                // Nor the request's own `Expect`, in any case: the body goes at once, as over
+                // URLSession.
+                if name.caseInsensitiveEquals("Expect") { continue }
+                if name.caseInsensitiveEquals("Content-Type") { namesAContentType = true }
+            }
+            line(name, value.isEmpty ? (isOwnHeader(name) ? ":" : ";") : ": ", value)
+        }
+        if requestedEncodings == nil {
+            line("Accept-Encoding", ": ", fields.asksForARange ? "identity" : ContentDecoder.accepted)
         }
         if sendsBody {
             // libcurl's defaults for a POST, which URLSession does not add: a form content type,
             // and a wait for "100 Continue" before large bodies.
-            if !headers.keys.contains(where: { $0.caseInsensitiveEquals("Content-Type") }) { headers["Content-Type"] = "" }
-            // Nor the request's own, in any case: the body goes at once, as over URLSession.
-            for name in headers.keys where name.caseInsensitiveEquals("Expect") { headers[name] = nil }
-            headers["Expect"] = ""
-        }
-        for (name, value) in headers {
-            line(name, value.isEmpty ? (isOwnHeader(name) ? ":" : ";") : ": ", value)
+            if !namesAContentType { line("Content-Type", ":", "") }
+            line("Expect", ":", "")
         }
         return requestedEncodings
     }
