@@ -9,8 +9,9 @@ extension ExchangeState {
     enum Taken {
         /// The stream's: it goes there, outside the lock.
         case stream(StreamBuffer)
-        /// Kept (in memory or in the download's file): the progress to report.
-        case kept(TransferProgress)
+        /// Kept (in memory or in the download's file): the progress to report, if it is the
+        /// request's (see ``ExchangeState/reportsProgress``).
+        case kept(TransferProgress?)
         /// Refused: the transfer stops.
         case stop
     }
@@ -40,22 +41,23 @@ extension ExchangeState {
         self.stream = stream
     }
 
-    /// Takes `head` as the head of the body collected here, bound for `target`: returns the
-    /// download's progress so far, or `nil` when the exchange stops at its head (a restart, or a
-    /// declared length over `limit`, or over `fileLimit` for the file).
-    mutating func accept(_ head: ResponseHead, into target: DownloadFile.Target, limit: Int?, fileLimit: Int?) -> TransferProgress? {
+    /// Takes `head` as the head of the body collected here, bound for `target`: `.kept` with the
+    /// body's progress so far, or `.stop` when the exchange stops at its head (a restart, or a
+    /// declared length over `limit`, or over `fileLimit` for the file). Never `.stream`.
+    mutating func accept(_ head: ResponseHead, into target: DownloadFile.Target, limit: Int?, fileLimit: Int?) -> Taken {
         self.head = head
         switch target {
         case .restart:
             stopped = DownloadRestart()
-            return nil
+            return .stop
         case .file(let offset, let total):
             isToFile = true
+            reportsProgress = true
             self.offset = offset
             expectedLength = total
             if let fileLimit, let total, total > fileLimit {
                 stopped = BodyLimitExceeded(limit: fileLimit, receivedBytes: 0, declaredLength: Int(total), statusCode: head.statusCode)
-                return nil
+                return .stop
             }
         case .memory:
             // Only an unencoded length says how large the body will be: the limit counts decompressed bytes.
@@ -63,10 +65,11 @@ extension ExchangeState {
             expectedLength = declared >= 0 ? declared : nil
             if let limit, declared > limit {
                 stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(declared), statusCode: head.statusCode)
-                return nil
+                return .stop
             }
+            reportsProgress = (200..<300).contains(head.statusCode)
         }
-        return TransferProgress(direction: .download, completedBytes: offset, totalBytes: expectedLength)
+        return .kept(progress)
     }
 
     /// Holds `chunk` while the head is judged elsewhere: `nil` when none is, `.stop` once the end
@@ -121,7 +124,12 @@ extension ExchangeState {
             body.append(chunk)
         }
         received += Int64(chunk.count)
-        return .kept(TransferProgress(direction: .download, completedBytes: offset + received, totalBytes: expectedLength))
+        return .kept(progress)
+    }
+
+    /// The body's progress so far, when it is the request's.
+    private var progress: TransferProgress? {
+        reportsProgress ? TransferProgress(direction: .download, completedBytes: offset + received, totalBytes: expectedLength) : nil
     }
 
     /// The exchange's end: what was collected, handed over. `nil` when it belongs to nothing

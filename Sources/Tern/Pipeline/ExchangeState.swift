@@ -11,6 +11,10 @@ struct ExchangeState {
     var body = Data()
     /// Whether the body goes to the download's file rather than to `body`.
     var isToFile = false
+    /// Whether the body's progress is the request's: a download's file, or a success's body. A
+    /// redirect's, a refused attempt's or an error's body is not the answer's, and reporting it
+    /// would reach 1.0 and then go back.
+    var reportsProgress = false
     /// The bytes the body started after: those a resumed download had on disk.
     var offset: Int64 = 0
     /// The body's bytes received.

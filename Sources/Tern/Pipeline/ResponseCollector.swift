@@ -115,9 +115,9 @@ final class ResponseCollector: EarlierExchangeReceiver {
                 return .stop
             }
         }
-        let started = exchange { [limit] in $0.accept(head, into: target, limit: limit, fileLimit: file?.maximumSize) }
-        guard let started = started ?? nil else { return .stop }
-        progress.report(started)
+        guard case .kept(let started) = exchange({ [limit] in $0.accept(head, into: target, limit: limit, fileLimit: file?.maximumSize) })
+        else { return .stop }
+        if let started { progress.report(started) }
         return .proceed
     }
 
@@ -133,7 +133,7 @@ final class ResponseCollector: EarlierExchangeReceiver {
         case .stream(let stream):
             return stream.offer(chunk)
         case .kept(let received):
-            progress.report(received)
+            if let received { progress.report(received) }
             return .proceed
         case .stop:
             return .stop

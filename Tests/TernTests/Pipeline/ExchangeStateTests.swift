@@ -14,8 +14,8 @@ import Testing
         func cancel() {}
     }
 
-    func head(_ headers: HTTPHeaders = [:]) -> ResponseHead {
-        ResponseHead(url: URL(string: "https://example.com/a")!, statusCode: 200, httpVersion: "1.1", headers: headers)!
+    func head(_ headers: HTTPHeaders = [:], status: Int = 200) -> ResponseHead {
+        ResponseHead(url: URL(string: "https://example.com/a")!, statusCode: status, httpVersion: "1.1", headers: headers)!
     }
 
     /// An exchange whose head came and was taken for memory within `limit`.
@@ -34,10 +34,10 @@ import Testing
         var state = ExchangeState(attempt: 1)
         let isFirst = state.headCame(judgedElsewhere: false)
         #expect(isFirst)
-        let accepted = state.accept(head(["Content-Length": "8"]), into: .memory, limit: nil, fileLimit: nil)
-        let started = try #require(accepted)
+        guard case .kept(let started?) = state.accept(head(["Content-Length": "8"]), into: .memory, limit: nil, fileLimit: nil)
+        else { Issue.record("not accepted with progress"); return }
         #expect(started.completedBytes == 0 && started.totalBytes == 8)
-        guard case .kept(let progress) = state.take(Data("abcd".utf8), limit: nil, file: nil) else { Issue.record("not kept"); return }
+        guard case .kept(let progress?) = state.take(Data("abcd".utf8), limit: nil, file: nil) else { Issue.record("not kept"); return }
         #expect(progress.completedBytes == 4 && progress.totalBytes == 8)
         _ = state.take(Data("efgh".utf8), limit: nil, file: nil)
         let end = state.endCame(nil)
@@ -78,14 +78,26 @@ import Testing
     @Test func aDeclaredLengthOverTheLimitStopsAtTheHead() {
         var state = ExchangeState(attempt: 1)
         _ = state.headCame(judgedElsewhere: false)
-        let declared = state.accept(head(["Content-Length": "100"]), into: .memory, limit: 10, fileLimit: nil)
-        #expect(declared == nil)
+        guard case .stop = state.accept(head(["Content-Length": "100"]), into: .memory, limit: 10, fileLimit: nil)
+        else { Issue.record("accepted over the limit"); return }
         #expect((state.stopped as? BodyLimitExceeded)?.declaredLength == 100)
         // An encoded length says nothing of the decoded body's.
         var encoded = ExchangeState(attempt: 1)
         _ = encoded.headCame(judgedElsewhere: false)
-        let encodedStart = encoded.accept(head(["Content-Length": "100", "Content-Encoding": "gzip"]), into: .memory, limit: 10, fileLimit: nil)
-        #expect(encodedStart != nil)
+        guard case .kept = encoded.accept(head(["Content-Length": "100", "Content-Encoding": "gzip"]), into: .memory, limit: 10, fileLimit: nil)
+        else { Issue.record("an encoded length stopped the exchange"); return }
+    }
+
+    /// A redirect's, a refused attempt's or an error's body is kept but reports no progress: it
+    /// is not the answer's, and its 1.0 would come before the answer's first byte.
+    @Test(arguments: [301, 401, 503])
+    func aBodyThatIsNotASuccessReportsNoProgress(status: Int) {
+        var state = ExchangeState(attempt: 1)
+        _ = state.headCame(judgedElsewhere: false)
+        guard case .kept(nil) = state.accept(head(["Content-Length": "4"], status: status), into: .memory, limit: nil, fileLimit: nil)
+        else { Issue.record("not accepted, or with progress"); return }
+        guard case .kept(nil) = state.take(Data("nope".utf8), limit: nil, file: nil) else { Issue.record("not kept, or with progress"); return }
+        #expect(state.body == Data("nope".utf8))
     }
 
     @Test func theChunkThatPassesTheLimitStopsTheTransferAndDropsTheBody() {
@@ -143,8 +155,7 @@ import Testing
     @Test func aRestartStopsTheExchangeAtItsHead() {
         var state = ExchangeState(attempt: 1)
         _ = state.headCame(judgedElsewhere: false)
-        let started = state.accept(head(), into: .restart, limit: nil, fileLimit: nil)
-        #expect(started == nil)
+        guard case .stop = state.accept(head(), into: .restart, limit: nil, fileLimit: nil) else { Issue.record("accepted"); return }
         #expect(state.stopped is DownloadRestart)
     }
 }

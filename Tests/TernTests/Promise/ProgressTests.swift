@@ -143,6 +143,48 @@ import TernTesting
         #expect(seen.items == [0, 40, 80, 120])
     }
 
+    /// A redirect's body, and an error's a retry follows, come before the answer's: neither is
+    /// reported, so a download's and a request's reports only grow and reach 1.0 with the
+    /// answer's last byte, over the network as the transport reads it.
+    @Test(arguments: [false, true]) func onlyTheAnswersBodyReportsProgress(download: Bool) async throws {
+        let size = 200_000
+        let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 11) })
+        let requests = Recorder<String>()
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                requests.append(request)
+                let answer = switch requests.items.count {
+                case 1: "HTTP/1.1 301 Moved\r\nLocation: /busy\r\nContent-Length: 55\r\n\r\n" + String(repeating: "m", count: 55)
+                case 2: "HTTP/1.1 503 Busy\r\nRetry-After: 0\r\nContent-Length: 70\r\n\r\n" + String(repeating: "b", count: 70)
+                default: "HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n"
+                }
+                guard connection.send(answer) else { return }
+                if requests.items.count > 2, !connection.send(Array(body)) { return }
+            }
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(baseURL: server.baseURL, retryPolicy: RetryPolicy(maxRetries: 1, baseDelay: 0.001, jitter: false)),
+                              transport: TestTransport.make(), responseQueue: .global())
+        let seen = Recorder<TransferProgress>()
+        let progressQueue = DispatchQueue(label: "progress")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-progress-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        if download {
+            let file = try await api.download(route: .get("/file"), to: directory.appendingPathComponent("file.bin"))
+                .onProgress(in: progressQueue) { seen.append($0) }.value
+            #expect(try Data(contentsOf: file.fileURL) == body)
+        } else {
+            let answer: Data = try await api.request(route: .get("/file")).onProgress(in: progressQueue) { seen.append($0) }.value
+            #expect(answer == body)
+        }
+        #expect(requests.items.count == 3)
+        #expect(await eventually { seen.items.last?.completedBytes == Int64(size) })
+        let downloads = reports(seen.items, .download)
+        #expect(downloads.allSatisfy { $0.totalBytes == Int64(size) }, "\(downloads.map { "\($0.completedBytes)/\($0.totalBytes ?? -1)" })")
+        #expect(downloads.dropLast().allSatisfy { ($0.fractionCompleted ?? 0) < 1 })
+    }
+
     @Test func aLateObserverHearsTheLatestAtOnce() async throws {
         let channel = ProgressChannel()
         channel.report(TransferProgress(direction: .download, completedBytes: 7, totalBytes: nil))
