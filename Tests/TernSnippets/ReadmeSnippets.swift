@@ -108,21 +108,6 @@ extension Readme {
 private typealias ShopAPI = Readme.ShopAPI
 typealias Product = Readme.Product
 
-extension ShopAPI {
-    func featured() -> Promise<[Product]> {
-        request(route: .get("/featured"),
-                options: RequestOptions(sampleData: .json(#"[{"id": 1, "name": "Arctic tern", "price": 12}]"#)))
-    }
-}
-
-extension Readme {
-    static func sampleData(fixtureURL: URL) async throws -> [Product] {
-        let preview = ShopAPI(configuration: APIConfiguration(baseURL: "https://shop.example", usesSampleData: true))
-        let sampled: APIRequest<[Product]> = APIRequest(.get("/products")).sample(.file(fixtureURL))   // read when used
-        _ = sampled
-        return try await preview.featured().value
-    }
-}
 
 // MARK: Uploads and downloads (an extension, so that the README's ShopAPI stays as shown)
 

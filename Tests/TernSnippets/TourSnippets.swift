@@ -213,6 +213,24 @@ extension ShopAPI {
     }
 }
 
+// MARK: Sample data (at file scope, as the article writes it)
+
+extension ShopAPI {
+    func featured() -> Promise<[Product]> {
+        client.request(route: .get("/featured"),
+                       options: RequestOptions(sampleData: .json(#"[{"id": 1, "name": "Arctic tern", "price": 12}]"#)))
+    }
+}
+
+extension Tour {
+    static func sampleData(fixtureURL: URL) async throws -> [Product] {
+        let preview = ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: "https://shop.example", usesSampleData: true)))
+        let sampled: APIRequest<[Product]> = APIRequest(.get("/products")).sample(.file(fixtureURL))   // read when used
+        _ = sampled
+        return try await preview.featured().value
+    }
+}
+
 extension ShopAPI {
     func update(_ product: Product) -> Promise<Product> {
         let encoder = JSONEncoder()

@@ -5,7 +5,7 @@ import Tern
 
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ReadmeTests {
     @Test func theSampleDataSnippetRuns() async throws {
-        let products = try await Readme.sampleData(fixtureURL: URL(fileURLWithPath: "/nonexistent"))
+        let products = try await Tour.sampleData(fixtureURL: URL(fileURLWithPath: "/nonexistent"))
         #expect(products.map(\.name) == ["Arctic tern"])
     }
 
