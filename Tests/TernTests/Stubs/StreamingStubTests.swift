@@ -132,6 +132,32 @@ import TernTesting
         #expect(seen.items.map(\.data) == ["one", "one"])
     }
 
+    /// A request no stub answers fails the event source at once: asking again would get the
+    /// same refusal, and a test would wait out reconnections that cannot succeed.
+    @Test func anEventSourceNoStubAnswersFailsAtOnce() async throws {
+        let clock = TestClock()
+        let stubs = StubTransport(clock: clock)
+        let api = try api(stubs, clock: clock)
+        let ended = Locked(false)
+        let reading = Task.onTestThreads {
+            defer { ended.withLock { $0 = true } }
+            for try await _ in api.events(route: api.get(endpoint: "/changes")) {}
+        }
+        // A wait to reconnect would never end on this clock: seen, the test stops it.
+        #expect(await eventually { ended.withLock { $0 } || !clock.scheduledDelays.isEmpty })
+        guard clock.scheduledDelays.isEmpty else {
+            Issue.record("waits \(clock.scheduledDelays) to reconnect")
+            reading.cancel()
+            return
+        }
+        guard case .failure(APIError.transportFailed(let failure)) = await outcome(of: reading) else {
+            Issue.record("expected transportFailed")
+            return
+        }
+        #expect(failure.underlying is UnmatchedRequest)
+        #expect(stubs.requests.count == 1 && clock.scheduledDelays.isEmpty)
+    }
+
     @Test func aStreamThatFallsSilentTimesOutOnTheTestClock() async throws {
         let clock = TestClock()
         let stubs = StubTransport(clock: clock)
