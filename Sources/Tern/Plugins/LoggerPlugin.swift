@@ -29,7 +29,8 @@ public struct LoggerPlugin: Plugin {
     package let redactedQueryKeys: Set<String>
     /// Whether `.verbose` also prints each request as a cURL command.
     package let includesCURL: Bool
-    /// How many bytes of a body `.verbose` prints.
+    /// How many bytes of a body `.verbose` prints (a body with control characters in them is
+    /// named by its size instead).
     package let bodyLimit: Int
     private let sink: @Sendable (String) -> Void
 
@@ -170,8 +171,19 @@ public struct LoggerPlugin: Plugin {
     }
 
     private func bodyText(_ body: Data) -> String {
-        let text = String(decoding: body.prefix(bodyLimit), as: UTF8.self)
-        return "  " + text + (body.count > bodyLimit ? " … (\(Self.size(body.count)))" : "")
+        "  " + printable(body) + (body.count > bodyLimit && !Self.isBinary(body.prefix(bodyLimit)) ? " … (\(Self.size(body.count)))" : "")
+    }
+
+    /// The body's first `bodyLimit` bytes as text, or what it is when they are not text: bytes
+    /// a terminal would take for controls (a NUL, an escape) never reach the log.
+    private func printable(_ body: Data) -> String {
+        let shown = body.prefix(bodyLimit)
+        return Self.isBinary(shown) ? "<\(Self.size(body.count)) of binary data>" : String(decoding: shown, as: UTF8.self)
+    }
+
+    /// Whether `bytes` hold a control character other than a tab or a line break.
+    private static func isBinary(_ bytes: Data) -> Bool {
+        bytes.contains { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D || $0 == 0x7F }
     }
 
     /// The request as a cURL command, secrets redacted.
@@ -181,7 +193,7 @@ public struct LoggerPlugin: Plugin {
             parts += ["-H", Self.quoted("\(name): \(redactedValue(of: name, value))")]
         }
         if let body = request.httpBody, !body.isEmpty {
-            parts += ["--data-binary", Self.quoted(String(decoding: body.prefix(bodyLimit), as: UTF8.self))]
+            parts += ["--data-binary", Self.quoted(printable(body))]
         }
         return "  " + parts.joined(separator: " ")
     }

@@ -219,6 +219,22 @@ import FoundationNetworking
         #expect(lines.items.contains { $0.hasPrefix("← 200 GET ") && $0.contains(", 2.9 KB in its file") }, "\(lines.items)")
     }
 
+    /// A binary body was printed as it came, NULs and a terminal's escapes included.
+    @Test func theLoggerNamesABinaryBodyInsteadOfPrintingIt() async throws {
+        let binary = Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0x1B, 0x5B, 0x32, 0x4A] + Array(repeating: 0x41, count: 2_000))
+        let server = try LoopbackServer { _ in ServerResponse(status: 200, headers: ["Content-Type": "image/png"], body: binary) }
+        defer { server.stop() }
+        let lines = Recorder<String>()
+        let logger = LoggerPlugin(level: .verbose, includesCURL: true) { lines.append($0) }
+        let api = AbstractAPI(configuration: APIConfiguration(baseURL: server.baseURL, plugins: [logger]), transport: TestTransport.make(),
+                              responseQueue: .global())
+        let echoed: Data = try await api.request(route: .post("/avatar"), parameters: BodyParameters(binary, contentType: "image/png")).value
+        #expect(echoed == binary)
+        let log = lines.items.joined(separator: "\n")
+        #expect(!log.contains("\u{0}") && !log.contains("\u{1B}"), "\(log)")
+        #expect(log.components(separatedBy: "<2.0 KB of binary data>").count == 4, "\(log)")   // the request's body, its cURL line, the response's
+    }
+
     @Test func theLogLevelLimitsWhatIsPrinted() async throws {
         let lines = Recorder<String>()
         let logger = LoggerPlugin(level: .request) { lines.append($0) }
