@@ -88,6 +88,24 @@ import FoundationNetworking
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? ["?"]).isEmpty)
     }
 
+    /// A stream's head and an event source get the `401` too: the stream's response fails with
+    /// it, and the event source ends with it rather than wait (or reconnect) for ever.
+    @Test func aStreamAndAnEventSourceGetTheBasicChallengeAsTheirAnswer() async throws {
+        let guarded = try Guarded()
+        let api = Self.api()
+        let stream = api.stream(route: .get(guarded.server.baseURL + "/tail"))
+        #expect(Self.refusal(await stream.response.result) == "401 sign in")
+        var events: [String] = []
+        var ending = "none"
+        do {
+            for try await event in api.events(route: .get(guarded.server.baseURL + "/changes")) { events.append(event.data) }
+        } catch {
+            ending = Self.refusal(Result<Void, any Error>.failure(error))
+        }
+        #expect(events.isEmpty && ending == "401 sign in", "\(events) \(ending)")
+        #expect(!guarded.requests.items.contains { $0.contains("Authorization") })
+    }
+
     /// The delegate hears the `401`, refreshes once, and the request signed again gets its data.
     @Test func theDelegateRefreshesOnABasicChallengeAndSignsAgain() async throws {
         let guarded = try Guarded()
