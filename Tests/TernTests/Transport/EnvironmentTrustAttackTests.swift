@@ -141,6 +141,47 @@ import TernTesting
         }
     }
 
+    /// Plain HTTP: `HTTP_PROXY` in capitals, which a CGI program's environment takes from a
+    /// request's `Proxy` field (httpoxy), is ignored, and the request goes straight to its server;
+    /// `http_proxy` is curl's, and the proxy it names is the next hop: it gets the request whole,
+    /// its `Authorization` and cookies with it, as any proxy of plain HTTP does (Security.md says
+    /// so). On either transport.
+    @Test func plainHTTPGoesToTheLowercaseProxyAloneAndWhole() async throws {
+        let origin = try EnvironmentTrustAttackTests.origin("real")
+        let proxied = Recorder<String>()
+        let proxy = try RawServer { connection in
+            while let request = connection.readRequest() {
+                proxied.append(request)
+                guard connection.send(RawServer.Connection.response("proxy")) else { return }
+            }
+        }
+        defer { proxy.stop() }
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+                [url = origin.url as String, proxy = proxy.baseURL as String] in
+                for name in EnvironmentTrustAttackTests.proxyVariables { unsetenv(name) }
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: TestTransport.make(),
+                                      responseQueue: .global())
+                func get() async -> String {
+                    EnvironmentTrustAttackTests.outcome(await (api.request(route: .get(url + "/data"), options: RequestOptions(headers: [
+                        "Authorization": "Bearer secret-token", "Cookie": "session=s0",
+                    ])) as Promise<Response>).result)
+                }
+                setenv("HTTP_PROXY", proxy, 1)
+                var outcomes = [await get()]
+                unsetenv("HTTP_PROXY")
+                setenv("http_proxy", proxy, 1)
+                outcomes.append(await get())
+                print(outcomes.joined(separator: "|"))
+            }
+        }
+        #expect(EnvironmentTrustAttackTests.printed(child) == ["real auth=true cookie=session=s0", "proxy"])
+        #expect(origin.count == 1)
+        #expect(proxied.items.count == 1)
+        #expect(proxied.items.first.map { $0.hasPrefix("GET \(origin.url)/data ") && $0.contains("Bearer secret-token") } == true,
+                "\(proxied.items)")
+    }
+
     /// A transport that trusts a private authority alone, in a shell whose `SSL_CERT_FILE`,
     /// `SSL_CERT_DIR` and `CURL_CA_BUNDLE` name the impostor's authority and whose `https_proxy`
     /// tunnels to the impostor: the impostor's certificate is refused (untrusted) and it hears
