@@ -106,6 +106,15 @@ import FoundationNetworking
         #expect(!guarded.requests.items.contains { $0.contains("Authorization") })
     }
 
+    /// A user and password in the URL go out as Basic credentials on either transport (libcurl
+    /// sends them at once; FoundationNetworking once challenged): the server's data comes back.
+    @Test func aUserAndPasswordInTheURLAnswerTheChallenge() async throws {
+        let guarded = try Guarded()
+        let url = guarded.server.baseURL.replacingOccurrences(of: "http://", with: "http://user:pw@") + "/account"
+        let result = await (Self.api().request(route: .get(url)) as Promise<Response>).result
+        #expect((try? result.get()).map { String(decoding: $0.body, as: UTF8.self) } == "data", "\(result) \(guarded.requests.items)")
+    }
+
     /// The delegate hears the `401`, refreshes once, and the request signed again gets its data.
     @Test func theDelegateRefreshesOnABasicChallengeAndSignsAgain() async throws {
         let guarded = try Guarded()
