@@ -106,6 +106,26 @@ import FoundationNetworking
         #expect(!guarded.requests.items.contains { $0.contains("Authorization") })
     }
 
+    /// Two hundred requests at once, each challenged, half of them cancelled as their challenge
+    /// may come: every one settles once, with the `401` or as cancelled (FoundationNetworking has
+    /// crashed when a cancel raced a task's own end; a declined challenge is one).
+    @Test func twoHundredChallengesAtOnceSettleOnceEach() async throws {
+        let guarded = try Guarded()
+        let api = Self.api()
+        let promises: [Promise<Response>] = (0..<200).map { api.request(route: .get(guarded.server.baseURL + "/account/\($0)")) }
+        for (index, promise) in promises.enumerated() where index % 2 == 1 { promise.cancel() }
+        var outcomes: [String: Int] = [:]
+        for promise in promises {
+            let outcome = switch await promise.result {
+            case .failure(APIError.cancelled): "cancelled"
+            case let result: Self.refusal(result)
+            }
+            outcomes[outcome, default: 0] += 1
+        }
+        #expect(Set(outcomes.keys).isSubset(of: ["401 sign in", "cancelled"]), "\(outcomes)")
+        #expect(outcomes["401 sign in", default: 0] >= 100, "\(outcomes)")
+    }
+
     /// A user and password in the URL go out as Basic credentials on either transport (libcurl
     /// sends them at once; FoundationNetworking once challenged): the server's data comes back.
     @Test func aUserAndPasswordInTheURLAnswerTheChallenge() async throws {
