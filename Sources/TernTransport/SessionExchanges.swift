@@ -32,6 +32,8 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         var receivedLength: Int64 = 0
         /// Whether Tern cancelled the task or refused its redirect first.
         var redirectOrCancel = RedirectOrCancel()
+        /// The `401` whose challenge Tern declined, which is the task's response (Linux only).
+        var declinedChallenge: HTTPURLResponse?
 
         /// Whether the task is about to complete on its own: its whole announced body has come,
         /// or its 3xx is on its way as the response.
@@ -276,6 +278,24 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
     }
     #endif
 
+    #if canImport(FoundationNetworking)
+    /// A `401` with `WWW-Authenticate: Basic` is the response, as over libcurl: Tern answers
+    /// it itself (the delegate refreshes and signs again). FoundationNetworking asks for a
+    /// credential, and with none to use (`performDefaultHandling`, the default) leaves the task
+    /// waiting for ever (swift-corelibs-foundation #5456), until the request's timeout. Declined,
+    /// the task is cancelled, and its completion hands the `401` on.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let response = (challenge.failureResponse ?? task.response) as? HTTPURLResponse
+        exchanges.withLock { $0[task.taskIdentifier]?.declinedChallenge = response }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+    #endif
+
     /// Apple's URLSession measures each task; FoundationNetworking never calls this.
     func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
         guard let receiver = exchanges.withLock({ $0[task.taskIdentifier]?.request.receiver }),
@@ -297,6 +317,12 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         // FoundationNetworking skips the head of a 3xx without a Location; the task has it.
         if !exchange.hasHead, error == nil, exchange.ending == nil, let response = task.response as? HTTPURLResponse {
             _ = receiver.didReceive(ResponseHead(response))
+        }
+        // A declined challenge's cancel, not Tern's: the 401 was the answer.
+        var error = error
+        if let challenged = exchange.declinedChallenge, !exchange.redirectOrCancel.isCancelled, !exchange.isStopping, exchange.ending == nil {
+            if !exchange.hasHead { _ = receiver.didReceive(ResponseHead(challenged)) }
+            error = nil
         }
         // A body that broke its length stopped the upload; FoundationNetworking says only that
         // the transfer was aborted. (Only Tern's own stream is asked: FoundationNetworking's
