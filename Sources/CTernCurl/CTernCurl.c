@@ -6,6 +6,8 @@
 #include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -170,20 +172,35 @@ struct tern_curl_sockaddr {
     struct sockaddr addr;
 };
 
-/// libcurl's own socket(2) (7.88 passes no SOCK_CLOEXEC), close-on-exec; -1 (CURL_SOCKET_BAD)
-/// with errno set when none can be made.
+int tern_descriptor_is_reserved(int descriptor) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+    return (rlim_t)descriptor + TERN_DESCRIPTOR_RESERVE >= limit.rlim_cur;
+}
+
+/// A socket kept out of the reserve: one the kernel numbered there (the lowest free number, so
+/// every one below it is taken) is closed, and libcurl told none could be made (EMFILE).
+static int kept_out_of_reserve(int made) {
+    if (made < 0 || !tern_descriptor_is_reserved(made)) return made;
+    close(made);
+    errno = EMFILE;
+    return -1;
+}
+
+/// libcurl's own socket(2) (7.88 passes no SOCK_CLOEXEC), close-on-exec and out of the
+/// descriptors' reserve; -1 (CURL_SOCKET_BAD) with errno set when none can be made.
 static int open_socket_closed_on_exec(void *context, int purpose, struct tern_curl_sockaddr *address) {
     (void)context;
     (void)purpose;
     int made;
 #if defined(SOCK_CLOEXEC)
     made = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
-    if (made >= 0 || errno != EINVAL) return made;
+    if (made >= 0 || errno != EINVAL) return kept_out_of_reserve(made);
 #endif
     // A kernel without SOCK_CLOEXEC: marked at once after, which a fork in between would miss.
     made = socket(address->family, address->socktype, address->protocol);
     if (made >= 0) fcntl(made, F_SETFD, FD_CLOEXEC);
-    return made;
+    return kept_out_of_reserve(made);
 }
 
 int tern_curl_setopt_sockets_closed_on_exec(const TernCurl *curl, void *easy, int option) {

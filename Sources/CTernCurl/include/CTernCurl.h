@@ -66,8 +66,17 @@ int tern_curl_setopt_debug_callback(const TernCurl *curl, void *easy, int option
 int tern_curl_setopt_seek_callback(const TernCurl *curl, void *easy, int option, tern_curl_seek_callback callback);
 /// Has libcurl open the handle's sockets close-on-exec (CURLOPT_OPENSOCKETFUNCTION, passed as
 /// `option`), so that a process the app starts does not inherit them: one that did held the
-/// connection open after libcurl closed its descriptor, until it ended.
+/// connection open after libcurl closed its descriptor, until it ended. No socket is made in
+/// the reserve (see `tern_descriptor_is_reserved`): libcurl hears that none could be made.
 int tern_curl_setopt_sockets_closed_on_exec(const TernCurl *curl, void *easy, int option);
+/// The descriptors a socket leaves free below the process's limit, for the rest of the
+/// process: libdispatch stops the process when its thread pool's monitor cannot open a file
+/// under /proc, so a process whose sockets took every descriptor could crash.
+#define TERN_DESCRIPTOR_RESERVE 16
+/// Whether `descriptor` is within `TERN_DESCRIPTOR_RESERVE` of the process's limit: given the
+/// lowest free number (as socket(2) and dup(2) give), whether every descriptor outside the
+/// reserve is taken.
+int tern_descriptor_is_reserved(int descriptor);
 int tern_curl_getinfo_socket(const TernCurl *curl, void *easy, int info, int *value);
 int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *value);
 int tern_curl_getinfo_string(const TernCurl *curl, void *easy, int info, char **value);

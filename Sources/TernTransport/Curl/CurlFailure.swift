@@ -1,6 +1,7 @@
 #if os(Linux)
 import Foundation
 import FoundationNetworking
+import CTernCurl
 
 extension CurlExchange {
     /// Why an exchange stops its transfer (a callback returns what libcurl takes as "abort"),
@@ -77,13 +78,18 @@ enum CurlFailure {
             return "the connection closed, or the server refused the request, before any answer came; a \(method) is not sent again unasked"
         }
         // libcurl 7.88 reports a socket it could not make as a connection refused, with no
-        // system error: whether a descriptor can be made now tells that case apart.
+        // system error: whether a descriptor can be made now, outside the reserve Tern's
+        // sockets leave the process, tells that case apart.
         guard code == 7 else { return said }   // CURLE_COULDNT_CONNECT
         let probe = dup(STDERR_FILENO)
-        let error = errno
-        if probe >= 0 { close(probe) }
-        guard probe < 0, error == EMFILE || error == ENFILE else { return said }
-        return "\(said): no socket could be made, the process or the system has no file descriptor left (\(String(cString: strerror(error)))); "
+        var error = errno
+        if probe >= 0 {
+            if tern_descriptor_is_reserved(probe) != 0 { error = EMFILE }
+            close(probe)
+        }
+        guard probe < 0 || error == EMFILE, error == EMFILE || error == ENFILE else { return said }
+        return "\(said): no socket could be made, the process or the system has no file descriptor left "
+            + "(\(String(cString: strerror(error))); Tern's sockets leave the last \(TERN_DESCRIPTOR_RESERVE) to the rest of the process); "
             + "raise the process's limit (ulimit -n), or give the API a CurlTransport(maximumConnections:) that fits under it"
     }
 }
