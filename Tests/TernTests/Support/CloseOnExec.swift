@@ -22,6 +22,25 @@ enum CloseOnExec {
         return socket
     }
 
+    /// A TCP socket connected to `port` on 127.0.0.1, as a proxy's to where it was asked to go;
+    /// `nil` (and nothing left open) when the connection is refused.
+    static func connected(toLoopbackPort port: Int) -> Int32? {
+        let made = socket()
+        guard made >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(made, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else {
+            close(made)
+            return nil
+        }
+        return made
+    }
+
     /// Whether `descriptor` is close-on-exec.
     static func isSet(on descriptor: Int32) -> Bool {
         fcntl(descriptor, F_GETFD) & FD_CLOEXEC != 0

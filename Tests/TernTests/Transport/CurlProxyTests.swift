@@ -65,15 +65,7 @@ import TernTesting
         let port = relay.port
         let proxy = try RawServer { client in
             guard let head = client.readHead(), head.hasPrefix("CONNECT 127.0.0.1:\(port) ") else { return }
-            let upstream = CloseOnExec.socket()
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            guard connected else { return }
+            guard let upstream = CloseOnExec.connected(toLoopbackPort: port) else { return }
             defer { close(upstream) }
             client.send("HTTP/1.1 200 Connection established\r\n\r\n")
             RawServer.relay(client.socket, upstream)

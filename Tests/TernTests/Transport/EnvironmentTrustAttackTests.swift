@@ -28,16 +28,9 @@ import TernTesting
                 _ = client.send(reply)
                 return
             }
-            let upstream = CloseOnExec.socket()
+            guard let upstream = CloseOnExec.connected(toLoopbackPort: port) else { return }
             defer { close(upstream) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            guard connected, client.send(reply) else { return }
+            guard client.send(reply) else { return }
             RawServer.relay(client.socket, upstream)
         }
     }
