@@ -25,9 +25,10 @@ extension AbstractAPI {
     /// It ends when the server answers 204, and fails with the request's error on a status
     /// validation refuses, on a cancel, on a transport's failure that is not a `URLError` (a
     /// stub or a recording with no answer for the request), or once
-    /// `reconnection.maximumFailures` attempts have failed in a row; an answer whose `Content-Type` is not `text/event-stream` fails it with
-    /// ``APIError/parsingFailed(_:)``, which says so, its underlying error a ``NotAnEventStream``
-    /// and its body snippet the answer's first bytes (the server's error, often).
+    /// `reconnection.maximumFailures` attempts have failed in a row; an answer whose
+    /// `Content-Type` is not `text/event-stream` fails it with ``APIError/parsingFailed(_:)``,
+    /// which says so, its underlying error a ``NotAnEventStream`` and its body snippet the
+    /// answer's first bytes (the server's error, often).
     ///
     /// ```swift
     /// for try await change in client.events(route: .get("/changes")) {
