@@ -96,6 +96,15 @@ extension Readme {
         return [numbered, links, wrapped]
     }
 
+    /// Pagination's named return type.
+    struct PagedShop {
+        let shop: ShopAPI
+
+        func catalogPages() -> ResponseSequence<Page<Product>> {
+            shop.pages(Shop.catalog, style: .linkHeader)
+        }
+    }
+
     static func pageSequence(shop: ShopAPI) async throws {
         for try await page in shop.pages(Shop.catalog, style: .linkHeader) {
             print(page.number ?? 0, page.elements.count)
@@ -341,5 +350,51 @@ extension Readme {
         let raw = RequestOptions(redirectPolicy: .never)                  // the 3xx is the response
         let homeOnly = RedirectPolicy { redirect in redirect.isCrossOrigin ? .doNotFollow : .follow }
         return [careful, raw, homeOnly]
+    }
+}
+
+// MARK: Moya's targets as one enum (ComingFromAnotherLibrary)
+
+extension Readme {
+    enum ShopTarget: Sendable {
+        case products(page: Int)
+        case product(id: Int)
+        case add(Product)
+        case remove(id: Int)
+
+        var route: Route {
+            switch self {
+            case .products: .get("/products")
+            case .product(let id): .get("/products/\(id)")
+            case .add: .post("/products")
+            case .remove(let id): .delete("/products/\(id)")
+            }
+        }
+
+        var parameters: (any RequestParameters)? {
+            switch self {
+            case .products(let page): URLParameters(["page": page])
+            case .add(let product): JSONParameters(product)
+            case .product, .remove: nil
+            }
+        }
+    }
+
+    struct TargetedShop: Sendable {
+        let client: APIClient
+
+        func request<Value: Decodable & Sendable>(_ target: ShopTarget) -> Promise<Value> {
+            client.request(route: target.route, parameters: target.parameters)
+        }
+
+        func request(_ target: ShopTarget) -> Promise<Void> {
+            client.request(route: target.route, parameters: target.parameters)
+        }
+    }
+
+    static func targets(_ targetedShop: TargetedShop) async throws -> [Product] {
+        let firstPage: [Product] = try await targetedShop.request(.products(page: 1)).value
+        try await targetedShop.request(.remove(id: 7)).value
+        return firstPage
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tern
+import TernTesting
 @testable import TernSnippets
 
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ReadmeTests {
@@ -22,6 +23,19 @@ import Tern
         var draft = RequestDraft(method: .get, url: URL(string: "https://x.io/")!)
         try Readme.noBrackets().encode(into: &draft)
         #expect(draft.url.query == "on=true&tags=a&tags=b")
+    }
+
+    @Test func theEnumOfTargetsSendsEachCaseAsItsRoute() async throws {
+        let seen = Recorder<String>()
+        let server = try LoopbackServer { request in
+            seen.append("\(request.method) \(request.path)?\(request.queryItems.map { "\($0.name)=\($0.value)" }.joined())")
+            return request.method == "GET" ? .json(#"[{"id": 1, "name": "tern", "price": 3}]"#) : ServerResponse(status: 204)
+        }
+        defer { server.stop() }
+        let shop = Readme.TargetedShop(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL), responseQueue: .global()))
+        let firstPage = try await Readme.targets(shop)
+        #expect(firstPage.map(\.name) == ["tern"])
+        #expect(seen.items == ["GET /products?page=1", "DELETE /products/7?"])
     }
 
     @Test func thePromiseChainRuns() async throws {
