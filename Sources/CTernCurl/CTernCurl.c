@@ -188,23 +188,30 @@ static int kept_out_of_reserve(int made) {
 }
 
 /// libcurl's own socket(2) (7.88 passes no SOCK_CLOEXEC), close-on-exec and out of the
-/// descriptors' reserve; -1 (CURL_SOCKET_BAD) with errno set when none can be made.
+/// descriptors' reserve; -1 (CURL_SOCKET_BAD) with errno set when none can be made, and the
+/// exchange's notes told when that was for want of a descriptor.
 static int open_socket_closed_on_exec(void *context, int purpose, struct tern_curl_sockaddr *address) {
-    (void)context;
     (void)purpose;
-    int made;
+    int made = -1;
 #if defined(SOCK_CLOEXEC)
     made = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
-    if (made >= 0 || errno != EINVAL) return kept_out_of_reserve(made);
+    if (made < 0 && errno == EINVAL)
 #endif
-    // A kernel without SOCK_CLOEXEC: marked at once after, which a fork in between would miss.
-    made = socket(address->family, address->socktype, address->protocol);
-    if (made >= 0) fcntl(made, F_SETFD, FD_CLOEXEC);
-    return kept_out_of_reserve(made);
+    {
+        // A kernel without SOCK_CLOEXEC: marked at once after, which a fork in between would miss.
+        made = socket(address->family, address->socktype, address->protocol);
+        if (made >= 0) fcntl(made, F_SETFD, FD_CLOEXEC);
+    }
+    made = kept_out_of_reserve(made);
+    if (made < 0 && (errno == EMFILE || errno == ENFILE) && context != NULL) {
+        ((tern_exchange_notes *)context)->lacked_a_descriptor = errno;
+    }
+    return made;
 }
 
-int tern_curl_setopt_sockets_closed_on_exec(const TernCurl *curl, void *easy, int option) {
-    return curl->easy_setopt(easy, option, open_socket_closed_on_exec);
+int tern_curl_setopt_sockets_closed_on_exec(const TernCurl *curl, void *easy, int option, int dataOption, tern_exchange_notes *notes) {
+    int result = curl->easy_setopt(easy, option, open_socket_closed_on_exec);
+    return result != 0 ? result : curl->easy_setopt(easy, dataOption, (void *)notes);
 }
 
 int tern_curl_getinfo_socket(const TernCurl *curl, void *easy, int info, int *value) {

@@ -64,11 +64,20 @@ int tern_curl_setopt_progress_callback(const TernCurl *curl, void *easy, int opt
 int tern_curl_setopt_prereq_callback(const TernCurl *curl, void *easy, int option, tern_curl_prereq_callback callback);
 int tern_curl_setopt_debug_callback(const TernCurl *curl, void *easy, int option, tern_curl_debug_callback callback);
 int tern_curl_setopt_seek_callback(const TernCurl *curl, void *easy, int option, tern_curl_seek_callback callback);
+/// What one exchange's handle writes besides its transfer: libcurl's words for what went wrong
+/// (CURLOPT_ERRORBUFFER, CURL_ERROR_SIZE bytes), and, when its socket callback could make no
+/// socket for want of a descriptor, why (EMFILE or ENFILE; 0 otherwise).
+typedef struct tern_exchange_notes {
+    char error[256];
+    int lacked_a_descriptor;
+} tern_exchange_notes;
+
 /// Has libcurl open the handle's sockets close-on-exec (CURLOPT_OPENSOCKETFUNCTION, passed as
-/// `option`), so that a process the app starts does not inherit them: one that did held the
-/// connection open after libcurl closed its descriptor, until it ended. No socket is made in
-/// the reserve (see `tern_descriptor_is_reserved`): libcurl hears that none could be made.
-int tern_curl_setopt_sockets_closed_on_exec(const TernCurl *curl, void *easy, int option);
+/// `option`, its data as `dataOption`), so that a process the app starts does not inherit
+/// them: one that did held the connection open after libcurl closed its descriptor, until it
+/// ended. No socket is made in the reserve (see `tern_descriptor_is_reserved`): libcurl hears
+/// that none could be made, and `notes` why.
+int tern_curl_setopt_sockets_closed_on_exec(const TernCurl *curl, void *easy, int option, int dataOption, tern_exchange_notes *notes);
 /// The descriptors a socket leaves free below the process's limit, for the rest of the
 /// process: libdispatch stops the process when its thread pool's monitor cannot open a file
 /// under /proc, so a process whose sockets took every descriptor could crash.

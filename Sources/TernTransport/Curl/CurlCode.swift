@@ -6,6 +6,8 @@ import FoundationNetworking
 /// already know from URLSession.
 enum CurlCode {
     static let ok: Int32 = 0
+    /// CURLE_COULDNT_CONNECT, which libcurl 7.88 also says when no socket could be made.
+    static let couldntConnect: Int32 = 7
     static let writeError: Int32 = 23
     static let readError: Int32 = 26
     static let abortedByCallback: Int32 = 42

@@ -21,14 +21,15 @@ struct CurlEasyOptions {
     }
 
     /// Sets every option `request` asks for but the callbacks; `overTLS` for an HTTPS URL,
-    /// `upload` its body, `errorBuffer` where libcurl writes what went wrong, `certificates` the
-    /// only ones to trust, if not the system's.
+    /// `upload` its body, `notes` where libcurl writes what went wrong (and the socket callback
+    /// whether a descriptor was wanting), `certificates` the only ones to trust, if not the
+    /// system's.
     func configure(_ request: TransportRequest, url: URL, overTLS: Bool, upload: CurlUpload,
-                   errorBuffer: UnsafeMutablePointer<CChar>, trusting certificates: URL?) -> Configured {
+                   notes: UnsafeMutablePointer<tern_exchange_notes>, trusting certificates: URL?) -> Configured {
         setLong(CurlOption.noSignal, 1)
         // A process the app starts (or a test, an exit test's child) inherits no connection:
         // one that did kept it open after libcurl closed it, until the child ended.
-        tern_curl_setopt_sockets_closed_on_exec(curl, easy, CurlOption.openSocketFunction)
+        tern_curl_setopt_sockets_closed_on_exec(curl, easy, CurlOption.openSocketFunction, CurlOption.openSocketData, notes)
         setLong(CurlOption.protocols, 3)            // CURLPROTO_HTTP | CURLPROTO_HTTPS: no file://, no ftp://
         setLong(CurlOption.tcpKeepAlive, 1)
         setLong(CurlOption.sslVerifyPeer, 1)        // libcurl's defaults, stated: the peer and its name are checked
@@ -49,7 +50,7 @@ struct CurlEasyOptions {
         setLong(CurlOption.httpContentDecoding, 0)
         // A proxy's answer to CONNECT is no head of the response: only the server's is.
         setLong(CurlOption.suppressConnectHeaders, 1)
-        tern_curl_setopt_pointer(curl, easy, CurlOption.errorBuffer, errorBuffer)
+        tern_curl_setopt_pointer(curl, easy, CurlOption.errorBuffer, UnsafeMutableRawPointer(notes))   // `error` comes first
 
         let sendsBody = upload.hasBody
         if sendsBody {

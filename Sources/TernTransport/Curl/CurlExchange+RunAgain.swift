@@ -6,7 +6,7 @@ import FoundationNetworking
 /// An exchange that libcurl ended before the request could be answered, run again once on a
 /// connection of its own: the connection libcurl chose was refused before anything of the
 /// request was written (``ConnectionGuard``), or a kept HTTP/2 connection ended as the request
-/// went out on it. The loop's state decides whether it runs again (``CurlLoopState``); the
+/// went out on it. One that no socket could be made for runs again once another has ended. The loop's state decides whether it runs again (``CurlLoopState``); the
 /// exchange says whether it may, and readies its body when it does.
 extension CurlExchange {
     /// Whether the exchange, which libcurl ended with `code`, may go again on a new connection.
@@ -41,6 +41,20 @@ extension CurlExchange {
             NSLocalizedDescriptionKey: "the HTTP/2 connection ended before any answer came\(again)",
             NSURLErrorFailingURLErrorKey: url,
         ])
+    }
+
+    /// Whether libcurl ended the exchange with `code` because no socket could be made for it,
+    /// the process short of descriptors: nothing of it was sent, and it may wait for another
+    /// exchange to end and free one.
+    func lackedADescriptor(after code: Int32) -> Bool {
+        code == CurlCode.couldntConnect && notes.pointee.lacked_a_descriptor != 0 && response.head.status == 0 && upload.readBytes == 0
+    }
+
+    /// Readies an exchange that lacked a descriptor to run again, on any connection: one that
+    /// another exchange left idle is as good as a new one.
+    func readyToRunAgain() {
+        notes.pointee.lacked_a_descriptor = 0
+        stop = nil
     }
 
     /// Readies the exchange to run again, on a connection of its own, its body taken back to its

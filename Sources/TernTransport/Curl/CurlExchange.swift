@@ -26,8 +26,9 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
     let url: URL
     /// The header fields' list, which libcurl reads until the handle is given back.
     private let headerList: UnsafeMutableRawPointer?
-    /// Where libcurl writes what went wrong (CURL_ERROR_SIZE bytes).
-    let errorBuffer: UnsafeMutablePointer<CChar>
+    /// Where libcurl writes what went wrong, and the socket callback whether a descriptor was
+    /// wanting.
+    let notes: UnsafeMutablePointer<tern_exchange_notes>
     /// The request's method, which decides whether its body may be sent again.
     let method: String
     /// The plain-HTTP origin ("host:port") whose running exchanges the loop counts against its
@@ -83,11 +84,11 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
         maximumBodySize = request.maximumBodySize
         pinnedKeys = request.pinnedKeys
         isStream = request.isStream
-        errorBuffer = .allocate(capacity: 256)
-        errorBuffer.initialize(repeating: 0, count: 256)
+        notes = .allocate(capacity: 1)
+        notes.initialize(to: tern_exchange_notes())
         let options = CurlEasyOptions(curl: curl, easy: easy)
         let configured = options.configure(request, url: url, overTLS: tlsOrigin != nil, upload: upload,
-                                           errorBuffer: errorBuffer, trusting: certificates)
+                                           notes: notes, trusting: certificates)
         headerList = configured.headerList
         // Until TLS says which, an HTTPS answer may be HTTP/2.
         owned = LoopBound(Owned(upload: upload, connection: ConnectionGuard(tlsOrigin: tlsOrigin),
@@ -100,7 +101,7 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
     deinit {
         if !owned.valueInDeinit.hasGivenBackItsHandle { handles.giveBack(easy) }
         if let headerList { curl.pointee.slist_free_all(headerList) }
-        errorBuffer.deallocate()
+        notes.deallocate()
         owned.valueInDeinit.upload.close()
     }
 
@@ -199,9 +200,9 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
 
     /// What libcurl said of `code`, in Tern's words where libcurl's would mislead.
     private func message(for code: Int32) -> String {
-        let said = errorBuffer.pointee != 0 ? String(cString: errorBuffer)
-            : curl.pointee.easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code)"
-        return CurlFailure.message(for: code, said: said, method: method)
+        let written = withUnsafeBytes(of: notes.pointee.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let said = !written.isEmpty ? written : curl.pointee.easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code)"
+        return CurlFailure.message(for: code, said: said, method: method, lackedADescriptor: notes.pointee.lacked_a_descriptor)
     }
 }
 #endif

@@ -72,24 +72,18 @@ enum CurlFailure {
         return ResponseHeadCheck.refusal(why, url: url)
     }
 
-    /// What to say of `code`, which libcurl `said`, for a request with `method`.
-    static func message(for code: Int32, said: String, method: String) -> String {
+    /// What to say of `code`, which libcurl `said`, for a request with `method`; `lackedADescriptor`
+    /// is why the socket callback could make no socket (EMFILE or ENFILE), or 0.
+    static func message(for code: Int32, said: String, method: String, lackedADescriptor: Int32 = 0) -> String {
         if code == CurlCode.rewindFailed {
             return "the connection closed, or the server refused the request, before any answer came; a \(method) is not sent again unasked"
         }
         // libcurl 7.88 reports a socket it could not make as a connection refused, with no
-        // system error: whether a descriptor can be made now, outside the reserve Tern's
-        // sockets leave the process, tells that case apart.
-        guard code == 7 else { return said }   // CURLE_COULDNT_CONNECT
-        let probe = dup(STDERR_FILENO)
-        var error = errno
-        if probe >= 0 {
-            if tern_descriptor_is_reserved(probe) != 0 { error = EMFILE }
-            close(probe)
-        }
-        guard probe < 0 || error == EMFILE, error == EMFILE || error == ENFILE else { return said }
+        // system error: the socket callback's note tells that case apart.
+        guard code == CurlCode.couldntConnect, lackedADescriptor != 0 else { return said }
         return "\(said): no socket could be made, the process or the system has no file descriptor left "
-            + "(\(String(cString: strerror(error))); Tern's sockets leave the last \(TERN_DESCRIPTOR_RESERVE) to the rest of the process); "
+            + "(\(String(cString: strerror(lackedADescriptor))); Tern's sockets leave the last \(TERN_DESCRIPTOR_RESERVE) to the rest of the process, "
+            + "and a request waits for one while others run); "
             + "raise the process's limit (ulimit -n), or give the API a CurlTransport(maximumConnections:) that fits under it"
     }
 }

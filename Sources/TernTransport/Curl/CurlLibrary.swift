@@ -125,6 +125,7 @@ enum CurlOption {
     static let caPath: Int32 = 10_097
     static let pinnedPublicKey: Int32 = 10_230
     static let openSocketFunction: Int32 = 20_163
+    static let openSocketData: Int32 = 10_164
     static let prereqFunction: Int32 = 20_312
     static let prereqData: Int32 = 10_313
     static let suppressConnectHeaders: Int32 = 265

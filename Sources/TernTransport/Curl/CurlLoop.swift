@@ -260,6 +260,11 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
                 } else {
                     perform(state.refused(exchange, origin: exchange.admissionOrigin))
                 }
+            case .addAgain(let exchange):
+                exchange.readyToRunAgain()
+                add(exchange)
+            case .keepFewerIdleConnections(let fewer):
+                tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, fewer ? 1 : Self.idleConnections)
             case .remove(let exchange):
                 _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
                 exchange.leftLibcurl()
@@ -315,7 +320,8 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             // Before the handle leaves the multi handle, which alone can still name its socket.
             connections.transferEnded(on: easy)
             let actions = state.finished(exchange, origin: exchange.admissionOrigin, code: result,
-                                         mayRunAgain: exchange.mayRunAgain(after: result))
+                                         mayRunAgain: exchange.mayRunAgain(after: result),
+                                         lackedADescriptor: exchange.lackedADescriptor(after: result))
             let reporting = DispatchTime.now().uptimeNanoseconds
             if perform(actions, finished: true) { answeredAlone = reporting }
         }

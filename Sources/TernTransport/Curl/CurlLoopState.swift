@@ -5,6 +5,11 @@
 /// is tested without a socket. The loop's thread owns it; it does no I/O.
 ///
 /// Each exchange ends with exactly one ``Action/complete(_:code:)``, whatever the order of events.
+///
+/// An exchange that libcurl could make no socket for, the process short of descriptors, waits
+/// for another to leave libcurl, and runs again then, while libcurl keeps fewer connections
+/// idle, so that each end closes one and frees its descriptor. Only the last one running fails
+/// for want of a descriptor: none would free one for it.
 struct CurlLoopState<Exchange: AnyObject> {
     /// What the loop does with libcurl, in order.
     enum Action {
@@ -17,6 +22,11 @@ struct CurlLoopState<Exchange: AnyObject> {
         case addOnNewConnection(Exchange)
         /// Reports the exchange's end: libcurl's result, or `nil` for a cancel.
         case complete(Exchange, code: Int32?)
+        /// Hands an exchange that waited for a descriptor to libcurl again, on any connection.
+        case addAgain(Exchange)
+        /// Has libcurl keep fewer idle connections (one), while exchanges wait for a
+        /// descriptor, or as many as before.
+        case keepFewerIdleConnections(Bool)
     }
 
     /// The exchanges in libcurl's hands.
@@ -25,6 +35,9 @@ struct CurlLoopState<Exchange: AnyObject> {
     private var retried: Set<ObjectIdentifier> = []
     /// Which may run now, and which wait for their origin.
     private var admission: HostAdmission<Exchange>
+    /// Those that no socket could be made for, in the order they came, each waiting for another
+    /// to leave libcurl; each keeps its place among its origin's running ones.
+    private var waitingForADescriptor: [Exchange] = []
 
     /// A loop that runs at most `connectionsPerHost` exchanges at once to one plain-HTTP origin,
     /// and `connections` to all of them together.
@@ -53,18 +66,33 @@ struct CurlLoopState<Exchange: AnyObject> {
             retried.remove(ObjectIdentifier(exchange))
             return next(after: origin, following: .remove(exchange), .complete(exchange, code: nil))
         }
+        if let index = waitingForADescriptor.firstIndex(where: { $0 === exchange }) {
+            waitingForADescriptor.remove(at: index)
+            retried.remove(ObjectIdentifier(exchange))
+            var actions = [Action.complete(exchange, code: nil)]
+            if waitingForADescriptor.isEmpty { actions.append(.keepFewerIdleConnections(false)) }
+            guard let next = admission.release(origin: origin) else { return actions }
+            return actions + [run(next)]
+        }
         if admission.withdraw(exchange, origin: origin) { return [.complete(exchange, code: nil)] }
         return []
     }
 
     /// libcurl finished the exchange with `code`. When it ended before its request could be
     /// answered and `mayRunAgain` (its connection refused before the request was written, or a
-    /// GOAWAY that crossed it), it runs again on a new connection, once.
-    mutating func finished(_ exchange: Exchange, origin: String?, code: Int32, mayRunAgain: Bool) -> [Action] {
+    /// GOAWAY that crossed it), it runs again on a new connection, once. When it
+    /// `lackedADescriptor` and others run, it waits for one of them to leave libcurl.
+    mutating func finished(_ exchange: Exchange, origin: String?, code: Int32, mayRunAgain: Bool,
+                           lackedADescriptor: Bool = false) -> [Action] {
         let id = ObjectIdentifier(exchange)
         guard running.contains(id) else { return [] }
         if mayRunAgain, retried.insert(id).inserted {
             return [.remove(exchange), .addOnNewConnection(exchange)]
+        }
+        if lackedADescriptor, running.count > 1 {
+            running.remove(id)
+            waitingForADescriptor.append(exchange)
+            return waitingForADescriptor.count == 1 ? [.remove(exchange), .keepFewerIdleConnections(true)] : [.remove(exchange)]
         }
         running.remove(id)
         retried.remove(id)
@@ -85,12 +113,18 @@ struct CurlLoopState<Exchange: AnyObject> {
         return .add(exchange)
     }
 
-    /// An exchange to `origin` has left libcurl: `actions`, then the next one waiting for it
-    /// runs. Appended, not joined: every request's end comes here, and each array is an
-    /// allocation.
+    /// An exchange to `origin` has left libcurl: `actions`, then the first waiting for a
+    /// descriptor runs again, and the next one waiting for the origin runs. Appended, not
+    /// joined: every request's end comes here, and each array is an allocation.
     private mutating func next(after origin: String?, following actions: Action...) -> [Action] {
-        guard let next = admission.release(origin: origin) else { return actions }
         var actions = actions
+        if !waitingForADescriptor.isEmpty {
+            let again = waitingForADescriptor.removeFirst()
+            running.insert(ObjectIdentifier(again))
+            actions.append(.addAgain(again))
+            if waitingForADescriptor.isEmpty { actions.append(.keepFewerIdleConnections(false)) }
+        }
+        guard let next = admission.release(origin: origin) else { return actions }
         actions.append(run(next))
         return actions
     }

@@ -65,6 +65,16 @@ import Testing
         #expect(CurlFailure.message(for: 28, said: "Timeout was reached", method: "GET") == "Timeout was reached")
     }
 
+    /// libcurl says a socket it could not make is a refused connection: the socket callback's
+    /// note, not libcurl's words, tells the two apart.
+    @Test func aRefusedConnectionIsToldFromNoDescriptor() {
+        let said = "Failed to connect to 127.0.0.1 port 80 after 0 ms: Couldn't connect to server"
+        #expect(CurlFailure.message(for: 7, said: said, method: "GET") == said)
+        let lacking = CurlFailure.message(for: 7, said: said, method: "GET", lackedADescriptor: EMFILE)
+        #expect(lacking.hasPrefix(said + ": no socket could be made") && lacking.contains(String(cString: strerror(EMFILE))))
+        #expect(CurlFailure.message(for: 28, said: "Timeout was reached", method: "GET", lackedADescriptor: EMFILE) == "Timeout was reached")
+    }
+
     @Test func libcurlsVersionsAreNamed() {
         #expect(CurlExchange.httpVersionName(1) == "HTTP/1.0")
         #expect(CurlExchange.httpVersionName(2) == "HTTP/1.1")

@@ -22,6 +22,8 @@ import Testing
             case .remove(let job): "remove \(job)"
             case .addOnNewConnection(let job): "add \(job) on a new connection"
             case .complete(let job, let code): "complete \(job) \(code.map(String.init) ?? "cancelled")"
+            case .addAgain(let job): "add \(job) again"
+            case .keepFewerIdleConnections(let fewer): fewer ? "keep fewer idle" : "keep as many idle"
             }
         }
     }
@@ -103,6 +105,40 @@ import Testing
         #expect(state.refused(job, origin: origin).isEmpty)
     }
 
+    /// An exchange no socket could be made for waits for another to leave libcurl, in the order
+    /// they failed, libcurl keeping fewer idle connections meanwhile; each keeps its place
+    /// among its origin's running exchanges.
+    @Test func anExchangeLackingADescriptorWaitsForAnotherToEnd() {
+        var state = State(connectionsPerHost: 2)
+        let (a, b, c, d) = (Job("a"), Job("b"), Job("c"), Job("d"))
+        for job in [a, b, c] { _ = state.start(job, origin: nil) }
+        _ = state.start(d, origin: origin)
+        #expect(describe(state.finished(a, origin: nil, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove a", "keep fewer idle"])
+        #expect(describe(state.finished(d, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove d"])
+        #expect(state.runningCount == 2)
+        #expect(describe(state.finished(b, origin: nil, code: 0, mayRunAgain: false)) == ["remove b", "complete b 0", "add a again"])
+        #expect(describe(state.cancel(c, origin: nil)) == ["remove c", "complete c cancelled", "add d again", "keep as many idle"])
+        // Lacking one again with another running, it waits again; alone, it fails.
+        #expect(describe(state.finished(d, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove d", "keep fewer idle"])
+        #expect(describe(state.finished(a, origin: nil, code: 0, mayRunAgain: false)) == ["remove a", "complete a 0", "add d again", "keep as many idle"])
+        #expect(describe(state.finished(d, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove d", "complete d 7"])
+        #expect(state.runningCount == 0)
+    }
+
+    /// A cancel reaches an exchange waiting for a descriptor: it ends there, its origin's place
+    /// goes to the next waiting for it, and nothing of it is left to run.
+    @Test func aCancelEndsAnExchangeWaitingForADescriptor() {
+        var state = State(connectionsPerHost: 1)
+        let (busy, lacking, next) = (Job("busy"), Job("lacking"), Job("next"))
+        _ = state.start(busy, origin: nil)
+        _ = state.start(lacking, origin: origin)
+        #expect(state.start(next, origin: origin).isEmpty)
+        _ = state.finished(lacking, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)
+        #expect(describe(state.cancel(lacking, origin: origin)) == ["complete lacking cancelled", "keep as many idle", "add next"])
+        #expect(state.cancel(lacking, origin: origin).isEmpty)
+        #expect(describe(state.finished(busy, origin: nil, code: 0, mayRunAgain: false)) == ["remove busy", "complete busy 0"])
+    }
+
     /// HTTPS (no origin counted) is never held back here: libcurl's own cap applies.
     @Test func uncountedExchangesAllRun() {
         var state = State(connectionsPerHost: 1)
@@ -119,21 +155,24 @@ import Testing
             let jobs = (0..<6).map { Job("\($0)") }
             var completed: [ObjectIdentifier: Int] = [:]
             var inLibcurl: Set<ObjectIdentifier> = []
+            var keepsFewer = false
             func apply(_ actions: [State.Action]) {
                 for action in actions {
                     switch action {
-                    case .add(let job), .addOnNewConnection(let job): inLibcurl.insert(ObjectIdentifier(job))
+                    case .add(let job), .addOnNewConnection(let job), .addAgain(let job): inLibcurl.insert(ObjectIdentifier(job))
                     case .remove(let job): inLibcurl.remove(ObjectIdentifier(job))
                     case .complete(let job, _): completed[ObjectIdentifier(job), default: 0] += 1
+                    case .keepFewerIdleConnections(let fewer): keepsFewer = fewer
                     }
                 }
             }
             for job in jobs { apply(state.start(job, origin: origin)) }
             for _ in 0..<40 {
                 let job = jobs.randomElement(using: &generator)!
-                switch Int.random(in: 0..<4, using: &generator) {
+                switch Int.random(in: 0..<5, using: &generator) {
                 case 0: apply(state.cancel(job, origin: origin))
                 case 1: apply(state.finished(job, origin: origin, code: 0, mayRunAgain: Bool.random(using: &generator)))
+                case 3: apply(state.finished(job, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true))
                 case 2 where inLibcurl.contains(ObjectIdentifier(job)):
                     inLibcurl.remove(ObjectIdentifier(job))   // libcurl refused the add
                     apply(state.refused(job, origin: origin))
@@ -141,10 +180,12 @@ import Testing
                 }
                 #expect(inLibcurl.count <= 2)
                 #expect(state.runningCount == inLibcurl.count)
+                // One waits for a descriptor only while another runs, whose end will free one.
+                #expect(!keepsFewer || !inLibcurl.isEmpty)
             }
             for job in jobs { apply(state.cancel(job, origin: origin)) }
             #expect(jobs.allSatisfy { completed[ObjectIdentifier($0)] == 1 })
-            #expect(inLibcurl.isEmpty && state.runningCount == 0)
+            #expect(inLibcurl.isEmpty && state.runningCount == 0 && !keepsFewer)
         }
     }
 }

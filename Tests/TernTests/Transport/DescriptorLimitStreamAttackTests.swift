@@ -11,8 +11,9 @@ import TernTesting
 /// descriptors (what Security.md says the connection caps fit under), or 48 (fewer than the
 /// caps let open). The servers (in the parent, not under the limit) each send a line, hold
 /// the stream open a moment, then a last line. Under 128 every stream and request succeeds;
-/// under 48 each settles with its answer or a typed error (libcurl's requests fail for want of
-/// a socket, some 7%; URLSession's wait). Either way the process holds no more descriptors
+/// under 48 too over libcurl, whose requests wait for a socket while others run (before, half
+/// the requests and four streams in five failed for want of one); over URLSession each settles
+/// with its answer or a typed error. Either way the process holds no more descriptors
 /// after than idle connections to the servers and the cache's directory; and over libcurl the
 /// process never finds every descriptor taken, which made Dispatch stop it now and then (its
 /// thread pool's monitor reads /proc, and crashes when it cannot open a file).
@@ -123,8 +124,9 @@ import TernTesting
         #expect(lines.contains("plain settled 2000 of 2000"), "\(printed)")
         // Tern's sockets leave the process a reserve; FoundationNetworking's libcurl does not.
         if TestTransport.isCurl { #expect(lines.contains("no descriptor free 0 times"), "\(printed)") }
-        if spare >= 128 {
-            // Within the budget Security.md gives the caps, none failed for want of a descriptor.
+        if spare >= 128 || TestTransport.isCurl {
+            // Within the budget Security.md gives the caps, none failed for want of a descriptor;
+            // nor short of it over libcurl, whose requests wait for a socket while others run.
             #expect(lines.contains("streams ok 200, typed [:], wrong []"), "\(printed)")
             #expect(lines.contains("plain ok 2000, typed [:], wrong []"), "\(printed)")
         } else {
