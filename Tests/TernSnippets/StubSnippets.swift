@@ -24,4 +24,19 @@ enum StubSnippets {
         #expect(try await tokens.next() == nil)              // the answer's end
         return streamClock.now
     }
+
+    /// A 503 with `Retry-After: 20`, then the answer: the retry waits 20 made-up seconds (at most `maxDelay`, 30 s by default).
+    /// Returns the products and the waits asked for.
+    static func retryAfter() async throws -> (products: Int, waits: [TimeInterval]) {
+        let retryClock = TestClock()
+        let busy = StubTransport()
+        busy.add(Stub(.get, "/api/v2/products", answers: .status(503, headers: ["Retry-After": "20"]), .json("[]")))
+        let patient = APIClient(configuration: APIConfiguration(baseURL: "https://shop.example/api/v2", timeout: .infinity),
+                                transport: busy, clock: retryClock)
+        let retried = Task { () async throws -> [Product] in try await patient.request(route: .get("/products")).value }
+        await retryClock.waitForScheduled(1)                 // the wait Retry-After asked for: no timeout runs
+        retryClock.advance(by: 20)
+        let products = try await retried.value                // [], from the second answer
+        return (products.count, retryClock.scheduledDelays)   // [20.0]
+    }
 }

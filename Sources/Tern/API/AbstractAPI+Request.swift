@@ -39,6 +39,7 @@ extension AbstractAPI {
 
     /// Sends a request and returns the whole response: status, headers, body, URL, timing.
     @inlinable
+    @_disfavoredOverload   // `try await request(…).value` as a statement means the `Void` one
     public func request(
         route: Route,
         parameters: (any RequestParameters)? = nil,

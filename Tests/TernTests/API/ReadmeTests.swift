@@ -38,6 +38,22 @@ import TernTesting
         #expect(seen.items == ["GET /products?page=1", "DELETE /products/7?"])
     }
 
+    /// A request awaited as a statement, its value unused, is the `Void` one: not ambiguous
+    /// with the whole `Response`, as it was (this test did not compile then).
+    @Test func aRequestAwaitedAsAStatementIsTheVoidOne() async throws {
+        let seen = Recorder<String>()
+        let server = try LoopbackServer { request in
+            seen.append("\(request.method) \(request.path)")
+            return ServerResponse(status: 204)
+        }
+        defer { server.stop() }
+        let client = APIClient(configuration: APIConfiguration(baseURL: server.baseURL), responseQueue: .global())
+        try await client.request(route: .delete("/products/7")).value
+        let whole: Response = try await client.request(route: .delete("/products/8")).value
+        #expect(whole.statusCode == 204)
+        #expect(seen.items == ["DELETE /products/7", "DELETE /products/8"])
+    }
+
     @Test func thePromiseChainRuns() async throws {
         let users = Readme.UsersAPI(responseQueue: .global())
         let favorites = try await users.requestUser().then(in: .global(), users.favorites(of:)).value

@@ -55,6 +55,13 @@ import TernTesting
         #expect(try await StubSnippets.streamedCompletion() == 0.4)
     }
 
+    /// The article's Retry-After recipe: one wait of 20 s, then the answer.
+    @Test func theRetryAfterRecipeWaitsTheTimeTheServerAsked() async throws {
+        let (products, waits) = try await StubSnippets.retryAfter()
+        #expect(products == 0)
+        #expect(waits == [20])
+    }
+
     /// The clock moves to the stub's next send and no further: a delayed answer comes at its
     /// time, long before the request's timeout; a piece due after the stream's idle timeout
     /// comes too late, as it would in real time.
