@@ -14,6 +14,9 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
     let inbox = Locked(CurlLoopInbox())
     /// The most connections to one host libcurl opens.
     private let connectionsPerHost: Int
+    /// The most connections libcurl opens to all hosts together, but while exchanges lack a
+    /// descriptor.
+    private let totalConnections: Int
     /// The loop's thread, which its state and its exchanges' belong to.
     let thread = LoopThread()
 
@@ -96,6 +99,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
         self.curl = curl
         self.multi = multi
         self.connectionsPerHost = connectionsPerHost
+        self.totalConnections = max(connectionsPerHost, totalConnections)
         owned = LoopBound(Owned(connections: CurlConnections(curl: curl),
                                 state: CurlLoopState(connectionsPerHost: connectionsPerHost, connections: totalConnections)),
                           owner: thread)
@@ -107,7 +111,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
         // HTTPS, which `HostAdmission` leaves uncounted (HTTP/2 streams share a connection), is
         // held by libcurl's total: past it a transfer waits for a connection, idle ones closed
         // first. Without it, many HTTPS requests to many hosts ran a process out of descriptors.
-        tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxTotalConnections, max(connectionsPerHost, totalConnections))
+        tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxTotalConnections, self.totalConnections)
         Thread { [self] in run() }.start()
     }
 
@@ -263,8 +267,9 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             case .addAgain(let exchange):
                 exchange.readyToRunAgain()
                 add(exchange)
-            case .keepFewerIdleConnections(let fewer):
-                tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, fewer ? 1 : Self.idleConnections)
+            case .limitConnections(let limit):
+                tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, limit == nil ? Self.idleConnections : 1)
+                tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxTotalConnections, limit ?? totalConnections)
             case .remove(let exchange):
                 _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
                 exchange.leftLibcurl()

@@ -7,9 +7,10 @@
 /// Each exchange ends with exactly one ``Action/complete(_:code:)``, whatever the order of events.
 ///
 /// An exchange that libcurl could make no socket for, the process short of descriptors, waits
-/// for another to leave libcurl, and runs again then, while libcurl keeps fewer connections
-/// idle, so that each end closes one and frees its descriptor. Only the last one running fails
-/// for want of a descriptor: none would free one for it.
+/// for another to leave libcurl, and runs again then; meanwhile libcurl keeps no more
+/// connections open than exchanges run (``Action/limitConnections(to:)``), so that it closes an
+/// idle one before it opens one. The last one running runs again at once, libcurl closing an
+/// idle connection first if it keeps one; lacking a descriptor a second time, it fails.
 struct CurlLoopState<Exchange: AnyObject> {
     /// What the loop does with libcurl, in order.
     enum Action {
@@ -24,9 +25,10 @@ struct CurlLoopState<Exchange: AnyObject> {
         case complete(Exchange, code: Int32?)
         /// Hands an exchange that waited for a descriptor to libcurl again, on any connection.
         case addAgain(Exchange)
-        /// Has libcurl keep fewer idle connections (one), while exchanges wait for a
-        /// descriptor, or as many as before.
-        case keepFewerIdleConnections(Bool)
+        /// Has libcurl keep at most this many connections open, and one idle, idle ones closed
+        /// before it opens another (while exchanges lack a descriptor, as many as run); `nil`
+        /// for its own limits.
+        case limitConnections(to: Int?)
     }
 
     /// The exchanges in libcurl's hands.
@@ -38,6 +40,11 @@ struct CurlLoopState<Exchange: AnyObject> {
     /// Those that no socket could be made for, in the order they came, each waiting for another
     /// to leave libcurl; each keeps its place among its origin's running ones.
     private var waitingForADescriptor: [Exchange] = []
+    /// Those that lacked a descriptor with no other running, and run again at once: never a
+    /// second time.
+    private var triedAloneForADescriptor: Set<ObjectIdentifier> = []
+    /// Whether libcurl's connections are limited now.
+    private var limitsConnections = false
 
     /// A loop that runs at most `connectionsPerHost` exchanges at once to one plain-HTTP origin,
     /// and `connections` to all of them together.
@@ -63,16 +70,14 @@ struct CurlLoopState<Exchange: AnyObject> {
     /// ended already.
     mutating func cancel(_ exchange: Exchange, origin: String?) -> [Action] {
         if running.remove(ObjectIdentifier(exchange)) != nil {
-            retried.remove(ObjectIdentifier(exchange))
+            forget(exchange)
             return next(after: origin, following: .remove(exchange), .complete(exchange, code: nil))
         }
         if let index = waitingForADescriptor.firstIndex(where: { $0 === exchange }) {
             waitingForADescriptor.remove(at: index)
-            retried.remove(ObjectIdentifier(exchange))
-            var actions = [Action.complete(exchange, code: nil)]
-            if waitingForADescriptor.isEmpty { actions.append(.keepFewerIdleConnections(false)) }
-            guard let next = admission.release(origin: origin) else { return actions }
-            return actions + [run(next)]
+            forget(exchange)
+            guard let next = admission.release(origin: origin) else { return [.complete(exchange, code: nil)] }
+            return [.complete(exchange, code: nil), run(next)]
         }
         if admission.withdraw(exchange, origin: origin) { return [.complete(exchange, code: nil)] }
         return []
@@ -92,10 +97,13 @@ struct CurlLoopState<Exchange: AnyObject> {
         if lackedADescriptor, running.count > 1 {
             running.remove(id)
             waitingForADescriptor.append(exchange)
-            return waitingForADescriptor.count == 1 ? [.remove(exchange), .keepFewerIdleConnections(true)] : [.remove(exchange)]
+            return limitingConnections([.remove(exchange)])
+        }
+        if lackedADescriptor, triedAloneForADescriptor.insert(id).inserted {
+            return limitingConnections([.remove(exchange)]) + [.addAgain(exchange)]
         }
         running.remove(id)
-        retried.remove(id)
+        forget(exchange)
         return next(after: origin, following: .remove(exchange), .complete(exchange, code: code))
     }
 
@@ -103,8 +111,20 @@ struct CurlLoopState<Exchange: AnyObject> {
     /// ``Action/addOnNewConnection(_:)``): it ends, and the next waiting for its origin runs.
     mutating func refused(_ exchange: Exchange, origin: String?) -> [Action] {
         guard running.remove(ObjectIdentifier(exchange)) != nil else { return [] }
-        retried.remove(ObjectIdentifier(exchange))
+        forget(exchange)
         return next(after: origin, following: .complete(exchange, code: CurlCode.abortedByCallback))
+    }
+
+    /// `actions`, then libcurl told to keep no more connections than exchanges run.
+    private mutating func limitingConnections(_ actions: [Action]) -> [Action] {
+        limitsConnections = true
+        return actions + [.limitConnections(to: max(1, running.count))]
+    }
+
+    /// The exchange has ended: nothing of it is kept.
+    private mutating func forget(_ exchange: Exchange) {
+        retried.remove(ObjectIdentifier(exchange))
+        triedAloneForADescriptor.remove(ObjectIdentifier(exchange))
     }
 
     /// The exchange goes to libcurl.
@@ -122,7 +142,9 @@ struct CurlLoopState<Exchange: AnyObject> {
             let again = waitingForADescriptor.removeFirst()
             running.insert(ObjectIdentifier(again))
             actions.append(.addAgain(again))
-            if waitingForADescriptor.isEmpty { actions.append(.keepFewerIdleConnections(false)) }
+        } else if limitsConnections {
+            limitsConnections = false
+            actions.append(.limitConnections(to: nil))
         }
         guard let next = admission.release(origin: origin) else { return actions }
         actions.append(run(next))

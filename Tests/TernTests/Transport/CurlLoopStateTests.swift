@@ -23,7 +23,7 @@ import Testing
             case .addOnNewConnection(let job): "add \(job) on a new connection"
             case .complete(let job, let code): "complete \(job) \(code.map(String.init) ?? "cancelled")"
             case .addAgain(let job): "add \(job) again"
-            case .keepFewerIdleConnections(let fewer): fewer ? "keep fewer idle" : "keep as many idle"
+            case .limitConnections(let limit): limit.map { "limit \($0)" } ?? "no limit"
             }
         }
     }
@@ -106,22 +106,25 @@ import Testing
     }
 
     /// An exchange no socket could be made for waits for another to leave libcurl, in the order
-    /// they failed, libcurl keeping fewer idle connections meanwhile; each keeps its place
-    /// among its origin's running exchanges.
+    /// they failed, libcurl keeping no more connections open than exchanges run; each keeps its place among its
+    /// origin's running exchanges. The last one running goes again at once, and fails the
+    /// second time; the next end after the waits lifts the limit.
     @Test func anExchangeLackingADescriptorWaitsForAnotherToEnd() {
         var state = State(connectionsPerHost: 2)
         let (a, b, c, d) = (Job("a"), Job("b"), Job("c"), Job("d"))
         for job in [a, b, c] { _ = state.start(job, origin: nil) }
         _ = state.start(d, origin: origin)
-        #expect(describe(state.finished(a, origin: nil, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove a", "keep fewer idle"])
-        #expect(describe(state.finished(d, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove d"])
+        #expect(describe(state.finished(a, origin: nil, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove a", "limit 3"])
+        #expect(describe(state.finished(d, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove d", "limit 2"])
         #expect(state.runningCount == 2)
         #expect(describe(state.finished(b, origin: nil, code: 0, mayRunAgain: false)) == ["remove b", "complete b 0", "add a again"])
-        #expect(describe(state.cancel(c, origin: nil)) == ["remove c", "complete c cancelled", "add d again", "keep as many idle"])
-        // Lacking one again with another running, it waits again; alone, it fails.
-        #expect(describe(state.finished(d, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove d", "keep fewer idle"])
-        #expect(describe(state.finished(a, origin: nil, code: 0, mayRunAgain: false)) == ["remove a", "complete a 0", "add d again", "keep as many idle"])
-        #expect(describe(state.finished(d, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove d", "complete d 7"])
+        #expect(describe(state.cancel(c, origin: nil)) == ["remove c", "complete c cancelled", "add d again"])
+        // Lacking one again with another running, it waits again.
+        #expect(describe(state.finished(d, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove d", "limit 1"])
+        #expect(describe(state.finished(a, origin: nil, code: 0, mayRunAgain: false)) == ["remove a", "complete a 0", "add d again"])
+        // Alone, it goes again at once, once.
+        #expect(describe(state.finished(d, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove d", "limit 1", "add d again"])
+        #expect(describe(state.finished(d, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove d", "complete d 7", "no limit"])
         #expect(state.runningCount == 0)
     }
 
@@ -133,10 +136,10 @@ import Testing
         _ = state.start(busy, origin: nil)
         _ = state.start(lacking, origin: origin)
         #expect(state.start(next, origin: origin).isEmpty)
-        _ = state.finished(lacking, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)
-        #expect(describe(state.cancel(lacking, origin: origin)) == ["complete lacking cancelled", "keep as many idle", "add next"])
+        #expect(describe(state.finished(lacking, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true)) == ["remove lacking", "limit 1"])
+        #expect(describe(state.cancel(lacking, origin: origin)) == ["complete lacking cancelled", "add next"])
         #expect(state.cancel(lacking, origin: origin).isEmpty)
-        #expect(describe(state.finished(busy, origin: nil, code: 0, mayRunAgain: false)) == ["remove busy", "complete busy 0"])
+        #expect(describe(state.finished(busy, origin: nil, code: 0, mayRunAgain: false)) == ["remove busy", "complete busy 0", "no limit"])
     }
 
     /// HTTPS (no origin counted) is never held back here: libcurl's own cap applies.
@@ -162,7 +165,7 @@ import Testing
                     case .add(let job), .addOnNewConnection(let job), .addAgain(let job): inLibcurl.insert(ObjectIdentifier(job))
                     case .remove(let job): inLibcurl.remove(ObjectIdentifier(job))
                     case .complete(let job, _): completed[ObjectIdentifier(job), default: 0] += 1
-                    case .keepFewerIdleConnections(let fewer): keepsFewer = fewer
+                    case .limitConnections(let limit): keepsFewer = limit != nil
                     }
                 }
             }
