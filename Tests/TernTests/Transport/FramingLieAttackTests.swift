@@ -166,5 +166,49 @@ import TernTesting
             #expect(api.cookieJar?.all.contains { $0.name.hasPrefix("early") } != true, "\(api.cookieJar?.all ?? [])")
         }
     }
+
+    /// Heads refused as untrustworthy that carry a `Set-Cookie` before (or after) the lie: no
+    /// answer came, and the jar keeps nothing of it; the next request carries no cookie.
+    static let refusedWithCookies = [
+        "HTTP/1.1 200 OK\r\nSet-Cookie: planted=1; Path=/\r\nContent-Length: 5\r\nContent-Length: 30",
+        "HTTP/1.1 200 OK\r\nSet-Cookie: planted=1; Path=/\r\nContent-Length: 5\r\nTransfer-Encoding: chunked",
+        "HTTP/1.1 200 OK\r\nContent-Length: -5\r\nSet-Cookie: planted=1; Path=/",
+        "HTTP/1.1 200 OK\r\nSet-Cookie: planted=1; Path=/\r\nX: a\0b\r\nContent-Length: 5",
+        "HTTP/1.1 101 Switching Protocols\r\nSet-Cookie: planted=1; Path=/\r\nUpgrade: websocket\r\nConnection: Upgrade",
+        "HTTP/1.1 302 Found\r\nSet-Cookie: planted=1; Path=/\r\nLocation: /a\r\nLocation: /b\r\nContent-Length: 5",
+    ]
+
+    @Test(arguments: refusedWithCookies)
+    func aRefusedHeadSetsNoCookie(head: String) async throws {
+        let server = try Self.server(head: head)
+        defer { server.stop() }
+        let api = try Self.api()
+        try await Self.expectFailedTyped(await (api.request(route: .get(server.baseURL + "/hostile")) as Promise<String>).result, then: api, at: server)
+        #expect(api.cookieJar?.all.isEmpty == true, "\(api.cookieJar?.all ?? [])")
+    }
+
+    /// An event stream, gzipped, whose compressed stream is cut inside its second event (the
+    /// framing whole): the first event is read, the second, never finished, is not made an
+    /// event, whether the transport sees the cut (libcurl, through Tern: a typed error) or not
+    /// (FoundationNetworking: the stream just ends).
+    @Test func anEventCutInsideItsCompressedStreamIsNotDispatched() async throws {
+        let events = Data("data: first\n\ndata: second, never ended\n".utf8) + Data(repeating: 0x61, count: 5_000)
+        let gzip = GzipStream.stored(events)
+        let cut = gzip.prefix(gzip.count - 2_000)
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            connection.send(Array("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\nContent-Length: \(cut.count)\r\n\r\n".utf8) + [UInt8](cut))
+        }
+        defer { server.stop() }
+        var seen: [String] = []
+        do {
+            for try await event in try Self.api().stream(route: .get(server.baseURL + "/events")).events { seen.append(event.data) }
+            #expect(!TestTransport.isCurl, "a cut compressed stream ended without an error")
+        } catch let error as APIError {
+            guard case .transportFailed(let failure) = error else { Issue.record("expected transportFailed, got \(error)"); return }
+            #expect(failure.urlError?.code == .cannotDecodeContentData, "\(failure)")
+        }
+        #expect(seen == ["first"])
+    }
 }
 #endif
