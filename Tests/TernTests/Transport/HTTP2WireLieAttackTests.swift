@@ -7,9 +7,9 @@ import TernTesting
 /// HTTP/2 answers over libcurl that lie in their frames, crossed with the features that read
 /// fields and bodies: a `content-length` the DATA frames do not keep (RFC 9113 §8.1.1 calls
 /// that malformed), trailers carrying `set-cookie`, `cache-control` or `content-type`, several
-/// `103` heads carrying cookies before the answer or an event stream, and a compressed body
-/// that inflates a thousandfold. Each settles once, typed; no trailer or interim field is
-/// obeyed; a bomb is never kept.
+/// `103` heads carrying cookies before the answer or an event stream, a compressed body that
+/// inflates a thousandfold, and heads RFC 9113 calls malformed. Each settles once, typed; no
+/// trailer or interim field is obeyed; a bomb is never kept.
 @Suite(.onTestThreads, .timeLimit(.minutes(2))) struct HTTP2WireLieAttackTests {
     static func api(_ server: ScriptedHTTP2Server, maximumResponseSize: SizeLimit = .megabytes(64), cache: HTTPCache? = nil) throws -> AbstractAPI {
         AbstractAPI(configuration: APIConfiguration(timeout: 60, maximumResponseSize: maximumResponseSize, retryPolicy: .never, cache: cache),
@@ -142,6 +142,60 @@ import TernTesting
             #expect(body.count == size && body.allSatisfy { $0 == 0x62 })
         }
         #expect(server.requests.count == 3)
+    }
+
+    /// A literal field with a new name, without indexing: any name or value, as a hostile
+    /// server's encoder writes it (values under 128 bytes).
+    static func literal(_ name: String, _ value: String) -> [UInt8] {
+        [0x00, UInt8(name.utf8.count)] + Array(name.utf8) + [UInt8(value.utf8.count)] + Array(value.utf8)
+    }
+
+    /// Heads RFC 9113 §8.2 and §8.3 call malformed: fields of HTTP/1's connection (a transfer
+    /// coding that would frame the body in chunks, `connection`, `upgrade`, `keep-alive`),
+    /// lengths that are not one, a `:status` that is none or twice or after a field, names in
+    /// capitals or with a space or a colon, NUL or CRLF in a value (a second `set-cookie`
+    /// smuggled in), a `103` with a length. Each fails typed, nothing of it kept, and the
+    /// next request on the connection is answered.
+    static let malformed: [(String, [UInt8], String)] = [
+        ("chunked", [0x88] + literal("transfer-encoding", "chunked"), "5\r\nhello\r\n0\r\n\r\n"),
+        ("chunked, huge", [0x88] + literal("transfer-encoding", "chunked"), "FFFFFFFFFF\r\nhello\r\n0\r\n\r\n"),
+        ("gzip transfer coding", [0x88] + literal("transfer-encoding", "gzip"), "hello"),
+        ("connection", [0x88] + literal("connection", "close"), "hello"),
+        ("upgrade", [0x88] + literal("upgrade", "h2c"), "hello"),
+        ("keep-alive", [0x88] + literal("keep-alive", "timeout=5"), "hello"),
+        ("length 5, 5", [0x88] + literal("content-length", "5, 5"), "hello"),
+        ("length -1", [0x88] + literal("content-length", "-1"), "hello"),
+        ("two lengths", [0x88] + literal("content-length", "5") + literal("content-length", "30"), "hello"),
+        ("status 101", literal(":status", "101"), "hello"),
+        ("status 2000", literal(":status", "2000"), "hello"),
+        ("two statuses", [0x88, 0x88], "hello"),
+        ("status after a field", literal("x-a", "1") + [0x88], "hello"),
+        ("a name in capitals", [0x88] + literal("Content-Type", "text/plain"), "hello"),
+        ("a name with a space", [0x88] + literal("x a", "1"), "hello"),
+        ("a name with a colon", [0x88] + literal("set-cookie:x", "1"), "hello"),
+        ("NUL in a cookie", [0x88] + literal("set-cookie", "a=1\0; Path=/"), "hello"),
+        ("CRLF in a value", [0x88] + literal("x-a", "a\r\nset-cookie: injected=1; Path=/"), "hello"),
+        ("a 103 with a length", literal(":status", "103") + literal("content-length", "3"), "hello"),
+    ]
+
+    @Test(arguments: malformed.indices)
+    func aMalformedHeadFailsTyped(index: Int) async throws {
+        let (_, block, body) = Self.malformed[index]
+        let server = try ScriptedHTTP2Server { request, connection in
+            guard request.stream == 1 else { return connection.answer(request.stream) }
+            connection.send(.headers, Self.endHeaders, request.stream, Data(block))
+            if block.starts(with: Self.literal(":status", "103")) { connection.send(.headers, Self.endHeaders, request.stream, Data([0x88])) }
+            connection.send(.data, Self.endStream, request.stream, Data(body.utf8))
+        }
+        let api = try Self.api(server)
+        let result = await (api.request(route: .get(server.url + "/malformed"), options: RequestOptions(validation: .acceptAll)) as Promise<Data>).result
+        guard case .failure(APIError.transportFailed) = result else {
+            Issue.record("expected transportFailed, got \(result)")
+            return
+        }
+        #expect(api.cookieJar?.all.isEmpty == true, "\(api.cookieJar?.all ?? [])")
+        let next: [[String: String]] = try await api.request(route: .get(server.url + "/next")).value
+        #expect(next == [["name": "c1s3"]])
     }
 }
 #endif
