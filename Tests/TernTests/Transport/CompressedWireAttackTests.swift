@@ -56,6 +56,42 @@ import TernTesting
         }
     }
 
+    /// Three answers of 1.5 MiB each, a few kilobytes each on the wire, into a cache of 3 MiB:
+    /// the cache's whole limit counts the bytes undone too, so at most two stay; asked again,
+    /// at least one goes back to the server, and the directory holds no more than its limit.
+    @Test(arguments: [false, true])
+    func bombsUnderEachLimitFillTheCacheByTheirBytesUndone(onDisk: Bool) async throws {
+        let size = 3 << 19
+        let requests = Recorder<String>()
+        let bombs = (0..<3).map { WireBomb.gzip(repeating: UInt8(0x61 + $0), count: size) }
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                requests.append(request)
+                let index = Int(ConnectionReuseTests.name(of: request).dropFirst(4)) ?? 0
+                let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip\r\nCache-Control: max-age=600\r\nContent-Length: \(bombs[index].count)\r\n\r\n"
+                guard connection.send(Array(head.utf8) + [UInt8](bombs[index])) else { return }
+            }
+        }
+        defer { server.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-bomb-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = onDisk ? try HTTPCache(directory: directory, maximumBytes: 3 << 20, maximumResponseBytes: 2 << 20)
+                           : HTTPCache(maximumBytes: 3 << 20, maximumResponseBytes: 2 << 20)
+        let api = Self.api(maximumResponseSize: .unlimited, cache: cache)
+        for _ in 0..<2 {
+            for index in 0..<3 {
+                let body: Data = try await api.request(route: .get(server.baseURL + "/bomb\(index)")).value
+                #expect(body.count == size && body.allSatisfy { $0 == UInt8(0x61 + index) })
+            }
+        }
+        #expect(requests.items.count >= 4, "\(requests.items.count) requests: three answers of 1.5 MiB kept in 3 MiB")
+        if onDisk {
+            let files = (FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.fileSizeKey])?.allObjects as? [URL]) ?? []
+            let written = files.compactMap { try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize }.reduce(0, +)
+            #expect(written <= (3 << 20) + 64 << 10, "\(written) bytes in the cache's directory")
+        }
+    }
+
     /// The same bomb and a body over the API's memory limit: the request fails as too large,
     /// and the cache has nothing to answer the next one with.
     @Test func aBombOverTheMemoryLimitFailsAndIsNotKept() async throws {
