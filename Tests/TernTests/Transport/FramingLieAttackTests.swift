@@ -210,5 +210,32 @@ import TernTesting
         }
         #expect(seen == ["first"])
     }
+
+    /// Heads HTTP allows that FoundationNetworking's parser does not: a field with no space after
+    /// its colon (RFC 9112's whitespace there is optional), a value of spaces alone, a status
+    /// line without its reason's space. Over libcurl each is answered; over URLSession the request
+    /// fails typed (FoundationNetworking's header callback refuses the line: "Failed writing
+    /// header"), as the Linux article says; never a hang, and the next request is answered.
+    static let lawfulButOdd = [
+        "HTTP/1.1 200 OK\r\nContent-Type:text/plain\r\nContent-Length: 5",
+        "HTTP/1.1 200 OK\r\nX-Note:1\r\nContent-Length: 5",
+        "HTTP/1.1 200 OK\r\nX-Note:  \r\nContent-Length: 5",
+        "HTTP/1.1 200\r\nContent-Length: 5",
+    ]
+
+    @Test(arguments: lawfulButOdd)
+    func aLawfulHeadFoundationNetworkingCannotParse(head: String) async throws {
+        let server = try Self.server(head: head)
+        defer { server.stop() }
+        let api = try Self.api()
+        let result = await (api.request(route: .get(server.baseURL + "/hostile")) as Promise<String>).result
+        if TestTransport.isCurl {
+            #expect((try? result.get()) == "hello", "\(result)")
+            let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
+            #expect(next == "/next")
+        } else {
+            try await Self.expectFailedTyped(result, then: api, at: server)
+        }
+    }
 }
 #endif
