@@ -7,7 +7,8 @@ import TernTesting
 /// Downloads cut short and resumed, where the wire compresses: a body in gzip cut short keeps
 /// nothing to resume from (its bytes on disk are undone, its offsets the compressed stream's);
 /// a resume answered with a `206` in gzip, which a range of the stored body must not be,
-/// either finishes the very file or fails typed, never a file of other bytes.
+/// either finishes the very file or fails typed, never a file of other bytes; so does one
+/// whose `Content-Range` is given twice.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct EncodedResumeAttackTests {
     static let body = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
 
@@ -75,6 +76,39 @@ import TernTesting
         #expect(pending.offset == 70_000)
         let resumed = await api.download(route: .get(server.baseURL + "/file"), to: destination, resumingFrom: pending).result
         #expect(ranges.items.count == 1)
+        switch resumed {
+        case .success(let file):
+            #expect(try Data(contentsOf: file.fileURL) == Self.body, "a file of other bytes")
+        case .failure(let error):
+            #expect(error is APIError, "\(error)")
+            #expect(!FileManager.default.fileExists(atPath: destination.path))
+        }
+    }
+
+    /// The resume answered `206` with its `Content-Range` given twice (the same range, or a
+    /// second from the start): joined with a comma, the two are no one range. The download ends
+    /// with the very body, or fails typed and leaves no file: never the rest appended at the
+    /// wrong offset.
+    @Test(arguments: ["bytes 70000-199999/200000", "bytes 0-129999/200000"])
+    func aResumeWhoseRangeIsGivenTwiceFinishesTheFileOrFails(second: String) async throws {
+        let rest = Self.body.suffix(from: 70_000)
+        let server = try RawServer { connection in
+            guard let request = connection.readRequest() else { return }
+            if request.lowercased().contains("\r\nrange:") {
+                connection.send(Array(("HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 70000-199999/200000\r\n"
+                    + "Content-Range: \(second)\r\nContent-Length: \(rest.count)\r\n\r\n").utf8) + [UInt8](rest))
+            } else {
+                connection.send(Array("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: \(Self.body.count)\r\n\r\n".utf8) + [UInt8](Self.body.prefix(70_000)))
+            }
+        }
+        defer { server.stop() }
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("file.bin")
+        let api = Self.api()
+        _ = await api.download(route: .get(server.baseURL + "/file"), to: destination).result
+        let pending = try #require(ResumableDownload.pending(for: destination))
+        let resumed = await api.download(route: .get(server.baseURL + "/file"), to: destination, resumingFrom: pending).result
         switch resumed {
         case .success(let file):
             #expect(try Data(contentsOf: file.fileURL) == Self.body, "a file of other bytes")
