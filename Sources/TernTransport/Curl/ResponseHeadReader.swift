@@ -157,8 +157,28 @@ struct ResponseHeadReader {
     }
 
     private func head() -> Head {
-        Head(status: status, httpVersion: httpVersion, fields: HTTPHeaders(joining: fields),
+        Head(status: status, httpVersion: httpVersion, fields: HTTPHeaders(joining: Self.withoutRepeatedLocations(fields)),
              setCookies: fields.lazy.filter { $0.name.caseInsensitiveEquals("Set-Cookie") }.map(\.value))
+    }
+
+    /// `fields` with every `Location` after the first left out. The head check lets a repeat
+    /// through only when it names the same URL; joined with a comma, as other repeated fields
+    /// are, the two would be a URL neither named, and the redirect went there ("/next, /next"
+    /// led to `/next,%20/next`).
+    private static func withoutRepeatedLocations(_ fields: [(name: String, value: String)]) -> [(name: String, value: String)] {
+        var found = false
+        let repeats = fields.contains { field in
+            guard field.name.caseInsensitiveEquals("location") else { return false }
+            defer { found = true }
+            return found
+        }
+        guard repeats else { return fields }
+        var kept = false
+        return fields.filter { field in
+            guard field.name.caseInsensitiveEquals("location") else { return true }
+            defer { kept = true }
+            return !kept
+        }
     }
 
     /// Header bytes as text: UTF-8 when they are valid UTF-8 (ASCII, as they almost always are,

@@ -37,6 +37,15 @@ import Testing
         #expect(try read(["Trailer: x", ""], into: &reader).get() == nil)
     }
 
+    /// A `Location` given again, the same, is one `Location`: joined like other repeats, the
+    /// two were "/next, /next", which the redirect followed to `/next,%20/next`.
+    @Test func aLocationGivenTwiceAlikeIsOne() throws {
+        var reader = ResponseHeadReader()
+        let head = try read(["HTTP/1.1 302 Found", "Location: /next", "X-A: 1", "location: /next", "x-a: 2", ""], into: &reader).get()
+        #expect(head?.fields["Location"] == "/next")
+        #expect(head?.fields["X-A"] == "1, 2")
+    }
+
     /// Each `Set-Cookie` field stays whole beside the joined fields, a comma inside one its
     /// value's; an interim head's are not the response's.
     @Test func setCookieFieldsAreKeptOneByOne() throws {
