@@ -37,8 +37,11 @@ import TernTesting
         defer { server.stop() }
         let api = try TestAPI(baseURL: server.baseURL)
         let _: Data = try await api.request(route: api.get(endpoint: "/kept")).value
-        #expect(await eventually { closeOnExec(on: server.port).count == 2 })
-        #expect(closeOnExec(on: server.port) == [true, true])
+        // The listener and the connection kept alive, and any other the server holds (a full run
+        // once counted three): each close-on-exec.
+        #expect(await eventually { closeOnExec(on: server.port).count >= 2 }, "\(TCPSockets.describe(port: server.port))")
+        let flags = closeOnExec(on: server.port)
+        #expect(flags.count >= 2 && flags.allSatisfy { $0 }, "\(flags): \(TCPSockets.describe(port: server.port))")
     }
 
     #if os(Linux)
