@@ -38,6 +38,18 @@ enum StreamingSnippets {
         }
     }
 
+    /// Each event's data decoded as JSON in the loop, until the source ends (a 204); returns
+    /// the readings.
+    static func decodedEvents(_ client: APIClient) async throws -> [Reading] {
+        var readings: [Reading] = []
+        let decoder = JSONDecoder()
+        for try await event in client.events(route: .get("/readings")) {
+            let reading = try decoder.decode(Reading.self, from: Data(event.data.utf8))
+            readings.append(reading)
+        }
+        return readings
+    }
+
     static func callbacks(_ client: APIClient) -> Promise<Void> {
         let tail = client.stream(route: .get("/logs/tail")).lines.forEach(on: .main) { line in print(line) }
         tail.onError { error in print(error) }

@@ -54,6 +54,23 @@ import TernTesting
         #expect(seen.items == ["DELETE /products/7", "DELETE /products/8"])
     }
 
+    /// The Streaming Responses article's decoding of each event's data: two readings, then the
+    /// 204 that ends the source.
+    @Test func eachEventsDataDecodesInTheLoop() async throws {
+        let served = Recorder<String>()
+        let server = try LoopbackServer { request in
+            served.append(request.path)
+            let body = served.items.count == 1 ? "retry: 500\ndata: {\"sensor\": \"a\", \"value\": 1}\n\ndata: {\"sensor\": \"b\", \"value\": 2.5}\n\n" : ""
+            return body.isEmpty ? ServerResponse(status: 204)
+                : ServerResponse(status: 200, headers: ["Content-Type": "text/event-stream"], body: Data(body.utf8))
+        }
+        defer { server.stop() }
+        let client = APIClient(configuration: APIConfiguration(baseURL: server.baseURL), responseQueue: .global())
+        let readings = try await StreamingSnippets.decodedEvents(client)
+        #expect(readings.map(\.sensor) == ["a", "b"] && readings.map(\.value) == [1, 2.5])
+        #expect(served.items == ["/readings", "/readings"])
+    }
+
     @Test func thePromiseChainRuns() async throws {
         let users = Readme.UsersAPI(responseQueue: .global())
         let favorites = try await users.requestUser().then(in: .global(), users.favorites(of:)).value
