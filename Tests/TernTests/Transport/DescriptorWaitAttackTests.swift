@@ -61,6 +61,10 @@ import TernTesting
                     _ = seen.wait(seconds: 2) { $0.inFlight >= cCount }
                     seen.with { $0.inFlight -= 1; $0.done += 1 }
                     guard connection.send(RawServer.Connection.response("plain \(path)")) else { return }
+                } else if path.hasPrefix("/s/") {
+                    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    _ = connection.send(head + StreamTests.chunk("\(path) line\n") + "0\r\n\r\n")
+                    return
                 } else if path == "/warm" {
                     _ = connection.send(RawServer.Connection.response("plain \(path)", headers: "Connection: close\r\n"))
                     return
@@ -110,13 +114,27 @@ import TernTesting
     static func hold(_ api: AbstractAPI, base: String, spare: Int) async -> (Task<String, Never>, [Int32])? {
         guard lowerLimit(spare: spare) else { return nil }
         let warm: Promise<String> = api.request(route: .get(base + "/warm"))
-        guard await outcome(warm, path: "/warm") == "ok" else { return nil }
+        // A stream too, whose libcurl loop is made at the first.
+        guard await outcome(warm, path: "/warm") == "ok", await stream(api, base + "/s/warm") == "ok" else { return nil }
         try? await Task.sleep(for: .milliseconds(100))
         let before = sockets()
         let taken = takeDescriptors(leaving: 4)
         let held: Promise<String> = api.request(route: .get(base + "/hold"))
         for _ in 0..<500 where sockets() <= before { try? await Task.sleep(for: .milliseconds(10)) }
         return (Task { await outcome(held, path: "/hold") }, taken + takeDescriptors(leaving: 0))
+    }
+
+    /// A stream's one line read: "ok", or what came instead.
+    static func stream(_ api: AbstractAPI, _ url: String) async -> String {
+        do {
+            var lines: [String] = []
+            for try await line in api.stream(route: .get(url)).lines { lines.append(line) }
+            return lines == ["\(URL(string: url)?.path ?? "?") line"] ? "ok" : "lines \(lines)"
+        } catch let error as APIError {
+            return "typed \(error.caseName)"
+        } catch {
+            return "untyped \(error)"
+        }
     }
 
     /// What a promise settled with, and how many times it settled (by a `finally`).
@@ -174,7 +192,7 @@ import TernTesting
         let lines = printed.split(separator: "\n").map(String.init)
         #expect(lines == ["late: typed timeout", "posted: ok", "held: ok", "after: ok"], "\(printed)")
         // The late one was never sent; the POST once, after the stream began.
-        #expect(seen.with { $0.paths } == ["GET /warm", "GET /hold", "POST /p", "GET /after"], "\(printed)")
+        #expect(seen.with { $0.paths } == ["GET /warm", "GET /s/warm", "GET /hold", "POST /p", "GET /after"], "\(printed)")
     }
 
     @Test(.exitTest) func requestsCancelledWhileTheyWaitLeaveNoLimitBehind() async throws {
@@ -214,6 +232,35 @@ import TernTesting
         // The seven ran at once, the one held still running: no limit was left from the waits.
         if TestTransport.isCurl {
             #expect(seen.with { $0.peakWhileHeld } == 7, "\(printed)")
+        }
+    }
+
+    /// A stream that finds no descriptor while a plain request holds the last: streams run on a
+    /// libcurl loop of their own, which has nothing running, so the stream tries once more and
+    /// fails at once, where a plain request would wait for the held one to end. Typed, but not
+    /// the wait the transport promises ("for another request of its transport to end").
+    @Test(.exitTest) func aStreamLackingADescriptorWaitsForAPlainRequestToEnd() async throws {
+        let seen = Seen()
+        let server = try Self.server(seen: seen, holdSeconds: 2, cCount: 0)
+        defer { server.stop() }
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String] in
+                CrashBacktrace.printOnCrash()
+                guard let transport = TestTransport.make() else { exit(2) }
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport,
+                                      responseQueue: .global())
+                guard let (held, taken) = await DescriptorWaitAttackTests.hold(api, base: base, spare: 24) else { exit(3) }
+                print("stream: \(await DescriptorWaitAttackTests.stream(api, base + "/s/1"))")
+                taken.forEach { close($0) }
+                print("held: \(await held.value)")
+                withExtendedLifetime(api) {}
+            }
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        let lines = printed.split(separator: "\n").map(String.init)
+        #expect(lines.contains("held: ok"), "\(printed)")
+        withKnownIssue("a stream's loop waits only for its own requests: it fails at once, its loop idle", isIntermittent: !TestTransport.isCurl) {
+            #expect(lines == ["stream: ok", "held: ok"], "\(printed)")
         }
     }
     #endif
