@@ -122,7 +122,7 @@ import TernTesting
         let taken = takeDescriptors(leaving: 4)
         let held: Promise<String> = api.request(route: .get(base + "/hold"))
         for _ in 0..<500 where sockets() <= before { try? await Task.sleep(for: .milliseconds(10)) }
-        return (Task { await outcome(held, path: "/hold") }, taken + takeDescriptors(leaving: 0))
+        return (Task.onTestThreads { await outcome(held, path: "/hold") }, taken + takeDescriptors(leaving: 0))
     }
 
     /// A stream's one line read: "ok", or what came instead.
