@@ -76,8 +76,15 @@ struct CurlLoopState<Exchange: AnyObject> {
         if let index = waitingForADescriptor.firstIndex(where: { $0 === exchange }) {
             waitingForADescriptor.remove(at: index)
             forget(exchange)
-            guard let next = admission.release(origin: origin) else { return [.complete(exchange, code: nil)] }
-            return [.complete(exchange, code: nil), run(next)]
+            var actions: [Action] = [.complete(exchange, code: nil)]
+            // The last one waiting gone, libcurl's limit goes too: else it stays until one running
+            // ends, which a long one may not for minutes, and the requests after wait for it.
+            if waitingForADescriptor.isEmpty, limitsConnections {
+                limitsConnections = false
+                actions.append(.limitConnections(to: nil))
+            }
+            guard let next = admission.release(origin: origin) else { return actions }
+            return actions + [run(next)]
         }
         if admission.withdraw(exchange, origin: origin) { return [.complete(exchange, code: nil)] }
         return []
