@@ -100,18 +100,20 @@ import TernTesting
         return taken
     }
 
-    /// How many sockets the process holds.
-    static func sockets() -> Int {
+    /// The sockets the process holds, by inode (`socket:[N]`): a count would miss one socket
+    /// closed as another opens.
+    static func sockets() -> Set<String> {
         let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return open.count { ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "").hasPrefix("socket:") }
+        return Set(open.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
+            .filter { $0.hasPrefix("socket:") })
     }
 
     /// The process's limit lowered to `spare`, a request to `/warm`, whose connection is closed
     /// after (what the transport opens once is open by then), every descriptor but four taken,
     /// then a request to `/hold` (a plain one: streams run on a libcurl loop of their own, and a
-    /// request waits only for its own loop's), which the server answers late; once its socket
-    /// is open (or 5 s passed), every descriptor below the reserve taken. Returns what the
-    /// request to `/hold` settles with, and the descriptors taken.
+    /// request waits only for its own loop's), which the server answers late; once a socket
+    /// not open before is, every descriptor below the reserve taken. Returns what the request to
+    /// `/hold` settles with, and the descriptors taken; nil if no new socket opened within 5 s.
     static func hold(_ api: AbstractAPI, base: String, spare: Int) async -> (Task<String, Never>, [Int32])? {
         guard lowerLimit(spare: spare) else { return nil }
         let warm: Promise<String> = api.request(route: .get(base + "/warm"))
@@ -121,7 +123,9 @@ import TernTesting
         let before = sockets()
         let taken = takeDescriptors(leaving: 4)
         let held: Promise<String> = api.request(route: .get(base + "/hold"))
-        for _ in 0..<500 where sockets() <= before { try? await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<500 where sockets().isSubset(of: before) { try? await Task.sleep(for: .milliseconds(10)) }
+        // Without it, what comes next could find the held one ended and its connection free.
+        guard !sockets().isSubset(of: before) else { return nil }
         return (Task.onTestThreads { await outcome(held, path: "/hold") }, taken + takeDescriptors(leaving: 0))
     }
 
