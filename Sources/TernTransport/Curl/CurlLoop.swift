@@ -183,6 +183,43 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
         if !isAwake, !isCurrent { _ = curl.pointee.multi_wakeup(multi) }
     }
 
+    /// Makes `other` this loop's sibling, and this one `other`'s: an exchange of one that lacks
+    /// a descriptor while the other's hold them waits for one of those to end.
+    func pair(with other: CurlLoop) {
+        inbox.withLock { $0.sibling = other }
+        other.inbox.withLock { $0.sibling = self }
+    }
+
+    /// An exchange of the sibling's has left libcurl, which one here waited for.
+    private func descriptorFreedBySibling() {
+        let isAwake = inbox.withLock { inbox in
+            inbox.descriptorsFreedElsewhere += 1
+            return inbox.isAwake
+        }
+        if !isAwake { _ = curl.pointee.multi_wakeup(multi) }
+    }
+
+    /// Whether the sibling runs exchanges, which then say when one leaves libcurl, and close
+    /// their connections as they end: the descriptor one frees is then this loop's to take.
+    /// Checked and asked under the sibling's lock, which it takes as one leaves libcurl: none
+    /// can leave unseen in between.
+    private func siblingWillFreeADescriptor() -> Bool {
+        guard let sibling = inbox.withLock({ $0.sibling }) else { return false }
+        let runs = sibling.inbox.withLock { inbox in
+            guard inbox.inLibcurl > 0 else { return false }
+            inbox.siblingWaits = true
+            return true
+        }
+        if runs { _ = sibling.schedule { [weak sibling] in sibling?.closeConnectionsAsTheyEnd() } }
+        return runs
+    }
+
+    /// Has libcurl close the connections of the exchanges it runs as they end, instead of
+    /// keeping them: the sibling waits for a descriptor.
+    private func closeConnectionsAsTheyEnd() {
+        for easy in byHandle.keys { CurlEasyOptions(curl: curl, easy: easy).setLong(CurlOption.forbidReuse, 1) }
+    }
+
     /// Ends the loop's thread once its transfers have ended.
     func close() {
         inbox.withLock { $0.isClosing = true }
@@ -217,7 +254,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
                 return (isClosing, jobsWaiting, finishDone())
             }
             if let reportBegan { owned.value.answeredAlone = (reportBegan, DispatchTime.now().uptimeNanoseconds) }
-            if isClosing, state.runningCount == 0, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
+            if isClosing, state.isIdle, inbox.withLock({ $0.starts.isEmpty && $0.jobs.isEmpty }) { break }
             if jobsWaiting || (reportBegan != nil && owned.value.nextCameSoon && lingerForWork()) { continue }
             if fallAsleep() { continue }
             _ = curl.pointee.multi_poll(multi, nil, 0, 1000, nil)
@@ -229,8 +266,14 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
     /// that ended gives its easy handle back as soon as nothing else holds it.
     private func startAndCancel() -> (isClosing: Bool, jobsWaiting: Bool) {
         let work = inbox.withLock { inbox in
-            defer { inbox.starts.removeAll(); inbox.cancels.removeAll(); inbox.isAwake = false }
-            return (starts: inbox.starts, cancels: inbox.cancels, isClosing: inbox.isClosing, jobsWaiting: !inbox.jobs.isEmpty)
+            defer {
+                inbox.starts.removeAll()
+                inbox.cancels.removeAll()
+                inbox.descriptorsFreedElsewhere = 0
+                inbox.isAwake = false
+            }
+            return (starts: inbox.starts, cancels: inbox.cancels, freedElsewhere: inbox.descriptorsFreedElsewhere,
+                    isClosing: inbox.isClosing, jobsWaiting: !inbox.jobs.isEmpty)
         }
         for exchange in work.starts {
             let actions = state.start(exchange, origin: exchange.admissionOrigin)
@@ -238,6 +281,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             perform(actions)
         }
         for exchange in work.cancels { perform(state.cancel(exchange, origin: exchange.admissionOrigin)) }
+        for _ in 0..<work.freedElsewhere { perform(state.descriptorFreedElsewhere()) }
         return (work.isClosing, work.jobsWaiting)
     }
 
@@ -273,6 +317,13 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             case .remove(let exchange):
                 _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
                 exchange.leftLibcurl()
+                let waiting = inbox.withLock { inbox -> CurlLoop? in
+                    inbox.inLibcurl -= 1
+                    guard inbox.siblingWaits else { return nil }
+                    inbox.siblingWaits = false
+                    return inbox.sibling
+                }
+                waiting?.descriptorFreedBySibling()
                 if let origin = exchange.tlsOrigin {
                     let running = owned.value.runningOverTLS[origin, default: 1] - 1
                     owned.value.runningOverTLS[origin] = running > 0 ? running : nil   // no entry kept per origin ever seen
@@ -295,6 +346,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
         exchange.leftTheLine()
         if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
             byHandle[exchange.easy] = exchange
+            inbox.withLock { $0.inLibcurl += 1 }
             // libcurl holds the line for HTTPS: past the cap, this one may wait in it, until a
             // connection is chosen for it (HTTP/2 shares one at once), so that a timeout meanwhile
             // can say it waited.
@@ -324,9 +376,10 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             guard tern_curl_message_done(message, &easy, &result) == 1, let easy, let exchange = byHandle[easy] else { continue }
             // Before the handle leaves the multi handle, which alone can still name its socket.
             connections.transferEnded(on: easy)
+            let lacked = exchange.lackedADescriptor(after: result)
             let actions = state.finished(exchange, origin: exchange.admissionOrigin, code: result,
-                                         mayRunAgain: exchange.mayRunAgain(after: result),
-                                         lackedADescriptor: exchange.lackedADescriptor(after: result))
+                                         mayRunAgain: exchange.mayRunAgain(after: result), lackedADescriptor: lacked,
+                                         othersRunElsewhere: lacked && state.runningCount == 1 && siblingWillFreeADescriptor())
             let reporting = DispatchTime.now().uptimeNanoseconds
             if perform(actions, finished: true) { answeredAlone = reporting }
         }

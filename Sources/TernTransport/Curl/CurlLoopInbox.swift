@@ -27,10 +27,19 @@ struct CurlLoopInbox {
     var fullOrigins: Set<String> = []
     /// Whether every plain-HTTP origin was full, the transport's total reached.
     var everyOriginFull = false
+    /// How many exchanges libcurl runs, as the loop last said: read by its sibling, whose
+    /// exchange lacking a descriptor may wait for one of these to leave libcurl.
+    var inLibcurl = 0
+    /// The transport's other loop (streams run on their own), if it has one.
+    weak var sibling: CurlLoop?
+    /// Whether the sibling has an exchange waiting for one of this loop's to leave libcurl.
+    var siblingWaits = false
+    /// How many times an exchange of the sibling's left libcurl while one here waited for it.
+    var descriptorsFreedElsewhere = 0
 
     /// Whether there is anything for the loop to do.
     var hasWork: Bool { hasWaitingWork || isClosing }
     /// Whether jobs, starts or cancels wait to be taken.
-    var hasWaitingWork: Bool { !jobs.isEmpty || !starts.isEmpty || !cancels.isEmpty }
+    var hasWaitingWork: Bool { !jobs.isEmpty || !starts.isEmpty || !cancels.isEmpty || descriptorsFreedElsewhere > 0 }
 }
 #endif

@@ -10,7 +10,9 @@
 /// for another to leave libcurl, and runs again then; meanwhile libcurl keeps no more
 /// connections open than exchanges run (``Action/limitConnections(to:)``), so that it closes an
 /// idle one before it opens one. The last one running runs again at once, libcurl closing an
-/// idle connection first if it keeps one; lacking a descriptor a second time, it fails.
+/// idle connection first if it keeps one; lacking a descriptor a second time, it fails. One that
+/// another loop's exchanges hold the descriptors from (streams run on a loop of their own) waits
+/// for one of them to leave libcurl instead (``descriptorFreedElsewhere()``).
 struct CurlLoopState<Exchange: AnyObject> {
     /// What the loop does with libcurl, in order.
     enum Action {
@@ -55,6 +57,9 @@ struct CurlLoopState<Exchange: AnyObject> {
     /// How many exchanges libcurl is running.
     var runningCount: Int { running.count }
 
+    /// Whether nothing runs and nothing waits for a descriptor: a closing loop may end.
+    var isIdle: Bool { running.isEmpty && waitingForADescriptor.isEmpty }
+
     /// The origins whose next exchange would wait for one of theirs to end.
     var fullOrigins: Set<String> { admission.fullOrigins }
 
@@ -93,15 +98,16 @@ struct CurlLoopState<Exchange: AnyObject> {
     /// libcurl finished the exchange with `code`. When it ended before its request could be
     /// answered and `mayRunAgain` (its connection refused before the request was written, or a
     /// GOAWAY that crossed it), it runs again on a new connection, once. When it
-    /// `lackedADescriptor` and others run, it waits for one of them to leave libcurl.
+    /// `lackedADescriptor` and others run, here or `elsewhere` (another loop, which then tells
+    /// ``descriptorFreedElsewhere()``), it waits for one of them to leave libcurl.
     mutating func finished(_ exchange: Exchange, origin: String?, code: Int32, mayRunAgain: Bool,
-                           lackedADescriptor: Bool = false) -> [Action] {
+                           lackedADescriptor: Bool = false, othersRunElsewhere elsewhere: Bool = false) -> [Action] {
         let id = ObjectIdentifier(exchange)
         guard running.contains(id) else { return [] }
         if mayRunAgain, retried.insert(id).inserted {
             return [.remove(exchange), .addOnNewConnection(exchange)]
         }
-        if lackedADescriptor, running.count > 1 {
+        if lackedADescriptor, running.count > 1 || elsewhere {
             running.remove(id)
             waitingForADescriptor.append(exchange)
             return limitingConnections([.remove(exchange)])
@@ -112,6 +118,15 @@ struct CurlLoopState<Exchange: AnyObject> {
         running.remove(id)
         forget(exchange)
         return next(after: origin, following: .remove(exchange), .complete(exchange, code: code))
+    }
+
+    /// An exchange of another loop, which one waiting here waited for, has left libcurl: the
+    /// first waiting runs again. Nothing, if none waits: one of this loop's own ended first.
+    mutating func descriptorFreedElsewhere() -> [Action] {
+        guard !waitingForADescriptor.isEmpty else { return [] }
+        let again = waitingForADescriptor.removeFirst()
+        running.insert(ObjectIdentifier(again))
+        return [.addAgain(again)]
     }
 
     /// libcurl refused to take the exchange (an ``Action/add(_:)`` or

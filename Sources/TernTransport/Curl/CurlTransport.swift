@@ -129,6 +129,7 @@ public final class CurlTransport: ThreadedTransport, KeyPinningTransport {
         streamLoop.withLock { streamLoop in
             if let streamLoop { return streamLoop }
             let made = try? CurlLoop(curl: library.api, connectionsPerHost: connectionCaps.perHost, totalConnections: connectionCaps.total)
+            made?.pair(with: loop)
             streamLoop = made
             return made ?? loop
         }

@@ -143,6 +143,24 @@ import Testing
         #expect(describe(state.finished(busy, origin: nil, code: 0, mayRunAgain: false)) == ["remove busy", "complete busy 0"])
     }
 
+    /// The last one running lacks a descriptor while the other loop's exchanges hold them: it
+    /// waits for one of those to leave libcurl, as the other loop says, not for one here; a word
+    /// that comes when none waits (one of this loop's ended first) does nothing.
+    @Test func anExchangeLackingADescriptorWaitsForTheOtherLoop() {
+        var state = State(connectionsPerHost: 2)
+        let (stream, later) = (Job("stream"), Job("later"))
+        _ = state.start(stream, origin: origin)
+        #expect(describe(state.finished(stream, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true,
+                                        othersRunElsewhere: true)) == ["remove stream", "limit 1"])
+        #expect(state.runningCount == 0 && !state.isIdle)
+        #expect(describe(state.start(later, origin: origin)) == ["add later"])
+        #expect(describe(state.descriptorFreedElsewhere()) == ["add stream again"])
+        #expect(state.descriptorFreedElsewhere().isEmpty)
+        #expect(describe(state.finished(stream, origin: origin, code: 0, mayRunAgain: false)) == ["remove stream", "complete stream 0", "no limit"])
+        #expect(describe(state.finished(later, origin: origin, code: 0, mayRunAgain: false)) == ["remove later", "complete later 0"])
+        #expect(state.isIdle)
+    }
+
     /// HTTPS (no origin counted) is never held back here: libcurl's own cap applies.
     @Test func uncountedExchangesAllRun() {
         var state = State(connectionsPerHost: 1)
@@ -160,6 +178,8 @@ import Testing
             var completed: [ObjectIdentifier: Int] = [:]
             var inLibcurl: Set<ObjectIdentifier> = []
             var keepsFewer = false
+            // Whether the other loop owes a word: an exchange here waits for one of its own.
+            var otherLoopOwes = false
             func apply(_ actions: [State.Action]) {
                 for action in actions {
                     switch action {
@@ -177,6 +197,12 @@ import Testing
                 case 0: apply(state.cancel(job, origin: origin))
                 case 1: apply(state.finished(job, origin: origin, code: 0, mayRunAgain: Bool.random(using: &generator)))
                 case 3: apply(state.finished(job, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true))
+                case 4 where Bool.random(using: &generator):
+                    if inLibcurl.contains(ObjectIdentifier(job)) { otherLoopOwes = true }
+                    apply(state.finished(job, origin: origin, code: 7, mayRunAgain: false, lackedADescriptor: true, othersRunElsewhere: true))
+                case 4 where otherLoopOwes:
+                    otherLoopOwes = false
+                    apply(state.descriptorFreedElsewhere())
                 case 2 where inLibcurl.contains(ObjectIdentifier(job)):
                     inLibcurl.remove(ObjectIdentifier(job))   // libcurl refused the add
                     apply(state.refused(job, origin: origin))
@@ -184,12 +210,13 @@ import Testing
                 }
                 #expect(inLibcurl.count <= 2)
                 #expect(state.runningCount == inLibcurl.count)
-                // One waits for a descriptor only while another runs, whose end will free one.
-                #expect(!keepsFewer || !inLibcurl.isEmpty)
+                // One waits for a descriptor only while another runs, here or in the other loop,
+                // whose end will free one.
+                #expect(!keepsFewer || !inLibcurl.isEmpty || otherLoopOwes)
             }
             for job in jobs { apply(state.cancel(job, origin: origin)) }
             #expect(jobs.allSatisfy { completed[ObjectIdentifier($0)] == 1 })
-            #expect(inLibcurl.isEmpty && state.runningCount == 0 && !keepsFewer)
+            #expect(inLibcurl.isEmpty && state.isIdle && !keepsFewer)
         }
     }
 }

@@ -41,7 +41,7 @@ import TernTesting
 
     /// `/hold`: answered once `cCount` `/c/` requests were (at most `holdSeconds`); `/c/N`: held
     /// until `cCount` are in at once (at most 2 s), then answered; `/s/N`: a stream of one line,
-    /// its connection closed; anything else (`/warm` closing its connection): answered at once,
+    /// its connection closed (`/s/held`: the line after `holdSeconds`); anything else (`/warm` closing its connection): answered at once,
     /// naming itself.
     static func server(seen: Seen, holdSeconds: Double, cCount: Int) throws -> RawServer {
         try RawServer { connection in
@@ -64,7 +64,13 @@ import TernTesting
                     guard connection.send(RawServer.Connection.response("plain \(path)")) else { return }
                 } else if path.hasPrefix("/s/") {
                     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
-                    _ = connection.send(head + StreamTests.chunk("\(path) line\n") + "0\r\n\r\n")
+                    if path == "/s/held" {
+                        guard connection.send(head) else { return }
+                        usleep(UInt32(holdSeconds * 1_000_000))
+                        _ = connection.send(StreamTests.chunk("\(path) line\n") + "0\r\n\r\n")
+                    } else {
+                        _ = connection.send(head + StreamTests.chunk("\(path) line\n") + "0\r\n\r\n")
+                    }
                     return
                 } else if path == "/warm" {
                     _ = connection.send(RawServer.Connection.response("plain \(path)", headers: "Connection: close\r\n"))
@@ -110,11 +116,11 @@ import TernTesting
 
     /// The process's limit lowered to `spare`, a request to `/warm`, whose connection is closed
     /// after (what the transport opens once is open by then), every descriptor but four taken,
-    /// then a request to `/hold` (a plain one: streams run on a libcurl loop of their own, and a
-    /// request waits only for its own loop's), which the server answers late; once a socket
+    /// then a request to `/hold` (or what `holding` starts), which the server answers late; once a socket
     /// not open before is, every descriptor below the reserve taken. Returns what the request to
     /// `/hold` settles with, and the descriptors taken; nil if no new socket opened within 5 s.
-    static func hold(_ api: AbstractAPI, base: String, spare: Int) async -> (Task<String, Never>, [Int32])? {
+    static func hold(_ api: AbstractAPI, base: String, spare: Int,
+                     holding: (@Sendable (AbstractAPI) -> Task<String, Never>)? = nil) async -> (Task<String, Never>, [Int32])? {
         guard lowerLimit(spare: spare) else { return nil }
         let warm: Promise<String> = api.request(route: .get(base + "/warm"))
         // A stream too, whose libcurl loop is made at the first.
@@ -122,11 +128,14 @@ import TernTesting
         try? await Task.sleep(for: .milliseconds(100))
         let before = sockets()
         let taken = takeDescriptors(leaving: 4)
-        let held: Promise<String> = api.request(route: .get(base + "/hold"))
+        let held = holding?(api) ?? {
+            let held: Promise<String> = api.request(route: .get(base + "/hold"))
+            return Task.onTestThreads { await outcome(held, path: "/hold") }
+        }()
         for _ in 0..<500 where sockets().isSubset(of: before) { try? await Task.sleep(for: .milliseconds(10)) }
         // Without it, what comes next could find the held one ended and its connection free.
         guard !sockets().isSubset(of: before) else { return nil }
-        return (Task.onTestThreads { await outcome(held, path: "/hold") }, taken + takeDescriptors(leaving: 0))
+        return (held, taken + takeDescriptors(leaving: 0))
     }
 
     /// A stream's one line read: "ok", or what came instead.
@@ -237,33 +246,44 @@ import TernTesting
         #expect(seen.with { $0.peakWhileHeld } == 7, "\(printed)")
     }
 
-    /// A stream that finds no descriptor while a plain request holds the last: streams run on a
-    /// libcurl loop of their own, which has nothing running, so the stream tries once more and
-    /// fails at once, where a plain request would wait for the held one to end. Typed, but not
-    /// the wait the transport promises ("for another request of its transport to end").
-    @Test(.exitTest, .enabled(if: TestTransport.isCurl, "the waits are libcurl's: FoundationNetworking's sockets take the reserve Tern's leave")) func aStreamLackingADescriptorWaitsForAPlainRequestToEnd() async throws {
+    /// A stream that finds no descriptor while a plain request holds the last, and a request
+    /// while a stream holds it: streams run on a libcurl loop of their own, which has nothing
+    /// running; each waits for the other loop's to end, and that one's connection is closed as it
+    /// ends (not kept idle), its descriptor taken by the one waiting.
+    @Test(.exitTest, .enabled(if: TestTransport.isCurl, "the waits are libcurl's: FoundationNetworking's sockets take the reserve Tern's leave"), arguments: [false, true])
+    func aStreamAndARequestLackingADescriptorWaitForEachOther(streamWaits: Bool) async throws {
         let seen = Seen()
         let server = try Self.server(seen: seen, holdSeconds: 2, cCount: 0)
         defer { server.stop() }
         let child = await ExitTestTurns.inTurn {
-            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String] in
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String, streamWaits = streamWaits as Bool] in
                 CrashBacktrace.printOnCrash()
                 guard let transport = TestTransport.make() else { exit(2) }
                 let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport,
                                       responseQueue: .global())
-                guard let (held, taken) = await DescriptorWaitAttackTests.hold(api, base: base, spare: 24) else { exit(3) }
-                print("stream: \(await DescriptorWaitAttackTests.stream(api, base + "/s/1"))")
-                taken.forEach { close($0) }
-                print("held: \(await held.value)")
+                if streamWaits {
+                    guard let (held, taken) = await DescriptorWaitAttackTests.hold(api, base: base, spare: 24) else { exit(3) }
+                    print("waiting: \(await DescriptorWaitAttackTests.stream(api, base + "/s/1"))")
+                    taken.forEach { close($0) }
+                    print("held: \(await held.value)")
+                } else {
+                    let holding: @Sendable (AbstractAPI) -> Task<String, Never> = { api in
+                        Task.onTestThreads { await DescriptorWaitAttackTests.stream(api, base + "/s/held") }
+                    }
+                    guard let (held, taken) = await DescriptorWaitAttackTests.hold(api, base: base, spare: 24, holding: holding) else { exit(3) }
+                    let waiting: Promise<String> = api.request(route: .get(base + "/r"))
+                    print("waiting: \(await DescriptorWaitAttackTests.outcome(waiting, path: "/r"))")
+                    taken.forEach { close($0) }
+                    print("held: \(await held.value)")
+                }
                 withExtendedLifetime(api) {}
             }
         }
         let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
-        let lines = printed.split(separator: "\n").map(String.init)
-        #expect(lines.contains("held: ok"), "\(printed)")
-        withKnownIssue("a stream's loop waits only for its own requests: it fails at once, its loop idle") {
-            #expect(lines == ["stream: ok", "held: ok"], "\(printed)")
-        }
+        #expect(printed.split(separator: "\n").map(String.init) == ["waiting: ok", "held: ok"], "\(printed)")
+        // The one waiting was sent once, after the one held.
+        let held = streamWaits ? "GET /hold" : "GET /s/held"
+        #expect(seen.with { $0.paths } == ["GET /warm", "GET /s/warm", held, streamWaits ? "GET /s/1" : "GET /r"], "\(printed)")
     }
     #endif
 }
