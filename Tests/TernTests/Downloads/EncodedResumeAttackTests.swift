@@ -63,26 +63,8 @@ import TernTesting
             }
         }
         defer { server.stop() }
-        let directory = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("file.bin")
-        let api = Self.api()
-        let first = await api.download(route: .get(server.baseURL + "/file"), to: destination).result
-        guard case .failure(APIError.transportFailed) = first else {
-            Issue.record("expected transportFailed, got \(first)")
-            return
-        }
-        let pending = try #require(ResumableDownload.pending(for: destination))
-        #expect(pending.offset == 70_000)
-        let resumed = await api.download(route: .get(server.baseURL + "/file"), to: destination, resumingFrom: pending).result
+        try await Self.expectTheVeryBodyOrNothingAfterResuming(from: server) { #expect($0.resume.offset == 70_000) }
         #expect(ranges.items.count == 1)
-        switch resumed {
-        case .success(let file):
-            #expect(try Data(contentsOf: file.fileURL) == Self.body, "a file of other bytes")
-        case .failure(let error):
-            #expect(error is APIError, "\(error)")
-            #expect(!FileManager.default.fileExists(atPath: destination.path))
-        }
     }
 
     /// The resume answered `206` with its `Content-Range` given twice (the same range, or a
@@ -102,19 +84,23 @@ import TernTesting
             }
         }
         defer { server.stop() }
-        let directory = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("file.bin")
+        try await Self.expectTheVeryBodyOrNothingAfterResuming(from: server)
+    }
+
+    /// A download from `server` cut, then resumed (`checkingCut` checks the cut first): it ends
+    /// with the very body, or fails typed and leaves no file at the destination.
+    static func expectTheVeryBodyOrNothingAfterResuming(from server: RawServer, checkingCut: (CutDownload) -> Void = { _ in }) async throws {
         let api = Self.api()
-        _ = await api.download(route: .get(server.baseURL + "/file"), to: destination).result
-        let pending = try #require(ResumableDownload.pending(for: destination))
-        let resumed = await api.download(route: .get(server.baseURL + "/file"), to: destination, resumingFrom: pending).result
+        guard let cut = try await CutDownload.make(api, url: server.baseURL + "/file") else { return }
+        defer { try? FileManager.default.removeItem(at: cut.directory) }
+        checkingCut(cut)
+        let resumed = await api.download(route: .get(server.baseURL + "/file"), to: cut.destination, resumingFrom: cut.resume).result
         switch resumed {
         case .success(let file):
             #expect(try Data(contentsOf: file.fileURL) == Self.body, "a file of other bytes")
         case .failure(let error):
             #expect(error is APIError, "\(error)")
-            #expect(!FileManager.default.fileExists(atPath: destination.path))
+            #expect(!FileManager.default.fileExists(atPath: cut.destination.path))
         }
     }
 }

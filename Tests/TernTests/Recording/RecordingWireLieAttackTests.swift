@@ -71,12 +71,7 @@ import TernTesting
           arguments: [("cut short inside", gzip.prefix(gzip.count / 2)), ("followed by other bytes", gzip + Data("more".utf8))])
     func aBodyThatIsNotItsEncodingIsNotReplayedWhole(_ what: String, body: Data) async throws {
         let server = try Self.server(head: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip", body: body)
-        let url = server.baseURL
-        let (file, recorded) = try await Self.record(from: server, limit: .unlimited)
-        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
-        server.stop()
-        Self.expectFailedTyped(recorded, "recorded")
-        Self.expectFailedTyped(try await Self.replay(file, url: url, limit: .unlimited), "replayed")
+        try await Self.expectRecordedAndReplayedAsFailures(from: server)
     }
 
     /// A whole gzip stream whose connection closes before the length its head announced: the
@@ -84,6 +79,12 @@ import TernTesting
     @Test func aWholeStreamOnACutConnectionIsNotReplayedWhole() async throws {
         let server = try Self.server(head: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip", body: Self.gzip,
                                      announced: Self.gzip.count + 1_000)
+        try await Self.expectRecordedAndReplayedAsFailures(from: server)
+    }
+
+    /// An answer from `server` recorded, the server stopped, and the recording replayed: a typed
+    /// failure both times.
+    static func expectRecordedAndReplayedAsFailures(from server: RawServer) async throws {
         let url = server.baseURL
         let (file, recorded) = try await Self.record(from: server, limit: .unlimited)
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }

@@ -32,7 +32,7 @@ extension RawServer {
     }
 }
 
-/// A download from ``RawServer/rangedBody(version:)`` that the server cut: made into a new
+/// A download that the server cut (as ``RawServer/rangedBody(version:)`` does): made into a new
 /// temporary directory, it failed with `transportFailed` and left a resume pending.
 struct CutDownload {
     /// The directory the download was made in: the caller removes it.
