@@ -298,39 +298,46 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
     @discardableResult
     private func perform(_ actions: [CurlLoopState<CurlExchange>.Action], finished: Bool = false) -> Bool {
         var finishedAlone = false
+        // Whether an exchange went to or left libcurl since the count was last published.
+        var countChanged = false
+        defer {
+            if countChanged { inbox.withLock(publishRunningCount)?.descriptorFreedBySibling() }
+        }
         for action in actions {
             switch action {
             case .add(let exchange):
                 add(exchange)
+                countChanged = true
             case .addOnNewConnection(let exchange):
                 if exchange.useNewConnection() {
                     add(exchange)
+                    countChanged = true
                 } else {
                     perform(state.refused(exchange, origin: exchange.admissionOrigin))
                 }
             case .addAgain(let exchange):
                 exchange.readyToRunAgain()
                 add(exchange)
+                countChanged = true
             case .limitConnections(let limit):
                 tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, limit == nil ? Self.idleConnections : 1)
                 tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxTotalConnections, limit ?? totalConnections)
             case .remove(let exchange):
                 _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
                 exchange.leftLibcurl()
-                let waiting = inbox.withLock { inbox -> CurlLoop? in
-                    inbox.inLibcurl -= 1
-                    guard inbox.siblingWaits else { return nil }
-                    inbox.siblingWaits = false
-                    return inbox.sibling
-                }
-                waiting?.descriptorFreedBySibling()
+                countChanged = true
                 if let origin = exchange.tlsOrigin {
                     let running = owned.value.runningOverTLS[origin, default: 1] - 1
                     owned.value.runningOverTLS[origin] = running > 0 ? running : nil   // no entry kept per origin ever seen
                 }
             case .complete(let exchange, let code):
                 byHandle[exchange.easy] = nil
-                inbox.withLock { $0.inFlight -= 1 }
+                let waiting = inbox.withLock { inbox in
+                    inbox.inFlight -= 1
+                    return publishRunningCount(&inbox)
+                }
+                countChanged = false
+                waiting?.descriptorFreedBySibling()
                 if finished, state.runningCount == 0 {
                     if owned.value.nextCameSoon { inbox.withLock { $0.isAwake = true } }
                     finishedAlone = true
@@ -341,12 +348,23 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
         return finishedAlone
     }
 
+    /// Says in the inbox how many exchanges libcurl runs, for the sibling to read; returns the
+    /// sibling if one of its exchanges waits for one of these, and fewer run now: it is to be
+    /// told. Published with the lock an end takes anyway, or once after the actions that changed
+    /// it: a sibling that read a count not yet lowered waits, and is told when it is.
+    private func publishRunningCount(_ inbox: inout CurlLoopInbox) -> CurlLoop? {
+        let running = state.runningCount
+        defer { inbox.inLibcurl = running }
+        guard running < inbox.inLibcurl, inbox.siblingWaits else { return nil }
+        inbox.siblingWaits = false
+        return inbox.sibling
+    }
+
     /// Hands `exchange` to libcurl; one libcurl refuses ends at once.
     private func add(_ exchange: CurlExchange) {
         exchange.leftTheLine()
         if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
             byHandle[exchange.easy] = exchange
-            inbox.withLock { $0.inLibcurl += 1 }
             // libcurl holds the line for HTTPS: past the cap, this one may wait in it, until a
             // connection is chosen for it (HTTP/2 shares one at once), so that a timeout meanwhile
             // can say it waited.
