@@ -53,7 +53,7 @@ enum Tour {
         let client: APIClient
 
         func products(page: Int) -> Promise<[Product]> {
-            client.request(route: .get("/products"), parameters: URLParameters(["page": page, "tags": ["a", "b"]]))
+            client.request(route: .get("/products"), parameters: URLParameters(["page": page, "tags": ["a", "b"]]))   // ?page=1&tags[]=a&tags[]=b
         }
 
         func add(_ product: Product) -> Promise<Product> {

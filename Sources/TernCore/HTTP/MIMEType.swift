@@ -35,6 +35,7 @@ package struct MIMEType: WireName {
         "txt": .text, "text": .text, "html": .html, "htm": .html, "csv": "text/csv; charset=utf-8",
         "png": .png, "jpg": .jpeg, "jpeg": .jpeg, "gif": "image/gif", "webp": "image/webp", "heic": "image/heic",
         "svg": "image/svg+xml", "mp4": "video/mp4", "m4v": "video/mp4", "mov": "video/quicktime", "mp3": "audio/mpeg",
+        "gz": "application/gzip", "tgz": "application/gzip", "tar": "application/x-tar", "wasm": "application/wasm",
     ]
 
     /// The media type usual for a file extension (`"png"`, `"JPG"`), or ``octetStream``.

@@ -107,7 +107,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [("PNG", MIMEType.png), ("jpeg", .jpeg), ("json", .json), ("unknown", .octetStream), ("", .octetStream)])
+    @Test(arguments: [("PNG", MIMEType.png), ("jpeg", .jpeg), ("json", .json), ("gz", "application/gzip"), ("tgz", "application/gzip"), ("unknown", .octetStream), ("", .octetStream)])
     func mimeTypesAreInferredFromTheExtension(fileExtension: String, expected: MIMEType) {
         #expect(MIMEType(fileExtension: fileExtension) == expected)
     }
