@@ -112,5 +112,32 @@ import TernTesting
         let lines = printed.split(separator: "\n").map(String.init)
         #expect(lines == ["first: ok", "second: settled", "third: ok", "in the file: [\"/r/1 plain /r/1\", \"/r/2 plain /r/2\", \"/r/3 plain /r/3\"]"], "\(printed)")
     }
+    /// The public suffix list is loaded (libpsl, and its file) at the first cookie that names a
+    /// domain: here while no descriptor is free. That cookie may be refused (without the list,
+    /// only a host's own cookies are taken); once descriptors are free, a domain's cookie is
+    /// taken as it would have been.
+    @Test(.exitTest) func thePublicSuffixListFirstLoadedWhileNoDescriptorIsFreeIsLoadedOnceOneIs() async throws {
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+                CrashBacktrace.printOnCrash()
+                let jar = CookieJar()
+                guard DescriptorWaitAttackTests.lowerLimit(spare: 48), let api = URL(string: "https://api.shop.example/"),
+                      let www = URL(string: "https://www.shop.example/") else { exit(2) }
+                let taken = DescriptorPersistenceAttackTests.takeAll()
+                jar.setCookies(from: ["early=1; Domain=shop.example; Max-Age=3600"], for: api)
+                taken.forEach { close($0) }
+                jar.setCookies(from: ["late=1; Domain=shop.example; Max-Age=3600"], for: api)
+                jar.setCookies(from: ["own=1; Max-Age=3600"], for: api)
+                print("to www: \(jar.cookies(for: www).map(\.name).sorted())")
+                print("to api: \(jar.cookies(for: api).map(\.name).sorted())")
+            }
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        let lines = printed.split(separator: "\n").map(String.init)
+        // The early one, set while the list could not be loaded, may have been refused (here
+        // libpsl is loaded with libcurl at the start, and its built-in list taken without a file).
+        #expect(lines.count == 2 && lines[0].hasPrefix("to www: ") && lines[0].hasSuffix("\"late\"]"), "\(printed)")
+        #expect(lines.count == 2 && lines[1].hasPrefix("to api: ") && lines[1].hasSuffix("\"late\", \"own\"]"), "\(printed)")
+    }
     #endif
 }
