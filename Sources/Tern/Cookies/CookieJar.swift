@@ -44,7 +44,8 @@ public final class CookieJar: Sendable {
     /// Writes the file, one version after another; the count of changes so far, and of the
     /// version written last, so that a late older version never replaces a newer one.
     private let writer = DispatchQueue(label: "tern.cookies")
-    private let versions = Locked((made: 0, written: 0))
+    /// Whether the last write failed for want of a descriptor: tried again at the next request.
+    private let versions = Locked((made: 0, written: 0, lackedADescriptor: false))
 
     /// Creates a jar, empty or with the cookies `file` holds.
     ///
@@ -109,6 +110,8 @@ public final class CookieJar: Sendable {
 
     /// The `Cookie` field for a request to `url`, if any cookie goes with it.
     func headerValue(for url: URL) -> String? {
+        // A write that found no descriptor free is tried again, the process perhaps less busy now.
+        if versions.withLock({ versions in defer { versions.lackedADescriptor = false }; return versions.lackedADescriptor }) { save() }
         let cookies = cookies(for: url, at: Date())
         return cookies.isEmpty ? nil : cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
     }
@@ -138,25 +141,37 @@ public final class CookieJar: Sendable {
             // Read when written: a later change's own write comes after, with what it changed.
             guard versions.withLock({ $0.written < version }) else { return }
             let lasting = all.filter { $0.expires != nil }
-            guard let data = try? JSONEncoder().encode(lasting), Self.write(data, to: file) else { return }
-            versions.withLock { $0.written = max($0.written, version) }
+            guard let data = try? JSONEncoder().encode(lasting) else { return }
+            switch Self.write(data, to: file) {
+            case .written: versions.withLock { $0.written = max($0.written, version) }
+            case .lackedADescriptor: versions.withLock { $0.lackedADescriptor = true }
+            case .failed: break
+            }
         }
     }
 
     /// Writes `data` to `file` whole or not at all, readable by the user alone from the start
     /// (cookies are credentials): into a new file beside it, then renamed over it.
-    private static func write(_ data: Data, to file: URL) -> Bool {
+    private static func write(_ data: Data, to file: URL) -> Written {
         let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
         let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else { return false }
+        guard descriptor >= 0 else { return errno == EMFILE || errno == ENFILE ? .lackedADescriptor : .failed }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         let written = (try? handle.write(contentsOf: data)) != nil && (try? handle.synchronize()) != nil
         try? handle.close()
         guard written, rename(temporary.path, file.path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
-            return false
+            return .failed
         }
-        return true
+        return .written
+    }
+
+    /// What a write of the file did.
+    private enum Written {
+        case written
+        /// Nothing: the process or the system had no descriptor free.
+        case lackedADescriptor
+        case failed
     }
 
     /// Waits until what has changed is written to ``file``.

@@ -20,6 +20,9 @@ enum CacheFile {
         /// A file this version of Tern did not write: dropped, not counted as damage.
         case otherFormat
         case damaged
+        /// Not opened for want of a descriptor (the process or the system had none left): the
+        /// file is left as it is, neither served nor dropped, to be read once there is one.
+        case unopened
     }
 
     static let fileExtension = "terncache"
@@ -73,7 +76,7 @@ enum CacheFile {
     /// a directory. A file that grows as it is read is read no further than it could be whole.
     static func read(_ url: URL, size: Int, largest: Int) -> (reading: Reading, size: Int) {
         let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { return (errno == ENOENT ? .missing : .damaged, 0) }
+        guard descriptor >= 0 else { return (errno == ENOENT ? .missing : errno == EMFILE || errno == ENFILE ? .unopened : .damaged, 0) }
         defer { closeFile(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return (.damaged, 0) }

@@ -100,6 +100,9 @@ public final class HTTPCache: Sendable {
                 if found != size { store.withLock { $0.resized(key, version: version, to: found) } }
                 // Another URL whose file has the same name is not this one's.
                 return response.url == key ? response : nil
+            case (.unopened, _):
+                // Not damaged: the request goes on as if nothing were kept, and the file stays.
+                return nil
             case (let reading, _):
                 store.withLock { $0.unreadable(key, version: version, damaged: reading == .damaged) }
                 return nil
