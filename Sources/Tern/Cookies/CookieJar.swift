@@ -111,7 +111,7 @@ public final class CookieJar: Sendable {
     /// The `Cookie` field for a request to `url`, if any cookie goes with it.
     func headerValue(for url: URL) -> String? {
         // A write that found no descriptor free is tried again, the process perhaps less busy now.
-        if versions.withLock({ versions in defer { versions.lackedADescriptor = false }; return versions.lackedADescriptor }) { save() }
+        if file != nil, versions.withLock({ versions in defer { versions.lackedADescriptor = false }; return versions.lackedADescriptor }) { save() }
         let cookies = cookies(for: url, at: Date())
         return cookies.isEmpty ? nil : cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
     }
