@@ -96,6 +96,13 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
 
     init(curl: UnsafePointer<TernCurl>, connectionsPerHost: Int, totalConnections: Int) throws(CurlUnavailable) {
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
+        // libcurl makes a pair of sockets to be woken by, and goes on without one when the process
+        // has no descriptor free: the loop would then wake only as its poll times out, once a
+        // second, for the transport's life.
+        guard curl.pointee.multi_wakeup(multi) == 0 else {
+            _ = curl.pointee.multi_cleanup(multi)
+            throw CurlUnavailable(reason: "no descriptor was free for its event loop to be woken by")
+        }
         self.curl = curl
         self.multi = multi
         self.connectionsPerHost = connectionsPerHost

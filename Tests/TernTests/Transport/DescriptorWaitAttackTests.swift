@@ -285,5 +285,42 @@ import TernTesting
         let held = streamWaits ? "GET /hold" : "GET /s/held"
         #expect(seen.with { $0.paths } == ["GET /warm", "GET /s/warm", held, streamWaits ? "GET /s/1" : "GET /r"], "\(printed)")
     }
+    /// A transport made while the process has a single descriptor free: libcurl makes no pair of
+    /// sockets for its loop to be woken by, and goes on without one, so that the loop would wake
+    /// only as its poll times out, once a second, for the transport's life (ten requests took 9 s,
+    /// against 0.2 s). It is refused instead, saying why, and one made once descriptors are free
+    /// works.
+    @Test(.exitTest, .enabled(if: TestTransport.isCurl, "libcurl's loop")) func aTransportMadeWithNoDescriptorToBeWokenByIsRefused() async throws {
+        let server = try Self.server(seen: Seen(), holdSeconds: 0, cCount: 0)
+        defer { server.stop() }
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String] in
+                CrashBacktrace.printOnCrash()
+                // libcurl loaded, and Dispatch's threads started, while descriptors are free.
+                guard DescriptorWaitAttackTests.lowerLimit(spare: 24), let first = try? CurlTransport() else { exit(2) }
+                let warm: Promise<String> = AbstractAPI(transport: first, responseQueue: .global()).request(route: .get(base + "/warm"))
+                guard await DescriptorWaitAttackTests.outcome(warm, path: "/warm") == "ok" else { exit(3) }
+                var taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0)
+                while true {
+                    let descriptor = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0)
+                    guard descriptor >= 0 else { break }
+                    taken.append(descriptor)
+                }
+                if let last = taken.popLast() { close(last) }   // one free: too few for a pair
+                let made = Result { () throws(CurlUnavailable) in try CurlTransport() }
+                taken.forEach { close($0) }
+                switch made {
+                case .success: print("made: a transport")
+                case .failure(let error): print("made: refused, \(error.description.contains("woken") ? "saying why" : error.description)")
+                }
+                guard let after = try? CurlTransport() else { exit(4) }
+                let request: Promise<String> = AbstractAPI(transport: after, responseQueue: .global()).request(route: .get(base + "/after"))
+                print("after: \(await DescriptorWaitAttackTests.outcome(request, path: "/after"))")
+                withExtendedLifetime((first, after)) {}
+            }
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        #expect(printed.split(separator: "\n").map(String.init) == ["made: refused, saying why", "after: ok"], "\(printed)")
+    }
     #endif
 }
