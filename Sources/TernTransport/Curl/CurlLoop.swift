@@ -9,14 +9,18 @@ import Foundation
 /// inbox, and wake it; everything else is the loop thread's, in ``owned``, which checks the
 /// thread in debug builds.
 final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's multi handle, a C pointer
-    private let curl: UnsafePointer<TernCurl>
-    private let multi: UnsafeMutableRawPointer
+    /// libcurl's functions, as loaded.
+    let curl: UnsafePointer<TernCurl>
+    /// libcurl's multi handle, which the loop's thread alone drives (others only wake it).
+    let multi: UnsafeMutableRawPointer
     let inbox = Locked(CurlLoopInbox())
     /// The most connections to one host libcurl opens.
     private let connectionsPerHost: Int
     /// The most connections libcurl opens to all hosts together, but while exchanges lack a
     /// descriptor.
     private let totalConnections: Int
+    /// How many idle connections libcurl keeps for reuse, but while exchanges lack a descriptor.
+    private let idleConnections: Int
     /// The loop's thread, which its state and its exchanges' belong to.
     let thread = LoopThread()
 
@@ -52,7 +56,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
         _modify { yield &owned.value.state }
     }
 
-    private var byHandle: [UnsafeMutableRawPointer: CurlExchange] {
+    var byHandle: [UnsafeMutableRawPointer: CurlExchange] {
         _read { yield owned.value.byHandle }
         _modify { yield &owned.value.byHandle }
     }
@@ -60,7 +64,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
     /// The name of every loop's thread, as the system shows it.
     static let threadName = "tern.curl"
 
-    /// How many idle connections are kept for reuse.
+    /// How many idle connections a loop keeps for reuse unless told otherwise.
     static let idleConnections = 32
 
     /// Whether the caller runs on the loop's thread. What that thread puts in the inbox needs no
@@ -94,7 +98,8 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
     /// How many times the loop was about to sleep marked awake, which no path should leave it.
     var sleepsMarkedAwakeCount: Int { inbox.withLock { $0.sleepsMarkedAwake } }
 
-    init(curl: UnsafePointer<TernCurl>, connectionsPerHost: Int, totalConnections: Int) throws(CurlUnavailable) {
+    init(curl: UnsafePointer<TernCurl>, connectionsPerHost: Int, totalConnections: Int,
+         idleConnections: Int = CurlLoop.idleConnections) throws(CurlUnavailable) {
         guard let multi = curl.pointee.multi_init() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
         // libcurl makes a pair of sockets to be woken by, and goes on without one when the process
         // has no descriptor free: the loop would then wake only as its poll times out, once a
@@ -107,12 +112,13 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
         self.multi = multi
         self.connectionsPerHost = connectionsPerHost
         self.totalConnections = max(connectionsPerHost, totalConnections)
+        self.idleConnections = idleConnections
         owned = LoopBound(Owned(connections: CurlConnections(curl: curl),
                                 state: CurlLoopState(connectionsPerHost: connectionsPerHost, connections: totalConnections)),
                           owner: thread)
         // Idle connections kept for reuse: libcurl's default, four per transfer ever running at
         // once, would keep hundreds of sockets open after a burst.
-        tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, Self.idleConnections)
+        tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, idleConnections)
         // Requests past the cap wait in libcurl's queue for a connection to the host to free up.
         tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxHostConnections, connectionsPerHost)
         // HTTPS, which `HostAdmission` leaves uncounted (HTTP/2 streams share a connection), is
@@ -188,43 +194,6 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             return inbox.isAwake
         }
         if !isAwake, !isCurrent { _ = curl.pointee.multi_wakeup(multi) }
-    }
-
-    /// Makes `other` this loop's sibling, and this one `other`'s: an exchange of one that lacks
-    /// a descriptor while the other's hold them waits for one of those to end.
-    func pair(with other: CurlLoop) {
-        inbox.withLock { $0.sibling = other }
-        other.inbox.withLock { $0.sibling = self }
-    }
-
-    /// An exchange of the sibling's has left libcurl, which one here waited for.
-    private func descriptorFreedBySibling() {
-        let isAwake = inbox.withLock { inbox in
-            inbox.descriptorsFreedElsewhere += 1
-            return inbox.isAwake
-        }
-        if !isAwake { _ = curl.pointee.multi_wakeup(multi) }
-    }
-
-    /// Whether the sibling runs exchanges, which then say when one leaves libcurl, and close
-    /// their connections as they end: the descriptor one frees is then this loop's to take.
-    /// Checked and asked under the sibling's lock, which it takes as one leaves libcurl: none
-    /// can leave unseen in between.
-    private func siblingWillFreeADescriptor() -> Bool {
-        guard let sibling = inbox.withLock({ $0.sibling }) else { return false }
-        let runs = sibling.inbox.withLock { inbox in
-            guard inbox.inLibcurl > 0 else { return false }
-            inbox.siblingWaits = true
-            return true
-        }
-        if runs { _ = sibling.schedule { [weak sibling] in sibling?.closeConnectionsAsTheyEnd() } }
-        return runs
-    }
-
-    /// Has libcurl close the connections of the exchanges it runs as they end, instead of
-    /// keeping them: the sibling waits for a descriptor.
-    private func closeConnectionsAsTheyEnd() {
-        for easy in byHandle.keys { CurlEasyOptions(curl: curl, easy: easy).setLong(CurlOption.forbidReuse, 1) }
     }
 
     /// Ends the loop's thread once its transfers have ended.
@@ -327,7 +296,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
                 add(exchange)
                 countChanged = true
             case .limitConnections(let limit):
-                tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, limit == nil ? Self.idleConnections : 1)
+                tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, limit == nil ? idleConnections : 1)
                 tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxTotalConnections, limit ?? totalConnections)
             case .remove(let exchange):
                 _ = curl.pointee.multi_remove_handle(multi, exchange.easy)
@@ -353,18 +322,6 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             }
         }
         return finishedAlone
-    }
-
-    /// Says in the inbox how many exchanges libcurl runs, for the sibling to read; returns the
-    /// sibling if one of its exchanges waits for one of these, and fewer run now: it is to be
-    /// told. Published with the lock an end takes anyway, or once after the actions that changed
-    /// it: a sibling that read a count not yet lowered waits, and is told when it is.
-    private func publishRunningCount(_ inbox: inout CurlLoopInbox) -> CurlLoop? {
-        let running = state.runningCount
-        defer { inbox.inLibcurl = running }
-        guard running < inbox.inLibcurl, inbox.siblingWaits else { return nil }
-        inbox.siblingWaits = false
-        return inbox.sibling
     }
 
     /// Hands `exchange` to libcurl; one libcurl refuses ends at once.

@@ -124,11 +124,14 @@ public final class CurlTransport: ThreadedTransport, KeyPinningTransport {
     }
 
     /// The loop for streams, made now if it was not; the requests' loop if libcurl cannot
-    /// make another.
+    /// make another. It keeps few idle connections: a stream holds its own for long, and those
+    /// left idle when streams end held, under a low descriptor limit, every descriptor requests
+    /// could have.
     private func loopForStreams() -> CurlLoop {
         streamLoop.withLock { streamLoop in
             if let streamLoop { return streamLoop }
-            let made = try? CurlLoop(curl: library.api, connectionsPerHost: connectionCaps.perHost, totalConnections: connectionCaps.total)
+            let made = try? CurlLoop(curl: library.api, connectionsPerHost: connectionCaps.perHost, totalConnections: connectionCaps.total,
+                                     idleConnections: 4)
             made?.pair(with: loop)
             streamLoop = made
             return made ?? loop
