@@ -77,15 +77,6 @@ import TernTesting
 
     /// What a promise settled with ("ok" for `expected`), and how many times it settled.
     static func outcome(_ promise: Promise<String>, expected: String) async -> String {
-        let settled = Recorder<Int>()
-        promise.finally { settled.append(1) }
-        let result = await promise.result
-        try? await Task.sleep(for: .milliseconds(20))
-        let times = settled.items.count == 1 ? "" : " settled \(settled.items.count) times"
-        switch result {
-        case .success(let body): return (body == expected ? "ok" : "wrong \(body.prefix(40))") + times
-        case .failure(let error as APIError): return "typed \(error.caseName)" + times
-        case .failure(let error): return "untyped \(error)" + times
-        }
+        await DescriptorFilesAttackTests.settledOnce(promise) { $0 == expected ? "ok" : "wrong \($0.prefix(40))" }
     }
 }

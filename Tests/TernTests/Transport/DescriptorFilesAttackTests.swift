@@ -119,15 +119,7 @@ import TernTesting
                 guard warm == ["ok", "ok", "ok"] else { print("warm: \(warm)"); exit(3) }
                 try? await Task.sleep(for: .milliseconds(300))
                 let before = kinds()
-                let full = Locked((times: 0, done: false))
-                let sampler = Thread {
-                    while !full.withLock({ $0.done }) {
-                        let probe = fcntl(STDERR_FILENO, F_DUPFD, 0)
-                        if probe < 0 { full.withLock { $0.times += 1 } } else { close(probe) }
-                        usleep(200)
-                    }
-                }
-                sampler.start()
+                let sampler = DescriptorSampler()
                 let jobs: [(Character, Int)] = (0..<60).map { ("d", $0) } + (0..<30).map { ("u", $0) } + (0..<30).map { ("m", $0) }
                 let results = await withTaskGroup(of: (String, String).self) { group in
                     for (kind, index) in jobs { group.addTask { ("\(kind)\(index)", await run(kind, index)) } }
@@ -136,7 +128,7 @@ import TernTesting
                 for (name, errors) in Dictionary(grouping: DescriptorFilesAttackTests.firstErrors.items, by: { $0.prefix(40) }) {
                     print("first error \(name): \(errors[0])")
                 }
-                print("no descriptor free \(full.withLock { $0.done = true; return $0.times }) times")
+                print("no descriptor free \(sampler.stop()) times")
                 for kind in ["d", "u", "m"] {
                     let mine = results.filter { $0.key.hasPrefix(kind) }.map(\.value)
                     let typed = Dictionary(grouping: mine.filter { $0.hasPrefix("typed ") }, by: { $0 }).mapValues(\.count)

@@ -57,17 +57,7 @@ import TernTesting
                     return (links.count { $0.hasPrefix("socket:") }, links.count { !$0.hasPrefix("socket:") })
                 }
                 let before = kinds()
-                // How often the process found no descriptor free: libdispatch's thread pool
-                // monitor stops the process when it cannot open a file then.
-                let full = Locked((times: 0, done: false))
-                let sampler = Thread {
-                    while !full.withLock({ $0.done }) {
-                        let probe = fcntl(STDERR_FILENO, F_DUPFD, 0)
-                        if probe < 0 { full.withLock { $0.times += 1 } } else { close(probe) }
-                        usleep(200)
-                    }
-                }
-                sampler.start()
+                let sampler = DescriptorSampler()
                 let firstErrors = Recorder<String>()
                 let api = AbstractAPI(configuration: APIConfiguration(timeout: 120, retryPolicy: .never, cache: cache), transport: transport,
                                       responseQueue: .global())
@@ -111,7 +101,7 @@ import TernTesting
                     print("\(name) ok \(results.count { $0 == "ok" }), typed \(typed), wrong \(wrong.prefix(3))")
                 }
                 print("first error: \(firstErrors.items.first ?? "none")")
-                print("no descriptor free \(full.withLock { $0.done = true; return $0.times }) times")
+                print("no descriptor free \(sampler.stop()) times")
                 try? await Task.sleep(for: .milliseconds(300))
                 let after = kinds()
                 print("open sockets \(after.sockets - before.sockets), others \(after.others - before.others)")
