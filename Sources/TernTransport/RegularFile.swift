@@ -17,7 +17,7 @@ package final class RegularFile {
     /// Opens the file at `url`; throws if there is none, or it is not a regular file.
     package init(_ url: URL) throws {
         let path = url.path
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let descriptor = OwnFiles.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { throw Self.failure(errno, opening: path) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import TernTransport
 
 /// A download's partial file, opened for reading and writing as the answer's head comes: never
 /// through a link, and only when it is a regular file of this user's with no other name. Checked
@@ -21,7 +22,7 @@ enum PartialFile {
     static func open(_ file: URL, creating: Bool) throws -> (handle: FileHandle, identity: Identity) {
         let path = file.path
         let flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (creating ? O_CREAT | O_TRUNC : 0)
-        let descriptor = systemOpen(path, flags, 0o666)
+        let descriptor = OwnFiles.open(path, flags, 0o666)
         guard descriptor >= 0 else {
             let code = errno
             throw NSError(domain: NSPOSIXErrorDomain, code: Int(code), userInfo: [
@@ -48,6 +49,3 @@ enum PartialFile {
             && Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)) == identity
     }
 }
-
-// The system's, under a name the type's own method does not hide.
-private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }

@@ -72,6 +72,17 @@ extension ExchangeState {
         return .kept(progress)
     }
 
+    /// Holds what comes from now on, as for a head judged elsewhere: while the download's file
+    /// waits for a descriptor.
+    mutating func holdUntilJudged() {
+        judging = Judging()
+    }
+
+    /// Whether the exchange failed while its head was judged.
+    var hasFailedWhileJudged: Bool {
+        if case .some(.some) = judging?.end { true } else { false }
+    }
+
     /// Holds `chunk` while the head is judged elsewhere: `nil` when none is, `.stop` once the end
     /// came meanwhile (what follows it belongs to nothing).
     mutating func hold(_ chunk: Data) -> TransferDecision? {

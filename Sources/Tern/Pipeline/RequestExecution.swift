@@ -70,6 +70,9 @@ final class RequestExecution: Sendable {
     }
 
     var download: DownloadFile? { sink.file }
+
+    /// Whether the request has ended: settled, cancelled, timed out.
+    var hasEnded: Bool { machine.withLock { $0.isFinished } }
     var stream: StreamBuffer? { sink.stream }
 
     // MARK: Stage 1: build, once
@@ -83,7 +86,7 @@ final class RequestExecution: Sendable {
     func start() {
         let timeout = context.timeout
         // Cancelled before the pipeline got to it: build nothing (a multipart body means a file).
-        guard !machine.withLock({ $0.isFinished }) else { return }
+        guard !hasEnded else { return }
         guard timeout > 0 else {  // NaN too
             return finish(.failed(.invalidRequest(.init(reason: .invalidTimeout(timeout), method: route.method.rawValue))))
         }
@@ -109,7 +112,7 @@ final class RequestExecution: Sendable {
                 acceptHeader: accept,
                 resolvedFields: context.resolvedFields.flatMap { $0.accept == accept ? $0.fields : nil },
                 maximumBodySize: context.maximumBodySize,
-                isCancelled: { [self] in machine.withLock { $0.isFinished } }
+                isCancelled: { [self] in hasEnded }
             )
             // Timed out or cancelled while the body was being written: nobody will send it.
             guard run(.built(request.urlRequest, temporaryFile: temporaryFile)) else { return }

@@ -52,9 +52,10 @@ final class ResponseCollector: EarlierExchangeReceiver {
         progress.report(TransferProgress(direction: .upload, completedBytes: totalSent, totalBytes: totalExpected ?? uploadLength))
     }
 
-    /// The exchange's task: resumed here once a head judged elsewhere is (kept only then).
+    /// The exchange's task: resumed here once a head judged elsewhere is, or a download's file
+    /// has opened (kept only then).
     func attach(_ task: any TransportTask) {
-        guard judgesHeadOn != nil else { return }
+        guard judgesHeadOn != nil || file != nil else { return }
         if let owed = exchange({ $0.attach(task) }) ?? nil { Self.obey(owed, task) }
     }
 
@@ -62,25 +63,45 @@ final class ResponseCollector: EarlierExchangeReceiver {
         // One head per exchange (judged again elsewhere, a second took the end from the first).
         // One of an attempt the request has moved past belongs to nothing, and stops its transfer.
         guard exchange({ [judgesHeadOn] in $0.headCame(judgedElsewhere: judgesHeadOn != nil) }) == true else { return .stop }
-        guard let judgesHeadOn else { return judge(head) }
-        judgesHeadOn.async { [self] in
-            let decision = judge(head)
-            // What came meanwhile, in order, as it would have come (more may come as it is
-            // taken): a stream that is full pauses the transfer, and resumes it once read.
-            var paused = false
-            while true {
-                let (chunks, end) = exchange { $0.takeHeld() } ?? ([], nil)
-                guard chunks.isEmpty else {
-                    for chunk in chunks where take(chunk) == .pause { paused = true }
-                    continue
-                }
-                if let end { return didComplete(with: end) }
-                // A stream that paused resumes the task itself.
-                if decision == .stop || !paused { obey(decision == .stop ? .stop : .proceed) }
-                return
-            }
+        guard let judgesHeadOn else {
+            if let decision = judge(head) { return decision }
+            // The download's file waits for a descriptor: what comes meanwhile is held.
+            exchange { $0.holdUntilJudged() }
+            openFileLater(for: head, after: 10)
+            return .pause
         }
+        // A stream has no file to wait for.
+        judgesHeadOn.async { [self] in goOn(after: judge(head) ?? .stop) }
         return .pause
+    }
+
+    /// Takes what came while the head was judged, in order, as it would have come (more may
+    /// come as it is taken), then has the task go on as `decision` says: a stream that is full
+    /// pauses the transfer, and resumes it once read.
+    private func goOn(after decision: TransferDecision) {
+        var paused = false
+        while true {
+            let (chunks, end) = exchange { $0.takeHeld() } ?? ([], nil)
+            guard chunks.isEmpty else {
+                for chunk in chunks where take(chunk) == .pause { paused = true }
+                continue
+            }
+            if let end { return didComplete(with: end) }
+            // A stream that paused resumes the task itself.
+            if decision == .stop || !paused { obey(decision == .stop ? .stop : .proceed) }
+            return
+        }
+    }
+
+    /// Opens the download's file for `head` after `delay` milliseconds, the process having had
+    /// no descriptor for it, as a request waits for a socket: the transfer held meanwhile, until
+    /// the file opens, the exchange fails, or the request ends (its timeout, a cancel).
+    private func openFileLater(for head: ResponseHead, after delay: Int) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) { [self] in
+            guard !request.hasEnded, exchange({ $0.hasFailedWhileJudged }) == false else { return goOn(after: .stop) }
+            guard let decision = judge(head) else { return openFileLater(for: head, after: min(delay * 2, 200)) }
+            goOn(after: decision)
+        }
     }
 
     /// Has the task go on receiving or stop, or owes it that until it is attached.
@@ -93,8 +114,9 @@ final class ResponseCollector: EarlierExchangeReceiver {
         if decision == .stop { task.cancel() } else { task.resumeReceiving() }
     }
 
-    /// Takes `head` as the stream's, if it opens it, or as the head of the body collected here.
-    private func judge(_ head: ResponseHead) -> TransferDecision {
+    /// Takes `head` as the stream's, if it opens it, or as the head of the body collected here;
+    /// `nil` when it goes to the download's file, which no descriptor was free to open.
+    private func judge(_ head: ResponseHead) -> TransferDecision? {
         if case .stream = sink {
             // What was measured so far goes with the head; what the end measures replaces it.
             if let stream = request.openStream(head, measured: exchange({ $0.takeMetrics() }) ?? nil, of: sent) {
@@ -110,6 +132,8 @@ final class ResponseCollector: EarlierExchangeReceiver {
                 // The server's answer, not the disk, is at fault.
                 exchange { $0.stopped = refused }
                 return .stop
+            } catch where OwnFiles.lackedADescriptor(error) {
+                return nil
             } catch {
                 exchange { $0.stopped = ExchangeState.writeFailure(error, writing: file) }
                 return .stop
@@ -122,8 +146,9 @@ final class ResponseCollector: EarlierExchangeReceiver {
     }
 
     func didReceive(_ chunk: Data) -> TransferDecision {
-        // Most exchanges never judge a head elsewhere: no second look at the state per chunk.
-        guard judgesHeadOn != nil else { return take(chunk) }
+        // Most exchanges never judge a head elsewhere, nor wait to open a file: no second look
+        // at the state per chunk.
+        guard judgesHeadOn != nil || file != nil else { return take(chunk) }
         return (exchange { $0.hold(chunk) } ?? nil) ?? take(chunk)
     }
 

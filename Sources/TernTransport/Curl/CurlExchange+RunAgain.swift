@@ -43,18 +43,31 @@ extension CurlExchange {
         ])
     }
 
-    /// Whether libcurl ended the exchange with `code` because no socket could be made for it,
-    /// the process short of descriptors: nothing of it was sent, and it may wait for another
-    /// exchange to end and free one.
+    /// Whether libcurl ended the exchange with `code` because no socket could be made for it
+    /// (nothing of it was sent), or a file of its body could not be opened (``OwnFiles``; the
+    /// body was cut short, so the server cannot have acted on it), the process short of
+    /// descriptors: it may wait for another exchange to end and free one.
     func lackedADescriptor(after code: Int32) -> Bool {
-        code == CurlCode.couldntConnect && notes.pointee.lacked_a_descriptor != 0 && response.head.status == 0 && upload.readBytes == 0
+        guard response.head.status == 0 else { return false }
+        if case .body(let error)? = stop { return OwnFiles.lackedADescriptor(error) }
+        return code == CurlCode.couldntConnect && notes.pointee.lacked_a_descriptor != 0 && upload.readBytes == 0
     }
 
     /// Readies an exchange that lacked a descriptor to run again, on any connection: one that
-    /// another exchange left idle is as good as a new one.
-    func readyToRunAgain() {
+    /// another exchange left idle is as good as a new one. Returns `false` when its body cannot
+    /// be made again: the exchange then ends with why.
+    func readyToRunAgain() -> Bool {
         notes.pointee.lacked_a_descriptor = 0
+        guard case .body? = stop else {
+            stop = nil
+            return true
+        }
         stop = nil
+        if case .failed(let error) = upload.restart() {
+            stop = .body(error)
+            return false
+        }
+        return true
     }
 
     /// Readies the exchange to run again, on a connection of its own, its body taken back to its

@@ -292,9 +292,12 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
                     perform(state.refused(exchange, origin: exchange.admissionOrigin))
                 }
             case .addAgain(let exchange):
-                exchange.readyToRunAgain()
-                add(exchange)
-                countChanged = true
+                if exchange.readyToRunAgain() {
+                    add(exchange)
+                    countChanged = true
+                } else {
+                    perform(state.refused(exchange, origin: exchange.admissionOrigin))
+                }
             case .limitConnections(let limit):
                 tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxConnects, limit == nil ? idleConnections : 1)
                 tern_curl_multi_setopt_long(curl, multi, CurlMultiOption.maxTotalConnections, limit ?? totalConnections)

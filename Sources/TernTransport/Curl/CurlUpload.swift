@@ -133,6 +133,13 @@ struct CurlUpload {
     /// method: a POST, which the server may have acted on, is not sent again unasked.
     mutating func rewind(method: String) -> Rewound {
         guard HTTPMethod(rawValue: method).isIdempotent else { return .cannot }
+        return restart()
+    }
+
+    /// Takes the body back to its start, whatever the method: only for a body the server cannot
+    /// have acted on (``rewind(method:)`` asks first), such as one cut short because a file of
+    /// it could not be opened.
+    mutating func restart() -> Rewound {
         switch body {
         case .data(let data, _):
             body = .data(data, offset: 0)

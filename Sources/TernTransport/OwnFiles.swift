@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The files Tern opens for a request (an upload's source, a download's partial file), kept out
+/// of the last few descriptors the process may have. Its sockets leave 16 to the rest of the
+/// process; its files may take half of those, so that many downloads at once under a low limit
+/// never take every descriptor: the app, and Dispatch's thread monitor, which stops the process
+/// when it cannot open one, always have some. A request short of one waits for it (``lackedADescriptor(_:)``).
+package enum OwnFiles {
+    /// How many descriptors Tern's files leave to the rest of the process.
+    package static let reserve = 8
+
+    /// Opens `path` as `open(2)` does, but fails with `EMFILE` rather than take one of the last
+    /// ``reserve`` descriptors: the kernel gives the lowest number free, so one numbered there
+    /// means every one below it is taken.
+    package static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        let descriptor = systemOpen(path, flags, mode)
+        guard descriptor >= 0, isReserved(descriptor) else { return descriptor }
+        _ = close(descriptor)
+        errno = EMFILE
+        return -1
+    }
+
+    /// Whether `error` says a file could not be opened for want of a descriptor (`EMFILE`,
+    /// `ENFILE`): a request then waits for one to be freed, as it does for a socket.
+    package static func lackedADescriptor(_ error: any Error) -> Bool {
+        let error = error as NSError
+        return error.domain == NSPOSIXErrorDomain && (error.code == Int(EMFILE) || error.code == Int(ENFILE))
+    }
+
+    private static func isReserved(_ descriptor: Int32) -> Bool {
+        #if os(Linux)
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return false }   // RLIM_INFINITY, which Swift cannot import
+        return rlim_t(descriptor) + rlim_t(reserve) >= limit.rlim_cur
+        #else
+        return false
+        #endif
+    }
+}
+
+// The system's, under a name the type's own method does not hide.
+private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }

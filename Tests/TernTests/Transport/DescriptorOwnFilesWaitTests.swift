@@ -1,0 +1,162 @@
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Foundation
+import Testing
+import Tern
+import TernTesting
+
+/// A request's own file (a download's partial file, an upload's source) when the process has no
+/// descriptor for it outside the last eight, which Tern's files leave to the rest: the request
+/// waits for one, as it does for a socket, in a child process whose descriptors are taken once
+/// its socket is open.
+/// - A download holds its transfer until a descriptor is free, then writes the whole file; one
+///   whose timeout runs out first times out, once, leaving nothing behind.
+/// - An upload (libcurl) runs again once another exchange ends, and arrives whole.
+/// (No time limit: an exit test waits its turn behind the others.)
+@Suite(.onTestThreads) struct DescriptorOwnFilesWaitTests {
+    /// `GET /d`: ``DescriptorFilesAttackTests/content(_:)`` of 7, 300 ms late; `GET /hold`: answered
+    /// after a second; `POST /u`: "whole" if the body is the content of 7, its connection closed,
+    /// as is `/warm`'s.
+    static func server() throws -> RawServer {
+        try RawServer { connection in
+            while let request = connection.readRequest() {
+                let path = request.split(separator: " ").dropFirst().first.map(String.init) ?? "?"
+                let close = "Connection: close\r\n"
+                switch path {
+                case "/d":
+                    connection.pause(300)
+                    guard connection.send(RawServer.Connection.response(DescriptorFilesAttackTests.content(7))) else { return }
+                case "/hold":
+                    connection.pause(1000)
+                    guard connection.send(RawServer.Connection.response("held")) else { return }
+                case "/u":
+                    let body = request.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+                    _ = connection.send(RawServer.Connection.response(body == DescriptorFilesAttackTests.content(7) ? "whole" : "not whole", headers: close))
+                    return
+                default:
+                    _ = connection.send(RawServer.Connection.response("warm", headers: close))
+                    return
+                }
+            }
+        }
+    }
+
+    #if os(Linux) && compiler(>=6.3)
+    /// Takes every descriptor below the last eight, which Tern's files leave: returns them.
+    static func takeDescriptorsForFiles() -> [Int32] {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        var taken: [Int32] = []
+        while true {
+            let descriptor = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0)
+            guard descriptor >= 0 else { break }
+            if Int(descriptor) + 8 >= Int(limit.rlim_cur) { close(descriptor); break }
+            taken.append(descriptor)
+        }
+        return taken
+    }
+
+    /// Waits, up to 5 s, until the process holds a socket it did not hold in `before`.
+    static func newSocket(after before: Set<String>) async -> Bool {
+        for _ in 0..<500 where DescriptorWaitAttackTests.sockets().isSubset(of: before) { try? await Task.sleep(for: .milliseconds(10)) }
+        return !DescriptorWaitAttackTests.sockets().isSubset(of: before)
+    }
+
+    @Test(.exitTest, arguments: [false, true])
+    func aDownloadWhoseFileFindsNoDescriptorWaitsForOne(timesOut: Bool) async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String, timesOut = timesOut as Bool] in
+                CrashBacktrace.printOnCrash()
+                let manager = FileManager.default
+                let folder = manager.temporaryDirectory.appendingPathComponent("tern-own-files-\(getpid())")
+                defer { try? manager.removeItem(at: folder) }
+                guard (try? manager.createDirectory(at: folder, withIntermediateDirectories: true)) != nil,
+                      DescriptorWaitAttackTests.lowerLimit(spare: 40), let transport = TestTransport.make() else { exit(2) }
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport,
+                                      responseQueue: .global())
+                let warm: Promise<String> = api.request(route: .get(base + "/warm"))
+                guard (try? await warm.value) == "warm" else { exit(3) }
+                try? await Task.sleep(for: .milliseconds(100))
+                let before = DescriptorWaitAttackTests.sockets()
+                let destination = folder.appendingPathComponent("file.txt")
+                let download = api.download(route: .get(base + "/d"), to: destination,
+                                            options: RequestOptions(timeout: timesOut ? 1.5 : 10))
+                let settled = Recorder<Int>()
+                download.finally { settled.append(1) }
+                let outcome = Task.onTestThreads {
+                    await DescriptorFilesAttackTests.settledOnce(download) { $0.fileURL == destination ? "ok" : "wrong file" }
+                }
+                guard await Self.newSocket(after: before) else { exit(3) }
+                // The head comes 300 ms after: no descriptor is then free for the file.
+                let taken = Self.takeDescriptorsForFiles()
+                if timesOut {
+                    print("download: \(await outcome.value)")
+                    taken.forEach { close($0) }
+                } else {
+                    try? await Task.sleep(for: .milliseconds(900))
+                    print("settled before a descriptor was free: \(settled.items.count)")
+                    taken.forEach { close($0) }
+                    print("download: \(await outcome.value)")
+                }
+                let bytes = (try? String(contentsOf: destination, encoding: .utf8)).map { $0 == DescriptorFilesAttackTests.content(7) ? "right" : "wrong" }
+                print("file: \(bytes ?? "none")")
+                print("beside: \(((try? manager.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0 != "file.txt" })")
+                // The transport goes on as before.
+                let again: Promise<String> = api.request(route: .get(base + "/warm"))
+                print("after: \((try? await again.value) ?? "failed")")
+            }
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        let lines = printed.split(separator: "\n").map(String.init)
+        #expect(lines.contains(timesOut ? "download: typed timeout" : "settled before a descriptor was free: 0"), "\(printed)")
+        #expect(lines.contains(timesOut ? "download: typed timeout" : "download: ok"), "\(printed)")
+        #expect(lines.contains(timesOut ? "file: none" : "file: right"), "\(printed)")
+        #expect(lines.contains("beside: []"), "\(printed)")
+        #expect(lines.contains("after: warm"), "\(printed)")
+    }
+
+    @Test(.exitTest, .enabled(if: TestTransport.isCurl, "the wait for another exchange to end is libcurl's"))
+    func anUploadWhoseFileFindsNoDescriptorRunsAgainOnceAnotherExchangeEnds() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String] in
+                CrashBacktrace.printOnCrash()
+                let manager = FileManager.default
+                let source = manager.temporaryDirectory.appendingPathComponent("tern-own-files-\(getpid()).txt")
+                defer { try? manager.removeItem(at: source) }
+                guard manager.createFile(atPath: source.path, contents: Data(DescriptorFilesAttackTests.content(7).utf8)),
+                      DescriptorWaitAttackTests.lowerLimit(spare: 40), let transport = TestTransport.make() else { exit(2) }
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport,
+                                      responseQueue: .global())
+                // Once first: what the transport opens once is open by then.
+                let warm: Promise<String> = api.request(route: .post(base + "/u"), parameters: BodyParameters(source))
+                guard (try? await warm.value) == "whole" else { exit(3) }
+                try? await Task.sleep(for: .milliseconds(100))
+                let before = DescriptorWaitAttackTests.sockets()
+                let held: Promise<String> = api.request(route: .get(base + "/hold"))
+                guard await Self.newSocket(after: before) else { exit(3) }
+                // One descriptor left for the upload's socket, none for its file.
+                var taken = Self.takeDescriptorsForFiles()
+                close(taken.removeFirst())
+                let settled = Recorder<Int>()
+                let upload: Promise<String> = api.request(route: .post(base + "/u"), parameters: BodyParameters(source))
+                upload.finally { settled.append(1) }
+                try? await Task.sleep(for: .milliseconds(500))
+                print("settled while the other ran: \(settled.items.count)")
+                taken.forEach { close($0) }
+                print("upload: \(await DescriptorFilesAttackTests.settledOnce(upload) { $0 })")
+                print("held: \((try? await held.value) ?? "failed")")
+            }
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        let lines = printed.split(separator: "\n").map(String.init)
+        #expect(lines.contains("settled while the other ran: 0"), "\(printed)")
+        #expect(lines.contains("upload: whole"), "\(printed)")
+        #expect(lines.contains("held: held"), "\(printed)")
+    }
+    #endif
+}
