@@ -48,8 +48,7 @@ import TernTesting
                 let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-descriptor-streams-\(getpid())")
                 defer { try? FileManager.default.removeItem(at: cacheDirectory) }
                 let descriptors = { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int($0) } ?? [] }
-                var limit = rlimit(rlim_cur: rlim_t((descriptors().max() ?? 2) + spare + 1), rlim_max: rlim_t((descriptors().max() ?? 2) + spare + 1))
-                guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, let transport = TestTransport.make(),
+                guard DescriptorWaitAttackTests.lowerLimit(spare: spare), let transport = TestTransport.make(),
                       let cache = try? HTTPCache(directory: cacheDirectory) else { exit(2) }
                 // Sockets apart from the rest: the API may keep a few idle connections to each server.
                 let kinds = { () -> (sockets: Int, others: Int) in
