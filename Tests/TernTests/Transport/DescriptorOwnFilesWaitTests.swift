@@ -43,20 +43,6 @@ import TernTesting
     }
 
     #if os(Linux) && compiler(>=6.3)
-    /// Takes every descriptor below the last eight, which Tern's files leave: returns them.
-    static func takeDescriptorsForFiles() -> [Int32] {
-        var limit = rlimit()
-        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        var taken: [Int32] = []
-        while true {
-            let descriptor = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0)
-            guard descriptor >= 0 else { break }
-            if Int(descriptor) + 8 >= Int(limit.rlim_cur) { close(descriptor); break }
-            taken.append(descriptor)
-        }
-        return taken
-    }
-
     /// Waits, up to 5 s, until the process holds a socket it did not hold in `before`.
     static func newSocket(after before: Set<String>) async -> Bool {
         for _ in 0..<500 where DescriptorWaitAttackTests.sockets().isSubset(of: before) { try? await Task.sleep(for: .milliseconds(10)) }
@@ -91,7 +77,7 @@ import TernTesting
                 }
                 guard await Self.newSocket(after: before) else { exit(3) }
                 // The head comes 300 ms after: no descriptor is then free for the file.
-                let taken = Self.takeDescriptorsForFiles()
+                let taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
                 if timesOut {
                     print("download: \(await outcome.value)")
                     taken.forEach { close($0) }
@@ -140,7 +126,7 @@ import TernTesting
                 let held: Promise<String> = api.request(route: .get(base + "/hold"))
                 guard await Self.newSocket(after: before) else { exit(3) }
                 // One descriptor left for the upload's socket, none for its file.
-                var taken = Self.takeDescriptorsForFiles()
+                var taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
                 close(taken.removeFirst())
                 let settled = Recorder<Int>()
                 let upload: Promise<String> = api.request(route: .post(base + "/u"), parameters: BodyParameters(source))

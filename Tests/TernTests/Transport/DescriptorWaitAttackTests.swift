@@ -90,16 +90,16 @@ import TernTesting
         return setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0
     }
 
-    /// Takes every descriptor below Tern's reserve (the last 16) but `free`: returns the ones
-    /// taken.
-    static func takeDescriptors(leaving free: Int) -> [Int32] {
+    /// Takes every descriptor below the last `reserve` (16, Tern's sockets'; 8, its files') but
+    /// `free`: returns the ones taken.
+    static func takeDescriptors(leaving free: Int, reserve: Int = 16) -> [Int32] {
         var limit = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         var taken: [Int32] = []
         while true {
             let descriptor = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0)
             guard descriptor >= 0 else { break }
-            if Int(descriptor) + 16 >= Int(limit.rlim_cur) { close(descriptor); break }
+            if Int(descriptor) + reserve >= Int(limit.rlim_cur) { close(descriptor); break }
             taken.append(descriptor)
         }
         for _ in 0..<free { if let last = taken.popLast() { close(last) } }
