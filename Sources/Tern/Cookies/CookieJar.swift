@@ -154,7 +154,7 @@ public final class CookieJar: Sendable {
     /// (cookies are credentials): into a new file beside it, then renamed over it.
     private static func write(_ data: Data, to file: URL) -> Written {
         let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
-        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        let descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return errno == EMFILE || errno == ENFILE ? .lackedADescriptor : .failed }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         let written = (try? handle.write(contentsOf: data)) != nil && (try? handle.synchronize()) != nil

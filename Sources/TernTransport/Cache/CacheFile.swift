@@ -75,7 +75,7 @@ enum CacheFile {
     /// link (to `/dev/zero`, read until memory ran out), a pipe (whose open waits for a writer),
     /// a directory. A file that grows as it is read is read no further than it could be whole.
     static func read(_ url: URL, size: Int, largest: Int) -> (reading: Reading, size: Int) {
-        let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        let descriptor = OwnFiles.open(url.path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return (errno == ENOENT ? .missing : errno == EMFILE || errno == ENFILE ? .unopened : .damaged, 0) }
         defer { closeFile(descriptor) }
         var status = stat()
@@ -109,13 +109,17 @@ enum CacheFile {
         return data
     }
 
-    /// Writes `data` to a new file beside `destination`, under a name only the cache writes;
-    /// returns it, to be renamed into place. A write that fails (a full disk) leaves nothing.
+    /// Writes `data` to a new file beside `destination`, under a name only the cache writes,
+    /// readable by the user alone (a private cache keeps what was answered to credentials);
+    /// returns it, to be renamed into place. A write that fails (a full disk, no descriptor
+    /// outside those Tern leaves to the process) leaves nothing.
     static func writeTemporary(_ data: Data, beside destination: URL) throws -> URL {
         let temporary = destination.deletingLastPathComponent()
             .appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).tmp")
+        let descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         do {
-            try data.write(to: temporary)
+            try FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).write(contentsOf: data)
         } catch {
             removeFile(temporary)
             throw error

@@ -7,8 +7,9 @@ import TernTesting
 import FoundationNetworking
 #endif
 
-/// A cache on disk: kept across a restart, a damaged file dropped and counted and never served,
-/// what a crash left half-written removed, the byte limit held across restarts.
+/// A cache on disk: kept across a restart, readable by the user alone, a damaged file dropped
+/// and counted and never served, what a crash left half-written removed, the byte limit held
+/// across restarts.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct DiskCacheTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cache-\(UUID().uuidString)")
     let clock = TestClock()
@@ -34,6 +35,20 @@ import FoundationNetworking
         #expect(response.cacheOutcome == .hit)
         #expect(String(decoding: response.body.prefix(2), as: UTF8.self) == "v0")
         #expect(origin.count == 1)
+    }
+
+    /// A private cache keeps what was answered to credentials: its files are the user's alone
+    /// (under the usual umask of 022, a file made as most are would be readable by all).
+    @Test func whatIsKeptIsReadableByTheUserAlone() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try origin()
+        _ = try await (api(try HTTPCache(directory: directory, clock: clock)).request(route: .get(origin.url + "/kept")) as Promise<Data>).value
+        let kept = try files()
+        #expect(kept.count == 1)
+        for file in kept {
+            let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
     }
 
     @Test(arguments: ["truncated", "flipped", "empty"])
