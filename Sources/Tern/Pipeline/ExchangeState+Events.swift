@@ -74,8 +74,8 @@ extension ExchangeState {
 
     /// Holds what comes from now on, as for a head judged elsewhere: while the download's file
     /// waits for a descriptor.
-    mutating func holdUntilJudged() {
-        judging = Judging()
+    mutating func holdWhileTheFileWaits() {
+        judging = Judging(waitsForFile: true)
     }
 
     /// Whether the exchange failed while its head was judged.
@@ -85,10 +85,17 @@ extension ExchangeState {
 
     /// Holds `chunk` while the head is judged elsewhere: `nil` when none is, `.stop` once the end
     /// came meanwhile (what follows it belongs to nothing).
-    mutating func hold(_ chunk: Data) -> TransferDecision? {
+    /// A download's `file` waiting for a descriptor holds no more than
+    /// ``mostHeldWhileAFileWaits``: past it, the transfer stops, and the download fails.
+    mutating func hold(_ chunk: Data, file: DownloadFile?) -> TransferDecision? {
         guard judging != nil else { return nil }
         guard judging?.end == nil else { return .stop }
         judging?.chunks.append(chunk)
+        judging?.heldBytes += chunk.count
+        if let file, let held = judging, held.waitsForFile, held.heldBytes > Self.mostHeldWhileAFileWaits {
+            stopped = stopped ?? Self.writeFailure(POSIXError(.EMFILE), writing: file)
+            return .stop
+        }
         return .proceed
     }
 

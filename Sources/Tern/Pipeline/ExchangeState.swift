@@ -29,9 +29,11 @@ struct ExchangeState {
     var metrics: TransferMetrics?
     /// What it measured of exchanges it made before this one for the attempt (the cache's).
     var earlier: [TransferMetrics] = []
-    /// While the app's code judges a streamed head elsewhere: what came meanwhile.
+    /// While the app's code judges a streamed head elsewhere, or the download's file waits for
+    /// a descriptor: what came meanwhile.
     var judging: Judging?
-    /// The exchange's task, once the transport has made it: kept only while a head is judged elsewhere.
+    /// The exchange's task, once the transport has made it: kept only while a head is judged
+    /// elsewhere, or a download's file may have to wait.
     var task: (any TransportTask)?
     /// What the task is to do once attached (go on receiving, or stop), the head having been
     /// judged before it was.
@@ -53,11 +55,18 @@ struct ExchangeState {
         return ended
     }
 
-    /// What a transport that cannot pause sent while a streamed head was being judged: replayed
-    /// in order once it is.
+    /// What a transport that cannot pause sent while a streamed head was being judged, or the
+    /// download's file waited: replayed in order once it is.
     struct Judging {
         var chunks: [Data] = []
         /// The exchange's end, if it came: `error` as reported.
         var end: (any Error)??
+        /// Whether it is the download's file that waits, and how many bytes are held for it.
+        var waitsForFile = false
+        var heldBytes = 0
     }
+
+    /// The most held in memory while a download's file waits for a descriptor, from a transport
+    /// that cannot hold the transfer back (URLSession): past it, the download fails.
+    static let mostHeldWhileAFileWaits = 8 << 20
 }

@@ -66,7 +66,7 @@ final class ResponseCollector: EarlierExchangeReceiver {
         guard let judgesHeadOn else {
             if let decision = judge(head) { return decision }
             // The download's file waits for a descriptor: what comes meanwhile is held.
-            exchange { $0.holdUntilJudged() }
+            exchange { $0.holdWhileTheFileWaits() }
             openFileLater(for: head, after: 10)
             return .pause
         }
@@ -149,7 +149,7 @@ final class ResponseCollector: EarlierExchangeReceiver {
         // Most exchanges never judge a head elsewhere, nor wait to open a file: no second look
         // at the state per chunk.
         guard judgesHeadOn != nil || file != nil else { return take(chunk) }
-        return (exchange { $0.hold(chunk) } ?? nil) ?? take(chunk)
+        return (exchange { [file] in $0.hold(chunk, file: file) } ?? nil) ?? take(chunk)
     }
 
     /// Takes `chunk` into the stream, the file or the body.

@@ -112,14 +112,14 @@ import Testing
         var state = ExchangeState(attempt: 1)
         let isFirst = state.headCame(judgedElsewhere: true)
         #expect(isFirst)
-        let held = state.hold(Data("one".utf8))
+        let held = state.hold(Data("one".utf8), file: nil)
         #expect(held == .proceed)
         let firstEnd = state.endCame(nil)
         #expect(firstEnd == nil)
         // A second end, and a chunk after the first, belong to nothing.
         let secondEnd = state.endCame(URLError(.networkConnectionLost))
         #expect(secondEnd == nil)
-        let late = state.hold(Data("late".utf8))
+        let late = state.hold(Data("late".utf8), file: nil)
         #expect(late == .stop)
         let first = state.takeHeld()
         #expect(first.chunks == [Data("one".utf8)])
@@ -129,8 +129,28 @@ import Testing
         let end = try #require(second.end)
         #expect(end == nil)   // the first end: no error
         // Judging is over: the end is taken at once, and nothing is held any more.
-        let more = state.hold(Data("more".utf8))
+        let more = state.hold(Data("more".utf8), file: nil)
         #expect(more == nil)
+    }
+
+    /// From a transport that cannot hold the transfer back, what comes while the download's
+    /// file waits for a descriptor is held up to a bound; past it the transfer stops, and the
+    /// download fails with why. A streamed head judged elsewhere holds what comes unbounded.
+    @Test func whileTheFileWaitsWhatIsHeldIsBounded() {
+        let file = DownloadFile(destination: URL(fileURLWithPath: "/tmp/tern-never-written"), replacing: false, resumingFrom: nil)
+        let piece = Data(count: 1 << 20)
+        var waiting = ExchangeState(attempt: 1)
+        _ = waiting.headCame(judgedElsewhere: false)
+        waiting.holdWhileTheFileWaits()
+        let decisions = (0...ExchangeState.mostHeldWhileAFileWaits >> 20).map { _ in waiting.hold(piece, file: file) }
+        #expect(decisions == Array(repeating: .proceed, count: ExchangeState.mostHeldWhileAFileWaits >> 20) + [.stop])
+        guard case .fileFailed(let failure)? = waiting.stopped as? APIError else { Issue.record("stopped with \(String(describing: waiting.stopped))"); return }
+        #expect((failure.underlying as? POSIXError)?.code == .EMFILE)
+        var judged = ExchangeState(attempt: 1)
+        _ = judged.headCame(judgedElsewhere: true)
+        let held = (0...ExchangeState.mostHeldWhileAFileWaits >> 20).map { _ in judged.hold(piece, file: nil) }
+        #expect(held.allSatisfy { $0 == .proceed })
+        #expect(judged.stopped == nil)
     }
 
     @Test func aDecisionMadeBeforeTheTaskCameWaitsForIt() {
