@@ -78,15 +78,15 @@ extension ExchangeState {
         judging = Judging(waitsForFile: true)
     }
 
-    /// Whether the exchange failed while its head was judged.
+    /// Whether the exchange failed while its head was judged, or its file waited.
     var hasFailedWhileJudged: Bool {
         if case .some(.some) = judging?.end { true } else { false }
     }
 
-    /// Holds `chunk` while the head is judged elsewhere: `nil` when none is, `.stop` once the end
-    /// came meanwhile (what follows it belongs to nothing).
-    /// A download's `file` waiting for a descriptor holds no more than
-    /// ``mostHeldWhileAFileWaits``: past it, the transfer stops, and the download fails.
+    /// Holds `chunk` while the head is judged elsewhere or the download's `file` waits for a
+    /// descriptor: `nil` when neither, `.stop` once the end came meanwhile (what follows it
+    /// belongs to nothing), or once more than ``mostHeldWhileAFileWaits`` is held for the file
+    /// (the download then fails).
     mutating func hold(_ chunk: Data, file: DownloadFile?) -> TransferDecision? {
         guard judging != nil else { return nil }
         guard judging?.end == nil else { return .stop }
