@@ -108,7 +108,7 @@ import TernTesting
         }
     }
 
-    static let downloadScenarios = ["plain", "cancel", "redirect", "retry", "resume", "cut", "tooLargeChunked"]
+    static let downloadScenarios = ["plain", "cancel", "redirect", "retry", "resume", "cut", "tooLarge", "tooLargeChunked"]
 
     #if os(Linux) && compiler(>=6.3)
     /// The process's resident size, in bytes.
