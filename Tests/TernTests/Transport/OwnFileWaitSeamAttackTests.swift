@@ -37,6 +37,14 @@ import TernTesting
                 case "/d":
                     connection.pause(300)
                     guard connection.send(RawServer.Connection.response(content)) else { return }
+                case "/d-cookie", "/d-cached":
+                    connection.pause(300)
+                    let headers = path == "/d-cookie" ? "Set-Cookie: seam=7; Path=/; Max-Age=600\r\n" : "Cache-Control: max-age=60\r\nETag: \"c7\"\r\n"
+                    guard connection.send(RawServer.Connection.response(content, headers: headers)) else { return }
+                case "/echo-cookie":
+                    let cookie = request.split(separator: "\r\n").first { $0.lowercased().hasPrefix("cookie: ") }.map { String($0.dropFirst(8)) }
+                    _ = connection.send(RawServer.Connection.response(cookie ?? "none", headers: close))
+                    return
                 case "/redirect":
                     connection.pause(300)
                     guard connection.send(RawServer.Connection.response("", status: "302 Found", headers: "Location: /d-now\r\n")) else { return }
@@ -262,6 +270,68 @@ import TernTesting
         let grew = lines.first { $0.hasPrefix("grew while held, MB: ") }.flatMap { Int($0.dropFirst(21)) }
         print("OwnFileWaitSeamAttackTests: \(TestTransport.name) grew \(grew.map(String.init) ?? "?") MB while a 50 MB download waited")
         if TestTransport.isCurl { #expect(grew.map { $0 < 20 } == true, "\(printed)") }
+    }
+
+    /// A download waiting for its file beside a disk cache, a cookie jar kept in a file, or a
+    /// HAR recording, each of which opens files of its own: delivered whole, and the feature
+    /// keeps what it came with (a second download of the cached answer right, the cookie sent
+    /// and in the jar's file, the exchange in the recording).
+    @Test(.exitTest, arguments: ["cache", "cookies", "har"])
+    func aDownloadWaitingBesideAFeatureWithFilesOfItsOwn(feature: String) async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String, feature = feature as String] in
+                CrashBacktrace.printOnCrash()
+                let manager = FileManager.default
+                let folder = manager.temporaryDirectory.appendingPathComponent("tern-own-file-seams-\(getpid())")
+                defer { try? manager.removeItem(at: folder) }
+                let jarFile = folder.appendingPathComponent("jar.json")
+                let harFile = folder.appendingPathComponent("recording.har")
+                guard (try? manager.createDirectory(at: folder, withIntermediateDirectories: true)) != nil,
+                      DescriptorWaitAttackTests.lowerLimit(spare: 40), let upstream = TestTransport.make(),
+                      let cache = try? HTTPCache(directory: folder.appendingPathComponent("cache")) else { exit(2) }
+                let recording = feature == "har" ? try? RecordingTransport(file: harFile, mode: .record, upstream: upstream) : nil
+                let transport: any Transport = recording ?? upstream
+                let configuration = APIConfiguration(timeout: 10, retryPolicy: .never,
+                                                     cookies: feature == "cookies" ? .shared(CookieJar(file: jarFile)) : .inAJarOfItsOwn,
+                                                     cache: feature == "cache" ? cache : nil)
+                let api = AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global())
+                let warm: Promise<String> = api.request(route: .get(base + "/warm"))
+                guard (try? await warm.value) == "warm" else { exit(3) }
+                try? await Task.sleep(for: .milliseconds(100))
+                let before = DescriptorWaitAttackTests.sockets()
+                let destination = folder.appendingPathComponent("file.txt")
+                let path = ["cache": "/d-cached", "cookies": "/d-cookie"][feature] ?? "/d"
+                let download = api.download(route: .get(base + path), to: destination)
+                let outcome = Task.onTestThreads { await DescriptorFilesAttackTests.settledOnce(download) { _ in "ok" } }
+                guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { exit(3) }
+                let taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
+                try? await Task.sleep(for: .milliseconds(900))
+                taken.forEach { close($0) }
+                print("download: \(await outcome.value)")
+                print("file: \((try? String(contentsOf: destination, encoding: .utf8)) == Self.content ? "right" : "wrong")")
+                switch feature {
+                case "cache":
+                    let second = folder.appendingPathComponent("second.txt")
+                    let again = api.download(route: .get(base + path), to: second)
+                    print("again: \(await DescriptorFilesAttackTests.settledOnce(again) { _ in "ok" })")
+                    print("kept: \((try? String(contentsOf: second, encoding: .utf8)) == Self.content ? "right" : "wrong")")
+                case "cookies":
+                    let echo: Promise<String> = api.request(route: .get(base + "/echo-cookie"))
+                    print("again: \(await DescriptorFilesAttackTests.settledOnce(echo) { $0 })")
+                    print("kept: \(((try? String(contentsOf: jarFile, encoding: .utf8)) ?? "").contains("seam") ? "right" : "wrong")")
+                default:
+                    let again: Promise<String> = api.request(route: .get(base + "/warm"))
+                    print("again: \(await DescriptorFilesAttackTests.settledOnce(again) { $0 == "warm" ? "ok" : $0 })")
+                    let recorded = (try? String(contentsOf: harFile, encoding: .utf8)) ?? ""
+                    print("kept: \(recorded.contains("/d\"") && recorded.contains("/warm") ? "right" : "wrong")")
+                }
+            }
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        let lines = printed.split(separator: "\n").map(String.init)
+        #expect(lines == ["download: ok", "file: right", "again: " + (feature == "cookies" ? "seam=7" : "ok"), "kept: right"], "\(printed)")
     }
 
     /// "file", "multipart": arrives whole; "deleted": its file gone while it waits, fails typed,
