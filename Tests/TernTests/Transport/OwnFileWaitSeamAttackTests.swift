@@ -72,7 +72,9 @@ import TernTesting
                     }
                     if path == "/cut" { connection.pause(300) }
                     let head = "HTTP/1.1 200 OK\r\n\(tag)Content-Length: \(all.count)\r\n\r\n"
-                    _ = connection.send(Array(head.utf8) + all[..<(all.count / 2)])
+                    guard connection.send(Array(head.utf8) + all[..<(all.count / 2)]) else { return }
+                    // Its socket open a while longer, for the child to see it under load.
+                    if path == "/cut" { connection.pause(200) }
                     return
                 case "/big":
                     connection.pause(300)
@@ -168,7 +170,7 @@ import TernTesting
                         return "ok, \(file.resumedBytes > 0 ? "resumed" : "whole")"
                     }
                 }
-                guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { exit(3) }
+                guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { exit(4) }
                 // The head comes 300 ms after: no descriptor is then free for the file.
                 let taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
                 try? await Task.sleep(for: .milliseconds(900))
@@ -233,7 +235,7 @@ import TernTesting
                 let resident = Self.residentBytes()
                 let download = api.download(route: .get(base + "/huge"), to: destination)
                 let outcome = Task.onTestThreads { await DescriptorFilesAttackTests.settledOnce(download) { _ in "ok" } }
-                guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { exit(3) }
+                guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { exit(4) }
                 let taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
                 var peak = resident
                 for _ in 0..<20 {
@@ -305,7 +307,7 @@ import TernTesting
                 let path = ["cache": "/d-cached", "cookies": "/d-cookie"][feature] ?? "/d"
                 let download = api.download(route: .get(base + path), to: destination)
                 let outcome = Task.onTestThreads { await DescriptorFilesAttackTests.settledOnce(download) { _ in "ok" } }
-                guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { exit(3) }
+                guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { exit(4) }
                 let taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
                 try? await Task.sleep(for: .milliseconds(900))
                 taken.forEach { close($0) }
@@ -362,7 +364,7 @@ import TernTesting
                 try? await Task.sleep(for: .milliseconds(200))
                 let before = DescriptorWaitAttackTests.sockets()
                 let held: Promise<String> = api.request(route: .get(base + "/hold"))
-                guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { exit(3) }
+                guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { exit(4) }
                 var taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
                 close(taken.removeFirst())
                 let settled = Recorder<Int>()
