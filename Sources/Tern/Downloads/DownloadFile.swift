@@ -146,6 +146,12 @@ final class DownloadFile: Sendable {
                 }
                 fallthrough
             case 200..<300:
+                // A body announced larger than the file may be is refused at its head
+                // (`ExchangeState.accept`), with no file opened for it: the refusal neither
+                // waits for a descriptor nor empties the bytes kept on disk.
+                if let maximumSize, Self.isIdentityEncoded(response), let length = response.contentLength, length > maximumSize {
+                    return .file(offset: 0, total: length)
+                }
                 // The whole body: whatever was on disk goes.
                 (state.handle, state.identity) = try PartialFile.open(state.partialFile, creating: true)
                 state.bodyInFile = true
