@@ -109,6 +109,16 @@ import TernTesting
         }
         let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
         let lines = printed.split(separator: "\n").map(String.init)
+        // Over URLSession, FoundationNetworking's sockets keep no reserve: under a low limit they
+        // can take every descriptor, and Dispatch's thread-pool monitor, which crashes when it
+        // cannot open a file, then stops the process (SIGILL in libdispatch), out of Tern's reach
+        // (Security.md). Over libcurl it never does.
+        if !TestTransport.isCurl, spare < 128, lines.first == "crashed, signal 04", printed.contains("libdispatch.so") {
+            withKnownIssue("FoundationNetworking's sockets took every descriptor, and Dispatch's monitor stopped the process", isIntermittent: true) {
+                Issue.record("\(printed)")
+            }
+            return
+        }
         #expect(lines.contains("streams settled 200 of 200"), "\(printed)")
         #expect(lines.contains("plain settled 2000 of 2000"), "\(printed)")
         // Tern's sockets leave the process a reserve; FoundationNetworking's libcurl does not.
