@@ -12,15 +12,12 @@ import TernTesting
 /// its socket is open.
 /// - A download holds its transfer until a descriptor is free, then writes the whole file; one
 ///   whose timeout runs out first times out, once, leaving nothing behind.
-/// - A large download's transfer is held back (libcurl), or what comes is held in memory up to
-///   a bound (URLSession), past which it fails.
+/// - A large download that waits so is held back, or held in memory up to a bound past which
+///   it fails (``OwnFileWaitSeamAttackTests``).
 /// - An upload (libcurl) runs again once another exchange ends, and arrives whole.
 /// (No time limit: an exit test waits its turn behind the others.)
 @Suite(.onTestThreads) struct DescriptorOwnFilesWaitTests {
-    /// 32 MiB of text.
-    static let big = String(repeating: "0123456789abcdef", count: 2 << 20)
-
-    /// `GET /d`: ``DescriptorFilesAttackTests/content(_:)`` of 7, 300 ms late (`/big`: ``big``); `GET /hold`: answered
+    /// `GET /d`: ``DescriptorFilesAttackTests/content(_:)`` of 7, 300 ms late; `GET /hold`: answered
     /// after a second; `POST /u`: "whole" if the body is the content of 7, its connection closed,
     /// as is `/warm`'s.
     static func server() throws -> RawServer {
@@ -32,9 +29,6 @@ import TernTesting
                 case "/d":
                     connection.pause(300)
                     guard connection.send(RawServer.Connection.response(DescriptorFilesAttackTests.content(7))) else { return }
-                case "/big":
-                    connection.pause(300)
-                    guard connection.send(RawServer.Connection.response(Self.big)) else { return }
                 case "/hold":
                     connection.pause(1000)
                     guard connection.send(RawServer.Connection.response("held")) else { return }
@@ -51,6 +45,22 @@ import TernTesting
     }
 
     #if os(Linux) && compiler(>=6.3)
+    /// In a child process: a folder of its own (`name` and the process's number), the limit
+    /// lowered to 40 spare descriptors, an API over the transport under test, and a first
+    /// request answered, so that what the transport opens once is open. Exits 2 or 3 when any
+    /// of that fails.
+    static func preparedChild(_ name: String, base: String, timeout: TimeInterval = 10) async -> (api: AbstractAPI, folder: URL) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(getpid())")
+        guard (try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)) != nil,
+              DescriptorWaitAttackTests.lowerLimit(spare: 40), let transport = TestTransport.make() else { exit(2) }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: timeout, retryPolicy: .never), transport: transport,
+                              responseQueue: .global())
+        let warm: Promise<String> = api.request(route: .get(base + "/warm"))
+        guard (try? await warm.value) == "warm" else { exit(3) }
+        try? await Task.sleep(for: .milliseconds(100))
+        return (api, folder)
+    }
+
     /// Waits, up to 5 s, until the process holds a socket it did not hold in `before`.
     static func newSocket(after before: Set<String>) async -> Bool {
         for _ in 0..<500 where DescriptorWaitAttackTests.sockets().isSubset(of: before) { try? await Task.sleep(for: .milliseconds(10)) }
@@ -65,15 +75,8 @@ import TernTesting
             await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String, timesOut = timesOut as Bool] in
                 CrashBacktrace.printOnCrash()
                 let manager = FileManager.default
-                let folder = manager.temporaryDirectory.appendingPathComponent("tern-own-files-\(getpid())")
+                let (api, folder) = await DescriptorOwnFilesWaitTests.preparedChild("tern-own-files", base: base)
                 defer { try? manager.removeItem(at: folder) }
-                guard (try? manager.createDirectory(at: folder, withIntermediateDirectories: true)) != nil,
-                      DescriptorWaitAttackTests.lowerLimit(spare: 40), let transport = TestTransport.make() else { exit(2) }
-                let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport,
-                                      responseQueue: .global())
-                let warm: Promise<String> = api.request(route: .get(base + "/warm"))
-                guard (try? await warm.value) == "warm" else { exit(3) }
-                try? await Task.sleep(for: .milliseconds(100))
                 let before = DescriptorWaitAttackTests.sockets()
                 let destination = folder.appendingPathComponent("file.txt")
                 let download = api.download(route: .get(base + "/d"), to: destination,
@@ -110,54 +113,6 @@ import TernTesting
         #expect(lines.contains(timesOut ? "file: none" : "file: right"), "\(printed)")
         #expect(lines.contains("beside: []"), "\(printed)")
         #expect(lines.contains("after: warm"), "\(printed)")
-    }
-
-    /// libcurl holds the transfer back while the file waits, and the file comes whole; URLSession
-    /// cannot, and what it sends meanwhile is held in memory up to a bound, past which the
-    /// download fails (`fileFailed`) rather than keep it all.
-    @Test(.exitTest)
-    func aLargeDownloadWhoseFileWaitsIsHeldBackNotKeptInMemory() async throws {
-        let server = try Self.server()
-        defer { server.stop() }
-        let child = await ExitTestTurns.inTurn {
-            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String] in
-                CrashBacktrace.printOnCrash()
-                let manager = FileManager.default
-                let folder = manager.temporaryDirectory.appendingPathComponent("tern-own-files-big-\(getpid())")
-                defer { try? manager.removeItem(at: folder) }
-                guard (try? manager.createDirectory(at: folder, withIntermediateDirectories: true)) != nil,
-                      DescriptorWaitAttackTests.lowerLimit(spare: 40), let transport = TestTransport.make() else { exit(2) }
-                let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: transport,
-                                      responseQueue: .global())
-                let warm: Promise<String> = api.request(route: .get(base + "/warm"))
-                guard (try? await warm.value) == "warm" else { exit(3) }
-                try? await Task.sleep(for: .milliseconds(100))
-                let before = DescriptorWaitAttackTests.sockets()
-                let destination = folder.appendingPathComponent("big.txt")
-                let download = api.download(route: .get(base + "/big"), to: destination)
-                let outcome = Task.onTestThreads {
-                    await DescriptorFilesAttackTests.settledOnce(download) { $0.fileURL == destination ? "ok" : "wrong file" }
-                }
-                guard await Self.newSocket(after: before) else { exit(3) }
-                let taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
-                try? await Task.sleep(for: .milliseconds(1500))
-                taken.forEach { close($0) }
-                print("download: \(await outcome.value)")
-                let size = (try? manager.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? -1
-                print("file: \(size == Self.big.utf8.count ? "whole" : "\(size) bytes")")
-                print("beside: \(((try? manager.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0 != "big.txt" })")
-            }
-        }
-        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
-        let lines = printed.split(separator: "\n").map(String.init)
-        if TestTransport.isCurl {
-            #expect(lines.contains("download: ok"), "\(printed)")
-            #expect(lines.contains("file: whole"), "\(printed)")
-        } else {
-            #expect(lines.contains("download: typed fileFailed"), "\(printed)")
-            #expect(lines.contains("file: -1 bytes"), "\(printed)")
-        }
-        #expect(lines.contains("beside: []"), "\(printed)")
     }
 
     @Test(.exitTest, .enabled(if: TestTransport.isCurl, "the wait for another exchange to end is libcurl's"))
