@@ -61,6 +61,21 @@ import TernTesting
         return (api, folder)
     }
 
+    /// Takes every descriptor below the last eight, and every 2 ms again any the process frees
+    /// meanwhile (FoundationNetworking closes a finished connection late), for `milliseconds` or
+    /// until `settled`, calling `meanwhile` each time; returns them all, to be closed.
+    static func keepFileDescriptorsTaken(for milliseconds: Int, until settled: () -> Bool = { false },
+                                         meanwhile: () -> Void = {}) async -> [Int32] {
+        var taken: [Int32] = []
+        let end = ContinuousClock.now + .milliseconds(milliseconds)
+        while ContinuousClock.now < end, !settled() {
+            taken += DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
+            meanwhile()
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return taken
+    }
+
     /// Waits, up to 5 s, until the process holds a socket it did not hold in `before`.
     static func newSocket(after before: Set<String>) async -> Bool {
         for _ in 0..<500 where DescriptorWaitAttackTests.sockets().isSubset(of: before) { try? await Task.sleep(for: .milliseconds(10)) }
@@ -87,17 +102,13 @@ import TernTesting
                     await DescriptorFilesAttackTests.settledOnce(download) { $0.fileURL == destination ? "ok" : "wrong file" }
                 }
                 guard await Self.newSocket(after: before) else { exit(3) }
-                // The head comes 300 ms after: no descriptor is then free for the file.
-                let taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
-                if timesOut {
-                    print("download: \(await outcome.value)")
-                    taken.forEach { close($0) }
-                } else {
-                    try? await Task.sleep(for: .milliseconds(900))
-                    print("settled before a descriptor was free: \(settled.items.count)")
-                    taken.forEach { close($0) }
-                    print("download: \(await outcome.value)")
-                }
+                // The head comes 300 ms after: no descriptor is then free for the file, nor one
+                // the process frees meanwhile (FoundationNetworking closes the first request's
+                // connection late), until the download settles or 900 ms have passed.
+                let taken = await Self.keepFileDescriptorsTaken(for: timesOut ? 5000 : 900) { !settled.items.isEmpty }
+                if !timesOut { print("settled before a descriptor was free: \(settled.items.count)") }
+                taken.forEach { close($0) }
+                print("download: \(await outcome.value)")
                 let bytes = (try? String(contentsOf: destination, encoding: .utf8)).map { $0 == DescriptorFilesAttackTests.content(7) ? "right" : "wrong" }
                 print("file: \(bytes ?? "none")")
                 print("beside: \(((try? manager.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0 != "file.txt" })")

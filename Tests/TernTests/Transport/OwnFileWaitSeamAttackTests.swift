@@ -176,8 +176,7 @@ import TernTesting
                 }
                 guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { exit(4) }
                 // The head comes 300 ms after: no descriptor is then free for the file.
-                let taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
-                try? await Task.sleep(for: .milliseconds(900))
+                let taken = await DescriptorOwnFilesWaitTests.keepFileDescriptorsTaken(for: 900)
                 print("settled before a descriptor was free: \(settled.items.count)")
                 if scenario == "cancel" { download.cancel() }
                 try? await Task.sleep(for: .milliseconds(100))
@@ -233,12 +232,8 @@ import TernTesting
                 let download = api.download(route: .get(base + "/huge"), to: destination)
                 let outcome = Task.onTestThreads { await DescriptorFilesAttackTests.settledOnce(download) { _ in "ok" } }
                 guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { exit(4) }
-                let taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
                 var peak = resident
-                for _ in 0..<20 {
-                    try? await Task.sleep(for: .milliseconds(60))
-                    peak = max(peak, Self.residentBytes())
-                }
+                let taken = await DescriptorOwnFilesWaitTests.keepFileDescriptorsTaken(for: 1200, meanwhile: { peak = max(peak, Self.residentBytes()) })
                 taken.forEach { close($0) }
                 print("grew while held, MB: \((peak - resident) >> 20)")
                 print("download: \(await outcome.value)")
@@ -311,8 +306,7 @@ import TernTesting
                 let download = api.download(route: .get(base + path), to: destination)
                 let outcome = Task.onTestThreads { await DescriptorFilesAttackTests.settledOnce(download) { _ in "ok" } }
                 guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { exit(4) }
-                let taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
-                try? await Task.sleep(for: .milliseconds(900))
+                let taken = await DescriptorOwnFilesWaitTests.keepFileDescriptorsTaken(for: 900)
                 taken.forEach { close($0) }
                 print("download: \(await outcome.value)")
                 print("file: \((try? String(contentsOf: destination, encoding: .utf8)) == Self.content ? "right" : "wrong")")
