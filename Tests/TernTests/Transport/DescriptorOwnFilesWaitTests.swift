@@ -18,7 +18,7 @@ import TernTesting
 /// Over libcurl: FoundationNetworking makes and closes descriptors of its own as it will.
 /// (No time limit: an exit test waits its turn behind the others.)
 @Suite(.onTestThreads) struct DescriptorOwnFilesWaitTests {
-    /// `GET /d`: ``DescriptorFilesAttackTests/content(_:)`` of 7, 300 ms late; `GET /hold`: answered
+    /// `GET /d`: ``DescriptorFilesAttackTests/content(_:)`` of 7, a second late; `GET /hold`: answered
     /// after a second; `POST /u`: "whole" if the body is the content of 7, its connection closed,
     /// as is `/warm`'s.
     static func server() throws -> RawServer {
@@ -28,7 +28,7 @@ import TernTesting
                 let close = "Connection: close\r\n"
                 switch path {
                 case "/d":
-                    connection.pause(300)
+                    connection.pause(1000)
                     guard connection.send(RawServer.Connection.response(DescriptorFilesAttackTests.content(7))) else { return }
                 case "/hold":
                     connection.pause(1000)
@@ -77,11 +77,13 @@ import TernTesting
         return taken
     }
 
-    /// Takes every descriptor below the last eight but the lowest, which the next socket then
-    /// takes: what opens after it finds none, whenever it opens. Returns them, to be closed.
+    /// Takes every descriptor below the last eight but the lowest two: one for the next socket,
+    /// one for the test's own look at `/proc/self/fd` while that socket is made (with none, it
+    /// took the socket's, and no socket could be made). ``keepFileDescriptorsTaken(for:until:meanwhile:)``
+    /// takes the other once the socket is open. Returns them, to be closed.
     static func takeAllButOneForASocket() -> [Int32] {
         var taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
-        if !taken.isEmpty { close(taken.removeFirst()) }
+        for _ in 0..<2 where !taken.isEmpty { close(taken.removeFirst()) }
         return taken
     }
 
@@ -103,10 +105,10 @@ import TernTesting
                 defer { try? manager.removeItem(at: folder) }
                 let before = DescriptorWaitAttackTests.sockets()
                 let destination = folder.appendingPathComponent("file.txt")
-                // None is free for the file, however soon the head comes: one for the socket alone.
+                // None is left for the file but one, taken once the socket is open, a second before the head.
                 let early = Self.takeAllButOneForASocket()
                 let download = api.download(route: .get(base + "/d"), to: destination,
-                                            options: RequestOptions(timeout: timesOut ? 1.5 : 10))
+                                            options: RequestOptions(timeout: timesOut ? 2.5 : 10))
                 let settled = Recorder<Int>()
                 download.finally { settled.append(1) }
                 let outcome = Task.onTestThreads {
@@ -114,8 +116,8 @@ import TernTesting
                 }
                 guard await Self.newSocket(after: before) else { exit(3) }
                 // Nor one the process frees meanwhile (FoundationNetworking closes the first
-                // request's connection late), until the download settles or 900 ms have passed.
-                let taken = early + (await Self.keepFileDescriptorsTaken(for: timesOut ? 5000 : 900) { !settled.items.isEmpty })
+                // request's connection late), until the download settles or 1.9 s have passed.
+                let taken = early + (await Self.keepFileDescriptorsTaken(for: timesOut ? 5000 : 1900) { !settled.items.isEmpty })
                 if !timesOut { print("settled before a descriptor was free: \(settled.items.count)") }
                 taken.forEach { close($0) }
                 print("download: \(await outcome.value)")
