@@ -187,10 +187,7 @@ enum WireBomb {
         prefix.forEach(literal)
         literal(byte)
         let repeats = (count - 1) / 258
-        for _ in 0..<repeats {
-            bits.writeCode(0xC5, length: 8)       // length 258 (symbol 285)
-            bits.writeCode(0, length: 5)          // distance 1
-        }
+        bits.writeCodes([(0xC5, 8), (0, 5)], times: repeats)   // length 258 (symbol 285), distance 1
         let tail = count - 1 - repeats * 258
         for _ in 0..<tail { literal(byte) }
         suffix.forEach(literal)

@@ -165,10 +165,7 @@ enum GzipBomb {
         bits.write(1, count: 1)                   // the final block
         bits.write(1, count: 2)                   // fixed Huffman codes
         bits.writeCode(0x30, length: 8)           // literal 0
-        for _ in 0..<(size / 258) {
-            bits.writeCode(0xC5, length: 8)       // length 258 (symbol 285)
-            bits.writeCode(0, length: 5)          // distance 1
-        }
+        bits.writeCodes([(0xC5, 8), (0, 5)], times: size / 258)   // length 258 (symbol 285), distance 1
         bits.writeCode(0, length: 7)              // end of block
         var gzip = Data([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF])
         gzip.append(contentsOf: bits.bytes)
@@ -190,24 +187,43 @@ enum GzipBomb {
 
     /// Deflate's bit order: values from the least significant bit, Huffman codes from the most.
     struct BitWriter {
-        var bytes: [UInt8] = []
-        var used = 8
+        private var whole: [UInt8] = []
+        private var pending: UInt64 = 0
+        private var pendingCount = 0
+
+        /// What was written, its last byte filled out with zeros.
+        var bytes: [UInt8] { pendingCount == 0 ? whole : whole + [UInt8(pending)] }
 
         mutating func write(_ value: UInt32, count: Int) {
-            for index in 0..<count { push(value >> index & 1) }
+            pending |= (UInt64(value) & (1 << count - 1)) << pendingCount
+            pendingCount += count
+            while pendingCount >= 8 {
+                whole.append(UInt8(truncatingIfNeeded: pending))
+                pending >>= 8
+                pendingCount -= 8
+            }
         }
 
         mutating func writeCode(_ code: UInt32, length: Int) {
-            for index in stride(from: length - 1, through: 0, by: -1) { push(code >> index & 1) }
+            var reversed: UInt32 = 0
+            for index in 0..<length { reversed |= (code >> index & 1) << (length - 1 - index) }
+            write(reversed, count: length)
         }
 
-        private mutating func push(_ bit: UInt32) {
-            if used == 8 {
-                bytes.append(0)
-                used = 0
+        /// Writes `codes` in turn, `times` over. Eight turns are whole bytes, so past the first
+        /// eight, every eight add the same bytes: those are copied, not written bit by bit (a
+        /// bomb of 256 MiB is a million turns).
+        mutating func writeCodes(_ codes: [(code: UInt32, length: Int)], times: Int) {
+            func turn() { for (code, length) in codes { writeCode(code, length: length) } }
+            let eights = times / 8
+            for _ in 0..<min(eights, 1) * 8 { turn() }
+            if eights > 1 {
+                let start = whole.count
+                for _ in 0..<8 { turn() }
+                let same = whole[start...]
+                for _ in 2..<eights { whole.append(contentsOf: same) }
             }
-            bytes[bytes.count - 1] |= UInt8(bit) << used
-            used += 1
+            for _ in 0..<times % 8 { turn() }
         }
     }
 }
