@@ -93,6 +93,9 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         start(next, on: session)
     }
 
+    /// How many tasks Tern has given the session that have not completed.
+    var tasksInFlight: Int { exchanges.withLock(\.count) }
+
     /// Takes `sent` out of its origin's line; whether it was waiting there.
     func withdraw(_ sent: SessionRequest) -> Bool {
         admission.withLock { $0.withdraw(sent, origin: sent.origin) }
