@@ -17,6 +17,8 @@ import TernTesting
 /// - A download resumed (``ResumableDownload``) whose rest crosses the limit fails so too, and
 ///   keeps for a resume only the bytes really on disk: resumed once the limit is raised, the
 ///   file arrives whole, bytes exact, nothing else left beside it.
+/// - Eighteen at once, of sizes on either side of the limit (and at it, and a byte past it),
+///   each settle as their size says, leaving the whole files of those that fit and nothing else.
 /// - A stream of server-sent events running meanwhile gets every event, in order.
 @Suite(.onTestThreads) struct DiskFullDownloadAttackTests {
     /// The limit a file may grow to in the child.
@@ -182,6 +184,56 @@ import TernTesting
         #expect(rest.count == 4 && rest[0].hasPrefix("kept: ") && rest[0].hasSuffix(", a true prefix: true"), "\(printed)")
         #expect(rest.dropFirst() == ["once raised: ok", "left resumed: [\"file.bin\"]",
                                      "events: [" + (0..<40).map { "\"e\($0)\"" }.joined(separator: ", ") + "]"], "\(printed)")
+    }
+
+    @Test(.exitTest) func manyDownloadsAtOnceSettleEachAsItsSizeSays() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String] in
+                CrashBacktrace.printOnCrash()
+                let manager = FileManager.default
+                let folder = manager.temporaryDirectory.appendingPathComponent("tern-disk-full-many-\(getpid())")
+                defer { try? manager.removeItem(at: folder) }
+                guard (try? manager.createDirectory(at: folder, withIntermediateDirectories: true)) != nil,
+                      Self.limitFiles(to: Self.limit), let transport = TestTransport.make() else { exit(2) }
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport,
+                                      responseQueue: .global())
+                let events = Task.onTestThreads {
+                    var seen: [String] = []
+                    do {
+                        for try await event in api.stream(route: .get(base + "/sse")).events { seen.append(event.data) }
+                    } catch {
+                        seen.append("failed: \(error)")
+                    }
+                    return seen
+                }
+                let sizes = [3_000_000, 600_000, 200_000, 262_144, 262_145, 100_000]
+                let results = await withTaskGroup(of: String.self) { group in
+                    for index in 0..<18 {
+                        let size = sizes[index % sizes.count]
+                        group.addTask {
+                            let destination = folder.appendingPathComponent("d\(index)-\(size)")
+                            let promise = api.download(route: .get(base + "/b/\(size)"), to: destination)
+                            return "d\(index)-\(size): " + (await Self.outcome(promise, at: destination, expected: Self.body(size)))
+                        }
+                    }
+                    return await group.reduce(into: [String]()) { $0.append($1) }
+                }
+                print("results: \(results.sorted())")
+                print("left: \(Self.listing(folder))")
+                print("events: \(await events.value.count)")
+                withExtendedLifetime(api) {}
+            }
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        let lines = printed.split(separator: "\n").map(String.init)
+        let sizes = [3_000_000, 600_000, 200_000, 262_144, 262_145, 100_000]
+        let names = (0..<18).map { "d\($0)-\(sizes[$0 % sizes.count])" }
+        // Up to the limit itself, a file is written; a byte past it, refused.
+        let fits = names.filter { name in Int(name.split(separator: "-")[1])! <= Self.limit }
+        let results = names.map { "\($0): " + (fits.contains($0) ? "ok" : "fileFailed writeFailed") }
+        #expect(lines == ["results: \(results.sorted())", "left: \(fits.sorted())", "events: 40"], "\(printed)")
     }
     #endif
 }
