@@ -211,8 +211,9 @@ final class DownloadFile: Sendable {
         try flush(&state)
     }
 
-    /// Closes the file after the attempt's last chunk; throws when fewer bytes arrived than the
-    /// response announced.
+    /// Closes the file after the attempt's last chunk, writing what is gathered; throws the file
+    /// system's error when that cannot be written, or a `URLError` when fewer bytes arrived than
+    /// the response announced.
     func endOfBody() throws {
         try state.withLock { state in
             try Self.close(&state)

@@ -181,7 +181,15 @@ final class ResponseCollector: EarlierExchangeReceiver {
         guard let state = exchange({ $0.endCame(error) }) ?? nil else { return }
         var error = error
         if error == nil, state.stream == nil, state.isToFile, let file {
-            do { try file.endOfBody() } catch let failure { error = failure }
+            // A body cut short is the network's fault; bytes the disk refused (the last ones,
+            // gathered until the end), the file's, as a refusal mid-body is.
+            do {
+                try file.endOfBody()
+            } catch let short as URLError {
+                error = short
+            } catch let failure {
+                error = ExchangeState.writeFailure(failure, writing: file)
+            }
         }
         // Why the collector stopped the transfer comes before the error stopping it caused.
         let failure = (state.stopped ?? error).map { error in
