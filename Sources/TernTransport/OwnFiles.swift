@@ -25,11 +25,28 @@ package enum OwnFiles {
         return -1
     }
 
-    /// Whether `error` says a file could not be opened for want of a descriptor (`EMFILE`,
-    /// `ENFILE`): a request then waits for one to be freed, as it does for a socket.
+    /// Whether `error`, or one it wraps, says a file could not be opened for want of a
+    /// descriptor (`EMFILE`, `ENFILE`): a request then waits for one to be freed, as it does
+    /// for a socket.
     package static func lackedADescriptor(_ error: any Error) -> Bool {
-        let error = error as NSError
-        return error.domain == NSPOSIXErrorDomain && (error.code == Int(EMFILE) || error.code == Int(ENFILE))
+        posixCode(of: error).map { $0 == EMFILE || $0 == ENFILE } ?? false
+    }
+
+    /// Whether `error`, or one it wraps, says the disk had no room for what was written
+    /// (`ENOSPC`, `EDQUOT`, `EFBIG`): room may be made, and the write tried again.
+    package static func lackedRoom(_ error: any Error) -> Bool {
+        posixCode(of: error).map { $0 == ENOSPC || $0 == EDQUOT || $0 == EFBIG } ?? false
+    }
+
+    /// The system's error code in `error` or in the one it wraps (Foundation's file errors wrap
+    /// the system's).
+    private static func posixCode(of error: any Error) -> Int32? {
+        var next: NSError? = error as NSError
+        while let error = next {
+            if error.domain == NSPOSIXErrorDomain { return Int32(error.code) }
+            next = (error.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
+        }
+        return nil
     }
 
     private static func isReserved(_ descriptor: Int32) -> Bool {

@@ -64,14 +64,23 @@ final class RecordingFile: Sendable {
                 for index in state.pending.indices { Redactor.scrub(&state.pending[index], hiding: hidden) }
             }
             guard entry.response.status != 0 else { return state.pending.append(entry) }
+            let written = state
             state.entries += state.pending + [entry]
             state.pending = []
             let entries = state.entries.enumerated().sorted { first, second in
                 let (a, b) = (first.element.request, second.element.request)
                 return (a.url, a.method, first.offset) < (b.url, b.method, second.offset)
             }.map(\.element)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: url, options: .atomic)
+            do {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: url, options: .atomic)
+            } catch {
+                // A write short of a descriptor is tried again with the next exchange, the
+                // shortage soon over. An entry the disk would not take (full) is not kept: while
+                // kept, it failed every exchange after it.
+                if !OwnFiles.lackedADescriptor(error) { state = written }
+                throw error
+            }
         }
     }
 }
