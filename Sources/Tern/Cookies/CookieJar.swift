@@ -44,8 +44,9 @@ public final class CookieJar: Sendable {
     /// Writes the file, one version after another; the count of changes so far, and of the
     /// version written last, so that a late older version never replaces a newer one.
     private let writer = DispatchQueue(label: "tern.cookies")
-    /// Whether the last write failed for want of a descriptor: tried again at the next request.
-    private let versions = Locked((made: 0, written: 0, lackedADescriptor: false))
+    /// Whether the last write failed for want of a descriptor or of room on the disk: tried
+    /// again at the next request.
+    private let versions = Locked((made: 0, written: 0, failedForNow: false))
 
     /// Creates a jar, empty or with the cookies `file` holds.
     ///
@@ -110,8 +111,10 @@ public final class CookieJar: Sendable {
 
     /// The `Cookie` field for a request to `url`, if any cookie goes with it.
     func headerValue(for url: URL) -> String? {
-        // A write that found no descriptor free is tried again, the process perhaps less busy now.
-        if file != nil, versions.withLock({ versions in defer { versions.lackedADescriptor = false }; return versions.lackedADescriptor }) { save() }
+        // A write that found no descriptor free, or no room, is tried again: the process may be
+        // less busy now, the disk freed. Otherwise cookies set meanwhile waited for the next
+        // change, lost if the app quit first.
+        if file != nil, versions.withLock({ versions in defer { versions.failedForNow = false }; return versions.failedForNow }) { save() }
         let cookies = cookies(for: url, at: Date())
         return cookies.isEmpty ? nil : cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
     }
@@ -144,7 +147,7 @@ public final class CookieJar: Sendable {
             guard let data = try? JSONEncoder().encode(lasting) else { return }
             switch Self.write(data, to: file) {
             case .written: versions.withLock { $0.written = max($0.written, version) }
-            case .lackedADescriptor: versions.withLock { $0.lackedADescriptor = true }
+            case .failedForNow: versions.withLock { $0.failedForNow = true }
             case .failed: break
             }
         }
@@ -155,13 +158,19 @@ public final class CookieJar: Sendable {
     private static func write(_ data: Data, to file: URL) -> Written {
         let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
         let descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return errno == EMFILE || errno == ENFILE ? .lackedADescriptor : .failed }
+        guard descriptor >= 0 else { return errno == EMFILE || errno == ENFILE ? .failedForNow : .failed }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        let written = (try? handle.write(contentsOf: data)) != nil && (try? handle.synchronize()) != nil
+        var failure: (any Error)?
+        do {
+            try handle.write(contentsOf: data)
+            try handle.synchronize()
+        } catch {
+            failure = error
+        }
         try? handle.close()
-        guard written, rename(temporary.path, file.path) == 0 else {
+        guard failure == nil, rename(temporary.path, file.path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
-            return .failed
+            return failure.map(OwnFiles.lackedRoom) == true ? .failedForNow : .failed
         }
         return .written
     }
@@ -169,8 +178,9 @@ public final class CookieJar: Sendable {
     /// What a write of the file did.
     private enum Written {
         case written
-        /// Nothing: the process or the system had no descriptor free.
-        case lackedADescriptor
+        /// Nothing, for now: the process or the system had no descriptor free, or the disk no
+        /// room.
+        case failedForNow
         case failed
     }
 
