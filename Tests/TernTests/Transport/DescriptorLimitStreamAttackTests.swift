@@ -109,14 +109,7 @@ import TernTesting
         }
         let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
         let lines = printed.split(separator: "\n").map(String.init)
-        // Over URLSession, FoundationNetworking's sockets keep no reserve: under a low limit they
-        // can take every descriptor, and Dispatch's thread-pool monitor, which crashes when it
-        // cannot open a file, then stops the process (SIGILL in libdispatch), out of Tern's reach
-        // (Security.md). Over libcurl it never does.
-        if !TestTransport.isCurl, spare < 128, lines.first == "crashed, signal 04", printed.contains("libdispatch.so") {
-            withKnownIssue("FoundationNetworking's sockets took every descriptor, and Dispatch's monitor stopped the process", isIntermittent: true) {
-                Issue.record("\(printed)")
-            }
+        if spare < 128, CrashBacktrace.excusesDispatchStoppingAChildOverURLSession(printed) {
             return
         }
         #expect(lines.contains("streams settled 200 of 200"), "\(printed)")
