@@ -94,6 +94,19 @@ import TernTesting
         }
     }
 
+    /// The data of each event `/sse` sends, read meanwhile, or how the stream failed.
+    static func events(of api: AbstractAPI, from base: String) -> Task<[String], Never> {
+        Task.onTestThreads {
+            var seen: [String] = []
+            do {
+                for try await event in api.stream(route: .get(base + "/sse")).events { seen.append(event.data) }
+            } catch {
+                seen.append("failed: \(error)")
+            }
+            return seen
+        }
+    }
+
     @Test(.exitTest) func aDownloadLargerThanTheDiskAllowsFailsOnceAndLeavesNothingBehind() async throws {
         let server = try Self.server()
         defer { server.stop() }
@@ -116,15 +129,7 @@ import TernTesting
                       Self.limitFiles(to: Self.limit), let transport = TestTransport.make() else { exit(2) }
                 let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport,
                                       responseQueue: .global())
-                let events = Task.onTestThreads {
-                    var seen: [String] = []
-                    do {
-                        for try await event in api.stream(route: .get(base + "/sse")).events { seen.append(event.data) }
-                    } catch {
-                        seen.append("failed: \(error)")
-                    }
-                    return seen
-                }
+                let events = Self.events(of: api, from: base)
                 func download(_ path: String, to name: String, replacing: Bool = false, expected: Int? = nil) async -> String {
                     let destination = folder.appendingPathComponent(name)
                     let promise = api.download(route: .get(base + path), to: destination, replacing: replacing)
@@ -199,15 +204,7 @@ import TernTesting
                       Self.limitFiles(to: Self.limit), let transport = TestTransport.make() else { exit(2) }
                 let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport,
                                       responseQueue: .global())
-                let events = Task.onTestThreads {
-                    var seen: [String] = []
-                    do {
-                        for try await event in api.stream(route: .get(base + "/sse")).events { seen.append(event.data) }
-                    } catch {
-                        seen.append("failed: \(error)")
-                    }
-                    return seen
-                }
+                let events = Self.events(of: api, from: base)
                 let sizes = [3_000_000, 600_000, 200_000, 262_144, 262_145, 100_000]
                 let results = await withTaskGroup(of: String.self) { group in
                     for index in 0..<18 {
