@@ -19,10 +19,12 @@ import TernTesting
 /// (No time limit: an exit test waits its turn behind the others.)
 @Suite(.onTestThreads) struct DescriptorOwnFilesWaitTests {
     /// `GET /d`: ``DescriptorFilesAttackTests/content(_:)`` of 7, a second late; `GET /hold`: answered
-    /// after a second; `POST /u`: "whole" if the body is the content of 7, its connection closed,
-    /// as is `/warm`'s.
+    /// once `GET /release` is asked for (10 s at most: a wait timed from the request ran out
+    /// under CI's load before the test had looked); `POST /u`: "whole" if the body is the content
+    /// of 7, its connection closed, as are `/release`'s and `/warm`'s.
     static func server() throws -> RawServer {
-        try RawServer { connection in
+        let released = DispatchSemaphore(value: 0)
+        return try RawServer { connection in
             while let request = connection.readRequest() {
                 let path = request.split(separator: " ").dropFirst().first.map(String.init) ?? "?"
                 let close = "Connection: close\r\n"
@@ -31,8 +33,13 @@ import TernTesting
                     connection.pause(1000)
                     guard connection.send(RawServer.Connection.response(DescriptorFilesAttackTests.content(7))) else { return }
                 case "/hold":
-                    connection.pause(1000)
+                    _ = released.wait(timeout: .now() + 10)
+                    released.signal()
                     guard connection.send(RawServer.Connection.response("held")) else { return }
+                case "/release":
+                    released.signal()
+                    _ = connection.send(RawServer.Connection.response("released", headers: close))
+                    return
                 case "/u":
                     let body = request.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
                     _ = connection.send(RawServer.Connection.response(body == DescriptorFilesAttackTests.content(7) ? "whole" : "not whole", headers: close))
@@ -60,6 +67,18 @@ import TernTesting
         guard (try? await warm.value) == "warm" else { DescriptorOwnFilesWaitTests.couldNotSetTheScene("the first request failed") }
         try? await Task.sleep(for: .milliseconds(100))
         return (api, folder)
+    }
+
+    /// In a child: has the server answer what it holds (`/hold`, a stream), over a socket of the
+    /// test's own: Tern's loop opens no connection while an exchange waits for a descriptor
+    /// beside those that run, and the held one would wait for itself.
+    static func release(_ base: String) {
+        guard let port = URL(string: base)?.port, let socket = CloseOnExec.connected(toLoopbackPort: port) else { return }
+        defer { close(socket) }
+        let request = Array("GET /release HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+        guard send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { return }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while recv(socket, &buffer, buffer.count, 0) > 0 {}
     }
 
     /// In a child: says its scene could not be set (under load, a first request failed, or the
@@ -187,6 +206,7 @@ import TernTesting
                 try? await Task.sleep(for: .milliseconds(500))
                 print("settled while the other ran: \(settled.items.count)")
                 taken.forEach { close($0) }
+                Self.release(base)
                 print("upload: \(await DescriptorFilesAttackTests.settledOnce(upload) { $0 })")
                 print("held: \((try? await held.value) ?? "failed")")
             }

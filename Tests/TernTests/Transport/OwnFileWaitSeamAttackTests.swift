@@ -38,6 +38,7 @@ import TernTesting
     /// request, but for the second leg of a redirect or a retry, which follows at once.
     static func server() throws -> RawServer {
         let retried = Recorder<Int>()
+        let released = DispatchSemaphore(value: 0)
         return try RawServer { connection in
             while let request = connection.readRequest() {
                 let path = request.split(separator: " ").dropFirst().first.map(String.init) ?? "?"
@@ -106,13 +107,21 @@ import TernTesting
                         guard connection.send(Array(hugeBody[start..<(start + block)])) else { return }
                     }
                 case "/hold":
-                    connection.pause(1000)
+                    // Answered once `/release` is asked for (10 s at most): a wait timed from the
+                    // request ran out under CI's load before the test had looked.
+                    _ = released.wait(timeout: .now() + 10)
+                    released.signal()
                     guard connection.send(RawServer.Connection.response("held")) else { return }
                 case "/s":
-                    // A stream: its head at once, its one line 1.5 s later.
+                    // A stream: its head at once, its one line once `/release` is asked for.
                     guard connection.send("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n") else { return }
-                    connection.pause(1500)
+                    _ = released.wait(timeout: .now() + 10)
+                    released.signal()
                     guard connection.send("s line\n") else { return }
+                case "/release":
+                    released.signal()
+                    _ = connection.send(RawServer.Connection.response("released", headers: close))
+                    return
                 case "/u":
                     let verdict = body == content ? "whole" : body == content + "grown\n" ? "grown" : "other \(body.utf8.count)"
                     _ = connection.send(RawServer.Connection.response(verdict, headers: close))
@@ -378,6 +387,7 @@ import TernTesting
                 try? await Task.sleep(for: .milliseconds(100))
                 print("settled while the other ran: \(settled.items.count)")
                 taken.forEach { close($0) }
+                DescriptorOwnFilesWaitTests.release(base)
                 print("upload: \(await DescriptorFilesAttackTests.settledOnce(upload) { $0 })")
                 print("held: \((try? await held.value) ?? "failed")")
                 print("stream: \(await stream.value)")
