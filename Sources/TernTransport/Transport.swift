@@ -65,8 +65,10 @@ public protocol TransportReceiver: Sendable {
 /// request: the cache's, which asks again without its conditions after a `304` for another
 /// response than the kept one.
 package protocol EarlierExchangeReceiver: TransportReceiver {
-    /// An exchange made for the request ended, measured as `metrics`; another goes on in its place.
-    func didEndEarlierExchange(_ metrics: TransferMetrics)
+    /// An exchange made for the request ended, measured as `metrics` when the transport measured
+    /// it; another would go on in its place. Whether the request still waits for it: one that
+    /// ended meanwhile (cancelled, timed out) has nothing sent for it.
+    func didEndEarlierExchange(_ metrics: TransferMetrics?) -> Bool
 }
 
 extension TransportReceiver {

@@ -282,4 +282,10 @@ final class RequestExecution: Sendable {
     func collecting<Result: Sendable>(_ attempt: Int, _ body: (inout ExchangeState) -> Result) -> Result? {
         machine.withLock { $0.collecting(attempt, body) }
     }
+
+    /// Keeps what an earlier exchange of `attempt` measured: whether the request still waits
+    /// for the attempt's answer.
+    func earlierExchangeEnded(_ attempt: Int, metrics: TransferMetrics?) -> Bool {
+        machine.withLock { $0.earlierExchangeEnded(attempt, metrics: metrics) }
+    }
 }

@@ -237,6 +237,14 @@ struct RequestStateMachine {
         return body(&exchange)
     }
 
+    /// Keeps what an earlier exchange of `attempt` measured (the cache's, before it asks again):
+    /// whether the request still waits for the attempt's answer.
+    mutating func earlierExchangeEnded(_ attempt: Int, metrics: TransferMetrics?) -> Bool {
+        guard case .sending(attempt) = state, exchange.attempt == attempt else { return false }
+        if let metrics { exchange.earlier.append(metrics) }
+        return true
+    }
+
     /// Ends the request: what is left to stop.
     private mutating func finish() -> Leftovers {
         let leftovers = Leftovers(timer: timer, wait: wait, task: inFlight?.task, temporaryFile: temporaryFile,

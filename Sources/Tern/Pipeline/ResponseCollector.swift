@@ -172,8 +172,8 @@ final class ResponseCollector: EarlierExchangeReceiver {
         exchange { $0.metrics = metrics }
     }
 
-    func didEndEarlierExchange(_ metrics: TransferMetrics) {
-        exchange { $0.earlier.append(metrics) }
+    func didEndEarlierExchange(_ metrics: TransferMetrics?) -> Bool {
+        request.earlierExchangeEnded(sent.attempt, metrics: metrics)
     }
 
     func didComplete(with error: (any Error)?) {

@@ -64,7 +64,9 @@ final class CachingReceiver: TransportReceiver {
             CachedAnswer.deliver(kept, age: kept.age(at: now), bodyless: false, metrics: metrics, cookies: cookies, to: receiver)
         case .resend(let earlier):
             guard let resend else { return receiver.didComplete(with: URLError(.badServerResponse)) }
-            if let earlier { (receiver as? any EarlierExchangeReceiver)?.didEndEarlierExchange(earlier) }
+            // The request may have ended before its task was handed over: nothing would cancel
+            // the exchange sent for it until then.
+            guard (receiver as? any EarlierExchangeReceiver)?.didEndEarlierExchange(earlier) ?? true else { return }
             resend()
         }
     }

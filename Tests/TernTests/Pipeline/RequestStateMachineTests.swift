@@ -122,6 +122,32 @@ import Testing
         #expect(machine.collecting(2) { $0.hasEnded && $0.body.isEmpty && $0.task == nil } == true, "ended, it keeps nothing")
     }
 
+    /// The cache's exchange before it asks again (a `304` for another response): its metrics
+    /// join the attempt's while the request waits for the answer; once the request has ended,
+    /// even before the transport's task was handed over, or moved past the attempt, nothing
+    /// more is to be sent.
+    @Test func anEarlierExchangeGoesOnOnlyWhileItsAttemptIsAwaited() {
+        var answered = machine(after: prepared)
+        let beforeSending = answered.earlierExchangeEnded(1, metrics: nil)
+        _ = answered.handle(.send(request))
+        let whileSending = answered.earlierExchangeEnded(1, metrics: TransferMetrics())
+        let ofAnotherAttempt = answered.earlierExchangeEnded(2, metrics: nil)
+        #expect(!beforeSending && whileSending && !ofAnotherAttempt)
+        let earlier = answered.collecting(1) { $0.end().earlier } ?? []
+        guard case .evaluate(_, let transfers) = answered.handle(.answered(attempt: 1, metrics: TransferMetrics(), earlier: earlier)) else {
+            Issue.record("the answer was not evaluated"); return
+        }
+        #expect(transfers.count == 2, "the earlier exchange's metrics, then the answer's")
+        let afterTheAnswer = answered.earlierExchangeEnded(1, metrics: nil)
+        #expect(!afterTheAnswer)
+
+        var cancelled = machine(after: prepared)
+        _ = cancelled.handle(.send(request))
+        _ = cancelled.handle(.finish)
+        let afterTheEnd = cancelled.earlierExchangeEnded(1, metrics: nil)
+        #expect(!afterTheEnd, "ended before its task was handed over")
+    }
+
     @Test func aTaskForAnAttemptAnsweredFirstIsStopped() {
         var machine = machine(after: prepared)
         _ = machine.handle(.send(request))
