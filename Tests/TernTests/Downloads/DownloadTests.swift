@@ -312,6 +312,26 @@ import FoundationNetworking
         #expect(fixture.files.isEmpty)
     }
 
+    /// Where the resume record goes, a directory of the user's: the record cannot be written, so
+    /// the bytes it would name are not kept either (nothing could find them), and nothing else is
+    /// left, not the record's half-written copy; the directory is untouched. Once it is gone,
+    /// the download arrives whole.
+    @Test func aResumeRecordThatCannotBeWrittenLeavesNoBytesBehind() async throws {
+        let fixture = try Fixture()
+        let record = ResumableDownload.recordFile(for: fixture.destination)
+        try FileManager.default.createDirectory(at: record.appendingPathComponent("inside"), withIntermediateDirectories: true)
+        let error = await apiError(of: fixture.download("bytes=200000&cut=70000"))
+        #expect(error?.caseName == "transportFailed")
+        #expect(ResumableDownload.pending(for: fixture.destination) == nil)
+        #expect(fixture.files == [record.lastPathComponent])
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: record.path)) == ["inside"])
+
+        try FileManager.default.removeItem(at: record)
+        _ = try await fixture.download("bytes=200000").value
+        #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 200_000, version: "1"))
+        #expect(fixture.files == ["file.bin"])
+    }
+
     @Test func aTimedOutDownloadCanBeResumed() async throws {
         let fixture = try Fixture()
         let clock = TestClock()
