@@ -91,9 +91,14 @@ nonisolated(unsafe) let rawFreshItems = {
     return []
 }
 
-/// One GET through a `CurlTransport` alone, no pipeline above it: what the transport costs.
+/// One GET through a `CurlTransport` alone, no pipeline above it: what the transport costs. It
+/// asks for JSON as Tern's request does, so that both put the same request on the wire.
 let bareCurl = try CurlTransport(trusting: authorities)
-let itemsRequest = TransportRequest(urlRequest: URLRequest(url: url))
+let itemsRequest = {
+    var request = URLRequest(url: url)
+    request.setValue("application/json", forHTTPHeaderField: "Accept")
+    return TransportRequest(urlRequest: request)
+}()
 @Sendable func transportAlone() async throws -> [Item] {
     _ = try await withCheckedThrowingContinuation { done in _ = bareCurl.send(itemsRequest, to: BodyCollector { done.resume(with: $0) }) }
     return []
