@@ -158,7 +158,7 @@ public final class CookieJar: Sendable {
     private static func write(_ data: Data, to file: URL) -> Written {
         let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
         let descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return errno == EMFILE || errno == ENFILE ? .failedForNow : .failed }
+        guard descriptor >= 0 else { return Written(failure: NSError(domain: NSPOSIXErrorDomain, code: Int(errno))) }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var failure: (any Error)?
         do {
@@ -170,7 +170,7 @@ public final class CookieJar: Sendable {
         try? handle.close()
         guard failure == nil, rename(temporary.path, file.path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
-            return failure.map(OwnFiles.lackedRoom) == true ? .failedForNow : .failed
+            return failure.map(Written.init(failure:)) ?? .failed
         }
         return .written
     }
@@ -182,6 +182,12 @@ public final class CookieJar: Sendable {
         /// room.
         case failedForNow
         case failed
+
+        /// Failed with `failure`: for now when it says what was lacking may come back (a
+        /// descriptor, room on the disk), as creating the file or writing it may say.
+        init(failure: any Error) {
+            self = OwnFiles.lackedADescriptor(failure) || OwnFiles.lackedRoom(failure) ? .failedForNow : .failed
+        }
     }
 
     /// Waits until what has changed is written to ``file``.
