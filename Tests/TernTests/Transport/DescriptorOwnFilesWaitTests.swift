@@ -18,26 +18,47 @@ import TernTesting
 /// Over libcurl: FoundationNetworking makes and closes descriptors of its own as it will.
 /// (No time limit: an exit test waits its turn behind the others.)
 @Suite(.onTestThreads) struct DescriptorOwnFilesWaitTests {
-    /// `GET /d`: ``DescriptorFilesAttackTests/content(_:)`` of 7, a second late; `GET /hold`: answered
-    /// once `GET /release` is asked for (10 s at most: a wait timed from the request ran out
-    /// under CI's load before the test had looked); `POST /u`: "whole" if the body is the content
+    /// What a test's server holds back (a download's head, `/hold`'s answer, a stream's line)
+    /// until the child asks for `/release`: once asked, it lets go of everything for good, and
+    /// `/release` is answered once what it let go has gone out, so that the child knows it is
+    /// on its way. A wait timed from the request ran out under CI's load before the child had
+    /// looked, or set its scene. 10 s at most each way.
+    final class Hold: Sendable {
+        private let opened = DispatchSemaphore(value: 0)
+        private let wentOut = DispatchSemaphore(value: 0)
+
+        /// Waits until `/release` is asked for.
+        func waitForRelease() {
+            _ = opened.wait(timeout: .now() + 10)
+            opened.signal()
+        }
+
+        /// What was held has gone out.
+        func heldWentOut() { wentOut.signal() }
+
+        /// `/release`: lets go, and waits for what was held to go out.
+        func release() {
+            opened.signal()
+            _ = wentOut.wait(timeout: .now() + 10)
+        }
+    }
+
+    /// `GET /d`: ``DescriptorFilesAttackTests/content(_:)`` of 7, and `GET /hold`: "held", each
+    /// once `GET /release` is asked for (``Hold``); `POST /u`: "whole" if the body is the content
     /// of 7, its connection closed, as are `/release`'s and `/warm`'s.
     static func server() throws -> RawServer {
-        let released = DispatchSemaphore(value: 0)
+        let hold = Hold()
         return try RawServer { connection in
             while let request = connection.readRequest() {
                 let path = request.split(separator: " ").dropFirst().first.map(String.init) ?? "?"
                 let close = "Connection: close\r\n"
                 switch path {
-                case "/d":
-                    connection.pause(1000)
-                    guard connection.send(RawServer.Connection.response(DescriptorFilesAttackTests.content(7))) else { return }
-                case "/hold":
-                    _ = released.wait(timeout: .now() + 10)
-                    released.signal()
-                    guard connection.send(RawServer.Connection.response("held")) else { return }
+                case "/d", "/hold":
+                    hold.waitForRelease()
+                    guard connection.send(RawServer.Connection.response(path == "/d" ? DescriptorFilesAttackTests.content(7) : "held")) else { return }
+                    hold.heldWentOut()
                 case "/release":
-                    released.signal()
+                    hold.release()
                     _ = connection.send(RawServer.Connection.response("released", headers: close))
                     return
                 case "/u":
@@ -69,16 +90,30 @@ import TernTesting
         return (api, folder)
     }
 
-    /// In a child: has the server answer what it holds (`/hold`, a stream), over a socket of the
-    /// test's own: Tern's loop opens no connection while an exchange waits for a descriptor
-    /// beside those that run, and the held one would wait for itself.
-    static func release(_ base: String) {
-        guard let port = URL(string: base)?.port, let socket = CloseOnExec.connected(toLoopbackPort: port) else { return }
-        defer { close(socket) }
+    /// In a child: a socket of the test's own to the server, over which ``release(over:)`` has
+    /// the server let go of what it holds. Opened before the descriptors are taken, when none
+    /// would be left to open it; and not through Tern, whose loop opens no connection while an
+    /// exchange waits for a descriptor beside those that run: the held one would wait for itself.
+    static func releaseLine(to base: String) -> Int32? {
+        URL(string: base)?.port.flatMap { CloseOnExec.connected(toLoopbackPort: $0) }
+    }
+
+    /// In a child: asks for `/release` over `line`, and returns once the server has let go of
+    /// what it held (``Hold``). The line stays open: closed, its descriptor would be the next
+    /// one free, for the file the test keeps waiting.
+    static func release(over line: Int32?) {
+        guard let line else { return }
         let request = Array("GET /release HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        guard send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { return }
+        guard send(line, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { return }
         var buffer = [UInt8](repeating: 0, count: 512)
-        while recv(socket, &buffer, buffer.count, 0) > 0 {}
+        while recv(line, &buffer, buffer.count, 0) > 0 {}
+    }
+
+    /// In a child whose descriptors are free again: ``release(over:)`` over a new line, closed then.
+    static func release(_ base: String) {
+        guard let line = releaseLine(to: base) else { return }
+        release(over: line)
+        close(line)
     }
 
     /// In a child: says its scene could not be set (under load, a first request failed, or the
@@ -114,6 +149,22 @@ import TernTesting
         return taken
     }
 
+    /// Takes descriptors as ``keepFileDescriptorsTaken(for:until:meanwhile:)`` does, and once it
+    /// first has, has the server let go of what it holds, over `line` (``release(over:)``);
+    /// returns them and the line, to be closed.
+    static func keepFileDescriptorsTaken(for milliseconds: Int, releasingOver line: Int32?, until settled: () -> Bool = { false },
+                                         meanwhile: () -> Void = {}) async -> [Int32] {
+        var released = false
+        let taken = await keepFileDescriptorsTaken(for: milliseconds, until: settled) {
+            if !released {
+                release(over: line)
+                released = true
+            }
+            meanwhile()
+        }
+        return taken + (line.map { [$0] } ?? [])
+    }
+
     /// Takes every descriptor below the last eight but the lowest two: one for the next socket,
     /// one for the test's own look at `/proc/self/fd` while that socket is made (with none, it
     /// took the socket's, and no socket could be made). ``keepFileDescriptorsTaken(for:until:meanwhile:)``
@@ -125,8 +176,8 @@ import TernTesting
     }
 
     /// In a child, once the download's socket is open: takes what ``takeAllButOneForASocket()``
-    /// left free, or says the scene could not be set when the download's file has had it (under
-    /// load, the head came before the test looked): none was left, or the download `settled`.
+    /// left free, or says the scene could not be set when none was left or the download
+    /// `settled` (a server that does not hold its head back: it came before the test looked).
     static func takeTheSpare(unless settled: () -> Bool = { false }) -> [Int32] {
         let spare = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
         guard !spare.isEmpty, !settled() else { couldNotSetTheScene("the download's file had a descriptor before the test took it") }
@@ -149,9 +200,11 @@ import TernTesting
                 let manager = FileManager.default
                 let (api, folder) = await DescriptorOwnFilesWaitTests.preparedChild("tern-own-files", base: base)
                 defer { try? manager.removeItem(at: folder) }
+                let line = Self.releaseLine(to: base)
                 let before = DescriptorWaitAttackTests.sockets()
                 let destination = folder.appendingPathComponent("file.txt")
-                // None is left for the file but one, taken once the socket is open, a second before the head.
+                // None is left for the file but one, taken once the socket is open, before the
+                // server sends the head.
                 let early = Self.takeAllButOneForASocket()
                 let download = api.download(route: .get(base + "/d"), to: destination,
                                             options: RequestOptions(timeout: timesOut ? 2.5 : 10))
@@ -164,7 +217,7 @@ import TernTesting
                 // Nor one the process frees meanwhile (FoundationNetworking closes the first
                 // request's connection late), until the download settles or 1.9 s have passed.
                 let spare = Self.takeTheSpare { !settled.items.isEmpty }
-                let taken = early + spare + (await Self.keepFileDescriptorsTaken(for: timesOut ? 5000 : 1900) { !settled.items.isEmpty })
+                let taken = early + spare + (await Self.keepFileDescriptorsTaken(for: timesOut ? 5000 : 1900, releasingOver: line) { !settled.items.isEmpty })
                 if !timesOut { print("settled before a descriptor was free: \(settled.items.count)") }
                 taken.forEach { close($0) }
                 print("download: \(await outcome.value)")

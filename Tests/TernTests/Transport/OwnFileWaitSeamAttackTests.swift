@@ -8,7 +8,7 @@ import TernTesting
 
 /// Where a request's own file waiting for a descriptor (``DescriptorOwnFilesWaitTests``) meets
 /// the features around it, in a child process whose descriptors are taken once the download's
-/// socket is open and its head comes 300 ms later: a download cancelled while it waits,
+/// socket is open, and its head comes once they are: a download cancelled while it waits,
 /// redirected, retried after a 503, resumed from a partial file, cut short by its server, or
 /// larger than its size limit, each settles once, typed, leaving nothing but a resumable partial
 /// file beside its destination and a delivered file with exactly the server's bytes, its progress
@@ -34,11 +34,12 @@ import TernTesting
         return Array(body.prefix(bigSize))
     }()
 
-    /// The server: see each path in the switch. Every download's head comes 300 ms after its
-    /// request, but for the second leg of a redirect or a retry, which follows at once.
+    /// The server: see each path in the switch. Every download's head comes once the child asks
+    /// for `/release` (``DescriptorOwnFilesWaitTests/Hold``), but for the second leg of a
+    /// redirect or a retry, which follows at once.
     static func server() throws -> RawServer {
         let retried = Recorder<Int>()
-        let released = DispatchSemaphore(value: 0)
+        let hold = DescriptorOwnFilesWaitTests.Hold()
         return try RawServer { connection in
             while let request = connection.readRequest() {
                 let path = request.split(separator: " ").dropFirst().first.map(String.init) ?? "?"
@@ -47,79 +48,86 @@ import TernTesting
                 let all = Array(content.utf8)
                 switch path {
                 case "/d":
-                    connection.pause(300)
+                    hold.waitForRelease()
                     guard connection.send(RawServer.Connection.response(content)) else { return }
+                    hold.heldWentOut()
                 case "/d-cookie", "/d-cached":
-                    connection.pause(300)
+                    hold.waitForRelease()
                     let headers = path == "/d-cookie" ? "Set-Cookie: seam=7; Path=/; Max-Age=600\r\n" : "Cache-Control: max-age=60\r\nETag: \"c7\"\r\n"
                     guard connection.send(RawServer.Connection.response(content, headers: headers)) else { return }
+                    hold.heldWentOut()
                 case "/echo-cookie":
                     let cookie = request.split(separator: "\r\n").first { $0.lowercased().hasPrefix("cookie: ") }.map { String($0.dropFirst(8)) }
                     _ = connection.send(RawServer.Connection.response(cookie ?? "none", headers: close))
                     return
                 case "/redirect":
-                    connection.pause(300)
+                    hold.waitForRelease()
                     guard connection.send(RawServer.Connection.response("", status: "302 Found", headers: "Location: /d-now\r\n")) else { return }
+                    hold.heldWentOut()
                 case "/d-now":
                     guard connection.send(RawServer.Connection.response(content)) else { return }
                 case "/retry":
                     retried.append(1)
                     if retried.items.count == 1 {
-                        connection.pause(300)
+                        hold.waitForRelease()
                         guard connection.send(RawServer.Connection.response("busy", status: "503 Service Unavailable")) else { return }
+                        hold.heldWentOut()
                     } else {
                         guard connection.send(RawServer.Connection.response(content)) else { return }
                     }
                 case "/cut", "/cut-tagged":
                     // Half the body of the length announced, then the connection closes; the
-                    // tagged one answers a range from where it stopped, 300 ms late.
+                    // tagged one answers a range from where it stopped, once released.
                     let tag = path == "/cut-tagged" ? "ETag: \"v1\"\r\n" : ""
                     if let range = request.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("range: bytes=") }),
                        let from = Int(range.dropFirst("range: bytes=".count).prefix { $0.isNumber }) {
-                        connection.pause(300)
+                        hold.waitForRelease()
                         let head = "HTTP/1.1 206 Partial Content\r\n\(tag)Content-Range: bytes \(from)-\(all.count - 1)/\(all.count)\r\n"
                             + "Content-Length: \(all.count - from)\r\n\r\n"
                         guard connection.send(Array(head.utf8) + all[from...]) else { return }
+                        hold.heldWentOut()
                         continue
                     }
-                    if path == "/cut" { connection.pause(300) }
+                    if path == "/cut" { hold.waitForRelease() }
                     let head = "HTTP/1.1 200 OK\r\n\(tag)Content-Length: \(all.count)\r\n\r\n"
                     guard connection.send(Array(head.utf8) + all[..<(all.count / 2)]) else { return }
+                    if path == "/cut" { hold.heldWentOut() }
                     // Its socket open a while longer, for the child to see it under load.
                     if path == "/cut" { connection.pause(200) }
                     return
                 case "/big":
-                    connection.pause(300)
+                    hold.waitForRelease()
                     // The rest never comes; the connection stays open past the test's wait.
                     guard connection.send("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + content) else { return }
+                    hold.heldWentOut()
                     connection.pause(2000)
                     return
                 case "/big-chunked":
-                    connection.pause(300)
+                    hold.waitForRelease()
                     var chunks = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                     for _ in 0..<4 { chunks += String(content.utf8.count, radix: 16) + "\r\n" + content + "\r\n" }
                     guard connection.send(chunks + "0\r\n\r\n") else { return }
+                    hold.heldWentOut()
                 case "/huge":
-                    connection.pause(300)
+                    hold.waitForRelease()
                     guard connection.send("HTTP/1.1 200 OK\r\nContent-Length: \(bigSize)\r\n\r\n") else { return }
+                    hold.heldWentOut()
                     let block = 1 << 20
                     for start in stride(from: 0, to: bigSize, by: block) {
                         guard connection.send(Array(hugeBody[start..<(start + block)])) else { return }
                     }
                 case "/hold":
-                    // Answered once `/release` is asked for (10 s at most): a wait timed from the
-                    // request ran out under CI's load before the test had looked.
-                    _ = released.wait(timeout: .now() + 10)
-                    released.signal()
+                    hold.waitForRelease()
                     guard connection.send(RawServer.Connection.response("held")) else { return }
+                    hold.heldWentOut()
                 case "/s":
                     // A stream: its head at once, its one line once `/release` is asked for.
                     guard connection.send("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n") else { return }
-                    _ = released.wait(timeout: .now() + 10)
-                    released.signal()
+                    hold.waitForRelease()
                     guard connection.send("s line\n") else { return }
+                    hold.heldWentOut()
                 case "/release":
-                    released.signal()
+                    hold.release()
                     _ = connection.send(RawServer.Connection.response("released", headers: close))
                     return
                 case "/u":
@@ -167,12 +175,13 @@ import TernTesting
                     print("kept: \(resume?.offset ?? -1)")
                 }
                 try? await Task.sleep(for: .milliseconds(100))
+                let line = DescriptorOwnFilesWaitTests.releaseLine(to: base)
                 let before = DescriptorWaitAttackTests.sockets()
                 let path = ["redirect": "/redirect", "retry": "/retry", "resume": "/cut-tagged", "cut": "/cut",
                             "tooLarge": "/big", "tooLargeChunked": "/big-chunked"][scenario] ?? "/d"
                 let options = RequestOptions(retryPolicy: scenario == "retry" ? RetryPolicy(maxRetries: 2, baseDelay: 0.05) : nil)
-                // None free for the file, however soon the head comes; but a redirect or a retry
-                // may need a second socket, and waits on the head's 300 ms instead.
+                // None free for the file when the head comes; but a redirect or a retry may need
+                // a second socket: its descriptors are taken once its first socket is open.
                 let early = ["redirect", "retry"].contains(scenario) ? [] : DescriptorOwnFilesWaitTests.takeAllButOneForASocket()
                 let download = api.download(route: .get(base + path), to: destination, replacing: true,
                                             maximumSize: scenario.hasPrefix("tooLarge") ? 1000 : .unlimited,
@@ -188,10 +197,10 @@ import TernTesting
                     }
                 }
                 guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { DescriptorOwnFilesWaitTests.couldNotSetTheScene("no new socket seen") }
-                // The head comes 300 ms after: no descriptor is then free for the file.
-                // A body announced too large is refused at its head, with no file to wait for.
+                // The head comes once released: no descriptor is then free for the file. A body
+                // announced too large is refused at its head, with no file to wait for.
                 let spare = early.isEmpty || scenario == "tooLarge" ? [] : DescriptorOwnFilesWaitTests.takeTheSpare { !settled.items.isEmpty }
-                let taken = early + spare + (await DescriptorOwnFilesWaitTests.keepFileDescriptorsTaken(for: 900))
+                let taken = early + spare + (await DescriptorOwnFilesWaitTests.keepFileDescriptorsTaken(for: 900, releasingOver: line))
                 print("settled before a descriptor was free: \(settled.items.count)")
                 if scenario == "cancel" { download.cancel() }
                 try? await Task.sleep(for: .milliseconds(100))
@@ -243,6 +252,7 @@ import TernTesting
                 let (api, folder) = await DescriptorOwnFilesWaitTests.preparedChild("tern-own-file-seams", base: base, timeout: 30)
                 defer { try? manager.removeItem(at: folder) }
                 let destination = folder.appendingPathComponent("huge.bin")
+                let line = DescriptorOwnFilesWaitTests.releaseLine(to: base)
                 let before = DescriptorWaitAttackTests.sockets()
                 let resident = Self.residentBytes()
                 let early = DescriptorOwnFilesWaitTests.takeAllButOneForASocket()
@@ -251,7 +261,7 @@ import TernTesting
                 guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { DescriptorOwnFilesWaitTests.couldNotSetTheScene("no new socket seen") }
                 var peak = resident
                 let spare = DescriptorOwnFilesWaitTests.takeTheSpare()
-                let taken = early + spare + (await DescriptorOwnFilesWaitTests.keepFileDescriptorsTaken(for: 1200, meanwhile: { peak = max(peak, Self.residentBytes()) }))
+                let taken = early + spare + (await DescriptorOwnFilesWaitTests.keepFileDescriptorsTaken(for: 1200, releasingOver: line, meanwhile: { peak = max(peak, Self.residentBytes()) }))
                 taken.forEach { close($0) }
                 print("grew while held, MB: \((peak - resident) >> 20)")
                 print("download: \(await outcome.value)")
@@ -312,13 +322,14 @@ import TernTesting
                 let warm: Promise<String> = api.request(route: .get(base + "/warm"))
                 guard (try? await warm.value) == "warm" else { DescriptorOwnFilesWaitTests.couldNotSetTheScene("the first request failed") }
                 try? await Task.sleep(for: .milliseconds(100))
+                let line = DescriptorOwnFilesWaitTests.releaseLine(to: base)
                 let before = DescriptorWaitAttackTests.sockets()
                 let destination = folder.appendingPathComponent("file.txt")
                 let path = ["cache": "/d-cached", "cookies": "/d-cookie"][feature] ?? "/d"
                 let download = api.download(route: .get(base + path), to: destination)
                 let outcome = Task.onTestThreads { await DescriptorFilesAttackTests.settledOnce(download) { _ in "ok" } }
                 guard await DescriptorOwnFilesWaitTests.newSocket(after: before) else { DescriptorOwnFilesWaitTests.couldNotSetTheScene("no new socket seen") }
-                let taken = await DescriptorOwnFilesWaitTests.keepFileDescriptorsTaken(for: 900)
+                let taken = await DescriptorOwnFilesWaitTests.keepFileDescriptorsTaken(for: 900, releasingOver: line)
                 taken.forEach { close($0) }
                 print("download: \(await outcome.value)")
                 print("file: \((try? String(contentsOf: destination, encoding: .utf8)) == Self.content ? "right" : "wrong")")
