@@ -25,7 +25,7 @@ enum StubSnippets {
         return streamClock.now
     }
 
-    /// A 503 with `Retry-After: 20`, then the answer: the retry waits 20 made-up seconds (at most `maxDelay`, 30 s by default).
+    /// A 503 with `Retry-After: 20`, then the answer: the retry waits 20 made-up seconds (within `maxDelay`, 30 s by default).
     /// Returns the products and the waits asked for.
     static func retryAfter() async throws -> (products: Int, waits: [TimeInterval]) {
         let retryClock = TestClock()

@@ -91,6 +91,8 @@ extension RequestExecution {
 
     /// Waits out the backoff, then attempts again; fails with `failure` when the budget is spent.
     private func retry(_ leg: Leg, sent: URLRequest, retryAfter: TimeInterval?, otherwise failure: APIError) {
+        // Asked to wait longer than the policy does: the answer says more than a retry sent too soon.
+        if let retryAfter, !context.retryPolicy.waits(retryAfter) { return finish(.failed(failure)) }
         guard context.retryAccount.withdrawRetry(at: context.clock.now, budget: context.retryBudget) else {
             return finish(.failed(failure))
         }

@@ -5,8 +5,9 @@ import Foundation
 /// The default: at most 2 retries; only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS,
 /// TRACE); only for 408, 429, 500, 502, 503, 504 and for transient `URLError`s (timed out,
 /// connection lost, an empty reply, cannot connect, DNS failure, not connected); exponential
-/// backoff from 0.5 s (0.5 s, then 1 s) with full jitter; a `Retry-After` header wins, capped
-/// at `maxDelay`.
+/// backoff from 0.5 s (0.5 s, then 1 s) with full jitter; a `Retry-After` header wins, and one
+/// asking for longer than `maxDelay` is not retried: the request fails with its answer, never
+/// sent before the server allows.
 ///
 /// ```swift
 /// APIConfiguration(retryPolicy: RetryPolicy(maxRetries: 4, baseDelay: 0.2))
@@ -17,7 +18,7 @@ public struct RetryPolicy: Sendable {
     package var maxRetries: Int
     /// The backoff before the first retry; it doubles for each one after.
     package var baseDelay: TimeInterval
-    /// The longest wait, for backoff and for `Retry-After` alike.
+    /// The longest wait: the backoff's cap, and the longest `Retry-After` waited for.
     package var maxDelay: TimeInterval
     /// The methods that may be retried.
     package var methods: Set<HTTPMethod>
@@ -62,8 +63,15 @@ public struct RetryPolicy: Sendable {
         return false
     }
 
+    /// Whether the policy waits as long as a `Retry-After` of `seconds` asks: not past
+    /// ``maxDelay``, where retrying sooner would only meet the same refusal.
+    func waits(_ seconds: TimeInterval) -> Bool {
+        seconds <= maxDelay
+    }
+
     /// The wait before retry number `retry` (1 for the first): `Retry-After` if the server sent
-    /// one, else the exponential backoff, with full jitter when enabled; never over ``maxDelay``.
+    /// one (``waits(_:)``), else the exponential backoff, with full jitter when enabled; never
+    /// over ``maxDelay``.
     func delay(beforeRetry retry: Int, retryAfter: TimeInterval?, random: (ClosedRange<Double>) -> Double) -> TimeInterval {
         if let retryAfter { return min(max(0, retryAfter), maxDelay) }
         let backoff = min(maxDelay, baseDelay * pow(2, Double(retry - 1)))

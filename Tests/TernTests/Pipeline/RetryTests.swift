@@ -122,20 +122,29 @@ import TernTesting
         #expect(server.hits("/a") == expectedHits)
     }
 
-    @Test func retryAfterInSecondsOrAsADateIsHonouredUpToTheCap() async throws {
+    /// `Retry-After` in seconds or as a date is waited for as asked, up to `maxDelay`; one asking
+    /// for longer is not retried sooner: the request fails with that answer.
+    @Test func retryAfterInSecondsOrAsADateIsHonouredAndOnePastTheCapEndsTheRetries() async throws {
         let server = try FlakyServer()
         // HTTP dates have whole seconds, and a loaded run (the sanitizer's) can stall for many:
         // the date is far enough ahead.
         let inFiveMinutes = DateFormatter.httpDate.string(from: Date().addingTimeInterval(300))
-        server.script("/a", [(503, ["Retry-After": "7"]), (429, ["Retry-After": inFiveMinutes]), (503, ["Retry-After": "1000"])])
+        server.script("/a", [(503, ["Retry-After": "7"]), (429, ["Retry-After": inFiveMinutes]), (503, ["Retry-After": "600"]),
+                             (503, ["Retry-After": "601"])])
         let clock = TestClock()
-        let api = try makeAPI(server, clock, policy: RetryPolicy(maxRetries: 3, maxDelay: 600))
-        _ = await drive(api.request(route: api.get(endpoint: "/a")) as Promise<Data>, clock)
+        let api = try makeAPI(server, clock, policy: RetryPolicy(maxRetries: 5, maxDelay: 600))
+        let result = await drive(api.request(route: api.get(endpoint: "/a")) as Promise<Data>, clock)
         let delays = clock.scheduledDelays
         try #require(delays.count == 3)
         #expect(delays[0] == 7)
         #expect((240...300).contains(delays[1]))
         #expect(delays[2] == 600)
+        guard case .failure(APIError.unacceptableStatus(let failure)) = result else {
+            Issue.record("expected the last 503, got \(result)")
+            return
+        }
+        #expect(failure.statusCode == 503 && failure.headers["Retry-After"] == "601")
+        #expect(server.hits("/a") == 4)
     }
 
     @Test func transientTransportErrorsAreRetried() async throws {
