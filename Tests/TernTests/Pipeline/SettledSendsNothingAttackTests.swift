@@ -86,14 +86,27 @@ import FoundationNetworking
         }
     }
 
-    /// Runs `hook` with the number (from 1) of each attempt announced to plugins, as it is.
+    /// Runs `hook` with the number (from 1) of each attempt announced to plugins, as it is; or,
+    /// `onRetry`, of each retry (an event source's reconnection) announced before its wait.
     final class SendHook: Plugin, @unchecked Sendable {   // unchecked: its state is `let`s
         let sends = Seam.Counter()
+        let onRetry: Bool
         let hook: @Sendable (Int) -> Void
-        init(_ hook: @escaping @Sendable (Int) -> Void) { self.hook = hook }
+        init(onRetry: Bool = false, _ hook: @escaping @Sendable (Int) -> Void) { (self.onRetry, self.hook) = (onRetry, hook) }
         func observe(_ event: PluginEvent, api: APIContext) {
-            if case .willSend = event { hook(sends.next()) }
+            switch event {
+            case .willSend where !onRetry, .didRetry where onRetry: hook(sends.next())
+            default: break
+            }
         }
+    }
+
+    /// Runs `hook` with the number (from 1) of each time it adapts a request: each attempt, as
+    /// its stages begin, before the state machine takes its send.
+    struct AdaptHook: RequestAdapter {
+        let adapts = Seam.Counter()
+        let hook: @Sendable (Int) -> Void
+        func adapt(_ request: inout URLRequest) throws { hook(adapts.next()) }
     }
 
     /// Hands every exchange to `base`; runs `atHead` with the exchange's number (from 1) before
@@ -214,11 +227,12 @@ import FoundationNetworking
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-settled-\(UUID())")
         var destination: URL { directory.appendingPathComponent("file") }
 
-        init(_ again: Again, ender: Ender, plugins: [any Plugin], transport: any Transport) throws {
+        init(_ again: Again, ender: Ender, adapters: [any RequestAdapter] = [], plugins: [any Plugin], transport: any Transport) throws {
             server = try SettledSendsNothingAttackTests.server(again, count: count)
-            api = Seam.api(retries: again == .retry || again == .resumedDownload ? 1 : 0,
-                           timeout: ender == .timeout ? SettledSendsNothingAttackTests.shortTimeout : 30,
-                           plugins: plugins, transport: transport)
+            let policy = again == .retry || again == .resumedDownload ? RetryPolicy(maxRetries: 1, baseDelay: 0.01) : .never
+            let configuration = APIConfiguration(timeout: ender == .timeout ? SettledSendsNothingAttackTests.shortTimeout : 30,
+                                                 retryPolicy: policy, adapters: adapters, plugins: plugins)
+            api = AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global())
             if again == .refresh { api.delegate = delegate }
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         }
@@ -260,6 +274,38 @@ import FoundationNetworking
         let failures = log.events.items.filter { if case .didFail = $0 { true } else { false } }.count
         #expect(log.sends.count == 2 && log.answers.count == 2 && failures == 1, "\(log.events.items)")
         #expect(scene.delegate.refreshes.value == (again == .refresh ? 1 : 0))
+        if again == .resumedDownload, let left = Self.leftovers(in: scene.directory, destination: scene.destination) {
+            Issue.record(Comment(rawValue: left))
+        }
+    }
+
+    /// The first exchange asks for another; the request ends as an adapter adapts the second
+    /// attempt, before the state machine takes its send. It settles `cancelled` or `timeout`;
+    /// the second attempt is never announced to plugins nor sent: the transport is asked once,
+    /// the server reads one request, plugins hear one attempt, its answer, and the failure.
+    @Test(arguments: Again.allCases, Ender.allCases)
+    func anEndAsTheNextAttemptIsAdaptedSendsNothing(again: Again, ender: Ender) async throws {
+        let cancels = Recorder<@Sendable () -> Void>()
+        let ended = Recorder<Bool>()
+        let log = Seam.Log()
+        let adapter = AdaptHook { number in
+            guard number == 2 else { return }
+            Self.end(by: ender, cancels: cancels, ended: ended)
+        }
+        let transport = Pass.Interposer(base: TestTransport.make() ?? URLSessionTransport()) { _ in }
+        let scene = try Scene(again, ender: ender, adapters: [adapter], plugins: [log], transport: transport)
+        defer { scene.stop() }
+        let outcome = await Self.run(again, api: scene.api, url: scene.server.baseURL + "/first", destination: scene.destination, cancels: cancels)
+        #expect(outcome == (ender == .timeout ? "timeout" : "cancelled"))
+        #expect(await eventually { !ended.items.isEmpty } && ended.items == [true], "the end did not return")
+        try await Task.sleep(for: .seconds(1))
+        #expect(transport.sends.value == 1, "the transport was asked to send \(transport.sends.value) exchanges")
+        #expect(scene.count.value == 1, "the server read \(scene.count.value) requests")
+        #expect(adapter.adapts.value == 2)
+        let failed = { @Sendable in log.events.items.filter { if case .didFail = $0 { true } else { false } }.count }
+        #expect(await eventually { failed() >= 1 })
+        let failures = failed()
+        #expect(log.sends.count == 1 && log.answers.count == 1 && failures == 1, "\(log.events.items)")
         if again == .resumedDownload, let left = Self.leftovers(in: scene.directory, destination: scene.destination) {
             Issue.record(Comment(rawValue: left))
         }
@@ -319,10 +365,11 @@ import FoundationNetworking
 
     /// An event source whose first connection brings an event and ends: the consumer's task is
     /// cancelled as plugins hear the reconnection's request announced (the hook waits until the
-    /// request has heard the cancel). The source ends with a cancel; the transport is asked for
-    /// the first connection alone, the server reads one request, and plugins hear both requests
-    /// announced and each answered once.
-    @Test func aCancelAsAnEventSourceReconnectsSendsNothing() async throws {
+    /// request has heard the cancel), or, `beforeTheWait`, as they hear the reconnection itself
+    /// announced, before its wait. The source ends with a cancel; the transport is asked for the
+    /// first connection alone, the server reads one request, and plugins hear each request
+    /// announced answered once.
+    @Test(arguments: [false, true]) func aCancelAsAnEventSourceReconnectsSendsNothing(beforeTheWait: Bool) async throws {
         let count = Seam.Counter()
         let server = try RawServer { connection in
             guard connection.readRequest() != nil else { return }
@@ -334,11 +381,12 @@ import FoundationNetworking
         let log = Seam.Log()
         let consumers = Recorder<Task<[String], any Error>>()
         let heard = Recorder<Bool>()
-        let hook = SendHook { number in
-            guard number == 2 else { return }
+        let hook = SendHook(onRetry: beforeTheWait) { number in
+            guard number == (beforeTheWait ? 1 : 2) else { return }
             let deadline = Date().addingTimeInterval(20)
             while consumers.items.isEmpty, Date() < deadline { usleep(1_000) }
             consumers.items.first?.cancel()
+            guard !beforeTheWait else { return heard.append(true) }
             // The stream's request hears the cancel where the consumer waits for its head.
             while log.answers.count < 2, Date() < deadline { usleep(1_000) }
             heard.append(log.answers.count == 2)
@@ -346,7 +394,7 @@ import FoundationNetworking
         let transport = Pass.Interposer(base: TestTransport.make() ?? URLSessionTransport()) { _ in }
         let api = Seam.api(plugins: [log, hook], transport: transport)
         let source = api.events(route: .get(server.baseURL + "/changes"), reconnection: EventReconnection(delay: 0.01, maximumFailures: 3))
-        let consumer = Task {
+        let consumer = Task.onTestThreads {
             var data: [String] = []
             for try await event in source { data.append(event.data) }
             return data
@@ -359,6 +407,7 @@ import FoundationNetworking
         try await Task.sleep(for: .seconds(1))
         #expect(transport.sends.value == 1, "the transport was asked to send \(transport.sends.value) exchanges")
         #expect(count.value == 1, "the server read \(count.value) requests")
-        #expect(log.sends.count == 2 && log.answers.count == 2, "\(log.events.items)")
+        let announced = beforeTheWait ? 1 : 2
+        #expect(log.sends.count == announced && log.answers.count == announced, "\(log.events.items)")
     }
 }
