@@ -311,6 +311,35 @@ import FoundationNetworking
         }
     }
 
+    /// A first exchange to retry (a `503`, a download cut short); the request ends as plugins
+    /// hear the retry announced, before its backoff's wait is scheduled. It settles `cancelled`
+    /// or `timeout`; the wait, scheduled after the end, is stopped: the transport is asked once,
+    /// the server reads one request, plugins hear one attempt, its answer, and the failure.
+    @Test(arguments: [Again.retry, .resumedDownload], Ender.allCases)
+    func anEndAsARetryIsAnnouncedSendsNothing(again: Again, ender: Ender) async throws {
+        let cancels = Recorder<@Sendable () -> Void>()
+        let ended = Recorder<Bool>()
+        let log = Seam.Log()
+        let hook = SendHook(onRetry: true) { _ in Self.end(by: ender, cancels: cancels, ended: ended) }
+        let transport = Pass.Interposer(base: TestTransport.make() ?? URLSessionTransport()) { _ in }
+        let scene = try Scene(again, ender: ender, plugins: [log, hook], transport: transport)
+        defer { scene.stop() }
+        let outcome = await Self.run(again, api: scene.api, url: scene.server.baseURL + "/first", destination: scene.destination, cancels: cancels)
+        #expect(outcome == (ender == .timeout ? "timeout" : "cancelled"))
+        #expect(await eventually { !ended.items.isEmpty } && ended.items == [true], "the end did not return")
+        // Past the backoff's end.
+        try await Task.sleep(for: .seconds(1))
+        #expect(transport.sends.value == 1, "the transport was asked to send \(transport.sends.value) exchanges")
+        #expect(scene.count.value == 1, "the server read \(scene.count.value) requests")
+        let failed = { @Sendable in log.events.items.filter { if case .didFail = $0 { true } else { false } }.count }
+        #expect(await eventually { failed() >= 1 })
+        let failures = failed()
+        #expect(log.sends.count == 1 && log.answers.count == 1 && failures == 1, "\(log.events.items)")
+        if again == .resumedDownload, let left = Self.leftovers(in: scene.directory, destination: scene.destination) {
+            Issue.record(Comment(rawValue: left))
+        }
+    }
+
     // MARK: While the pipeline has no task
 
     /// Where, in the first exchange, the request ends while the pipeline has not yet been handed
@@ -318,6 +347,8 @@ import FoundationNetworking
     enum Moment: String, CaseIterable, Sendable {
         /// As its head comes, from another thread, the transport's waiting.
         case cancelAtTheHead
+        /// As its head comes, on the transport's thread.
+        case cancelAtTheHeadInline
         /// After its body, before its end is heard, from another thread, the transport's waiting.
         case cancelBeforeTheEnd
         /// The transport's thread waits at the head past the request's timeout.
@@ -335,7 +366,11 @@ import FoundationNetworking
     func anEndBeforeTheTaskIsHandedOverSendsNothingMore(again: Again, moment: Moment) async throws {
         let cancels = Recorder<@Sendable () -> Void>()
         let ended = Recorder<Bool>()
-        let ender: Ender = moment == .timeoutAtTheHead ? .timeout : .cancelFromAnotherThread
+        let ender: Ender = switch moment {
+        case .timeoutAtTheHead: .timeout
+        case .cancelAtTheHeadInline: .cancelInline
+        case .cancelAtTheHead, .cancelBeforeTheEnd: .cancelFromAnotherThread
+        }
         let transport = Holder(base: TestTransport.make() ?? URLSessionTransport()) { number in
             guard number == 1, moment != .cancelBeforeTheEnd else { return }
             Self.end(by: ender, cancels: cancels, ended: ended)
