@@ -227,6 +227,9 @@ final class RequestExecution: Sendable {
         let request = ranged
         guard case .send(let attempt) = machine.withLock({ $0.handle(.send(request.urlRequest)) }) else { return }
         context.plugins.forEach { $0.observe(.willSend(request.urlRequest), api: api.apiContext) }
+        // Ended as plugins heard it announced (a plugin's cancel, another's, the timeout): the
+        // end told them how it went, and nothing goes on the wire for it.
+        guard machine.withLock({ $0.stillSends(attempt) }) else { return }
         // The attempt's delegate, read once as it began: the API keeps it behind its lock.
         let callsAppCode = context.callsAppCode(signer: signer)
         let sent = SentAttempt(request: request.urlRequest, attempt: attempt, leg: leg, signer: signer, generation: generation,

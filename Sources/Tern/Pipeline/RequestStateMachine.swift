@@ -245,6 +245,14 @@ struct RequestStateMachine {
         return true
     }
 
+    /// Whether attempt `number`, whose send the machine took, still goes on the wire: plugins
+    /// hear it announced before the transport is asked, and the request may end meanwhile (a
+    /// plugin's cancel, another thread's, the timeout), or have moved past it.
+    func stillSends(_ number: Int) -> Bool {
+        guard case .sending(number) = state else { return false }
+        return true
+    }
+
     /// Ends the request: what is left to stop.
     private mutating func finish() -> Leftovers {
         let leftovers = Leftovers(timer: timer, wait: wait, task: inFlight?.task, temporaryFile: temporaryFile,

@@ -148,6 +148,26 @@ import Testing
         #expect(!afterTheEnd, "ended before its task was handed over")
     }
 
+    /// An attempt whose send the machine took still goes on the wire only while the request
+    /// waits for it: not once it has ended (plugins heard it announced, and one cancelled), nor
+    /// for an attempt it has moved past.
+    @Test func anAttemptGoesOnTheWireOnlyWhileItIsAwaited() {
+        var sending = machine(after: prepared)
+        let beforeSending = sending.stillSends(1)
+        _ = sending.handle(.send(request))
+        #expect(!beforeSending && sending.stillSends(1) && !sending.stillSends(2))
+        _ = sending.handle(.answered(attempt: 1, metrics: nil))
+        #expect(!sending.stillSends(1), "answered")
+
+        var cancelled = machine(after: prepared)
+        _ = cancelled.handle(.send(request))
+        guard case .settle(let leftovers) = cancelled.handle(.finish) else {
+            Issue.record("the end did not settle"); return
+        }
+        #expect(leftovers.attemptInFlight != nil && leftovers.task == nil, "plugins are told of the attempt; no task to stop")
+        #expect(!cancelled.stillSends(1), "ended before the transport was asked")
+    }
+
     @Test func aTaskForAnAttemptAnsweredFirstIsStopped() {
         var machine = machine(after: prepared)
         _ = machine.handle(.send(request))
