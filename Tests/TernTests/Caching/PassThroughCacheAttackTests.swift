@@ -563,26 +563,27 @@ import FoundationNetworking
 
     // MARK: Between the 304 and the resend
 
-    /// Hands every exchange to `base`, and runs `beforeEnd` with the exchange's number (from 1)
-    /// before its receiver hears its end. The task of exchange `heldSend` is handed back only
-    /// once its receiver has heard its end (or after 20 s): the pipeline, on its own queue, gets
-    /// it late.
+    /// Hands every exchange to `base`, and runs `atHead` and `beforeEnd` with the exchange's
+    /// number (from 1) before its receiver hears its head and its end. The task of exchange
+    /// `heldSend` is handed back only once its receiver has heard its end (or after 20 s): the
+    /// pipeline, on its own queue, has no task to cancel until then.
     final class Interposer: Transport, @unchecked Sendable {   // unchecked: its state is `let`s
         let base: any Transport
         let sends = Seam.Counter()
+        let atHead: @Sendable (Int) -> Void
         let beforeEnd: @Sendable (Int) -> Void
         let heldSend: Int?
         let heldEnded = DispatchSemaphore(value: 0)
 
-        init(base: any Transport, holdingTheTaskOf heldSend: Int? = nil, beforeEnd: @escaping @Sendable (Int) -> Void) {
-            self.base = base
-            self.heldSend = heldSend
-            self.beforeEnd = beforeEnd
+        init(base: any Transport, holdingTheTaskOf heldSend: Int? = nil, atHead: @escaping @Sendable (Int) -> Void = { _ in },
+             beforeEnd: @escaping @Sendable (Int) -> Void) {
+            (self.base, self.heldSend, self.atHead, self.beforeEnd) = (base, heldSend, atHead, beforeEnd)
         }
 
         func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
             let number = sends.next()
-            let task = base.send(request, to: Hearing(receiver, number: number, ended: number == heldSend ? heldEnded : nil, beforeEnd: beforeEnd))
+            let hearing = Hearing(receiver, number: number, ended: number == heldSend ? heldEnded : nil, atHead: atHead, beforeEnd: beforeEnd)
+            let task = base.send(request, to: hearing)
             if number == heldSend { _ = heldEnded.wait(timeout: .now() + 20) }
             return task
         }
@@ -591,14 +592,19 @@ import FoundationNetworking
             let receiver: any TransportReceiver
             let number: Int
             let ended: DispatchSemaphore?
+            let atHead: @Sendable (Int) -> Void
             let beforeEnd: @Sendable (Int) -> Void
 
-            init(_ receiver: any TransportReceiver, number: Int, ended: DispatchSemaphore?, beforeEnd: @escaping @Sendable (Int) -> Void) {
-                (self.receiver, self.number, self.ended, self.beforeEnd) = (receiver, number, ended, beforeEnd)
+            init(_ receiver: any TransportReceiver, number: Int, ended: DispatchSemaphore?, atHead: @escaping @Sendable (Int) -> Void,
+                 beforeEnd: @escaping @Sendable (Int) -> Void) {
+                (self.receiver, self.number, self.ended, self.atHead, self.beforeEnd) = (receiver, number, ended, atHead, beforeEnd)
             }
 
             func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) { receiver.didSendBodyData(totalSent, of: totalExpected) }
-            func didReceive(_ head: ResponseHead) -> TransferDecision { receiver.didReceive(head) }
+            func didReceive(_ head: ResponseHead) -> TransferDecision {
+                atHead(number)
+                return receiver.didReceive(head)
+            }
             func didReceive(_ chunk: Data) -> TransferDecision { receiver.didReceive(chunk) }
             func didCollect(_ metrics: TransferMetrics) { receiver.didCollect(metrics) }
             func didComplete(with error: (any Error)?) {

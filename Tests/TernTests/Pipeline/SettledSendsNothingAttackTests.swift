@@ -109,56 +109,6 @@ import FoundationNetworking
         func adapt(_ request: inout URLRequest) throws { hook(adapts.next()) }
     }
 
-    /// Hands every exchange to `base`; runs `atHead` with the exchange's number (from 1) before
-    /// its receiver hears its head, and `beforeEnd` before it hears its end. The task of the
-    /// first exchange is handed back only once its receiver has heard its end (or after 20 s):
-    /// until then the pipeline has no task to cancel.
-    final class Holder: Transport, @unchecked Sendable {   // unchecked: its state is `let`s
-        let base: any Transport
-        let sends = Seam.Counter()
-        let atHead: @Sendable (Int) -> Void
-        let beforeEnd: @Sendable (Int) -> Void
-        let firstEnded = DispatchSemaphore(value: 0)
-
-        init(base: any Transport, atHead: @escaping @Sendable (Int) -> Void, beforeEnd: @escaping @Sendable (Int) -> Void) {
-            (self.base, self.atHead, self.beforeEnd) = (base, atHead, beforeEnd)
-        }
-
-        func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
-            let number = sends.next()
-            let hearing = Hearing(receiver, number: number, ended: number == 1 ? firstEnded : nil, atHead: atHead, beforeEnd: beforeEnd)
-            let task = base.send(request, to: hearing)
-            if number == 1 { _ = firstEnded.wait(timeout: .now() + 20) }
-            return task
-        }
-
-        final class Hearing: TransportReceiver {
-            let receiver: any TransportReceiver
-            let number: Int
-            let ended: DispatchSemaphore?
-            let atHead: @Sendable (Int) -> Void
-            let beforeEnd: @Sendable (Int) -> Void
-
-            init(_ receiver: any TransportReceiver, number: Int, ended: DispatchSemaphore?, atHead: @escaping @Sendable (Int) -> Void,
-                 beforeEnd: @escaping @Sendable (Int) -> Void) {
-                (self.receiver, self.number, self.ended, self.atHead, self.beforeEnd) = (receiver, number, ended, atHead, beforeEnd)
-            }
-
-            func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) { receiver.didSendBodyData(totalSent, of: totalExpected) }
-            func didReceive(_ head: ResponseHead) -> TransferDecision {
-                atHead(number)
-                return receiver.didReceive(head)
-            }
-            func didReceive(_ chunk: Data) -> TransferDecision { receiver.didReceive(chunk) }
-            func didCollect(_ metrics: TransferMetrics) { receiver.didCollect(metrics) }
-            func didComplete(with error: (any Error)?) {
-                beforeEnd(number)
-                receiver.didComplete(with: error)
-                ended?.signal()
-            }
-        }
-    }
-
     /// Ends the request as `ender` says, from a hook that runs on the pipeline's queue or the
     /// transport's thread: `cancels` holds its cancel once the test has its promise. Notes in
     /// `ended` whether the cancel returned.
@@ -241,6 +191,29 @@ import FoundationNetworking
             server.stop()
             try? FileManager.default.removeItem(at: directory)
         }
+
+        /// Checks what a request ended by `ender` left: its `outcome`, the end returned
+        /// (`ended`), the transport asked and the server reached once, plugins hearing
+        /// `announced` attempts each answered once and the failure once, `refreshes` refreshes,
+        /// and no file at a download's destination.
+        func expectNothingMoreSent(_ outcome: String, ender: Ender, ended: Recorder<Bool>, through transport: Pass.Interposer,
+                                   log: Seam.Log, announced: Int, refreshes: Int = 0, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            #expect(outcome == (ender == .timeout ? "timeout" : "cancelled"), sourceLocation: sourceLocation)
+            #expect(await eventually { !ended.items.isEmpty } && ended.items == [true], "the end did not return", sourceLocation: sourceLocation)
+            // Past what a send after the end would take to reach the transport, and the server.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(transport.sends.value == 1, "the transport was asked to send \(transport.sends.value) exchanges", sourceLocation: sourceLocation)
+            #expect(count.value == 1, "the server read \(count.value) requests", sourceLocation: sourceLocation)
+            let failed = { @Sendable in log.events.items.filter { if case .didFail = $0 { true } else { false } }.count }
+            #expect(await eventually { failed() >= 1 && log.answers.count >= announced }, sourceLocation: sourceLocation)
+            let failures = failed()
+            #expect(log.sends.count == announced && log.answers.count == announced && failures == 1, "\(log.events.items)",
+                    sourceLocation: sourceLocation)
+            #expect(delegate.refreshes.value == refreshes, sourceLocation: sourceLocation)
+            if let left = SettledSendsNothingAttackTests.leftovers(in: directory, destination: destination) {
+                Issue.record(Comment(rawValue: left), sourceLocation: sourceLocation)
+            }
+        }
     }
 
     // MARK: As the next attempt is announced
@@ -264,19 +237,8 @@ import FoundationNetworking
         let scene = try Scene(again, ender: ender, plugins: [log, hook], transport: transport)
         defer { scene.stop() }
         let outcome = await Self.run(again, api: scene.api, url: scene.server.baseURL + "/first", destination: scene.destination, cancels: cancels)
-        #expect(outcome == (ender == .timeout ? "timeout" : "cancelled"))
-        #expect(await eventually { !ended.items.isEmpty } && ended.items == [true], "the end did not return")
-        // Past what a send after the end would take to reach the transport, and the server.
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(transport.sends.value == 1, "the transport was asked to send \(transport.sends.value) exchanges")
-        #expect(scene.count.value == 1, "the server read \(scene.count.value) requests")
-        #expect(await eventually { log.answers.count >= 2 })
-        let failures = log.events.items.filter { if case .didFail = $0 { true } else { false } }.count
-        #expect(log.sends.count == 2 && log.answers.count == 2 && failures == 1, "\(log.events.items)")
-        #expect(scene.delegate.refreshes.value == (again == .refresh ? 1 : 0))
-        if again == .resumedDownload, let left = Self.leftovers(in: scene.directory, destination: scene.destination) {
-            Issue.record(Comment(rawValue: left))
-        }
+        try await scene.expectNothingMoreSent(outcome, ender: ender, ended: ended, through: transport, log: log, announced: 2,
+                                              refreshes: again == .refresh ? 1 : 0)
     }
 
     /// The first exchange asks for another; the request ends as an adapter adapts the second
@@ -296,19 +258,9 @@ import FoundationNetworking
         let scene = try Scene(again, ender: ender, adapters: [adapter], plugins: [log], transport: transport)
         defer { scene.stop() }
         let outcome = await Self.run(again, api: scene.api, url: scene.server.baseURL + "/first", destination: scene.destination, cancels: cancels)
-        #expect(outcome == (ender == .timeout ? "timeout" : "cancelled"))
-        #expect(await eventually { !ended.items.isEmpty } && ended.items == [true], "the end did not return")
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(transport.sends.value == 1, "the transport was asked to send \(transport.sends.value) exchanges")
-        #expect(scene.count.value == 1, "the server read \(scene.count.value) requests")
+        try await scene.expectNothingMoreSent(outcome, ender: ender, ended: ended, through: transport, log: log, announced: 1,
+                                              refreshes: again == .refresh ? 1 : 0)
         #expect(adapter.adapts.value == 2)
-        let failed = { @Sendable in log.events.items.filter { if case .didFail = $0 { true } else { false } }.count }
-        #expect(await eventually { failed() >= 1 })
-        let failures = failed()
-        #expect(log.sends.count == 1 && log.answers.count == 1 && failures == 1, "\(log.events.items)")
-        if again == .resumedDownload, let left = Self.leftovers(in: scene.directory, destination: scene.destination) {
-            Issue.record(Comment(rawValue: left))
-        }
     }
 
     /// A first exchange to retry (a `503`, a download cut short); the request ends as plugins
@@ -325,19 +277,8 @@ import FoundationNetworking
         let scene = try Scene(again, ender: ender, plugins: [log, hook], transport: transport)
         defer { scene.stop() }
         let outcome = await Self.run(again, api: scene.api, url: scene.server.baseURL + "/first", destination: scene.destination, cancels: cancels)
-        #expect(outcome == (ender == .timeout ? "timeout" : "cancelled"))
-        #expect(await eventually { !ended.items.isEmpty } && ended.items == [true], "the end did not return")
-        // Past the backoff's end.
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(transport.sends.value == 1, "the transport was asked to send \(transport.sends.value) exchanges")
-        #expect(scene.count.value == 1, "the server read \(scene.count.value) requests")
-        let failed = { @Sendable in log.events.items.filter { if case .didFail = $0 { true } else { false } }.count }
-        #expect(await eventually { failed() >= 1 })
-        let failures = failed()
-        #expect(log.sends.count == 1 && log.answers.count == 1 && failures == 1, "\(log.events.items)")
-        if again == .resumedDownload, let left = Self.leftovers(in: scene.directory, destination: scene.destination) {
-            Issue.record(Comment(rawValue: left))
-        }
+        // The backoff (10 ms) ends within the wait for a late send.
+        try await scene.expectNothingMoreSent(outcome, ender: ender, ended: ended, through: transport, log: log, announced: 1)
     }
 
     // MARK: While the pipeline has no task
@@ -371,29 +312,18 @@ import FoundationNetworking
         case .cancelAtTheHeadInline: .cancelInline
         case .cancelAtTheHead, .cancelBeforeTheEnd: .cancelFromAnotherThread
         }
-        let transport = Holder(base: TestTransport.make() ?? URLSessionTransport()) { number in
+        let transport = Pass.Interposer(base: TestTransport.make() ?? URLSessionTransport(), holdingTheTaskOf: 1, atHead: { number in
             guard number == 1, moment != .cancelBeforeTheEnd else { return }
             Self.end(by: ender, cancels: cancels, ended: ended)
-        } beforeEnd: { number in
+        }, beforeEnd: { number in
             guard number == 1, moment == .cancelBeforeTheEnd else { return }
             Self.end(by: ender, cancels: cancels, ended: ended)
-        }
+        })
         let log = Seam.Log()
         let scene = try Scene(again, ender: ender, plugins: [log], transport: transport)
         defer { scene.stop() }
         let outcome = await Self.run(again, api: scene.api, url: scene.server.baseURL + "/first", destination: scene.destination, cancels: cancels)
-        #expect(outcome == (ender == .timeout ? "timeout" : "cancelled"))
-        #expect(await eventually { !ended.items.isEmpty } && ended.items == [true], "the end did not return")
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(transport.sends.value == 1, "the transport was asked to send \(transport.sends.value) exchanges")
-        #expect(scene.count.value == 1, "the server read \(scene.count.value) requests")
-        #expect(await eventually { log.answers.count >= 1 })
-        let failures = log.events.items.filter { if case .didFail = $0 { true } else { false } }.count
-        #expect(log.sends.count == 1 && log.answers.count == 1 && failures == 1, "\(log.events.items)")
-        #expect(scene.delegate.refreshes.value == 0)
-        if again == .resumedDownload, let left = Self.leftovers(in: scene.directory, destination: scene.destination) {
-            Issue.record(Comment(rawValue: left))
-        }
+        try await scene.expectNothingMoreSent(outcome, ender: ender, ended: ended, through: transport, log: log, announced: 1)
     }
 
     // MARK: An event source's reconnection
