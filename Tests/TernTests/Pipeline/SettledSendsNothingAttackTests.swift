@@ -31,6 +31,12 @@ import FoundationNetworking
         case refresh
         /// A download cut after 400 of its 1000 bytes: the retry asks for the rest with `Range`.
         case resumedDownload
+        /// As `resumedDownload`, but the server answers the `Range` with a `416`: the third
+        /// attempt starts the file over. Its window is the third attempt's, so it has a test of
+        /// its own and is not among `allCases`.
+        case restartedDownload
+
+        static let allCases: [Again] = [.redirect, .retry, .refresh, .resumedDownload]
     }
 
     /// What ends the request, and where.
@@ -52,6 +58,12 @@ import FoundationNetworking
     /// closes after it (a cut body).
     static func answer(_ again: Again, _ number: Int) -> (String, close: Bool) {
         guard number == 1 else {
+            if again == .restartedDownload, number == 2 {
+                return ("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */1000\r\nContent-Length: 0\r\n\r\n", false)
+            }
+            if again == .restartedDownload {
+                return ("HTTP/1.1 200 OK\r\nETag: \"d1\"\r\nContent-Length: 1000\r\n\r\n" + whole, false)
+            }
             if again == .resumedDownload {
                 let rest = String(whole.dropFirst(399))
                 return ("HTTP/1.1 206 Partial Content\r\nETag: \"d1\"\r\nContent-Range: bytes 399-999/1000\r\nContent-Length: 601\r\n\r\n" + rest, false)
@@ -62,7 +74,7 @@ import FoundationNetworking
         case .redirect: ("HTTP/1.1 302 Found\r\nLocation: /next\r\nContent-Length: 0\r\n\r\n", false)
         case .retry: (RawServer.Connection.response("busy", status: "503 Service Unavailable", headers: "Retry-After: 0\r\n"), false)
         case .refresh: (RawServer.Connection.response("no", status: "401 Unauthorized"), false)
-        case .resumedDownload: ("HTTP/1.1 200 OK\r\nETag: \"d1\"\r\nContent-Length: 1000\r\n\r\n" + whole.prefix(400), true)
+        case .resumedDownload, .restartedDownload: ("HTTP/1.1 200 OK\r\nETag: \"d1\"\r\nContent-Length: 1000\r\n\r\n" + whole.prefix(400), true)
         }
     }
 
@@ -153,7 +165,7 @@ import FoundationNetworking
     /// Sends the request `again` is about through `api` (a download to `destination`), hands it
     /// to `cancels`, and returns its outcome.
     static func run(_ again: Again, api: AbstractAPI, url: String, destination: URL, cancels: Recorder<Pending>) async -> String {
-        if again == .resumedDownload {
+        if again == .resumedDownload || again == .restartedDownload {
             let promise = api.download(route: .get(url), to: destination)
             cancels.append(Pending(cancel: { promise.cancel() }, isSettled: { !promise.isPending }))
             return outcome(await promise.result)
@@ -187,7 +199,7 @@ import FoundationNetworking
 
         init(_ again: Again, ender: Ender, adapters: [any RequestAdapter] = [], plugins: [any Plugin], transport: any Transport) throws {
             server = try SettledSendsNothingAttackTests.server(again, count: count)
-            let policy = again == .retry || again == .resumedDownload ? RetryPolicy(maxRetries: 1, baseDelay: 0.01) : .never
+            let policy = [.retry, .resumedDownload, .restartedDownload].contains(again) ? RetryPolicy(maxRetries: 1, baseDelay: 0.01) : .never
             let configuration = APIConfiguration(timeout: ender == .timeout ? SettledSendsNothingAttackTests.shortTimeout : 30,
                                                  retryPolicy: policy, adapters: adapters, plugins: plugins)
             api = AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global())
@@ -201,17 +213,17 @@ import FoundationNetworking
         }
 
         /// Checks what a request ended by `ender` left: its `outcome`, the end returned
-        /// (`ended`), the transport asked and the server reached once, plugins hearing
+        /// (`ended`), the transport asked and the server reached `exchanges` times, plugins hearing
         /// `announced` attempts each answered once and the failure once, `refreshes` refreshes,
         /// and no file at a download's destination.
         func expectNothingMoreSent(_ outcome: String, ender: Ender, ended: Recorder<Bool>, through transport: Pass.Interposer,
-                                   log: Seam.Log, announced: Int, refreshes: Int = 0, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+                                   log: Seam.Log, announced: Int, exchanges: Int = 1, refreshes: Int = 0, sourceLocation: SourceLocation = #_sourceLocation) async throws {
             #expect(outcome == (ender == .timeout ? "timeout" : "cancelled"), sourceLocation: sourceLocation)
             #expect(await eventually { !ended.items.isEmpty } && ended.items == [true], "the end did not return", sourceLocation: sourceLocation)
             // Past what a send after the end would take to reach the transport, and the server.
             try await Task.sleep(for: .milliseconds(300))
-            #expect(transport.sends.value == 1, "the transport was asked to send \(transport.sends.value) exchanges", sourceLocation: sourceLocation)
-            #expect(count.value == 1, "the server read \(count.value) requests", sourceLocation: sourceLocation)
+            #expect(transport.sends.value == exchanges, "the transport was asked to send \(transport.sends.value) exchanges", sourceLocation: sourceLocation)
+            #expect(count.value == exchanges, "the server read \(count.value) requests", sourceLocation: sourceLocation)
             let failed = { @Sendable in log.events.items.filter { if case .didFail = $0 { true } else { false } }.count }
             #expect(await eventually { failed() >= 1 && log.answers.count >= announced }, sourceLocation: sourceLocation)
             let failures = failed()
@@ -247,6 +259,27 @@ import FoundationNetworking
         let outcome = await Self.run(again, api: scene.api, url: scene.server.baseURL + "/first", destination: scene.destination, cancels: cancels)
         try await scene.expectNothingMoreSent(outcome, ender: ender, ended: ended, through: transport, log: log, announced: 2,
                                               refreshes: again == .refresh ? 1 : 0)
+    }
+
+    /// A download cut short is resumed with `Range`, the server answers `416`, and the file
+    /// starts over: the request ends as plugins hear that third attempt announced. It settles
+    /// `cancelled` or `timeout`; the transport is asked for the two exchanges before it alone,
+    /// the server reads two requests, and no file is left at the destination.
+    @Test(arguments: Ender.allCases)
+    func anEndAsADownloadStartsOverSendsNothing(ender: Ender) async throws {
+        let cancels = Recorder<Pending>()
+        let ended = Recorder<Bool>()
+        let log = Seam.Log()
+        let hook = SendHook { number in
+            guard number == 3 else { return }
+            Self.end(by: ender, cancels: cancels, ended: ended)
+        }
+        let transport = Pass.Interposer(base: TestTransport.make() ?? URLSessionTransport()) { _ in }
+        let scene = try Scene(.restartedDownload, ender: ender, plugins: [log, hook], transport: transport)
+        defer { scene.stop() }
+        let outcome = await Self.run(.restartedDownload, api: scene.api, url: scene.server.baseURL + "/first", destination: scene.destination,
+                                     cancels: cancels)
+        try await scene.expectNothingMoreSent(outcome, ender: ender, ended: ended, through: transport, log: log, announced: 3, exchanges: 2)
     }
 
     /// The first exchange asks for another; the request ends as an adapter adapts the second
