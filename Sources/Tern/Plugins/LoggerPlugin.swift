@@ -10,8 +10,9 @@ import FoundationNetworking
 /// let client = APIClient(configuration: APIConfiguration(baseURL: "https://shop.example", plugins: [logger]))
 /// ```
 ///
-/// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` are always redacted, and so
-/// is the user-info of a URL (`alice:secret@`). Query keys are matched after percent-decoding,
+/// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` are always redacted, as are
+/// the headers the API's `RedirectPolicy` keeps at their origin (its `sensitiveHeaders`: a secret
+/// is named once) and the user-info of a URL (`alice:secret@`). Query keys are matched after percent-decoding,
 /// without case, and by any part of a bracketed key: `token` redacts `Token=`, `token%5B%5D=`
 /// (`token[]`, as ``URLParameters`` writes arrays) and `auth[token]=`. The
 /// output goes to `sink`, `print` by default; one line sends it to `os.Logger` or swift-log
@@ -24,7 +25,7 @@ public struct LoggerPlugin: Plugin {
     /// How much to print.
     package let level: LogLevel
     /// Header names whose values are replaced by `<redacted>`, lowercased.
-    package let redactedHeaders: Set<String>
+    package private(set) var redactedHeaders: Set<String>
     /// Query keys whose values are replaced by `<redacted>`, lowercased.
     package let redactedQueryKeys: Set<String>
     /// Whether `.verbose` also prints each request as a cURL command.
@@ -56,6 +57,16 @@ public struct LoggerPlugin: Plugin {
 
     /// Prints what the event says, as much as its level asks for.
     public func observe(_ event: PluginEvent, api: APIContext) {
+        let sensitive = api.configuration.redirectPolicy.sensitiveHeaders
+        guard sensitive.isEmpty else {
+            var logger = self
+            logger.redactedHeaders.formUnion(sensitive.lazy.map { $0.lowercased() })
+            return logger.log(event)
+        }
+        log(event)
+    }
+
+    private func log(_ event: PluginEvent) {
         switch event {
         case .willSend(let request): willSend(request)
         case .didReceive(let result, let request): didReceive(result, for: request)

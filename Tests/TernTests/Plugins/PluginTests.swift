@@ -184,6 +184,21 @@ import FoundationNetworking
         #expect(log.contains("← 200 POST"))
     }
 
+    /// A header the API keeps at its origin is named once: the logger redacts it too.
+    @Test func theLoggerRedactsTheHeadersARedirectDropsAtTheOrigin() async throws {
+        let lines = Recorder<String>()
+        let logger = LoggerPlugin(level: .verbose, includesCURL: true) { lines.append($0) }
+        let api = try TestAPI(configuration: APIConfiguration(commonHeaders: ["X-Api-Key": "s3cret", "X-Visible": "shown"], retryPolicy: .never,
+                                                              redirectPolicy: RedirectPolicy(sensitiveHeaders: ["x-api-KEY"]), plugins: [logger]))
+        let products: [Product] = try await api.request(route: api.get(endpoint: "/products")).value
+        #expect(products.count == 2)
+        let log = lines.items.joined(separator: "\n")
+        #expect(!log.contains("s3cret"))
+        #expect(log.contains("X-Api-Key: <redacted>"))
+        #expect(log.contains("X-Visible: shown"))
+        #expect(log.contains("curl -X GET"))
+    }
+
     /// User-info used to be printed (also in the cURL line), and `token%5B%5D=` and `Token=`
     /// slipped past a redacted `token`.
     @Test func theLoggerRedactsUserInfoAndQueryKeysHoweverWritten() async throws {
