@@ -16,7 +16,7 @@ import FoundationNetworking
 ///
 /// A base URL known only at run time (from settings, a login screen, a test server) goes in the
 /// same way: `APIConfiguration(baseURL: serverURL)`, or `configuration.baseURL = serverURL` on a
-/// copy of an environment. Every other setting is given to ``init(name:baseURL:commonHeaders:timeout:cachePolicy:maximumResponseSize:validation:retryPolicy:redirectPolicy:retryBudget:refreshLimit:adapters:plugins:cookies:certificatePins:cache:usesSampleData:)``;
+/// copy of an environment. Every other setting is given to ``init(name:baseURL:commonHeaders:timeout:idleTimeout:cachePolicy:maximumResponseSize:validation:retryPolicy:redirectPolicy:retryBudget:refreshLimit:adapters:plugins:cookies:certificatePins:cache:usesSampleData:)``;
 /// a request's own ``RequestOptions`` override most of them.
 public struct APIConfiguration: Sendable {
     /// The environment's name, such as "production" or "staging".
@@ -29,6 +29,8 @@ public struct APIConfiguration: Sendable {
     /// Seconds a request may take in all, retries and credential refresh included, unless its
     /// options say otherwise. Tern enforces it to the millisecond on every platform.
     package var timeout: TimeInterval
+    /// The longest an attempt goes with no byte moving either way before it is given up.
+    package var idleTimeout: TimeInterval?
     /// The cache policy of requests whose options name none.
     package var cachePolicy: URLRequest.CachePolicy
     /// The largest response body a request takes into memory, after decompression; 64 MiB by
@@ -71,6 +73,9 @@ public struct APIConfiguration: Sendable {
     ///   - baseURL: The URL a route's relative URL is joined to; `nil` when routes are absolute.
     ///   - commonHeaders: Headers every request sends; parameters and the delegate can override them.
     ///   - timeout: Seconds a request may take in all, retries and credential refresh included.
+    ///   - idleTimeout: Seconds an attempt may go with no byte sent or received, waiting for a
+    ///     connection aside; then it fails with a `URLError.timedOut`, which the retry policy may
+    ///     retry. `nil` (the default) for none: the request's `timeout` alone.
     ///   - cachePolicy: The cache policy of requests whose options name none.
     ///   - maximumResponseSize: The largest body a request takes into memory, after decompression;
     ///     a larger one fails with ``APIError/responseTooLarge(_:)``.
@@ -91,6 +96,7 @@ public struct APIConfiguration: Sendable {
         baseURL: String? = nil,
         commonHeaders: HTTPHeaders = [:],
         timeout: TimeInterval = 60,
+        idleTimeout: TimeInterval? = nil,
         cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy,
         maximumResponseSize: SizeLimit = .megabytes(64),
         validation: Validation = .statusCodes(200..<300),
@@ -109,6 +115,7 @@ public struct APIConfiguration: Sendable {
         self.baseURL = baseURL
         self.commonHeaders = commonHeaders
         self.timeout = timeout
+        self.idleTimeout = idleTimeout
         self.cachePolicy = cachePolicy
         self.maximumResponseSize = maximumResponseSize
         self.validation = validation

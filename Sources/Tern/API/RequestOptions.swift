@@ -15,6 +15,8 @@ public struct RequestOptions: Sendable {
     /// Seconds the request may take in all, retries and refresh included, from sending to the
     /// end of the last response.
     package var timeout: TimeInterval?
+    /// The longest an attempt goes with no byte moving either way before it is given up.
+    package var idleTimeout: TimeInterval?
     /// The cache policy.
     package var cachePolicy: URLRequest.CachePolicy?
     /// The largest response body this request takes into memory, after decompression.
@@ -57,6 +59,8 @@ public struct RequestOptions: Sendable {
     ///     (`["Idempotency-Key": key]`); the parameters' own headers and the delegate's win.
     ///   - timeout: Seconds the request may take in all, retries and refresh included, from
     ///     sending to the end of the last response.
+    ///   - idleTimeout: Seconds an attempt may go with no byte sent or received, instead of the
+    ///     API's (see ``APIConfiguration``).
     ///   - cachePolicy: The cache policy.
     ///   - maximumResponseSize: The largest response body this request takes into memory,
     ///     after decompression.
@@ -80,6 +84,7 @@ public struct RequestOptions: Sendable {
     public init(
         headers: HTTPHeaders = [:],
         timeout: TimeInterval? = nil,
+        idleTimeout: TimeInterval? = nil,
         cachePolicy: URLRequest.CachePolicy? = nil,
         maximumResponseSize: SizeLimit? = nil,
         responseQueue: DispatchQueue? = nil,
@@ -97,6 +102,7 @@ public struct RequestOptions: Sendable {
     ) {
         self.headers = headers
         self.timeout = timeout
+        self.idleTimeout = idleTimeout
         self.cachePolicy = cachePolicy
         self.maximumResponseSize = maximumResponseSize
         self.responseQueue = responseQueue
@@ -116,7 +122,7 @@ public struct RequestOptions: Sendable {
     /// Whether a request with these options resolves every setting its pipeline reads
     /// (``RequestContext``) as its API does, so that it may share the API's.
     var changesNoSetting: Bool {
-        headers.isEmpty && timeout == nil && cachePolicy == nil && maximumResponseSize == nil && validation == nil
+        headers.isEmpty && timeout == nil && idleTimeout == nil && cachePolicy == nil && maximumResponseSize == nil && validation == nil
             && parser == nil && retryPolicy == nil && redirectPolicy == nil && authenticates && plugins.isEmpty
             && sampleData == nil && cacheDirectives == nil
     }

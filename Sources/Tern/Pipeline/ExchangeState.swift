@@ -42,6 +42,10 @@ struct ExchangeState {
     var hasHead = false
     /// Whether the exchange has ended: what was collected is handed on, and nothing is kept.
     var hasEnded = false
+    /// The request body's bytes sent so far, as the transport reports them.
+    var sent: Int64 = 0
+    /// What the idle timeout's watch saw at its last look (see ``lookForProgress(waitingForConnection:)``).
+    var idle = IdleWatch()
 
     /// Whether the exchange's end has come: taken, or waiting while its head is judged. What a
     /// transport reports after it belongs to nothing.

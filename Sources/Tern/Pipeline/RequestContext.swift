@@ -25,6 +25,8 @@ final class RequestContext: Sendable {
     let plugins: [any Plugin]
     let adapters: [any RequestAdapter]
     let timeout: TimeInterval
+    /// How long an attempt may go with no byte moving; `nil` for no limit but `timeout`.
+    let idleTimeout: TimeInterval?
     let cachePolicy: URLRequest.CachePolicy
     let commonHeaders: HTTPHeaders
     let maximumBodySize: Int?
@@ -79,6 +81,7 @@ final class RequestContext: Sendable {
         plugins = options.plugins.isEmpty ? parts.plugins : parts.plugins + options.plugins
         adapters = configuration.adapters
         timeout = options.timeout ?? configuration.timeout
+        idleTimeout = options.idleTimeout ?? configuration.idleTimeout
         cachePolicy = options.cachePolicy ?? configuration.cachePolicy
         var commonHeaders = configuration.commonHeaders
         if !options.headers.isEmpty { commonHeaders.merge(options.headers) }

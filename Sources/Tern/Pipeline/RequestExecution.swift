@@ -90,6 +90,9 @@ final class RequestExecution: Sendable {
         guard timeout > 0 else {  // NaN too
             return finish(.failed(.invalidRequest(.init(reason: .invalidTimeout(timeout), method: route.method.rawValue))))
         }
+        if let idle = context.idleTimeout, !(idle > 0) {
+            return finish(.failed(.invalidRequest(.init(reason: .invalidTimeout(idle), method: route.method.rawValue))))
+        }
         if !urlIsChecked, let failure = api.baseURLFailure(for: route) { return finish(.failed(failure)) }
         // The timeout spans the whole request: waiting for the pipeline, building its body, every
         // attempt, refreshes.
@@ -248,6 +251,9 @@ final class RequestExecution: Sendable {
             task.cancel()
         } else {
             stream?.attach(task)
+            if let idle = context.idleTimeout, idle.isFinite {
+                watchIdle(attempt, task: task, every: idle / Double(IdleWatch.looksPerTimeout))
+            }
         }
     }
 

@@ -245,6 +245,13 @@ struct RequestStateMachine {
         return true
     }
 
+    /// Whether attempt `number`, on the wire, has gone its idle timeout with no byte moving
+    /// (see ``ExchangeState/lookForProgress(waitingForConnection:)``); `.over` once the request has moved past it.
+    mutating func lookForProgress(_ number: Int, waitingForConnection: Bool) -> IdleWatch.Look {
+        guard case .sending(number) = state, exchange.attempt == number else { return .over }
+        return exchange.lookForProgress(waitingForConnection: waitingForConnection)
+    }
+
     /// Whether attempt `number`, whose send the machine took, still goes on the wire: plugins
     /// hear it announced before the transport is asked, and the request may end meanwhile (a
     /// plugin's cancel, another thread's, the timeout), or have moved past it.

@@ -47,7 +47,10 @@ final class ResponseCollector: EarlierExchangeReceiver {
 
     func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {
         // Nothing is reported of an exchange that has ended: its request may have settled.
-        guard exchange({ !$0.hasEnded }) == true else { return }
+        guard exchange({ state in
+            state.sent = totalSent
+            return !state.hasEnded
+        }) == true else { return }
         // FoundationNetworking sends a stream without saying how long it is.
         progress.report(TransferProgress(direction: .upload, completedBytes: totalSent, totalBytes: totalExpected ?? uploadLength))
     }

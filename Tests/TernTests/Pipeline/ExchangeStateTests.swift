@@ -45,6 +45,29 @@ import Testing
         #expect(ended.body == Data("abcdefgh".utf8) && ended.stopped == nil)
     }
 
+    /// The idle watch times an exchange out after four looks in a row that saw nothing move:
+    /// a head, a chunk, bytes sent, or waiting for a connection start the count again.
+    @Test func theIdleWatchCountsQuietLooks() {
+        var state = ExchangeState(attempt: 1)
+        func looks(_ count: Int, waiting: Bool = false) -> [IdleWatch.Look] {
+            (0..<count).map { _ in state.lookForProgress(waitingForConnection: waiting) }
+        }
+        // The first look sees where the exchange is; three more see it unchanged.
+        #expect(looks(4) == [.goOn, .goOn, .goOn, .goOn])
+        #expect(looks(3, waiting: true) == [.goOn, .goOn, .goOn])
+        #expect(looks(3) == [.goOn, .goOn, .goOn])
+        state.sent = 10
+        #expect(looks(4) == [.goOn, .goOn, .goOn, .goOn])
+        _ = state.headCame(judgedElsewhere: false)
+        _ = state.accept(head(), into: .memory, limit: nil, fileLimit: nil)
+        #expect(looks(4) == [.goOn, .goOn, .goOn, .goOn])
+        _ = state.take(Data("ab".utf8), limit: nil, file: nil)
+        #expect(looks(5) == [.goOn, .goOn, .goOn, .goOn, .timedOut])
+        #expect((state.stopped as? URLError)?.code == .timedOut)
+        _ = state.endCame(nil)
+        #expect(looks(1) == [.over])
+    }
+
     @Test func aSecondHeadFailsTheExchange() {
         var state = answered()
         let isFirst = state.headCame(judgedElsewhere: false)
