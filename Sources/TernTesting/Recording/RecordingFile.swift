@@ -37,7 +37,7 @@ final class RecordingFile: Sendable {
     /// `fresh`, begun anew (the file is written anew at the first exchange recorded). A file
     /// that is there and no recording is an error either way: `record` does not write over it.
     static func opening(_ url: URL, fresh: Bool) throws -> RecordingFile {
-        let path = url.standardizedFileURL.resolvingSymlinksInPath().path
+        let path = resolvedPath(url)
         return try opened.withLock { files in
             if let file = files[path]?.file { return file }
             let entries: [HTTPArchive.Entry]
@@ -52,6 +52,19 @@ final class RecordingFile: Sendable {
             files[path] = Weak(file: file)
             return file
         }
+    }
+
+    /// `url`'s path with its links resolved, those of the folders it is in too while it is not
+    /// there yet: the path a file not yet written is known by is the one it has once written
+    /// (a folder reached through a link, as `/var` is `/private/var` on macOS).
+    private static func resolvedPath(_ url: URL) -> String {
+        var existing = url.standardizedFileURL
+        var rest: [String] = []
+        while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/" {
+            rest.insert(existing.lastPathComponent, at: 0)
+            existing = existing.deletingLastPathComponent()
+        }
+        return rest.reduce(existing.resolvingSymlinksInPath()) { $0.appendingPathComponent($1) }.path
     }
 
     /// Adds an entry, after hiding `hidden` (values newly hidden) in those before it, and writes

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+import Tern
+import TernTesting
+
+/// A recording's file among the user's own, attacked: a folder reached through a link (as
+/// macOS's temporary folder is, `/var` being `/private/var`), a link to a recording kept
+/// elsewhere, a file edited by hand between runs, a folder deleted while a run records into it.
+/// Nothing of the user's is lost or replaced, and no exchange recorded is dropped.
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct RecordingUserFilesAttackTests {
+    let baseURL = "https://shop.example"
+
+    func product(_ transport: RecordingTransport, _ path: String) async throws -> Product {
+        let api = try TestAPI(baseURL: baseURL, configuration: APIConfiguration(retryPolicy: .never), transport: transport)
+        return try await api.request(route: api.get(endpoint: path)).value
+    }
+
+    func stubs(price: Int = 3) -> StubTransport {
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/**", answers: .json(#"{"name": "tern", "price": \#(price)}"#)))
+        return stubs
+    }
+
+    func urls(in file: URL) throws -> [String] {
+        try recordedEntries(in: file).compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
+    }
+
+    /// A folder of the user's, `real`, and a link to it, `alias`, in a scratch folder.
+    func linkedFolder() throws -> (root: URL, real: URL, alias: URL) {
+        let root = scratchRecording().deletingLastPathComponent()
+        let real = root.appendingPathComponent("real"), alias = root.appendingPathComponent("alias")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: alias, withDestinationURL: real)
+        return (root, real, alias)
+    }
+
+    /// One file, named through a linked folder before it was there and after, and by its real
+    /// path: the transports share it, and the file keeps every exchange each recorded (two tests
+    /// side by side, both naming `fixtures/session.har` under a linked folder, lost each other's).
+    @Test(arguments: [RecordingTransport.Mode.missing, .record])
+    func aFileInALinkedFolderIsOneFileWhetherItWasThereOrNot(mode: RecordingTransport.Mode) async throws {
+        let (root, real, alias) = try linkedFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let named = alias.appendingPathComponent("session.har")
+        let first = try RecordingTransport(file: named, mode: mode, upstream: stubs())
+        _ = try await product(first, "/first/0")
+        let second = try RecordingTransport(file: named, mode: mode, upstream: stubs())
+        let third = try RecordingTransport(file: real.appendingPathComponent("session.har"), mode: mode, upstream: stubs())
+        for index in 1..<3 {
+            _ = try await product(first, "/first/\(index)")
+            _ = try await product(second, "/second/\(index)")
+            _ = try await product(third, "/third/\(index)")
+        }
+        let sent = Set(["/first/0"] + (1..<3).flatMap { ["/first/\($0)", "/second/\($0)", "/third/\($0)"] }).map { baseURL + $0 }
+        let kept = try urls(in: real.appendingPathComponent("session.har"))
+        #expect(Set(kept) == Set(sent), "lost: \(Set(sent).subtracting(kept).sorted())")
+    }
+
+    /// Records `paths` into `file` with a transport that is gone when this returns (as a run
+    /// that has ended is): waits for the pipeline to let go of it.
+    func record(_ paths: [String], into file: URL, mode: RecordingTransport.Mode, price: Int = 3) async throws {
+        weak var gone: RecordingTransport?
+        do {
+            let transport = try RecordingTransport(file: file, mode: mode, upstream: stubs(price: price))
+            gone = transport
+            for path in paths { _ = try await product(transport, path) }
+        }
+        for _ in 0..<1000 where gone != nil { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(gone == nil, "the transport is still held")
+    }
+
+    /// An answer the user edited by hand between runs: the next run replays the edit, records
+    /// what it lacks beside it, and keeps the edit in the file.
+    @Test func anAnswerEditedByHandBetweenRunsIsReplayedAndKept() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        try await record(["/products/1"], into: file, mode: .record, price: 3)
+        let recorded = try String(contentsOf: file, encoding: .utf8)
+        #expect(recorded.contains(#"\"price\": 3"#))
+        try Data(recorded.replacingOccurrences(of: #"\"price\": 3"#, with: #"\"price\": 99"#).utf8).write(to: file)
+        let transport = try RecordingTransport(file: file, mode: .missing, upstream: stubs(price: 5))
+        #expect(try await product(transport, "/products/1").price == 99)
+        #expect(try await product(transport, "/products/2").price == 5)
+        let written = try String(contentsOf: file, encoding: .utf8)
+        #expect(written.contains(#"\"price\": 99"#) && !written.contains(#"\"price\": 3"#), "\(written)")
+        #expect(try urls(in: file) == [baseURL + "/products/1", baseURL + "/products/2"])
+    }
+
+    /// An answer edited by hand while a transport of this process has the file open (a
+    /// client kept in a `static`, a watch mode): the next transport to open the file replays the
+    /// edit, and the next exchange recorded keeps it. Known issue: transports of one process
+    /// share the file as it was read and written by them, so the edit is not replayed, and the
+    /// next write puts the old answer back, silently.
+    @Test func anAnswerEditedByHandWhileTheFileIsOpenIsNotWrittenOver() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let first = try RecordingTransport(file: file, mode: .record, upstream: stubs(price: 3))
+        _ = try await product(first, "/products/1")
+        let recorded = try String(contentsOf: file, encoding: .utf8)
+        try Data(recorded.replacingOccurrences(of: #"\"price\": 3"#, with: #"\"price\": 99"#).utf8).write(to: file)
+        let second = try RecordingTransport(file: file, mode: .missing, upstream: stubs(price: 5))
+        let replayed = try await product(second, "/products/1").price
+        _ = try await product(second, "/products/2")
+        let written = try String(contentsOf: file, encoding: .utf8)
+        withKnownIssue("transports of one process share the file as they last read and wrote it, not as it is on disk") {
+            #expect(replayed == 99)
+            #expect(written.contains(#"\"price\": 99"#), "the hand edit was written over")
+        }
+        withExtendedLifetime(first) {}
+    }
+
+    /// The folder deleted while a run records into it (a `git clean`, a cleanup of the
+    /// temporary folder): the next exchange makes it again, with every exchange of the run.
+    @Test func aFolderDeletedMidRunIsMadeAgainWithTheWholeRun() async throws {
+        let file = scratchRecording()
+        let folder = file.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let transport = try RecordingTransport(file: file, mode: .record, upstream: stubs())
+        _ = try await product(transport, "/products/1")
+        try FileManager.default.removeItem(at: folder)
+        _ = try await product(transport, "/products/2")
+        #expect(try urls(in: file) == [baseURL + "/products/1", baseURL + "/products/2"])
+    }
+}
