@@ -86,7 +86,9 @@ final class RecordingFile: Sendable {
             }.map(\.element)
             do {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: url, options: .atomic)
+                // Written where a link leads: replacing the file atomically would put a file in
+                // the link's place (a fixture linked to a recording kept elsewhere).
+                try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: url.resolvingSymlinksInPath(), options: .atomic)
             } catch {
                 // A write short of a descriptor is tried again with the next exchange, the
                 // shortage soon over. An entry the disk would not take (full) is not kept: while

@@ -69,6 +69,22 @@ import TernTesting
         try #require(gone == nil, "the transport is still held")
     }
 
+    /// A fixture that is a link to a recording kept elsewhere (shared by two test targets):
+    /// recording through it adds to that recording, and the link stays a link. (It was replaced
+    /// by a copy of the recording with the new exchange, the shared file left behind.)
+    @Test(arguments: [RecordingTransport.Mode.missing, .record])
+    func aLinkToARecordingIsWrittenThroughAndStaysALink(mode: RecordingTransport.Mode) async throws {
+        let (root, real, _) = try linkedFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let shared = real.appendingPathComponent("shared.har")
+        try await record(["/products"], into: shared, mode: .record)
+        let link = try root.appendingPathComponent("fixtures/products.har").creatingDirectory()
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: shared)
+        try await record(["/products", "/products/2"], into: link, mode: mode)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) == shared.path, "the link was replaced")
+        #expect(try urls(in: shared) == ["/products", "/products/2"].map { baseURL + $0 })
+    }
+
     /// An answer the user edited by hand between runs: the next run replays the edit, records
     /// what it lacks beside it, and keeps the edit in the file.
     @Test func anAnswerEditedByHandBetweenRunsIsReplayedAndKept() async throws {
