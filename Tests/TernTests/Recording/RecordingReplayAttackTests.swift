@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import Tern
+import TernTesting
+
+/// Replay where it meets the pipeline's features, and secrets where Tern's own encoders put
+/// them: a nested form or query field (`user[password]`), a large download cancelled while its
+/// replay is paced on a clock.
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct RecordingReplayAttackTests {
+    let baseURL = "https://shop.example"
+    static let password = "hunter2-correct-horse"
+    static let token = "tok-8f1c2d7e9a"
+
+    func echo() -> StubTransport {
+        let stubs = StubTransport()
+        stubs.add(Stub(.post, "/**", answers: .json(#"{"name": "tern", "price": 3}"#)))
+        stubs.add(Stub(.get, "/**", answers: .json(#"{"name": "tern", "price": 4}"#)))
+        return stubs
+    }
+
+    /// A form and a query whose secret is nested, as Tern writes a dictionary in a form
+    /// (`user[password]=...`) and as Rails and PHP read it: hidden, as a JSON member at any
+    /// depth is, and replayed to a request with other credentials.
+    @Test func aSecretNestedInAFormOrAQueryIsHidden() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let options = RecordingOptions(matchesBody: true, secrets: ["password", "token"])
+        let form = { (password: String) in FormParameters(["user": ["name": "ann", "password": password]]) }
+        let query = { (token: String) in URLParameters(["auth": ["token": token], "page": 1]) }
+        let recording = try TestAPI(baseURL: baseURL, configuration: APIConfiguration(retryPolicy: .never),
+                                    transport: RecordingTransport(file: file, mode: .record, upstream: echo(), options: options))
+        let posted: Product = try await recording.request(route: recording.post(endpoint: "/login"), parameters: form(Self.password)).value
+        let got: Product = try await recording.request(route: recording.get(endpoint: "/orders"), parameters: query(Self.token)).value
+        let written = try String(contentsOf: file, encoding: .utf8)
+        for secret in [Self.password, Self.token] {
+            #expect(!written.contains(secret) && !written.contains(secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? secret),
+                    "\(secret) is in the file: \(written)")
+        }
+        let replaying = try TestAPI(baseURL: baseURL, configuration: APIConfiguration(retryPolicy: .never),
+                                    transport: RecordingTransport(file: file, mode: .replay, options: options))
+        #expect(try await replaying.request(route: replaying.post(endpoint: "/login"), parameters: form("another-password")).value == posted)
+        #expect(try await replaying.request(route: replaying.get(endpoint: "/orders"), parameters: query("another-token-1")).value == got)
+    }
+
+    /// A large download replayed on a test clock, its rest recorded a minute after its first
+    /// megabyte, cancelled wherever the cancel lands before the clock moves: it settles once,
+    /// cancelled, leaves no file, and the clock moved after starts nothing more.
+    @Test func aPacedDownloadCancelledMidReplaySettlesOnceCancelledAndLeavesNoFile() async throws {
+        let file = scratchRecording()
+        let folder = file.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let size = 4 << 20
+        let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+        let entry = RecordingTransportTests.entry("GET", baseURL + "/big.bin", body: "")
+            .replacingOccurrences(of: #""mimeType": "application/json", "text": """#,
+                                  with: #""mimeType": "application/octet-stream", "encoding": "base64", "text": "\#(body.base64EncodedString())""#)
+            .replacingOccurrences(of: #""size": 0,"#, with: #""size": \#(size),"#)
+            .replacingOccurrences(of: #""cache": {}"#, with: #""cache": {}, "_chunks": [{"after": 0, "size": 1048576}, {"after": 60, "size": \#(size - (1 << 20))}]"#)
+        try Data(RecordingTransportTests.archive(entries: [entry]).utf8).write(to: file.creatingDirectory())
+        let clock = TestClock()
+        let api = try TestAPI(baseURL: baseURL, configuration: APIConfiguration(timeout: 600, retryPolicy: .never),
+                              transport: RecordingTransport(file: file, mode: .replay, clock: clock))
+        // Whole, once the clock moves: the file replays.
+        let whole = api.download(route: api.get(endpoint: "/big.bin"), to: folder.appendingPathComponent("whole.bin"))
+        #expect(await clock.advanceToNextDelivery())
+        #expect(try Data(contentsOf: await whole.value.fileURL) == body)
+        for round in 0..<20 {
+            let destination = folder.appendingPathComponent("\(round).bin")
+            let download = api.download(route: api.get(endpoint: "/big.bin"), to: destination)
+            if round % 2 == 1 { await Task.yield() }
+            if round % 4 == 3 { _ = await clock.waitForScheduled(1, timeout: 5) }
+            download.cancel()
+            let outcome = await download.result
+            clock.advance(by: 120)
+            guard case .failure(APIError.cancelled) = outcome else {
+                Issue.record("round \(round): \(outcome)")
+                continue
+            }
+            #expect(!FileManager.default.fileExists(atPath: destination.path), "round \(round) left a file")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["session.har", "whole.bin"])
+    }
+}
