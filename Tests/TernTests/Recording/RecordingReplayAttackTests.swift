@@ -80,4 +80,36 @@ import TernTesting
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["session.har", "whole.bin"])
     }
+
+    /// Pins on replay: an answer from the file reaches no server and passes every pin, as a
+    /// stub's does, the pins of the host a recorded redirect leads to too (the pins were checked
+    /// when it was recorded, by the transport that reached the server). Recording what is missing
+    /// through a transport that cannot pin (URLSession with FoundationNetworking) refuses a pinned
+    /// request, typed, even one the file would answer: the recorder cannot know, before the
+    /// pipeline asks, which requests the file answers.
+    @Test func pinsPassOnReplayAndAnUpstreamThatCannotPinRefusesThemTyped() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/go", answers: .status(302, headers: ["Location": "https://cdn.example/file"])))
+        stubs.add(Stub(.get, "/file", answers: .json(#"{"name": "tern", "price": 7}"#)))
+        let wrongPin = "sha256/" + Data(repeating: 7, count: 32).base64EncodedString()
+        func api(_ transport: RecordingTransport) throws -> AbstractAPI {
+            var configuration = APIConfiguration(retryPolicy: .never)
+            configuration.certificatePins = try CertificatePins(["shop.example": [wrongPin], "cdn.example": [wrongPin]])
+            return AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global())
+        }
+        let recorded: Product = try await api(RecordingTransport(file: file, mode: .record, upstream: stubs)).request(route: .get(baseURL + "/go")).value
+        #expect(recorded.price == 7)
+        #expect(try await api(RecordingTransport(file: file, mode: .replay)).request(route: .get(baseURL + "/go")).value == recorded)
+        #if canImport(FoundationNetworking)
+        let missing = await (try api(RecordingTransport(file: file, mode: .missing, upstream: URLSessionTransport()))
+            .request(route: .get(baseURL + "/go")) as Promise<Product>).result
+        guard case .failure(APIError.pinningFailed(let failure)) = missing else {
+            Issue.record("expected pinningFailed, got \(missing)")
+            return
+        }
+        #expect(failure.reason == .transportCannotPin)
+        #endif
+    }
 }
