@@ -12,6 +12,25 @@ final class RecordingFile: Sendable {
         /// Failures without a response not written yet: written with the next exchange that had
         /// one.
         var pending: [HTTPArchive.Entry] = []
+        /// The file as this process last read or wrote it: a file on disk that is another (an
+        /// answer edited by hand, entries another process added) is read again before it is
+        /// written, so that what is there is kept.
+        var stamp: Stamp?
+    }
+
+    /// What tells a file changed: its inode (a file replaced), size and time of change.
+    struct Stamp: Equatable {
+        let inode: Int?
+        let size: Int?
+        let modified: Date?
+
+        /// `url`'s, following a link; `nil` when nothing is there.
+        init?(_ url: URL) {
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path) else { return nil }
+            inode = (attributes[.systemFileNumber] as? NSNumber)?.intValue
+            size = (attributes[.size] as? NSNumber)?.intValue
+            modified = attributes[.modificationDate] as? Date
+        }
     }
 
     let url: URL
@@ -25,9 +44,17 @@ final class RecordingFile: Sendable {
         weak var file: RecordingFile?
     }
 
-    private init(url: URL, entries: [HTTPArchive.Entry]) {
+    private init(url: URL, entries: [HTTPArchive.Entry], stamp: Stamp?) {
         self.url = url
-        state = Locked(State(entries: entries))
+        state = Locked(State(entries: entries, stamp: stamp))
+    }
+
+    /// The entries the file on disk holds when it is not as this process last read or wrote
+    /// it; throws when it is no recording now, so that it is not written over.
+    private static func reread(_ state: inout State, from url: URL) throws {
+        guard let stamp = Stamp(url), stamp != state.stamp else { return }
+        state.entries = try HTTPArchive.read(from: url).log.entries
+        state.stamp = stamp
     }
 
     /// The entries of the file.
@@ -39,15 +66,19 @@ final class RecordingFile: Sendable {
     static func opening(_ url: URL, fresh: Bool) throws -> RecordingFile {
         let path = resolvedPath(url)
         return try opened.withLock { files in
-            if let file = files[path]?.file { return file }
+            if let file = files[path]?.file {
+                try file.state.withLock { try reread(&$0, from: url) }
+                return file
+            }
             let entries: [HTTPArchive.Entry]
+            let stamp = Stamp(url)
             do {
                 entries = try HTTPArchive.read(from: url).log.entries
             } catch {
                 guard fresh else { throw error }
                 throw NotARecording(file: url, reason: error)
             }
-            let file = RecordingFile(url: url, entries: fresh ? [] : entries)
+            let file = RecordingFile(url: url, entries: fresh ? [] : entries, stamp: stamp)
             files = files.filter { $0.value.file != nil }
             files[path] = Weak(file: file)
             return file
@@ -72,6 +103,7 @@ final class RecordingFile: Sendable {
     /// sorted, pretty printed.
     func add(_ entry: HTTPArchive.Entry, hiding hidden: [String]) throws {
         try state.withLock { state in
+            try Self.reread(&state, from: url)
             if !hidden.isEmpty {
                 for index in state.entries.indices { Redactor.scrub(&state.entries[index], hiding: hidden) }
                 for index in state.pending.indices { Redactor.scrub(&state.pending[index], hiding: hidden) }
@@ -89,6 +121,7 @@ final class RecordingFile: Sendable {
                 // Written where a link leads: replacing the file atomically would put a file in
                 // the link's place (a fixture linked to a recording kept elsewhere).
                 try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: url.resolvingSymlinksInPath(), options: .atomic)
+                state.stamp = Stamp(url)
             } catch {
                 // A write short of a descriptor is tried again with the next exchange, the
                 // shortage soon over. An entry the disk would not take (full) is not kept: while
