@@ -31,6 +31,16 @@ struct Redactor: Sendable {
         names.contains(name) || (name.contains("[") && name.split(whereSeparator: { $0 == "[" || $0 == "]" }).contains { names.contains(String($0)) })
     }
 
+    /// The values `request` carries that a recording hides (its credentials, the values of the
+    /// names in `secrets`), longest first, as they are searched for: hidden in the words of an
+    /// error that names it.
+    static func values(hiddenIn request: HTTPArchive.Request, secrets: [String]) -> [String] {
+        var redactor = Redactor(secrets: secrets)
+        var entry = HTTPArchive.Entry(request: request, response: HTTPArchive.Response(status: 0))
+        redactor.redact(&entry)
+        return searched(redactor.hidden)
+    }
+
     mutating func redact(_ entry: inout HTTPArchive.Entry) {
         entry.request.headers = entry.request.headers.map { $0.map { redactHeader($0) } }
         entry.response.headers = entry.response.headers.map { $0.map { redactHeader($0) } }

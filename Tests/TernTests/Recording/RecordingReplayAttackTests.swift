@@ -112,4 +112,44 @@ import TernTesting
         #expect(failure.reason == .transportCannotPin)
         #endif
     }
+
+    /// A request the recording does not answer fails with an ``UnmatchedRequest`` whose words
+    /// name it and how it differs from the nearest exchanges: words a CI log keeps, where the
+    /// request's own credentials (a live token, in `.missing` mode with the server down) have
+    /// no place. Hidden there as in the file: the secret query item, form field, header, and
+    /// `Authorization`. (The query's token and the form's password were there.)
+    @Test func anUnansweredRequestsWordsHideItsSecrets() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let options = RecordingOptions(matchedHeaders: ["X-Api-Key"], matchesBody: true, secrets: ["token", "password", "X-Api-Key"])
+        let recording = try TestAPI(baseURL: baseURL, configuration: APIConfiguration(retryPolicy: .never),
+                                    transport: RecordingTransport(file: file, mode: .record, upstream: echo(), options: options))
+        let headers: HTTPHeaders = ["Authorization": "Bearer recorded-bearer-1", "X-Api-Key": "recorded-key-1"]
+        let _: Product = try await recording.request(route: recording.get(endpoint: "/orders"), parameters: URLParameters(["token": "recorded-token-1"]),
+                                                     options: RequestOptions(headers: headers)).value
+        let _: Product = try await recording.request(route: recording.post(endpoint: "/login"),
+                                                     parameters: FormParameters(["user": "ann", "password": "recorded-password-1"]),
+                                                     options: RequestOptions(headers: headers)).value
+        let live = ["live-token-7f3a9c", "live-password-7f3a9c", "live-bearer-7f3a9c", "live-key-7f3a9c"]
+        let liveHeaders: HTTPHeaders = ["Authorization": "Bearer " + live[2], "X-Api-Key": live[3]]
+        let replaying = try TestAPI(baseURL: baseURL, configuration: APIConfiguration(retryPolicy: .never),
+                                    transport: RecordingTransport(file: file, mode: .replay, options: options))
+        var words: [String] = []
+        for promise: Promise<Product> in [
+            replaying.request(route: replaying.get(endpoint: "/orders"), parameters: URLParameters(["token": live[0], "page": 2]),
+                              options: RequestOptions(headers: liveHeaders)),
+            replaying.request(route: replaying.post(endpoint: "/login"), parameters: FormParameters(["user": "bob", "password": live[1]]),
+                              options: RequestOptions(headers: liveHeaders)),
+        ] {
+            guard case .transportFailed(let failure)? = await apiError(of: promise), let unmatched = failure.underlying as? UnmatchedRequest else {
+                Issue.record("not failed with an UnmatchedRequest")
+                continue
+            }
+            words.append(unmatched.description)
+        }
+        #expect(words.count == 2)
+        for (secret, text) in live.flatMap({ secret in words.map { (secret, $0) } }) {
+            #expect(!text.contains(secret), "\(secret) in: \(text)")
+        }
+    }
 }
