@@ -26,7 +26,7 @@ final class RecordingFile: Sendable {
 
         /// `url`'s, following a link; `nil` when nothing is there.
         init?(_ url: URL) {
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path) else { return nil }
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: RecordingFile.target(url).path) else { return nil }
             inode = (attributes[.systemFileNumber] as? NSNumber)?.intValue
             size = (attributes[.size] as? NSNumber)?.intValue
             modified = attributes[.modificationDate] as? Date
@@ -98,6 +98,18 @@ final class RecordingFile: Sendable {
         return rest.reduce(existing.resolvingSymlinksInPath()) { $0.appendingPathComponent($1) }.path
     }
 
+    /// Where `url` leads: the file its links name in turn, there or not yet (a link to a
+    /// recording not made yet), so that a write replaces that file, never a link.
+    static func target(_ url: URL) -> URL {
+        var url = url
+        for _ in 0..<32 {
+            guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) else { break }
+            url = destination.hasPrefix("/") ? URL(fileURLWithPath: destination)
+                : url.deletingLastPathComponent().appendingPathComponent(destination).standardizedFileURL
+        }
+        return url
+    }
+
     /// Adds an entry, after hiding `hidden` (values newly hidden) in those before it, and writes
     /// the file: entries sorted by URL and method (those of one URL in the order added), keys
     /// sorted, pretty printed.
@@ -117,10 +129,11 @@ final class RecordingFile: Sendable {
                 return (a.url, a.method, first.offset) < (b.url, b.method, second.offset)
             }.map(\.element)
             do {
-                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 // Written where a link leads: replacing the file atomically would put a file in
                 // the link's place (a fixture linked to a recording kept elsewhere).
-                try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: url.resolvingSymlinksInPath(), options: .atomic)
+                let target = Self.target(url)
+                try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: target, options: .atomic)
                 state.stamp = Stamp(url)
             } catch {
                 // A write short of a descriptor is tried again with the next exchange, the

@@ -86,6 +86,19 @@ import TernTesting
         #expect(try urls(in: shared) == ["/products", "/products/2"].map { baseURL + $0 })
     }
 
+    /// A fixture linked to a recording not made yet (the links set up first, the recording on
+    /// the first run): the recording is made where the link leads, and the link stays a link.
+    @Test func aLinkToARecordingNotMadeYetIsWrittenThrough() async throws {
+        let (root, real, _) = try linkedFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let shared = real.appendingPathComponent("shared.har")
+        let link = try root.appendingPathComponent("fixtures/products.har").creatingDirectory()
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: shared)
+        try await record(["/products"], into: link, mode: .missing)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) == shared.path, "the link was replaced")
+        #expect((try? urls(in: shared)) == [baseURL + "/products"])
+    }
+
     /// An answer the user edited by hand between runs: the next run replays the edit, records
     /// what it lacks beside it, and keeps the edit in the file.
     @Test func anAnswerEditedByHandBetweenRunsIsReplayedAndKept() async throws {
