@@ -12,6 +12,25 @@ final class RecordingFile: Sendable {
         /// Failures without a response not written yet: written with the next exchange that had
         /// one.
         var pending: [HTTPArchive.Entry] = []
+        /// The file as this process last read or wrote it: a file on disk that is another (an
+        /// answer edited by hand, entries another process added) is read again before it is
+        /// written, so that what is there is kept.
+        var stamp: Stamp?
+    }
+
+    /// What tells a file changed: its inode (a file replaced), size and time of change.
+    struct Stamp: Equatable {
+        let inode: Int?
+        let size: Int?
+        let modified: Date?
+
+        /// `url`'s, following a link; `nil` when nothing is there.
+        init?(_ url: URL) {
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: RecordingFile.target(url).path) else { return nil }
+            inode = (attributes[.systemFileNumber] as? NSNumber)?.intValue
+            size = (attributes[.size] as? NSNumber)?.intValue
+            modified = attributes[.modificationDate] as? Date
+        }
     }
 
     let url: URL
@@ -25,9 +44,17 @@ final class RecordingFile: Sendable {
         weak var file: RecordingFile?
     }
 
-    private init(url: URL, entries: [HTTPArchive.Entry]) {
+    private init(url: URL, entries: [HTTPArchive.Entry], stamp: Stamp?) {
         self.url = url
-        state = Locked(State(entries: entries))
+        state = Locked(State(entries: entries, stamp: stamp))
+    }
+
+    /// The entries the file on disk holds when it is not as this process last read or wrote
+    /// it; throws when it is no recording now, so that it is not written over.
+    private static func reread(_ state: inout State, from url: URL) throws {
+        guard let stamp = Stamp(url), stamp != state.stamp else { return }
+        state.entries = try HTTPArchive.read(from: url).log.entries
+        state.stamp = stamp
     }
 
     /// The entries of the file.
@@ -37,21 +64,50 @@ final class RecordingFile: Sendable {
     /// `fresh`, begun anew (the file is written anew at the first exchange recorded). A file
     /// that is there and no recording is an error either way: `record` does not write over it.
     static func opening(_ url: URL, fresh: Bool) throws -> RecordingFile {
-        let path = url.standardizedFileURL.resolvingSymlinksInPath().path
+        let path = resolvedPath(url)
         return try opened.withLock { files in
-            if let file = files[path]?.file { return file }
+            if let file = files[path]?.file {
+                try file.state.withLock { try reread(&$0, from: url) }
+                return file
+            }
             let entries: [HTTPArchive.Entry]
+            let stamp = Stamp(url)
             do {
                 entries = try HTTPArchive.read(from: url).log.entries
             } catch {
                 guard fresh else { throw error }
                 throw NotARecording(file: url, reason: error)
             }
-            let file = RecordingFile(url: url, entries: fresh ? [] : entries)
+            let file = RecordingFile(url: url, entries: fresh ? [] : entries, stamp: stamp)
             files = files.filter { $0.value.file != nil }
             files[path] = Weak(file: file)
             return file
         }
+    }
+
+    /// `url`'s path with its links resolved, those of the folders it is in too while it is not
+    /// there yet: the path a file not yet written is known by is the one it has once written
+    /// (a folder reached through a link, as `/var` is `/private/var` on macOS).
+    private static func resolvedPath(_ url: URL) -> String {
+        var existing = url.standardizedFileURL
+        var rest: [String] = []
+        while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/" {
+            rest.insert(existing.lastPathComponent, at: 0)
+            existing = existing.deletingLastPathComponent()
+        }
+        return rest.reduce(existing.resolvingSymlinksInPath()) { $0.appendingPathComponent($1) }.path
+    }
+
+    /// Where `url` leads: the file its links name in turn, there or not yet (a link to a
+    /// recording not made yet), so that a write replaces that file, never a link.
+    static func target(_ url: URL) -> URL {
+        var url = url
+        for _ in 0..<32 {
+            guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) else { break }
+            url = destination.hasPrefix("/") ? URL(fileURLWithPath: destination)
+                : url.deletingLastPathComponent().appendingPathComponent(destination).standardizedFileURL
+        }
+        return url
     }
 
     /// Adds an entry, after hiding `hidden` (values newly hidden) in those before it, and writes
@@ -59,6 +115,7 @@ final class RecordingFile: Sendable {
     /// sorted, pretty printed.
     func add(_ entry: HTTPArchive.Entry, hiding hidden: [String]) throws {
         try state.withLock { state in
+            try Self.reread(&state, from: url)
             if !hidden.isEmpty {
                 for index in state.entries.indices { Redactor.scrub(&state.entries[index], hiding: hidden) }
                 for index in state.pending.indices { Redactor.scrub(&state.pending[index], hiding: hidden) }
@@ -72,8 +129,12 @@ final class RecordingFile: Sendable {
                 return (a.url, a.method, first.offset) < (b.url, b.method, second.offset)
             }.map(\.element)
             do {
-                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: url, options: .atomic)
+                // Written where a link leads: replacing the file atomically would put a file in
+                // the link's place (a fixture linked to a recording kept elsewhere).
+                let target = Self.target(url)
+                try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: target, options: .atomic)
+                state.stamp = Stamp(url)
             } catch {
                 // A write short of a descriptor is tried again with the next exchange, the
                 // shortage soon over. An entry the disk would not take (full) is not kept: while

@@ -113,7 +113,8 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
             case .success(let entry):
                 return replay(entry, for: request, bodyLength: recorded.bodyLength, to: exchange)
             case .failure(let unanswered):
-                let error = UnmatchedRequest(request: recorded, mismatches: unanswered.nearest, subject: "recorded exchange")
+                let error = UnmatchedRequest(request: recorded, mismatches: unanswered.nearest, subject: "recorded exchange",
+                                             hidden: Redactor.values(hiddenIn: HTTPArchive.request(request, recorded: recorded), secrets: options.secrets))
                 guard mode == .missing else {
                     queue.async { exchange.run(.failure(error), for: request, bodyLength: recorded.bodyLength, clock: SystemClock.shared) }
                     return exchange

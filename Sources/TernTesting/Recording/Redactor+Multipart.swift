@@ -22,7 +22,7 @@ extension Redactor {
     private mutating func redactPart(_ part: Data, headEnd: Data) -> Data {
         guard let end = part.range(of: headEnd), part.count >= end.upperBound - part.startIndex + 2 else { return part }
         let head = String(decoding: part[part.startIndex..<end.lowerBound], as: UTF8.self)
-        guard let name = Self.partName(head), names.contains(name) else { return part }
+        guard let name = Self.partName(head), isSecret(name) else { return part }
         let value = part[end.upperBound..<(part.endIndex - 2)]
         remember(String(decoding: value, as: UTF8.self))
         return part[part.startIndex..<end.upperBound] + Data(Self.placeholder.utf8) + part[(part.endIndex - 2)...]

@@ -24,12 +24,29 @@ struct Redactor: Sendable {
         headerNames = Self.credentials.union(secrets.map { $0.lowercased() })
     }
 
+    /// Whether a query item, form field or part named `name` holds a secret: one of `names`,
+    /// or a field nested in one or holding one, as a form writes a dictionary
+    /// (`user[password]`, `password[]`), a JSON member at any depth being hidden too.
+    func isSecret(_ name: String) -> Bool {
+        names.contains(name) || (name.contains("[") && name.split(whereSeparator: { $0 == "[" || $0 == "]" }).contains { names.contains(String($0)) })
+    }
+
+    /// The values `request` carries that a recording hides (its credentials, the values of the
+    /// names in `secrets`), longest first, as they are searched for: hidden in the words of an
+    /// error that names it.
+    static func values(hiddenIn request: HTTPArchive.Request, secrets: [String]) -> [String] {
+        var redactor = Redactor(secrets: secrets)
+        var entry = HTTPArchive.Entry(request: request, response: HTTPArchive.Response(status: 0))
+        redactor.redact(&entry)
+        return searched(redactor.hidden)
+    }
+
     mutating func redact(_ entry: inout HTTPArchive.Entry) {
         entry.request.headers = entry.request.headers.map { $0.map { redactHeader($0) } }
         entry.response.headers = entry.response.headers.map { $0.map { redactHeader($0) } }
         entry.response.redirectURL = entry.response.redirectURL.map { redactQuery($0) }
         entry.request.url = redactPassword(redactQuery(entry.request.url))
-        entry.request.queryString = entry.request.queryString?.map { names.contains($0.name) ? hide($0) : $0 }
+        entry.request.queryString = entry.request.queryString?.map { isSecret($0.name) ? hide($0) : $0 }
         if let data = entry.request.postData, data.encoding == nil, let text = data.text {
             entry.request.postData?.text = redactBody(text, mimeType: data.mimeType ?? "")
         } else if let data = entry.request.postData, let type = data.mimeType, Self.isMultipart(data),
@@ -108,10 +125,10 @@ struct Redactor: Sendable {
 
     private mutating func redactQuery(_ url: String) -> String {
         guard var components = URLComponents(string: url), let items = components.percentEncodedQueryItems,
-              items.contains(where: { names.contains($0.name.removingPercentEncoding ?? $0.name) }) else { return url }
+              items.contains(where: { isSecret($0.name.removingPercentEncoding ?? $0.name) }) else { return url }
         let encoded = Self.placeholder.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? Self.placeholder
         components.percentEncodedQueryItems = items.map { item in
-            guard names.contains(item.name.removingPercentEncoding ?? item.name) else { return item }
+            guard isSecret(item.name.removingPercentEncoding ?? item.name) else { return item }
             remember(item.value?.removingPercentEncoding ?? "")
             return URLQueryItem(name: item.name, value: encoded)
         }
@@ -133,12 +150,15 @@ struct Redactor: Sendable {
             return text.split(separator: "&", omittingEmptySubsequences: false).map { pair in
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let name = String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
-                guard parts.count == 2, names.contains(name) else { return String(pair) }
+                guard parts.count == 2, isSecret(name) else { return String(pair) }
                 remember(String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[1]))
                 return parts[0] + "=" + (Self.placeholder.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
             }.joined(separator: "&")
         }
-        guard !names.isEmpty, let json = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else { return text }
+        // Read as JSON only when a secret's name is there as a member's: a large answer without
+        // one (60 MiB of JSON took 1.1 GiB to read) is kept as it is.
+        guard names.contains(where: { text.contains("\"" + $0 + "\"") }),
+              let json = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else { return text }
         var changed = false
         let redacted = redactJSON(json, changed: &changed)
         guard changed, let data = try? JSONSerialization.data(withJSONObject: redacted, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]) else { return text }

@@ -15,15 +15,22 @@ public struct UnmatchedRequest: Error, Sendable, CustomStringConvertible {
     package let mismatches: [(stub: String, reason: String)]
     /// What the request was compared with: stubs, or a recording's exchanges.
     var subject = "stub"
+    /// Values the words never show, each written as `[redacted]`: the request's credentials and
+    /// secrets, which a recording keeps out of its file, and a CI log keeps too.
+    var hidden: [String] = []
 
     /// What went wrong, in words.
     public var description: String {
         var text = "No \(subject) matches \(request.method) \(request.target)"
-        guard !mismatches.isEmpty else { return text + ": there are no \(subject)s." }
-        text += ". Compared with:"
-        for (index, mismatch) in mismatches.enumerated() {
-            text += "\n  \(index + 1). \(mismatch.stub): \(mismatch.reason)"
+        if mismatches.isEmpty {
+            text += ": there are no \(subject)s."
+        } else {
+            text += ". Compared with:"
+            for (index, mismatch) in mismatches.enumerated() {
+                text += "\n  \(index + 1). \(mismatch.stub): \(mismatch.reason)"
+            }
         }
+        for value in hidden where text.contains(value) { text = text.replacingOccurrences(of: value, with: Redactor.placeholder) }
         return text
     }
 }
