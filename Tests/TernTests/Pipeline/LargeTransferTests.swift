@@ -122,6 +122,14 @@ func lowerThisProcesssPriority() {
     _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
 }
 
+/// A new empty folder under the system's temporary directory, its name starting with
+/// `prefix`; the caller removes it.
+func newFolder(_ prefix: String) throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder
+}
+
 /// A line of this process's `/proc/self/status` ("VmRSS", "VmHWM"), in bytes.
 func residentBytes(_ field: String) throws -> Int {
     let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)

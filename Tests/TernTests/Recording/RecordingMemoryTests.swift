@@ -16,9 +16,8 @@ struct RecordingMemoryTests {
         let child = await ExitTestTurns.inTurn {
             await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
                 lowerThisProcesssPriority()
-                let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tern-har-\(UUID().uuidString)")
+                let folder = try newFolder("tern-har-")
                 defer { try? FileManager.default.removeItem(at: folder) }
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 let before = try residentBytes("VmRSS")
                 let block = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
                 let server = try LoopbackServer { _ in

@@ -19,9 +19,8 @@ struct RecordingStreamMemoryAttackTests {
         let child = await ExitTestTurns.inTurn {
             await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
                 lowerThisProcesssPriority()
-                let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tern-har-\(UUID().uuidString)")
+                let folder = try newFolder("tern-har-")
                 defer { try? FileManager.default.removeItem(at: folder) }
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 let file = folder.appendingPathComponent("events.har")
                 let before = try residentBytes("VmRSS")
                 // 1 MiB of events, each with a quote and a line the file must escape.
@@ -59,9 +58,8 @@ struct RecordingStreamMemoryAttackTests {
         let child = await ExitTestTurns.inTurn {
             await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
                 lowerThisProcesssPriority()
-                let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tern-har-\(UUID().uuidString)")
+                let folder = try newFolder("tern-har-")
                 defer { try? FileManager.default.removeItem(at: folder) }
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 let file = folder.appendingPathComponent("products.har")
                 let item = #"{"id": 1, "name": "\#(String(repeating: "t", count: 200))", "price": 3, "tags": ["a", "b"]},"#
                 var text = "[" + String(repeating: item, count: RecordingStreamMemoryAttackTests.kept / item.utf8.count - 1)
