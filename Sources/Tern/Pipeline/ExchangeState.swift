@@ -44,7 +44,7 @@ struct ExchangeState {
     var hasEnded = false
     /// The request body's bytes sent so far, as the transport reports them.
     var sent: Int64 = 0
-    /// What the idle timeout's watch saw at its last look (see ``lookForProgress(waitingForConnection:)``).
+    /// What the idle timeout's watch saw at its last look (see ``lookForProgress(waitingForConnection:timeout:)``).
     var idle = IdleWatch()
 
     /// Whether the exchange's end has come: taken, or waiting while its head is judged. What a

@@ -29,9 +29,9 @@ struct IdleWatch {
 
 extension ExchangeState {
     /// Looks at how far the exchange has come: it times out, its transfer to be stopped, when
-    /// nothing moved for ``IdleWatch/looksPerTimeout`` looks in a row. A request waiting for a
-    /// connection (behind others to its host) has not stalled.
-    mutating func lookForProgress(waitingForConnection: Bool) -> IdleWatch.Look {
+    /// nothing moved for ``IdleWatch/looksPerTimeout`` looks in a row, the span of `timeout`. A
+    /// request waiting for a connection (behind others to its host) has not stalled.
+    mutating func lookForProgress(waitingForConnection: Bool, timeout: TimeInterval) -> IdleWatch.Look {
         guard !hasEndCome else { return .over }
         let progress = sent + received + Int64(judging?.heldBytes ?? 0) + (hasHead ? 1 : 0)
         guard !waitingForConnection, progress == idle.progress else {
@@ -40,21 +40,23 @@ extension ExchangeState {
         }
         idle.quietLooks += 1
         guard idle.quietLooks >= IdleWatch.looksPerTimeout else { return .goOn }
-        stopped = URLError(.timedOut)
+        // Foundation's words for the code name no cause on Linux.
+        let words = "The request went \(timeout) s with no byte sent or received, its idle timeout."
+        stopped = URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: words])
         return .timedOut
     }
 }
 
 extension RequestExecution {
-    /// Gives `attempt` up once no byte has moved either way for the idle timeout, `period`
-    /// being a quarter of it: its transfer is stopped, and it fails as timed out, for the retry
-    /// policy to judge.
-    func watchIdle(_ attempt: Int, task: any TransportTask, every period: TimeInterval) {
+    /// Gives `attempt` up once no byte has moved either way for `timeout`, looking four times in
+    /// its span: its transfer is stopped, and it fails as timed out, for the retry policy to judge.
+    func watchIdle(_ attempt: Int, task: any TransportTask, timeout: TimeInterval) {
+        let period = timeout / Double(IdleWatch.looksPerTimeout)
         _ = context.clock.schedule(after: period) { [self] in
             // Asked outside the lock: the task takes its own.
             let waiting = (task as? any ConnectionWaiting)?.isWaitingForConnection ?? false
-            switch machine.withLock({ $0.lookForProgress(attempt, waitingForConnection: waiting) }) {
-            case .goOn: watchIdle(attempt, task: task, every: period)
+            switch machine.withLock({ $0.lookForProgress(attempt, waitingForConnection: waiting, timeout: timeout) }) {
+            case .goOn: watchIdle(attempt, task: task, timeout: timeout)
             case .timedOut: task.cancel()
             case .over: break
             }

@@ -252,7 +252,7 @@ final class RequestExecution: Sendable {
         } else {
             stream?.attach(task)
             if let idle = context.idleTimeout, idle.isFinite {
-                watchIdle(attempt, task: task, every: idle / Double(IdleWatch.looksPerTimeout))
+                watchIdle(attempt, task: task, timeout: idle)
             }
         }
     }

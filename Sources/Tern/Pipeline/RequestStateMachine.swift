@@ -246,10 +246,11 @@ struct RequestStateMachine {
     }
 
     /// Whether attempt `number`, on the wire, has gone its idle timeout with no byte moving
-    /// (see ``ExchangeState/lookForProgress(waitingForConnection:)``); `.over` once the request has moved past it.
-    mutating func lookForProgress(_ number: Int, waitingForConnection: Bool) -> IdleWatch.Look {
+    /// (see ``ExchangeState/lookForProgress(waitingForConnection:timeout:)``); `.over` once the
+    /// request has moved past it.
+    mutating func lookForProgress(_ number: Int, waitingForConnection: Bool, timeout: TimeInterval) -> IdleWatch.Look {
         guard case .sending(number) = state, exchange.attempt == number else { return .over }
-        return exchange.lookForProgress(waitingForConnection: waitingForConnection)
+        return exchange.lookForProgress(waitingForConnection: waitingForConnection, timeout: timeout)
     }
 
     /// Whether attempt `number`, whose send the machine took, still goes on the wire: plugins

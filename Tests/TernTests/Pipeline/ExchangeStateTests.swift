@@ -50,7 +50,7 @@ import Testing
     @Test func theIdleWatchCountsQuietLooks() {
         var state = ExchangeState(attempt: 1)
         func looks(_ count: Int, waiting: Bool = false) -> [IdleWatch.Look] {
-            (0..<count).map { _ in state.lookForProgress(waitingForConnection: waiting) }
+            (0..<count).map { _ in state.lookForProgress(waitingForConnection: waiting, timeout: 2) }
         }
         // The first look sees where the exchange is; three more see it unchanged.
         #expect(looks(4) == [.goOn, .goOn, .goOn, .goOn])
@@ -64,6 +64,7 @@ import Testing
         _ = state.take(Data("ab".utf8), limit: nil, file: nil)
         #expect(looks(5) == [.goOn, .goOn, .goOn, .goOn, .timedOut])
         #expect((state.stopped as? URLError)?.code == .timedOut)
+        #expect(state.stopped?.localizedDescription.contains("2.0 s with no byte sent or received") == true)
         _ = state.endCame(nil)
         #expect(looks(1) == [.over])
     }

@@ -78,6 +78,7 @@ import TernTesting
         defer { server.stop() }
         let result: Result<Data, any Error> = await Self.api(retries: 2).request(route: .post(server.baseURL + "/data")).result
         #expect(Self.isIdle(result.error as? APIError), "\(result)")
+        #expect(result.error.map { "\($0)".contains("its idle timeout") } == true, "\(result)")
         #expect(count.value == 1)
     }
 
