@@ -58,6 +58,8 @@ struct HTTP2StreamCancelAttackTests {
         #expect(server.connections == 2)
         #expect(Set(requests.enumerated().filter { $0.offset % 4 != 2 }.map(\.element.connection)).count == 1)
         #expect(Set(requests.enumerated().filter { $0.offset % 4 == 2 }.map(\.element.connection)).count == 1)
+        // No socket left behind: the client holds the two connections it reused, no more.
+        #expect(TCPSockets.clientEnds(to: server.port).count == 2, "\(TCPSockets.describe(port: server.port))")
         // Plugins heard each flood end once, cancelled.
         #expect(await eventually { log.ends("/flood").count == Self.rounds })
         #expect(log.ends("/flood") == Array(repeating: "cancelled", count: Self.rounds))

@@ -18,8 +18,9 @@ import TernTransport
 /// Known issue: what a paused stream holds is libcurl's whole stream window, 32 MiB, not the
 /// stream's ceiling (four times its 1 MiB buffer) as over HTTP/1.1, where TCP holds the server
 /// back: libcurl 7.88 opens each stream with a 32 MiB window, and a pause only stops it granting
-/// more. A connection's other transfers keep it reading, so each paused stream fills its window
-/// in libcurl's memory: three paused streams let in 96 MiB, and the child's resident memory grew
+/// more. Any other transfer open on the connection, even an idle stream, keeps libcurl reading
+/// it, so each paused stream fills its window in libcurl's memory (`HTTP2StreamDropAttackTests`
+/// sees one fill its 32 MiB beside an idle stream): three paused streams let in 96 MiB, and the child's resident memory grew
 /// by 200 MiB. Tern cannot shrink libcurl's window (7.88 has no option for it); sending streams
 /// over HTTP/1.1 would, at the cost of a connection each.
 ///

@@ -12,6 +12,8 @@ final class HTTP2StreamServer: @unchecked Sendable {
     enum Plan {
         /// `text/event-stream`, endless: events of 1 KiB (`id: n` from 1, then `data:` padding).
         case flood
+        /// As `flood`, but no more than this many bytes of events; the stream stays open.
+        case floodOf(Int)
         /// `text/event-stream` with this body; the stream ends with it if `ends`, else it stays open.
         case events(String, ends: Bool)
         /// Nothing, ever.
@@ -93,6 +95,8 @@ final class HTTP2StreamServer: @unchecked Sendable {
     }
 
     var url: String { relay?.baseURL ?? "" }
+    /// The port clients connect to (the relay's).
+    var port: Int { relay?.port ?? 0 }
     var connections: Int { lock.withLock { connectionsSeen.count } }
     var requests: [Request] { lock.withLock { requestsSeen } }
     /// The streams the client reset.
@@ -194,9 +198,10 @@ final class HTTP2StreamServer: @unchecked Sendable {
 
     private func answer(_ number: Int, stream: UInt32, on connection: Connection) {
         switch plans[number] {
-        case .flood?:
+        case .flood?, .floodOf?:
+            let limit = if case .floodOf(let limit)? = plans[number] { limit } else { Int.max }
             send(.headers, 0x4, stream, HTTP2MultiplexAttackTests.ScriptedServer.head([(31, "text/event-stream")]), on: connection)
-            let thread = Thread { [self] in flood(stream, on: connection) }
+            let thread = Thread { [self] in flood(stream, upTo: limit, on: connection) }
             thread.name = "tern.test.h2flood"
             thread.start()
         case .events(let body, let ends)?:
@@ -211,11 +216,13 @@ final class HTTP2StreamServer: @unchecked Sendable {
         }
     }
 
-    /// Events of 1 KiB, endlessly, within the windows, until the stream or connection ends.
-    private func flood(_ stream: UInt32, on connection: Connection) {
+    /// Events of 1 KiB, within the windows, until the stream or connection ends or `limit`
+    /// bytes have gone.
+    private func flood(_ stream: UInt32, upTo limit: Int, on connection: Connection) {
         var pending = Data()
         var next = 1
-        while true {
+        var sent = 0
+        while sent < limit {
             while pending.count < 16_384 {
                 let head = "id: \(next)\ndata: "
                 pending.append(contentsOf: (head + String(repeating: "e", count: 1022 - head.utf8.count) + "\n\n").utf8)
@@ -227,7 +234,7 @@ final class HTTP2StreamServer: @unchecked Sendable {
                     connection.condition.wait()
                 }
                 guard !connection.isClosed, !connection.closedStreams.contains(stream) else { return nil }
-                let allowed = min(16_384, connection.window, connection.streamWindows[stream, default: 0])
+                let allowed = min(16_384, limit - sent, connection.window, connection.streamWindows[stream, default: 0])
                 connection.window -= allowed
                 connection.streamWindows[stream, default: 0] -= allowed
                 return allowed
@@ -235,6 +242,7 @@ final class HTTP2StreamServer: @unchecked Sendable {
             guard let allowed else { return }
             guard send(.data, 0, stream, pending.prefix(allowed), on: connection) else { return }
             pending.removeFirst(allowed)
+            sent += allowed
             lock.withLock { floodBytes += allowed }
         }
     }
