@@ -76,7 +76,7 @@ struct HTTP2StreamDropAttackTests {
                               transport: try CurlTransport(trusting: server.certificates.authority), responseQueue: .global())
 
         let feed = Recorder<String>()
-        let source = Task {
+        let source = Task.onTestThreads {
             await Self.ending {
                 for try await event in api.events(route: .get(server.url + "/feed"), reconnection: EventReconnection(delay: 0.5, maximumDelay: 1)) {
                     feed.append("\(event.lastEventID) \(event.data)")
@@ -125,7 +125,7 @@ struct HTTP2StreamDropAttackTests {
         #expect(!again.hasPrefix("untyped"), "\(again)")
 
         // The event source came back with the last ID, on a connection of its own.
-        let sourceEnding = await outcome(of: Task { await source.value })
+        let sourceEnding = await outcome(of: Task.onTestThreads { await source.value })
         #expect(try sourceEnding.get() == "end")
         #expect(feed.items == ["7 a", "8 b"], "\(feed.items)")
         let sends = log.entries.items.compactMap { entry -> String? in
