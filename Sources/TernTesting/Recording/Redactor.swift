@@ -155,9 +155,10 @@ struct Redactor: Sendable {
                 return parts[0] + "=" + (Self.placeholder.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
             }.joined(separator: "&")
         }
-        // Read as JSON only when a secret's name is there as a member's: a large answer without
-        // one (60 MiB of JSON took 1.1 GiB to read) is kept as it is.
-        guard names.contains(where: { text.contains("\"" + $0 + "\"") }),
+        // Read as JSON only when a secret's name may be there as a member's: a large answer
+        // without one (60 MiB of JSON took 1.1 GiB to read) is kept as it is. A name may be
+        // written with escapes (`pass\u0077ord`), which only reading it finds.
+        guard text.contains("\\u") || names.contains(where: { text.contains("\"" + $0 + "\"") }),
               let json = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else { return text }
         var changed = false
         let redacted = redactJSON(json, changed: &changed)

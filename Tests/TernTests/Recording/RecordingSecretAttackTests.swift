@@ -168,4 +168,19 @@ import FoundationNetworking
             #expect(!text.contains(spelling), "\(spelling) is in the recording")
         }
     }
+    /// A secret's name written with JSON escapes (`\u0074` for `t`), in a body sent and in the
+    /// answer: the same member to a JSON reader, and hidden like it.
+    @Test func aSecretUnderAnEscapedMemberNameIsHidden() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let (sent, issued) = ("pw-\(UUID().uuidString)", "tok-\(UUID().uuidString)")
+        let server = try LoopbackServer { _ in .json(#"{"name": "tern", "price": 1, "access_\u0074oken": "\#(issued)"}"#) }
+        let api = try TestAPI(baseURL: server.baseURL, transport: recorder(file, secrets: ["access_token", "password"]))
+        let body = BodyParameters(Data(#"{"pass\u0077ord": "\#(sent)"}"#.utf8), contentType: "application/json")
+        let _: Product = try await api.request(route: .post(server.baseURL + "/login"), parameters: body).value
+        server.stop()
+        let text = try text(of: file)
+        #expect(!text.contains(sent), "the password sent is in the recording")
+        #expect(!text.contains(issued), "the token issued is in the recording")
+    }
 }
