@@ -119,7 +119,9 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
             // An API answering with sample data never uses its transport: nothing to start there,
             // and no cache to answer from.
             threadedTransport = configuration.usesSampleData ? nil : transport as? any ThreadedTransport
-            cacheStage = configuration.usesSampleData ? nil : configuration.cache.map { CacheStage(cache: $0, transport: transport) }
+            cacheStage = configuration.usesSampleData ? nil : configuration.cache.map {
+                CacheStage(cache: $0, transport: transport, credentialHeaders: configuration.redirectPolicy.sensitiveHeaders)
+            }
             self.clock = clock
             retryAccount = RetryAccount()
         }

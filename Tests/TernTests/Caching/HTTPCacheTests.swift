@@ -332,6 +332,44 @@ import FoundationNetworking
         }
     }
 
+    /// An API that signs with a key of its own (`X-Api-Key`), named as a credential in
+    /// `RedirectPolicy(sensitiveHeaders:)`: what was fetched with one key is never served to a
+    /// request with another (an API sharing the cache, or the same API once its key changed) or
+    /// with none, though the server says only `private`; nor is the key written to disk.
+    @Test(arguments: [false, true])
+    func aResponseKeptForOneAPIKeyIsNotServedToAnother(onDisk: Bool) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try Origin { request, _ in
+            let field = request.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("x-api-key: ") }
+            let name = field?.dropFirst("x-api-key: ".count).prefix { $0 != "-" } ?? "nobody"
+            return Self.answer("me: \(name)", "Cache-Control: private, max-age=60\r\n")
+        }
+        let cache = onDisk ? try HTTPCache(directory: directory, clock: clock) : HTTPCache(clock: clock)
+        func keyed(_ key: String?) -> AbstractAPI {
+            let configuration = APIConfiguration(commonHeaders: key.map { ["X-Api-Key": $0] } ?? [:], timeout: 20, retryPolicy: .never,
+                                                 redirectPolicy: RedirectPolicy(sensitiveHeaders: ["X-Api-Key"]), cache: cache)
+            return AbstractAPI(configuration: configuration, transport: TestTransport.make(), responseQueue: .global())
+        }
+        func me(_ api: AbstractAPI) async throws -> (String, CacheOutcome?) {
+            let response = try await get(api, origin.url + "/me")
+            return (String(decoding: response.body, as: UTF8.self), response.cacheOutcome)
+        }
+        let (alice, bob, nobody) = (keyed("alice-key-7f3a9c"), keyed("bob-key-2d81e4"), keyed(nil))
+        #expect(try await me(alice) == ("me: alice", .miss))
+        #expect(try await me(alice) == ("me: alice", .hit))
+        #expect(try await me(bob) == ("me: bob", .miss))
+        #expect(try await me(bob) == ("me: bob", .hit))
+        #expect(try await me(nobody) == ("me: nobody", .miss))
+        #expect(try await me(bob) == ("me: bob", .miss))
+        if onDisk {
+            let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+            let written = files.compactMap { try? Data(contentsOf: $0) }
+            #expect(written.contains { $0.range(of: Data("me: bob".utf8)) != nil } && !written.contains { $0.range(of: Data("-key-".utf8)) != nil },
+                    "\(written.map { String(decoding: $0, as: UTF8.self) })")
+        }
+    }
+
     @Test func theDelegateSignsTheRevalidation() async throws {
         let origin = try Origin { request, _ in
             request.contains("If-None-Match") ? "HTTP/1.1 304 Not Modified\r\n\r\n"
