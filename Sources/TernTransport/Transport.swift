@@ -176,6 +176,10 @@ public struct TransportRequest: Sendable {
     /// it on connections of its own, under a cap of its own, so that open streams never hold a
     /// request back from a connection, however many there are.
     package var isStream = false
+    /// Header fields the API sends as credentials of its own (an `X-Api-Key`: the
+    /// ``RedirectPolicy``'s sensitive headers), in any case: a cache binds what they fetch to
+    /// their values, and a recording hides them, as it does `Authorization`.
+    package var credentialHeaders: Set<String> = []
 
     /// Creates a transport request.
     public init(urlRequest: URLRequest, body: TransportBody = .inRequest, maximumBodySize: Int? = nil, pinnedKeys: [String] = []) {

@@ -119,9 +119,7 @@ open class AbstractAPI: @unchecked Sendable {   // unchecked: Swift cannot check
             // An API answering with sample data never uses its transport: nothing to start there,
             // and no cache to answer from.
             threadedTransport = configuration.usesSampleData ? nil : transport as? any ThreadedTransport
-            cacheStage = configuration.usesSampleData ? nil : configuration.cache.map {
-                CacheStage(cache: $0, transport: transport, credentialHeaders: configuration.redirectPolicy.sensitiveHeaders)
-            }
+            cacheStage = configuration.usesSampleData ? nil : configuration.cache.map { CacheStage(cache: $0, transport: transport) }
             self.clock = clock
             retryAccount = RetryAccount()
         }

@@ -68,11 +68,12 @@ struct Recording: Sendable {
         let nearest: [(stub: String, reason: String)]
     }
 
-    /// Adds an exchange, its secrets hidden, and writes it to the file, hiding there too any
-    /// value first hidden now. An exchange that failed is not answered from: the request's next
-    /// attempt is sent.
-    mutating func record(_ entry: HTTPArchive.Entry) throws {
+    /// Adds an exchange, its secrets hidden (the headers its request named as credentials too,
+    /// from now on), and writes it to the file, hiding there too any value first hidden now. An
+    /// exchange that failed is not answered from: the request's next attempt is sent.
+    mutating func record(_ entry: HTTPArchive.Entry, credentialHeaders: Set<String>) throws {
         var entry = entry
+        redactor.hideHeaders(credentialHeaders)
         let known = redactor.hidden
         redactor.redact(&entry)
         if entry.error == nil, entry.response.status != 0 { add(entry) }

@@ -114,7 +114,8 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
                 return replay(entry, for: request, bodyLength: recorded.bodyLength, to: exchange)
             case .failure(let unanswered):
                 let error = UnmatchedRequest(request: recorded, mismatches: unanswered.nearest, subject: "recorded exchange",
-                                             hidden: Redactor.values(hiddenIn: HTTPArchive.request(request, recorded: recorded), secrets: options.secrets))
+                                             hidden: Redactor.values(hiddenIn: HTTPArchive.request(request, recorded: recorded),
+                                                                     secrets: options.secrets + request.credentialHeaders))
                 guard mode == .missing else {
                     queue.async { exchange.run(.failure(error), for: request, bodyLength: recorded.bodyLength, clock: SystemClock.shared) }
                     return exchange
@@ -123,10 +124,11 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
             }
         }
         let entryRequest = HTTPArchive.request(request, recorded: recorded)
+        let credentialHeaders = request.credentialHeaders
         let recorder = RecordingReceiver(passingTo: receiver, request: entryRequest, clock: clock) { [self] entry in
             recording.withLock { recording -> (any Error)? in
                 do {
-                    try recording.record(entry)
+                    try recording.record(entry, credentialHeaders: credentialHeaders)
                     return nil
                 } catch {
                     return error

@@ -15,7 +15,7 @@ struct Redactor: Sendable {
     /// Names of fields, query items and JSON members to hide.
     let names: Set<String>
     /// Header names to hide, in lower case.
-    private let headerNames: Set<String>
+    private var headerNames: Set<String>
     /// Every value hidden so far, longest first when searched for.
     private(set) var hidden: Set<String> = []
 
@@ -39,6 +39,12 @@ struct Redactor: Sendable {
         var entry = HTTPArchive.Entry(request: request, response: HTTPArchive.Response(status: 0))
         redactor.redact(&entry)
         return searched(redactor.hidden)
+    }
+
+    /// Hides the values of the headers `names` from now on: an API's own credentials
+    /// (``TransportRequest/credentialHeaders``), as the request that sends them says.
+    mutating func hideHeaders(_ names: Set<String>) {
+        headerNames.formUnion(names.lazy.map { $0.lowercased() })
     }
 
     mutating func redact(_ entry: inout HTTPArchive.Entry) {

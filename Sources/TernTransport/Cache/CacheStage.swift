@@ -17,17 +17,11 @@ package struct CacheStage: Sendable {
     /// The certificate authorities the transport trusts, when not the system's: part of the
     /// trust a response is kept under.
     private let authorities: String?
-    /// Header fields the API names as credentials of its own (an `X-Api-Key`), in lower case,
-    /// sorted: their values are part of the trust a response is kept under, as if it said
-    /// `Vary` on them, so that one account's answer is never another's.
-    private let credentialHeaders: [String]
 
-    /// The stage of `cache`, for requests sent through `transport`, whose API sends
-    /// `credentialHeaders` (``RedirectPolicy``'s sensitive headers) as credentials.
-    package init(cache: HTTPCache, transport: any Transport, credentialHeaders: Set<String> = []) {
+    /// The stage of `cache`, for requests sent through `transport`.
+    package init(cache: HTTPCache, transport: any Transport) {
         self.cache = cache
         authorities = Self.authorities(of: transport)
-        self.credentialHeaders = Set(credentialHeaders.map { $0.lowercased() }).subtracting(HTTPCache.credentials).sorted()
     }
 
     /// Sends `request`, prepared with `lookup`, through `transport`, or answers it from the
@@ -115,11 +109,14 @@ package struct CacheStage: Sendable {
 
     /// What the request trusts, when not the default: the keys its host is pinned to, the
     /// authorities the transport trusts instead of the system's, and the values of the API's own
-    /// credential headers. A response is served only to requests sent under the same trust as
-    /// the one that fetched it; the cache keeps a digest of it.
+    /// credential headers (``TransportRequest/credentialHeaders``), as if the response said
+    /// `Vary` on them, so that one account's answer is never another's. A response is served
+    /// only to requests sent under the same trust as the one that fetched it; the cache keeps a
+    /// digest of it.
     private func trust(of request: TransportRequest) -> String? {
         let pins = request.pinnedKeys.isEmpty ? nil : "pins:" + request.pinnedKeys.sorted().joined(separator: ",")
-        let sent = credentialHeaders.compactMap { name in request.urlRequest.value(forHTTPHeaderField: name).map { name + ": " + $0 } }
+        let names = Set(request.credentialHeaders.map { $0.lowercased() }).subtracting(HTTPCache.credentials).sorted()
+        let sent = names.compactMap { name in request.urlRequest.value(forHTTPHeaderField: name).map { name + ": " + $0 } }
         let credentials = sent.isEmpty ? nil : "credentials:" + sent.joined(separator: "\n")
         let parts = [pins, authorities, credentials].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: ";")

@@ -183,4 +183,30 @@ import FoundationNetworking
         #expect(!text.contains(sent), "the password sent is in the recording")
         #expect(!text.contains(issued), "the token issued is in the recording")
     }
+    /// A key the API names as a credential (`RedirectPolicy(sensitiveHeaders:)`, in another
+    /// case), with no secret named to the recording: hidden in the file and in the error of a
+    /// request the recording cannot answer; the recording replays.
+    @Test func aKeyTheAPINamesSensitiveIsHidden() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let key = "key-\(UUID().uuidString)"
+        let server = try LoopbackServer { _ in .json(#"{"name": "tern", "price": 1}"#) }
+        let baseURL = server.baseURL
+        func api(_ transport: any Transport) -> AbstractAPI {
+            let configuration = APIConfiguration(baseURL: baseURL, commonHeaders: ["X-Api-Key": key],
+                                                 redirectPolicy: RedirectPolicy(sensitiveHeaders: ["x-api-key"]))
+            return AbstractAPI(configuration: configuration, transport: transport, responseQueue: .global())
+        }
+        let recorded: Product = try await api(recorder(file)).request(route: .get("/me")).value
+        server.stop()
+        #expect(!(try text(of: file).contains(key)), "the key is in the recording")
+        let replaying = api(try RecordingTransport(file: file, mode: .replay))
+        #expect(try await replaying.request(route: .get("/me")).value == recorded)
+        do {
+            let _: Product = try await replaying.request(route: .get("/other")).value
+            Issue.record("a request the recording does not hold was answered")
+        } catch {
+            #expect(!"\(error)".contains(key), "the key is in the error: \(error)")
+        }
+    }
 }
