@@ -33,6 +33,10 @@ final class RequestContext: Sendable {
     let validation: Validation
     let retryPolicy: RetryPolicy
     let redirectPolicy: RedirectPolicy
+    /// The headers the API sends as credentials of its own: the configuration's sensitive
+    /// headers and the request's policy's (``TransportRequest/credentialHeaders``), so that a
+    /// request's own policy (`.never`) forgets none.
+    let credentialHeaders: Set<String>
     let cookieJar: CookieJar?
     /// The keys servers must show; none for sample data, which no server sends.
     let certificatePins: CertificatePins?
@@ -91,6 +95,7 @@ final class RequestContext: Sendable {
         validation = options.validation ?? configuration.validation
         retryPolicy = options.retryPolicy ?? configuration.retryPolicy
         redirectPolicy = options.redirectPolicy ?? configuration.redirectPolicy
+        credentialHeaders = configuration.redirectPolicy.sensitiveHeaders.union(options.redirectPolicy?.sensitiveHeaders ?? [])
         cookieJar = parts.cookieJar
         certificatePins = configuration.usesSampleData ? nil : configuration.certificatePins
         cacheStage = parts.cacheStage
