@@ -68,7 +68,8 @@ public struct RequestOptions: Sendable {
     ///   - validation: Which responses count as success.
     ///   - parser: The parser for this request's body and error body.
     ///   - retryPolicy: When this request is sent again after a failure.
-    ///   - redirectPolicy: Which redirects this request follows.
+    ///   - redirectPolicy: Which redirects this request follows; the configuration's sensitive
+    ///     headers stay sensitive, whatever its own.
     ///   - authenticates: Whether the delegate signs this request and refreshes credentials
     ///     for it; send the refresh call itself with `false`.
     ///   - plugins: Plugins for this request, after the API's.

@@ -32,11 +32,9 @@ final class RequestContext: Sendable {
     let maximumBodySize: Int?
     let validation: Validation
     let retryPolicy: RetryPolicy
+    /// The request's own policy, else the configuration's; its sensitive headers are the
+    /// configuration's too, whichever it is, so that a request's own policy forgets none.
     let redirectPolicy: RedirectPolicy
-    /// The headers the API sends as credentials of its own: the configuration's sensitive
-    /// headers and the request's policy's (``TransportRequest/credentialHeaders``), so that a
-    /// request's own policy (`.never`) forgets none.
-    let credentialHeaders: Set<String>
     let cookieJar: CookieJar?
     /// The keys servers must show; none for sample data, which no server sends.
     let certificatePins: CertificatePins?
@@ -94,8 +92,9 @@ final class RequestContext: Sendable {
         maximumBodySize = (options.maximumResponseSize ?? configuration.maximumResponseSize).bytes
         validation = options.validation ?? configuration.validation
         retryPolicy = options.retryPolicy ?? configuration.retryPolicy
-        redirectPolicy = options.redirectPolicy ?? configuration.redirectPolicy
-        credentialHeaders = configuration.redirectPolicy.sensitiveHeaders.union(options.redirectPolicy?.sensitiveHeaders ?? [])
+        var redirectPolicy = options.redirectPolicy ?? configuration.redirectPolicy
+        redirectPolicy.sensitiveHeaders.formUnion(configuration.redirectPolicy.sensitiveHeaders)
+        self.redirectPolicy = redirectPolicy
         cookieJar = parts.cookieJar
         certificatePins = configuration.usesSampleData ? nil : configuration.certificatePins
         cacheStage = parts.cacheStage

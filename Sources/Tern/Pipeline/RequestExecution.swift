@@ -227,7 +227,7 @@ final class RequestExecution: Sendable {
             ranged.usesNewConnection = stream.usesNewConnection
         }
         addCookies(to: &ranged.urlRequest, leg: leg)
-        ranged.credentialHeaders = context.credentialHeaders
+        ranged.credentialHeaders = context.redirectPolicy.sensitiveHeaders
         let request = ranged
         guard case .send(let attempt) = machine.withLock({ $0.handle(.send(request.urlRequest)) }) else { return }
         context.plugins.forEach { $0.observe(.willSend(request.urlRequest), api: api.apiContext) }

@@ -55,6 +55,19 @@ import FoundationNetworking
         #expect(again.header("Cookie") == "session=home")
     }
 
+    /// A request's own redirect policy, which names no header of its own, still keeps the
+    /// configuration's sensitive headers at their origin.
+    @Test func aRequestsOwnPolicyKeepsTheAPIsSensitiveHeadersHome() async throws {
+        let home = try Origin(), away = try Origin()
+        let (api, _) = try Self.api(at: home)
+        let options = RequestOptions(redirectPolicy: RedirectPolicy(maximumRedirects: 2))
+        let echo: Echo = try await api.request(route: .get(Self.redirect(302, to: away.baseURL + "/echo")), options: options).value
+        #expect(echo.header("X-Trace") == "t")
+        #expect(home.received.items.first?.headers["X-Api-Key"] == "k")
+        #expect(away.received.items.count == 1)
+        #expect(away.received.items.allSatisfy(Self.bare), "\(away.received.items.map(\.headers))")
+    }
+
     @Test(arguments: [307, 308])
     func aBodyThatFollowsToAnotherOriginGoesWithoutCredentials(status: Int) async throws {
         let home = try Origin(), away = try Origin()
