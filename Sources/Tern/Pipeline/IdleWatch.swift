@@ -30,11 +30,12 @@ struct IdleWatch {
 extension ExchangeState {
     /// Looks at how far the exchange has come: it times out, its transfer to be stopped, when
     /// nothing moved for ``IdleWatch/looksPerTimeout`` looks in a row, the span of `timeout`. A
-    /// request waiting for a connection (behind others to its host) has not stalled.
+    /// request waiting for a connection (behind others to its host), or a download whose file
+    /// waits for a descriptor (its transfer held), has not stalled.
     mutating func lookForProgress(waitingForConnection: Bool, timeout: TimeInterval) -> IdleWatch.Look {
         guard !hasEndCome else { return .over }
         let progress = sent + received + Int64(judging?.heldBytes ?? 0) + (hasHead ? 1 : 0)
-        guard !waitingForConnection, progress == idle.progress else {
+        guard !waitingForConnection, judging?.waitsForFile != true, progress == idle.progress else {
             idle = IdleWatch(progress: progress)
             return .goOn
         }
