@@ -55,7 +55,7 @@ extension RequestExecution {
         let period = timeout / Double(IdleWatch.looksPerTimeout)
         _ = context.clock.schedule(after: period) { [self] in
             // Asked outside the lock: the task takes its own.
-            let waiting = (task as? any ConnectionWaiting)?.isWaitingForConnection ?? false
+            let waiting = (task as? any ConnectionWaiting).map { $0.isWaitingForConnection || $0.isWaitingForADescriptor } ?? false
             switch machine.withLock({ $0.lookForProgress(attempt, waitingForConnection: waiting, timeout: timeout) }) {
             case .goOn: watchIdle(attempt, task: task, timeout: timeout)
             case .timedOut: task.cancel()
