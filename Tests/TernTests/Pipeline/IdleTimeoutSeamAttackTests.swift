@@ -16,6 +16,7 @@ import TernTesting
 /// - the watch of an attempt that ended never stops the next one, quiet as that starts;
 /// - a whole timeout shorter than the idle timeout fails as `.timeout`;
 /// - a stream whose head never comes is given up as idle (its own idle timeout is not yet its);
+///   one whose head the app's code judges slowly is not: the wait is the app's;
 /// - an upload the server stops reading is given up as idle, once;
 /// - a cancel as the watch fires settles once, as `.cancelled` (or idle, when not retried).
 @Suite(.onTestThreads, .timeLimit(.minutes(2))) struct IdleTimeoutSeamAttackTests {
@@ -206,6 +207,35 @@ import TernTesting
             #expect(lines.isEmpty)
             #expect(count.value == 1)
         }
+    }
+
+    /// A stream's head that the app's code judges (a validation that takes three idle timeouts,
+    /// on the pipeline's queue) holds the transfer meanwhile: that wait is the app's, not the
+    /// server's, and the stream opens and reads to its end, as it would without an idle timeout.
+    @Test func aStreamsHeadJudgedSlowlyByTheAppIsNotIdle() async throws {
+        let count = Seam.Counter()
+        let server = try RawServer { connection in
+            while connection.readRequest() != nil {
+                _ = count.next()
+                guard connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nfirst\n") else { return }
+                connection.pause(Int(Self.idle * 4_000))
+                guard connection.send("second\n") else { return }
+            }
+        }
+        defer { server.stop() }
+        let slow = Validation.custom { response in
+            usleep(useconds_t(Self.idle * 3_000_000))
+            return (200..<300).contains(response.statusCode)
+        }
+        let stream = Self.api(retries: 0).stream(route: .get(server.baseURL + "/lines"), options: RequestOptions(validation: slow))
+        var lines: [String] = []
+        do {
+            for try await line in stream.lines { lines.append(line) }
+        } catch {
+            Issue.record("\(error)")
+        }
+        #expect(lines == ["first", "second"])
+        #expect(count.value == 1)
     }
 
     /// A multipart upload from a 32 MiB file to a server that reads its head and then stops
