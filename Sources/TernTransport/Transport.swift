@@ -150,6 +150,14 @@ extension TransportTask {
 package protocol ConnectionWaiting: TransportTask {
     /// Whether the exchange waits in the transport's line for a connection now.
     var isWaitingForConnection: Bool { get }
+    /// Whether the exchange waits for another to end and free a descriptor, the process having
+    /// had none for its socket or its body's file: for the idle timeout, which does not count it.
+    var isWaitingForADescriptor: Bool { get }
+}
+
+extension ConnectionWaiting {
+    /// Never: the transport holds no exchange back for a descriptor.
+    package var isWaitingForADescriptor: Bool { false }
 }
 
 /// A request ready for the wire.

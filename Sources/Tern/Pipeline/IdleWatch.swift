@@ -30,11 +30,13 @@ struct IdleWatch {
 extension ExchangeState {
     /// Looks at how far the exchange has come: it times out, its transfer to be stopped, when
     /// nothing moved for ``IdleWatch/looksPerTimeout`` looks in a row, the span of `timeout`. A
-    /// request waiting for a connection (behind others to its host) has not stalled.
+    /// request waiting for a connection (behind others to its host) has not stalled, nor one that
+    /// Tern holds: its streamed head judged by the app's code elsewhere, or its download's file
+    /// waiting for a descriptor (what comes meanwhile is held, ``ExchangeState/Judging``).
     mutating func lookForProgress(waitingForConnection: Bool, timeout: TimeInterval) -> IdleWatch.Look {
         guard !hasEndCome else { return .over }
         let progress = sent + received + Int64(judging?.heldBytes ?? 0) + (hasHead ? 1 : 0)
-        guard !waitingForConnection, progress == idle.progress else {
+        guard !waitingForConnection, judging == nil, progress == idle.progress else {
             idle = IdleWatch(progress: progress)
             return .goOn
         }
@@ -54,7 +56,7 @@ extension RequestExecution {
         let period = timeout / Double(IdleWatch.looksPerTimeout)
         _ = context.clock.schedule(after: period) { [self] in
             // Asked outside the lock: the task takes its own.
-            let waiting = (task as? any ConnectionWaiting)?.isWaitingForConnection ?? false
+            let waiting = (task as? any ConnectionWaiting).map { $0.isWaitingForConnection || $0.isWaitingForADescriptor } ?? false
             switch machine.withLock({ $0.lookForProgress(attempt, waitingForConnection: waiting, timeout: timeout) }) {
             case .goOn: watchIdle(attempt, task: task, timeout: timeout)
             case .timedOut: task.cancel()

@@ -47,6 +47,9 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
     /// (the loop's for plain HTTP, libcurl's for HTTPS): read from the request's timeout, on
     /// another thread.
     private let queued = Locked(false)
+    /// Whether the exchange waits for another to end and free a descriptor (``CurlLoopState``):
+    /// read from the idle timeout's watch, on another thread.
+    private let lacksADescriptor = Locked(false)
 
     /// What the loop's thread reads and changes as the exchange runs.
     struct Owned {
@@ -126,6 +129,16 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
     /// Whether the exchange waits its turn for a connection to its origin now.
     var isWaitingForConnection: Bool { queued.withLock { $0 } }
 
+    /// Whether the exchange waits for another to end and free a descriptor now.
+    var isWaitingForADescriptor: Bool { lacksADescriptor.withLock { $0 } }
+
+    /// The exchange lacked a descriptor and may wait for another to end: until handed to
+    /// libcurl again (``leftTheLine()``).
+    func waitsForADescriptor() {
+        owned.value.wasQueued = true
+        lacksADescriptor.withLock { $0 = true }
+    }
+
     /// The HTTPS origin the exchange goes to, if it does: libcurl, not the loop, holds its line.
     var tlsOrigin: String? { owned.value.connection.tlsOrigin }
 
@@ -141,6 +154,7 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
         guard owned.value.wasQueued else { return }
         owned.value.wasQueued = false
         queued.withLock { $0 = false }
+        lacksADescriptor.withLock { $0 = false }
     }
 
     // MARK: The end

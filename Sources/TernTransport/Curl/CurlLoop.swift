@@ -362,6 +362,8 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
             // Before the handle leaves the multi handle, which alone can still name its socket.
             connections.transferEnded(on: easy)
             let lacked = exchange.lackedADescriptor(after: result)
+            // Until it is handed to libcurl again, the idle timeout does not give it up.
+            if lacked { exchange.waitsForADescriptor() }
             let actions = state.finished(exchange, origin: exchange.admissionOrigin, code: result,
                                          mayRunAgain: exchange.mayRunAgain(after: result), lackedADescriptor: lacked,
                                          othersRunElsewhere: lacked && state.runningCount == 1 && siblingWillFreeADescriptor())

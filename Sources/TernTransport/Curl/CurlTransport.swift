@@ -201,6 +201,7 @@ public final class CurlTransport: ThreadedTransport, KeyPinningTransport {
         let loop: CurlLoop
 
         var isWaitingForConnection: Bool { exchange.isWaitingForConnection }
+        var isWaitingForADescriptor: Bool { exchange.isWaitingForADescriptor }
 
         func cancel() {
             loop.cancel(exchange)
