@@ -74,8 +74,8 @@ public struct APIConfiguration: Sendable {
     ///   - commonHeaders: Headers every request sends; parameters and the delegate can override them.
     ///   - timeout: Seconds a request may take in all, retries and credential refresh included.
     ///   - idleTimeout: Seconds an attempt may go with no byte sent or received, waiting for a
-    ///     connection (or for a descriptor for a download's file) aside; then it fails with a `URLError.timedOut`, which the retry policy may
-    ///     retry. `nil` (the default) for none: the request's `timeout` alone.
+    ///     connection or a file descriptor aside; then it fails with a `URLError.timedOut`, which
+    ///     the retry policy may retry. `nil` (the default) for none: the request's `timeout` alone.
     ///   - cachePolicy: The cache policy of requests whose options name none.
     ///   - maximumResponseSize: The largest body a request takes into memory, after decompression;
     ///     a larger one fails with ``APIError/responseTooLarge(_:)``.
