@@ -8,7 +8,7 @@ import Tern
 /// server to reach writes no file of failures (over a good recording, say).
 final class RecordingFile: Sendable {
     private struct State {
-        var entries: [HTTPArchive.Entry]
+        var entries: [Kept]
         /// Failures without a response not written yet: written with the next exchange that had
         /// one.
         var pending: [HTTPArchive.Entry] = []
@@ -16,6 +16,16 @@ final class RecordingFile: Sendable {
         /// answer edited by hand, entries another process added) is read again before it is
         /// written, so that what is there is kept.
         var stamp: Stamp?
+        /// How many entries were encoded for the file: one an exchange recorded, and each entry
+        /// scrubbed or read again from disk, not every entry at every write.
+        var encodings = 0
+    }
+
+    /// An entry, and its bytes in the file (``HTTPArchive/encodedEntry(_:)``): encoded when first
+    /// written, and again once scrubbed; `nil` until then.
+    private struct Kept {
+        var entry: HTTPArchive.Entry
+        var bytes: Data?
     }
 
     /// What tells a file changed: its inode (a file replaced), size and time of change.
@@ -46,19 +56,22 @@ final class RecordingFile: Sendable {
 
     private init(url: URL, entries: [HTTPArchive.Entry], stamp: Stamp?) {
         self.url = url
-        state = Locked(State(entries: entries, stamp: stamp))
+        state = Locked(State(entries: entries.map { Kept(entry: $0) }, stamp: stamp))
     }
 
     /// The entries the file on disk holds when it is not as this process last read or wrote
     /// it; throws when it is no recording now, so that it is not written over.
     private static func reread(_ state: inout State, from url: URL) throws {
         guard let stamp = Stamp(url), stamp != state.stamp else { return }
-        state.entries = try HTTPArchive.read(from: url).log.entries
+        state.entries = try HTTPArchive.read(from: url).log.entries.map { Kept(entry: $0) }
         state.stamp = stamp
     }
 
     /// The entries of the file.
-    var entries: [HTTPArchive.Entry] { state.withLock { $0.entries } }
+    var entries: [HTTPArchive.Entry] { state.withLock { $0.entries.map(\.entry) } }
+
+    /// How many entries were encoded for the file so far.
+    var encodings: Int { state.withLock { $0.encodings } }
 
     /// The file at `url`, shared with the transports that have it open; else read, and when
     /// `fresh`, begun anew (the file is written anew at the first exchange recorded). A file
@@ -112,28 +125,29 @@ final class RecordingFile: Sendable {
 
     /// Adds an entry, after hiding `hidden` (values newly hidden) in those before it, and writes
     /// the file: entries sorted by URL and method (those of one URL in the order added), keys
-    /// sorted, pretty printed.
+    /// sorted, pretty printed. The file is assembled from each entry's bytes, encoded once (the
+    /// new entry's, and those of entries scrubbed or read again), so that recording the n-th
+    /// exchange costs that exchange and one write, not n encodings.
     func add(_ entry: HTTPArchive.Entry, hiding hidden: [String]) throws {
         try state.withLock { state in
             try Self.reread(&state, from: url)
             if !hidden.isEmpty {
-                for index in state.entries.indices { Redactor.scrub(&state.entries[index], hiding: hidden) }
+                for index in state.entries.indices where Redactor.scrub(&state.entries[index].entry, hiding: hidden) {
+                    state.entries[index].bytes = nil
+                }
                 for index in state.pending.indices { Redactor.scrub(&state.pending[index], hiding: hidden) }
             }
             guard entry.response.status != 0 else { return state.pending.append(entry) }
             let written = state
-            state.entries += state.pending + [entry]
+            state.entries += (state.pending + [entry]).map { Kept(entry: $0) }
             state.pending = []
-            let entries = state.entries.enumerated().sorted { first, second in
-                let (a, b) = (first.element.request, second.element.request)
-                return (a.url, a.method, first.offset) < (b.url, b.method, second.offset)
-            }.map(\.element)
             do {
+                let file = try Self.encoded(&state)
                 // Written where a link leads: replacing the file atomically would put a file in
                 // the link's place (a fixture linked to a recording kept elsewhere).
                 let target = Self.target(url)
                 try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: target, options: .atomic)
+                try file.write(to: target, options: .atomic)
                 state.stamp = Stamp(url)
             } catch {
                 // A write short of a descriptor is tried again with the next exchange, the
@@ -143,6 +157,35 @@ final class RecordingFile: Sendable {
                 throw error
             }
         }
+    }
+
+    /// The largest entry kept encoded: a larger one (a body of megabytes) is encoded again at
+    /// each write, as all were, since its bytes kept beside it would double what a long stream's
+    /// recording holds (60 MiB of events took 62 MiB more at its peak).
+    static let largestKeptEncoded = 1 << 20
+
+    /// The file's bytes: the entries sorted, each encoded if it is not yet, and assembled; the
+    /// archive encoded whole where its layout could not be found.
+    private static func encoded(_ state: inout State) throws -> Data {
+        let sorted = state.entries.indices.sorted { first, second in
+            let (a, b) = (state.entries[first].entry.request, state.entries[second].entry.request)
+            return (a.url, a.method, first) < (b.url, b.method, second)
+        }
+        var pieces: [Data] = []
+        pieces.reserveCapacity(sorted.count)
+        for index in sorted {
+            if let bytes = state.entries[index].bytes {
+                pieces.append(bytes)
+                continue
+            }
+            guard let bytes = try HTTPArchive.encodedEntry(state.entries[index].entry) else { break }
+            state.encodings += 1
+            if bytes.count <= largestKeptEncoded { state.entries[index].bytes = bytes }
+            pieces.append(bytes)
+        }
+        if pieces.count == sorted.count, let file = HTTPArchive.assembled(pieces) { return file }
+        state.encodings += sorted.count
+        return try HTTPArchive(log: HTTPArchive.Log(entries: sorted.map { state.entries[$0].entry })).encoded()
     }
 }
 
