@@ -8,7 +8,7 @@ import Tern
 /// server to reach writes no file of failures (over a good recording, say).
 final class RecordingFile: Sendable {
     private struct State {
-        var entries: [HTTPArchive.Entry]
+        var entries: [Kept]
         /// Failures without a response not written yet: written with the next exchange that had
         /// one.
         var pending: [HTTPArchive.Entry] = []
@@ -16,6 +16,16 @@ final class RecordingFile: Sendable {
         /// answer edited by hand, entries another process added) is read again before it is
         /// written, so that what is there is kept.
         var stamp: Stamp?
+        /// How many entries were encoded for the file: one an exchange recorded, and each entry
+        /// scrubbed or read again from disk, not every entry at every write.
+        var encodings = 0
+    }
+
+    /// An entry, and its bytes in the file (``HTTPArchive/encodedEntry(_:)``): encoded when first
+    /// written, and again once scrubbed; `nil` until then.
+    private struct Kept {
+        var entry: HTTPArchive.Entry
+        var bytes: Data?
     }
 
     /// What tells a file changed: its inode (a file replaced), size and time of change.
@@ -46,19 +56,23 @@ final class RecordingFile: Sendable {
 
     private init(url: URL, entries: [HTTPArchive.Entry], stamp: Stamp?) {
         self.url = url
-        state = Locked(State(entries: entries, stamp: stamp))
+        state = Locked(State(entries: entries.map { Kept(entry: $0) }, stamp: stamp))
     }
 
     /// The entries the file on disk holds when it is not as this process last read or wrote
     /// it; throws when it is no recording now, so that it is not written over.
     private static func reread(_ state: inout State, from url: URL) throws {
-        guard let stamp = Stamp(url), stamp != state.stamp else { return }
-        state.entries = try HTTPArchive.read(from: url).log.entries
+        // An empty file is no change: one another process began, or this one did to lock it.
+        guard let stamp = Stamp(url), stamp != state.stamp, stamp.size != 0 else { return }
+        state.entries = try HTTPArchive.read(from: url).log.entries.map { Kept(entry: $0) }
         state.stamp = stamp
     }
 
     /// The entries of the file.
-    var entries: [HTTPArchive.Entry] { state.withLock { $0.entries } }
+    var entries: [HTTPArchive.Entry] { state.withLock { $0.entries.map(\.entry) } }
+
+    /// How many entries were encoded for the file so far.
+    var encodings: Int { state.withLock { $0.encodings } }
 
     /// The file at `url`, shared with the transports that have it open; else read, and when
     /// `fresh`, begun anew (the file is written anew at the first exchange recorded). A file
@@ -112,37 +126,130 @@ final class RecordingFile: Sendable {
 
     /// Adds an entry, after hiding `hidden` (values newly hidden) in those before it, and writes
     /// the file: entries sorted by URL and method (those of one URL in the order added), keys
-    /// sorted, pretty printed.
+    /// sorted, pretty printed. The file is assembled from each entry's bytes, encoded once (the
+    /// new entry's, and those of entries scrubbed or read again), so that recording the n-th
+    /// exchange costs that exchange and one write, not n encodings.
+    ///
+    /// Another process's recorder of the file (a second `swift test` run, a test's child) is
+    /// kept apart by an advisory lock on the file (``locked(_:_:)``), held while the file is read
+    /// again and written: without it, both read one version, and the second write dropped what
+    /// the first added.
     func add(_ entry: HTTPArchive.Entry, hiding hidden: [String]) throws {
         try state.withLock { state in
-            try Self.reread(&state, from: url)
-            if !hidden.isEmpty {
-                for index in state.entries.indices { Redactor.scrub(&state.entries[index], hiding: hidden) }
-                for index in state.pending.indices { Redactor.scrub(&state.pending[index], hiding: hidden) }
-            }
-            guard entry.response.status != 0 else { return state.pending.append(entry) }
-            let written = state
-            state.entries += state.pending + [entry]
-            state.pending = []
-            let entries = state.entries.enumerated().sorted { first, second in
-                let (a, b) = (first.element.request, second.element.request)
-                return (a.url, a.method, first.offset) < (b.url, b.method, second.offset)
-            }.map(\.element)
-            do {
-                // Written where a link leads: replacing the file atomically would put a file in
-                // the link's place (a fixture linked to a recording kept elsewhere).
-                let target = Self.target(url)
-                try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try HTTPArchive(log: HTTPArchive.Log(entries: entries)).encoded().write(to: target, options: .atomic)
-                state.stamp = Stamp(url)
-            } catch {
-                // A write short of a descriptor is tried again with the next exchange, the
-                // shortage soon over. An entry the disk would not take (full) is not kept: while
-                // kept, it failed every exchange after it.
-                if !OwnFiles.lackedADescriptor(error) { state = written }
-                throw error
-            }
+            guard entry.response.status != 0 else { return try add(entry, hiding: hidden, to: &state) }
+            try Self.locked(Self.target(url)) { try add(entry, hiding: hidden, to: &state) }
         }
+    }
+
+    /// ``add(_:hiding:)``, under the lock of this process's transports, and of the file's.
+    private func add(_ entry: HTTPArchive.Entry, hiding hidden: [String], to state: inout State) throws {
+        try Self.reread(&state, from: url)
+        if !hidden.isEmpty {
+            for index in state.entries.indices where Redactor.scrub(&state.entries[index].entry, hiding: hidden) {
+                state.entries[index].bytes = nil
+            }
+            for index in state.pending.indices { Redactor.scrub(&state.pending[index], hiding: hidden) }
+        }
+        guard entry.response.status != 0 else { return state.pending.append(entry) }
+        let written = state
+        state.entries += (state.pending + [entry]).map { Kept(entry: $0) }
+        state.pending = []
+        do {
+            let file = try Self.encoded(&state)
+            // Written where a link leads: replacing the file atomically would put a file in
+            // the link's place (a fixture linked to a recording kept elsewhere).
+            let target = Self.target(url)
+            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try file.write(to: target, options: .atomic)
+            state.stamp = Stamp(url)
+        } catch {
+            // A write short of a descriptor is tried again with the next exchange, the
+            // shortage soon over. An entry the disk would not take (full) is not kept: while
+            // kept, it failed every exchange after it.
+            if !OwnFiles.lackedADescriptor(error) { state = written }
+            throw error
+        }
+    }
+
+    /// Runs `body` holding an advisory lock (`flock`) on the file at `target`, which recorders
+    /// of other processes take too. On the file itself, not a lock file beside it: nothing is
+    /// left in the user's fixtures folder but the recording, and a lock file in the temporary
+    /// folder would not be the same file to processes whose temporary folders differ. The file
+    /// is replaced at each write (written whole, then renamed into place), so a lock held on a
+    /// file since replaced is let go, and taken on the one there now. A file not there yet is made
+    /// empty to be locked (an empty file is an empty recording), and removed again when `body`
+    /// throws and it is still empty. Where the file cannot be opened (a directory there, a folder
+    /// not there or not readable, no descriptor left) `body` runs without a lock, and its write
+    /// fails or not as it did: an exchange short of a descriptor is kept, and written with the
+    /// next.
+    static func locked(_ target: URL, _ body: () throws -> Void) rethrows {
+        let path = target.path
+        try? FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        var descriptor: Int32 = -1, created = false
+        for _ in 0..<100 {
+            created = false
+            descriptor = OwnFiles.open(path, O_RDONLY | O_CLOEXEC)
+            if descriptor < 0, errno == ENOENT {
+                descriptor = OwnFiles.open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+                created = descriptor >= 0
+                if descriptor < 0, errno == EEXIST { continue }
+            }
+            guard descriptor >= 0 else { break }
+            var result: Int32
+            repeat { result = flock(descriptor, LOCK_EX) } while result != 0 && errno == EINTR
+            if result != 0 {
+                // No lock here (a file system without): as before there was one.
+                _ = close(descriptor)
+                descriptor = -1
+                break
+            }
+            if isFile(descriptor, at: path) { break }
+            _ = close(descriptor)   // replaced while this waited: the lock is on the new file
+            descriptor = -1
+        }
+        defer { if descriptor >= 0 { _ = close(descriptor) } }   // closing lets go of the lock
+        do {
+            try body()
+        } catch {
+            var held = stat()
+            if created, descriptor >= 0, isFile(descriptor, at: path), fstat(descriptor, &held) == 0, held.st_size == 0 { _ = unlink(path) }
+            throw error
+        }
+    }
+
+    /// Whether `descriptor` is open on the file at `path` now.
+    private static func isFile(_ descriptor: Int32, at path: String) -> Bool {
+        var held = stat(), there = stat()
+        return fstat(descriptor, &held) == 0 && stat(path, &there) == 0 && held.st_dev == there.st_dev && held.st_ino == there.st_ino
+    }
+
+    /// The largest entry kept encoded: a larger one (a body of megabytes) is encoded again at
+    /// each write, as all were, since its bytes kept beside it would double what a long stream's
+    /// recording holds (60 MiB of events took 62 MiB more at its peak).
+    static let largestKeptEncoded = 1 << 20
+
+    /// The file's bytes: the entries sorted, each encoded if it is not yet, and assembled; the
+    /// archive encoded whole where its layout could not be found.
+    private static func encoded(_ state: inout State) throws -> Data {
+        let sorted = state.entries.indices.sorted { first, second in
+            let (a, b) = (state.entries[first].entry.request, state.entries[second].entry.request)
+            return (a.url, a.method, first) < (b.url, b.method, second)
+        }
+        var pieces: [Data] = []
+        pieces.reserveCapacity(sorted.count)
+        for index in sorted {
+            if let bytes = state.entries[index].bytes {
+                pieces.append(bytes)
+                continue
+            }
+            guard let bytes = try HTTPArchive.encodedEntry(state.entries[index].entry) else { break }
+            state.encodings += 1
+            if bytes.count <= largestKeptEncoded { state.entries[index].bytes = bytes }
+            pieces.append(bytes)
+        }
+        if pieces.count == sorted.count, let file = HTTPArchive.assembled(pieces) { return file }
+        state.encodings += sorted.count
+        return try HTTPArchive(log: HTTPArchive.Log(entries: sorted.map { state.entries[$0].entry })).encoded()
     }
 }
 

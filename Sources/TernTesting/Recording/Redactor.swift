@@ -214,13 +214,24 @@ struct Redactor: Sendable {
     }
 
     /// `values` (longest first) hidden wherever they appear in the entry's text: in an entry
-    /// recorded before they were known, say.
-    static func scrub(_ entry: inout HTTPArchive.Entry, hiding values: [String]) {
-        guard !values.isEmpty else { return }
+    /// recorded before they were known, say. Whether one was there: an entry scrubbed is encoded
+    /// again.
+    @discardableResult
+    static func scrub(_ entry: inout HTTPArchive.Entry, hiding values: [String]) -> Bool {
+        guard !values.isEmpty else { return false }
+        var changed = false
         func clean(_ text: String) -> String {
             var text = text
-            for value in values where text.contains(value) { text = text.replacingOccurrences(of: value, with: placeholder) }
+            for value in values where text.contains(value) {
+                text = text.replacingOccurrences(of: value, with: placeholder)
+                changed = true
+            }
             return text
+        }
+        func scrub(base64 text: String) -> String {
+            let scrubbed = Self.scrub(base64: text, hiding: values)
+            if scrubbed != text { changed = true }
+            return scrubbed
         }
         let fields = { (fields: [HTTPArchive.Field]?) in fields?.map { HTTPArchive.Field(name: $0.name, value: clean($0.value)) } }
         entry.request.url = clean(entry.request.url)
@@ -231,12 +242,13 @@ struct Redactor: Sendable {
         // A body kept as Base64 (no text: a multipart form, an image, a PDF) is searched byte
         // by byte: a token in a binary answer reached the file.
         if var data = entry.request.postData {
-            data.text = data.text.map { data.encoding == nil ? clean($0) : scrub(base64: $0, hiding: values) }
+            data.text = data.text.map { data.encoding == nil ? clean($0) : scrub(base64: $0) }
             entry.request.postData = data
         }
         if var content = entry.response.content {
-            content.text = content.text.map { content.encoding == nil ? clean($0) : scrub(base64: $0, hiding: values) }
+            content.text = content.text.map { content.encoding == nil ? clean($0) : scrub(base64: $0) }
             entry.response.content = content
         }
+        return changed
     }
 }
