@@ -171,58 +171,6 @@ final class RecordingFile: Sendable {
         }
     }
 
-    /// Runs `body` holding an advisory lock (`flock`) on the file at `target`, which recorders
-    /// of other processes take too. On the file itself, not a lock file beside it: nothing is
-    /// left in the user's fixtures folder but the recording, and a lock file in the temporary
-    /// folder would not be the same file to processes whose temporary folders differ. The file
-    /// is replaced at each write (written whole, then renamed into place), so a lock held on a
-    /// file since replaced is let go, and taken on the one there now. A file not there yet is made
-    /// empty to be locked (an empty file is an empty recording), and removed again when `body`
-    /// throws and it is still empty. Where the file cannot be opened (a directory there, a folder
-    /// not there or not readable, no descriptor left) `body` runs without a lock, and its write
-    /// fails or not as it did: an exchange short of a descriptor is kept, and written with the
-    /// next.
-    static func locked(_ target: URL, _ body: () throws -> Void) rethrows {
-        let path = target.path
-        try? FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-        var descriptor: Int32 = -1, created = false
-        for _ in 0..<100 {
-            created = false
-            descriptor = OwnFiles.open(path, O_RDONLY | O_CLOEXEC)
-            if descriptor < 0, errno == ENOENT {
-                descriptor = OwnFiles.open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
-                created = descriptor >= 0
-                if descriptor < 0, errno == EEXIST { continue }
-            }
-            guard descriptor >= 0 else { break }
-            var result: Int32
-            repeat { result = flock(descriptor, LOCK_EX) } while result != 0 && errno == EINTR
-            if result != 0 {
-                // No lock here (a file system without): as before there was one.
-                _ = close(descriptor)
-                descriptor = -1
-                break
-            }
-            if isFile(descriptor, at: path) { break }
-            _ = close(descriptor)   // replaced while this waited: the lock is on the new file
-            descriptor = -1
-        }
-        defer { if descriptor >= 0 { _ = close(descriptor) } }   // closing lets go of the lock
-        do {
-            try body()
-        } catch {
-            var held = stat()
-            if created, descriptor >= 0, isFile(descriptor, at: path), fstat(descriptor, &held) == 0, held.st_size == 0 { _ = unlink(path) }
-            throw error
-        }
-    }
-
-    /// Whether `descriptor` is open on the file at `path` now.
-    private static func isFile(_ descriptor: Int32, at path: String) -> Bool {
-        var held = stat(), there = stat()
-        return fstat(descriptor, &held) == 0 && stat(path, &there) == 0 && held.st_dev == there.st_dev && held.st_ino == there.st_ino
-    }
-
     /// The largest entry kept encoded: a larger one (a body of megabytes) is encoded again at
     /// each write, as all were, since its bytes kept beside it would double what a long stream's
     /// recording holds (60 MiB of events took 62 MiB more at its peak).
