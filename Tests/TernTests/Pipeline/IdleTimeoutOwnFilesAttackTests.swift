@@ -80,45 +80,7 @@ import TernTesting
     /// end, 0.5 s, near two idle timeouts of 0.3 s: it is not given up as idle, and arrives whole.
     @Test(.exitTest, .enabled(if: TestTransport.isCurl, "the wait for another exchange to end is libcurl's"))
     func anUploadWaitingForADescriptorIsNotIdle() async throws {
-        typealias Wait = DescriptorOwnFilesWaitTests
-        let server = try Wait.server()
-        defer { server.stop() }
-        let child = await ExitTestTurns.inTurn {
-            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String] in
-                CrashBacktrace.printOnCrash()
-                let manager = FileManager.default
-                let source = manager.temporaryDirectory.appendingPathComponent("tern-idle-own-files-\(getpid()).txt")
-                defer { try? manager.removeItem(at: source) }
-                guard manager.createFile(atPath: source.path, contents: Data(DescriptorFilesAttackTests.content(7).utf8)),
-                      DescriptorWaitAttackTests.lowerLimit(spare: 40), let transport = TestTransport.make() else { exit(2) }
-                let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport,
-                                      responseQueue: .global())
-                let warm: Promise<String> = api.request(route: .post(base + "/u"), parameters: BodyParameters(source))
-                guard (try? await warm.value) == "whole" else { Wait.couldNotSetTheScene("the first request failed") }
-                try? await Task.sleep(for: .milliseconds(100))
-                let before = DescriptorWaitAttackTests.sockets()
-                let held: Promise<String> = api.request(route: .get(base + "/hold"))
-                guard await Wait.newSocket(after: before) else { Wait.couldNotSetTheScene("no new socket seen") }
-                var taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
-                close(taken.removeFirst())
-                let settled = Recorder<Int>()
-                let upload: Promise<String> = api.request(route: .post(base + "/u"), parameters: BodyParameters(source),
-                                                          options: RequestOptions(idleTimeout: 0.3))
-                upload.finally { settled.append(1) }
-                try? await Task.sleep(for: .milliseconds(500))
-                print("settled while the other ran: \(settled.items.count)")
-                taken.forEach { close($0) }
-                Wait.release(base)
-                print("upload: \(await DescriptorFilesAttackTests.settledOnce(upload) { $0 })")
-                print("held: \((try? await held.value) ?? "failed")")
-            }
-        }
-        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
-        if Wait.excusesUnsetScene(printed) { return }
-        let lines = printed.split(separator: "\n").map(String.init)
-        #expect(lines.contains("settled while the other ran: 0"), "\(printed)")
-        #expect(lines.contains("upload: whole"), "\(printed)")
-        #expect(lines.contains("held: held"), "\(printed)")
+        try await DescriptorOwnFilesWaitTests.uploadWaitsForADescriptor(idleTimeout: 0.3)
     }
     #endif
 }

@@ -241,10 +241,18 @@ import TernTesting
 
     @Test(.exitTest, .enabled(if: TestTransport.isCurl, "the wait for another exchange to end is libcurl's"))
     func anUploadWhoseFileFindsNoDescriptorRunsAgainOnceAnotherExchangeEnds() async throws {
+        try await Self.uploadWaitsForADescriptor(idleTimeout: nil)
+    }
+
+    /// An upload whose file finds no descriptor while another request runs, its only
+    /// descriptor taken by its socket: it settles nothing while the other runs (0.5 s, near two
+    /// idle timeouts of 0.3 s), and once that one ends it runs again and arrives whole. In an
+    /// exit test, under a low descriptor limit.
+    static func uploadWaitsForADescriptor(idleTimeout: Double?) async throws {
         let server = try Self.server()
         defer { server.stop() }
         let child = await ExitTestTurns.inTurn {
-            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String] in
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String, idleTimeout] in
                 CrashBacktrace.printOnCrash()
                 let manager = FileManager.default
                 let source = manager.temporaryDirectory.appendingPathComponent("tern-own-files-\(getpid()).txt")
@@ -264,7 +272,8 @@ import TernTesting
                 var taken = DescriptorWaitAttackTests.takeDescriptors(leaving: 0, reserve: 8)
                 close(taken.removeFirst())
                 let settled = Recorder<Int>()
-                let upload: Promise<String> = api.request(route: .post(base + "/u"), parameters: BodyParameters(source))
+                let upload: Promise<String> = api.request(route: .post(base + "/u"), parameters: BodyParameters(source),
+                                                          options: RequestOptions(idleTimeout: idleTimeout))
                 upload.finally { settled.append(1) }
                 try? await Task.sleep(for: .milliseconds(500))
                 print("settled while the other ran: \(settled.items.count)")
