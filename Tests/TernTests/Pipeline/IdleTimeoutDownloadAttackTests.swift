@@ -49,6 +49,31 @@ import TernTesting
             .map { $0.dropFirst("range:".count).trimmingCharacters(in: .whitespaces) }
     }
 
+    /// A server whose first answer in full stalls after `count` bytes of `whole`, silent until the
+    /// client hangs up; a request for the rest (`Range: bytes=N-`) gets it, any later one all of it.
+    static func stallingServer(_ whole: Data, after count: Int, heads: Recorder<String>) throws -> RawServer {
+        try RawServer { connection in
+            while let request = connection.readRequest() {
+                heads.append(request)
+                if let range = Self.range(of: request), range.hasPrefix("bytes="), range.hasSuffix("-"),
+                   let start = Int(range.dropFirst("bytes=".count).dropLast()), start < whole.count {
+                    let head = "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes \(start)-\(whole.count - 1)/\(whole.count)\r\n"
+                        + "Content-Length: \(whole.count - start)\r\n\r\n"
+                    guard connection.send(head), connection.send(Array(whole[start...])) else { return }
+                    continue
+                }
+                guard connection.send("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: \(whole.count)\r\n\r\n") else { return }
+                guard heads.items.count == 1 else {
+                    guard connection.send(Array(whole)) else { return }
+                    continue
+                }
+                _ = connection.send(Array(whole[..<count]))
+                while connection.readHead() != nil {}
+                return
+            }
+        }
+    }
+
     /// 48 KiB in 12 pieces, one every fifth of the idle timeout (more than two idle timeouts in
     /// all): the download goes on, is fetched once, and its file is whole. An idle timeout of a
     /// second, so that a loaded machine's late wakeups fit in its margin.
@@ -83,28 +108,7 @@ import TernTesting
     @Test func aDownloadStalledMidBodyResumesFromItsBytesOnce() async throws {
         let whole = Self.body(100_000)
         let heads = Recorder<String>()
-        let server = try RawServer { connection in
-            while let request = connection.readRequest() {
-                heads.append(request)
-                if let range = Self.range(of: request), range.hasPrefix("bytes="), range.hasSuffix("-"),
-                   let start = Int(range.dropFirst("bytes=".count).dropLast()), start < whole.count {
-                    let head = "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes \(start)-\(whole.count - 1)/\(whole.count)\r\n"
-                        + "Content-Length: \(whole.count - start)\r\n\r\n"
-                    guard connection.send(head), connection.send(Array(whole[start...])) else { return }
-                    continue
-                }
-                guard heads.items.count == 1 else {
-                    guard connection.send("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: \(whole.count)\r\n\r\n"),
-                          connection.send(Array(whole)) else { return }
-                    continue
-                }
-                _ = connection.send("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: \(whole.count)\r\n\r\n")
-                _ = connection.send(Array(whole[..<40_000]))
-                // Silent until the client hangs up.
-                while connection.readHead() != nil {}
-                return
-            }
-        }
+        let server = try Self.stallingServer(whole, after: 40_000, heads: heads)
         defer { server.stop() }
         try await Self.inDirectory { directory in
             let destination = directory.appendingPathComponent("file.bin")
@@ -129,21 +133,7 @@ import TernTesting
     @Test func aStalledDownloadWithoutRetryCanBeResumed() async throws {
         let whole = Self.body(100_000)
         let heads = Recorder<String>()
-        let server = try RawServer { connection in
-            while let request = connection.readRequest() {
-                heads.append(request)
-                if let range = Self.range(of: request), let start = Int(range.dropFirst("bytes=".count).dropLast()) {
-                    let head = "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes \(start)-\(whole.count - 1)/\(whole.count)\r\n"
-                        + "Content-Length: \(whole.count - start)\r\n\r\n"
-                    guard connection.send(head), connection.send(Array(whole[start...])) else { return }
-                    continue
-                }
-                _ = connection.send("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: \(whole.count)\r\n\r\n")
-                _ = connection.send(Array(whole[..<60_000]))
-                while connection.readHead() != nil {}
-                return
-            }
-        }
+        let server = try Self.stallingServer(whole, after: 60_000, heads: heads)
         defer { server.stop() }
         try await Self.inDirectory { directory in
             let destination = directory.appendingPathComponent("file.bin")
