@@ -10,8 +10,9 @@ import Foundation
 ///
 /// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` never reach the file; nor do
 /// the values of the `secrets` named: a header, a query item, a form or JSON field (at any
-/// depth, in requests and responses) of that name. Each is written as `[redacted]`, which
-/// matches any value on replay, and a value once hidden is hidden wherever else it appears.
+/// depth, in requests and responses) of that name, in any case. Each is written as
+/// `[redacted]`, which matches any value on replay, and a value once hidden is hidden wherever
+/// else it appears.
 ///
 /// ```swift
 /// let options = RecordingOptions(matchedHeaders: ["Accept"], matchesBody: true, secrets: ["api_key", "access_token", "refresh_token"])
@@ -21,7 +22,7 @@ public struct RecordingOptions: Sendable {
     package var matchedHeaders: [String]
     /// Whether a request's body must match its recorded one.
     package var matchesBody: Bool
-    /// Names whose values are written as `[redacted]`: headers (in any case), query items, form
+    /// Names whose values are written as `[redacted]`, in any case: headers, query items, form
     /// fields and JSON fields.
     package var secrets: [String]
 
@@ -32,7 +33,7 @@ public struct RecordingOptions: Sendable {
     ///   - matchedHeaders: Headers a request must carry with their recorded values to match
     ///     (names in any case).
     ///   - matchesBody: Whether a request's body must match its recorded one.
-    ///   - secrets: Names whose values are written as `[redacted]`: headers (in any case), query
+    ///   - secrets: Names whose values are written as `[redacted]`, in any case: headers, query
     ///     items, form fields and JSON fields.
     public init(matchedHeaders: [String] = [], matchesBody: Bool = false, secrets: [String] = []) {
         self.matchedHeaders = matchedHeaders

@@ -12,7 +12,8 @@ struct Redactor: Sendable {
     /// The attributes of a `Set-Cookie` field, whose values are no secret.
     private static let cookieAttributes: Set<String> = ["expires", "max-age", "domain", "path", "samesite", "priority"]
 
-    /// Names of fields, query items and JSON members to hide.
+    /// Names of fields, query items and JSON members to hide, in lower case: `API_KEY` is as
+    /// secret as `api_key`, and hiding one a test did not mean costs it nothing on replay.
     let names: Set<String>
     /// Header names to hide, in lower case.
     private var headerNames: Set<String>
@@ -20,15 +21,16 @@ struct Redactor: Sendable {
     private(set) var hidden: Set<String> = []
 
     init(secrets: [String]) {
-        names = Set(secrets)
-        headerNames = Self.credentials.union(secrets.map { $0.lowercased() })
+        names = Set(secrets.map { $0.lowercased() })
+        headerNames = Self.credentials.union(names)
     }
 
     /// Whether a query item, form field or part named `name` holds a secret: one of `names`,
     /// or a field nested in one or holding one, as a form writes a dictionary
     /// (`user[password]`, `password[]`), a JSON member at any depth being hidden too.
     func isSecret(_ name: String) -> Bool {
-        names.contains(name) || (name.contains("[") && name.split(whereSeparator: { $0 == "[" || $0 == "]" }).contains { names.contains(String($0)) })
+        let name = name.lowercased()
+        return names.contains(name) || (name.contains("[") && name.split(whereSeparator: { $0 == "[" || $0 == "]" }).contains { names.contains(String($0)) })
     }
 
     /// The values `request` carries that a recording hides (its credentials, the values of the
@@ -164,7 +166,7 @@ struct Redactor: Sendable {
         // Read as JSON only when a secret's name may be there as a member's: a large answer
         // without one (60 MiB of JSON took 1.1 GiB to read) is kept as it is. A name may be
         // written with escapes (`pass\u0077ord`), which only reading it finds.
-        guard text.contains("\\u") || names.contains(where: { text.contains("\"" + $0 + "\"") }),
+        guard text.contains("\\u") || names.contains(where: { Self.contains(quoted: $0, in: text) }),
               let json = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else { return text }
         var changed = false
         let redacted = redactJSON(json, changed: &changed)
@@ -172,11 +174,32 @@ struct Redactor: Sendable {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// Whether `text` holds `name` between quotes, in any case: a byte search, as `text` may be
+    /// tens of MiB. A name with letters beyond ASCII is assumed there, for reading to decide.
+    private static func contains(quoted name: String, in text: String) -> Bool {
+        let needle = Array(("\"" + name + "\"").utf8)
+        guard needle.allSatisfy({ $0 < 0x80 }) else { return true }
+        func folded(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            var start = 0
+            // From quote to quote: memchr keeps a debug build's scan of a large body short.
+            while bytes.count - start >= needle.count, let quote = memchr(base + start, 0x22, bytes.count - start) {
+                start = base.distance(to: quote.assumingMemoryBound(to: UInt8.self))
+                guard bytes.count - start >= needle.count else { return false }
+                if needle.indices.allSatisfy({ folded(bytes[start + $0]) == needle[$0] }) { return true }
+                start += 1
+            }
+            return false
+        }
+    }
+
     private mutating func redactJSON(_ value: Any, changed: inout Bool) -> Any {
         if let object = value as? [String: Any] {
             var result: [String: Any] = [:]
             for (key, member) in object {
-                if names.contains(key) {
+                if names.contains(key.lowercased()) {
                     remember(member as? String ?? String(describing: member))
                     result[key] = Self.placeholder
                     changed = true

@@ -186,6 +186,31 @@ import FoundationNetworking
     /// A key the API names as a credential (`RedirectPolicy(sensitiveHeaders:)`, in another
     /// case), with no secret named to the recording: hidden in the file and in the error of a
     /// request the recording cannot answer; the recording replays.
+    /// A secret named `api_key` is as secret spelt `API_KEY` or `Api_Key`: in the query, in a
+    /// form, in a JSON body sent and in the answer, each value only six characters long, so
+    /// found where it is named or not at all.
+    @Test func aSecretNamedInAnotherCaseIsHidden() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let (query, form, json, issued) = ("qK3y0a", "fK3y0b", "jK3y0c", "iK3y0d")
+        let server = try LoopbackServer { _ in .json(#"{"name": "tern", "price": 1, "Access_Token": "\#(issued)"}"#) }
+        let api = try TestAPI(baseURL: server.baseURL, transport: recorder(file, secrets: ["api_key", "access_token", "password"]))
+        let _: Product = try await api.request(route: .get(server.baseURL + "/a"), parameters: URLParameters(["API_KEY": query])).value
+        let _: Product = try await api.request(route: .post(server.baseURL + "/b"), parameters: FormParameters(["PassWord": form])).value
+        let body = BodyParameters(Data(#"{"user": {"Api_Key": "\#(json)"}}"#.utf8), contentType: "application/json")
+        let _: Product = try await api.request(route: .post(server.baseURL + "/c"), parameters: body).value
+        server.stop()
+        let text = try text(of: file)
+        for (value, place) in [(query, "query"), (form, "form"), (json, "JSON body"), (issued, "answer")] {
+            #expect(!text.contains(value), "the \(place)'s key is in the recording")
+        }
+        // Hidden, each still answers on replay.
+        let replayer = try RecordingTransport(file: file, mode: .replay)
+        let replaying = try TestAPI(baseURL: server.baseURL, transport: replayer)
+        let product: Product = try await replaying.request(route: .get(server.baseURL + "/a"), parameters: URLParameters(["API_KEY": "other"])).value
+        #expect(product.name == "tern")
+    }
+
     @Test func aKeyTheAPINamesSensitiveIsHidden() async throws {
         let file = scratchRecording()
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
