@@ -3,10 +3,14 @@ import Dispatch
 extension Promise {
     /// Succeeds with every value, in the order given, once all succeed; fails with the first
     /// error, and then cancels the others that nothing else waits for.
+    ///
+    /// Delivered on `queue`, or by default where the first of `promises` delivers (an API's
+    /// response queue), as a step of a chain is: never on a queue nothing named, which a program
+    /// whose main thread waits would never reach.
     @inlinable
-    public static func all(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<[Value]> {
-        guard !promises.isEmpty else { return Promise<[Value]>(value: [], in: queue) }
-        let combined = Promise<[Value]>(queue: queue, state: PromiseState())
+    public static func all(_ promises: [Promise<Value>], in queue: DispatchQueue? = nil) -> Promise<[Value]> {
+        guard let leading = promises.first else { return Promise<[Value]>(value: [], in: queue ?? .global()) }
+        let combined = Promise<[Value]>(queue: queue ?? leading.queue, state: PromiseState())
         let values = Collector<Value>(count: promises.count)
         let failure = FirstClaim()
         let releaseAll: @Sendable () -> Void = { promises.forEach { release($0) } }
@@ -31,26 +35,32 @@ extension Promise {
     /// Runs the work at most `maxConcurrent` at a time, starting each as a slot frees up, and
     /// succeeds with every value in the order given. On the first error, or on cancellation,
     /// nothing more starts and the running work is cancelled.
+    ///
+    /// Delivered on `queue`, or by default where the first work's promise delivers.
     @inlinable
     public static func all(
         maxConcurrent: Int,
-        in queue: DispatchQueue = .main,
+        in queue: DispatchQueue? = nil,
         _ work: [@Sendable () -> Promise<Value>]
     ) -> Promise<[Value]> {
-        guard !work.isEmpty else { return Promise<[Value]>(value: [], in: queue) }
-        let (combined, resolver) = Promise<[Value]>.pending(in: queue)
+        guard let makeFirst = work.first else { return Promise<[Value]>(value: [], in: queue ?? .global()) }
+        let first = makeFirst()
+        let (combined, resolver) = Promise<[Value]>.pending(in: queue ?? first.queue)
         let run = ThrottledRun(work: work, resolver: resolver)
         resolver.onCancel { run.stop() }
-        for _ in 0..<max(1, min(maxConcurrent, work.count)) { run.startNext() }
+        run.start(first)
+        for _ in 1..<max(1, min(maxConcurrent, work.count)) { run.startNext() }
         return combined
     }
 
     /// Settles like the first of `promises` to settle, then cancels the others that nothing
     /// else waits for. Fails with ``APIError/PromiseFailure/noPromises`` when given none.
+    ///
+    /// Delivered on `queue`, or by default where the first of `promises` delivers.
     @inlinable
-    public static func race(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<Value> {
-        guard !promises.isEmpty else { return Promise(error: APIError.promise(.noPromises), in: queue) }
-        let winner = Promise(queue: queue, state: PromiseState())
+    public static func race(_ promises: [Promise<Value>], in queue: DispatchQueue? = nil) -> Promise<Value> {
+        guard let leading = promises.first else { return Promise(error: APIError.promise(.noPromises), in: queue ?? .global()) }
+        let winner = Promise(queue: queue ?? leading.queue, state: PromiseState())
         let first = FirstClaim()
         let releaseAll: @Sendable () -> Void = { promises.forEach { release($0) } }
         for promise in promises {
@@ -67,10 +77,12 @@ extension Promise {
 
     /// Succeeds with the first of `promises` to succeed, then cancels the others that nothing
     /// else waits for. Fails with ``APIError/PromiseFailure/allFailed(_:)`` when every one fails.
+    ///
+    /// Delivered on `queue`, or by default where the first of `promises` delivers.
     @inlinable
-    public static func any(_ promises: [Promise<Value>], in queue: DispatchQueue = .main) -> Promise<Value> {
-        guard !promises.isEmpty else { return Promise(error: APIError.promise(.allFailed([])), in: queue) }
-        let winner = Promise(queue: queue, state: PromiseState())
+    public static func any(_ promises: [Promise<Value>], in queue: DispatchQueue? = nil) -> Promise<Value> {
+        guard let leading = promises.first else { return Promise(error: APIError.promise(.allFailed([])), in: queue ?? .global()) }
+        let winner = Promise(queue: queue ?? leading.queue, state: PromiseState())
         let errors = Collector<any Error>(count: promises.count)
         let first = FirstClaim()
         let releaseAll: @Sendable () -> Void = { promises.forEach { release($0) } }
@@ -158,6 +170,13 @@ final class ThrottledRun<Value: Sendable>: Sendable {
         self.values = Collector(count: work.count)
     }
 
+    /// Runs on with the first piece of work, made already (its promise says where the run delivers).
+    @usableFromInline
+    func start(_ first: Promise<Value>) {
+        state.withLock { $0.nextIndex = 1 }
+        watch(first, at: 0)
+    }
+
     /// Starts the next piece of work, if any is left and the run goes on.
     @usableFromInline
     func startNext() {
@@ -167,7 +186,10 @@ final class ThrottledRun<Value: Sendable>: Sendable {
             return state.nextIndex
         }
         guard let index else { return }
-        let promise = work[index]()
+        watch(work[index](), at: index)
+    }
+
+    private func watch(_ promise: Promise<Value>, at index: Int) {
         state.withLock { $0.running[index] = promise }
         promise.onResult(in: .global()) { [self] result in
             state.withLock { _ = $0.running.removeValue(forKey: index) }

@@ -45,6 +45,24 @@ import Foundation
         #expect(seen.items == Array(repeating: owner.label, count: 10))
     }
 
+    /// Combined promises deliver where the promises given do, as a chain's steps do, never on
+    /// the main queue by default: a program whose main thread waits for the answer never gets it
+    /// there. Each combinator's callback, given no queue, runs on the owner's.
+    @Test func combinedPromisesDeliverWhereTheirPromisesDo() async throws {
+        let seen = Recorder<String?>()
+        let queue = owner.queue
+        let one: @Sendable () -> Promise<Int> = { Promise(value: 1, in: queue) }
+        let failing = { Promise<Int>(error: URLError(.badURL), in: queue) }
+        _ = try await Promise.all([one(), one()]).onSuccess { _ in seen.append(TaggedQueue.current) }.value
+        _ = try await Promise.all(maxConcurrent: 1, [one, one]).onSuccess { _ in seen.append(TaggedQueue.current) }.value
+        _ = try await Promise.race([one(), one()]).onSuccess { _ in seen.append(TaggedQueue.current) }.value
+        _ = try await Promise.any([failing(), one()]).onSuccess { _ in seen.append(TaggedQueue.current) }.value
+        #expect(seen.items == Array(repeating: owner.label, count: 4))
+        // A queue given still wins.
+        _ = try await Promise.all([one()], in: other.queue).onSuccess { _ in seen.append(TaggedQueue.current) }.value
+        #expect(seen.items.last == other.label)
+    }
+
     @Test func theAsyncBridgeNeedsNoQueueToBeServiced() async throws {
         // The owner queue is blocked until the value has been read: the bridge must not use it.
         let (promise, resolver) = Promise<Int>.pending(in: owner.queue)
