@@ -171,6 +171,14 @@ extension Readme {
         return nextPage
     }
 
+    static func errorBodiesRefused() -> APIConfiguration {
+        let refusesErrorBodies = Validation.custom { response in
+            (200..<300).contains(response.statusCode) && !response.body.starts(with: Data(#"{"error""#.utf8))
+        }
+        let strict = APIConfiguration(baseURL: "https://shop.example", validation: refusesErrorBodies)
+        return strict
+    }
+
     static func keyPathParser() -> APIClient {
         let parser = JSONParser(decoder: JSONDecoder(), keyPath: "data.items", errorType: ShopError.self)
         let client = APIClient(responseParser: parser, configuration: APIConfiguration(baseURL: "https://shop.example"))

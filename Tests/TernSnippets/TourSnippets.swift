@@ -176,6 +176,7 @@ enum Tour {
         stubs.add(Stub(.post, "/login", answers: .status(401), .json(#"{"token": "fresh"}"#)))
         stubs.add(Stub(.get, "/exports/**", answers: StubAnswer.text("zip").chunked(into: 1024).delayed(by: 2)))
         stubs.add(Stub(.get, "/offline", answers: .failure(URLError(.notConnectedToInternet))))
+        stubs.add(Stub(.get, "/radar.png", answers: .status(200, headers: ["Content-Type": "image/png"], body: Data([0x89, 0x50, 0x4E, 0x47]))))
         let stubbedShop = ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: "https://shop.example"), transport: stubs))
         // Later: stubs.requests holds every request, bodies included (file and stream bodies read back).
         _ = stubbedShop
