@@ -15,7 +15,7 @@ struct Redactor: Sendable {
     /// Names of fields, query items and JSON members to hide.
     let names: Set<String>
     /// Header names to hide, in lower case.
-    private var headerNames: Set<String>
+    private(set) var headerNames: Set<String>
     /// Every value hidden so far, longest first when searched for.
     private(set) var hidden: Set<String> = []
 
