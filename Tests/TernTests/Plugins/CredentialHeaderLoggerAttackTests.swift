@@ -75,4 +75,31 @@ import FoundationNetworking
         #expect(log.contains("← 403"), "\(log)")
         #expect(![old, new].contains { log.contains($0) }, "the log printed a key: \(log)")
     }
+
+    /// The delegate signs with a key whose value HTTP forbids (a control character in it, as a
+    /// key read from a damaged file would carry): the request fails before the wire, its error
+    /// names the field and not the value, and the log neither.
+    @Test(arguments: ["\u{01}", "\u{7F}", "\r\nX-Injected: 1"])
+    func aKeyHTTPForbidsFailsWithoutItsValueInTheWords(tail: String) async throws {
+        let key = "key-\(UUID().uuidString)"
+        let origin = try Origin { _, _ in HTTPCacheTests.answer("ok") }
+        let lines = Recorder<String>()
+        let logger = LoggerPlugin(level: .verbose, includesCURL: true) { lines.append($0) }
+        let api = api(APIConfiguration(timeout: 20, retryPolicy: .never, redirectPolicy: RedirectPolicy(sensitiveHeaders: ["x-api-key"]),
+                                       plugins: [logger]))
+        let delegate = RotatingKeyDelegate(keys: [key + tail])
+        api.delegate = delegate
+        let result = await (api.request(route: .get(origin.url + "/me")) as Promise<Response>).result
+        switch result {
+        case .success:
+            // Foundation may drop such a value without a word: then the request went without it.
+            #expect(origin.requests.items.allSatisfy { CredentialHeaderAttack.header("x-api-key", in: $0) == nil }, "\(origin.requests.items)")
+            #expect(origin.requests.items.allSatisfy { !$0.contains("X-Injected") })
+        case .failure(let error):
+            #expect((error as? APIError)?.caseName == "invalidRequest", "\(error)")
+            #expect(!"\(error)".contains(key), "\(error)")
+            #expect(origin.count == 0)
+        }
+        #expect(!lines.items.joined(separator: "\n").contains(key), "\(lines.items)")
+    }
 }
