@@ -15,9 +15,10 @@ import FoundationNetworking
 /// `Authorization`, `Proxy-Authorization`, `Cookie` and the `sensitiveHeaders` are dropped
 /// and stay dropped for the rest of the chain, even if it comes back, and the delegate neither
 /// signs nor refreshes for it. A redirect from https to http fails unless
-/// `allowsInsecureRedirects` says otherwise. The configuration's `sensitiveHeaders` are
-/// credentials to the rest of Tern too: ``LoggerPlugin`` redacts them, a recording hides them,
-/// and a cache serves what they fetched only to requests that send the same values.
+/// `allowsInsecureRedirects` says otherwise. The configuration's `sensitiveHeaders` (and, for
+/// its request, a request's own policy's) are credentials to the rest of Tern too:
+/// ``LoggerPlugin`` redacts them, a recording hides them, and a cache serves what they fetched
+/// only to requests that send the same values.
 ///
 /// ```swift
 /// APIConfiguration(redirectPolicy: RedirectPolicy(maximumRedirects: 3, sensitiveHeaders: ["X-Api-Key"]))

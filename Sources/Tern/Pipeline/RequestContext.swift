@@ -35,6 +35,9 @@ final class RequestContext: Sendable {
     /// The request's own policy, else the configuration's; its sensitive headers are the
     /// configuration's too, whichever it is, so that a request's own policy forgets none.
     let redirectPolicy: RedirectPolicy
+    /// What plugins are told of the API when the request's own policy names sensitive headers
+    /// the configuration does not (a logger redacts them too); `nil` for the API's own.
+    let apiContext: APIContext?
     let cookieJar: CookieJar?
     /// The keys servers must show; none for sample data, which no server sends.
     let certificatePins: CertificatePins?
@@ -95,6 +98,8 @@ final class RequestContext: Sendable {
         var redirectPolicy = options.redirectPolicy ?? configuration.redirectPolicy
         redirectPolicy.sensitiveHeaders.formUnion(configuration.redirectPolicy.sensitiveHeaders)
         self.redirectPolicy = redirectPolicy
+        apiContext = redirectPolicy.sensitiveHeaders == configuration.redirectPolicy.sensitiveHeaders ? nil
+            : APIContext(configuration: configuration, sensitiveHeaders: redirectPolicy.sensitiveHeaders)
         cookieJar = parts.cookieJar
         certificatePins = configuration.usesSampleData ? nil : configuration.certificatePins
         cacheStage = parts.cacheStage

@@ -101,7 +101,7 @@ extension RequestExecution {
         // A retry that could only begin after the deadline is not waited for: the answer that
         // asked for it (a 429, say) says more than a timeout would.
         if context.clock.now + delay - askedAt >= context.timeout { return finish(.failed(failure)) }
-        context.plugins.forEach { $0.observe(.didRetry(sent, retry: retry, delay: delay), api: api.apiContext) }
+        context.plugins.forEach { $0.observe(.didRetry(sent, retry: retry, delay: delay), api: pluginContext) }
         let wait = context.clock.schedule(after: delay) { [self] in
             context.pipelineQueue.async { self.attempt(leg) }
         }

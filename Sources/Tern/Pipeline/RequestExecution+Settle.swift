@@ -46,7 +46,7 @@ extension RequestExecution {
         }
         // A download that failed keeps its bytes if they can be resumed, and deletes them if not.
         download?.abandon()
-        context.plugins.forEach { $0.observe(.didFail(failure, request: attempt), api: api.apiContext) }
+        context.plugins.forEach { $0.observe(.didFail(failure, request: attempt), api: pluginContext) }
         _ = settler.settle(.failed(failure))
     }
 
@@ -75,7 +75,7 @@ extension RequestExecution {
 
     /// Tells plugins how an attempt ended.
     func report(_ result: Result<Response, APIError>, for request: URLRequest) {
-        context.plugins.forEach { $0.observe(.didReceive(result, request: request), api: api.apiContext) }
+        context.plugins.forEach { $0.observe(.didReceive(result, request: request), api: pluginContext) }
     }
 
     /// The method a request went out with: encoders, adapters and the delegate may have changed

@@ -38,7 +38,7 @@ extension RequestExecution {
     private func endReport(of response: Response, after earlier: [TransferMetrics], sent: SentAttempt) -> StreamBuffer.EndReport? {
         let plugins = context.plugins
         guard !plugins.isEmpty else { return nil }
-        let (apiContext, queue) = (api.apiContext, context.pipelineQueue)
+        let (apiContext, queue) = (pluginContext, context.pipelineQueue)
         return { error, measured in
             let ended = Response(request: response.request, head: response.head, body: Data(), timing: sent.timing(),
                                  metrics: earlier + (measured.map { [$0] } ?? []))

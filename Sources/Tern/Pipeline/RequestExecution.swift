@@ -71,6 +71,9 @@ final class RequestExecution: Sendable {
 
     var download: DownloadFile? { sink.file }
 
+    /// What the request's plugins are told of its API: with the request's own sensitive headers.
+    var pluginContext: APIContext { context.apiContext ?? api.apiContext }
+
     /// Whether the request has ended: settled, cancelled, timed out.
     var hasEnded: Bool { machine.withLock { $0.isFinished } }
     var stream: StreamBuffer? { sink.stream }
@@ -230,7 +233,7 @@ final class RequestExecution: Sendable {
         ranged.credentialHeaders = context.redirectPolicy.sensitiveHeaders
         let request = ranged
         guard case .send(let attempt) = machine.withLock({ $0.handle(.send(request.urlRequest)) }) else { return }
-        context.plugins.forEach { $0.observe(.willSend(request.urlRequest), api: api.apiContext) }
+        context.plugins.forEach { $0.observe(.willSend(request.urlRequest), api: pluginContext) }
         // Ended as plugins heard it announced (a plugin's cancel, another's, the timeout): the
         // end told them how it went, and nothing goes on the wire for it.
         guard machine.withLock({ $0.stillSends(attempt) }) else { return }

@@ -11,8 +11,8 @@ import FoundationNetworking
 /// ```
 ///
 /// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` are always redacted, as are
-/// the headers the API's `RedirectPolicy` keeps at their origin (its `sensitiveHeaders`: a secret
-/// is named once) and the user-info of a URL (`alice:secret@`). Query keys are matched after percent-decoding,
+/// the headers the API's `RedirectPolicy` keeps at their origin (its `sensitiveHeaders`, and a
+/// request's own policy's: a secret is named once) and the user-info of a URL (`alice:secret@`). Query keys are matched after percent-decoding,
 /// without case, and by any part of a bracketed key: `token` redacts `Token=`, `token%5B%5D=`
 /// (`token[]`, as ``URLParameters`` writes arrays) and `auth[token]=`. The
 /// output goes to `sink`, `print` by default; one line sends it to `os.Logger` or swift-log
@@ -57,7 +57,7 @@ public struct LoggerPlugin: Plugin {
 
     /// Prints what the event says, as much as its level asks for.
     public func observe(_ event: PluginEvent, api: APIContext) {
-        let sensitive = api.configuration.redirectPolicy.sensitiveHeaders
+        let sensitive = api.sensitiveHeaders
         guard sensitive.isEmpty else {
             var logger = self
             logger.redactedHeaders.formUnion(sensitive.lazy.map { $0.lowercased() })

@@ -65,7 +65,9 @@ struct RecordedExchange: Sendable {
     var description: String { "\(key.method) \(entry.request.url) (\(entry.response.status))" }
 
     /// Why the entry does not answer a request, and how far it is from it; `nil` when it answers.
-    func mismatch(with request: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions) -> (reason: String, distance: Int)? {
+    /// The request's values of `hiddenHeaders` (lower case: its credentials) are not told.
+    func mismatch(with request: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions,
+                  hiding hiddenHeaders: Set<String> = []) -> (reason: String, distance: Int)? {
         var reasons: [String] = []
         var distance = 0
         if key.method != request.method {
@@ -91,7 +93,8 @@ struct RecordedExchange: Sendable {
             let recorded = entry.request.headers?.first { $0.name.lowercased() == name.lowercased() }?.value
             let sent = headers[name]
             guard recorded != sent, recorded != Redactor.placeholder || sent == nil else { continue }
-            reasons.append("header \(name) is \(sent ?? "missing"), not \(recorded ?? "missing")")
+            let told = sent.map { hiddenHeaders.contains(name.lowercased()) ? Redactor.placeholder : $0 }
+            reasons.append("header \(name) is \(told ?? "missing"), not \(recorded ?? "missing")")
             distance += 1
         }
         if options.matchesBody, let reason = bodyMismatch(body, contentType: headers["Content-Type"] ?? "") {

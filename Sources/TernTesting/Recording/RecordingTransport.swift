@@ -108,7 +108,10 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
         if mode != .record {
             let key = MatchKey(method: recorded.method, url: request.urlRequest.url?.absoluteString ?? recorded.target)
             let options = options
-            let answer = recording.withLock { $0.answer(key, headers: recorded.headers, body: recorded.body, options: options) }
+            // A credential's value, however short (too short to be searched for in the words),
+            // is not told where the words name its field.
+            let hiding = Redactor(secrets: options.secrets + request.credentialHeaders).headerNames
+            let answer = recording.withLock { $0.answer(key, headers: recorded.headers, body: recorded.body, options: options, hiding: hiding) }
             switch answer {
             case .success(let entry):
                 return replay(entry, for: request, bodyLength: recorded.bodyLength, to: exchange)

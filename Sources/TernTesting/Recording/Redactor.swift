@@ -16,7 +16,7 @@ struct Redactor: Sendable {
     /// secret as `api_key`, and hiding one a test did not mean costs it nothing on replay.
     let names: Set<String>
     /// Header names to hide, in lower case.
-    private var headerNames: Set<String>
+    private(set) var headerNames: Set<String>
     /// Every value hidden so far, longest first when searched for.
     private(set) var hidden: Set<String> = []
 
