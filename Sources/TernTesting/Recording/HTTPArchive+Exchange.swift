@@ -19,7 +19,7 @@ extension HTTPArchive {
         if !recorded.body.isEmpty {
             let mimeType = recorded.headers["Content-Type"] ?? ""
             if recorded.body.count > largestKeptRequestBody {
-                postData = PostData(mimeType: mimeType, sha256: SHA256.hex(BodyValues.comparable(recorded.body, contentType: mimeType)), size: recorded.body.count)
+                postData = PostData(mimeType: mimeType, sha256: SHA256Digest.hex(BodyValues.comparable(recorded.body, contentType: mimeType)), size: recorded.body.count)
             } else {
                 let (text, encoding) = bodyText(recorded.body, mimeType: mimeType)
                 postData = PostData(mimeType: mimeType, text: text, encoding: encoding)

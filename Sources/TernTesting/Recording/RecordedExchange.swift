@@ -137,8 +137,8 @@ struct RecordedExchange: Sendable {
         let postData = entry.request.postData
         if let digest = postData?.sha256 {
             // Or as a file recorded before a JSON part's members were put in order took it.
-            let matches = SHA256.hex(BodyValues.comparable(body, contentType: contentType)) == digest
-                || SHA256.hex(BodyValues.comparable(body, contentType: contentType, orderingJSONParts: false)) == digest
+            let matches = SHA256Digest.hex(BodyValues.comparable(body, contentType: contentType)) == digest
+                || SHA256Digest.hex(BodyValues.comparable(body, contentType: contentType, orderingJSONParts: false)) == digest
             return matches ? nil : "body (\(body.count) bytes) is not the recorded one (\(postData?.size ?? 0) bytes)"
         }
         let recorded = HTTPArchive.bytes(postData?.text, encoding: postData?.encoding)

@@ -178,11 +178,9 @@ public final class HTTPCache: Sendable {
         return (url.user ?? "") + ":" + (url.password ?? "")
     }
 
-    /// A digest of `text` that stays the same across launches (64-bit FNV-1a, in hex): enough to
-    /// tell one account's credentials from another's, not to keep a secret.
+    /// A digest of `text` that stays the same across launches (SHA-256, in hex): no credential
+    /// can be made to pass for another's, and a file gives one back only to a guess.
     static func digest(of text: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return "fnv1a:" + String(hash, radix: 16)
+        "sha256:" + SHA256Digest.hex(Data(text.utf8))
     }
 }

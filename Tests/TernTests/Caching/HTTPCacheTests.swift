@@ -332,6 +332,12 @@ import FoundationNetworking
         }
     }
 
+    /// What the cache keeps of a credential is its SHA-256 (a test vector of FIPS 180-4): not a
+    /// 64-bit FNV-1a, whose collisions can be made and whose short keys are searched back fast.
+    @Test func aCredentialIsKeptAsItsSHA256() {
+        #expect(HTTPCache.digest(of: "abc") == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
     /// An API that signs with a key of its own (`X-Api-Key`), named as a credential in
     /// `RedirectPolicy(sensitiveHeaders:)`: what was fetched with one key is never served to a
     /// request with another (an API sharing the cache, or the same API once its key changed) or

@@ -1,8 +1,9 @@
 import Foundation
 
-/// SHA-256 (FIPS 180-4), for the digest a large request body is recorded by: the toolchain has
-/// none on Linux, and the library takes no dependency.
-enum SHA256 {
+/// SHA-256 (FIPS 180-4): what the cache keeps of a credential, and the digest a recording
+/// keeps of a large request body. The toolchain has none on Linux, and the library takes no
+/// dependency.
+package enum SHA256Digest {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -15,11 +16,11 @@ enum SHA256 {
     ]
 
     /// The digest of `data`, in lower-case hexadecimal.
-    static func hex(_ data: Data) -> String {
+    package static func hex(_ data: Data) -> String {
         digest(data).map { String(format: "%02x", $0) }.joined()
     }
 
-    static func digest(_ data: Data) -> [UInt8] {
+    package static func digest(_ data: Data) -> [UInt8] {
         var h: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
         var message = [UInt8](data)
         let bitLength = UInt64(message.count) * 8
