@@ -52,7 +52,8 @@ public final class CookieJar: Sendable {
     ///
     /// - Parameters:
     ///   - file: Where to keep cookies across launches; `nil` (the default) for memory alone. A
-    ///     file that cannot be read as a jar's is ignored, and replaced at the first change.
+    ///     file that cannot be read as a jar's is ignored, and replaced at the first change; a
+    ///     directory missing on the way to it is made at the first write.
     ///   - maximumPerDomain: The most cookies kept for one domain.
     ///   - maximumCount: The most cookies kept in all.
     public init(file: URL? = nil, maximumPerDomain: Int = 50, maximumCount: Int = 3000) {
@@ -154,10 +155,16 @@ public final class CookieJar: Sendable {
     }
 
     /// Writes `data` to `file` whole or not at all, readable by the user alone from the start
-    /// (cookies are credentials): into a new file beside it, then renamed over it.
+    /// (cookies are credentials): into a new file beside it, then renamed over it. Its directory
+    /// is made (for the user alone) if it is missing, as on an app's first launch.
     private static func write(_ data: Data, to file: URL) -> Written {
         let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
-        let descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        var descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor < 0, errno == ENOENT,
+           (try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true,
+                                                     attributes: [.posixPermissions: 0o700])) != nil {
+            descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        }
         guard descriptor >= 0 else { return Written(failure: NSError(domain: NSPOSIXErrorDomain, code: Int(errno))) }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var failure: (any Error)?

@@ -32,9 +32,16 @@ final class RawServer: @unchecked Sendable {
                     guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
                     return Int(parts[1].trimmingCharacters(in: .whitespaces))
                 }.first ?? 0
+            guard let body = readBody(length) else { return nil }
+            return head + body
+        }
+
+        /// The next `length` bytes, as text: a body whose head ``readHead()`` read; `nil` once
+        /// the client has closed the connection before they all came.
+        func readBody(_ length: Int) -> String? {
             while buffer.count < length { guard fill() else { return nil } }
             defer { buffer.removeFirst(length) }
-            return head + String(decoding: buffer[..<length], as: UTF8.self)
+            return String(decoding: buffer[..<length], as: UTF8.self)
         }
 
         /// The next request's head, through its blank line; what follows stays unread.

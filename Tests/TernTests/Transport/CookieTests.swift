@@ -413,6 +413,22 @@ import TernTesting
         #expect(CookieJar(file: file).cookies(for: url).map(\.name) == ["new"])
     }
 
+    /// A jar's file in a directory not made yet (an app's support folder on its first launch),
+    /// as a cache's or a recording's may be: the directory is made, the cookies kept. (They were
+    /// not: each write failed, silently, and every launch began with an empty jar.)
+    @Test func aJarsFileInADirectoryNotYetMadeIsKept() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cookies-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("App/cookies.json")
+        let url = URL(string: "https://shop.example.com/")!
+        let first = CookieJar(file: file)
+        first.setCookies(from: ["lasting=1; Max-Age=3600"], for: url)
+        first.waitForWrites()
+        #expect(CookieJar(file: file).cookies(for: url).map(\.name) == ["lasting"])
+        let permissions = try? FileManager.default.attributesOfItem(atPath: file.deletingLastPathComponent().path)[.posixPermissions] as? NSNumber
+        #expect(permissions?.intValue == 0o700)
+    }
+
     @Test func joinedSetCookieFieldsAreSplitWhereANewCookieBegins() {
         #expect(SetCookieFields.split("a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT, b=2; Path=/") == ["a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT", "b=2; Path=/"])
         #expect(SetCookieFields.split("a=1,b=2") == ["a=1", "b=2"])
