@@ -118,7 +118,16 @@ final class Exchange: TransportTask {
         var isCancelled = false
         var isCompleted = false
         var wait: (any Cancellable)?
+        /// The rest of the body, while the receiver has paused it.
+        var paused: (@Sendable () -> Void)?
+        /// A resume that came before the pause it ends was seen here.
+        var resumeOwed = false
     }
+
+    /// The largest piece of a whole body answered to a stream handed over at once, so that a
+    /// reader's pause holds the rest back, as a network's would, instead of one piece past its
+    /// buffer's ceiling. Pieces a stub names are handed over as named.
+    static let largestStreamPiece = 64 << 10
 
     private let receiver: any TransportReceiver
     /// The transport's queue, where every event is reported.
@@ -164,13 +173,40 @@ final class Exchange: TransportTask {
 
     /// Stops the exchange: the receiver hears `URLError.cancelled`, unless it has completed.
     func cancel() {
-        let wait = state.withLock { state -> (any Cancellable)? in
+        let (wait, paused) = state.withLock { state -> ((any Cancellable)?, (@Sendable () -> Void)?) in
             state.isCancelled = true
-            return state.wait
+            defer { state.paused = nil }
+            return (state.wait, state.paused)
         }
         wait?.cancel()
-        // A waiting answer will not run: complete on the queue, after any event under way.
-        if wait != nil { queue.async { self.complete(with: URLError(.cancelled)) } }
+        // A waiting or paused answer will not run: complete on the queue, after any event under way.
+        if wait != nil || paused != nil { queue.async { self.complete(with: URLError(.cancelled)) } }
+    }
+
+    /// Hands over the rest of a paused body, on the queue.
+    func resumeReceiving() {
+        let rest = state.withLock { state -> (@Sendable () -> Void)? in
+            guard let rest = state.paused else {
+                state.resumeOwed = true
+                return nil
+            }
+            state.paused = nil
+            return rest
+        }
+        if let rest { queue.async(execute: rest) }
+    }
+
+    /// Holds `rest` until the receiver resumes, or runs it now if it already has.
+    private func pause(until rest: @escaping @Sendable () -> Void) {
+        let resumed = state.withLock { state in
+            if state.resumeOwed {
+                state.resumeOwed = false
+                return true
+            }
+            state.paused = rest
+            return false
+        }
+        if resumed { queue.async(execute: rest) }
     }
 
     private var isCancelled: Bool { state.withLock { $0.isCancelled } }
@@ -196,13 +232,11 @@ final class Exchange: TransportTask {
                     return complete(with: URLError(.badServerResponse))
                 }
                 guard receiver.didReceive(head) != .stop else { return complete(with: URLError(.cancelled)) }
-                let size = answer.chunkSize ?? max(body.count, 1)
-                for start in stride(from: 0, to: body.count, by: size) {
-                    guard !isCancelled else { return complete(with: URLError(.cancelled)) }
-                    let chunk = body.subdata(in: start..<min(start + size, body.count))
-                    guard receiver.didReceive(chunk) != .stop else { return complete(with: URLError(.cancelled)) }
+                let size = answer.chunkSize ?? (request.isStream ? Self.largestStreamPiece : max(body.count, 1))
+                let pieces = stride(from: 0, to: body.count, by: size).map { start in
+                    (after: TimeInterval(0), data: body.subdata(in: start..<min(start + size, body.count)))
                 }
-                complete(with: nil)
+                stream(pieces[...], clock: clock, staysOpen: false, endsWith: nil)
             case .streamed(let status, let headers, let pieces):
                 guard let url = request.urlRequest.url,
                       let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: headers) else {
@@ -216,13 +250,18 @@ final class Exchange: TransportTask {
 
     /// Sends each piece once its time has passed on `clock`, then completes (failing with
     /// `endsWith`, if given), or stays open until cancelled if `staysOpen`: those due now at
-    /// once, in a loop, and the rest once the clock has reached the next.
+    /// once, in a loop, and the rest once the clock has reached the next; the rest waits while
+    /// the receiver has paused.
     private func stream(_ pieces: ArraySlice<(after: TimeInterval, data: Data)>, clock: any APIClock, staysOpen: Bool, endsWith: URLError?) {
         var pieces = pieces
         while let piece = pieces.first, piece.after <= 0 {
             guard !isCancelled else { return complete(with: URLError(.cancelled)) }
-            guard receiver.didReceive(piece.data) != .stop else { return complete(with: URLError(.cancelled)) }
+            let decision = receiver.didReceive(piece.data)
+            guard decision != .stop else { return complete(with: URLError(.cancelled)) }
             pieces = pieces.dropFirst()
+            if decision == .pause {
+                return pause { [self, pieces] in stream(pieces, clock: clock, staysOpen: staysOpen, endsWith: endsWith) }
+            }
         }
         guard let next = pieces.first else { return staysOpen ? wait(Held()) : complete(with: endsWith) }
         pieces[pieces.startIndex].after = 0   // due when the wait is over

@@ -183,6 +183,28 @@ import TernTesting
         #expect(lines.items == ["first"])
     }
 
+    /// A whole body of 6 MiB answered to a stream, past the 4 MiB its buffer holds, read by a
+    /// reader that starts late and dawdles over its first event: the stub hands it over in
+    /// pieces and holds them back while the reader has paused, as a network would, so every
+    /// event arrives (the stub once handed the body over at once, and took a pause as go on:
+    /// the stream failed with `responseTooLarge`).
+    @Test func aWholeBodyLongerThanAStreamsBufferWaitsForASlowReader() async throws {
+        let event = "data: " + String(repeating: "e", count: 1000) + "\n\n"
+        let count = 6 * 1024
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/events", answers: .status(200, headers: ["Content-Type": "text/event-stream"],
+                                                         body: Data(String(repeating: event, count: count).utf8))))
+        let api = try TestAPI(baseURL: Self.base, configuration: APIConfiguration(retryPolicy: .never), transport: stubs)
+        let stream = api.stream(route: api.get(endpoint: "/events"))
+        try await Task.sleep(for: .milliseconds(300))
+        var read = 0
+        for try await _ in stream.events {
+            read += 1
+            if read == 1 { try await Task.sleep(for: .milliseconds(300)) }
+        }
+        #expect(read == count)
+    }
+
     /// A chunk of a million lines, or of 200,000 events, is read in one pass: each was taken
     /// from the front of the chunk's list by moving all the rest, so that a server sending
     /// short lines in large chunks made the reader's time grow with the square of their number
