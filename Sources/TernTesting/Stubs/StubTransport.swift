@@ -231,20 +231,29 @@ final class Exchange: TransportTask {
                       let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: headers) else {
                     return complete(with: URLError(.badServerResponse))
                 }
-                guard receiver.didReceive(head) != .stop else { return complete(with: URLError(.cancelled)) }
                 let size = answer.chunkSize ?? (request.isStream ? Self.largestStreamPiece : max(body.count, 1))
                 let pieces = stride(from: 0, to: body.count, by: size).map { start in
                     (after: TimeInterval(0), data: body.subdata(in: start..<min(start + size, body.count)))
                 }
-                stream(pieces[...], clock: clock, staysOpen: false, endsWith: nil)
+                send(head, then: pieces[...], clock: clock, staysOpen: false, endsWith: nil)
             case .streamed(let status, let headers, let pieces):
                 guard let url = request.urlRequest.url,
                       let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: headers) else {
                     return complete(with: URLError(.badServerResponse))
                 }
-                guard receiver.didReceive(head) != .stop else { return complete(with: URLError(.cancelled)) }
-                stream(pieces[...], clock: clock, staysOpen: answer.staysOpen, endsWith: answer.endsWith)
+                send(head, then: pieces[...], clock: clock, staysOpen: answer.staysOpen, endsWith: answer.endsWith)
             }
+        }
+    }
+
+    /// Sends the head, then the body once the receiver goes on: one that judges the head on
+    /// another queue pauses until it has, and a body sent meanwhile would all pile up behind it.
+    private func send(_ head: ResponseHead, then pieces: ArraySlice<(after: TimeInterval, data: Data)>, clock: any APIClock,
+                      staysOpen: Bool, endsWith: URLError?) {
+        switch receiver.didReceive(head) {
+        case .stop: complete(with: URLError(.cancelled))
+        case .pause: pause { [self] in stream(pieces, clock: clock, staysOpen: staysOpen, endsWith: endsWith) }
+        case .proceed: stream(pieces, clock: clock, staysOpen: staysOpen, endsWith: endsWith)
         }
     }
 
