@@ -24,6 +24,17 @@ struct EverythingOnLyingServerAttackTests {
         await settled.watch(api.request(route: method ?? .get(path)) as Promise<Response>).result
     }
 
+    /// Sends `path` with 0, 1 and 2 appended, in turn: each gets its own path back as its body,
+    /// or fails typed; never another's bytes.
+    static func expectEachAnswersItself(_ path: String, _ api: AbstractAPI, _ settled: Settlements) async {
+        for index in 0..<3 {
+            switch await get("\(path)\(index)", api, settled) {
+            case .success(let response): #expect(String(decoding: response.body, as: UTF8.self) == "\(path.dropFirst())\(index)")
+            case .failure(let error): #expect(error is APIError, "\(error)")
+            }
+        }
+    }
+
     /// What every scene checks at its end: each promise settled once, no secret written, only
     /// the test's own files.
     static func checkAfterwards(_ site: Site, _ settled: Settlements, requests: Int) async {
@@ -87,13 +98,7 @@ struct EverythingOnLyingServerAttackTests {
         let settled = Settlements()
         let first = await Self.get("/first", api, settled)
         #expect((try? first.get()).map { String(decoding: $0.body, as: UTF8.self) } == "first")
-        for index in 0..<3 {
-            let next = await Self.get("/next\(index)", api, settled)
-            switch next {
-            case .success(let response): #expect(String(decoding: response.body, as: UTF8.self) == "next\(index)")
-            case .failure(let error): #expect(error is APIError, "\(error)")
-            }
-        }
+        await Self.expectEachAnswersItself("/next", api, settled)
         await Self.checkAfterwards(site, settled, requests: 4)
     }
 
@@ -113,13 +118,7 @@ struct EverythingOnLyingServerAttackTests {
         let settled = Settlements()
         let head = await Self.get("/head", api, settled, method: .head("/head"))
         #expect((try? head.get())?.body.isEmpty == true, "\(head)")
-        for index in 0..<3 {
-            let next = await Self.get("/after\(index)", api, settled)
-            switch next {
-            case .success(let response): #expect(String(decoding: response.body, as: UTF8.self) == "after\(index)")
-            case .failure(let error): #expect(error is APIError, "\(error)")
-            }
-        }
+        await Self.expectEachAnswersItself("/after", api, settled)
         await Self.checkAfterwards(site, settled, requests: 4)
     }
 

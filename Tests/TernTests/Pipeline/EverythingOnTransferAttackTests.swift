@@ -113,8 +113,7 @@ struct EverythingOnTransferAttackTests {
         let blocks = 66 * (1 << 20) / block.count + 1
         let site = try Site { request, connection in
             guard !Site.refused(request, on: connection) else { return true }
-            connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
-            let framed = Array(String(block.count, radix: 16).utf8) + [13, 10] + Array(block) + [13, 10]
+            let framed = Self.openChunkedEvents(on: connection, chunk: Array(block))
             for _ in 0..<blocks { guard connection.send(framed) else { return false } }
             connection.send("0\r\n\r\n")
             return true
@@ -138,6 +137,12 @@ struct EverythingOnTransferAttackTests {
         #expect(site.leakedSecrets() == [])
     }
 
+    /// Sends the head of an event stream framed in chunks; returns `chunk` framed as one.
+    static func openChunkedEvents(on connection: RawServer.Connection, chunk: [UInt8]) -> [UInt8] {
+        connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+        return Array(String(chunk.count, radix: 16).utf8) + [13, 10] + chunk + [13, 10]
+    }
+
     /// The statuses of the exchanges a recording keeps for URLs ending in `path`, in order.
     static func statuses(of path: String, in file: URL) throws -> [Int] {
         let archive = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
@@ -156,8 +161,7 @@ struct EverythingOnTransferAttackTests {
         let hungUp = Recorder<Bool>()
         let site = try Site { request, connection in
             guard !Site.refused(request, on: connection) else { return true }
-            connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
-            let framed = Array(String(chunk.count, radix: 16).utf8) + [13, 10] + chunk + [13, 10]
+            let framed = Self.openChunkedEvents(on: connection, chunk: chunk)
             var sent = 0
             while sent < 20_000, connection.send(framed) { sent += 1 }
             hungUp.append(true)
