@@ -25,6 +25,33 @@ enum StubSnippets {
         return streamClock.now
     }
 
+    /// An event source over stubs on the test clock, across one reconnection: returns what it
+    /// read and the clock's time at the end.
+    static func reconnectingFeed() async throws -> TimeInterval {
+        let feedClock = TestClock()
+        let feedStubs = StubTransport(clock: feedClock)
+        feedStubs.add(Stub(.get, "/changes", answers: .events([(after: 0.1, ServerSentEvent(data: "1", lastEventID: "1"))]),
+                           .events([(after: 0.1, ServerSentEvent(data: "2", lastEventID: "2"))])))
+        let feedClient = APIClient(configuration: APIConfiguration(baseURL: "https://shop.example"), transport: feedStubs, clock: feedClock)
+        let untimed = RequestOptions(timeout: .infinity, streamIdleTimeout: .infinity)
+        let reader = Task { () async throws -> [String] in
+            var seen: [String] = []
+            for try await change in feedClient.events(route: .get("/changes"), options: untimed) {
+                seen.append(change.data)
+                if seen.count == 2 { break }
+            }
+            return seen
+        }
+        defer { reader.cancel() }
+        await feedClock.advanceToNextDelivery()              // the first connection's event
+        await feedClock.waitForScheduled(1)                  // its answer has ended: the wait to reconnect
+        feedClock.advance(by: 3)
+        await feedClock.advanceToNextDelivery()              // the second connection's event
+        #expect(try await reader.value == ["1", "2"])
+        #expect(feedStubs.requests.last?.headers["Last-Event-ID"] == "1")
+        return feedClock.now
+    }
+
     /// A 503 with `Retry-After: 20`, then the answer: the retry waits 20 made-up seconds (within `maxDelay`, 30 s by default).
     /// Returns the products and the waits asked for.
     static func retryAfter() async throws -> (products: Int, waits: [TimeInterval]) {

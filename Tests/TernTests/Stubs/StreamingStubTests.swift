@@ -55,6 +55,15 @@ import TernTesting
         #expect(try await StubSnippets.streamedCompletion() == 0.4)
     }
 
+    /// The article's event source recipe: one event, the answer's end, the wait to reconnect
+    /// moved past, the second answer's event, with the first one's ID sent back. Run many times,
+    /// since its waits race if any other timer is on the clock.
+    @Test func theEventSourceRecipeReadsAcrossAReconnection() async throws {
+        for _ in 0..<20 {
+            #expect(abs(try await StubSnippets.reconnectingFeed() - 3.2) < 1e-9)
+        }
+    }
+
     /// The article's Retry-After recipe: one wait of 20 s, then the answer.
     @Test func theRetryAfterRecipeWaitsTheTimeTheServerAsked() async throws {
         let (products, waits) = try await StubSnippets.retryAfter()
