@@ -287,7 +287,7 @@ final class DownloadFile: Sendable {
                 // bytes an earlier download kept for the destination, which nothing can resume now.
                 try? manager.removeItem(at: state.partialFile)
                 ResumableDownload.recorded(for: destination)?.discard()
-                try? manager.removeItem(at: ResumableDownload.recordFile(for: destination))
+                ResumableDownload.removeRecord(for: destination)
             }
             try Self.close(&state)
             // A body that went to the file is moved as it is: a file gone meanwhile (deleted

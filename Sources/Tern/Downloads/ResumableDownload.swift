@@ -86,7 +86,16 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
     /// that are not where Tern keeps them are not Tern's to delete, and stay.
     public func discard() {
         if keepsItsBytesBesideItsDestination { try? FileManager.default.removeItem(at: partialFile) }
-        try? FileManager.default.removeItem(at: Self.recordFile(for: destination))
+        Self.removeRecord(for: destination)
+    }
+
+    /// Removes the record beside `destination`, if a regular file is there: what else has its
+    /// name (a directory of the user's, removed whole as an item) is not Tern's.
+    static func removeRecord(for destination: URL) {
+        let path = recordFile(for: destination).path
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return }
+        _ = unlink(path)
     }
 
     /// Where Tern records a download to `destination` that can be resumed: a hidden file beside it.
