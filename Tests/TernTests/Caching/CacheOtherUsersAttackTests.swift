@@ -20,13 +20,17 @@ import FoundationNetworking
 ///   the cache opened or put in an entry's place after.
 /// On every transport.
 @Suite(.onTestThreads, .timeLimit(.minutes(2))) struct CacheOtherUsersAttackTests {
+    /// The test's own folder, removed when it ends.
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("tern-other-users-\(UUID().uuidString)")
+    /// The cache's directory.
     var directory: URL { root.appendingPathComponent("cache") }
+    /// The cache's clock, which the tests do not move.
     let clock = TestClock()
 
     /// The user `nobody`, who owns what another user planted (changing a file's owner takes root).
     static let otherUser: uid_t = 65534
 
+    /// An API that keeps its answers in `cache`.
     func api(_ cache: HTTPCache) -> AbstractAPI {
         AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never, cache: cache), transport: TestTransport.make(), responseQueue: .global())
     }

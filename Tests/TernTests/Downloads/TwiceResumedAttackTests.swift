@@ -18,8 +18,10 @@ import FoundationNetworking
     /// The file: 3 MiB, so that the first download writes to disk (a mebibyte at a time) before
     /// it has all.
     static let body = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12 | 1) })
+    /// How many bytes the record says are on disk.
     static let held = 1000
 
+    /// The size of `file`, if it is there.
     static func size(of file: URL) -> Int? {
         (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue
     }

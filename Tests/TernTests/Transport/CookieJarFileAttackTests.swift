@@ -12,8 +12,11 @@ import TernTesting
 ///   other user's account (session fixation), and what the app then sent would go there;
 /// - a pipe (whose open waits for a writer): the jar is made at once, empty, not waited on.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct CookieJarFileAttackTests {
+    /// The test's own folder, removed when it ends.
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-jar-file-\(UUID().uuidString)")
+    /// The jar's file.
     var file: URL { directory.appendingPathComponent("cookies.json") }
+    /// Where the cookies are set and sent.
     let url = URL(string: "https://shop.example.com/")!
 
     /// A jar's file holding `session=planted`, written as the jar writes one.
