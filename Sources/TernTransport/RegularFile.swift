@@ -13,6 +13,8 @@ package final class RegularFile {
     private var descriptor: Int32
     /// Its size in bytes as it was opened.
     package let size: Int64
+    /// The user who owns it.
+    package let owner: uid_t
 
     /// Opens the file at `url`; throws if there is none, or it is not a regular file.
     package init(_ url: URL) throws {
@@ -26,6 +28,7 @@ package final class RegularFile {
         }
         self.descriptor = descriptor
         size = Int64(status.st_size)
+        owner = status.st_uid
     }
 
     /// The size of the regular file at `url` now, without opening it; throws if there is none,

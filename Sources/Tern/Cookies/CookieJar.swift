@@ -23,7 +23,8 @@ import TernTransport
 /// Each API gets a jar of its own, in memory, unless its configuration shares one. A jar made
 /// with a file keeps its cookies there across launches: those with an expiry (a cookie without
 /// one lasts as long as the jar, as a browser's lasts as long as its session), written whole
-/// and atomically (readable by the user alone) after each change.
+/// and atomically (readable by the user alone) after each change. A file another user owns is
+/// not read.
 ///
 /// ```swift
 /// let jar = CookieJar()
@@ -52,21 +53,39 @@ public final class CookieJar: Sendable {
     ///
     /// - Parameters:
     ///   - file: Where to keep cookies across launches; `nil` (the default) for memory alone. A
-    ///     file that cannot be read as a jar's is ignored, and replaced at the first change; a
-    ///     directory missing on the way to it is made at the first write.
+    ///     file that cannot be read as a jar's is ignored, and replaced at the first change, as
+    ///     is one that another user owns, or that is no regular file; a directory missing on the
+    ///     way to it is made at the first write.
     ///   - maximumPerDomain: The most cookies kept for one domain.
     ///   - maximumCount: The most cookies kept in all.
     public init(file: URL? = nil, maximumPerDomain: Int = 50, maximumCount: Int = 3000) {
         self.file = file
         self.maximumPerDomain = maximumPerDomain
         self.maximumCount = maximumCount
-        guard let file, let data = try? Data(contentsOf: file), let saved = try? JSONDecoder().decode([Cookie].self, from: data) else { return }
+        guard let file, let data = Self.contents(of: file), let saved = try? JSONDecoder().decode([Cookie].self, from: data) else { return }
         let now = Date()
         store.withLock { store in
             for cookie in saved where cookie.expires.map({ $0 > now }) ?? false {
                 store[cookie.domain, default: []].append(cookie)
             }
         }
+    }
+
+    /// The bytes of the jar's file, if it is a regular file of this user's own. Another user's
+    /// (one put there first, in a folder others may write to) would log the app in to an
+    /// account of that user's choosing; a pipe's open would wait for a writer, and a device
+    /// such as `/dev/zero` never ends.
+    private static func contents(of file: URL) -> Data? {
+        guard let opened = try? RegularFile(file), opened.owner == getuid() else { return nil }
+        defer { opened.close() }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while data.count < opened.size {
+            let count = buffer.withUnsafeMutableBytes { bytes in (try? opened.read(into: bytes.baseAddress!, count: bytes.count)) ?? -1 }
+            guard count > 0 else { return count == 0 ? data : nil }
+            data.append(contentsOf: buffer[..<count])
+        }
+        return data
     }
 
     /// Every cookie the jar holds that has not expired.

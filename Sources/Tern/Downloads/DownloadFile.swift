@@ -120,7 +120,16 @@ final class DownloadFile: Sendable {
                 guard let range = ContentRange(response.headers["Content-Range"]), range.start == asked, range.start < state.offset,
                       Self.response(response, keeps: state.validator),
                       Self.isIdentityEncoded(response) else { return .restart }
-                let (handle, identity) = try PartialFile.open(state.partialFile, creating: false)
+                let handle: FileHandle, identity: PartialFile.Identity
+                do {
+                    (handle, identity) = try PartialFile.open(state.partialFile, creating: false)
+                } catch is PartialFile.InUse {
+                    // Another download resumed from these bytes writes them: this one starts
+                    // over, in a file of its own.
+                    state.partialFile = ResumableDownload.partialFile(for: destination)
+                    (state.offset, state.validator) = (0, nil)
+                    return .restart
+                }
                 state.identity = identity
                 try handle.seek(toOffset: UInt64(range.start))
                 state.overlap = try handle.read(upToCount: Int(state.offset - range.start)) ?? Data()
@@ -153,7 +162,7 @@ final class DownloadFile: Sendable {
                     return .file(offset: 0, total: length)
                 }
                 // The whole body: whatever was on disk goes.
-                (state.handle, state.identity) = try PartialFile.open(state.partialFile, creating: true)
+                (state.handle, state.identity) = try Self.openAnew(&state, for: destination)
                 state.bodyInFile = true
                 state.offset = 0
                 state.resumedBytes = 0
@@ -165,6 +174,17 @@ final class DownloadFile: Sendable {
             default:
                 return .memory
             }
+        }
+    }
+
+    /// Opens the partial file, emptied; one that another download resumed from the same bytes
+    /// holds is left to it, and this download's bytes go to a new file of their own.
+    private static func openAnew(_ state: inout State, for destination: URL) throws -> (FileHandle, PartialFile.Identity) {
+        do {
+            return try PartialFile.open(state.partialFile, creating: true)
+        } catch is PartialFile.InUse {
+            state.partialFile = ResumableDownload.partialFile(for: destination)
+            return try PartialFile.open(state.partialFile, creating: true)
         }
     }
 
@@ -267,13 +287,13 @@ final class DownloadFile: Sendable {
                 // bytes an earlier download kept for the destination, which nothing can resume now.
                 try? manager.removeItem(at: state.partialFile)
                 ResumableDownload.recorded(for: destination)?.discard()
-                try? manager.removeItem(at: ResumableDownload.recordFile(for: destination))
+                ResumableDownload.removeRecord(for: destination)
             }
             try Self.close(&state)
             // A body that went to the file is moved as it is: a file gone meanwhile (deleted
             // under the download) fails the move, never delivers an empty file.
             if !state.bodyInFile {
-                let (handle, identity) = try PartialFile.open(state.partialFile, creating: true)
+                let (handle, identity) = try Self.openAnew(&state, for: destination)
                 state.identity = identity
                 try handle.write(contentsOf: body)
                 try handle.close()

@@ -10,18 +10,27 @@ import TernTransport
 /// through a link, and only when it is a regular file of this user's with no other name. Checked
 /// when the download was resumed, the file could still be swapped for a link before the head
 /// came, and the download would then have truncated and written whatever the link points to.
+///
+/// While open, it is the download's alone: an advisory lock (`flock`) keeps out another
+/// download resumed from the same bytes (a second launch of the app, resuming what it found),
+/// which cut the file back under the first, and the first delivered a hole of zeros.
 enum PartialFile {
+    /// The file is open in another download, which writes it.
+    struct InUse: Error {}
+
     /// Which file a descriptor has open: its device and inode.
     struct Identity: Equatable {
         let device: UInt64
         let inode: UInt64
     }
 
-    /// Opens `file`; `creating` makes it anew, empty, when there is none (a link there is refused,
-    /// not followed). Throws when it cannot be opened so.
+    /// Opens `file`, and locks it; `creating` makes it anew, empty, when there is none (a link
+    /// there is refused, not followed). Throws ``InUse`` when another download holds it, or
+    /// when it cannot be opened so.
     static func open(_ file: URL, creating: Bool) throws -> (handle: FileHandle, identity: Identity) {
         let path = file.path
-        let flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (creating ? O_CREAT | O_TRUNC : 0)
+        // Emptied once locked, not as it is opened: another download may be writing it.
+        let flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (creating ? O_CREAT : 0)
         let descriptor = OwnFiles.open(path, flags, 0o666)
         guard descriptor >= 0 else {
             let code = errno
@@ -35,6 +44,21 @@ enum PartialFile {
             _ = close(descriptor)
             throw CocoaError(.fileWriteNoPermission, userInfo: [
                 NSLocalizedDescriptionKey: "the download's partial file \(path) is not a regular file of this user's own with one name",
+                NSFilePathErrorKey: path,
+            ])
+        }
+        var locked: Int32
+        repeat { locked = flock(descriptor, LOCK_EX | LOCK_NB) } while locked != 0 && errno == EINTR
+        // A file system without locks (EOPNOTSUPP, ENOLCK) is written as before there were any.
+        if locked != 0, errno == EWOULDBLOCK {
+            _ = close(descriptor)
+            throw InUse()
+        }
+        if creating, ftruncate(descriptor, 0) != 0 {
+            let code = errno
+            _ = close(descriptor)
+            throw NSError(domain: NSPOSIXErrorDomain, code: Int(code), userInfo: [
+                NSLocalizedDescriptionKey: "cannot empty the download's partial file \(path): \(String(cString: strerror(code)))",
                 NSFilePathErrorKey: path,
             ])
         }

@@ -14,7 +14,9 @@ import Foundation
 /// let file = try await api.download(route: route, to: destination, resumingFrom: resume).value
 /// ```
 ///
-/// Without a strong validator nothing is kept: a failed download leaves no file behind.
+/// Without a strong validator nothing is kept: a failed download leaves no file behind. The
+/// bytes are one download's at a time: a second resumed from them while the first still writes
+/// them (an app launched twice) starts over in a file of its own.
 public struct ResumableDownload: Sendable, Codable, Hashable {
     /// The URL that answered with the body, after any redirect.
     package let url: URL
@@ -86,7 +88,16 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
     /// that are not where Tern keeps them are not Tern's to delete, and stay.
     public func discard() {
         if keepsItsBytesBesideItsDestination { try? FileManager.default.removeItem(at: partialFile) }
-        try? FileManager.default.removeItem(at: Self.recordFile(for: destination))
+        Self.removeRecord(for: destination)
+    }
+
+    /// Removes the record beside `destination`, if a regular file is there: what else has its
+    /// name (a directory of the user's, removed whole as an item) is not Tern's.
+    static func removeRecord(for destination: URL) {
+        let path = recordFile(for: destination).path
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return }
+        _ = unlink(path)
     }
 
     /// Where Tern records a download to `destination` that can be resumed: a hidden file beside it.

@@ -20,6 +20,9 @@ enum CacheFile {
         /// A file this version of Tern did not write: dropped, not counted as damage.
         case otherFormat
         case damaged
+        /// A file another user owns, put in the cache's place by whoever may write its
+        /// directory: never the answer, and not the cache's to remove.
+        case foreign
         /// Not opened for want of a descriptor (the process or the system had none left): the
         /// file is left as it is, neither served nor dropped, to be read once there is one.
         case unopened
@@ -73,13 +76,14 @@ enum CacheFile {
     ///
     /// What took the file's place is not the cache's, and is neither read nor waited on: a
     /// link (to `/dev/zero`, read until memory ran out), a pipe (whose open waits for a writer),
-    /// a directory. A file that grows as it is read is read no further than it could be whole.
+    /// a directory, another user's file. A file that grows as it is read is read no further than it could be whole.
     static func read(_ url: URL, size: Int, largest: Int) -> (reading: Reading, size: Int) {
         let descriptor = OwnFiles.open(url.path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return (errno == ENOENT ? .missing : errno == EMFILE || errno == ENFILE ? .unopened : .damaged, 0) }
         defer { closeFile(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return (.damaged, 0) }
+        guard status.st_uid == getuid() else { return (.foreign, 0) }
         let found = Int(status.st_size)
         // Even at the size it was indexed at: the index takes what was there when it opened.
         guard found <= largest else {
@@ -189,6 +193,13 @@ enum CacheFile {
             offset += 1
         }
         return sum ^ (sum >> 32)
+    }
+
+    /// Whether the file at `url` (a link not followed) is this user's own: the cache writes no
+    /// other, and another user's may be an answer of their choosing.
+    static func isOwn(_ url: URL) -> Bool {
+        var status = stat()
+        return lstat(url.path, &status) == 0 && status.st_uid == getuid()
     }
 
     /// Removes the cache's file at `url`, if a regular file is there: what took its place (a

@@ -56,7 +56,10 @@ struct CacheStore {
         self.directory = directory
         self.limit = limit
         let manager = FileManager.default
-        try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+        // For the user alone, whatever the umask: whoever may write the directory chooses the
+        // answers (the files are checked against damage, not forgery). Made as Foundation
+        // makes one, under umask 0 it was every user's to write.
+        try manager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey, .isRegularFileKey]
         // Listed where a link leads: Foundation lists a link to a directory as empty, and the
         // files of earlier runs were then never counted, served nor removed.
@@ -67,11 +70,11 @@ struct CacheStore {
             guard let values = try? file.resourceValues(forKeys: Set(keys)), values.isRegularFile == true else { continue }
             let date = values.contentModificationDate ?? .distantPast
             switch CacheFile.kind(ofName: file.lastPathComponent) {
-            case .response(let name):
+            case .response(let name) where CacheFile.isOwn(file):
                 found.append((name, values.fileSize ?? 0, date))
-            case .temporary where now.timeIntervalSince(date) > CacheFile.abandonedAfter:
+            case .temporary where now.timeIntervalSince(date) > CacheFile.abandonedAfter && CacheFile.isOwn(file):
                 CacheFile.removeFile(file)
-            case .temporary, nil:
+            case .response, .temporary, nil:
                 continue
             }
         }
@@ -92,11 +95,14 @@ struct CacheStore {
     }
 
     /// Forgets `key`'s file, read as `version` and found gone or damaged, unless another has
-    /// taken its place since; damage is counted.
-    mutating func unreadable(_ key: String, version: UInt64, damaged: Bool) {
-        guard entries[Self.fileName(key)]?.version == version else { return }
+    /// taken its place since; damage is counted. Another user's file is forgotten and left
+    /// where it is: not the cache's to delete.
+    mutating func unreadable(_ key: String, version: UInt64, damaged: Bool, foreign: Bool = false) {
+        let name = Self.fileName(key)
+        guard entries[name]?.version == version else { return }
         if damaged { corruptEntriesDropped += 1 }
-        remove(key)
+        guard foreign, let entry = entries.removeValue(forKey: name) else { return remove(key) }
+        byteCount -= entry.size
     }
 
     /// `key`'s file, read as `version`, was found whole at `size` bytes: written by another

@@ -41,10 +41,11 @@ public final class HTTPCache: Sendable {
         start = (clock?.now ?? 0, Date())
     }
 
-    /// A cache in `directory` (made if missing), of at most `maximumBytes` on disk (20 MiB by
+    /// A cache in `directory` (made if missing, for the user alone), of at most `maximumBytes` on disk (20 MiB by
     /// default), what is there from earlier runs included, keeping bodies of up to
     /// `maximumResponseBytes` (2 MiB): the same defaults as in memory. It touches only the files it writes (named by a hash, ending
-    /// in `.terncache`), never the others in `directory`; another cache may share it.
+    /// in `.terncache`), never the others in `directory`; another cache may share it. A file
+    /// there that another user owns is never an answer.
     ///
     /// - Throws: The file system's error when the directory cannot be made or read.
     public init(directory: URL, maximumBytes: Int = 20 << 20, maximumResponseBytes: Int = 2 << 20, clock: (any APIClock)? = nil) throws {
@@ -104,7 +105,7 @@ public final class HTTPCache: Sendable {
                 // Not damaged: the request goes on as if nothing were kept, and the file stays.
                 return nil
             case (let reading, _):
-                store.withLock { $0.unreadable(key, version: version, damaged: reading == .damaged) }
+                store.withLock { $0.unreadable(key, version: version, damaged: reading == .damaged, foreign: reading == .foreign) }
                 return nil
             }
         }

@@ -43,6 +43,30 @@ import TernTesting
         #expect(try Data(contentsOf: destination.appendingPathComponent("notes.txt")) == Data("the user's".utf8))
     }
 
+    /// A directory of the user's has the name Tern gives the resume record beside the
+    /// destination (`.report.tern-resume`): each download ended (delivered, or failed with
+    /// nothing to resume) removes that record, and removed the directory, with what it held.
+    @Test(arguments: [true, false]) func aDirectoryNamedAsTheResumeRecordStays(delivered: Bool) async throws {
+        defer { try? FileManager.default.removeItem(at: root) }
+        let destination = root.appendingPathComponent("report")
+        let named = root.appendingPathComponent(".report.tern-resume")
+        try FileManager.default.createDirectory(at: named, withIntermediateDirectories: true)
+        try Data("the user's".utf8).write(to: named.appendingPathComponent("notes.txt"))
+        let server = try RawServer { connection in
+            while connection.readRequest() != nil {
+                guard connection.send(RawServer.Connection.response("downloaded", status: delivered ? "200 OK" : "404 Not Found")) else { return }
+            }
+        }
+        defer { server.stop() }
+        let result = await Self.api().download(route: .get(server.baseURL + "/report"), to: destination).result
+        switch result {
+        case .success: #expect(delivered && (try? Data(contentsOf: destination)) == Data("downloaded".utf8))
+        case .failure(let error): #expect(!delivered && error is APIError, "\(error)")
+        }
+        #expect(entries(named) == ["notes.txt"])
+        #expect((try? Data(contentsOf: named.appendingPathComponent("notes.txt"))) == Data("the user's".utf8))
+    }
+
     enum Swap: String, CaseIterable, Sendable {
         /// The directory is removed.
         case removed
