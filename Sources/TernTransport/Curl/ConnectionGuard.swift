@@ -68,6 +68,12 @@ struct ConnectionGuard {
         return .write(mayBeHTTP2: negotiated != 0)
     }
 
+    /// Tern runs the exchange again, knowing that it may be written again (nothing of its body
+    /// reached the server, or its method may be sent twice).
+    mutating func runsAgain() {
+        hasWritten = false
+    }
+
     /// The exchange has left libcurl, or is run again: its connection no longer carries it.
     mutating func leave(_ connections: CurlConnections) {
         if let carrying { connections.release(carrying) }

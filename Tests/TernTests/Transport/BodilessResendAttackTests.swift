@@ -14,13 +14,30 @@ import Tern
 /// has nothing to rewind, and libcurl asks nobody. A POST or a PATCH with no body (`POST
 /// /orders/7/cancel`) may have been acted on all the same: it must be sent once.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct BodilessResendAttackTests {
+    /// Over libcurl, Tern's own transport: a POST or a PATCH fails typed and is sent once; a PUT
+    /// or a DELETE is sent again and answered.
     @Test(arguments: ["POST", "PATCH", "PUT", "DELETE"])
     func aBodilessRequestOnAConnectionClosedUnansweredIsSentAgainOnlyWhenIdempotent(method: String) async throws {
+        try await Self.check(method, over: try CurlTransport())
+    }
+
+    /// Over URLSession, FoundationNetworking's own libcurl sends a bodiless POST again by itself,
+    /// and Tern cannot reach its handle to refuse: a known issue, not hidden (the docs say so).
+    @Test(arguments: ["POST", "PATCH"])
+    func overURLSessionABodilessPOSTIsSentAgainByFoundationNetworking(method: String) async {
+        await withKnownIssue("FoundationNetworking's libcurl sends a bodiless \(method) again on a new connection") {
+            try await Self.check(method, over: URLSessionTransport())
+        }
+    }
+
+    /// Sends a GET (answered), then a bodiless `method` on the same connection, which the
+    /// server hangs up on unanswered; checks what the server heard and how the request ended.
+    private static func check(_ method: String, over transport: any Transport) async throws {
         let heard = Recorder<String>()
         let server = try ResendingTests.server(heard: heard)
         defer { server.stop() }
-        let api = AbstractAPI(configuration: APIConfiguration(timeout: 50, retryPolicy: .never), transport: try CurlTransport(),
-                              responseQueue: .global())
+        // A timeout long enough that a failure is not it.
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 50, retryPolicy: .never), transport: transport, responseQueue: .global())
         let first: String = try await api.request(route: .get(server.baseURL + "/first")).value
         #expect(first == "first")
         let route: Route = switch method {
