@@ -79,14 +79,12 @@ public struct RetryPolicy: Sendable {
     }
 
     /// The seconds a `Retry-After` header asks for: a whole number of seconds, or an HTTP date
-    /// (RFC 9110 §10.2.3). Anything else (`-1`, `1e9`, `nan`) is ignored.
+    /// (RFC 9110 §10.2.3) in any of its three forms, the obsolete RFC 850 and asctime ones too,
+    /// which a recipient must read (§5.6.7): one unread was retried after the backoff, before
+    /// the time asked. Anything else (`-1`, `1e9`, `nan`) is ignored.
     static func retryAfter(_ value: String?, now: Date = Date()) -> TimeInterval? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
         if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) { return TimeInterval(value) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE',' dd MMM yyyy HH':'mm':'ss zzz"
-        return formatter.date(from: value).map { $0.timeIntervalSince(now) }
+        return HTTPDate.parse(value).map { $0.timeIntervalSince(now) }
     }
 }

@@ -190,7 +190,13 @@ final class ThrottledRun<Value: Sendable>: Sendable {
     }
 
     private func watch(_ promise: Promise<Value>, at index: Int) {
-        state.withLock { $0.running[index] = promise }
+        // Stopped while the work was being made (a cancel from another thread): `stop()` could
+        // not cancel what it did not know of yet, and nothing waits for it now.
+        let stopped = state.withLock { state in
+            if !state.isStopped { state.running[index] = promise }
+            return state.isStopped
+        }
+        if stopped { return promise.cancel() }
         promise.onResult(in: .global()) { [self] result in
             state.withLock { _ = $0.running.removeValue(forKey: index) }
             switch result {

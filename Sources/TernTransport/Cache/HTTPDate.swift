@@ -3,7 +3,7 @@ import Foundation
 /// Dates in HTTP fields (RFC 9110, §5.6.7): the preferred IMF-fixdate
 /// (`Sun, 06 Nov 1994 08:49:37 GMT`), and the obsolete RFC 850 and asctime forms a recipient
 /// must still read. Anything else is no date: an `Expires` that is none means already expired.
-enum HTTPDate {
+package enum HTTPDate {
     private static let calendar: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
@@ -13,7 +13,7 @@ enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
     /// The date `text` says, or `nil`.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         fixdate(text) ?? obsolete(text)
     }
 

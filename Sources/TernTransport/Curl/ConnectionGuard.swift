@@ -13,7 +13,10 @@ import Foundation
 /// HTTP/1.1, which libcurl never shares, and refuses such an answer. Over HTTPS, HTTP/2 is what
 /// TLS negotiated (ALPN), which no status line changes: such an answer is refused there too, and
 /// from then on a connection to that origin carrying another exchange is refused, unless it
-/// speaks HTTP/2. The loop thread's, in its exchange's ``CurlExchange/owned``.
+/// speaks HTTP/2. Nor, for a method that may not be sent twice, on a second connection once it
+/// was written on a first: libcurl 7.88 sends a request again by itself when a reused connection
+/// closes before any answer, asking nobody when there is no body to take back to its start.
+/// The loop thread's, in its exchange's ``CurlExchange/owned``.
 struct ConnectionGuard {
     /// "host:port" for an HTTPS request, whose connections may speak HTTP/2; `nil` for plain
     /// HTTP.
@@ -21,9 +24,14 @@ struct ConnectionGuard {
     /// The HTTPS connection the exchange is on, from when libcurl chose it until the exchange
     /// leaves libcurl.
     private(set) var carrying: CurlConnections.Ends?
+    /// Whether the request may be written once only: its method is not idempotent.
+    let writesOnce: Bool
+    /// Whether the request was written on a connection already.
+    private(set) var hasWritten = false
 
-    init(tlsOrigin: String?) {
+    init(tlsOrigin: String?, writesOnce: Bool = false) {
         self.tlsOrigin = tlsOrigin
+        self.writesOnce = writesOnce
     }
 
     /// Whether the request may be written on a connection.
@@ -35,21 +43,35 @@ struct ConnectionGuard {
         case strayInput
         /// It may not: the connection carries another exchange and does not speak HTTP/2.
         case sharedConnection
+        /// It may not: it was written on another connection already (which closed unanswered),
+        /// and its method may not be sent twice.
+        case writtenAlready
     }
 
     /// Judges the connection with `ends` that libcurl chose, among the loop's `connections`;
     /// `negotiatedHTTP2` asks TLS whether it speaks HTTP/2 (1), not (0), or cannot say.
     mutating func check(_ ends: CurlConnections.Ends, among connections: CurlConnections,
                         negotiatedHTTP2: () -> Int32) -> Verdict {
+        guard !(writesOnce && hasWritten) else { return .writtenAlready }
         guard !connections.hasStrayInput(ends) else { return .strayInput }
-        guard let origin = tlsOrigin else { return .write(mayBeHTTP2: nil) }
+        guard let origin = tlsOrigin else {
+            hasWritten = true
+            return .write(mayBeHTTP2: nil)
+        }
         leave(connections)   // libcurl runs it again
         let negotiated = negotiatedHTTP2()
         if negotiated != 1, connections.hasClaimedHTTP2(origin), connections.isCarrying(ends) { return .sharedConnection }
         connections.carry(ends)
         carrying = ends
+        hasWritten = true
         // Where TLS cannot be asked, whatever the status line says, as before.
         return .write(mayBeHTTP2: negotiated != 0)
+    }
+
+    /// Tern runs the exchange again, knowing that it may be written again (nothing of its body
+    /// reached the server, or its method may be sent twice).
+    mutating func runsAgain() {
+        hasWritten = false
     }
 
     /// The exchange has left libcurl, or is run again: its connection no longer carries it.
@@ -82,6 +104,9 @@ extension CurlExchange {
             return false
         case .sharedConnection:
             stop = .sharedConnection
+            return false
+        case .writtenAlready:
+            stop = .writtenAlready(method: method)
             return false
         case .write(let mayBeHTTP2):
             leftTheLine()

@@ -58,6 +58,7 @@ extension CurlExchange {
     /// be made again: the exchange then ends with why.
     func readyToRunAgain() -> Bool {
         notes.pointee.lacked_a_descriptor = 0
+        owned.value.connection.runsAgain()
         guard case .body? = stop else {
             stop = nil
             return true
@@ -75,6 +76,7 @@ extension CurlExchange {
     /// exchange then ends with why.
     func useNewConnection() -> Bool {
         stop = nil
+        owned.value.connection.runsAgain()
         if upload.readBytes > 0 {
             switch upload.rewind(method: method) {
             case .done:

@@ -94,7 +94,7 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
                                            notes: notes, trusting: certificates)
         headerList = configured.headerList
         // Until TLS says which, an HTTPS answer may be HTTP/2.
-        owned = LoopBound(Owned(upload: upload, connection: ConnectionGuard(tlsOrigin: tlsOrigin),
+        owned = LoopBound(Owned(upload: upload, connection: ConnectionGuard(tlsOrigin: tlsOrigin, writesOnce: !HTTPMethod(rawValue: method).isIdempotent),
                                 response: ResponseReading(mayBeHTTP2: isHTTPS, requestedEncodings: configured.requestedEncodings)),
                           owner: loop.thread)
         options.setCallbacks(context: Unmanaged.passUnretained(self).toOpaque(), sendsBody: upload.hasBody)

@@ -19,6 +19,9 @@ extension CurlExchange {
         case strayInput
         /// The connection libcurl chose carries another exchange, and does not speak HTTP/2.
         case sharedConnection
+        /// libcurl was sending the request, with `method`, again on a new connection (the
+        /// reused one closed unanswered), and the method may not be sent twice.
+        case writtenAlready(method: String)
         /// The body is not what its `Content-Encoding` says.
         case contentDecoding(ContentDecoder.Failure)
     }
@@ -110,6 +113,12 @@ extension CurlExchange.Stop {
         case .sharedConnection:
             return URLError(.badServerResponse, userInfo: [
                 NSLocalizedDescriptionKey: "libcurl chose a connection that carries another request, and not over HTTP/2",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        case .writtenAlready(let method):
+            // As a request with a body that may not be sent again says it (CURLE_SEND_FAIL_REWIND).
+            return URLError(.networkConnectionLost, userInfo: [
+                NSLocalizedDescriptionKey: CurlFailure.message(for: CurlCode.rewindFailed, said: "", method: method),
                 NSURLErrorFailingURLErrorKey: url,
             ])
         case .head(.untrustworthy(let problem)):

@@ -36,6 +36,21 @@ import TernCore
         #expect(!connections.isCarrying(ends))
     }
 
+    /// A request whose method may not be sent twice is written on one connection only: libcurl,
+    /// sending it again by itself on a second (the first closed unanswered), is refused. One
+    /// that may be sent twice is let through.
+    @Test(arguments: [nil, "example.com:443"]) func aRequestWrittenOnceIsNotWrittenAgainUnlessItMayBe(origin: String?) throws {
+        let connections = CurlConnections(curl: try CurlLibrary.shared.get().api)
+        var once = ConnectionGuard(tlsOrigin: origin, writesOnce: true)
+        #expect(once.check(ends, among: connections) { 1 } == .write(mayBeHTTP2: origin == nil ? nil : true))
+        #expect(once.check(ends, among: connections) { 1 } == .writtenAlready)
+        once.leave(connections)
+        var twice = ConnectionGuard(tlsOrigin: origin)
+        #expect(twice.check(ends, among: connections) { 1 } == .write(mayBeHTTP2: origin == nil ? nil : true))
+        #expect(twice.check(ends, among: connections) { 1 } == .write(mayBeHTTP2: origin == nil ? nil : true))
+        twice.leave(connections)
+    }
+
     /// Once an origin said HTTP/2 over HTTP/1, libcurl 7.88 shares its connections: a carried
     /// one is refused unless TLS negotiated HTTP/2.
     @Test func aSharedConnectionIsRefusedOnceTheOriginClaimedHTTP2() throws {
