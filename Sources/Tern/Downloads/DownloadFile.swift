@@ -77,6 +77,11 @@ final class DownloadFile: Sendable {
         self.state = Locked(state)
     }
 
+    /// The partial files it opened are another download's to take from now on.
+    deinit {
+        PartialFile.release(ObjectIdentifier(self))
+    }
+
     /// Adds the headers that ask for the rest of the body, when there are bytes to go on from.
     /// Called before each attempt is sent.
     func prepare(_ request: inout URLRequest) {
@@ -122,7 +127,7 @@ final class DownloadFile: Sendable {
                       Self.isIdentityEncoded(response) else { return .restart }
                 let handle: FileHandle, identity: PartialFile.Identity
                 do {
-                    (handle, identity) = try PartialFile.open(state.partialFile, creating: false)
+                    (handle, identity) = try PartialFile.open(state.partialFile, creating: false, for: ObjectIdentifier(self))
                 } catch is PartialFile.InUse {
                     // Another download resumed from these bytes writes them: this one starts
                     // over, in a file of its own.
@@ -162,7 +167,7 @@ final class DownloadFile: Sendable {
                     return .file(offset: 0, total: length)
                 }
                 // The whole body: whatever was on disk goes.
-                (state.handle, state.identity) = try Self.openAnew(&state, for: destination)
+                (state.handle, state.identity) = try openAnew(&state)
                 state.bodyInFile = true
                 state.offset = 0
                 state.resumedBytes = 0
@@ -179,12 +184,12 @@ final class DownloadFile: Sendable {
 
     /// Opens the partial file, emptied; one that another download resumed from the same bytes
     /// holds is left to it, and this download's bytes go to a new file of their own.
-    private static func openAnew(_ state: inout State, for destination: URL) throws -> (FileHandle, PartialFile.Identity) {
+    private func openAnew(_ state: inout State) throws -> (FileHandle, PartialFile.Identity) {
         do {
-            return try PartialFile.open(state.partialFile, creating: true)
+            return try PartialFile.open(state.partialFile, creating: true, for: ObjectIdentifier(self))
         } catch is PartialFile.InUse {
             state.partialFile = ResumableDownload.partialFile(for: destination)
-            return try PartialFile.open(state.partialFile, creating: true)
+            return try PartialFile.open(state.partialFile, creating: true, for: ObjectIdentifier(self))
         }
     }
 
@@ -225,7 +230,10 @@ final class DownloadFile: Sendable {
     /// Writes what is gathered and closes the file.
     private static func close(_ state: inout State) throws {
         defer {
-            try? state.handle?.close()
+            if let handle = state.handle {
+                try? handle.close()
+                PartialFile.closed(state.identity)
+            }
             state.handle = nil
         }
         try flush(&state)
@@ -249,7 +257,10 @@ final class DownloadFile: Sendable {
     /// Starts over: the bytes on disk will not be asked for again.
     func discardBytes() {
         state.withLock { state in
-            try? state.handle?.close()
+            if let handle = state.handle {
+                try? handle.close()
+                PartialFile.closed(state.identity)
+            }
             state.handle = nil
             state.unwritten.removeAll()
             try? FileManager.default.removeItem(at: state.partialFile)
@@ -293,7 +304,8 @@ final class DownloadFile: Sendable {
             // A body that went to the file is moved as it is: a file gone meanwhile (deleted
             // under the download) fails the move, never delivers an empty file.
             if !state.bodyInFile {
-                let (handle, identity) = try Self.openAnew(&state, for: destination)
+                let (handle, identity) = try openAnew(&state)
+                defer { PartialFile.closed(identity) }
                 state.identity = identity
                 try handle.write(contentsOf: body)
                 try handle.close()

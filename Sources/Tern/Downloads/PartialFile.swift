@@ -11,25 +11,32 @@ import TernTransport
 /// when the download was resumed, the file could still be swapped for a link before the head
 /// came, and the download would then have truncated and written whatever the link points to.
 ///
-/// While open, it is the download's alone: an advisory lock (`flock`) keeps out another
-/// download resumed from the same bytes (a second launch of the app, resuming what it found),
-/// which cut the file back under the first, and the first delivered a hole of zeros.
+/// Once open, it is the download's alone: another download in the process resumed from the same
+/// bytes (a button tapped twice) cut the file back under the first, and the first delivered a
+/// hole of zeros. An advisory lock (`flock`) did it across processes too, but a child process
+/// started meanwhile (between its fork and its exec) held the lock after the download let it
+/// go, and the download's own next attempt then found it taken and started over.
 enum PartialFile {
     /// The file is open in another download, which writes it.
     struct InUse: Error {}
 
     /// Which file a descriptor has open: its device and inode.
-    struct Identity: Equatable {
+    struct Identity: Hashable {
         let device: UInt64
         let inode: UInt64
     }
 
-    /// Opens `file`, and locks it; `creating` makes it anew, empty, when there is none (a link
-    /// there is refused, not followed). Throws ``InUse`` when another download holds it, or
+    /// The partial files the process's downloads have open, each with the download that writes
+    /// it, until it closes the file (``closed(_:)``) or ends (``release(_:)``): a file deleted
+    /// meanwhile gives its inode to the next one made, which another download may make.
+    private static let writers = Locked([Identity: ObjectIdentifier]())
+
+    /// Opens `file` for `download`; `creating` makes it anew, empty, when there is none (a link
+    /// there is refused, not followed). Throws ``InUse`` when another download writes it, or
     /// when it cannot be opened so.
-    static func open(_ file: URL, creating: Bool) throws -> (handle: FileHandle, identity: Identity) {
+    static func open(_ file: URL, creating: Bool, for download: ObjectIdentifier) throws -> (handle: FileHandle, identity: Identity) {
         let path = file.path
-        // Emptied once locked, not as it is opened: another download may be writing it.
+        // Emptied once known to be no other download's, not as it is opened.
         let flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (creating ? O_CREAT : 0)
         let descriptor = OwnFiles.open(path, flags, 0o666)
         guard descriptor >= 0 else {
@@ -47,10 +54,13 @@ enum PartialFile {
                 NSFilePathErrorKey: path,
             ])
         }
-        var locked: Int32
-        repeat { locked = flock(descriptor, LOCK_EX | LOCK_NB) } while locked != 0 && errno == EINTR
-        // A file system without locks (EOPNOTSUPP, ENOLCK) is written as before there were any.
-        if locked != 0, errno == EWOULDBLOCK {
+        let identity = Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        let isTheDownloads = writers.withLock { writers in
+            if let writer = writers[identity], writer != download { return false }
+            writers[identity] = download
+            return true
+        }
+        guard isTheDownloads else {
             _ = close(descriptor)
             throw InUse()
         }
@@ -62,7 +72,18 @@ enum PartialFile {
                 NSFilePathErrorKey: path,
             ])
         }
-        return (FileHandle(fileDescriptor: descriptor, closeOnDealloc: true), Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)))
+        return (FileHandle(fileDescriptor: descriptor, closeOnDealloc: true), identity)
+    }
+
+    /// The file opened as `identity` has been closed: free for another download.
+    static func closed(_ identity: Identity?) {
+        guard let identity else { return }
+        _ = writers.withLock { $0.removeValue(forKey: identity) }
+    }
+
+    /// `download` has ended: the files it still had open are free for another.
+    static func release(_ download: ObjectIdentifier) {
+        writers.withLock { writers in writers = writers.filter { $0.value != download } }
     }
 
     /// Whether `file` still names the file opened as `identity`, not a link or another file put

@@ -6,8 +6,8 @@ import TernTesting
 import FoundationNetworking
 #endif
 
-/// One download resumed twice at once from the same bytes: an app launched twice, each launch
-/// resuming what `ResumableDownload.pending(for:)` found, or a button tapped twice. The second
+/// One download resumed twice at once from the same bytes in one process: a button tapped
+/// twice, each tap resuming what `ResumableDownload.pending(for:)` found. The second
 /// resume came while the first was writing the partial file: it cut the file back to the bytes
 /// of the record, under the first's feet, and the first went on writing after a hole of zeros
 /// and delivered that as the whole file. Each download now delivers the server's file byte for
