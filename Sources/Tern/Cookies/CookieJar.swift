@@ -48,6 +48,9 @@ public final class CookieJar: Sendable {
     /// Whether the last write failed for want of a descriptor or of room on the disk: tried
     /// again at the next request.
     private let versions = Locked((made: 0, written: 0, failedForNow: false))
+    /// What the jar read from its file or wrote there last, to write only its own changes over
+    /// what another jar on the file wrote meanwhile; touched on ``writer`` alone after `init`.
+    private let merge: Locked<CookieFileMerge>
 
     /// Creates a jar, empty or with the cookies `file` holds.
     ///
@@ -55,20 +58,28 @@ public final class CookieJar: Sendable {
     ///   - file: Where to keep cookies across launches; `nil` (the default) for memory alone. A
     ///     file that cannot be read as a jar's is ignored, and replaced at the first change, as
     ///     is one that another user owns, or that is no regular file; a directory missing on the
-    ///     way to it is made at the first write.
+    ///     way to it is made at the first write. Jars in several launches (or processes) may
+    ///     share the file: each writes what it changed over what the file holds then, under a
+    ///     lock on the folder, and keeps what the others set or deleted.
     ///   - maximumPerDomain: The most cookies kept for one domain.
     ///   - maximumCount: The most cookies kept in all.
     public init(file: URL? = nil, maximumPerDomain: Int = 50, maximumCount: Int = 3000) {
         self.file = file
         self.maximumPerDomain = maximumPerDomain
         self.maximumCount = maximumCount
-        guard let file, let data = Self.contents(of: file), let saved = try? JSONDecoder().decode([Cookie].self, from: data) else { return }
         let now = Date()
+        let saved = file.flatMap(Self.saved(in:))?.filter { $0.expires.map { $0 > now } ?? false } ?? []
+        merge = Locked(CookieFileMerge(read: saved))
         store.withLock { store in
-            for cookie in saved where cookie.expires.map({ $0 > now }) ?? false {
+            for cookie in saved {
                 store[cookie.domain, default: []].append(cookie)
             }
         }
+    }
+
+    /// The cookies a jar's `file` holds, if it can be read as one.
+    private static func saved(in file: URL) -> [Cookie]? {
+        contents(of: file).flatMap { try? JSONDecoder().decode([Cookie].self, from: $0) }
     }
 
     /// The bytes of the jar's file, if it is a regular file of this user's own. Another user's
@@ -104,7 +115,7 @@ public final class CookieJar: Sendable {
         store.withLock { $0.isEmpty }
     }
 
-    /// Forgets every cookie.
+    /// Forgets every cookie; the jar's file then keeps only those another jar on it sets.
     public func removeAll() {
         store.withLock { $0.removeAll() }
         save()
@@ -164,9 +175,16 @@ public final class CookieJar: Sendable {
             // Read when written: a later change's own write comes after, with what it changed.
             guard versions.withLock({ $0.written < version }) else { return }
             let lasting = all.filter { $0.expires != nil }
-            guard let data = try? JSONEncoder().encode(lasting) else { return }
+            // Read, merged and written under the folder's lock, which another jar on the file
+            // (in this process or another) takes too: none then writes over what another wrote.
+            let folder = DirectoryLock(file.deletingLastPathComponent())
+            defer { folder?.unlock() }
+            let merged = merge.withLock { $0.merged(holds: lasting, onDisk: Self.saved(in: file) ?? [], now: Date()) }
+            guard let data = try? JSONEncoder().encode(merged) else { return }
             switch Self.write(data, to: file) {
-            case .written: versions.withLock { $0.written = max($0.written, version) }
+            case .written:
+                merge.withLock { $0.wrote(lasting) }
+                versions.withLock { $0.written = max($0.written, version) }
             case .failedForNow: versions.withLock { $0.failedForNow = true }
             case .failed: break
             }
@@ -175,15 +193,10 @@ public final class CookieJar: Sendable {
 
     /// Writes `data` to `file` whole or not at all, readable by the user alone from the start
     /// (cookies are credentials): into a new file beside it, then renamed over it. Its directory
-    /// is made (for the user alone) if it is missing, as on an app's first launch.
+    /// was made (for the user alone) with its lock (``DirectoryLock``), if it was missing.
     private static func write(_ data: Data, to file: URL) -> Written {
         let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
-        var descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if descriptor < 0, errno == ENOENT,
-           (try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true,
-                                                     attributes: [.posixPermissions: 0o700])) != nil {
-            descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        }
+        let descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return Written(failure: NSError(domain: NSPOSIXErrorDomain, code: Int(errno))) }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var failure: (any Error)?

@@ -1,0 +1,43 @@
+import Foundation
+
+/// What a jar writes to its file when another jar may write it too (a second launch of the app,
+/// two runs of a tool): the file as it is now, with what this jar changed since it last read or
+/// wrote it, and nothing else of its own. Written whole from memory, the last jar to write
+/// dropped what the other had set (a session cookie the server had just rotated), and brought
+/// back what the other had deleted.
+struct CookieFileMerge {
+    /// Which cookie a stored one stands for: one of each is kept (RFC 6265bis, section 5.7).
+    private struct Identity: Hashable {
+        let name: String
+        let domain: String
+        let path: String
+        let isHostOnly: Bool
+
+        init(_ cookie: Cookie) {
+            (name, domain, path, isHostOnly) = (cookie.name, cookie.domain, cookie.path, cookie.isHostOnly)
+        }
+    }
+
+    /// The lasting cookies the jar held when it last read or wrote the file.
+    private var base: Set<Cookie>
+
+    init(read: [Cookie]) {
+        base = Set(read)
+    }
+
+    /// The cookies to write, from the lasting ones the jar `holds` and those the file holds now
+    /// (`onDisk`): those on disk, less those the jar removed or replaced since, with those it set,
+    /// oldest first; none expired by `now`. Call ``wrote(_:)`` with `holds` once they are written.
+    func merged(holds: [Cookie], onDisk: [Cookie], now: Date) -> [Cookie] {
+        let held = Set(holds)
+        let set = held.subtracting(base)
+        let changed = Set(base.subtracting(held).map(Identity.init)).union(set.map(Identity.init))
+        let kept = onDisk.filter { cookie in !changed.contains(Identity(cookie)) && (cookie.expires.map { $0 > now } ?? false) }
+        return (kept + set).sorted { $0.created < $1.created }
+    }
+
+    /// `holds` is on disk: the next write's changes are counted from it.
+    mutating func wrote(_ holds: [Cookie]) {
+        base = Set(holds)
+    }
+}
