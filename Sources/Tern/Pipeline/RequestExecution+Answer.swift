@@ -14,7 +14,7 @@ extension RequestExecution {
         guard case .evaluate(let retries, let transfers) = machine.withLock({ $0.handle(.answered(attempt: attempt, metrics: metrics, earlier: earlier)) }) else { return }
         // After the deadline the answer is late, whether or not the timer has run yet (a busy or
         // suspended machine runs it late): the request times out as it would have.
-        if context.clock.now - askedAt >= context.timeout { return timedOut(after: context.timeout) }
+        if context.clock.now - askedAt >= context.timeout { return timedOut(after: context.timeout, answered: request) }
         let failure: ExchangeFailure
         switch result {
         case .success(let raw):

@@ -132,14 +132,17 @@ final class RequestExecution: Sendable {
         }
     }
 
-    /// Ends the request as timed out: from its timer, or from a stage that finds the deadline passed.
-    func timedOut(after interval: TimeInterval) {
+    /// Ends the request as timed out: from its timer, or from a stage that finds the deadline
+    /// passed; `answered`, the attempt whose answer came too late, whose end plugins are owed
+    /// (the machine no longer holds it on the wire).
+    func timedOut(after interval: TimeInterval, answered: URLRequest? = nil) {
         let (request, task) = machine.withLock { ($0.latestRequest, $0.task) }
         let method = request.map(Self.method(of:)) ?? route.method
         // Asked before the task is cancelled, which takes it out of the line.
         let waited = (task as? any ConnectionWaiting)?.isWaitingForConnection ?? false
         let timeout = APIError.timeout(.init(interval: interval, method: method.rawValue, url: request?.url ?? URL(string: route.url),
                                              waitedForConnection: waited))
+        if let answered { report(.failure(timeout), for: answered) }
         finish(.failed(timeout), stoppingOn: context.pipelineQueue)
     }
 

@@ -71,6 +71,55 @@ import FoundationNetworking
         try await Self.expectEachEndsOnce(promises, entries: journal.entries, allowed: ["timeout"])
     }
 
+    /// A clock whose time the test sets, and whose timers never fire: an answer can then come
+    /// after the deadline, with the timeout's timer not yet run (a busy machine runs it late).
+    final class LateClock: APIClock, @unchecked Sendable {   // unchecked: `now` behind its lock
+        private let lock = NSLock()
+        private var current: TimeInterval = 0
+        var now: TimeInterval {
+            get { lock.withLock { current } }
+            set { lock.withLock { current = newValue } }
+        }
+        struct Never: Cancellable { func cancel() {} }
+        func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) -> any Cancellable { Never() }
+    }
+
+    /// Moves the late clock past the deadline as the request is announced.
+    final class DeadlinePasser: Plugin, @unchecked Sendable {   // unchecked: its parts are Sendable or locked
+        let entries = Recorder<String>()
+        let clock: LateClock
+        init(clock: LateClock) { self.clock = clock }
+        func observe(_ event: PluginEvent, api: APIContext) {
+            switch event {
+            case .willSend: entries.append("willSend"); clock.now = 100
+            case .didReceive(let result, _): entries.append((try? result.get()).map { _ in "didReceive" } ?? "didReceive failure")
+            case .didFail(let error, let request): entries.append("didFail \(error.caseName) \(request == nil ? "without" : "with") its request")
+            default: break
+            }
+        }
+    }
+
+    /// The answer came after the deadline, before the timer ran: the request times out as it
+    /// would have, and plugins hear the announced attempt's end, then the failure. Its end went
+    /// untold (a `.willSend` with no `.didReceive`), as once in a clean-clone CI run of the
+    /// millisecond timeouts above over URLSession, on a loaded machine.
+    @Test func anAnswerAfterTheDeadlineIsToldToPluginsAsTheAttemptsEnd() async throws {
+        let clock = LateClock()
+        let passer = DeadlinePasser(clock: clock)
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/late", answers: .json("{}")))
+        let api = AbstractAPI(configuration: APIConfiguration(baseURL: "https://late.example", timeout: 10, plugins: [passer]),
+                              transport: stubs, responseQueue: .global(), clock: clock)
+        let result = await (api.request(route: .get("/late")) as Promise<Data>).result
+        guard case .failure(let error) = result else {
+            Issue.record("answered after its deadline: \(result)")
+            return
+        }
+        #expect((error as? APIError)?.caseName == "timeout", "\(error)")
+        #expect(await eventually(timeout: 5) { passer.entries.items.count >= 3 })
+        #expect(passer.entries.items == ["willSend", "didReceive failure", "didFail timeout without its request"])   // no attempt on the wire
+    }
+
     /// Each promise settles, typed (one of `allowed`, or a success); its plugin events pair up.
     private static func expectEachEndsOnce(_ promises: [(String, Promise<Data>)], entries: Recorder<String>, allowed: Set<String>) async throws {
         var failed: [String: Bool] = [:]
