@@ -204,8 +204,9 @@ final class ThrottledRun<Value: Sendable>: Sendable {
                 if let all = values.store(value, at: index) { return resolver.fulfill(all) }
                 startNext()
             case .failure(let error):
-                resolver.reject(error)
+                // What runs is cancelled before the failure is heard, as `all` does.
                 stop()
+                resolver.reject(error)
             }
         }
     }
