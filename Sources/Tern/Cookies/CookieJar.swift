@@ -46,8 +46,8 @@ public final class CookieJar: Sendable {
     /// version written last, so that a late older version never replaces a newer one.
     private let writer = DispatchQueue(label: "tern.cookies")
     /// Whether the last write failed for want of a descriptor or of room on the disk: tried
-    /// again at the next request.
-    private let versions = Locked((made: 0, written: 0, failedForNow: false))
+    /// again at the next request; and whether a write has removed what earlier ones cut short left.
+    private let versions = Locked((made: 0, written: 0, failedForNow: false, sweptLeftovers: false))
     /// What the jar read from its file or wrote there last, to write only its own changes over
     /// what another jar on the file wrote meanwhile; touched on ``writer`` alone after `init`.
     private let merge: Locked<CookieFileMerge>
@@ -179,6 +179,9 @@ public final class CookieJar: Sendable {
             // (in this process or another) takes too: none then writes over what another wrote.
             let folder = DirectoryLock(file.deletingLastPathComponent())
             defer { folder?.unlock() }
+            if folder != nil, versions.withLock({ versions in defer { versions.sweptLeftovers = true }; return !versions.sweptLeftovers }) {
+                JarTemporaryFile.removeLeftovers(of: file)
+            }
             let merged = merge.withLock { $0.merged(holds: lasting, onDisk: Self.saved(in: file) ?? [], now: Date()) }
             guard let data = try? JSONEncoder().encode(merged) else { return }
             switch Self.write(data, to: file) {
@@ -195,7 +198,7 @@ public final class CookieJar: Sendable {
     /// (cookies are credentials): into a new file beside it, then renamed over it. Its directory
     /// was made (for the user alone) with its lock (``DirectoryLock``), if it was missing.
     private static func write(_ data: Data, to file: URL) -> Written {
-        let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
+        let temporary = JarTemporaryFile.url(for: file)
         let descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return Written(failure: NSError(domain: NSPOSIXErrorDomain, code: Int(errno))) }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)

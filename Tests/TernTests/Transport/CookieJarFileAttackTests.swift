@@ -10,7 +10,9 @@ import TernTesting
 /// - one another user owns (put there first in a folder others may write to, `/tmp`, or
 ///   reached through a link): its cookies are not taken, since they would log the app in to the
 ///   other user's account (session fixation), and what the app then sent would go there;
-/// - a pipe (whose open waits for a writer): the jar is made at once, empty, not waited on.
+/// - a pipe (whose open waits for a writer): the jar is made at once, empty, not waited on;
+/// - the temporary file of a write cut short (the app killed during it), full of cookies: the
+///   next write removes it, and none of the user's files beside it.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct CookieJarFileAttackTests {
     /// The test's own folder, removed when it ends.
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-jar-file-\(UUID().uuidString)")
@@ -60,5 +62,28 @@ import TernTesting
         }
         #expect(!waited, "the jar waited on the pipe for a writer")
         #expect(jars.items.first?.isEmpty == true)
+    }
+
+    @Test func theTemporaryFileOfAWriteCutShortIsRemovedAndNothingElse() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cutShort = directory.appendingPathComponent(".cookies.json.\(UUID().uuidString)")
+        try #require(FileManager.default.createFile(atPath: cutShort.path, contents: Data(#"[{"name":"session","val"#.utf8),
+                                                    attributes: [.posixPermissions: 0o600]))
+        // The user's: a note named like the jar's, a link named like a temporary file, another jar's temporary file.
+        let kept = [".cookies.json.notes", ".cookies.json.\(UUID().uuidString)", ".other.json.\(UUID().uuidString)", "target"]
+        try Data("mine".utf8).write(to: directory.appendingPathComponent(kept[0]))
+        try Data("mine".utf8).write(to: directory.appendingPathComponent(kept[3]))
+        try Data("mine".utf8).write(to: directory.appendingPathComponent(kept[2]))
+        try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent(kept[1]).path, withDestinationPath: kept[3])
+
+        let jar = CookieJar(file: file)
+        jar.setCookies(from: ["session=fresh; Max-Age=3600"], for: url)
+        jar.waitForWrites()
+
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(Set(names) == Set(kept + ["cookies.json"]), "the write cut short left, or the jar took a file of the user's")
+        #expect(try String(contentsOf: directory.appendingPathComponent(kept[3]), encoding: .utf8) == "mine")
+        #expect(CookieJar(file: file).cookies(for: url).map(\.value) == ["fresh"])
     }
 }
