@@ -9,9 +9,11 @@ struct DirectoryLock {
     private let descriptor: Int32
 
     /// Locks `folder`, made first (for the user alone) if it is missing, as on an app's first
-    /// launch, when two jars write at once too; waits for another holder. `nil` when it cannot be
-    /// made, opened or locked, and the caller goes on unlocked, as it did before.
-    init?(_ folder: URL) {
+    /// launch, when two jars write at once too; waits for another holder for `patience` at most.
+    /// `nil` when it cannot be made, opened or locked in that time, and the caller goes on
+    /// unlocked: a holder that never lets go (a stopped process, or anyone who can open a shared
+    /// folder such as `/tmp`) must not stop the jar's writes for good.
+    init?(_ folder: URL, patience: Duration = .seconds(2)) {
         var descriptor = OwnFiles.open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if descriptor < 0, errno == ENOENT,
            (try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
@@ -19,11 +21,14 @@ struct DirectoryLock {
             descriptor = OwnFiles.open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         }
         guard descriptor >= 0 else { return nil }
-        var locked: Int32
-        repeat { locked = flock(descriptor, LOCK_EX) } while locked != 0 && errno == EINTR
-        guard locked == 0 else {
-            _ = close(descriptor)
-            return nil
+        // Asked again every few milliseconds: a jar holds it for as long as one write takes.
+        let deadline = ContinuousClock.now + patience
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
+                _ = close(descriptor)
+                return nil
+            }
+            usleep(5_000)
         }
         self.descriptor = descriptor
     }

@@ -10,8 +10,9 @@ enum JarTemporaryFile {
     }
 
     /// Removes the temporary files of `file`'s jars that no write renamed: called with the
-    /// folder's lock held (``DirectoryLock``), which every writer holds from making one to
-    /// renaming it. Only regular files of this user's own go; a link is left where it is.
+    /// folder's lock held (``DirectoryLock``), which a writer holds from making one to renaming
+    /// it, and only those a minute old, for one that gave up waiting for the lock writes without
+    /// it. Only regular files of this user's own go; a link is left where it is.
     static func removeLeftovers(of file: URL) {
         let folder = file.deletingLastPathComponent()
         let prefix = prefix(of: file)
@@ -19,7 +20,9 @@ enum JarTemporaryFile {
         for name in names where name.hasPrefix(prefix) && UUID(uuidString: String(name.dropFirst(prefix.count))) != nil {
             let path = folder.appendingPathComponent(name).path
             var status = stat()
-            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid() else { continue }
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid(),
+                  let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
+                  modified < Date(timeIntervalSinceNow: -60) else { continue }
             _ = unlink(path)
         }
     }

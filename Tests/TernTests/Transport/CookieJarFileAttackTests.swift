@@ -69,7 +69,10 @@ import TernTesting
         defer { try? FileManager.default.removeItem(at: directory) }
         let cutShort = directory.appendingPathComponent(".cookies.json.\(UUID().uuidString)")
         try #require(FileManager.default.createFile(atPath: cutShort.path, contents: Data(#"[{"name":"session","val"#.utf8),
-                                                    attributes: [.posixPermissions: 0o600]))
+                                                    attributes: [.posixPermissions: 0o600, .modificationDate: Date(timeIntervalSinceNow: -120)]))
+        // Made a moment ago: the write of another jar that gave up waiting for the folder's lock.
+        let underWay = directory.appendingPathComponent(".cookies.json.\(UUID().uuidString)")
+        try #require(FileManager.default.createFile(atPath: underWay.path, contents: Data("[]".utf8), attributes: [.posixPermissions: 0o600]))
         // The user's: a note named like the jar's, a link named like a temporary file, another jar's temporary file.
         let kept = [".cookies.json.notes", ".cookies.json.\(UUID().uuidString)", ".other.json.\(UUID().uuidString)", "target"]
         try Data("mine".utf8).write(to: directory.appendingPathComponent(kept[0]))
@@ -82,8 +85,29 @@ import TernTesting
         jar.waitForWrites()
 
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-        #expect(Set(names) == Set(kept + ["cookies.json"]), "the write cut short left, or the jar took a file of the user's")
+        #expect(Set(names) == Set(kept + ["cookies.json", underWay.lastPathComponent]), "the write cut short left, or the jar took a file of the user's")
         #expect(try String(contentsOf: directory.appendingPathComponent(kept[3]), encoding: .utf8) == "mine")
+        #expect(CookieJar(file: file).cookies(for: url).map(\.value) == ["fresh"])
+    }
+
+    /// The folder's lock held by someone who never lets it go (a stopped process; in `/tmp`, any
+    /// user): the jar waited for it for ever, and its cookies were never written.
+    @Test func aFolderLockHeldForEverDoesNotStopTheJarsWrites() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let holder = open(directory.path, O_RDONLY | O_DIRECTORY)
+        try #require(holder >= 0 && flock(holder, LOCK_EX) == 0)
+        defer { close(holder) }
+        let jar = CookieJar(file: file)
+        jar.setCookies(from: ["session=fresh; Max-Age=3600"], for: url)
+        let written = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            jar.waitForWrites()
+            written.signal()
+        }
+        let waited = written.wait(timeout: .now() + 20) == .timedOut
+        if waited { flock(holder, LOCK_UN); written.wait() }
+        #expect(!waited, "the jar's write waited on the lock")
         #expect(CookieJar(file: file).cookies(for: url).map(\.value) == ["fresh"])
     }
 }
