@@ -11,11 +11,13 @@ import TernTransport
 /// when the download was resumed, the file could still be swapped for a link before the head
 /// came, and the download would then have truncated and written whatever the link points to.
 ///
-/// Once open, it is the download's alone: another download in the process resumed from the same
-/// bytes (a button tapped twice) cut the file back under the first, and the first delivered a
-/// hole of zeros. An advisory lock (`flock`) did it across processes too, but a child process
-/// started meanwhile (between its fork and its exec) held the lock after the download let it
-/// go, and the download's own next attempt then found it taken and started over.
+/// Once open, it is the download's alone: another download resumed from the same bytes (a
+/// button tapped twice; a command-line tool run again while its first run still downloads) cut
+/// the file back under the first, and the first delivered a hole of zeros. Within the process a
+/// registry says whose it is; across processes, a POSIX record lock on the open file, which the
+/// kernel lets go when the process ends, killed or not, so the bytes stay resumable. Not
+/// `flock`: a child process started meanwhile (between its fork and its exec) held that lock
+/// after the download let it go, and the download's own next attempt found it taken.
 enum PartialFile {
     /// The file is open in another download, which writes it.
     struct InUse: Error {}
@@ -24,6 +26,11 @@ enum PartialFile {
     struct Identity: Hashable {
         let device: UInt64
         let inode: UInt64
+
+        /// The file `status` describes.
+        init(_ status: stat) {
+            (device, inode) = (UInt64(status.st_dev), UInt64(status.st_ino))
+        }
     }
 
     /// The partial files the process's downloads have open, each with the download that writes
@@ -36,6 +43,10 @@ enum PartialFile {
     /// when it cannot be opened so.
     static func open(_ file: URL, creating: Bool, for download: ObjectIdentifier) throws -> (handle: FileHandle, identity: Identity) {
         let path = file.path
+        // Not opened at all when another download here writes it: closing a descriptor of the
+        // file would let go of the process's lock on it, which that download holds.
+        var named = stat()
+        if lstat(path, &named) == 0, let writer = writers.withLock({ $0[Identity(named)] }), writer != download { throw InUse() }
         // Emptied once known to be no other download's, not as it is opened.
         let flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (creating ? O_CREAT : 0)
         let descriptor = OwnFiles.open(path, flags, 0o666)
@@ -54,7 +65,7 @@ enum PartialFile {
                 NSFilePathErrorKey: path,
             ])
         }
-        let identity = Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        let identity = Identity(status)
         let isTheDownloads = writers.withLock { writers in
             if let writer = writers[identity], writer != download { return false }
             writers[identity] = download
@@ -62,6 +73,11 @@ enum PartialFile {
         }
         guard isTheDownloads else {
             _ = close(descriptor)
+            throw InUse()
+        }
+        guard lockForTheProcess(descriptor) else {
+            _ = close(descriptor)
+            closed(identity)
             throw InUse()
         }
         if creating, ftruncate(descriptor, 0) != 0 {
@@ -73,6 +89,17 @@ enum PartialFile {
             ])
         }
         return (FileHandle(fileDescriptor: descriptor, closeOnDealloc: true), identity)
+    }
+
+    /// Takes a write lock on the whole file for the process, unless another process holds one:
+    /// held until the process closes a descriptor of the file. Never waits; a descriptor that
+    /// takes no lock (a file system without them) is taken as the process's.
+    private static func lockForTheProcess(_ descriptor: Int32) -> Bool {
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        guard fcntl(descriptor, F_SETLK, &lock) != 0 else { return true }
+        return errno != EAGAIN && errno != EACCES
     }
 
     /// The file opened as `identity` has been closed: free for another download.
@@ -91,6 +118,6 @@ enum PartialFile {
     static func names(_ file: URL, _ identity: Identity) -> Bool {
         var status = stat()
         return lstat(file.path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
-            && Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)) == identity
+            && Identity(status) == identity
     }
 }
