@@ -16,7 +16,8 @@ import Foundation
 ///
 /// Without a strong validator nothing is kept: a failed download leaves no file behind. The
 /// bytes are one download's at a time: a second resumed from them while the first still writes
-/// them (a button tapped twice) starts over in a file of its own.
+/// them (a button tapped twice, a tool run again in another terminal) starts over in a file of
+/// its own.
 public struct ResumableDownload: Sendable, Codable, Hashable {
     /// The URL that answered with the body, after any redirect.
     package let url: URL
