@@ -116,5 +116,55 @@ import Tern
         let next: String = try await api.request(route: .get(server.baseURL + "/next")).value
         #expect(next == "0")
     }
+
+    /// Three kept connections, each of which the server closes as the next request arrives on
+    /// it, unanswered: a POST goes out once and fails typed (the guard refuses every second
+    /// connection libcurl picks); a PUT goes out whole each time libcurl sends it again (once
+    /// on each kept connection: a PUT may go more than twice), and is answered on a new one.
+    @Test(arguments: ["POST", "PUT"])
+    func everyKeptConnectionClosesAsTheRequestArrives(method: String) async throws {
+        let heard = Recorder<String>()
+        let gets = NSCondition()
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                let line = request.components(separatedBy: "\r\n").first ?? ""
+                let body = request.components(separatedBy: "\r\n\r\n").dropFirst().joined()
+                heard.append("\(connection.index) \(line) \(body.utf8.count)")
+                if line.hasPrefix("GET /warm") {
+                    // Each GET waits for the other two, so that each has a connection of its own.
+                    gets.lock()
+                    gets.broadcast()
+                    let deadline = Date().addingTimeInterval(20)
+                    while heard.items.count < 3, gets.wait(until: deadline) {}
+                    gets.unlock()
+                } else if connection.index < 3 {
+                    return   // hangs up unanswered
+                }
+                guard connection.send(RawServer.Connection.response("\(body.utf8.count)")) else { return }
+            }
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
+        let warm: [Promise<String>] = (0..<3).map { _ in api.request(route: .get(server.baseURL + "/warm")) }
+        for promise in warm { #expect(try await promise.value == "0") }
+        #expect(server.connections == 3)
+        let body = String(repeating: "y", count: 5_000)
+        let route: Route = method == "PUT" ? .put(server.baseURL + "/items") : .post(server.baseURL + "/items")
+        let result = await (api.request(route: route, parameters: BodyParameters(Data(body.utf8), contentType: "text/plain")) as Promise<String>).result
+        let sends = heard.items.filter { $0.contains(" /items ") }
+        if method == "PUT" {
+            #expect((try? result.get()) == "5000", "\(result); the server heard \(heard.items)")
+            #expect(sends.allSatisfy { $0.hasSuffix(" 5000") } && sends.count >= 2, "\(sends)")
+            // libcurl 7.88 tries each kept connection in turn, then a new one: four sends here.
+            #expect(Set(sends.map { $0.prefix(2) }).count == sends.count, "\(sends)")
+        } else {
+            guard case .failure(APIError.transportFailed(let failure)) = result else {
+                Issue.record("expected transportFailed, got \(result); the server heard \(heard.items)")
+                return
+            }
+            #expect(failure.urlError?.code == .networkConnectionLost, "\(failure)")
+            #expect(sends.count == 1, "\(sends)")
+        }
+    }
 }
 #endif
