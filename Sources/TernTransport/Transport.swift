@@ -46,7 +46,8 @@ extension Transport {
 /// it stops the transfer, sends no more chunks and reports the end, with whatever error
 /// stopping caused.
 public protocol TransportReceiver: Sendable {
-    /// Body bytes sent so far, and the body's whole length when known.
+    /// Body bytes sent so far, and the body's whole length when known; counted from 0 again
+    /// when the transport sends the body again from its start (on a new connection).
     func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?)
     /// The response's status and headers arrived; the body has not yet.
     func didReceive(_ head: ResponseHead) -> TransferDecision

@@ -155,8 +155,12 @@ struct CurlUpload {
         case .source, nil:
             break
         }
-        // The new attempt starts unpaused, its body read anew.
+        // The new attempt starts unpaused, its body read anew and reported anew: reported only
+        // past the first send's count, a body sent again said nothing while it went, and the
+        // idle timeout gave up a slow one (the caller's progress never goes back; it drops
+        // what is not past what it reported).
         readBytes = 0
+        reportedBytes = 0
         isSendingPaused = false
         return .done
     }
@@ -169,7 +173,8 @@ struct CurlUpload {
 
     /// How many body bytes to report sent, when libcurl counts `sent`, or `nil` for no report:
     /// never more than were read from the body (libcurl's count of a chunked body includes the
-    /// chunks' framing), never the same twice, and none once the head has come.
+    /// chunks' framing), never the same twice in one send of the body (counted from 0 again
+    /// once it is taken back to its start), and none once the head has come.
     mutating func report(sent: Int64, headHasCome: Bool) -> Int64? {
         let sent = min(sent, readBytes)
         guard body != nil, !headHasCome, sent > reportedBytes else { return nil }

@@ -76,6 +76,21 @@ import Testing
         #expect(upload.report(sent: 200, headHasCome: false) == nil)
     }
 
+    /// A body taken back to its start, to be sent again, is reported again from its start: the
+    /// bytes of the second send move the attempt as the first's did (the idle timeout watches
+    /// them).
+    @Test func aBodySentAgainIsReportedAgain() throws {
+        var upload = try CurlUpload(Self.request("PUT", body: Data(count: 100)))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 100, alignment: 1)
+        defer { buffer.deallocate() }
+        _ = upload.read(into: buffer)
+        #expect(upload.report(sent: 100, headHasCome: false) == 100)
+        guard case .done = upload.rewind(method: "PUT") else { Issue.record("a PUT not rewound"); return }
+        #expect(upload.report(sent: 0, headHasCome: false) == nil)
+        _ = upload.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<40]))
+        #expect(upload.report(sent: 40, headHasCome: false) == 40)
+    }
+
     /// A file is opened by nothing before the request is about to be written; then its pump
     /// reads ahead, and says when it has bytes again.
     @Test func aFileIsReadOnlyOnceStarted() async throws {
