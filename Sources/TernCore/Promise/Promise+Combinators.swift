@@ -204,8 +204,10 @@ final class ThrottledRun<Value: Sendable>: Sendable {
                 if let all = values.store(value, at: index) { return resolver.fulfill(all) }
                 startNext()
             case .failure(let error):
-                // What runs is cancelled before the failure is heard, as `all` does.
-                stop()
+                // The first failure stops the run, and what runs is cancelled before it is heard,
+                // as `all` does; their own failures (cancelled) come after, unheard.
+                guard let running = halt() else { return }
+                running.forEach { $0.cancel() }
                 resolver.reject(error)
             }
         }
@@ -214,11 +216,16 @@ final class ThrottledRun<Value: Sendable>: Sendable {
     /// Starts nothing more and cancels what runs.
     @usableFromInline
     func stop() {
-        let running = state.withLock { state in
+        halt()?.forEach { $0.cancel() }
+    }
+
+    /// Stops the run, once: the work still running, or `nil` when it had stopped already.
+    private func halt() -> [Promise<Value>]? {
+        state.withLock { state in
+            guard !state.isStopped else { return nil }
             state.isStopped = true
             defer { state.running = [:] }
             return Array(state.running.values)
         }
-        running.forEach { $0.cancel() }
     }
 }
