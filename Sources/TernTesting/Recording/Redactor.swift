@@ -43,6 +43,15 @@ struct Redactor: Sendable {
         return searched(redactor.hidden)
     }
 
+    /// `request` as a recording would keep it, with its credentials and the values of the names
+    /// in `secrets` hidden: what the words of an error may tell of it.
+    static func redacted(_ request: HTTPArchive.Request, secrets: [String]) -> HTTPArchive.Request {
+        var redactor = Redactor(secrets: secrets)
+        var entry = HTTPArchive.Entry(request: request, response: HTTPArchive.Response(status: 0))
+        redactor.redact(&entry)
+        return entry.request
+    }
+
     /// Hides the values of the headers `names` from now on: an API's own credentials
     /// (``TransportRequest/credentialHeaders``), as the request that sends them says.
     mutating func hideHeaders(_ names: Set<String>) {
@@ -143,12 +152,23 @@ struct Redactor: Sendable {
         return components.string ?? url
     }
 
-    /// A URL with the password in it (`https://user:password@host`) hidden.
+    /// A URL with its credential hidden: the password (`https://user:password@host`), or the
+    /// user where no password follows it, which is then the key itself (`https://sk_live_…@host`,
+    /// `https://key:@host`, as Stripe and GitHub take one).
     private mutating func redactPassword(_ url: String) -> String {
-        guard var components = URLComponents(string: url), let password = components.percentEncodedPassword, !password.isEmpty else { return url }
-        remember(components.password ?? password)
-        remember(password)
-        components.percentEncodedPassword = Self.placeholder.addingPercentEncoding(withAllowedCharacters: .alphanumerics)
+        guard var components = URLComponents(string: url) else { return url }
+        let placeholder = Self.placeholder.addingPercentEncoding(withAllowedCharacters: .alphanumerics)
+        if let password = components.percentEncodedPassword, !password.isEmpty {
+            remember(components.password ?? password)
+            remember(password)
+            components.percentEncodedPassword = placeholder
+        } else if let user = components.percentEncodedUser, !user.isEmpty {
+            remember(components.user ?? user)
+            remember(user)
+            components.percentEncodedUser = placeholder
+        } else {
+            return url
+        }
         return components.string ?? url
     }
 
