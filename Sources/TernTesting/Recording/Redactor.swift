@@ -9,11 +9,17 @@ struct Redactor: Sendable {
     /// Values shorter than this are hidden where they are named, not searched for elsewhere.
     private static let shortestSearched = 6
     private static let credentials: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    /// Names hidden whether or not a test names them: those OAuth 2 (RFC 6749, RFC 7636) and
+    /// OpenID Connect give a token request's credentials and the tokens its answer issues (a
+    /// rotated refresh token is never sent as a header, so nothing else would hide it), and a
+    /// password.
+    static let wellKnownSecrets: Set<String> = ["access_token", "refresh_token", "id_token", "client_secret", "code_verifier", "password"]
     /// The attributes of a `Set-Cookie` field, whose values are no secret.
     private static let cookieAttributes: Set<String> = ["expires", "max-age", "domain", "path", "samesite", "priority"]
 
-    /// Names of fields, query items and JSON members to hide, in lower case: `API_KEY` is as
-    /// secret as `api_key`, and hiding one a test did not mean costs it nothing on replay.
+    /// Names of fields, query items and JSON members to hide, in lower case (the well-known ones
+    /// and a test's): `API_KEY` is as secret as `api_key`, and hiding one a test did not mean
+    /// costs it nothing on replay.
     let names: Set<String>
     /// Header names to hide, in lower case.
     private(set) var headerNames: Set<String>
@@ -21,7 +27,7 @@ struct Redactor: Sendable {
     private(set) var hidden: Set<String> = []
 
     init(secrets: [String]) {
-        names = Set(secrets.map { $0.lowercased() })
+        names = Set(secrets.map { $0.lowercased() }).union(Self.wellKnownSecrets)
         headerNames = Self.credentials.union(names)
     }
 
