@@ -1,4 +1,5 @@
 import Foundation
+import Tern
 
 /// Keeps secrets out of a recording: the credentials HTTP names and the values of the names a
 /// test gives are written as ``placeholder``; each value hidden is remembered, and hidden
@@ -126,6 +127,11 @@ struct Redactor: Sendable {
         case "set-cookie":
             // Each cookie's name and attributes kept: `session=[redacted]; Path=/; HttpOnly`; a
             // field joined from several (as URLSession joins them) holds several, after commas.
+            // The value of a cookie the server deletes (PHP's `deleted`) is no credential: hidden
+            // here, but not searched for, or every answer saying `deleted` would replay otherwise.
+            let deleted = Set(SetCookieFields.split(field.value).filter(Self.deletesItself).compactMap { cookie in
+                cookie.split(separator: ";").first?.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).dropFirst().first.map(String.init)
+            })
             var value = "", segment = ""
             for character in field.value + ";" {
                 guard character == ";" || character == "," else {
@@ -134,7 +140,7 @@ struct Redactor: Sendable {
                 }
                 let pair = segment.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 if pair.count == 2, !Self.cookieAttributes.contains(pair[0].trimmingCharacters(in: .whitespaces).lowercased()) {
-                    remember(String(pair[1]))
+                    if !deleted.contains(String(pair[1])) { remember(String(pair[1])) }
                     segment = pair[0] + "=" + Self.placeholder
                 }
                 value += segment + String(character)
@@ -143,6 +149,20 @@ struct Redactor: Sendable {
             return HTTPArchive.Field(name: field.name, value: String(value.dropLast()))
         default:
             return hide(field)
+        }
+    }
+
+    /// Whether a `Set-Cookie` field deletes its cookie: `Max-Age` of zero or less, or an
+    /// `Expires` gone by.
+    private static func deletesItself(_ field: String) -> Bool {
+        field.split(separator: ";").dropFirst().contains { attribute in
+            let parts = attribute.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2 else { return false }
+            switch parts[0].lowercased() {
+            case "max-age": return parts[1].hasPrefix("-") || Int(parts[1]) == 0
+            case "expires": return CookieDate.parse(parts[1]).map { $0 < Date() } ?? false
+            default: return false
+            }
         }
     }
 

@@ -49,4 +49,22 @@ import TernTesting
         #expect(!words.contains(token) && !words.contains(password), "the words tell a secret: \(words)")
         #expect(!"\(error)".contains(password), "the words tell the password: \(error)")
     }
+
+    /// A redirect whose `Location` carries a password (a sign-in handing the app a URL with
+    /// its credential in it): hidden in the redirect's entry too, not only in the next hop's.
+    @Test func aPasswordInARedirectsLocationIsHidden() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let password = "pw-\(UUID().uuidString)"
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/login", answers: .status(302, headers: ["Location": "https://ann:\(password)@shop.example/home"])))
+        stubs.add(Stub(.get, "/home", answers: .json(#"{"name": "tern", "price": 2}"#)))
+        let api = try TestAPI(baseURL: "https://shop.example", transport: RecordingTransport(file: file, mode: .record, upstream: stubs))
+        let recorded: Product = try await api.request(route: api.get(endpoint: "/login")).value
+        let written = try String(contentsOf: file, encoding: .utf8)
+        #expect(!written.contains(password), "the password is in the recording: \(written)")
+
+        let replaying = try TestAPI(baseURL: "https://shop.example", transport: RecordingTransport(file: file, mode: .replay))
+        #expect(try await replaying.request(route: replaying.get(endpoint: "/login")).value == recorded)
+    }
 }
