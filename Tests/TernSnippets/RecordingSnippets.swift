@@ -25,7 +25,7 @@ enum RecordingSnippets {
     }
 
     static func matching(fixtures: URL) throws -> RecordingTransport {
-        let options = RecordingOptions(matchedHeaders: ["Accept-Language"], matchesBody: true, secrets: ["api_key", "access_token", "refresh_token"])
+        let options = RecordingOptions(matchedHeaders: ["Accept-Language"], matchesBody: true, secrets: ["api_key", "session_token"])
         let strict = try RecordingTransport(file: fixtures.appendingPathComponent("search.har"), options: options)
         return strict
     }

@@ -77,7 +77,7 @@ extension SymbolSnippets {
         }
 
         static func recordings(fixtures: URL) async throws -> RecordingOptions {
-            let options = RecordingOptions(matchedHeaders: ["Accept"], matchesBody: true, secrets: ["api_key", "access_token", "refresh_token"])
+            let options = RecordingOptions(matchedHeaders: ["Accept"], matchesBody: true, secrets: ["api_key", "session_token"])
             let tape = try RecordingTransport(file: fixtures.appendingPathComponent("products.har"), mode: .replay)
             let recordedShop = ShopAPI(client: APIClient(configuration: .production, transport: tape))
             let replayed = try await recordedShop.products(page: 1).value   // as recorded, no network

@@ -3,11 +3,11 @@ import Foundation
 /// The date of a cookie's `Expires` attribute, read as RFC 6265 section 5.1.1 says: tokens
 /// in any order, the first time, day of month, month and year found, whatever date format the
 /// server used ("Wed, 21 Oct 2099 07:28:00 GMT", "Wednesday, 21-Oct-99 07:28:00 GMT", …).
-enum CookieDate {
+package enum CookieDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
     /// The date, or `nil` when the text names no valid one.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         var time: (Int, Int, Int)?
         var day: Int?
         var month: Int?

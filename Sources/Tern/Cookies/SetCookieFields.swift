@@ -5,10 +5,10 @@ import Foundation
 /// of their own (in `Expires` dates, and wherever a server puts them). One field with a comma
 /// before a name and `=` cannot be told from two, and is read as two; libcurl's fields come one
 /// by one (`ResponseHead.setCookies`), and are not cut.
-enum SetCookieFields {
+package enum SetCookieFields {
     /// The fields of `joined`: it is cut at each comma after which a new `name=` begins before
     /// any `;`, which no date's comma ("Wed, 21 Oct 2099 07:28:00 GMT") is followed by.
-    static func split(_ joined: String) -> [String] {
+    package static func split(_ joined: String) -> [String] {
         var fields: [String] = []
         var start = joined.startIndex
         var index = joined.startIndex

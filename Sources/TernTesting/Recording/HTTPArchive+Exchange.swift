@@ -92,7 +92,9 @@ extension HTTPArchive.Entry {
         var pieces: [(after: TimeInterval, data: Data)] = []
         var start = 0
         for chunk in chunks where start < body.count {
-            let end = min(start + chunk.size, body.count)
+            // A size past what is left takes the rest (a body scrubbed of a token is shorter than
+            // its chunks); added to `start` first, a file's `Int.max` trapped.
+            let end = start + min(chunk.size, body.count - start)
             pieces.append((clock == nil ? 0 : chunk.after, body.subdata(in: start..<end)))
             start = end
         }

@@ -160,7 +160,12 @@ final class RecordingFile: Sendable {
             // the link's place (a fixture linked to a recording kept elsewhere).
             let target = Self.target(url)
             try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            // An atomic write puts a new file in place, of the process's default mode: the one
+            // the owner gave the file (narrowed to them, say) is given back.
+            var before = stat()
+            let kept = stat(target.path, &before) == 0 ? before.st_mode & 0o7777 : nil
             try file.write(to: target, options: .atomic)
+            if let kept { _ = chmod(target.path, kept) }
             state.stamp = Stamp(url)
         } catch {
             // A write short of a descriptor is tried again with the next exchange, the

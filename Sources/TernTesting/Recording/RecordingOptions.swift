@@ -9,13 +9,15 @@ import Foundation
 /// are forms, and byte for byte otherwise.
 ///
 /// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` never reach the file; nor do
-/// the values of the `secrets` named: a header, a query item, a form or JSON field (at any
-/// depth, in requests and responses) of that name, in any case. Each is written as
+/// the values of the `secrets` named, and of OAuth's and OpenID's `access_token`,
+/// `refresh_token`, `id_token`, `client_secret` and `code_verifier` and of `password`, named or
+/// not: a header, a query item, a form or JSON field (at any depth, in requests and responses)
+/// of that name, in any case. Each is written as
 /// `[redacted]`, which matches any value on replay, and a value once hidden is hidden wherever
 /// else it appears.
 ///
 /// ```swift
-/// let options = RecordingOptions(matchedHeaders: ["Accept"], matchesBody: true, secrets: ["api_key", "access_token", "refresh_token"])
+/// let options = RecordingOptions(matchedHeaders: ["Accept"], matchesBody: true, secrets: ["api_key", "session_token"])
 /// ```
 public struct RecordingOptions: Sendable {
     /// Headers a request must carry with their recorded values to match (names in any case).
@@ -26,8 +28,8 @@ public struct RecordingOptions: Sendable {
     /// fields and JSON fields.
     package var secrets: [String]
 
-    /// Creates options; by default, method and URL are matched and only the credentials HTTP
-    /// names are hidden.
+    /// Creates options; by default, method and URL are matched, and the credentials HTTP names
+    /// and the well-known secrets (OAuth's tokens, a password) are hidden.
     ///
     /// - Parameters:
     ///   - matchedHeaders: Headers a request must carry with their recorded values to match

@@ -28,15 +28,20 @@ final class RecordingReceiver: TransportReceiver {
 
     private let receiver: any TransportReceiver
     private let request: HTTPArchive.Request
+    /// The names whose values the words of an error hide: the recording's secrets, and the
+    /// request's credential headers.
+    private let secrets: [String]
     private let clock: any APIClock
     private let started: Date
     private let startedAt: TimeInterval
     private let state: Locked<State>
     private let record: @Sendable (HTTPArchive.Entry) -> (any Error)?
 
-    init(passingTo receiver: any TransportReceiver, request: HTTPArchive.Request, clock: any APIClock, record: @escaping @Sendable (HTTPArchive.Entry) -> (any Error)?) {
+    init(passingTo receiver: any TransportReceiver, request: HTTPArchive.Request, secrets: [String], clock: any APIClock,
+         record: @escaping @Sendable (HTTPArchive.Entry) -> (any Error)?) {
         self.receiver = receiver
         self.request = request
+        self.secrets = secrets
         self.clock = clock
         self.record = record
         started = Date()
@@ -95,7 +100,8 @@ final class RecordingReceiver: TransportReceiver {
     /// could not be written.
     func didComplete(with error: (any Error)?) {
         if let length = state.withLock({ $0.tooLong }) {
-            return receiver.didComplete(with: error ?? TooLongToRecord(request: request, length: length))
+            // Named as the file would keep it: a CI log keeps the words.
+            return receiver.didComplete(with: error ?? TooLongToRecord(request: Redactor.redacted(request, secrets: secrets), length: length))
         }
         let failure = entry(error: error).flatMap(record)
         receiver.didComplete(with: error ?? failure)
@@ -143,7 +149,7 @@ final class RecordingReceiver: TransportReceiver {
     }
 }
 
-/// A response too long for a recording to keep.
+/// A response too long for a recording to keep; its request with its secrets hidden.
 struct TooLongToRecord: Error, CustomStringConvertible {
     let request: HTTPArchive.Request
     let length: Int

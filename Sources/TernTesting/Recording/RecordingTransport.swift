@@ -128,7 +128,8 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
         }
         let entryRequest = HTTPArchive.request(request, recorded: recorded)
         let credentialHeaders = request.credentialHeaders
-        let recorder = RecordingReceiver(passingTo: receiver, request: entryRequest, clock: clock) { [self] entry in
+        let recorder = RecordingReceiver(passingTo: receiver, request: entryRequest, secrets: options.secrets + credentialHeaders,
+                                         clock: clock) { [self] entry in
             recording.withLock { recording -> (any Error)? in
                 do {
                     try recording.record(entry, credentialHeaders: credentialHeaders)

@@ -1,4 +1,5 @@
 import Foundation
+import Tern
 
 /// Keeps secrets out of a recording: the credentials HTTP names and the values of the names a
 /// test gives are written as ``placeholder``; each value hidden is remembered, and hidden
@@ -9,11 +10,17 @@ struct Redactor: Sendable {
     /// Values shorter than this are hidden where they are named, not searched for elsewhere.
     private static let shortestSearched = 6
     private static let credentials: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    /// Names hidden whether or not a test names them: those OAuth 2 (RFC 6749, RFC 7636) and
+    /// OpenID Connect give a token request's credentials and the tokens its answer issues (a
+    /// rotated refresh token is never sent as a header, so nothing else would hide it), and a
+    /// password.
+    static let wellKnownSecrets: Set<String> = ["access_token", "refresh_token", "id_token", "client_secret", "code_verifier", "password"]
     /// The attributes of a `Set-Cookie` field, whose values are no secret.
     private static let cookieAttributes: Set<String> = ["expires", "max-age", "domain", "path", "samesite", "priority"]
 
-    /// Names of fields, query items and JSON members to hide, in lower case: `API_KEY` is as
-    /// secret as `api_key`, and hiding one a test did not mean costs it nothing on replay.
+    /// Names of fields, query items and JSON members to hide, in lower case (the well-known ones
+    /// and a test's): `API_KEY` is as secret as `api_key`, and hiding one a test did not mean
+    /// costs it nothing on replay.
     let names: Set<String>
     /// Header names to hide, in lower case.
     private(set) var headerNames: Set<String>
@@ -21,7 +28,7 @@ struct Redactor: Sendable {
     private(set) var hidden: Set<String> = []
 
     init(secrets: [String]) {
-        names = Set(secrets.map { $0.lowercased() })
+        names = Set(secrets.map { $0.lowercased() }).union(Self.wellKnownSecrets)
         headerNames = Self.credentials.union(names)
     }
 
@@ -41,6 +48,15 @@ struct Redactor: Sendable {
         var entry = HTTPArchive.Entry(request: request, response: HTTPArchive.Response(status: 0))
         redactor.redact(&entry)
         return searched(redactor.hidden)
+    }
+
+    /// `request` as a recording would keep it, with its credentials and the values of the names
+    /// in `secrets` hidden: what the words of an error may tell of it.
+    static func redacted(_ request: HTTPArchive.Request, secrets: [String]) -> HTTPArchive.Request {
+        var redactor = Redactor(secrets: secrets)
+        var entry = HTTPArchive.Entry(request: request, response: HTTPArchive.Response(status: 0))
+        redactor.redact(&entry)
+        return entry.request
     }
 
     /// Hides the values of the headers `names` from now on: an API's own credentials
@@ -111,6 +127,11 @@ struct Redactor: Sendable {
         case "set-cookie":
             // Each cookie's name and attributes kept: `session=[redacted]; Path=/; HttpOnly`; a
             // field joined from several (as URLSession joins them) holds several, after commas.
+            // The value of a cookie the server deletes (PHP's `deleted`) is no credential: hidden
+            // here, but not searched for, or every answer saying `deleted` would replay otherwise.
+            let deleted = Set(SetCookieFields.split(field.value).filter(Self.deletesItself).compactMap { cookie in
+                cookie.split(separator: ";").first?.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).dropFirst().first.map(String.init)
+            })
             var value = "", segment = ""
             for character in field.value + ";" {
                 guard character == ";" || character == "," else {
@@ -119,7 +140,7 @@ struct Redactor: Sendable {
                 }
                 let pair = segment.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 if pair.count == 2, !Self.cookieAttributes.contains(pair[0].trimmingCharacters(in: .whitespaces).lowercased()) {
-                    remember(String(pair[1]))
+                    if !deleted.contains(String(pair[1])) { remember(String(pair[1])) }
                     segment = pair[0] + "=" + Self.placeholder
                 }
                 value += segment + String(character)
@@ -128,6 +149,20 @@ struct Redactor: Sendable {
             return HTTPArchive.Field(name: field.name, value: String(value.dropLast()))
         default:
             return hide(field)
+        }
+    }
+
+    /// Whether a `Set-Cookie` field deletes its cookie: `Max-Age` of zero or less, or an
+    /// `Expires` gone by.
+    private static func deletesItself(_ field: String) -> Bool {
+        field.split(separator: ";").dropFirst().contains { attribute in
+            let parts = attribute.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2 else { return false }
+            switch parts[0].lowercased() {
+            case "max-age": return parts[1].hasPrefix("-") || Int(parts[1]) == 0
+            case "expires": return CookieDate.parse(parts[1]).map { $0 < Date() } ?? false
+            default: return false
+            }
         }
     }
 
@@ -143,12 +178,23 @@ struct Redactor: Sendable {
         return components.string ?? url
     }
 
-    /// A URL with the password in it (`https://user:password@host`) hidden.
+    /// A URL with its credential hidden: the password (`https://user:password@host`), or the
+    /// user where no password follows it, which is then the key itself (`https://sk_live_…@host`,
+    /// `https://key:@host`, as Stripe and GitHub take one).
     private mutating func redactPassword(_ url: String) -> String {
-        guard var components = URLComponents(string: url), let password = components.percentEncodedPassword, !password.isEmpty else { return url }
-        remember(components.password ?? password)
-        remember(password)
-        components.percentEncodedPassword = Self.placeholder.addingPercentEncoding(withAllowedCharacters: .alphanumerics)
+        guard var components = URLComponents(string: url) else { return url }
+        let placeholder = Self.placeholder.addingPercentEncoding(withAllowedCharacters: .alphanumerics)
+        if let password = components.percentEncodedPassword, !password.isEmpty {
+            remember(components.password ?? password)
+            remember(password)
+            components.percentEncodedPassword = placeholder
+        } else if let user = components.percentEncodedUser, !user.isEmpty {
+            remember(components.user ?? user)
+            remember(user)
+            components.percentEncodedUser = placeholder
+        } else {
+            return url
+        }
         return components.string ?? url
     }
 
@@ -166,12 +212,45 @@ struct Redactor: Sendable {
         // Read as JSON only when a secret's name may be there as a member's: a large answer
         // without one (60 MiB of JSON took 1.1 GiB to read) is kept as it is. A name may be
         // written with escapes (`pass\u0077ord`), which only reading it finds.
-        guard text.contains("\\u") || names.contains(where: { Self.contains(quoted: $0, in: text) }),
-              let json = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else { return text }
+        guard text.contains("\\u") || names.contains(where: { Self.contains(quoted: $0, in: text) }) else { return text }
+        guard let json = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else {
+            return redactJSONLines(text)
+        }
         var changed = false
         let redacted = redactJSON(json, changed: &changed)
         guard changed, let data = try? JSONSerialization.data(withJSONObject: redacted, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]) else { return text }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A body that is JSON a line at a time (newline-delimited JSON, an event stream's `data:`
+    /// lines), with the named members hidden in each line that is a JSON object or array; the
+    /// rest byte for byte as it was. Read as bytes: a line break in `\r\n` is one `Character`.
+    private mutating func redactJSONLines(_ text: String) -> String {
+        guard !names.isEmpty else { return text }
+        let bytes = Data(text.utf8), data = Data("data:".utf8)
+        var result = Data(), copied = bytes.startIndex, changed = false
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
+            var line = bytes[start..<end]
+            if line.starts(with: data) { line = line.dropFirst(data.count) }
+            line = line.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+            while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { line = line.dropLast() }
+            var lineChanged = false
+            if line.first == UInt8(ascii: "{") || line.first == UInt8(ascii: "["),
+               let json = try? JSONSerialization.jsonObject(with: line),
+               case let redacted = redactJSON(json, changed: &lineChanged), lineChanged,
+               let written = try? JSONSerialization.data(withJSONObject: redacted, options: [.sortedKeys, .withoutEscapingSlashes]) {
+                result += bytes[copied..<line.startIndex]
+                result += written
+                copied = line.endIndex
+                changed = true
+            }
+            start = end < bytes.endIndex ? end + 1 : end
+        }
+        guard changed else { return text }
+        result += bytes[copied...]
+        return String(decoding: result, as: UTF8.self)
     }
 
     /// Whether `text` holds `name` between quotes, in any case: a byte search, as `text` may be
