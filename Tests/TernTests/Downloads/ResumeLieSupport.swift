@@ -49,6 +49,17 @@ enum ResumeLie {
         Array("HTTP/1.1 \(status)\r\n\(headers)Content-Length: \(length ?? body.count)\r\n\r\n".utf8) + [UInt8](body)
     }
 
+    /// The answer to a request for `body` (ETag `"v1"`): the whole file, as `rest` with no
+    /// `head`, when it asks for no range (a download that started over); otherwise a 206's head
+    /// and the bytes from the range's start, which the caller sends as it likes.
+    static func ranged(_ request: String, of body: Data) -> (head: [UInt8], rest: [UInt8]) {
+        guard let range = header("Range", in: request), let start = Int(range.dropFirst("bytes=".count).dropLast()) else {
+            return ([], answer("200 OK", "ETag: \"v1\"\r\n", body: body))
+        }
+        let rest = [UInt8](body.suffix(from: start))
+        return (Array("HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes \(start)-\(body.count - 1)/\(body.count)\r\nContent-Length: \(rest.count)\r\n\r\n".utf8), rest)
+    }
+
     /// The file's bytes in `version`: the two versions share their first `shared` bytes, and
     /// differ in every byte after.
     static func body(_ version: Int, bytes: Int = 3000, shared: Int = 2000) -> Data {

@@ -36,14 +36,12 @@ import FoundationNetworking
             while let request = connection.readRequest() {
                 requests.append(request)
                 let index = count.withLock { $0 += 1; return $0 }
-                let range = Lie.header("Range", in: request)
-                guard let range, let start = Int(range.dropFirst("bytes=".count).dropLast()) else {
+                let (head, rest) = Lie.ranged(request, of: body)
+                guard !head.isEmpty else {
                     // A download that started over: the whole file.
-                    guard connection.send(Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: body)) else { return }
+                    guard connection.send(rest) else { return }
                     continue
                 }
-                let rest = [UInt8](body.suffix(from: start))
-                let head = Array("HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes \(start)-\(body.count - 1)/\(body.count)\r\nContent-Length: \(rest.count)\r\n\r\n".utf8)
                 if index == 1 {
                     // The first resume: two mebibytes, then the rest once the second has come.
                     guard connection.send(head + rest.prefix(2 << 20)) else { return }
