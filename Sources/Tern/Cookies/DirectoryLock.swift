@@ -13,7 +13,7 @@ struct DirectoryLock {
     /// `nil` when it cannot be made, opened or locked in that time, and the caller goes on
     /// unlocked: a holder that never lets go (a stopped process, or anyone who can open a shared
     /// folder such as `/tmp`) must not stop the jar's writes for good.
-    init?(_ folder: URL, patience: Duration = .seconds(2)) {
+    init?(_ folder: URL, patience: TimeInterval = 2) {
         var descriptor = OwnFiles.open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if descriptor < 0, errno == ENOENT,
            (try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
@@ -22,9 +22,9 @@ struct DirectoryLock {
         }
         guard descriptor >= 0 else { return nil }
         // Asked again every few milliseconds: a jar holds it for as long as one write takes.
-        let deadline = ContinuousClock.now + patience
+        let deadline = DispatchTime.now() + patience
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
+            guard errno == EWOULDBLOCK || errno == EINTR, DispatchTime.now() < deadline else {
                 _ = close(descriptor)
                 return nil
             }
