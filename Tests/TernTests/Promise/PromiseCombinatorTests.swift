@@ -121,6 +121,10 @@ import Testing
             pending[1].resolver.reject(TestError(code: 1))
             await #expect(throws: TestError(code: 1)) { try await combined.value }
             #expect(othersPending.withLock { $0 } == [false, false])
+            // The other pieces' producers live on: an optimized build frees what is not used
+            // again, and a resolver freed unsettled fails its promise (abandoned) in a race
+            // with the failure.
+            withExtendedLifetime(pending) {}
         }
     }
 
