@@ -36,7 +36,9 @@ import FoundationNetworking
 ///
 /// The refresh call itself usually goes through the same API: send it with
 /// `RequestOptions(authenticates: false)`, so that it is neither signed nor held for the refresh
-/// it is part of.
+/// it is part of. A request of an API of this delegate made in ``refreshCredentials(for:)``, or
+/// in a task it starts, is sent so even without it; one made later from a callback is not, and
+/// would wait for itself until the API's timeout.
 ///
 /// Every method is called on a background queue, never the main queue. What the delegate sets
 /// is checked like every other header: a name or value HTTP forbids fails the request with

@@ -55,6 +55,11 @@ final class RequestContext: Sendable {
     /// What a request with `options` needs of its API: `api`'s own
     /// (``AbstractAPI/requestContext``) when the options change none of it.
     static func resolved(_ api: AbstractAPI, options: borrowing RequestOptions) -> RequestContext {
+        if options.authenticates, RefreshScope.isRefreshing(for: api) {
+            var own = copy options
+            own.authenticates = false
+            return RequestContext(api: api, options: own)
+        }
         guard options.changesNoSetting else { return RequestContext(api: api, options: options) }
         return api.requestContext
     }
