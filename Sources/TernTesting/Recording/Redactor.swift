@@ -117,36 +117,37 @@ struct Redactor: Sendable {
         }
         switch name {
         case "cookie":
-            // Each cookie's name kept, its value hidden: `a=[redacted]; b=[redacted]`.
+            // Each cookie's name kept, its value hidden: `a=[redacted]; b=[redacted]`. A nameless
+            // cookie (`Set-Cookie: t0k3n`) is sent as its value alone: hidden whole.
             let cookies = field.value.split(separator: ";").map { pair -> String in
                 let parts = pair.split(separator: "=", maxSplits: 1)
-                if parts.count == 2 { remember(String(parts[1])) }
-                return parts[0].trimmingCharacters(in: .whitespaces) + "=" + Self.placeholder
+                remember(String(parts.count == 2 ? parts[1] : pair))
+                return parts.count == 2 ? parts[0].trimmingCharacters(in: .whitespaces) + "=" + Self.placeholder : Self.placeholder
             }
             return HTTPArchive.Field(name: field.name, value: cookies.joined(separator: "; "))
         case "set-cookie":
             // Each cookie's name and attributes kept: `session=[redacted]; Path=/; HttpOnly`; a
-            // field joined from several (as URLSession joins them) holds several, after commas.
-            // The value of a cookie the server deletes (PHP's `deleted`) is no credential: hidden
-            // here, but not searched for, or every answer saying `deleted` would replay otherwise.
-            let deleted = Set(SetCookieFields.split(field.value).filter(Self.deletesItself).compactMap { cookie in
-                cookie.split(separator: ";").first?.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).dropFirst().first.map(String.init)
-            })
-            var value = "", segment = ""
-            for character in field.value + ";" {
-                guard character == ";" || character == "," else {
-                    segment.append(character)
-                    continue
+            // field joined from several (as URLSession joins them) holds several. A nameless
+            // cookie is its value alone. The value of a cookie the server deletes (PHP's
+            // `deleted`) is no credential: hidden here, but not searched for, or every answer
+            // saying `deleted` would replay otherwise.
+            let cookies = SetCookieFields.split(field.value).map { cookie -> String in
+                let searched = !Self.deletesItself(cookie)
+                let segments = cookie.split(separator: ";", omittingEmptySubsequences: false).enumerated().map { index, segment -> String in
+                    let pair = segment.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                    if index == 0, pair.count == 1 {
+                        if searched { remember(String(segment)) }
+                        return Self.placeholder
+                    }
+                    guard pair.count == 2, index == 0 || !Self.cookieAttributes.contains(pair[0].trimmingCharacters(in: .whitespaces).lowercased()) else {
+                        return String(segment)
+                    }
+                    if searched { remember(String(pair[1])) }
+                    return pair[0] + "=" + Self.placeholder
                 }
-                let pair = segment.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                if pair.count == 2, !Self.cookieAttributes.contains(pair[0].trimmingCharacters(in: .whitespaces).lowercased()) {
-                    if !deleted.contains(String(pair[1])) { remember(String(pair[1])) }
-                    segment = pair[0] + "=" + Self.placeholder
-                }
-                value += segment + String(character)
-                segment = ""
+                return segments.joined(separator: ";")
             }
-            return HTTPArchive.Field(name: field.name, value: String(value.dropLast()))
+            return HTTPArchive.Field(name: field.name, value: cookies.joined(separator: ", "))
         default:
             return hide(field)
         }

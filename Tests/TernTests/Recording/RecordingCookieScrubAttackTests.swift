@@ -26,4 +26,24 @@ import TernTesting
         let replayed: Data = try await replaying.request(route: replaying.delete(endpoint: "/items/3")).value
         #expect(String(decoding: replayed, as: UTF8.self) == String(decoding: recorded, as: UTF8.self))
     }
+
+    /// A nameless cookie (`Set-Cookie: t0k3n`, which RFC 6265bis and browsers keep, sent back as
+    /// `Cookie: t0k3n`) is all value: it was kept in the clear, as if it were a name.
+    @Test func aNamelessCookieIsHiddenWhole() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let stubs = StubTransport()
+        stubs.add(Stub(.post, "/login", answers: .status(204, headers: ["Set-Cookie": "n4meless5ession; Path=/; HttpOnly, id=k33p5ecret; Path=/"])))
+        stubs.add(Stub(.get, "/me", answers: .json(#"{"echo": "n4meless5ession"}"#)))
+        let recording = try TestAPI(baseURL: "https://shop.example", transport: RecordingTransport(file: file, mode: .record, upstream: stubs))
+        let _: Data = try await recording.request(route: recording.post(endpoint: "/login")).value
+        let _: Data = try await recording.request(route: recording.get(endpoint: "/me"),
+                                                  options: RequestOptions(headers: ["Cookie": "s3ntn4meless; id=k33p5ecret"])).value
+        let written = try String(contentsOf: file, encoding: .utf8)
+        for secret in ["n4meless5ession", "s3ntn4meless", "k33p5ecret"] {
+            #expect(!written.contains(secret), "\(secret) in \(written)")
+        }
+        // The attributes, and the other cookie's name, are kept.
+        #expect(written.contains("[redacted]; Path=/; HttpOnly, id=[redacted]; Path=/"), "\(written)")
+    }
 }
