@@ -75,6 +75,8 @@ final class DownloadFile: Sendable {
             state.url = resume.url
         }
         self.state = Locked(state)
+        // Off the request's path: a folder of many files takes a while to list.
+        DispatchQueue.global(qos: .utility).async { PartialFile.removeLeftovers(besides: destination) }
     }
 
     /// The partial files it opened are another download's to take from now on.

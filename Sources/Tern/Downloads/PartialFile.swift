@@ -36,7 +36,7 @@ enum PartialFile {
     /// The partial files the process's downloads have open, each with the download that writes
     /// it, until it closes the file (``closed(_:)``) or ends (``release(_:)``): a file deleted
     /// meanwhile gives its inode to the next one made, which another download may make.
-    private static let writers = Locked([Identity: ObjectIdentifier]())
+    static let writers = Locked([Identity: ObjectIdentifier]())
 
     /// Opens `file` for `download`; `creating` makes it anew, empty, when there is none (a link
     /// there is refused, not followed). Throws ``InUse`` when another download writes it, or

@@ -76,7 +76,7 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
         destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString)\(partialSuffix)")
     }
 
-    private static let partialSuffix = ".tern-partial"
+    static let partialSuffix = ".tern-partial"
 
     /// Whether `file` is a regular file (not a link to one) that this process's user owns, with
     /// no other name: a hard link to a file elsewhere would have the download write there.
