@@ -24,11 +24,34 @@ extension CurlExchange {
         return TransferMetrics(
             url: url, statusCode: head.isComplete ? head.status : nil,
             nameLookup: seconds(CurlInfo.nameLookupTime), connect: seconds(CurlInfo.connectTime), tlsHandshake: tls,
-            firstByte: seconds(CurlInfo.firstByteTime), total: ended ? seconds(CurlInfo.totalTime) : nil,
+            firstByte: answersFirstByte(libcurl: seconds(CurlInfo.firstByteTime), total: ended ? seconds(CurlInfo.totalTime) : nil),
+            total: ended ? seconds(CurlInfo.totalTime) : nil,
             bytesSent: upload.readBytes, bytesReceived: ended ? count(CurlInfo.downloadedBytes) : 0,
             reusedConnection: knowsConnections ? connections == 0 : nil,
             httpVersion: Self.httpVersionName(version)
         )
+    }
+
+    /// Notes that libcurl is handed the exchange (again, when it runs again): the origin of its times.
+    func noteHandedOver() {
+        owned.value.handedOver = DispatchTime.now().uptimeNanoseconds
+        owned.value.answerBegan = nil
+    }
+
+    /// Notes the answer's first line, once per run.
+    func noteAnswerBegan() {
+        if owned.value.answerBegan == nil { owned.value.answerBegan = DispatchTime.now().uptimeNanoseconds }
+    }
+
+    /// When the answer's first byte came. libcurl 7.88 starts that clock as a body from the read
+    /// callback starts going out, so a POST whose server took a second to answer said it answered
+    /// in microseconds; for such a request Tern's own note of the answer's first line is taken,
+    /// counted from when libcurl was handed the exchange (a little before libcurl's own origin,
+    /// hence kept within the total).
+    func answersFirstByte(libcurl: TimeInterval?, total: TimeInterval?) -> TimeInterval? {
+        guard upload.readBytes > 0, let began = owned.value.answerBegan else { return libcurl }
+        let own = TimeInterval(began &- owned.value.handedOver) / 1e9
+        return min(max(own, libcurl ?? 0), total ?? .infinity)
     }
 
     /// libcurl's `CURL_HTTP_VERSION_*` as a protocol's name.

@@ -13,6 +13,7 @@ extension CurlExchange {
     }
 
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Written {
+        noteAnswerBegan()
         if response.heldOverHeadEnd {
             response.heldOverHeadEnd = false
             return .taken

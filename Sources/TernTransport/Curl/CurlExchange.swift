@@ -64,6 +64,10 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
         var upload: CurlUpload
         var connection: ConnectionGuard
         var response: ResponseReading
+        /// When libcurl was last handed the exchange, and when its answer's first line came
+        /// after that (uptime nanoseconds): see ``CurlExchange/answersFirstByte(libcurl:total:)``.
+        var handedOver: UInt64 = 0
+        var answerBegan: UInt64?
     }
 
     var owned: LoopBound<Owned>

@@ -330,6 +330,7 @@ final class CurlLoop: @unchecked Sendable {   // unchecked: it holds libcurl's m
     /// Hands `exchange` to libcurl; one libcurl refuses ends at once.
     private func add(_ exchange: CurlExchange) {
         exchange.leftTheLine()
+        exchange.noteHandedOver()
         if curl.pointee.multi_add_handle(multi, exchange.easy) == 0 {
             byHandle[exchange.easy] = exchange
             // libcurl holds the line for HTTPS: past the cap, this one may wait in it, until a

@@ -37,6 +37,27 @@ import TernTesting
         #expect(second.metrics.last?.reusedConnection == true)
     }
 
+    /// libcurl 7.88 starts its first-byte clock as an upload's body starts: an answer that comes
+    /// well after the body must say so, for a POST as for a GET (the server waits; only a lower
+    /// bound is checked, which a loaded machine cannot break).
+    @Test func aBodysFirstByteIsTheAnswers() async throws {
+        let server = try RawServer { connection in
+            while connection.readRequest() != nil {
+                Thread.sleep(forTimeInterval: 1.5)
+                _ = connection.send(RawServer.Connection.response("ok"))
+            }
+        }
+        defer { server.stop() }
+        let response: Response = try await api().request(route: .post(server.baseURL + "/token"),
+                                                         parameters: FormParameters(["grant_type": "client_credentials"])).value
+        guard TestTransport.isCurl else { return }
+        let wire = try #require(response.metrics.last)
+        #expect(wire.bytesSent > 0)
+        let firstByte = try #require(wire.firstByte)
+        #expect(firstByte >= 1.0, "the answer came 1.5 s after the body, not at \(firstByte) s: \(wire)")
+        #expect(firstByte <= (wire.total ?? 0), "\(wire)")
+    }
+
     @Test func redirectsAndRetriesEachHaveTheirOwn() async throws {
         let served = Locked(0)
         let server = try RawServer { connection in
