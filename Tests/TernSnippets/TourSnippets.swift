@@ -274,3 +274,32 @@ extension ShopAPI {
                        options: RequestOptions(authenticates: false))   // a 401 here is a wrong password
     }
 }
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)   // Mutex
+final class ServiceToken: APIDelegate {
+    struct Grant: Decodable, Sendable {
+        let accessToken: String
+        enum CodingKeys: String, CodingKey { case accessToken = "access_token" }
+    }
+    private let token = Mutex<String?>(nil)
+    private let tokenURL: String, clientID: String, secret: String
+    init(tokenURL: String, clientID: String, secret: String) { (self.tokenURL, self.clientID, self.secret) = (tokenURL, clientID, secret) }
+
+    func api(_ api: AbstractAPI, needsRefreshBeforeSending request: URLRequest) -> Bool {
+        token.withLock { $0 == nil }                                  // no token yet: get one first
+    }
+
+    func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+        if let token = token.withLock({ $0 }) { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+    }
+
+    func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+        Promise { [self] in
+            let grant: Grant = try await api.request(
+                route: .post(tokenURL),
+                parameters: FormParameters(["grant_type": "client_credentials", "client_id": clientID, "client_secret": secret]),
+                options: RequestOptions(authenticates: false)).value
+            token.withLock { $0 = grant.accessToken }
+        }
+    }
+}
