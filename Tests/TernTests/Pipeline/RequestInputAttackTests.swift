@@ -6,8 +6,8 @@ import TernTesting
 /// What an app puts into a request from values it does not control (an ID in a route's path, a
 /// display name in a header, a body on any method, a server's `Location`), read as bytes by a
 /// raw server, over the transport under test: such a value never changes which request goes out
-/// (another host, another request line, an extra field or request), and never takes the API's
-/// credentials to a host the app did not name.
+/// (another host, another request line, an extra field or request), never drops a field the
+/// app set, and never takes the API's credentials to a host the app did not name.
 @Suite(.onTestThreads, .timeLimit(.minutes(2))) struct RequestInputAttackTests {
     /// A raw server that keeps every request it reads, as text, and answers each as `answer` says.
     final class Wire: Sendable {
@@ -93,6 +93,22 @@ import TernTesting
         let path = "/" + String(repeating: "a", count: 100_000)
         _ = try await (api.request(route: .get(path)) as Promise<Data>).value
         #expect(wire.requests.items.map { Self.lines(of: $0)[0] } == ["GET \(path) HTTP/1.1"])
+    }
+
+    // MARK: A header value from data
+
+    /// A display name that is blank (spaces, a tab) is a field with an empty value (RFC 9110
+    /// §5.5: the whitespace around a value is not part of it): the field goes out, empty, as
+    /// an empty value does. libcurl, under either transport, drops a field whose value is
+    /// blank, so a precondition (`If-Match`) or a marker the app set would silently vanish.
+    @Test(arguments: ["", " ", "\t", "   ", " \t "]) func aBlankValueIsSentAsAnEmptyField(_ value: String) async throws {
+        let wire = try Wire()
+        let api = Self.api(APIConfiguration(baseURL: wire.baseURL, timeout: 30, retryPolicy: .never))
+        _ = try await (api.request(route: .put("/x"), parameters: JSONParameters(["a": 1]),
+                                   options: RequestOptions(headers: ["If-Match": value, "X-Name": value])) as Promise<Data>).value
+        let request = try #require(wire.requests.items.first)
+        #expect(Self.fields("If-Match", in: request) == [""], "\(request.debugDescription)")
+        #expect(Self.fields("X-Name", in: request) == [""], "\(request.debugDescription)")
     }
 
     // MARK: A body on any method
