@@ -95,6 +95,30 @@ import TernTesting
         #expect(wire.requests.items.map { Self.lines(of: $0)[0] } == ["GET \(path) HTTP/1.1"])
     }
 
+    // MARK: An absolute URL from data
+
+    /// An absolute route in another scheme than HTTP's (a URL read from an answer, or typed):
+    /// the request fails as an invalid URL before any connection is made. Over URLSession,
+    /// FoundationNetworking opened an FTP session to the host and waited for its greeting;
+    /// libcurl refused it only once handed it, as an answer that "cannot be trusted".
+    @Test(arguments: [
+        "ftp://127.0.0.1:PORT/x", "FTP://127.0.0.1:PORT/x", "gopher://127.0.0.1:PORT/x", "dict://127.0.0.1:PORT/x", "telnet://127.0.0.1:PORT/x",
+        "ws://127.0.0.1:PORT/x", "tern://127.0.0.1:PORT/x", "httpx://127.0.0.1:PORT/x", "file://localhost/etc/hostname", "data://x/,hello",
+    ])
+    func aRouteInAnotherSchemeFailsBeforeAnyConnection(_ url: String) async throws {
+        let server = try RawServer { connection in _ = connection.readAvailable(for: 1) }
+        defer { server.stop() }
+        let api = Self.api(APIConfiguration(baseURL: "http://127.0.0.1:\(server.port)", timeout: 5, retryPolicy: .never))
+        let route = url.replacingOccurrences(of: "PORT", with: String(server.port))
+        let result = await (api.request(route: .get(route)) as Promise<Data>).result
+        guard case .failure(APIError.invalidRequest(let invalid)) = result, case .invalidURL(let named) = invalid.reason else {
+            Issue.record("\(route): \(result)")
+            return
+        }
+        #expect(named == route)
+        #expect(server.connections == 0)
+    }
+
     // MARK: A header value from data
 
     /// A display name that is blank (spaces, a tab) is a field with an empty value (RFC 9110
