@@ -233,7 +233,7 @@ extension URLSessionTransport {
     /// chunked, without a length: a ``SegmentStream`` holds it to the length it had.
     ///
     /// A request for a range that names no encodings asks for `identity`. On Linux an `Expect`
-    /// field is not sent.
+    /// field is not sent, and a blank value goes out empty.
     static func prepare(_ request: TransportRequest) throws -> (URLRequest, uploadFile: URL?) {
         var urlRequest = request.urlRequest
         if urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil, (urlRequest.allHTTPHeaderFields ?? [:]).asksForARange {
@@ -243,6 +243,10 @@ extension URLSessionTransport {
         // FoundationNetworking takes a `100 Continue` for the answer and fails the upload
         // (URLError -1011): the body goes at once, with no `Expect`, as over libcurl.
         if urlRequest.value(forHTTPHeaderField: "Expect") != nil { urlRequest.setValue(nil, forHTTPHeaderField: "Expect") }
+        // Its libcurl drops a field whose value is blank; an empty one it sends as such.
+        for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] where !value.isEmpty && value.isBlankFieldValue {
+            urlRequest.setValue("", forHTTPHeaderField: name)
+        }
         #endif
         switch request.body {
         case .inRequest:

@@ -10,7 +10,7 @@ import FoundationNetworking
 /// (its `Content-Type`), then the parameters' own headers. (The delegate comes after, in the
 /// next stage.)
 enum RequestBuilder {
-    /// `urlIsChecked` when the route's URL is known to have a scheme in lowercase and a host
+    /// `urlIsChecked` when the route's URL is known to have an HTTP scheme in lowercase and a host
     /// (``BaseURL``). `resolvedFields` are `acceptHeader` and `commonHeaders` as header fields,
     /// checked once already (``RequestContext/resolvedFields``): a request without parameters
     /// sends them as they are.
@@ -26,7 +26,8 @@ enum RequestBuilder {
         maximumBodySize: Int?,
         isCancelled: @escaping @Sendable () -> Bool
     ) throws -> (request: TransportRequest, temporaryFile: URL?) {
-        let checked = urlIsChecked ? route.url : AbsoluteURL.hasSchemeAndHost(route.url) ? AbsoluteURL.lowercasingScheme(route.url) : nil
+        let checked = urlIsChecked ? route.url
+            : AbsoluteURL.hasSchemeAndHost(route.url) && AbsoluteURL.hasHTTPScheme(route.url) ? AbsoluteURL.lowercasingScheme(route.url) : nil
         guard let checked, let url = URL(string: checked) else {
             throw APIError.invalidRequest(.init(reason: .invalidURL(route.url), method: route.method.rawValue))
         }

@@ -30,6 +30,18 @@ package enum AbsoluteURL {
         }
     }
 
+    /// Whether `string` starts with `http://` or `https://`, in any case: the only schemes Tern
+    /// sends. (libcurl is told no others, but FoundationNetworking speaks FTP: a route read from
+    /// data as `ftp://host` opened an FTP session there.)
+    package static func hasHTTPScheme(_ string: String) -> Bool {
+        string.withUTF8Bytes { bytes in
+            let http = "http".utf8
+            guard bytes.count > http.count, zip(bytes, http).allSatisfy({ $0 | 0x20 == $1 }) else { return false }
+            let rest = bytes[http.count...]
+            return rest.starts(with: "://".utf8) || (rest.first.map { $0 | 0x20 } == UInt8(ascii: "s") && rest.dropFirst().starts(with: "://".utf8))
+        }
+    }
+
     /// `string` with its scheme in lowercase (`HTTP://x` becomes `http://x`): schemes are
     /// case-insensitive (RFC 3986 §3.1), and libcurl takes any case where FoundationNetworking
     /// refuses all but lowercase. A string already in lowercase, or with no scheme, comes back as it is.

@@ -206,6 +206,13 @@ extension String {
     package var isHTTPToken: Bool {
         !isEmpty && withUTF8Bytes { bytes in bytes.allSatisfy(\.isHTTPTokenByte) }
     }
+
+    /// Whether this field value is empty once the spaces and tabs around it, which are no part
+    /// of it (RFC 9110 §5.5), are taken away. libcurl drops a field whose value is blank, where
+    /// the app meant one with an empty value: an `If-Match` so lost made an update unconditional.
+    package var isBlankFieldValue: Bool {
+        withUTF8Bytes { bytes in bytes.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") } }
+    }
 }
 
 private extension UInt8 {

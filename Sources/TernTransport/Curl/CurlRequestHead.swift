@@ -19,8 +19,8 @@ enum CurlRequestHead {
     }
 
     /// Calls `line` with each header field to send, as libcurl's list takes it: its name, the
-    /// separator, its value. "Name;" sends a field with an empty value; "Name:" removes
-    /// libcurl's own. Returns the request's own `Accept-Encoding`, if it named one: codings Tern
+    /// separator, its value. "Name;" sends a field with an empty (or blank) value; "Name:"
+    /// removes libcurl's own. Returns the request's own `Accept-Encoding`, if it named one: codings Tern
     /// cannot undo come as they are only when asked for there; without one, Tern asks for what
     /// it decodes (``ContentDecoder/accepted``), or for `identity` with a range.
     static func forEachField(of fields: [String: String], sendsBody: Bool,
@@ -36,7 +36,12 @@ enum CurlRequestHead {
                 if name.caseInsensitiveEquals("Expect") { continue }
                 if name.caseInsensitiveEquals("Content-Type") { namesAContentType = true }
             }
-            line(name, value.isEmpty ? (isOwnHeader(name) ? ":" : ";") : ": ", value)
+            // A blank value is an empty one: libcurl would drop "Name:  " without a word.
+            if value.isBlankFieldValue {
+                line(name, isOwnHeader(name) ? ":" : ";", "")
+            } else {
+                line(name, ": ", value)
+            }
         }
         if requestedEncodings == nil {
             line("Accept-Encoding", ": ", fields.asksForARange ? "identity" : ContentDecoder.accepted)

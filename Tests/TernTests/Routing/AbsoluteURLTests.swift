@@ -25,6 +25,16 @@ import Testing
         #expect(AbsoluteURL.hasSchemeAndHost(string) == hasHost)
     }
 
+    /// Only HTTP's schemes are sent, in any case.
+    @Test(arguments: [
+        ("http://x", true), ("https://x", true), ("HTTP://X", true), ("hTtPs://x", true), ("ftp://x", false), ("httpx://x", false),
+        ("https:x", false), ("http:/x", false), ("httpss://x", false), ("ws://x", false), ("file://localhost/etc", false),
+        ("http", false), ("https", false), ("", false), ("/http://x", false),
+    ])
+    func knowsHTTPsSchemes(string: String, isHTTP: Bool) {
+        #expect(AbsoluteURL.hasHTTPScheme(string) == isHTTP)
+    }
+
     @Test(arguments: [
         ("HTTP://X.io/A?Q#F", "http://X.io/A?Q#F"), ("Https://x", "https://x"), ("http://x", "http://x"),
         ("/Path://X", "/Path://X"), ("Products", "Products"), ("MAILTO:x", "MAILTO:x"), ("", ""),

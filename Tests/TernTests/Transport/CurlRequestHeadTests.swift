@@ -47,11 +47,14 @@ import Testing
 
     /// "Name:" removes libcurl's own field; "Name;" sends one with an empty value.
     @Test func libcurlsOwnFieldsForABodyAreTakenAwayAndEmptyOnesSent() {
-        let posted = Self.fields(["X-Empty": "", "User-Agent": ""], sendsBody: true)
+        let posted = Self.fields(["X-Empty": "", "User-Agent": "", "X-Blank": " \t ", "Accept": " "], sendsBody: true)
         #expect(posted.fields["Content-Type"] == Field(name: "Content-Type", separator: ":", value: ""))
         #expect(posted.fields["Expect"] == Field(name: "Expect", separator: ":", value: ""))
         #expect(posted.fields["User-Agent"] == Field(name: "User-Agent", separator: ":", value: ""))
         #expect(posted.fields["X-Empty"] == Field(name: "X-Empty", separator: ";", value: ""))
+        // A blank value is an empty one: "X-Blank:  " would be dropped by libcurl.
+        #expect(posted.fields["X-Blank"] == Field(name: "X-Blank", separator: ";", value: ""))
+        #expect(posted.fields["Accept"] == Field(name: "Accept", separator: ":", value: ""))
 
         let typed = Self.fields(["content-type": "application/json"], sendsBody: true)
         #expect(typed.fields["Content-Type"] == nil)
