@@ -53,4 +53,38 @@ import TernTesting
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: linked.path)) == precious.path)
         #expect(try Data(contentsOf: precious) == Data("the user's".utf8))
     }
+
+    #if os(Linux) && compiler(>=6.3)
+    /// A partial file another process's download holds (its record lock) is no leftover,
+    /// however long unwritten: it stays until that process lets it go. The other process is a
+    /// child (an exit test) that opens the file as a download does, and holds it until told.
+    @Test(.exitTest, .timeLimit(.minutes(3))) func aPartialFileAnotherProcessHoldsStaysUntilItIsLetGo() async throws {
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let destination = root.appendingPathComponent("release.tar")
+        let held = try plant(".release.tar.\(UUID().uuidString).tern-partial")
+        let (holding, letGo) = (root.appendingPathComponent("holding"), root.appendingPathComponent("let-go"))
+        async let child: Void = ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success) { [held = held.path as String, holding = holding.path as String, letGo = letGo.path as String] in
+                let marker = NSObject()
+                let (handle, _) = try PartialFile.open(URL(fileURLWithPath: held), creating: false, for: ObjectIdentifier(marker))
+                _ = FileManager.default.createFile(atPath: holding, contents: nil)
+                let deadline = Date(timeIntervalSinceNow: 60)
+                while !FileManager.default.fileExists(atPath: letGo), Date() < deadline { usleep(10_000) }
+                withExtendedLifetime((handle, marker)) {}
+            }
+        }
+        // The child may wait for its turn behind other exit tests.
+        let isHeld = await eventually(timeout: 150) { FileManager.default.fileExists(atPath: holding.path) }
+        if isHeld {
+            PartialFile.removeLeftovers(besides: destination)
+            #expect(FileManager.default.fileExists(atPath: held.path), "a file another process held was removed")
+        }
+        _ = FileManager.default.createFile(atPath: letGo.path, contents: nil)
+        await child
+        try #require(isHeld, "the child never held the file")
+        PartialFile.removeLeftovers(besides: destination)
+        #expect(!FileManager.default.fileExists(atPath: held.path), "a file nobody holds any more stayed")
+    }
+    #endif
 }
