@@ -21,26 +21,29 @@ extension CurlExchange {
         tern_curl_getinfo_long(curl, easy, CurlInfo.httpVersion, &version)
         let tls = url.scheme?.lowercased() == "https" ? seconds(CurlInfo.tlsHandshakeTime) : nil
         let head = response.head
+        let total = ended ? seconds(CurlInfo.totalTime) : nil
         return TransferMetrics(
             url: url, statusCode: head.isComplete ? head.status : nil,
             nameLookup: seconds(CurlInfo.nameLookupTime), connect: seconds(CurlInfo.connectTime), tlsHandshake: tls,
-            firstByte: answersFirstByte(libcurl: seconds(CurlInfo.firstByteTime), total: ended ? seconds(CurlInfo.totalTime) : nil),
-            total: ended ? seconds(CurlInfo.totalTime) : nil,
+            firstByte: answersFirstByte(libcurl: seconds(CurlInfo.firstByteTime), total: total),
+            total: total,
             bytesSent: upload.readBytes, bytesReceived: ended ? count(CurlInfo.downloadedBytes) : 0,
             reusedConnection: knowsConnections ? connections == 0 : nil,
             httpVersion: Self.httpVersionName(version)
         )
     }
 
-    /// Notes that libcurl is handed the exchange (again, when it runs again): the origin of its times.
+    /// Notes that libcurl is handed the exchange (again, when it runs again): the origin of its
+    /// times. Only a request with a body needs the note (see ``answersFirstByte(libcurl:total:)``).
     func noteHandedOver() {
+        guard upload.hasBody else { return }
         owned.value.handedOver = DispatchTime.now().uptimeNanoseconds
         owned.value.answerBegan = nil
     }
 
-    /// Notes the answer's first line, once per run.
+    /// Notes the answer's first line, once per run, for a request with a body.
     func noteAnswerBegan() {
-        if owned.value.answerBegan == nil { owned.value.answerBegan = DispatchTime.now().uptimeNanoseconds }
+        if upload.hasBody, owned.value.answerBegan == nil { owned.value.answerBegan = DispatchTime.now().uptimeNanoseconds }
     }
 
     /// When the answer's first byte came. libcurl 7.88 starts that clock as a body from the read

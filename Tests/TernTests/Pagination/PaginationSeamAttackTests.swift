@@ -27,11 +27,7 @@ import FoundationNetworking
     }
 
     /// The target of a request's line: `/path?query`.
-    static func target(of request: String) -> String {
-        let line = request.split(separator: "\r\n").first ?? ""
-        let parts = line.split(separator: " ")
-        return parts.count > 1 ? String(parts[1]) : ""
-    }
+    static func target(of request: String) -> String { KeepingServer.target(of: request) }
 
     /// The value of the field `name` a request carried, if it did.
     static func field(_ name: String, in request: String) -> String? {
@@ -45,28 +41,7 @@ import FoundationNetworking
     }
 
     /// A server that answers each request with what `answer` makes of it, and keeps every request.
-    final class Hostile: Sendable {
-        let requests = Recorder<String>()
-        private let server: RawServer
-
-        init(_ answer: @escaping @Sendable (_ request: String, _ port: Int) -> String) throws {
-            let requests = requests
-            let port = Locked(0)
-            server = try RawServer { connection in
-                while let request = connection.readRequest() {
-                    requests.append(request)
-                    guard connection.send(answer(request, port.withLock { $0 })) else { return }
-                }
-            }
-            port.withLock { $0 = server.port }
-        }
-
-        deinit { server.stop() }
-
-        var port: Int { server.port }
-        var baseURL: String { server.baseURL }
-        var targets: [String] { requests.items.map(PaginationSeamAttackTests.target(of:)) }
-    }
+    typealias Hostile = KeepingServer
 
     // MARK: Where a next link may lead
 

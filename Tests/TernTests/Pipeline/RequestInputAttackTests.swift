@@ -10,27 +10,7 @@ import TernTesting
 /// app set, and never takes the API's credentials to a host the app did not name.
 @Suite(.onTestThreads, .timeLimit(.minutes(2))) struct RequestInputAttackTests {
     /// A raw server that keeps every request it reads, as text, and answers each as `answer` says.
-    final class Wire: Sendable {
-        let requests = Recorder<String>()
-        private let server: RawServer
-
-        init(_ answer: @escaping @Sendable (_ request: String, _ port: Int) -> String = { _, _ in RawServer.Connection.response("{}") }) throws {
-            let requests = requests
-            let port = Locked(0)
-            server = try RawServer { connection in
-                while let request = connection.readRequest() {
-                    requests.append(request)
-                    guard connection.send(answer(request, port.withLock { $0 })) else { return }
-                }
-            }
-            port.withLock { $0 = server.port }
-        }
-
-        deinit { server.stop() }
-
-        var port: Int { server.port }
-        var baseURL: String { server.baseURL }
-    }
+    typealias Wire = KeepingServer
 
     static func api(_ configuration: APIConfiguration) -> AbstractAPI {
         AbstractAPI(configuration: configuration, transport: TestTransport.make(), responseQueue: .global())
