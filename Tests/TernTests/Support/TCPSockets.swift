@@ -22,14 +22,17 @@ enum TCPSockets {
         var description: String { "\(localPort)->\(remotePort) state \(state) unread \(unread) inode \(inode)" }
     }
 
-    /// The IPv4 TCP connections the kernel knows, of every process.
+    /// The IPv4 TCP connections the kernel knows, of every process, each socket once: the kernel
+    /// reads its table out in pieces, and a socket that moves meanwhile can be listed twice.
     static func connections() -> [Connection] {
         guard let text = read("/proc/net/tcp") else { return [] }
-        return text.split(separator: "\n").dropFirst().compactMap { line in
+        var seen = Set<Int>()
+        return text.split(separator: "\n").dropFirst().compactMap { line -> Connection? in
             let fields = line.split(separator: " ")
             // sl local remote st tx_queue:rx_queue tr:when retrnsmt uid timeout inode …
             guard fields.count > 9, let local = afterColon(fields[1]), let remote = afterColon(fields[2]),
                   let unread = afterColon(fields[4]), let inode = Int(fields[9]) else { return nil }
+            guard inode == 0 || seen.insert(inode).inserted else { return nil }
             return Connection(localPort: local, remotePort: remote, state: String(fields[3]), unread: unread, inode: inode)
         }
     }
