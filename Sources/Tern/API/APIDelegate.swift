@@ -38,7 +38,7 @@ import FoundationNetworking
 /// `RequestOptions(authenticates: false)`, so that it is neither signed nor held for the refresh
 /// it is part of. A request of an API of this delegate made in ``refreshCredentials(for:)``, or
 /// in a task it starts, is sent so even without it; one made later from a callback is not, and
-/// would wait for itself until the API's timeout.
+/// would wait for itself until the API's timeout, whose error then says so.
 ///
 /// Every method is called on a background queue, never the main queue. What the delegate sets
 /// is checked like every other header: a name or value HTTP forbids fails the request with

@@ -86,8 +86,13 @@ final class RefreshCoordinator: Sendable {
                     api.plugins.forEach { $0.observe(.didRefresh(result.map { _ in () }), api: api.apiContext) }
                 }
                 resolver.resolve(result.mapError { error in
-                    if case APIError.authentication = error { return error }
-                    return APIError.authentication(.refreshFailed(error))
+                    switch error {
+                    case APIError.authentication: return error
+                    case APIError.timeout(let over) where over.url == nil && over.interval == timeout:
+                        // The bound above: say what ran out of time, and the likeliest why.
+                        return APIError.authentication(.refreshFailed(APIError.timeout(.init(interval: timeout, waitedForRefresh: true))))
+                    default: return APIError.authentication(.refreshFailed(error))
+                    }
                 })
             }
             return promise

@@ -136,12 +136,12 @@ final class RequestExecution: Sendable {
     /// passed; `answered`, the attempt whose answer came too late, whose end plugins are owed
     /// (the machine no longer holds it on the wire).
     func timedOut(after interval: TimeInterval, answered: URLRequest? = nil) {
-        let (request, task) = machine.withLock { ($0.latestRequest, $0.task) }
+        let (request, task, awaitingCredentials) = machine.withLock { ($0.latestRequest, $0.task, $0.isAwaitingCredentials) }
         let method = request.map(Self.method(of:)) ?? route.method
         // Asked before the task is cancelled, which takes it out of the line.
         let waited = (task as? any ConnectionWaiting)?.isWaitingForConnection ?? false
         let timeout = APIError.timeout(.init(interval: interval, method: method.rawValue, url: request?.url ?? URL(string: route.url),
-                                             waitedForConnection: waited))
+                                             waitedForConnection: waited, waitedForRefresh: awaitingCredentials))
         if let answered { report(.failure(timeout), for: answered) }
         finish(.failed(timeout), stoppingOn: context.pipelineQueue)
     }

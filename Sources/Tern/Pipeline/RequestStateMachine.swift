@@ -285,6 +285,11 @@ struct RequestStateMachine {
         if case .finished = state { true } else { false }
     }
 
+    /// Whether the request waits for the delegate's refresh of its credentials.
+    var isAwaitingCredentials: Bool {
+        if case .awaitingCredentials = state { true } else { false }
+    }
+
     /// The transport's task for the attempt on the wire, if any.
     var task: (any TransportTask)? {
         inFlight?.task

@@ -252,18 +252,30 @@ extension APIError {
         /// over `CurlTransport`, and over `URLSessionTransport` for plain `http`; over `https`
         /// URLSession holds the line itself, and there this is `false`.
         public let waitedForConnection: Bool
+        /// Whether the request was waiting for its API delegate's `refreshCredentials(for:)` to
+        /// finish, or (with no URL) the refresh itself ran out of time: a refresh that never
+        /// ended, or one waiting for a request it made itself.
+        package let waitedForRefresh: Bool
 
         /// Creates the timeout; leave `method` and `url` out for a promise's.
-        package init(interval: TimeInterval, method: String? = nil, url: URL? = nil, waitedForConnection: Bool = false) {
+        package init(interval: TimeInterval, method: String? = nil, url: URL? = nil, waitedForConnection: Bool = false,
+                     waitedForRefresh: Bool = false) {
             self.interval = interval
             self.method = method
             self.url = url
             self.waitedForConnection = waitedForConnection
+            self.waitedForRefresh = waitedForRefresh
         }
 
         /// What went wrong, in words.
         public var description: String {
             let subject = url == nil ? "The promise" : describe(method, url)
+            if waitedForRefresh {
+                let advice = "A request the refresh makes from a callback waits for the refresh itself: make it with "
+                    + "RequestOptions(authenticates: false)."
+                guard url != nil else { return "refreshCredentials(for:) did not finish within \(interval) s, the API's timeout. " + advice }
+                return "\(subject) timed out after \(interval) s waiting for its API delegate's refreshCredentials(for:) to finish. " + advice
+            }
             guard waitedForConnection else { return "\(subject) timed out after \(interval) s." }
             return "\(subject) timed out after \(interval) s waiting for a connection: "
                 + "every connection the transport allows to its host was in use."

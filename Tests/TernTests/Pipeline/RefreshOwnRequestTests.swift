@@ -100,4 +100,51 @@ import FoundationNetworking
         #expect(server.tokens.contains("other"), "\(server.tokens)")
         #expect(server.refreshCount == 1)
     }
+
+    /// Asks for its token from a callback, where the refresh is no longer known, without
+    /// `authenticates: false`; keeps how that request ended.
+    final class CallbackAsker: APIDelegate {
+        let tokenResults = Recorder<Result<TokenReply, any Error>>()
+
+        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+            request.setValue("Bearer t0", forHTTPHeaderField: "Authorization")
+        }
+        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+            let first: Promise<Void> = Promise(in: .global()) {}
+            let tokenResults = tokenResults
+            return first.then(in: .global()) { _ -> Promise<TokenReply> in
+                let reply: Promise<TokenReply> = api.request(route: .post("/token"))
+                reply.onResult(in: .global()) { tokenResults.append($0) }
+                return reply
+            }.map(in: .global()) { _ in }
+        }
+    }
+
+    /// Such a refresh's request still waits for the refresh, until the API's timeout: then the
+    /// error says what the request was waiting for, and what to do.
+    @Test func aRequestHeldForTheRefreshSaysSoWhenItTimesOut() async throws {
+        let server = try AuthServer()
+        let api = AuthAPI(server, configuration: APIConfiguration(timeout: 2, retryPolicy: .never))
+        let asker = CallbackAsker()
+        api.delegate = asker
+        let result = await api.secure(0).result
+        #expect(await eventually(timeout: 10) { asker.tokenResults.items.count == 1 })
+        let token = try #require(asker.tokenResults.items.first)
+        // Whichever ran out of time first (the refresh, bounded by the API's timeout, or the
+        // request), each error says what it waited for, and what to do.
+        for (name, result) in [("the token request", token.map { _ in () }), ("the request", result.map { _ in () })] {
+            let timeout: APIError.Timeout
+            switch result {
+            case .failure(APIError.timeout(let over)), .failure(APIError.authentication(.refreshFailed(APIError.timeout(let over)))):
+                timeout = over
+            default:
+                Issue.record("\(name): expected a timeout, got \(result)")
+                continue
+            }
+            #expect(timeout.description.contains("refreshCredentials(for:)"), "\(name): \(timeout)")
+            #expect(timeout.description.contains("RequestOptions(authenticates: false)"), "\(name): \(timeout)")
+            #expect(!timeout.waitedForConnection)
+        }
+        #expect(server.refreshCount == 0)
+    }
 }
