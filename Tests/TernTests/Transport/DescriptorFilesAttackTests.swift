@@ -97,7 +97,11 @@ import TernTesting
                                       responseQueue: .global())
                 let kinds = { () -> (sockets: Int, others: [String]) in
                     let open = (try? manager.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+                    // A file this process got from the parent (one a parallel test had open as the
+                    // child was started) and the parent removed meanwhile is named "… (deleted)"
+                    // after: the same file, open all along.
                     let links = open.map { (try? manager.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "" }
+                        .map { $0.hasSuffix(" (deleted)") ? String($0.dropLast(" (deleted)".count)) : $0 }
                     return (links.count { $0.hasPrefix("socket:") }, links.filter { !$0.hasPrefix("socket:") }.sorted())
                 }
                 func run(_ kind: Character, _ index: Int) async -> String {
