@@ -25,6 +25,28 @@ package enum OwnFiles {
         return -1
     }
 
+    /// Creates the file at `path`, which must not exist (`O_EXCL`, never through a link), of
+    /// `mode` from its first byte (`nil`: the process's default, as `umask` narrows it), and
+    /// writes `data` to it, to the disk itself if `synchronized`: the new file a write renames
+    /// over the old one. One that fails leaves nothing. Foundation's atomic write makes its
+    /// file readable by all, as the default mode is, and puts it in place so.
+    package static func create(_ path: String, with data: Data, mode: mode_t?, synchronized: Bool = false) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode == nil ? 0o666 : 0o600)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        do {
+            // A mode wider than the owner's (a recording its team reads) is given before any
+            // byte is; `umask` cannot narrow it, as it narrows what `open` asks for.
+            if let mode, fchmod(descriptor, mode) != 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            try handle.write(contentsOf: data)
+            if synchronized { try handle.synchronize() }
+            try handle.close()
+        } catch {
+            _ = unlink(path)
+            throw error
+        }
+    }
+
     /// Whether `error`, or one it wraps, says a file could not be opened for want of a
     /// descriptor (`EMFILE`, `ENFILE`): a request then waits for one to be freed, as it does
     /// for a socket.

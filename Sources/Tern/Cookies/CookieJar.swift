@@ -199,20 +199,14 @@ public final class CookieJar: Sendable {
     /// was made (for the user alone) with its lock (``DirectoryLock``), if it was missing.
     private static func write(_ data: Data, to file: URL) -> Written {
         let temporary = JarTemporaryFile.url(for: file)
-        let descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return Written(failure: NSError(domain: NSPOSIXErrorDomain, code: Int(errno))) }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        var failure: (any Error)?
         do {
-            try handle.write(contentsOf: data)
-            try handle.synchronize()
+            try OwnFiles.create(temporary.path, with: data, mode: 0o600, synchronized: true)
         } catch {
-            failure = error
+            return Written(failure: error)
         }
-        try? handle.close()
-        guard failure == nil, rename(temporary.path, file.path) == 0 else {
-            try? FileManager.default.removeItem(at: temporary)
-            return failure.map(Written.init(failure:)) ?? .failed
+        guard rename(temporary.path, file.path) == 0 else {
+            _ = unlink(temporary.path)
+            return .failed
         }
         return .written
     }

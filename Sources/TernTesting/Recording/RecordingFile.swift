@@ -160,12 +160,7 @@ final class RecordingFile: Sendable {
             // the link's place (a fixture linked to a recording kept elsewhere).
             let target = Self.target(url)
             try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-            // An atomic write puts a new file in place, of the process's default mode: the one
-            // the owner gave the file (narrowed to them, say) is given back.
-            var before = stat()
-            let kept = stat(target.path, &before) == 0 ? before.st_mode & 0o7777 : nil
-            try file.write(to: target, options: .atomic)
-            if let kept { _ = chmod(target.path, kept) }
+            try Self.replace(target, with: file)
             state.stamp = Stamp(url)
         } catch {
             // A write short of a descriptor is tried again with the next exchange, the
@@ -173,6 +168,21 @@ final class RecordingFile: Sendable {
             // kept, it failed every exchange after it.
             if !OwnFiles.lackedADescriptor(error) { state = written }
             throw error
+        }
+    }
+
+    /// Puts `data` in place of `target`'s bytes, whole or not at all: a new file beside it,
+    /// renamed over it, of the mode the owner gave the file (narrowed to them, say) from its
+    /// first byte, so that a recording's answers are never readable by more than the file was.
+    private static func replace(_ target: URL, with data: Data) throws {
+        var before = stat()
+        let kept = stat(target.path, &before) == 0 ? before.st_mode & 0o7777 : nil
+        let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
+        try OwnFiles.create(temporary.path, with: data, mode: kept)
+        guard rename(temporary.path, target.path) == 0 else {
+            let failure = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            _ = unlink(temporary.path)
+            throw failure
         }
     }
 

@@ -120,14 +120,7 @@ enum CacheFile {
     static func writeTemporary(_ data: Data, beside destination: URL) throws -> URL {
         let temporary = destination.deletingLastPathComponent()
             .appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).tmp")
-        let descriptor = OwnFiles.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        do {
-            try FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).write(contentsOf: data)
-        } catch {
-            removeFile(temporary)
-            throw error
-        }
+        try OwnFiles.create(temporary.path, with: data, mode: 0o600)
         return temporary
     }
 
