@@ -75,6 +75,12 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
     init(_ request: TransportRequest, receiver: any TransportReceiver, curl: UnsafePointer<TernCurl>, handles: CurlHandles,
          loop: CurlLoop, trusting certificates: URL?) throws {
         guard let url = request.urlRequest.url else { throw URLError(.badURL) }
+        // libcurl takes no longer string (CURL_MAX_INPUT_LENGTH); past it the handle had no
+        // URL at all, and the request failed as "No URL set".
+        let length = url.absoluteString.utf8.count
+        guard length <= 8_000_000 else {
+            throw URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "The URL is \(length) bytes long; libcurl sends one of at most 8,000,000."])
+        }
         // The body first: making its stream can fail, and nothing is to be freed yet then.
         let upload = try CurlUpload(request)
         method = request.urlRequest.httpMethod ?? "GET"

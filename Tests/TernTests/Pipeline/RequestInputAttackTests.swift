@@ -75,6 +75,20 @@ import TernTesting
         #expect(wire.requests.items.map { Self.lines(of: $0)[0] } == ["GET \(path) HTTP/1.1"])
     }
 
+    /// A path longer than libcurl sends fails before any connection, saying so: libcurl had
+    /// refused the URL unread, and the request failed as "No URL set".
+    @Test func aPathLongerThanTheTransportSendsFailsSayingSo() async throws {
+        let wire = try Wire()
+        let api = Self.api(APIConfiguration(baseURL: wire.baseURL, timeout: 30, retryPolicy: .never))
+        let path = "/" + String(repeating: "a", count: 8_000_000)
+        let error = await #expect(throws: APIError.self) { try await (api.request(route: .get(path)) as Promise<Data>).value }
+        #expect(wire.requests.items.isEmpty)
+        if TestTransport.isCurl {
+            let message = error.map { "\($0)" } ?? ""
+            #expect(message.contains(" bytes long; libcurl sends one of at most 8,000,000"), "\(message)")
+        }
+    }
+
     // MARK: An absolute URL from data
 
     /// An absolute route in another scheme than HTTP's (a URL read from an answer, or typed):
