@@ -256,15 +256,19 @@ extension APIError {
         /// finish, or (with no URL) the refresh itself ran out of time: a refresh that never
         /// ended, or one waiting for a request it made itself.
         package let waitedForRefresh: Bool
+        /// Whether a promise's `wait()` held the main queue (or the main thread, which drains
+        /// it) while it waited, which a step of the promise's chain on the main queue needs.
+        package let heldTheMainQueue: Bool
 
         /// Creates the timeout; leave `method` and `url` out for a promise's.
         package init(interval: TimeInterval, method: String? = nil, url: URL? = nil, waitedForConnection: Bool = false,
-                     waitedForRefresh: Bool = false) {
+                     waitedForRefresh: Bool = false, heldTheMainQueue: Bool = false) {
             self.interval = interval
             self.method = method
             self.url = url
             self.waitedForConnection = waitedForConnection
             self.waitedForRefresh = waitedForRefresh
+            self.heldTheMainQueue = heldTheMainQueue
         }
 
         /// What went wrong, in words.
@@ -275,6 +279,11 @@ extension APIError {
                     + "RequestOptions(authenticates: false)."
                 guard url != nil else { return "refreshCredentials(for:) did not finish within \(interval) s, the API's timeout. " + advice }
                 return "\(subject) timed out after \(interval) s waiting for its API delegate's refreshCredentials(for:) to finish. " + advice
+            }
+            if heldTheMainQueue {
+                return "The promise did not settle within \(interval) s of wait(), which held the main queue all that time: "
+                    + "a step of its chain on the main queue (an API's default responseQueue, a then or map in: .main) "
+                    + "runs only once wait() returns. Await the promise's value, or call wait() off the main queue."
             }
             guard waitedForConnection else { return "\(subject) timed out after \(interval) s." }
             return "\(subject) timed out after \(interval) s waiting for a connection: "

@@ -3,6 +3,7 @@ import Testing
 @testable import Tern
 @testable import TernCore
 @testable import TernTransport
+import TernTesting
 import Foundation
 
 /// Where callbacks run.
@@ -19,6 +20,22 @@ import Foundation
             .value
         #expect(value == 2)
         #expect(seen.items == [owner.label, owner.label, owner.label])
+    }
+
+    /// `wait()` on the main actor, for a chain with a step on the main queue: the step waits
+    /// for `wait()` to return, so the promise cannot settle in time, and the timeout says why
+    /// and what to do (it said only "The promise timed out after 1.0 s.").
+    @Test @MainActor func waitingOnTheMainActorForAStepOnTheMainQueueSaysWhyItTimedOut() async throws {
+        let promise = Promise(value: 1, in: .global()).map(in: .main) { $0 + 1 }
+        let error = #expect(throws: APIError.self) { try promise.wait(timeout: 1) }
+        let message = error.map { "\($0)" } ?? ""
+        #expect(message.contains("wait(), which held the main queue") && message.contains("call wait() off the main queue"), "\(message)")
+        #expect(try await promise.value == 2)   // the step ran once wait() returned
+        // Off the main queue, a timeout says nothing of it.
+        let (pending, resolver) = Promise<Int>.pending(in: .global())
+        let elsewhere = await Task.onTestThreads { #expect(throws: APIError.self) { try pending.wait(timeout: 0.1) } }.value
+        #expect(elsewhere.map { "\($0)" } == "The promise timed out after 0.1 s.")
+        resolver.fulfill(0)
     }
 
     @Test func aQueueGivenPerCallbackWins() async throws {
