@@ -245,7 +245,7 @@ extension ShopAPI {
 
 struct Tokens: Decodable, Sendable { let access: String; let refresh: String }
 
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)   // Mutex; before those, a lock of your own
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)   // Mutex; before those, see TokenBox below
 final class TokenStore: APIDelegate {
     private let tokens: Mutex<Tokens>
     private let tokenURL: String
@@ -301,5 +301,17 @@ final class ServiceToken: APIDelegate {
                 options: RequestOptions(authenticates: false)).value
             token.withLock { $0 = grant.accessToken }
         }
+    }
+}
+
+final class TokenBox: @unchecked Sendable {   // `tokens` is touched under `lock` alone
+    private let lock = NSLock()
+    private var tokens: Tokens
+    init(_ tokens: Tokens) { self.tokens = tokens }
+
+    func withLock<Result>(_ body: (inout Tokens) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&tokens)
     }
 }

@@ -46,6 +46,22 @@ import TernTesting
         withExtendedLifetime((store, tokens)) {}
     }
 
+    /// The article's box for systems without `Mutex`: what one task writes under its lock,
+    /// every other reads whole (a thousand writers and readers at once, under TSan in CI).
+    @Test func theTokenBoxKeepsItsTokensWhole() async {
+        let box = TokenBox(Tokens(access: "a-0", refresh: "r-0"))
+        await withTaskGroup(of: Void.self) { group in
+            for index in 1...1000 {
+                group.addTask {
+                    box.withLock { $0 = Tokens(access: "a-\(index)", refresh: "r-\(index)") }
+                    let read = box.withLock { $0 }
+                    #expect(read.access.dropFirst(2) == read.refresh.dropFirst(2))
+                }
+            }
+        }
+        #expect(box.withLock { $0.access } != "a-0")
+    }
+
     @Test func theTestingSnippetRuns() async throws {
         let (products, unreachable) = try await Tour.testing()
         #expect(products.map(\.name) == ["tern"])
