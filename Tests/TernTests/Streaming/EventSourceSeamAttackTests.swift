@@ -324,7 +324,10 @@ import FoundationNetworking
         var events: [String] = []
         for try await event in Self.api(timeout: 2).events(route: .get(server.baseURL + "/changes")) { events.append(event.data) }
         #expect(events == ["a", "b"])
-        #expect(server.lastEventIDs() == [nil, "1", "2"])
+        // The last connection's 204 ends the source; under a loaded run its attempt may time out
+        // and go again, with the same last ID (seen once over URLSession in CI).
+        let ids = server.lastEventIDs()
+        #expect(Array(ids.prefix(3)) == [nil, "1", "2"] && ids.dropFirst(3).allSatisfy { $0 == "2" }, "\(ids)")
     }
 
     // MARK: An HTTP cache
