@@ -9,7 +9,7 @@ import Testing
 import TernTesting
 
 /// The idle timeout where it meets downloads to a file, over the test's transport:
-/// - a large body that trickles in, a piece every quarter of the idle timeout, goes on to a
+/// - a large body that trickles in, a piece every eighth of the idle timeout, goes on to a
 ///   whole file, fetched once;
 /// - a download stalled mid-body is retried from the bytes it wrote (`Range`, `If-Range`), and
 ///   the file comes whole, each byte fetched once but the one asked again;
@@ -74,20 +74,21 @@ import TernTesting
         }
     }
 
-    /// 48 KiB in 12 pieces, one every fifth of the idle timeout (more than two idle timeouts in
-    /// all): the download goes on, is fetched once, and its file is whole. An idle timeout of a
-    /// second, so that a loaded machine's late wakeups fit in its margin.
+    /// 48 KiB in 16 pieces, one every eighth of the idle timeout (two idle timeouts in all): the
+    /// download goes on, is fetched once, and its file is whole. An idle timeout of two seconds,
+    /// so that a loaded machine's late wakeups (a thread-sanitized URLSession's among them) fit in
+    /// its margin.
     @Test func aTricklingDownloadIsNotIdle() async throws {
-        let idle = 1.0
+        let idle = 2.0
         let whole = Self.body(48 << 10)
-        let piece = 4 << 10
+        let piece = 3 << 10
         let count = Seam.Counter()
         let server = try RawServer { connection in
             while connection.readRequest() != nil {
                 _ = count.next()
                 guard connection.send("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: \(whole.count)\r\n\r\n") else { return }
                 for start in stride(from: 0, to: whole.count, by: piece) {
-                    connection.pause(Int(idle * 200))
+                    connection.pause(Int(idle * 125))
                     guard connection.send(Array(whole[start..<start + piece])) else { return }
                 }
             }
