@@ -89,9 +89,10 @@ enum Tour {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
-    static func authentication(shop: ShopAPI) -> TokenStore {
-        // TokenStore and Tokens are your code: the Authentication article's delegate, to copy.
-        let tokens = TokenStore(Tokens(access: "a-1", refresh: "r-1"), tokenURL: "https://shop.example/oauth/token")
+    static func authentication(shop: ShopAPI) async throws -> TokenStore {
+        // TokenStore, Tokens and logIn are your code: the Authentication article's, to copy.
+        let tokens = TokenStore(try await shop.logIn(user: "ada", password: "s3cret").value,
+                                tokenURL: "https://shop.example/oauth/token")
         shop.client.delegate = tokens                                // held by the client
         return tokens
     }

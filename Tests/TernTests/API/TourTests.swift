@@ -19,16 +19,24 @@ import TernTesting
         #expect(try await Tour.transports().isEmpty)
     }
 
+    /// The article's flow against a loopback shop: logging in goes unsigned and hands its tokens to
+    /// the store; a refused request refreshes them once and goes again signed; with the delegate
+    /// gone, requests go unsigned.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
-    @Test func theTokenStoreSignsAndRefreshesAgainstATokenServer() async throws {
-        // The documents' store, with a loopback token server in place of shop.example.
+    @Test func theTokenStoreLogsInSignsAndRefreshesAgainstATokenServer() async throws {
+        let signatures = Recorder<String>()
         let server = try LoopbackServer { request in
+            let form = String(decoding: request.body, as: UTF8.self)
+            signatures.append("\(request.path) \(request.headers["Authorization"] ?? "unsigned")")
             switch request.path {
+            case "/login":
+                return form == "password=s3cret&user=ada" || form == "user=ada&password=s3cret"
+                    ? .json(#"{"access": "a-1", "refresh": "r-1"}"#) : ServerResponse(status: 401)
             case "/oauth/token":
-                let form = String(decoding: request.body, as: UTF8.self)
                 return form.contains("refresh_token=r-1") ? .json(#"{"access": "a-2", "refresh": "r-2"}"#) : ServerResponse(status: 400)
             default:
-                return request.headers["Authorization"] == "Bearer a-2" ? .json(#"[]"#) : ServerResponse(status: 401)
+                let signature = request.headers["Authorization"]
+                return signature == nil || signature == "Bearer a-2" ? .json(#"[]"#) : ServerResponse(status: 401)
             }
         }
         defer { server.stop() }
@@ -38,12 +46,18 @@ import TernTesting
         unserviced.suspend()
         defer { unserviced.resume() }
         let shop = Tour.ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL), responseQueue: unserviced))
-        let tokens = Tour.authentication(shop: shop)
-        let store = TokenStore(Tokens(access: "a-1", refresh: "r-1"), tokenURL: server.baseURL + "/oauth/token")
+        let loggedIn = try await Tour.authentication(shop: shop)
+        #expect(loggedIn.current.access == "a-1" && shop.client.delegate === loggedIn)
+        // The article's store refreshes at shop.example; this one at the loopback shop.
+        let store = TokenStore(loggedIn.current, tokenURL: server.baseURL + "/oauth/token")
         shop.client.delegate = store
         #expect(try await shop.products(page: 1).value.isEmpty)
         #expect(store.current.access == "a-2")
-        withExtendedLifetime((store, tokens)) {}
+        shop.client.delegate = nil
+        #expect(try await shop.products(page: 1).value.isEmpty)
+        #expect(signatures.items == [
+            "/login unsigned", "/products Bearer a-1", "/oauth/token unsigned", "/products Bearer a-2", "/products unsigned",
+        ])
     }
 
     /// The article's box for systems without `Mutex`: what one task writes under its lock,
