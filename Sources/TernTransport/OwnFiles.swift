@@ -47,6 +47,46 @@ package enum OwnFiles {
         }
     }
 
+    /// Where a new file for `target` is written before it is renamed over it: beside it, as
+    /// `.<name>.<UUID>.tmp`, a name no user's file has.
+    package static func temporary(beside target: URL) -> URL {
+        target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
+    }
+
+    /// Whether `fileName` is one ``temporary(beside:)`` gave for a file named `targetName`.
+    package static func isTemporary(_ fileName: String, of targetName: String) -> Bool {
+        fileName.hasPrefix("." + targetName + ".") && fileName.hasSuffix(".tmp")
+            && UUID(uuidString: String(fileName.dropFirst(targetName.count + 2).dropLast(4))) != nil
+    }
+
+    /// How long after its last change a temporary file is taken as left by a crash, not as a
+    /// write still going on in another process.
+    package static let abandonedAfter: TimeInterval = 3600
+
+    /// Whether the file at `path` is a regular file of this process's user, unchanged for
+    /// ``abandonedAfter``: a temporary file a crash left, to be removed.
+    package static func isAbandoned(_ path: String, now: Date = Date()) -> Bool {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid() else { return false }
+        #if canImport(Darwin)
+        let changed = Double(status.st_mtimespec.tv_sec)
+        #else
+        let changed = Double(status.st_mtim.tv_sec)
+        #endif
+        return now.timeIntervalSince1970 - changed > abandonedAfter
+    }
+
+    /// Removes what crashes left of earlier writes of `target`: its temporary files (and nothing
+    /// else of the folder it is in) that are ``isAbandoned(_:now:)``.
+    package static func removeAbandonedTemporaries(of target: URL) {
+        let directory = target.deletingLastPathComponent()
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where isTemporary(name, of: target.lastPathComponent) {
+            let path = directory.appendingPathComponent(name).path
+            if isAbandoned(path) { _ = unlink(path) }
+        }
+    }
+
     /// Whether `error`, or one it wraps, says a file could not be opened for want of a
     /// descriptor (`EMFILE`, `ENFILE`): a request then waits for one to be freed, as it does
     /// for a socket.

@@ -93,6 +93,8 @@ final class RecordingFile: Sendable {
                 throw NotARecording(file: url, reason: error)
             }
             let file = RecordingFile(url: url, entries: fresh ? [] : entries, stamp: stamp)
+            // A run that crashed while it wrote the file left its new file beside it.
+            OwnFiles.removeAbandonedTemporaries(of: target(url))
             files = files.filter { $0.value.file != nil }
             files[path] = Weak(file: file)
             return file
@@ -177,7 +179,7 @@ final class RecordingFile: Sendable {
     private static func replace(_ target: URL, with data: Data) throws {
         var before = stat()
         let kept = stat(target.path, &before) == 0 ? before.st_mode & 0o7777 : nil
-        let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
+        let temporary = OwnFiles.temporary(beside: target)
         try OwnFiles.create(temporary.path, with: data, mode: kept)
         guard rename(temporary.path, target.path) == 0 else {
             let failure = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)

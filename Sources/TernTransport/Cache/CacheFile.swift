@@ -118,8 +118,7 @@ enum CacheFile {
     /// returns it, to be renamed into place. A write that fails (a full disk, no descriptor
     /// outside those Tern leaves to the process) leaves nothing.
     static func writeTemporary(_ data: Data, beside destination: URL) throws -> URL {
-        let temporary = destination.deletingLastPathComponent()
-            .appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).tmp")
+        let temporary = OwnFiles.temporary(beside: destination)
         try OwnFiles.create(temporary.path, with: data, mode: 0o600)
         return temporary
     }
@@ -141,17 +140,12 @@ enum CacheFile {
             return .response(name: String(fileName.dropLast(suffix.utf8.count)))
         }
         // Exactly as `writeTemporary` names one: a user's `.<hash>.terncache.backup` is not.
-        let temporary = fileName.dropFirst(17)
-        if fileName.hasPrefix("."), isHash(fileName.dropFirst().prefix(16)), temporary.hasPrefix(suffix + "."), temporary.hasSuffix(".tmp"),
-           UUID(uuidString: String(temporary.dropFirst(suffix.utf8.count + 1).dropLast(4))) != nil {
+        let hash = fileName.dropFirst().prefix(16)
+        if isHash(hash), OwnFiles.isTemporary(fileName, of: String(hash) + suffix) {
             return .temporary
         }
         return nil
     }
-
-    /// How long after its last change a temporary file is taken as left by a crash, not as a
-    /// write still going on in another cache on the same directory.
-    static let abandonedAfter: TimeInterval = 3600
 
     private static func append(_ value: UInt64, to data: inout Data) {
         withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }

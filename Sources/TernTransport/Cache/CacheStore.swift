@@ -72,7 +72,7 @@ struct CacheStore {
             switch CacheFile.kind(ofName: file.lastPathComponent) {
             case .response(let name) where CacheFile.isOwn(file):
                 found.append((name, values.fileSize ?? 0, date))
-            case .temporary where now.timeIntervalSince(date) > CacheFile.abandonedAfter && CacheFile.isOwn(file):
+            case .temporary where now.timeIntervalSince(date) > OwnFiles.abandonedAfter && CacheFile.isOwn(file):
                 CacheFile.removeFile(file)
             case .response, .temporary, nil:
                 continue

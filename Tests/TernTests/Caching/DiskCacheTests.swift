@@ -79,7 +79,7 @@ import FoundationNetworking
         // Named as the cache names its writes in progress.
         let leftover = try CacheFile.writeTemporary(Data("half".utf8), beside: directory.appendingPathComponent("0123456789abcdef.terncache"))
         // Old enough that no other cache on the directory can still be writing it.
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-2 * CacheFile.abandonedAfter)], ofItemAtPath: leftover.path)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-2 * OwnFiles.abandonedAfter)], ofItemAtPath: leftover.path)
         _ = try HTTPCache(directory: directory, clock: clock)
         #expect(!FileManager.default.fileExists(atPath: leftover.path))
     }

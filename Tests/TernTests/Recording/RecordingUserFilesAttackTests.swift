@@ -173,4 +173,39 @@ import TernTesting
         _ = try await product(transport, "/products/2")
         #expect(try urls(in: file) == [baseURL + "/products/1", baseURL + "/products/2"])
     }
+
+    /// A run that crashed while it wrote the recording left its new file beside it
+    /// (`.session.har.<UUID>.tmp`, a copy of the recording's answers): the next run that opens
+    /// the recording removes it, once it is an hour old, and nothing else there: not a newer one
+    /// (another process writing now), not a crash's of another recording, not a user's file or
+    /// folder named alike. (They were never removed: a fixtures folder filled with copies.)
+    @Test func whatACrashLeftOfAWriteIsRemovedByTheNextRun() async throws {
+        let file = scratchRecording()
+        let folder = file.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let hourAgo = Date().addingTimeInterval(-2 * 3600)
+        func plant(_ name: String, changed: Date, folder isFolder: Bool = false) throws {
+            let path = folder.appendingPathComponent(name).path
+            if isFolder {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            } else {
+                #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"half\": ".utf8)))
+            }
+            try FileManager.default.setAttributes([.modificationDate: changed], ofItemAtPath: path)
+        }
+        let crashed = ".session.har.\(UUID().uuidString).tmp"
+        let kept = [".session.har.\(UUID().uuidString).tmp", ".other.har.\(UUID().uuidString).tmp",
+                    ".session.har.backup.tmp", ".session.har.\(UUID().uuidString).tmp.keep", ".session.har.\(UUID().uuidString).tmp"]
+        try plant(crashed, changed: hourAgo)
+        try plant(kept[0], changed: Date())
+        try plant(kept[1], changed: hourAgo)
+        try plant(kept[2], changed: hourAgo)
+        try plant(kept[3], changed: hourAgo)
+        try plant(kept[4], changed: hourAgo, folder: true)
+        _ = try await product(RecordingTransport(file: file, mode: .record, upstream: stubs()), "/first")
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(left == (kept + ["session.har"]).sorted())
+        #expect(try urls(in: file) == ["\(baseURL)/first"])
+    }
 }
