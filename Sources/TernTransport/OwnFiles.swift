@@ -63,27 +63,22 @@ package enum OwnFiles {
     /// write still going on in another process.
     package static let abandonedAfter: TimeInterval = 3600
 
-    /// Whether the file at `path` is a regular file of this process's user, unchanged for
-    /// ``abandonedAfter``: a temporary file a crash left, to be removed.
-    package static func isAbandoned(_ path: String, now: Date = Date()) -> Bool {
-        var status = stat()
-        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid() else { return false }
-        #if canImport(Darwin)
-        let changed = Double(status.st_mtimespec.tv_sec)
-        #else
-        let changed = Double(status.st_mtim.tv_sec)
-        #endif
-        return now.timeIntervalSince1970 - changed > abandonedAfter
-    }
-
-    /// Removes what crashes left of earlier writes of `target`: its temporary files (and nothing
-    /// else of the folder it is in) that are ``isAbandoned(_:now:)``.
-    package static func removeAbandonedTemporaries(of target: URL) {
+    /// Removes what crashes left of earlier writes of `target`: its temporary files unchanged
+    /// for `age`, and nothing else of the folder it is in. Only regular files of this process's
+    /// user go; a link named as one is left where it is.
+    package static func removeAbandonedTemporaries(of target: URL, after age: TimeInterval = abandonedAfter) {
         let directory = target.deletingLastPathComponent()
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in names where isTemporary(name, of: target.lastPathComponent) {
             let path = directory.appendingPathComponent(name).path
-            if isAbandoned(path) { _ = unlink(path) }
+            var status = stat()
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid() else { continue }
+            #if canImport(Darwin)
+            let changed = TimeInterval(status.st_mtimespec.tv_sec)
+            #else
+            let changed = TimeInterval(status.st_mtim.tv_sec)
+            #endif
+            if Date().timeIntervalSince1970 - changed > age { _ = unlink(path) }
         }
     }
 

@@ -180,7 +180,8 @@ public final class CookieJar: Sendable {
             let folder = DirectoryLock(file.deletingLastPathComponent())
             defer { folder?.unlock() }
             if folder != nil, versions.withLock({ versions in defer { versions.sweptLeftovers = true }; return !versions.sweptLeftovers }) {
-                JarTemporaryFile.removeLeftovers(of: file)
+                // Those a minute old: one that gave up waiting for the lock writes without it.
+                OwnFiles.removeAbandonedTemporaries(of: file, after: 60)
             }
             let merged = merge.withLock { $0.merged(holds: lasting, onDisk: Self.saved(in: file) ?? [], now: Date()) }
             guard let data = try? JSONEncoder().encode(merged) else { return }
@@ -198,7 +199,7 @@ public final class CookieJar: Sendable {
     /// (cookies are credentials): into a new file beside it, then renamed over it. Its directory
     /// was made (for the user alone) with its lock (``DirectoryLock``), if it was missing.
     private static func write(_ data: Data, to file: URL) -> Written {
-        let temporary = JarTemporaryFile.url(for: file)
+        let temporary = OwnFiles.temporary(beside: file)
         do {
             try OwnFiles.create(temporary.path, with: data, mode: 0o600, synchronized: true)
         } catch {

@@ -67,14 +67,14 @@ import TernTesting
     @Test func theTemporaryFileOfAWriteCutShortIsRemovedAndNothingElse() throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let cutShort = directory.appendingPathComponent(".cookies.json.\(UUID().uuidString)")
+        let cutShort = directory.appendingPathComponent(".cookies.json.\(UUID().uuidString).tmp")
         try #require(FileManager.default.createFile(atPath: cutShort.path, contents: Data(#"[{"name":"session","val"#.utf8),
                                                     attributes: [.posixPermissions: 0o600, .modificationDate: Date(timeIntervalSinceNow: -120)]))
         // Made a moment ago: the write of another jar that gave up waiting for the folder's lock.
-        let underWay = directory.appendingPathComponent(".cookies.json.\(UUID().uuidString)")
+        let underWay = directory.appendingPathComponent(".cookies.json.\(UUID().uuidString).tmp")
         try #require(FileManager.default.createFile(atPath: underWay.path, contents: Data("[]".utf8), attributes: [.posixPermissions: 0o600]))
         // The user's: a note named like the jar's, a link named like a temporary file, another jar's temporary file.
-        let kept = [".cookies.json.notes", ".cookies.json.\(UUID().uuidString)", ".other.json.\(UUID().uuidString)", "target"]
+        let kept = [".cookies.json.notes.tmp", ".cookies.json.\(UUID().uuidString).tmp", ".other.json.\(UUID().uuidString).tmp", "target"]
         try Data("mine".utf8).write(to: directory.appendingPathComponent(kept[0]))
         try Data("mine".utf8).write(to: directory.appendingPathComponent(kept[3]))
         try Data("mine".utf8).write(to: directory.appendingPathComponent(kept[2]))
