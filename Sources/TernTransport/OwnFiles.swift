@@ -47,6 +47,18 @@ package enum OwnFiles {
         }
     }
 
+    /// Puts `data` in place of `target`'s bytes, whole or not at all: a new file beside it
+    /// (``temporary(beside:)``), made by ``create(_:with:mode:synchronized:)``, renamed over it.
+    package static func replace(_ target: URL, with data: Data, mode: mode_t?, synchronized: Bool = false) throws {
+        let temporary = temporary(beside: target)
+        try create(temporary.path, with: data, mode: mode, synchronized: synchronized)
+        guard rename(temporary.path, target.path) == 0 else {
+            let failure = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            _ = unlink(temporary.path)
+            throw failure
+        }
+    }
+
     /// Where a new file for `target` is written before it is renamed over it: beside it, as
     /// `.<name>.<UUID>.tmp`, a name no user's file has.
     package static func temporary(beside target: URL) -> URL {

@@ -199,17 +199,12 @@ public final class CookieJar: Sendable {
     /// (cookies are credentials): into a new file beside it, then renamed over it. Its directory
     /// was made (for the user alone) with its lock (``DirectoryLock``), if it was missing.
     private static func write(_ data: Data, to file: URL) -> Written {
-        let temporary = OwnFiles.temporary(beside: file)
         do {
-            try OwnFiles.create(temporary.path, with: data, mode: 0o600, synchronized: true)
+            try OwnFiles.replace(file, with: data, mode: 0o600, synchronized: true)
+            return .written
         } catch {
             return Written(failure: error)
         }
-        guard rename(temporary.path, file.path) == 0 else {
-            _ = unlink(temporary.path)
-            return .failed
-        }
-        return .written
     }
 
     /// What a write of the file did.

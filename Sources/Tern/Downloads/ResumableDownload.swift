@@ -108,6 +108,6 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
 
     /// Writes the record of this download beside its destination.
     func record() throws {
-        try JSONEncoder().encode(self).write(to: Self.recordFile(for: destination), options: .atomic)
+        try OwnFiles.replace(Self.recordFile(for: destination), with: JSONEncoder().encode(self), mode: nil)
     }
 }

@@ -179,13 +179,7 @@ final class RecordingFile: Sendable {
     private static func replace(_ target: URL, with data: Data) throws {
         var before = stat()
         let kept = stat(target.path, &before) == 0 ? before.st_mode & 0o7777 : nil
-        let temporary = OwnFiles.temporary(beside: target)
-        try OwnFiles.create(temporary.path, with: data, mode: kept)
-        guard rename(temporary.path, target.path) == 0 else {
-            let failure = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-            _ = unlink(temporary.path)
-            throw failure
-        }
+        try OwnFiles.replace(target, with: data, mode: kept)
     }
 
     /// The largest entry kept encoded: a larger one (a body of megabytes) is encoded again at
