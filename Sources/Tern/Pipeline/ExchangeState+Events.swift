@@ -43,8 +43,10 @@ extension ExchangeState {
 
     /// Takes `head` as the head of the body collected here, bound for `target`: `.kept` with the
     /// body's progress so far, or `.stop` when the exchange stops at its head (a restart, or a
-    /// declared length over `limit`, or over `fileLimit` for the file). Never `.stream`.
-    mutating func accept(_ head: ResponseHead, into target: DownloadFile.Target, limit: Int?, fileLimit: Int?) -> Taken {
+    /// declared length over `limit`, or over `fileLimit` for the file). Never `.stream`. The
+    /// length a response that has no body states (to a `HEAD`, or a `1xx`, `204` or `304`: RFC
+    /// 9110, §6.4.1) is that of a body it does not carry: it is no body coming, to be limited.
+    mutating func accept(_ head: ResponseHead, into target: DownloadFile.Target, limit: Int?, fileLimit: Int?, bodyless: Bool = false) -> Taken {
         self.head = head
         switch target {
         case .restart:
@@ -61,7 +63,7 @@ extension ExchangeState {
             }
         case .memory:
             // Only an unencoded length says how large the body will be: the limit counts decompressed bytes.
-            let declared = head.headers["Content-Encoding"] == nil ? head.contentLength ?? -1 : -1
+            let declared = head.headers["Content-Encoding"] == nil && !bodyless ? head.contentLength ?? -1 : -1
             expectedLength = declared >= 0 ? declared : nil
             if let limit, declared > limit {
                 stopped = BodyLimitExceeded(limit: limit, receivedBytes: 0, declaredLength: Int(declared), statusCode: head.statusCode)
