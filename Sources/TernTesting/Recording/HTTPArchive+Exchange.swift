@@ -77,13 +77,18 @@ extension HTTPArchive.Entry {
         let failure = error.map { URLError(URLError.Code(rawValue: $0) ?? .unknown) }
         if response.status == 0 { return .failure(failure ?? URLError(.unknown)) }
         var headers = HTTPHeaders()
+        // A response that has no body (to a HEAD, a 204, a 304) states the length of one it does
+        // not carry, which is what a HEAD asks for: replayed as recorded, with no body, as a
+        // transport hands it over. (Set by the stub, it was the empty body's, 0.)
+        let bodyless = request.method.uppercased() == "HEAD" || [204, 304].contains(response.status)
         // An exchange cut short keeps its length, which tells the pipeline it was (FoundationNetworking
         // names no cause).
-        let unreplayed = failure == nil ? Self.unreplayed : Self.unreplayed.subtracting(["content-length"])
+        let unreplayed = failure == nil && !bodyless ? Self.unreplayed : Self.unreplayed.subtracting(["content-length"])
         for field in response.headers ?? [] where !field.name.hasPrefix(":") && !unreplayed.contains(field.name.lowercased()) {
             // A repeated field (Set-Cookie) keeps its values, joined as URLSession joins them.
             headers[field.name] = headers[field.name].map { $0 + ", " + field.value } ?? field.value
         }
+        if bodyless { return StubAnswer(outcome: .streamed(status: response.status, headers: headers, pieces: []), endsWith: failure) }
         let body = HTTPArchive.bytes(response.content?.text, encoding: response.content?.encoding)
         let chunks = (clock != nil || open == true) ? chunks ?? [] : []
         guard !chunks.isEmpty || open == true || failure != nil else {
