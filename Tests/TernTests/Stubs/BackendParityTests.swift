@@ -156,3 +156,18 @@ import FoundationNetworking
         #expect(tokens.current.items == ["fresh"])
     }
 }
+
+extension BackendParityTests {
+    /// A `HEAD` answered by a handler that gives every request its body (as a server's `GET`
+    /// handler does): no body reaches the app, and the length stated is the body's, from a real
+    /// server and from stubs alike. Before, the stub handed the `HEAD` the whole body.
+    @Test(arguments: Backend.allCases)
+    func aHeadGetsTheLengthOfTheBodyAndNotTheBody(backend: Backend) async throws {
+        let body = #"{"name": "tern", "price": 3}"#
+        let served = try Served(backend) { _ in .json(body) }
+        defer { withExtendedLifetime(served) {} }   // the server lives to the end
+        let head: Response = try await served.api.request(route: .head("/products/1")).value
+        #expect(head.statusCode == 200 && head.body.isEmpty, "\(String(decoding: head.body, as: UTF8.self))")
+        #expect(head.headers["Content-Length"] == String(body.utf8.count))
+    }
+}
