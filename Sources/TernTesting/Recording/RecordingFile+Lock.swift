@@ -7,7 +7,8 @@ extension RecordingFile {
     /// left in the user's fixtures folder but the recording, and a lock file in the temporary
     /// folder would not be the same file to processes whose temporary folders differ. The file
     /// is replaced at each write (written whole, then renamed into place), so a lock held on a
-    /// file since replaced is let go, and taken on the one there now. A file not there yet is made
+    /// file since replaced is let go, and taken on the one there now, however many times another
+    /// recorder's writes replace it first. A file not there yet is made
     /// empty to be locked (an empty file is an empty recording), and removed again when `body`
     /// throws and it is still empty. Where the file cannot be opened (a directory there, a folder
     /// not there or not readable, no descriptor left) `body` runs without a lock, and its write
@@ -17,13 +18,23 @@ extension RecordingFile {
         let path = target.path
         try? FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
         var descriptor: Int32 = -1, created = false
-        for _ in 0..<100 {
+        // Only a try that found the file not replaced meanwhile counts (a file system whose
+        // descriptors and paths never agree, without stable inodes): a file replaced while this
+        // waited is another recorder's write, and waiting one's turn behind it costs no try.
+        // Counted, a recorder that lost that race 100 times wrote without the lock, and dropped
+        // what the other added, or the other's next write dropped its exchange.
+        var tries = 0
+        while tries < 100 {
             created = false
+            let opened = fileID(at: path)
             descriptor = OwnFiles.open(path, O_RDONLY | O_CLOEXEC)
             if descriptor < 0, errno == ENOENT {
                 descriptor = OwnFiles.open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
                 created = descriptor >= 0
-                if descriptor < 0, errno == EEXIST { continue }
+                if descriptor < 0, errno == EEXIST {
+                    tries += 1
+                    continue
+                }
             }
             guard descriptor >= 0 else { break }
             var result: Int32
@@ -37,6 +48,7 @@ extension RecordingFile {
             if isFile(descriptor, at: path) { break }
             _ = close(descriptor)   // replaced while this waited: the lock is on the new file
             descriptor = -1
+            if opened == nil || fileID(at: path) == opened { tries += 1 }
         }
         defer { if descriptor >= 0 { _ = close(descriptor) } }   // closing lets go of the lock
         do {
@@ -46,6 +58,12 @@ extension RecordingFile {
             if created, descriptor >= 0, isFile(descriptor, at: path), fstat(descriptor, &held) == 0, held.st_size == 0 { _ = unlink(path) }
             throw error
         }
+    }
+
+    /// The device and inode of the file at `path` now; `nil` when there is none.
+    private static func fileID(at path: String) -> [UInt64]? {
+        var there = stat()
+        return stat(path, &there) == 0 ? [UInt64(there.st_dev), UInt64(there.st_ino)] : nil
     }
 
     /// Whether `descriptor` is open on the file at `path` now.
