@@ -8,7 +8,8 @@ struct MatchKey: Sendable {
     /// `scheme://host[:port]`, in lower case, the scheme's own port left out, and a loopback
     /// host's (`127.0.0.1`, `::1`, `localhost`): a test's server takes another at each run.
     let origin: String
-    /// The path, percent-decoded; `/` when empty.
+    /// The path, percent-decoded but for an encoded slash (and the `%` of a decoded one); `/`
+    /// when empty.
     let path: String
     let query: [HTTPArchive.Field]
 
@@ -23,9 +24,19 @@ struct MatchKey: Sendable {
             origin += ":\(port)"
         }
         self.origin = origin
-        let path = components?.path ?? ""
+        let path = Self.decoded(components?.percentEncodedPath ?? "")
         self.path = path.isEmpty ? "/" : path
         query = (components?.queryItems ?? []).map { HTTPArchive.Field(name: $0.name, value: $0.value ?? "") }
+    }
+
+    /// `path` percent-decoded, but for `%2F`: a slash in a name (`/files/a%2Fb`, the file `a/b`)
+    /// is another resource than a slash between names (`/files/a/b`), and decoded alike, each
+    /// answered the other's request. A `%` decoded is written `%25` again, so that no decoded
+    /// `%2F` passes for an encoded slash.
+    static func decoded(_ path: String) -> String {
+        path.replacingOccurrences(of: "%2f", with: "%2F").components(separatedBy: "%2F")
+            .map { ($0.removingPercentEncoding ?? $0).replacingOccurrences(of: "%", with: "%25") }
+            .joined(separator: "%2F")
     }
 
     /// What entries are looked up by.
