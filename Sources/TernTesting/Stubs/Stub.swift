@@ -83,11 +83,14 @@ public struct Stub: Sendable {
         return text
     }
 
-    /// The segments of `request`'s path, percent-decoded: what ``mismatch(with:segments:)``
-    /// matches the pattern against, split once for all the stubs.
+    /// The segments of `request`'s path, each percent-decoded: what ``mismatch(with:segments:)``
+    /// matches the pattern against, split once for all the stubs. Split before they are
+    /// decoded: an encoded slash (`/files/a%2Fb`, the file `a/b`) is part of one segment, as a
+    /// server routes it, not two.
     static func segments(of request: RecordedRequest) -> [Substring] {
-        let path = request.path
-        return (path.removingPercentEncoding ?? path).split(separator: "/", omittingEmptySubsequences: true)
+        request.path.split(separator: "/", omittingEmptySubsequences: true).map { segment in
+            segment.removingPercentEncoding.map { Substring($0) } ?? segment
+        }
     }
 
     /// Why `request`, whose path has `segments`, does not match, or `nil` when it does.
