@@ -92,3 +92,11 @@ public final class ResponseHead: Sendable {
         headers["Content-Length"].flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
     }
 }
+
+extension ResponseHead {
+    /// Whether an answer of `statusCode` to a request of `method` has no body, whatever length
+    /// it states (RFC 9110, §6.4.1): it answers a `HEAD`, or is a `1xx`, `204` or `304`.
+    package static func hasNoBody(statusCode: Int, method: String?) -> Bool {
+        method?.uppercased() == "HEAD" || (100..<200).contains(statusCode) || statusCode == 204 || statusCode == 304
+    }
+}

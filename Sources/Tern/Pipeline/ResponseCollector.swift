@@ -143,7 +143,7 @@ final class ResponseCollector: EarlierExchangeReceiver {
             }
         }
         // A HEAD's answer, a 1xx, 204 or 304 carries no body, whatever length it states.
-        let bodyless = sent.request.httpMethod?.uppercased() == "HEAD" || (100..<200).contains(head.statusCode) || [204, 304].contains(head.statusCode)
+        let bodyless = ResponseHead.hasNoBody(statusCode: head.statusCode, method: sent.request.httpMethod)
         guard case .kept(let started) = exchange({ [limit] in $0.accept(head, into: target, limit: limit, fileLimit: file?.maximumSize, bodyless: bodyless) })
         else { return .stop }
         if let started { progress.report(started) }

@@ -80,7 +80,7 @@ extension HTTPArchive.Entry {
         // A response that has no body (to a HEAD, a 204, a 304) states the length of one it does
         // not carry, which is what a HEAD asks for: replayed as recorded, with no body, as a
         // transport hands it over. (Set by the stub, it was the empty body's, 0.)
-        let bodyless = request.method.uppercased() == "HEAD" || [204, 304].contains(response.status)
+        let bodyless = ResponseHead.hasNoBody(statusCode: response.status, method: request.method)
         // An exchange cut short keeps its length, which tells the pipeline it was (FoundationNetworking
         // names no cause).
         let unreplayed = failure == nil && !bodyless ? Self.unreplayed : Self.unreplayed.subtracting(["content-length"])

@@ -228,7 +228,7 @@ final class Exchange: TransportTask {
             case .response(let status, var headers, var body):
                 // A HEAD's answer, a 204 or a 304 has no body, as over the wire, whatever the stub
                 // gives; a HEAD's length is that of the body a GET gets, unless the stub states one.
-                let bodyless = Self.hasNoBody(status: status, for: request)
+                let bodyless = ResponseHead.hasNoBody(statusCode: status, method: request.urlRequest.httpMethod)
                 if !bodyless || headers["Content-Length"] == nil { headers["Content-Length"] = String(body.count) }
                 if bodyless { body = Data() }
                 guard let url = request.urlRequest.url,
@@ -245,16 +245,10 @@ final class Exchange: TransportTask {
                       let head = ResponseHead(url: url, statusCode: status, httpVersion: "HTTP/1.1", headers: headers) else {
                     return complete(with: URLError(.badServerResponse))
                 }
-                send(head, then: Self.hasNoBody(status: status, for: request) ? [] : pieces[...], clock: clock, staysOpen: answer.staysOpen,
-                     endsWith: answer.endsWith)
+                let bodyless = ResponseHead.hasNoBody(statusCode: status, method: request.urlRequest.httpMethod)
+                send(head, then: bodyless ? [] : pieces[...], clock: clock, staysOpen: answer.staysOpen, endsWith: answer.endsWith)
             }
         }
-    }
-
-    /// Whether an answer with `status` to `request` has no body (RFC 9110, §6.4.1): it answers a
-    /// `HEAD`, or is a `204` or a `304`.
-    private static func hasNoBody(status: Int, for request: TransportRequest) -> Bool {
-        request.urlRequest.httpMethod?.uppercased() == "HEAD" || status == 204 || status == 304
     }
 
     /// Sends the head, then the body once the receiver goes on: one that judges the head on

@@ -86,8 +86,7 @@ struct ConnectionGuard {
     /// no check could tell it from that request's answer. Such a connection is closed, not
     /// reused.
     static func declaresABodyThatCannotCome(_ response: ResponseHead, method: String) -> Bool {
-        guard method == "HEAD" || response.statusCode == 204 || response.statusCode == 304,
-              response.httpVersion?.hasPrefix("HTTP/1") == true else { return false }
+        guard ResponseHead.hasNoBody(statusCode: response.statusCode, method: method), response.httpVersion?.hasPrefix("HTTP/1") == true else { return false }
         let length = response.headers["Content-Length"].map { $0.trimmingCharacters(in: .whitespaces) }
         return response.headers["Transfer-Encoding"] != nil || (length != nil && length != "0")
     }
