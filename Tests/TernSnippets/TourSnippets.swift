@@ -244,7 +244,10 @@ extension ShopAPI {
 
 // MARK: Authentication (at file scope, as the article writes it)
 
-struct Tokens: Decodable, Sendable { let access: String; let refresh: String }
+struct Tokens: Decodable, Sendable {
+    let access: String, refresh: String
+    enum CodingKeys: String, CodingKey { case access = "access_token", refresh = "refresh_token" }   // OAuth's names
+}
 
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)   // Mutex; before those, see TokenBox below
 final class TokenStore: APIDelegate {

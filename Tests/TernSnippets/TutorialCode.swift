@@ -54,6 +54,7 @@ enum TutorialSignedService {
     struct Credentials: Decodable, Sendable {
         let access: String
         let refresh: String
+        enum CodingKeys: String, CodingKey { case access = "access_token", refresh = "refresh_token" }   // OAuth's names
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
@@ -138,7 +139,7 @@ enum TutorialSignedService {
 
         @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
         @Test func anExpiredTokenIsRefreshedOnceForEveryWaitingRequest() async throws {
-            stubs.add(Stub(.post, "/api/oauth/token", answers: .json(#"{"access": "fresh", "refresh": "r-2"}"#)))
+            stubs.add(Stub(.post, "/api/oauth/token", answers: .json(#"{"access_token": "fresh", "refresh_token": "r-2"}"#)))
             stubs.add(Stub(.get, "/api/notes") { request in
                 request.headers["Authorization"] == "Bearer fresh" ? .json("[]") : .status(401)
             })

@@ -31,9 +31,9 @@ import TernTesting
             switch request.path {
             case "/login":
                 return form == "password=s3cret&user=ada" || form == "user=ada&password=s3cret"
-                    ? .json(#"{"access": "a-1", "refresh": "r-1"}"#) : ServerResponse(status: 401)
+                    ? .json(#"{"access_token": "a-1", "refresh_token": "r-1"}"#) : ServerResponse(status: 401)
             case "/oauth/token":
-                return form.contains("refresh_token=r-1") ? .json(#"{"access": "a-2", "refresh": "r-2"}"#) : ServerResponse(status: 400)
+                return form.contains("refresh_token=r-1") ? .json(#"{"access_token": "a-2", "refresh_token": "r-2"}"#) : ServerResponse(status: 400)
             default:
                 let signature = request.headers["Authorization"]
                 return signature == nil || signature == "Bearer a-2" ? .json(#"[]"#) : ServerResponse(status: 401)
@@ -58,6 +58,22 @@ import TernTesting
         #expect(signatures.items == [
             "/login unsigned", "/products Bearer a-1", "/oauth/token unsigned", "/products Bearer a-2", "/products unsigned",
         ])
+    }
+
+    /// The article's `Tokens` reads OAuth's names, so a recording of the log-in keeps neither
+    /// token (a trial of the docs found both in the file when the fields were `access`, `refresh`).
+    @Test func aRecordedLogInKeepsNeitherToken() async throws {
+        let server = try LoopbackServer { _ in .json(#"{"access_token": "a-secret-1", "refresh_token": "r-secret-1"}"#) }
+        defer { server.stop() }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-tour-\(UUID().uuidString).har")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let tape = try RecordingTransport(file: file, mode: .record)
+        let shop = Tour.ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL), transport: tape, responseQueue: .global()))
+        let tokens = try await shop.logIn(user: "ada", password: "s3cret").value
+        #expect(tokens.access == "a-secret-1" && tokens.refresh == "r-secret-1")
+        let written = try String(contentsOf: file, encoding: .utf8)
+        #expect(!written.contains("a-secret-1") && !written.contains("r-secret-1") && !written.contains("s3cret"), "\(written)")
+        #expect(written.contains("/login"))
     }
 
     /// The article's box for systems without `Mutex`: what one task writes under its lock,

@@ -8,6 +8,7 @@ import Tern
 struct Credentials: Decodable, Sendable {
     let access: String
     let refresh: String
+    enum CodingKeys: String, CodingKey { case access = "access_token", refresh = "refresh_token" }   // OAuth's names
 }
 
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
