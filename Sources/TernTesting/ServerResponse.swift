@@ -53,20 +53,22 @@ public struct ServerResponse: Sendable {
         self.behavior = behavior
     }
 
-    /// A JSON response with the given text as its body, which need not be valid JSON.
-    public static func json(_ text: String, status: Int = 200) -> ServerResponse {
-        ServerResponse(status: status, headers: ["Content-Type": "application/json"], body: Data(text.utf8))
+    /// A JSON response with the given text as its body, which need not be valid JSON, and
+    /// `headers` besides its `Content-Type` (a `Cache-Control` or an `ETag`, say), as a stub's.
+    public static func json(_ text: String, status: Int = 200, headers: HTTPHeaders = [:]) -> ServerResponse {
+        ServerResponse(status: status, headers: StubAnswer.typed("application/json", headers), body: Data(text.utf8))
     }
 
-    /// A JSON response with `value` encoded as its body.
-    public static func json(_ value: some Encodable, status: Int = 200, encoder: JSONEncoder = JSONEncoder()) -> ServerResponse {
+    /// A JSON response with `value` encoded as its body, and `headers` besides its `Content-Type`.
+    public static func json(_ value: some Encodable, status: Int = 200, headers: HTTPHeaders = [:],
+                            encoder: JSONEncoder = JSONEncoder()) -> ServerResponse {
         let body = (try? encoder.encode(value)) ?? Data()
-        return ServerResponse(status: status, headers: ["Content-Type": "application/json"], body: body)
+        return ServerResponse(status: status, headers: StubAnswer.typed("application/json", headers), body: body)
     }
 
-    /// A plain-text response.
-    public static func text(_ text: String, status: Int = 200) -> ServerResponse {
-        ServerResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Data(text.utf8))
+    /// A plain-text response, with `headers` besides its `Content-Type`.
+    public static func text(_ text: String, status: Int = 200, headers: HTTPHeaders = [:]) -> ServerResponse {
+        ServerResponse(status: status, headers: StubAnswer.typed("text/plain; charset=utf-8", headers), body: Data(text.utf8))
     }
 
     /// A file served as a server with range support serves it (RFC 9110, section 14): a 206 with

@@ -57,7 +57,7 @@ public struct StubAnswer: Sendable {
     }
 
     /// `headers`, with `contentType` unless they name their own.
-    private static func typed(_ contentType: String, _ headers: HTTPHeaders) -> HTTPHeaders {
+    static func typed(_ contentType: String, _ headers: HTTPHeaders) -> HTTPHeaders {
         var typed: HTTPHeaders = ["Content-Type": contentType]
         typed.merge(headers)
         return typed

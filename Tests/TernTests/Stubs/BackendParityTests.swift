@@ -170,4 +170,20 @@ extension BackendParityTests {
         #expect(head.statusCode == 200 && head.body.isEmpty, "\(String(decoding: head.body, as: UTF8.self))")
         #expect(head.headers["Content-Length"] == String(body.utf8.count))
     }
+
+    /// A loopback server's answer takes headers as a stub's does (`.json(_:headers:)`, `.text`),
+    /// and they arrive, its `Content-Type` kept unless they name their own.
+    @Test(arguments: Backend.allCases)
+    func anAnswersHeadersArriveFromEitherBackend(backend: Backend) async throws {
+        let served = try Served(backend) { request in
+            request.path.hasSuffix("/json") ? .json(#"{"name": "tern", "price": 3}"#, headers: ["Cache-Control": "max-age=60", "ETag": "\"v1\""])
+                : .text("tern", headers: ["Content-Type": "text/markdown"])
+        }
+        defer { withExtendedLifetime(served) {} }
+        let json: Response = try await served.api.request(route: .get("/products/json")).value
+        #expect(json.headers["Cache-Control"] == "max-age=60" && json.headers["ETag"] == "\"v1\"")
+        #expect(json.headers["Content-Type"] == "application/json")
+        let text: Response = try await served.api.request(route: .get("/products/text")).value
+        #expect(text.headers["Content-Type"] == "text/markdown" && String(decoding: text.body, as: UTF8.self) == "tern")
+    }
 }
