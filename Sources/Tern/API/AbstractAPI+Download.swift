@@ -27,7 +27,8 @@ extension AbstractAPI {
     /// - Parameters:
     ///   - route: The method and URL, such as `.get("/exports/2026.zip")`.
     ///   - parameters: Query items or a body, as for any request.
-    ///   - destination: Where the file goes, in a directory that exists.
+    ///   - destination: Where the file goes, in a directory that exists: one that does not
+    ///     fails the download with ``APIError/FileFailure/Reason/writeFailed`` before it is sent.
     ///   - replacing: Whether a file already at `destination` is replaced; if not, the download
     ///     fails with ``APIError/FileFailure/Reason/destinationExists`` before it starts.
     ///   - maximumSize: The largest file accepted. A larger one, announced or as it arrives,
@@ -51,6 +52,9 @@ extension AbstractAPI {
         guard replacing || !FileManager.default.fileExists(atPath: destination.path) else {
             return Promise(error: APIError.fileFailed(.init(reason: .destinationExists, destination: destination)),
                            in: options.responseQueue ?? responseQueue)
+        }
+        if let missing = MissingFolder.check(destination) {
+            return Promise(error: missing, in: options.responseQueue ?? responseQueue)   // not sent: its answer would have nowhere to go
         }
         let file = DownloadFile(destination: destination, replacing: replacing, maximumSize: maximumSize, resumingFrom: resume)
         return perform(route: route, parameters: parameters, options: options, sink: .file(file),

@@ -351,17 +351,24 @@ import FoundationNetworking
         #expect(fixture.files == ["file.bin"])
     }
 
-    @Test func aDestinationInNoDirectoryFailsWithATypedError() async throws {
+    /// A destination in a folder that is not there, or is a file: the download fails typed before
+    /// it is sent (it was sent, its answer read, and it failed naming a partial file), saying
+    /// which folder to create; no folder is made.
+    @Test(arguments: ["missing/file.bin", "missing/deeper/file.bin", "a-file/file.bin"])
+    func aDestinationInNoDirectoryFailsBeforeItIsSentSayingSo(path: String) async throws {
         let fixture = try Fixture()
         let api = fixture.api
-        let nowhere = fixture.directory.appendingPathComponent("missing/file.bin")
+        try Data("mine".utf8).write(to: fixture.directory.appendingPathComponent("a-file"))
+        let nowhere = fixture.directory.appendingPathComponent(path)
         let error = await apiError(of: api.download(route: api.get(endpoint: "/download?bytes=1000"), to: nowhere))
         guard case .fileFailed(let failure)? = error else {
             Issue.record("expected fileFailed, got \(String(describing: error))")
             return
         }
         #expect(failure.reason == .writeFailed)
-        #expect(fixture.files == [])
+        #expect("\(failure)".contains("its folder \(nowhere.deletingLastPathComponent().path) does not exist; create it first"), "\(failure)")
+        #expect(fixture.received.items.isEmpty)
+        #expect(fixture.files == ["a-file"])
     }
 
     /// Downloads cancelled at every stage: each settles once, and what is left on disk is the
