@@ -4,7 +4,6 @@ import FoundationNetworking
 
 #if os(Linux)
 import Foundation
-import Synchronization
 import Testing
 @testable import Tern
 import TernTesting
@@ -211,12 +210,12 @@ final class TokenSigner: APIDelegate {
         let refresh_token: String
     }
 
-    private let tokens: Mutex<(access: String, refresh: String)>
+    private let tokens: Locked<(access: String, refresh: String)>
     /// How many refreshes went through.
-    let refreshes = Mutex(0)
+    let refreshes = Locked(0)
 
     init(access: String, refresh: String) {
-        tokens = Mutex((access, refresh))
+        tokens = Locked((access, refresh))
     }
 
     /// The access token it signs with now.
@@ -240,7 +239,7 @@ final class TokenSigner: APIDelegate {
 
 /// Counts how many times a promise settled, and with what.
 final class Settlements: Sendable {
-    private let results = Mutex<[String]>([])
+    private let results = Locked<[String]>([])
 
     /// Watches `promise`, returning it.
     @discardableResult

@@ -4,7 +4,6 @@ import FoundationNetworking
 
 #if os(Linux)
 import Foundation
-import Synchronization
 import Testing
 @testable import Tern
 import TernTesting

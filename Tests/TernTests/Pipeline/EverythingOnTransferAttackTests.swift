@@ -4,7 +4,6 @@ import FoundationNetworking
 
 #if os(Linux)
 import Foundation
-import Synchronization
 import Testing
 @testable import Tern
 import TernTesting
@@ -218,7 +217,9 @@ struct EverythingOnTransferAttackTests {
             connection.send(Site.response("taken"))
             return true
         }
-        let api = try site.api()
+        // Minutes, not seconds, to time out: a sanitized run on a loaded machine took 20 s from
+        // the upload's start to its end, and its timeout read as the hang this test looks for.
+        let api = try site.api { $0.timeout = 90; $0.idleTimeout = 60 }
         let settled = Settlements()
         let destination = site.files.appendingPathComponent("download.bin")
         let file = try await settled.watch(api.download(route: .get("/file"), to: destination)).value

@@ -1,7 +1,7 @@
 #if os(Linux)
 import Foundation
 import Glibc
-import Synchronization
+import TernCore
 
 /// TLS in front of one of the tests' plain servers, in the test process itself: each TLS
 /// connection it accepts gets a plain connection of its own to the server, and the bytes go
@@ -22,7 +22,7 @@ final class TLSRelay: Sendable {
     private let backendPort: Int
     private let listener: Int32
     private let context: OpenSSL.Context
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
     private let acceptLoopEnded = DispatchSemaphore(value: 0)
 
     /// TLS with `certificates`' server certificate (for 127.0.0.1), relayed to the plain server
