@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 void tern_name_this_thread(const char *name) {
@@ -244,6 +245,21 @@ int tern_curl_getinfo_string(const TernCurl *curl, void *easy, int info, char **
 
 int tern_curl_getinfo_offset(const TernCurl *curl, void *easy, int info, int64_t *value) {
     return curl->easy_getinfo(easy, info, value);
+}
+
+/// The layouts of libcurl's curl_slist and curl_certinfo.
+struct tern_slist { char *data; struct tern_slist *next; };
+struct tern_certinfo { int num_of_certs; struct tern_slist **certinfo; };
+#define TERN_CURLINFO_CERTINFO (0x400000 + 34)
+
+const char *tern_curl_certificate_pem(const TernCurl *curl, void *easy, int index) {
+    struct tern_certinfo *chain = NULL;
+    if (curl->easy_getinfo(easy, TERN_CURLINFO_CERTINFO, &chain) != 0 || chain == NULL) return NULL;
+    if (index < 0 || index >= chain->num_of_certs || chain->certinfo == NULL) return NULL;
+    for (struct tern_slist *field = chain->certinfo[index]; field != NULL; field = field->next) {
+        if (field->data != NULL && strncmp(field->data, "Cert:", 5) == 0) return field->data + 5;
+    }
+    return NULL;
 }
 
 int tern_curl_multi_setopt_long(const TernCurl *curl, void *multi, int option, long value) {

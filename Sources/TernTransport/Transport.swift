@@ -221,15 +221,18 @@ extension TransportRequest {
     }
 }
 
-/// Why an exchange ended before its request was sent: the server's certificate chain holds
-/// none of the request's ``TransportRequest/pinnedKeys``.
+/// Why an exchange ended before its request was sent: the server's certificate holds none of
+/// the request's ``TransportRequest/pinnedKeys``.
 package struct PinnedKeyMismatch: Error, Sendable, Equatable {
     /// The keys that were asked for.
     package let pins: [String]
+    /// The key the server's certificate holds, in the pins' form, if the transport could read it.
+    package let presented: String?
 
     /// Creates the error.
-    package init(pins: [String]) {
+    package init(pins: [String], presented: String? = nil) {
         self.pins = pins
+        self.presented = presented
     }
 }
 

@@ -92,6 +92,11 @@ int tern_curl_getinfo_string(const TernCurl *curl, void *easy, int info, char **
 int tern_curl_getinfo_offset(const TernCurl *curl, void *easy, int info, int64_t *value);
 int tern_curl_multi_setopt_long(const TernCurl *curl, void *multi, int option, long value);
 
+/// The PEM of certificate `index` of the chain the server of `easy`'s last transfer showed
+/// (0 its own), as libcurl gathered it (with `CURLOPT_CERTINFO`); NULL past the chain's end or
+/// when nothing was gathered. Valid until the handle's next transfer.
+const char *tern_curl_certificate_pem(const TernCurl *curl, void *easy, int index);
+
 /// Whether the TLS connection `easy` is about to use (asked from its pre-request callback)
 /// chose HTTP/2 with ALPN: 1 if so, 0 if it chose another protocol or none, -1 if it cannot be
 /// told (no TLS, or a TLS library other than OpenSSL).

@@ -40,7 +40,8 @@ struct ExchangeFailure: Error {
             return .failed(error, retryable: nil)
         case let error as PinnedKeyMismatch:
             return .failed(.pinningFailed(.init(reason: .keyMismatch, host: url?.host ?? "", pins: error.pins.map { "sha256/" + $0 },
-                                                method: method, url: url)), retryable: nil)
+                                                presentedKey: error.presented.map { "sha256/" + $0 }, method: method, url: url)),
+                           retryable: nil)
         case let error as BodyLimitExceeded:
             return .failed(.responseTooLarge(.init(limit: error.limit, receivedBytes: error.receivedBytes, declaredLength: error.declaredLength,
                                                    method: method, url: url, statusCode: error.statusCode, isDownload: isDownload)),

@@ -168,16 +168,20 @@ extension APIError {
         package let host: String
         /// The pins that host's server must show one of, as configured (`sha256/…`).
         package let pins: [String]
+        /// For a mismatch, the pin of the key the server's certificate holds (`sha256/…`), when
+        /// the transport could read it.
+        package let presentedKey: String?
         /// The request's method.
         package let method: String?
         /// The request's URL.
         package let url: URL?
 
         /// Creates the failure.
-        package init(reason: Reason, host: String, pins: [String], method: String?, url: URL?) {
+        package init(reason: Reason, host: String, pins: [String], presentedKey: String? = nil, method: String?, url: URL?) {
             self.reason = reason
             self.host = host
             self.pins = pins
+            self.presentedKey = presentedKey
             self.method = method
             self.url = url
         }
@@ -187,7 +191,8 @@ extension APIError {
             let pinned = "\(bounded(host)), pinned to \(pins.joined(separator: ", "))"
             return switch reason {
             case .keyMismatch:
-                "\(describe(method, url)) was not sent: the server's certificate holds none of the keys of \(pinned)."
+                "\(describe(method, url)) was not sent: the server's certificate holds none of the keys of \(pinned)"
+                    + (presentedKey.map { "; it holds \($0)." } ?? ".")
             case .notEncrypted:
                 "\(describe(method, url)) was not sent: it would go unencrypted to \(pinned)."
             case .transportCannotPin:

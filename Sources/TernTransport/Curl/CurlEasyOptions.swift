@@ -78,6 +78,7 @@ struct CurlEasyOptions {
         }
         if !request.pinnedKeys.isEmpty {
             setString(CurlOption.pinnedPublicKey, request.pinnedKeys.map { "sha256//" + $0 }.joined(separator: ";"))
+            setLong(CurlOption.certInfo, 1)   // so that a mismatch can say which key the server showed
         }
         return Configured(headerList: headerList, requestedEncodings: requestedEncodings)
     }

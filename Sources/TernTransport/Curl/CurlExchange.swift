@@ -191,7 +191,7 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
         // The body's descriptor goes with the transfer, not with whatever still holds the task.
         upload.close()
         let head = (status: response.head.status, isComplete: response.head.isComplete)
-        var error = CurlFailure.error(code: code, stop: stop, pinnedKeys: pinnedKeys, head: head, url: url) {
+        var error = CurlFailure.error(code: code, stop: stop, pinnedKeys: pinnedKeys, presentedKey: presentedKey, head: head, url: url) {
             message(for: $0)
         }
         if let code, stop == nil, crossedAGoAway(code) { error = goAwayError() }
@@ -200,6 +200,12 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
         }
         // A cancel after the head (a stream's reader leaving, its timeouts) ends a transfer that ran.
         return Ending(error: error, metrics: code == nil && !response.head.isComplete ? nil : metrics())
+    }
+
+    /// The pin of the key the server's certificate holds, as libcurl gathered it for a pinned
+    /// request (`CURLOPT_CERTINFO`) before it compared the key with the pins.
+    private func presentedKey() -> String? {
+        tern_curl_certificate_pem(curl, easy, 0).flatMap { SubjectPublicKeyInfo.pin(ofCertificatePEM: String(cString: $0)) }
     }
 
     /// Gives the easy handle back for the next exchange, once this one has ended; on the loop's

@@ -32,16 +32,17 @@ extension CurlExchange {
 /// what went wrong in the request's terms rather than in libcurl's.
 enum CurlFailure {
     /// The error an exchange ends with, `nil` when it ended completely: `code` is libcurl's
-    /// result (`nil` for a cancel), `head` how far the response's head came, `message` libcurl's
+    /// result (`nil` for a cancel), `head` how far the response's head came, `presentedKey` the
+    /// key the server showed, read only if it matched none of `pinnedKeys`, `message` libcurl's
     /// words for a code.
-    static func error(code: Int32?, stop: CurlExchange.Stop?, pinnedKeys: [String], head: (status: Int, isComplete: Bool),
-                      url: URL, message: (Int32) -> String) -> (any Error)? {
+    static func error(code: Int32?, stop: CurlExchange.Stop?, pinnedKeys: [String], presentedKey: () -> String? = { nil },
+                      head: (status: Int, isComplete: Bool), url: URL, message: (Int32) -> String) -> (any Error)? {
         let error: (any Error)? = switch code {
         case nil: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url])
         case CurlCode.ok?: nil
         case let code?:
             stop.flatMap { $0.error(endingWith: code, url: url) }
-                ?? (code == CurlCode.pinnedKeyMismatch && !pinnedKeys.isEmpty ? PinnedKeyMismatch(pins: pinnedKeys) : nil)
+                ?? (code == CurlCode.pinnedKeyMismatch && !pinnedKeys.isEmpty ? PinnedKeyMismatch(pins: pinnedKeys, presented: presentedKey()) : nil)
                 ?? refusedHead(code, head: head, url: url, message: message)
                 ?? CurlCode.urlError(code, message: message(code), url: url)
         }

@@ -124,6 +124,7 @@ enum CurlOption {
     static let forbidReuse: Int32 = 75
     static let caPath: Int32 = 10_097
     static let pinnedPublicKey: Int32 = 10_230
+    static let certInfo: Int32 = 172
     static let openSocketFunction: Int32 = 20_163
     static let openSocketData: Int32 = 10_164
     static let prereqFunction: Int32 = 20_312

@@ -83,6 +83,9 @@ import TernTesting
         #expect(failure.host == "127.0.0.1")
         #expect(failure.pins == [Self.wrongPin])
         #expect("\(failure)".contains(Self.wrongPin))
+        // It says which key the server showed, the pin that would have let it through.
+        #expect(failure.presentedKey == (try server.serverPin))
+        #expect("\(failure)".hasSuffix("; it holds \(try server.serverPin)."), "\(failure)")
         // Sent to the transport once: no retry.
         #expect(recorder.items.filter { $0 == "/secret" }.count == 1)
         let attempts = recorder.items.count

@@ -49,6 +49,22 @@ import Testing
         #expect(SubjectPublicKeyInfo.der(of: point, algorithm: .ellipticCurve(bits: bits)) == spki)
     }
 
+    /// The key a certificate holds, read from its PEM as libcurl hands it over (to say which
+    /// key a server showed that matched no pin), is the one OpenSSL pins for its key file, for
+    /// a server's certificate and its authority's; a certificate cut short anywhere has none.
+    @Test func aCertificatesKeyIsTheOneOpenSSLPins() async throws {
+        let certificates = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try TestCertificates() }) }
+        }
+        for (certificate, key) in [("server.pem", "server.key"), ("ca.pem", "ca.key")] {
+            let pem = try String(contentsOf: certificates.directory.appendingPathComponent(certificate), encoding: .utf8)
+            #expect(try SubjectPublicKeyInfo.pin(ofCertificatePEM: pem).map { "sha256/" + $0 } == certificates.pin(ofKey: key))
+            let der = try #require(Data(base64Encoded: pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()))
+            #expect((0..<der.count).allSatisfy { SubjectPublicKeyInfo.of(certificate: Array(der.prefix($0))) == nil })
+        }
+        #expect(SubjectPublicKeyInfo.pin(ofCertificatePEM: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----") == nil)
+    }
+
     @Test func anotherCurveHasNone() {
         #expect(SubjectPublicKeyInfo.der(of: [0x04, 1, 2], algorithm: .ellipticCurve(bits: 255)) == nil)
     }
