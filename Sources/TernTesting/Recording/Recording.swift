@@ -19,6 +19,7 @@ struct Recording: Sendable {
     /// (then begun anew, when `fresh`, at the first exchange recorded).
     init(file: URL, options: RecordingOptions, writes: Bool, fresh: Bool) throws {
         redactor = Redactor(secrets: options.secrets)
+        if !fresh { RecordingFile.waitForExchanges(into: file) }
         self.file = writes ? try RecordingFile.opening(file, fresh: fresh) : nil
         if !fresh {
             for entry in try self.file?.entries ?? HTTPArchive.read(from: file).log.entries { add(entry) }
@@ -62,6 +63,12 @@ struct Recording: Sendable {
             ?? candidates.first { exchanges[$0].answered == 0 && matches($0) }
             ?? candidates.last(where: matches)
     }
+
+    /// An exchange to be recorded was sent; ``ended()`` follows once it has ended.
+    func began() { file?.began() }
+
+    /// An exchange to be recorded ended, its entry written if it has one.
+    func ended() { file?.ended() }
 
     /// The nearest entries to a request no entry answers.
     struct Unanswered: Error {

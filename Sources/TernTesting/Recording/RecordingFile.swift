@@ -19,6 +19,8 @@ final class RecordingFile: Sendable {
         /// How many entries were encoded for the file: one an exchange recorded, and each entry
         /// scrubbed or read again from disk, not every entry at every write.
         var encodings = 0
+        /// Exchanges sent to be recorded here that have not ended.
+        var inFlight = 0
     }
 
     /// An entry, and its bytes in the file (``HTTPArchive/encodedEntry(_:)``): encoded when first
@@ -73,6 +75,27 @@ final class RecordingFile: Sendable {
 
     /// How many entries were encoded for the file so far.
     var encodings: Int { state.withLock { $0.encodings } }
+
+    /// An exchange to be recorded here was sent.
+    func began() {
+        state.withLock { $0.inFlight += 1 }
+    }
+
+    /// An exchange to be recorded here ended: its entry, if it has one, is written.
+    func ended() {
+        state.withLock { $0.inFlight -= 1 }
+    }
+
+    /// Waits, for `patience` at most, until the exchanges this process is recording into `url`
+    /// have ended and been written: a stream the client left stops, and is written, a moment
+    /// after its loop ends, and a test that replays it next in the same run would find nothing.
+    static func waitForExchanges(into url: URL, patience: TimeInterval = 5) {
+        guard let file = opened.withLock({ $0[resolvedPath(url)]?.file }) else { return }
+        let deadline = Date(timeIntervalSinceNow: patience)
+        while file.state.withLock({ $0.inFlight > 0 }), Date() < deadline {
+            usleep(2_000)
+        }
+    }
 
     /// The file at `url`, shared with the transports that have it open; else read, and when
     /// `fresh`, begun anew (the file is written anew at the first exchange recorded). A file

@@ -36,13 +36,16 @@ final class RecordingReceiver: TransportReceiver {
     private let startedAt: TimeInterval
     private let state: Locked<State>
     private let record: @Sendable (HTTPArchive.Entry) -> (any Error)?
+    /// Told at the end, once the entry is written, before the pipeline hears it.
+    private let ended: @Sendable () -> Void
 
     init(passingTo receiver: any TransportReceiver, request: HTTPArchive.Request, secrets: [String], clock: any APIClock,
-         record: @escaping @Sendable (HTTPArchive.Entry) -> (any Error)?) {
+         ended: @escaping @Sendable () -> Void, record: @escaping @Sendable (HTTPArchive.Entry) -> (any Error)?) {
         self.receiver = receiver
         self.request = request
         self.secrets = secrets
         self.clock = clock
+        self.ended = ended
         self.record = record
         started = Date()
         startedAt = clock.now
@@ -100,10 +103,12 @@ final class RecordingReceiver: TransportReceiver {
     /// could not be written.
     func didComplete(with error: (any Error)?) {
         if let length = state.withLock({ $0.tooLong }) {
+            ended()
             // Named as the file would keep it: a CI log keeps the words.
             return receiver.didComplete(with: error ?? TooLongToRecord(request: Redactor.redacted(request, secrets: secrets), length: length))
         }
         let failure = entry(error: error).flatMap(record)
+        ended()
         receiver.didComplete(with: error ?? failure)
     }
 

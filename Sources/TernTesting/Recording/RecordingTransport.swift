@@ -128,8 +128,9 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
         }
         let entryRequest = HTTPArchive.request(request, recorded: recorded)
         let credentialHeaders = request.credentialHeaders
+        recording.withLock { $0.began() }
         let recorder = RecordingReceiver(passingTo: receiver, request: entryRequest, secrets: options.secrets + credentialHeaders,
-                                         clock: clock) { [self] entry in
+                                         clock: clock, ended: { [self] in recording.withLock { $0.ended() } }) { [self] entry in
             recording.withLock { recording -> (any Error)? in
                 do {
                     try recording.record(entry, credentialHeaders: credentialHeaders)

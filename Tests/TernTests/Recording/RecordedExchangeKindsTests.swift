@@ -189,6 +189,36 @@ import FoundationNetworking
         #expect(lines.items == ["first"])
     }
 
+    /// A stream from a real server, left after its first event, replays at once in the same
+    /// run: the replaying transport waits for the exchanges this process is recording into the
+    /// file (the stream's transfer stops, and its entry is written, a moment after the loop
+    /// ends; before, a test had to wait for its `didEndStream`, or found nothing to replay).
+    @Test func aStreamJustLeftReplaysInTheSameRunWithNoWait() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let first = "data: first\n\n"
+        let server = try LoopbackServer { _ in
+            ServerResponse(headers: ["Content-Type": "text/event-stream"], body: Data((first + "data: never\n\n").utf8))
+                .with(.stalled(afterBytes: first.utf8.count, seconds: 30))
+        }
+        let configuration = APIConfiguration(timeout: 60, retryPolicy: .never)
+        for round in 0..<5 {
+            let recording = try TestAPI(baseURL: server.baseURL, configuration: configuration,
+                                        transport: RecordingTransport(file: file, mode: round == 0 ? .record : .missing))
+            for try await event in recording.stream(route: recording.get(endpoint: "/events/\(round)")).events {
+                #expect(event.data == "first")
+                break
+            }
+            let replaying = try TestAPI(baseURL: server.baseURL, configuration: configuration,
+                                        transport: RecordingTransport(file: file, mode: .replay))
+            let replayed = Task.onTestThreads { () -> String? in
+                for try await event in replaying.stream(route: replaying.get(endpoint: "/events/\(round)")).events { return event.data }
+                return nil
+            }
+            #expect(try await replayed.value == "first")
+        }
+    }
+
     /// A compressed body is kept decoded, as text, its `Content-Encoding` beside it, and
     /// replays decoded.
     @Test func aCompressedBodyIsKeptDecodedAndReplays() async throws {
