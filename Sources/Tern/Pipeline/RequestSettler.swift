@@ -9,8 +9,9 @@ struct RequestSettler: Sendable {
     /// grows with the body.
     @usableFromInline let parses: Bool
     /// Settles the promise with an ending: rejects it with a failure; fulfills it with the value
-    /// an answer decodes to, or returns why it could not, settling nothing, so that plugins hear
-    /// of the failure before the caller. One closure, not one for each way: one allocation.
+    /// an answer decodes to, or returns why it could not (it does not decode, or the promise was
+    /// cancelled meanwhile), settling nothing, so that plugins hear of the failure before the
+    /// caller. One closure, not one for each way: one allocation.
     @usableFromInline let settle: @Sendable (RequestExecution.Ending) -> APIError?
 
     @inlinable
@@ -21,8 +22,9 @@ struct RequestSettler: Sendable {
             case .answered(let response, let parser):
                 switch decoding.value(of: response, parser: parser) {
                 case .success(let value):
-                    resolver.fulfill(value)
-                    return nil
+                    // A cancel that settled the promise as the answer came is its ending, and
+                    // plugins hear of it: its own handler finds the request over.
+                    return resolver.fulfillIfPending(value) ? nil : .cancelled
                 case .failure(let error):
                     return error
                 }

@@ -37,6 +37,14 @@ extension Promise {
             settled.raise()
         }
 
+        /// Settles the promise with `value` unless it has settled already (a cancel came
+        /// first): whether it did.
+        @inlinable
+        package func fulfillIfPending(_ value: Value) -> Bool {
+            defer { settled.raise() }
+            return promise.settle(.success(value))
+        }
+
         /// Settles the promise with `error`.
         @inlinable
         public func reject(_ error: any Error) {

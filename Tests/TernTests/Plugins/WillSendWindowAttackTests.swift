@@ -120,6 +120,43 @@ import FoundationNetworking
         #expect(passer.entries.items == ["willSend", "didReceive failure", "didFail timeout without its request"])   // no attempt on the wire
     }
 
+    /// Cancels the promise it is given while it decodes the answer, then decodes it.
+    final class CancellingParser: ResponseParser {
+        let promise = Locked<Promise<[String: String]>?>(nil)
+        let given = DispatchSemaphore(value: 0)
+        func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
+            _ = given.wait(timeout: .now() + 30)
+            promise.withLock { $0 }?.cancel()
+            return try JSONDecoder().decode(type, from: response.body)
+        }
+    }
+
+    /// The answer came, and a cancel from another thread settled the promise while it decoded
+    /// (the request past its end, the cancel's handler found nothing to stop): the caller hears
+    /// "cancelled", and so do plugins, once. Their `didFail` went missing once in 200 requests
+    /// cancelled from another thread as they went out (the test above, in a thread-sanitized run
+    /// over URLSession).
+    @Test func aCancelWhileTheAnswerDecodesIsToldToPlugins() async throws {
+        let journal = Canceller(fromAnotherThread: false)
+        let parser = CancellingParser()
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/decoding", answers: .json(#"{"a": "b"}"#)))
+        let api = AbstractAPI(configuration: APIConfiguration(baseURL: "https://decoding.example", plugins: [journal]),
+                              transport: stubs, responseQueue: .global())
+        let promise: Promise<[String: String]> = api.request(route: .get("/decoding"), options: RequestOptions(parser: parser))
+        parser.promise.withLock { $0 = promise }
+        parser.given.signal()
+        guard case .failure(let error) = await promise.result else {
+            Issue.record("fulfilled though cancelled as it decoded")
+            return
+        }
+        #expect((error as? APIError)?.caseName == "cancelled", "\(error)")
+        #expect(await eventually(timeout: 5) { journal.entries.items.count >= 3 })
+        try await Task.sleep(for: .milliseconds(100))
+        // No attempt on the wire: it had ended, answered.
+        #expect(journal.entries.items == ["/decoding willSend", "/decoding didReceive", "? didFail"])
+    }
+
     /// Each promise settles, typed (one of `allowed`, or a success); its plugin events pair up.
     private static func expectEachEndsOnce(_ promises: [(String, Promise<Data>)], entries: Recorder<String>, allowed: Set<String>) async throws {
         var failed: [String: Bool] = [:]
