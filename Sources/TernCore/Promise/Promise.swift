@@ -226,6 +226,7 @@ extension Promise: Deliverable {
                 guard let queue = callback.queue, queue !== loop.queue else {
                     return callback.run(result, in: &loop)
                 }
+                MainQueueWatch.main.noteHop(to: queue)
                 queue.async {
                     var hop = DeliveryLoop(queue: queue)
                     callback.run(result, in: &hop)
