@@ -70,7 +70,7 @@ public struct PageStyle: Sendable {
             }
             switch value {
             case let text as String: return text
-            case let number as NSNumber where !(value is Bool): return number.stringValue
+            case let number as NSNumber where !number.isJSONBoolean: return number.stringValue
             default: return nil
             }
         }

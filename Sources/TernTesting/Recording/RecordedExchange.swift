@@ -190,7 +190,7 @@ enum BodyValues {
         case let (recorded as String, sent as String):
             return recorded == sent
         case let (recorded as NSNumber, sent as NSNumber):
-            return recorded == sent
+            return recorded.isJSONBoolean == sent.isJSONBoolean && recorded == sent
         case (is NSNull, is NSNull):
             return true
         default:
