@@ -10,6 +10,8 @@ enum QueryValue: Sendable, Equatable, Decodable {
     case object([String: QueryValue])
 
     /// Reads the value a JSON encoder wrote; booleans are tried first, as JSON keeps them apart.
+    /// A number is read as the widest exact type that holds it, so that a `UInt64` id or a
+    /// `Decimal` amount goes out as written, not rounded through `Double`.
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -18,6 +20,10 @@ enum QueryValue: Sendable, Equatable, Decodable {
             self = .bool(flag)
         } else if let integer = try? container.decode(Int64.self) {
             self = .number(String(integer))
+        } else if let integer = try? container.decode(UInt64.self) {
+            self = .number(String(integer))
+        } else if let number = try? container.decode(Decimal.self) {
+            self = .number(number.description)
         } else if let number = try? container.decode(Double.self) {
             self = .number(String(number))
         } else if let text = try? container.decode(String.self) {
