@@ -21,6 +21,12 @@ public struct Cookie: Sendable, Hashable, Codable, CustomStringConvertible {
     package let isHTTPOnly: Bool
     /// When it was first set: older cookies go first among those of one path length.
     let created: Date
+    /// When it was set again in place of the one first set at ``created``, if it was. (Optional
+    /// so that a jar's file written before it was kept still reads.)
+    let setAgain: Date?
+
+    /// When it was last set: the least recently set go first when a jar is full.
+    var lastSet: Date { setAgain ?? created }
 
     /// The cookie and its attributes, as text.
     public var description: String { "\(name)=\(value); Domain=\(domain)\(isHostOnly ? " (host only)" : ""); Path=\(path)" }
@@ -161,6 +167,7 @@ extension Cookie {
         self.isSecure = isSecure
         self.isHTTPOnly = isHTTPOnly
         created = now
+        setAgain = nil
     }
 
     /// Whether a cookie of this name, with these attributes as the server wrote them, has what
@@ -176,12 +183,12 @@ extension Cookie {
     /// The same cookie for another domain, host-only.
     func hostOnly(for host: String) -> Cookie {
         Cookie(name: name, value: value, domain: host, isHostOnly: true, path: path, expires: expires,
-               isSecure: isSecure, isHTTPOnly: isHTTPOnly, created: created)
+               isSecure: isSecure, isHTTPOnly: isHTTPOnly, created: created, setAgain: setAgain)
     }
 
-    /// The same cookie, first set at `date`.
-    func created(at date: Date) -> Cookie {
+    /// The same cookie, set now again in place of one first set at `date`.
+    func replacing(oneCreatedAt date: Date) -> Cookie {
         Cookie(name: name, value: value, domain: domain, isHostOnly: isHostOnly, path: path, expires: expires,
-               isSecure: isSecure, isHTTPOnly: isHTTPOnly, created: date)
+               isSecure: isSecure, isHTTPOnly: isHTTPOnly, created: date, setAgain: lastSet)
     }
 }

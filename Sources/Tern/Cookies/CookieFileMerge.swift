@@ -27,13 +27,14 @@ struct CookieFileMerge {
 
     /// The cookies to write, from the lasting ones the jar `holds` and those the file holds now
     /// (`onDisk`): those on disk, less those the jar removed or replaced since, with those it set,
-    /// oldest first; none expired by `now`. Call ``wrote(_:)`` with `holds` once they are written.
+    /// least recently set first; none expired by `now`. Call ``wrote(_:)`` with `holds` once
+    /// they are written.
     func merged(holds: [Cookie], onDisk: [Cookie], now: Date) -> [Cookie] {
         let held = Set(holds)
         let set = held.subtracting(base)
         let changed = Set(base.subtracting(held).map(Identity.init)).union(set.map(Identity.init))
         let kept = onDisk.filter { cookie in !changed.contains(Identity(cookie)) && (cookie.expires.map { $0 > now } ?? false) }
-        return (kept + set).sorted { $0.created < $1.created }
+        return (kept + set).sorted { $0.lastSet < $1.lastSet }
     }
 
     /// `holds` is on disk: the next write's changes are counted from it.

@@ -71,7 +71,8 @@ public final class CookieJar: Sendable {
         let saved = file.flatMap(Self.saved(in:))?.filter { $0.expires.map { $0 > now } ?? false } ?? []
         merge = Locked(CookieFileMerge(read: saved))
         store.withLock { store in
-            for cookie in saved {
+            // Each domain's list in the order its cookies were set, as `keep` leaves it.
+            for cookie in saved.sorted(by: { $0.lastSet < $1.lastSet }) {
                 store[cookie.domain, default: []].append(cookie)
             }
         }
@@ -257,7 +258,7 @@ public final class CookieJar: Sendable {
         var list = store[cookie.domain] ?? []
         var kept = cookie
         if let index = list.firstIndex(where: { $0.name == cookie.name && $0.path == cookie.path && $0.isHostOnly == cookie.isHostOnly }) {
-            kept = cookie.created(at: list[index].created)
+            kept = cookie.replacing(oneCreatedAt: list[index].created)
             list.remove(at: index)
         }
         list.removeAll { $0.expires.map { $0 <= now } ?? false }
@@ -270,7 +271,7 @@ public final class CookieJar: Sendable {
         if list.count > maximumPerDomain { list.removeFirst(list.count - maximumPerDomain) }
         store[cookie.domain] = list
         var count = store.values.reduce(0) { $0 + $1.count }
-        while count > maximumCount, let oldest = store.min(by: { ($0.value.first?.created ?? .distantFuture) < ($1.value.first?.created ?? .distantFuture) }) {
+        while count > maximumCount, let oldest = store.min(by: { ($0.value.first?.lastSet ?? .distantFuture) < ($1.value.first?.lastSet ?? .distantFuture) }) {
             var trimmed = oldest.value
             trimmed.removeFirst()
             store[oldest.key] = trimmed.isEmpty ? nil : trimmed
