@@ -119,28 +119,19 @@ struct RecordedExchange: Sendable {
     private static let answersConditions: Set = [304, 412]
     private static let conditionFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since"]
 
-    /// What differs between two lists of fields, in any order; a recorded placeholder matches any
-    /// value.
+    /// What differs between two lists of fields: those of different names in any order, those of
+    /// one name in the order written, as a list's items (`tag=a&tag=b`) are. A recorded
+    /// placeholder matches any value.
     static func differences(recorded: [HTTPArchive.Field], sent: [HTTPArchive.Field], what: String) -> [String] {
-        var unmatched = sent
-        var missing: [HTTPArchive.Field] = []
-        // Exact values first, so that a placeholder does not take a value another field needs.
-        for field in recorded.sorted(by: { ($0.value == Redactor.placeholder ? 1 : 0) < ($1.value == Redactor.placeholder ? 1 : 0) }) {
-            if let index = unmatched.firstIndex(where: { $0.name == field.name && ($0.value == field.value || field.value == Redactor.placeholder) }) {
-                unmatched.remove(at: index)
-            } else {
-                missing.append(field)
-            }
+        var names: [String] = []
+        for field in recorded + sent where !names.contains(field.name) { names.append(field.name) }
+        return names.flatMap { name -> [String] in
+            let kept = recorded.filter { $0.name == name }.map(\.value), given = sent.filter { $0.name == name }.map(\.value)
+            if given.isEmpty { return ["\(what) \(name) is missing"] }
+            if kept.isEmpty { return given.map { "\(what) \(name)=\($0) was not recorded" } }
+            let agree = kept.count == given.count && zip(kept, given).allSatisfy { $0 == $1 || $0 == Redactor.placeholder }
+            return agree ? [] : ["\(what) \(name) is \(given.joined(separator: ", ")), not \(kept.joined(separator: ", "))"]
         }
-        var reasons: [String] = []
-        for field in missing {
-            let values = unmatched.filter { $0.name == field.name }.map(\.value)
-            reasons.append(values.isEmpty ? "\(what) \(field.name) is missing" : "\(what) \(field.name) is \(values.joined(separator: ", ")), not \(field.value)")
-        }
-        for field in unmatched where !missing.contains(where: { $0.name == field.name }) {
-            reasons.append("\(what) \(field.name)=\(field.value) was not recorded")
-        }
-        return reasons
     }
 
     /// Why `body` is not the recorded body, or `nil` when it is.

@@ -3,8 +3,8 @@ import Foundation
 /// How a ``RecordingTransport`` matches a request to a recorded one, and what it keeps out of
 /// its file.
 ///
-/// A request matches a recorded one with the same method and URL, query items in any order;
-/// naming headers, or asking for the body, makes the match stricter. Bodies are compared as
+/// A request matches a recorded one with the same method and URL, query items in any order but
+/// those of one name in theirs; naming headers, or asking for the body, makes the match stricter. Bodies are compared as
 /// values when both are JSON (`{"a": 1, "b": 2}` matches `{"b":2,"a":1}`), as fields when both
 /// are forms, and byte for byte otherwise.
 ///

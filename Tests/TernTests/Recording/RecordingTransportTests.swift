@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import Tern
-import TernTesting
+@testable import TernTesting
 
 /// A scratch file for a recording, in a directory of its own.
 func scratchRecording(_ name: String = "session.har") -> URL {
@@ -60,6 +60,30 @@ func recordedEntries(in file: URL) throws -> [[String: Any]] {
         #expect(unmatched.mismatches.first?.reason == "query item page is 2, not 1")
         #expect(unmatched.mismatches.map(\.stub).last == "GET https://shop.example/orders/7 (200)", "the farthest last")
         #expect(unmatched.description.hasPrefix("No recorded exchange matches GET /products?page=2. Compared with:"))
+    }
+
+    /// Query items of different names match in any order, but a list's items (one name, many
+    /// values) in theirs: `sort=price&sort=name` is another request than `sort=name&sort=price`.
+    /// Form fields are compared the same way.
+    @Test func aListsItemsMatchInTheirOrder() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        try Data(Self.archive(entries: [
+            Self.entry("GET", "https://shop.example/products?sort[]=name&sort[]=price&page=1", body: "[]"),
+        ]).utf8).write(to: file.creatingDirectory())
+        let api = try api(RecordingTransport(file: file, mode: .replay), baseURL: "https://shop.example")
+        let same: Data = try await api.request(route: api.get(endpoint: "/products"), parameters: URLParameters(["page": 1, "sort": ["name", "price"]])).value
+        #expect(same == Data("[]".utf8))
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/products"), parameters: URLParameters(["page": 1, "sort": ["price", "name"]])) as Promise<Data>)
+        guard case .transportFailed(let failure)? = error, let unmatched = failure.underlying as? UnmatchedRequest else {
+            Issue.record("the list in another order was answered: \(String(describing: error))")
+            return
+        }
+        #expect(unmatched.mismatches.first?.reason == "query item sort[] is price, name, not name, price")
+        let form = RecordedExchange.differences(recorded: BodyValues.form(Data("a=1&b=2&b=3".utf8)), sent: BodyValues.form(Data("b=2&a=1&b=3".utf8)), what: "form field")
+        #expect(form.isEmpty, "\(form)")
+        let swapped = RecordedExchange.differences(recorded: BodyValues.form(Data("b=2&b=3".utf8)), sent: BodyValues.form(Data("b=3&b=2".utf8)), what: "form field")
+        #expect(swapped == ["form field b is 3, 2, not 2, 3"])
     }
 
     /// In `missing` mode a request the recording cannot answer is sent: with the server down,
