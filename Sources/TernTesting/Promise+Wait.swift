@@ -15,16 +15,8 @@ extension Promise {
         let settled = DispatchSemaphore(value: 0)
         onResult(in: .global()) { _ in settled.signal() }
         guard settled.wait(timeout: .now() + timeout) == .success, let result = currentResult else {
-            throw APIError.timeout(.init(interval: timeout, heldTheMainQueue: Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueue) != nil))
+            throw APIError.timeout(.init(interval: timeout, heldTheMainQueue: Thread.isMainThread || MainQueueWatch.main.isCurrent))
         }
         return try result.get()
     }
 }
-
-/// A mark on the main queue, which tells a block it runs there (the main actor's jobs too, which
-/// a worker thread runs once the main thread calls `dispatchMain()`).
-private let mainQueue: DispatchSpecificKey<Void> = {
-    let key = DispatchSpecificKey<Void>()
-    DispatchQueue.main.setSpecific(key: key, value: ())
-    return key
-}()

@@ -38,13 +38,18 @@ package final class MainQueueWatch: Sendable {
         queue.setSpecific(key: mark, value: true)
     }
 
+    /// Whether the caller runs on the watched queue (the main actor's jobs do too, on a worker
+    /// thread once the main thread calls `dispatchMain()`).
+    package var isCurrent: Bool { DispatchQueue.getSpecific(key: mark) == true }
+
     /// Notes a hop to `target`: the first one to the watched queue arms the watch.
     @usableFromInline
     package func noteHop(to target: DispatchQueue) {
         guard target.getSpecific(key: mark) == true else { return }
         let first = phase.withLock { phase in
-            defer { if phase == .waitingForAHop { phase = .armed } }
-            return phase == .waitingForAHop
+            guard phase == .waitingForAHop else { return false }
+            phase = .armed
+            return true
         }
         guard first else { return }
         queue.async { [self] in phase.withLock { $0 = .ran } }
