@@ -5,7 +5,7 @@ import Testing
 /// The jar held to its limits, as its documentation says it is: "dropping the least recently
 /// set first". A cookie the server set again (a session refreshed, say) is the most recently
 /// set; when the whole jar is over `maximumCount`, one set long ago and never again goes first.
-@Suite struct CookieEvictionAttackTests {
+@Suite(.onTestThreads) struct CookieEvictionAttackTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     /// `a` is set, then `b`, then `a` again (its value refreshed), then `c` with the jar full
