@@ -76,7 +76,13 @@ struct ResponseHeadReader {
         if Self.hidesFramingBehindACarriageReturn(line) {
             return .refused(.untrustworthy("a carriage return inside a line of its head hides a length, a coding or the head's end from readers that take it for a space"))
         }
-        if !hasStatusLine || Self.beginsWithHTTP(line) {
+        if hasStatusLine, Self.beginsWithHTTP(line) {
+            // No field's name has a slash. libcurl takes the line for a field, and the head's
+            // framing and status from the lines before it; taken for a new head, a 500 was
+            // handed over as the line's 200, and a head framed two ways went unseen.
+            return .refused(.untrustworthy("a status line stands in the middle of its head"))
+        }
+        if !hasStatusLine {
             // The first line of a head, or of a head after a 1xx: a status line, or no HTTP.
             // An HTTP/1 connection saying another version is no HTTP either: libcurl 7.88 took
             // "HTTP/2 200", and "HTTP/200" too, for HTTP/2, and the server's other connections
@@ -105,7 +111,11 @@ struct ResponseHeadReader {
             isComplete = true
             return .head(head())
         } else if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
-            // An obsolete folded line continues the field before it.
+            // An obsolete folded line continues the field before it; libcurl does not join it
+            // to a length or a coding, and would read the body framed another way than we say.
+            if let last = fields.last, last.name.caseInsensitiveEquals("content-length") || last.name.caseInsensitiveEquals("transfer-encoding") {
+                return .refused(.untrustworthy("its \(last.name) is continued on a folded line, which readers take apart"))
+            }
             if let last = fields.popLast() {
                 fields.append((last.name, last.value + " " + Self.text(line).trimmingCharacters(in: .whitespaces)))
             }
