@@ -97,13 +97,17 @@ struct CacheExchange {
                 && announcedLength <= Int64(maximumBodyBytes)
             candidate = mayStore ? response : nil
             return (true, nil)
-        case .freshen(let kept?) where status == 200 && Self.sameValidators(fields, kept.headers):
+        case .freshen(let kept?) where status == 200 && Self.sameValidators(fields, kept.headers)
+                                    && !Self.lengthDiffers(announcedLength, kept):
             var refreshed = kept
             refreshed.update(with: fields, requestDate: requestDate, responseDate: now)
             return (true, .keep(refreshed))
-        case .freshen(let kept?) where status == 200 && Self.validatorsDiffer(fields, kept.headers):
-            // Validators of another response: the kept one is no longer what the server has
+        case .freshen(let kept?) where status == 200 && (Self.validatorsDiffer(fields, kept.headers) || Self.lengthDiffers(announcedLength, kept)):
+            // Validators of another response, or another length (a document changed within the
+            // second its `Last-Modified` names): the kept one is no longer what the server has
             // (§4.3.5 asks to take it as stale; it is forgotten, having nothing left to revalidate).
+            // A kept body stored decoded (gzip) is longer than the length its HEAD states: that
+            // one is forgotten too, as it cannot be told apart.
             return (true, .forget([kept.url]))
         case .invalidate where (200..<400).contains(status):
             return (true, request.url.map { .forget(CacheRules.invalidated(by: $0, headers: fields)) })
@@ -181,6 +185,11 @@ struct CacheExchange {
     static func validatorsDiffer(_ head: [String: String], _ kept: [String: String]) -> Bool {
         if head["etag"] != nil { return namesOther(head, than: kept) }
         return head["last-modified"].map { $0 != kept["last-modified"] } ?? false
+    }
+
+    /// Whether a `HEAD` states a length (`announced`, -1 for none) other than the kept body's.
+    private static func lengthDiffers(_ announced: Int64, _ kept: CachedResponse) -> Bool {
+        announced >= 0 && announced != Int64(kept.body.count)
     }
 
     /// Whether a `HEAD`'s validators are those of the kept response: a strong `ETag` alike, or
