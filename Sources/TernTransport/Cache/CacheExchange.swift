@@ -101,7 +101,7 @@ struct CacheExchange {
                                     && !Self.lengthDiffers(announcedLength, kept):
             var refreshed = kept
             refreshed.update(with: fields, requestDate: requestDate, responseDate: now)
-            return (true, .keep(refreshed))
+            return (true, refreshed.cacheControl.has("no-store") ? .forget([kept.url]) : .keep(refreshed))
         case .freshen(let kept?) where status == 200 && (Self.validatorsDiffer(fields, kept.headers) || Self.lengthDiffers(announcedLength, kept)):
             // Validators of another response, or another length (a document changed within the
             // second its `Last-Modified` names): the kept one is no longer what the server has
@@ -162,7 +162,11 @@ struct CacheExchange {
             kept.update(with: notModified.fields, requestDate: requestDate, responseDate: notModified.date)
             var metrics = heldMetrics ?? TransferMetrics(url: request.url, statusCode: 304)
             metrics.cacheOutcome = .revalidated
-            return (.keep(kept), .kept(kept, cookies: notModified.cookies, metrics: metrics))
+            // Updated by a 304 that says `no-store` (or anything else that forbids keeping it),
+            // it answers this request and is forgotten: kept, its old `Last-Modified` made it
+            // fresh by heuristic, and the server was asked no more.
+            let mayKeep = CacheRules.mayStore(kept, for: request, control: CacheRules.Request(request).control)
+            return (mayKeep ? .keep(kept) : .forget([kept.url]), .kept(kept, cookies: notModified.cookies, metrics: metrics))
         }
         return (candidate.map(Change.keep), .asItCame(metrics: ownWord))
     }

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import Tern
+@testable import TernTransport
+import TernTesting
+
+/// A `304` that says `Cache-Control: no-store`.
+///
+/// Promised (`HTTPCache`, "follows RFC 9111"): a response that says `no-store` is not kept
+/// (§5.2.2.5: a cache "MUST NOT store any part of either the immediate request or the
+/// response"), and what was kept is served only while fresh. A `304` updates the kept
+/// response's fields with its own (§4.3.4), `Cache-Control` among them; one that says
+/// `no-store` left the kept response stored all the same, now saying `no-store` and no
+/// `max-age`, which made it fresh by the heuristic of its old `Last-Modified` (a tenth of its
+/// age, a day at most): the next `GET` was answered from the cache, the server never asked,
+/// though it had just said not to store the response at all. (Browsers drop the entry.)
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct NotModifiedNoStoreAttackTests {
+    @Test func aNotModifiedThatSaysNoStoreLeavesNothingToServe() async throws {
+        let modified = HTTPDate.format(Date().addingTimeInterval(-365 * 86_400))
+        let requests = Recorder<String>()
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                requests.append(request)
+                let number = requests.items.count - 1
+                let answer = if request.contains("\r\nIf-Modified-Since:") {
+                    "HTTP/1.1 304 Not Modified\r\nLast-Modified: \(modified)\r\nCache-Control: no-store\r\nDate: \(HTTPDate.format(Date()))\r\n\r\n"
+                } else {
+                    RawServer.Connection.response("v\(number)", headers: "Last-Modified: \(modified)\r\nCache-Control: max-age=10\r\nDate: \(HTTPDate.format(Date()))\r\n")
+                }
+                guard connection.send(answer) else { return }
+            }
+        }
+        defer { server.stop() }
+        let clock = TestClock()
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never, cache: HTTPCache(clock: clock)),
+                              transport: TestTransport.make(), responseQueue: .global())
+        let url = server.baseURL + "/doc"
+        let first: Response = try await api.request(route: .get(url)).value
+        #expect(String(decoding: first.body, as: UTF8.self) == "v0")
+        clock.advance(by: 20)   // stale: revalidated, and the server says not to store it any more
+        let revalidated: Response = try await api.request(route: .get(url)).value
+        #expect(revalidated.cacheOutcome == .revalidated)
+        let third: Response = try await api.request(route: .get(url)).value
+        #expect(third.cacheOutcome != .hit, "answered from the cache with \(String(decoding: third.body, as: UTF8.self)) after a 304 that said no-store")
+        #expect(requests.items.count == 3)
+    }
+}
