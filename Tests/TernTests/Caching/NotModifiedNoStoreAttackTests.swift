@@ -44,4 +44,35 @@ import TernTesting
         #expect(third.cacheOutcome != .hit, "answered from the cache with \(String(decoding: third.body, as: UTF8.self)) after a 304 that said no-store")
         #expect(requests.items.count == 3)
     }
+
+    /// The same from a `HEAD`'s `200` with the kept `GET`'s validators, which freshens it
+    /// (§4.3.5): one that says `no-store` makes the cache forget it.
+    @Test func aHeadThatSaysNoStoreLeavesNothingToServe() async throws {
+        let modified = HTTPDate.format(Date().addingTimeInterval(-365 * 86_400))
+        let gets = Locked(0)
+        let server = try RawServer { connection in
+            while let request = connection.readRequest() {
+                let answer = if request.hasPrefix("HEAD ") {
+                    "HTTP/1.1 200 OK\r\nETag: \"x\"\r\nLast-Modified: \(modified)\r\nCache-Control: no-store\r\nContent-Length: 2\r\n\r\n"
+                } else {
+                    RawServer.Connection.response("v\(gets.withLock { count in defer { count += 1 }; return count })",
+                                                  headers: "ETag: \"x\"\r\nLast-Modified: \(modified)\r\nCache-Control: max-age=10\r\n")
+                }
+                guard connection.send(answer) else { return }
+            }
+        }
+        defer { server.stop() }
+        let clock = TestClock()
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never, cache: HTTPCache(clock: clock)),
+                              transport: TestTransport.make(), responseQueue: .global())
+        let url = server.baseURL + "/doc"
+        let first: Response = try await api.request(route: .get(url)).value
+        #expect(String(decoding: first.body, as: UTF8.self) == "v0")
+        clock.advance(by: 20)
+        let head: Response = try await api.request(route: .head(url)).value
+        #expect(head.statusCode == 200)
+        let second: Response = try await api.request(route: .get(url)).value
+        #expect(second.cacheOutcome != .hit, "answered from the cache with \(String(decoding: second.body, as: UTF8.self)) after a HEAD that said no-store")
+        #expect(gets.withLock { $0 } == 2)
+    }
 }
