@@ -169,8 +169,13 @@ final class RequestExecution: Sendable {
             for adapter in context.adapters {
                 try adapt(&signed.urlRequest, with: adapter)
             }
-            // An adapter may add credentials to every request; they too stay at their origin.
-            if leg.hasLeftOrigin { leg.removeCredentials(from: &signed.urlRequest, policy: context.redirectPolicy) }
+            // An adapter may add credentials to every request; they too stay at their origin,
+            // and so does what it changed in the URL (an API key in the query, `?key=…`): off
+            // the origin, the request goes to the URL the redirect named, as it named it.
+            if leg.hasLeftOrigin {
+                leg.removeCredentials(from: &signed.urlRequest, policy: context.redirectPolicy)
+                signed.urlRequest.url = leg.request.urlRequest.url
+            }
             let generation = signer?.refresher.generation ?? 0
             if let signer {
                 try APIError.catching({ .invalidRequest(.init(reason: .other("the delegate stopped the request: \($0)"), method: Self.method(of: request.urlRequest).rawValue)) }) {
