@@ -73,7 +73,7 @@ final class RefreshCoordinator: Sendable {
             // A refresh that never settles would hold every later request; it gets the API's
             // timeout, and timing out counts as a network failure, not against the limit.
             let timeout = api.configuration.timeout
-            let refresh = RefreshScope.$coordinator.withValue(ObjectIdentifier(self)) { delegate.refreshCredentials(for: api) }
+            let refresh = RefreshScope.$refresh.withValue(promise) { delegate.refreshCredentials(for: api) }
             let bounded = timeout.isFinite && timeout > 0 ? refresh.timeout(timeout, clock: api.clock) : refresh
             bounded.onResult(in: .global()) { [self] result in
                 let networkFailure = if case .failure(let error) = result { Self.isNetworkFailure(error) } else { false }

@@ -5,13 +5,19 @@
 /// A request made there for an API of the same delegate is the refresh's own: held for the
 /// refresh, it would wait for itself until it timed out. It goes as if sent with
 /// `RequestOptions(authenticates: false)`.
+///
+/// A task it starts keeps the value for good, past the refresh's end (work handed off for
+/// later): so the value names the refresh, and a request is its own only while that refresh
+/// is the one in flight. Later, it is signed like any other.
 enum RefreshScope {
-    /// The coordinator whose refresh is running here, if any.
-    @TaskLocal static var coordinator: ObjectIdentifier?
+    /// The refresh running here, if any: the promise every request waiting for it holds (held,
+    /// not named by address, which a later refresh's promise could take).
+    @TaskLocal static var refresh: Promise<Void>?
 
-    /// Whether a request of `api` made here is part of the refresh of its own delegate.
+    /// Whether a request of `api` made here is part of the refresh of its own delegate, still
+    /// running.
     static func isRefreshing(for api: AbstractAPI) -> Bool {
-        guard let running = coordinator, let signer = api.signer else { return false }
-        return ObjectIdentifier(signer.refresher) == running
+        guard let running = refresh, let inFlight = api.signer?.refresher.inFlight else { return false }
+        return inFlight === running
     }
 }
