@@ -163,9 +163,6 @@ final class RequestExecution: Sendable {
         }
         do {
             var signed = request
-            // Before adapters and the delegate, which then sign the conditions too. A stream
-            // never uses the cache.
-            let lookup = context.cacheStage?.prepareRevalidation(of: &signed)
             for adapter in context.adapters {
                 try adapt(&signed.urlRequest, with: adapter)
             }
@@ -176,6 +173,10 @@ final class RequestExecution: Sendable {
                 leg.removeCredentials(from: &signed.urlRequest, policy: context.redirectPolicy)
                 signed.urlRequest.url = leg.request.urlRequest.url
             }
+            // After adapters, whose fields pick the kept response that varies on them (an
+            // adapter's `Accept-Language`); before the delegate, which then signs the
+            // conditions too. A stream never uses the cache.
+            let lookup = context.cacheStage?.prepareRevalidation(of: &signed)
             let generation = signer?.refresher.generation ?? 0
             if let signer {
                 try APIError.catching({ .invalidRequest(.init(reason: .other("the delegate stopped the request: \($0)"), method: Self.method(of: request.urlRequest).rawValue)) }) {
