@@ -37,7 +37,8 @@ import FoundationNetworking
 /// The refresh call itself usually goes through the same API: send it with
 /// `RequestOptions(authenticates: false)`, so that it is neither signed nor held for the refresh
 /// it is part of. A request of an API of this delegate made in ``refreshCredentials(for:)``, or
-/// in a task it starts, is sent so even without it; one made later from a callback is not, and
+/// in a task it starts, while the refresh runs, is sent so even without it (after the refresh,
+/// such a task's requests are signed as any other); one made from a callback is not, and
 /// would wait for itself until the API's timeout, whose error then says so.
 ///
 /// Every method is called on a background queue, never the main queue. What the delegate sets
