@@ -39,7 +39,7 @@ import FoundationNetworking
             Promise(in: .global()) { [self] in
                 let reply: TokenReply = try await api.request(route: .post(tokenURL), options: RequestOptions(authenticates: false)).value
                 token.withLock { $0 = reply.token }
-                Task { [self] in
+                Task.onTestThreads { [self] in
                     await withCheckedContinuation { continuation in
                         let now = isReleased.withLock { $0 }
                         if now { continuation.resume() } else { released.withLock { $0 = continuation } }
