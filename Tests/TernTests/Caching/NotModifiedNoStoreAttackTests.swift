@@ -15,6 +15,18 @@ import TernTesting
 /// age, a day at most): the next `GET` was answered from the cache, the server never asked,
 /// though it had just said not to store the response at all. (Browsers drop the entry.)
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct NotModifiedNoStoreAttackTests {
+    /// An API with a cache that has kept `server`'s `/doc` (`v0`), then seen it go stale.
+    static func keptAndStale(_ server: RawServer) async throws -> (AbstractAPI, String) {
+        let clock = TestClock()
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never, cache: HTTPCache(clock: clock)),
+                              transport: TestTransport.make(), responseQueue: .global())
+        let url = server.baseURL + "/doc"
+        let first: Response = try await api.request(route: .get(url)).value
+        #expect(String(decoding: first.body, as: UTF8.self) == "v0")
+        clock.advance(by: 20)
+        return (api, url)
+    }
+
     @Test func aNotModifiedThatSaysNoStoreLeavesNothingToServe() async throws {
         let modified = HTTPDate.format(Date().addingTimeInterval(-365 * 86_400))
         let requests = Recorder<String>()
@@ -31,13 +43,8 @@ import TernTesting
             }
         }
         defer { server.stop() }
-        let clock = TestClock()
-        let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never, cache: HTTPCache(clock: clock)),
-                              transport: TestTransport.make(), responseQueue: .global())
-        let url = server.baseURL + "/doc"
-        let first: Response = try await api.request(route: .get(url)).value
-        #expect(String(decoding: first.body, as: UTF8.self) == "v0")
-        clock.advance(by: 20)   // stale: revalidated, and the server says not to store it any more
+        // Stale: revalidated, and the server says not to store it any more.
+        let (api, url) = try await Self.keptAndStale(server)
         let revalidated: Response = try await api.request(route: .get(url)).value
         #expect(revalidated.cacheOutcome == .revalidated)
         let third: Response = try await api.request(route: .get(url)).value
@@ -62,13 +69,7 @@ import TernTesting
             }
         }
         defer { server.stop() }
-        let clock = TestClock()
-        let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never, cache: HTTPCache(clock: clock)),
-                              transport: TestTransport.make(), responseQueue: .global())
-        let url = server.baseURL + "/doc"
-        let first: Response = try await api.request(route: .get(url)).value
-        #expect(String(decoding: first.body, as: UTF8.self) == "v0")
-        clock.advance(by: 20)
+        let (api, url) = try await Self.keptAndStale(server)
         let head: Response = try await api.request(route: .head(url)).value
         #expect(head.statusCode == 200)
         let second: Response = try await api.request(route: .get(url)).value
