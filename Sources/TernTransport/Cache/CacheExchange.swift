@@ -93,7 +93,7 @@ struct CacheExchange {
             let response = CachedResponse(url: request.url.map(CacheKey.of) ?? "", status: status, headers: kept, body: Data(),
                                           requestDate: requestDate, responseDate: now,
                                           varying: HTTPCache.varying(CachedResponse.varyNames(fields["vary"]), of: request, trust: trust))
-            let mayStore = CacheRules.mayStore(response, for: request, control: CacheRules.Request(request).control)
+            let mayStore = CacheRules.mayStore(response, for: request)
                 && announcedLength <= Int64(maximumBodyBytes)
             candidate = mayStore ? response : nil
             return (true, nil)
@@ -101,7 +101,9 @@ struct CacheExchange {
                                     && !Self.lengthDiffers(announcedLength, kept):
             var refreshed = kept
             refreshed.update(with: fields, requestDate: requestDate, responseDate: now)
-            return (true, refreshed.cacheControl.has("no-store") ? .forget([kept.url]) : .keep(refreshed))
+            // Freshened into something that may not be kept (it says `no-store`, say): forgotten.
+            let mayKeep = CacheRules.mayKeep(refreshed, credentialed: CacheRules.hasCredentials(request))
+            return (true, mayKeep ? .keep(refreshed) : .forget([kept.url]))
         case .freshen(let kept?) where status == 200 && (Self.validatorsDiffer(fields, kept.headers) || Self.lengthDiffers(announcedLength, kept)):
             // Validators of another response, or another length (a document changed within the
             // second its `Last-Modified` names): the kept one is no longer what the server has
@@ -165,7 +167,7 @@ struct CacheExchange {
             // Updated by a 304 that says `no-store` (or anything else that forbids keeping it),
             // it answers this request and is forgotten: kept, its old `Last-Modified` made it
             // fresh by heuristic, and the server was asked no more.
-            let mayKeep = CacheRules.mayStore(kept, for: request, control: CacheRules.Request(request).control)
+            let mayKeep = CacheRules.mayStore(kept, for: request)
             return (mayKeep ? .keep(kept) : .forget([kept.url]), .kept(kept, cookies: notModified.cookies, metrics: metrics))
         }
         return (candidate.map(Change.keep), .asItCame(metrics: ownWord))

@@ -66,22 +66,34 @@ enum CacheRules {
         return kept.hasValidator ? .revalidate(kept) : .network
     }
 
-    /// Whether a response to `request` may be kept (RFC 9111, §3): to a `GET`, final and whole,
-    /// no challenge (`401`, `407`: it asks for credentials, and kept, it answered the request
-    /// sent again with them), neither side saying `no-store`, not varying on everything, with something to keep it for
-    /// (freshness or a validator); to a request with `Authorization` (or a user and password in
-    /// its URL, which the transport sends as one) only when the response says
-    /// it may be shared (§3.5: `public`, `must-revalidate` or `s-maxage`), as if the cache were
-    /// shared, since an app's cache can outlast the account that filled it.
-    static func mayStore(_ response: CachedResponse, for request: URLRequest, control requestControl: CacheControl) -> Bool {
+    /// Whether a response to `request` may be kept (RFC 9111, §3): the request is a `GET` that
+    /// does not say `no-store`, and the response may be kept for it (``mayKeep(_:credentialed:)``).
+    static func mayStore(_ response: CachedResponse, for request: URLRequest) -> Bool {
+        request.httpMethod ?? "GET" == "GET" && !Request(request).control.has("no-store")
+            && mayKeep(response, credentialed: hasCredentials(request))
+    }
+
+    /// Whether `response` may be kept (§3), however it came (a `GET`'s answer, or a kept one a
+    /// `304` or a `HEAD` updated): final and whole, no challenge (`401`, `407`: it asks for
+    /// credentials, and kept, it answered the request sent again with them), not saying
+    /// `no-store`, not varying on everything, with something to keep it for (freshness or a
+    /// validator); for a request with credentials only when it says it may be shared (§3.5:
+    /// `public`, `must-revalidate` or `s-maxage`), as if the cache were shared, since an app's
+    /// cache can outlast the account that filled it.
+    static func mayKeep(_ response: CachedResponse, credentialed: Bool) -> Bool {
         let control = response.cacheControl
-        guard request.httpMethod ?? "GET" == "GET", (200...599).contains(response.status), ![206, 304, 401, 407].contains(response.status),
-              !requestControl.has("no-store"), !control.has("no-store"), !response.varyNames.contains("*") else { return false }
-        if request.value(forHTTPHeaderField: "Authorization") != nil || HTTPCache.credential(":userinfo", of: request) != nil,
-           !(control.has("public") || control.has("must-revalidate") || control.has("s-maxage")) { return false }
+        guard (200...599).contains(response.status), ![206, 304, 401, 407].contains(response.status),
+              !control.has("no-store"), !response.varyNames.contains("*") else { return false }
+        if credentialed, !(control.has("public") || control.has("must-revalidate") || control.has("s-maxage")) { return false }
         let explicit = control.has("max-age") || response.headers["expires"] != nil || control.has("public") || control.has("private")
         guard explicit || CachedResponse.heuristicallyCacheable.contains(response.status) else { return false }
         return response.freshnessLifetime > 0 || response.hasValidator
+    }
+
+    /// Whether `request` carries credentials: `Authorization`, or a user and password in its
+    /// URL, which the transport sends as one.
+    static func hasCredentials(_ request: URLRequest) -> Bool {
+        request.value(forHTTPHeaderField: "Authorization") != nil || HTTPCache.credential(":userinfo", of: request) != nil
     }
 
     /// Whether `method` is one that changes what the server has (RFC 9110, §9.2.1): its

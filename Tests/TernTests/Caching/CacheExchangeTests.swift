@@ -96,4 +96,15 @@ import Testing
         let weakChange = weak.head(status: 200, fields: ["etag": "W/\"k\""], cookies: nil, announcedLength: 4, at: date).change
         #expect(weakChange == nil)
     }
+
+    /// A `HEAD` that freshens the kept response into one the cache may not keep makes it forget
+    /// the response: `no-store`, or a `Vary: *` no later request can match.
+    @Test(arguments: [["cache-control": "no-store"], ["vary": "*"]])
+    func aHeadThatForbidsKeepingForgets(_ extra: [String: String]) {
+        let keptResponse = kept(["etag": "\"k\"", "cache-control": "max-age=1"])
+        var exchange = exchange(.freshen(keptResponse), method: "HEAD")
+        let fields = extra.merging(["etag": "\"k\""]) { old, _ in old }
+        let change = exchange.head(status: 200, fields: fields, cookies: nil, announcedLength: 4, at: date).change
+        #expect(change == .forget([url.absoluteString]))
+    }
 }
