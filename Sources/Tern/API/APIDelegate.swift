@@ -26,10 +26,10 @@ import FoundationNetworking
 /// - ``api(_:willSend:)`` runs before every attempt, so a replayed request carries the new token;
 /// - however many requests find their credentials expired at once, ``refreshCredentials(for:)``
 ///   runs once; requests that fail or start meanwhile wait for it, then are replayed once;
-/// - a request refused again right after its replay fails with
-///   ``APIError/AuthenticationFailure/stillUnauthorized(statusCode:)``, never loops;
+/// - a request refused again right after its replay, with the credentials still current, fails
+///   with ``APIError/AuthenticationFailure/stillUnauthorized(statusCode:)``, never loops;
 /// - a request signed with credentials older than the current ones is replayed without a new
-///   refresh;
+///   refresh, its replay too;
 /// - when the refresh fails, every waiting request fails once with
 ///   ``APIError/AuthenticationFailure/refreshFailed(_:)``; the next request may try again;
 /// - refreshes that fail on the network do not count against ``APIConfiguration``'s `refreshLimit`.

@@ -61,8 +61,9 @@ struct RequestStateMachine {
         /// `attempt`'s head opened the request's stream, which owns the attempt's task from then
         /// on, and its body goes on after the request has settled.
         case opened(attempt: Int)
-        /// The answer was a refusal of the credentials.
-        case refused
+        /// The answer was a refusal of the credentials; `replaced` when newer ones were made
+        /// current after the attempt was signed (another request's refresh).
+        case refused(replaced: Bool)
         /// The attempt is to be retried after a backoff.
         case backOff
         /// The wait of the backoff before `retry` is scheduled.
@@ -89,7 +90,7 @@ struct RequestStateMachine {
         case evaluate(retries: Int, transfers: [TransferMetrics])
         /// Wait for the API's credentials to be refreshed, then attempt again.
         case refresh
-        /// The credentials were refused again after a refresh: fail.
+        /// The current credentials were refused again right after a refresh: fail.
         case failUnauthorized
         /// Schedule retry number `retry` after its backoff.
         case scheduleRetry(Int)
@@ -114,8 +115,9 @@ struct RequestStateMachine {
     private var wait: (any Cancellable)?
     /// How many retries the request has had.
     private var retries = 0
-    /// Whether it was sent again after a refresh: a second refusal is final.
-    private var hasReplayedAfterRefresh = false
+    /// Whether the latest attempt was sent again after a refresh, with no other answer between:
+    /// refused again with the credentials still current, it fails rather than loop.
+    private var isReplay = false
     /// The request as built, for a timeout's error before any attempt.
     private var built: URLRequest?
     private var attempts = 0
@@ -187,14 +189,18 @@ struct RequestStateMachine {
             state = .evaluating
             inFlight = nil
             return .evaluate(retries: retries, transfers: transfers)
-        case .refused:
+        case .refused(let replaced):
             guard case .evaluating = state else { return impossible(event) }
-            guard !hasReplayedAfterRefresh else { return .failUnauthorized }
-            hasReplayedAfterRefresh = true
+            // Refused with credentials replaced meanwhile: sent again with the current ones,
+            // which cannot loop, since only a refresh (counted by `RefreshLimit`) makes newer.
+            guard !isReplay || replaced else { return .failUnauthorized }
+            isReplay = true
             state = .awaitingCredentials
             return .refresh
         case .backOff:
             guard case .evaluating = state else { return impossible(event) }
+            // Another answer came after the replay: the retry's refusal is one of its own.
+            isReplay = false
             retries += 1
             state = .backingOff(retry: retries)
             return .scheduleRetry(retries)

@@ -74,7 +74,7 @@ import Testing
             Issue.record("something that came late was not handed back"); return
         }
         #expect(lateTimer as? Token === timer && lateFile == file && lateTask as? Token === task && lateWait as? Token === wait)
-        let dropped: [Machine.Event] = [.prepare, .awaitCredentials, .send(request), .answered(attempt: 1, metrics: nil), .refused, .backOff, .finish]
+        let dropped: [Machine.Event] = [.prepare, .awaitCredentials, .send(request), .answered(attempt: 1, metrics: nil), .refused(replaced: false), .backOff, .finish]
         for event in dropped {
             #expect(machine.handle(event).isDrop, "\(event) after the end")
         }
@@ -230,11 +230,34 @@ import Testing
         var machine = machine(after: prepared)
         _ = machine.handle(.send(request))
         _ = machine.handle(.answered(attempt: 1, metrics: nil))
-        guard case .refresh = machine.handle(.refused) else { Issue.record("no refresh"); return }
+        guard case .refresh = machine.handle(.refused(replaced: false)) else { Issue.record("no refresh"); return }
         #expect(machine.handle(.prepare).isProceed, "the refresh done, it attempts again")
         _ = machine.handle(.send(request))
         _ = machine.handle(.answered(attempt: 2, metrics: nil))
-        guard case .failUnauthorized = machine.handle(.refused) else { Issue.record("refreshed twice"); return }
+        guard case .failUnauthorized = machine.handle(.refused(replaced: false)) else { Issue.record("refreshed twice"); return }
+    }
+
+    /// The replay refused with credentials another refresh replaced since, or a retry after
+    /// the replay was answered, is not "refused again right after the refresh".
+    @Test(arguments: [true, false]) func aReplayIsFinalOnlyWhileItsCredentialsAreCurrentAndNothingCameBetween(retried: Bool) {
+        var machine = machine(after: prepared)
+        _ = machine.handle(.send(request))
+        _ = machine.handle(.answered(attempt: 1, metrics: nil))
+        guard case .refresh = machine.handle(.refused(replaced: false)) else { Issue.record("no refresh"); return }
+        _ = machine.handle(.prepare)
+        _ = machine.handle(.send(request))
+        _ = machine.handle(.answered(attempt: 2, metrics: nil))
+        if retried {
+            guard case .scheduleRetry(1) = machine.handle(.backOff) else { Issue.record("no retry"); return }
+            _ = machine.handle(.prepare)
+            _ = machine.handle(.send(request))
+            _ = machine.handle(.answered(attempt: 3, metrics: nil))
+        }
+        guard case .refresh = machine.handle(.refused(replaced: !retried)) else { Issue.record("not replayed"); return }
+        _ = machine.handle(.prepare)
+        _ = machine.handle(.send(request))
+        _ = machine.handle(.answered(attempt: retried ? 4 : 3, metrics: nil))
+        guard case .failUnauthorized = machine.handle(.refused(replaced: false)) else { Issue.record("loops"); return }
     }
 
     @Test func aRequestWaitsForCredentialsBeforeItsAttempt() {
