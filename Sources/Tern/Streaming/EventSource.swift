@@ -25,7 +25,8 @@ extension AbstractAPI {
     /// It ends when the server answers 204, and fails with the request's error on a status
     /// validation refuses, on a cancel, on a transport's failure that is not a `URLError` (a
     /// stub or a recording with no answer for the request), or once
-    /// `reconnection.maximumFailures` attempts have failed in a row; an answer whose
+    /// `reconnection.maximumFailures` attempts have failed in a row (a refresh of the
+    /// credentials that failed on the network counts as one such attempt); an answer whose
     /// `Content-Type` is not `text/event-stream` fails it with ``APIError/parsingFailed(_:)``,
     /// which says so, its underlying error a ``NotAnEventStream`` and its body snippet the
     /// answer's first bytes (the server's error, often).
@@ -202,11 +203,14 @@ struct EventSource: AsyncSequence, Sendable {
         /// Whether a connection that ended with `error` is one to make again: not after a cancel,
         /// nor after an answer the pipeline refused (a status, a redirect, credentials), nor after
         /// a transport's failure that is not the network's (a stub or a recording with no answer
-        /// for the request, sample data missing): those would fail again, every time.
+        /// for the request, sample data missing): those would fail again, every time. A refresh
+        /// of the credentials that failed on the network is waited out as the network's failure.
         static func isWorthReconnecting(_ error: APIError) -> Bool {
             switch error {
             case .transportFailed(let failure): failure.urlError != nil
             case .timeout: true
+            case .authentication(.refreshFailed(let cause as APIError)): isWorthReconnecting(cause)
+            case .authentication(.refreshFailed(let cause)): cause is URLError
             default: false
             }
         }
