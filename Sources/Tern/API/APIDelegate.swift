@@ -55,6 +55,9 @@ public protocol APIDelegate: AnyObject, Sendable {
     func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws
 
     /// Whether `response` says the credentials have expired. The default: status 401.
+    ///
+    /// `data` is the body in memory: empty for a download, whose body goes to its file, and
+    /// for a stream, judged at its head.
     func api(_ api: AbstractAPI, needsRefreshFor response: HTTPURLResponse, data: Data, request: URLRequest) -> Bool
 
     /// Whether to refresh before sending `request`, for a token known to be about to expire.
