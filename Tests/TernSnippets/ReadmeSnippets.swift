@@ -52,6 +52,21 @@ enum Readme {
         }
     }
 
+    final class NotesAPI: AbstractAPI, @unchecked Sendable {
+        init(configuration: APIConfiguration, transport: (any Transport)? = nil) {
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            super.init(responseParser: JSONParser(decoder: decoder), configuration: configuration,
+                       transport: transport, responseQueue: .global())
+        }
+    }
+
+    static func notesSigned(by tokens: Signer) -> NotesAPI {
+        let notes = NotesAPI(configuration: .production, transport: StubTransport())
+        notes.delegate = tokens
+        return notes
+    }
+
     static func signing(_ shop: ShopAPI) -> Signer {
         let signer = Signer(token: "t-42")
         shop.delegate = signer

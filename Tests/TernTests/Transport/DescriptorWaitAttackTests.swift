@@ -145,7 +145,8 @@ import TernTesting
             for try await line in api.stream(route: .get(url)).lines { lines.append(line) }
             return lines == ["\(URL(string: url)?.path ?? "?") line"] ? "ok" : "lines \(lines)"
         } catch let error as APIError {
-            return "typed \(error.caseName)"
+            // Said in full, as only a failing run prints it.
+            return "typed \(error.caseName) (\(error))"
         } catch {
             return "untyped \(error)"
         }
