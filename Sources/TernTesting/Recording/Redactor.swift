@@ -167,16 +167,33 @@ struct Redactor: Sendable {
         }
     }
 
+    /// A URL with the named items of its query hidden, and of its fragment where it is written
+    /// as a form (OAuth's implicit grant: `/cb#access_token=…&token_type=bearer`).
     private mutating func redactQuery(_ url: String) -> String {
-        guard var components = URLComponents(string: url), let items = components.percentEncodedQueryItems,
-              items.contains(where: { isSecret($0.name.removingPercentEncoding ?? $0.name) }) else { return url }
+        guard var components = URLComponents(string: url) else { return url }
         let encoded = Self.placeholder.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? Self.placeholder
-        components.percentEncodedQueryItems = items.map { item in
-            guard isSecret(item.name.removingPercentEncoding ?? item.name) else { return item }
-            remember(item.value?.removingPercentEncoding ?? "")
-            return URLQueryItem(name: item.name, value: encoded)
+        var changed = false
+        if let items = components.percentEncodedQueryItems,
+           items.contains(where: { isSecret($0.name.removingPercentEncoding ?? $0.name) }) {
+            components.percentEncodedQueryItems = items.map { item in
+                guard isSecret(item.name.removingPercentEncoding ?? item.name) else { return item }
+                remember(item.value?.removingPercentEncoding ?? "")
+                return URLQueryItem(name: item.name, value: encoded)
+            }
+            changed = true
         }
-        return components.string ?? url
+        if let fragment = components.percentEncodedFragment, fragment.contains("=") {
+            let pairs = fragment.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = String(parts[0])
+                guard parts.count == 2, isSecret(name.removingPercentEncoding ?? name) else { return String(pair) }
+                remember(String(parts[1]).removingPercentEncoding ?? String(parts[1]))
+                changed = true
+                return name + "=" + encoded
+            }
+            components.percentEncodedFragment = pairs.joined(separator: "&")
+        }
+        return changed ? components.string ?? url : url
     }
 
     /// A URL with its credential hidden: the password (`https://user:password@host`), or the
