@@ -62,7 +62,8 @@ extension RequestExecution {
         // Only a 3xx can redirect: the rest skip the policy.
         if (300..<400).contains(response.statusCode), handledRedirect(response, from: leg) { return }
         if let signer, signer.delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
-            let replaced = generation < signer.refresher.generation
+            // Replaced, or being replaced by a refresh another request started since it was signed.
+            let replaced = generation < signer.refresher.generation || signer.refresher.inFlight != nil
             guard case .refresh = machine.withLock({ $0.handle(.refused(replaced: replaced)) }) else {
                 return finish(.failed(.authentication(.stillUnauthorized(statusCode: response.statusCode))))
             }
