@@ -22,8 +22,17 @@ extension Redactor {
     private mutating func redactPart(_ part: Data, headEnd: Data) -> Data {
         guard let end = part.range(of: headEnd), part.count >= end.upperBound - part.startIndex + 2 else { return part }
         let head = String(decoding: part[part.startIndex..<end.lowerBound], as: UTF8.self)
-        guard let name = Self.partName(head), isSecret(name) else { return part }
+        guard let name = Self.partName(head) else { return part }
         let value = part[end.upperBound..<(part.endIndex - 2)]
+        guard isSecret(name) else {
+            // A JSON part's named members, remembered for the scrub to hide in place: written
+            // again, the part would no longer match what the app sends on replay.
+            if head.lowercased().contains("json"), let json = try? JSONSerialization.jsonObject(with: value, options: .fragmentsAllowed) {
+                var changed = false
+                _ = redactJSON(json, changed: &changed)
+            }
+            return part
+        }
         remember(String(decoding: value, as: UTF8.self))
         return part[part.startIndex..<end.upperBound] + Data(Self.placeholder.utf8) + part[(part.endIndex - 2)...]
     }

@@ -79,6 +79,9 @@ struct Redactor: Sendable {
         }
         if let content = entry.response.content, content.encoding == nil, let text = content.text {
             entry.response.content?.text = redactBody(text, mimeType: content.mimeType ?? "")
+        } else if let content = entry.response.content, content.encoding == "base64", let type = content.mimeType,
+                  type.lowercased().contains("multipart/"), let body = content.text.flatMap({ Data(base64Encoded: $0) }) {
+            entry.response.content?.text = redactMultipart(body, contentType: type).base64EncodedString()
         }
         scrub(&entry)
     }
@@ -232,6 +235,7 @@ struct Redactor: Sendable {
         // written with escapes (`pass\u0077ord`), which only reading it finds.
         guard text.contains("\\u") || names.contains(where: { Self.contains(quoted: $0, in: text) }) else { return text }
         guard let json = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else {
+            if mimeType.lowercased().contains("text/event-stream") { rememberSecrets(inEvents: text) }
             return redactJSONLines(text)
         }
         var changed = false
@@ -292,7 +296,27 @@ struct Redactor: Sendable {
         }
     }
 
-    private mutating func redactJSON(_ value: Any, changed: inout Bool) -> Any {
+    /// The named members' values in an event stream's events whose data is JSON, remembered for
+    /// the scrub to hide: read as the stream's reader reads them, its lines ended by `\r\n`,
+    /// `\n` or a lone `\r`, and each event's `data:` lines joined (JSON written over several).
+    private mutating func rememberSecrets(inEvents text: String) {
+        var data: [Substring] = []
+        func endEvent() {
+            defer { data = [] }
+            guard !data.isEmpty, let json = try? JSONSerialization.jsonObject(with: Data(data.joined(separator: "\n").utf8)) else { return }
+            var changed = false
+            _ = redactJSON(json, changed: &changed)
+        }
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) {
+            if line.isEmpty { endEvent() }
+            guard line.hasPrefix("data:") else { continue }
+            let value = line.dropFirst(5)
+            data.append(value.first == " " ? value.dropFirst() : value)
+        }
+        endEvent()
+    }
+
+    mutating func redactJSON(_ value: Any, changed: inout Bool) -> Any {
         if let object = value as? [String: Any] {
             var result: [String: Any] = [:]
             for (key, member) in object {
