@@ -76,12 +76,16 @@ struct Redactor: Sendable {
         } else if let data = entry.request.postData, let type = data.mimeType, Self.isMultipart(data),
                   let body = data.text.flatMap({ Data(base64Encoded: $0) }) {
             entry.request.postData?.text = redactMultipart(body, contentType: type).base64EncodedString()
+        } else if let data = entry.request.postData, data.encoding == "base64", let text = data.text {
+            entry.request.postData?.text = redactEncodedText(text, mimeType: data.mimeType ?? "")
         }
         if let content = entry.response.content, content.encoding == nil, let text = content.text {
             entry.response.content?.text = redactBody(text, mimeType: content.mimeType ?? "")
         } else if let content = entry.response.content, content.encoding == "base64", let type = content.mimeType,
                   type.lowercased().contains("multipart/"), let body = content.text.flatMap({ Data(base64Encoded: $0) }) {
             entry.response.content?.text = redactMultipart(body, contentType: type).base64EncodedString()
+        } else if let content = entry.response.content, content.encoding == "base64", let text = content.text {
+            entry.response.content?.text = redactEncodedText(text, mimeType: content.mimeType ?? "")
         }
         scrub(&entry)
     }
@@ -217,6 +221,34 @@ struct Redactor: Sendable {
             return url
         }
         return components.string ?? url
+    }
+
+    /// A text body kept as Base64 because it is not UTF-8 (JSON in UTF-16, which `JSONDecoder`
+    /// reads; Latin-1 its charset names), with the named fields hidden: read and written again
+    /// in its own encoding, where a search for a value's UTF-8 bytes would miss it.
+    private mutating func redactEncodedText(_ base64: String, mimeType: String) -> String {
+        guard HTTPArchive.isText(mimeType), let bytes = Data(base64Encoded: base64) else { return base64 }
+        let encoding = Self.encoding(of: bytes, mimeType: mimeType)
+        guard encoding != .utf8, let text = String(data: bytes, encoding: encoding) else { return base64 }
+        let redacted = redactBody(text, mimeType: mimeType)
+        guard redacted != text, let written = redacted.data(using: encoding) else { return base64 }
+        return written.base64EncodedString()
+    }
+
+    /// The encoding its charset names, or for JSON naming none, the one its first bytes show
+    /// (RFC 4627, §3: a NUL before or after the first ASCII letter).
+    private static func encoding(of bytes: Data, mimeType: String) -> String.Encoding {
+        let named = String.Encoding(charsetOf: mimeType)
+        guard named == .utf8, mimeType.lowercased().contains("json"), bytes.count >= 4 else { return named }
+        let b = Array(bytes.prefix(4))
+        if b[0] == 0xFE && b[1] == 0xFF || b[0] == 0xFF && b[1] == 0xFE { return b[2] == 0 && b[3] == 0 ? .utf32 : .utf16 }
+        switch (b[0] == 0, b[1] == 0, b[2] == 0, b[3] == 0) {
+        case (true, true, true, false): return .utf32BigEndian
+        case (false, true, true, true): return .utf32LittleEndian
+        case (true, false, _, _): return .utf16BigEndian
+        case (false, true, _, _): return .utf16LittleEndian
+        default: return .utf8
+        }
     }
 
     /// A JSON or form body with the named fields hidden; any other body as it is.
