@@ -21,6 +21,9 @@ final class RecordingFile: Sendable {
         var encodings = 0
         /// Exchanges sent to be recorded here that have not ended.
         var inFlight = 0
+        /// The values every transport recording here has hidden: each hides them in what the
+        /// others add after, as in what they added before.
+        var hidden: Set<String> = []
     }
 
     /// An entry, and its bytes in the file (``HTTPArchive/encodedEntry(_:)``): encoded when first
@@ -169,6 +172,9 @@ final class RecordingFile: Sendable {
     /// ``add(_:hiding:)``, under the lock of this process's transports, and of the file's.
     private func add(_ entry: HTTPArchive.Entry, hiding hidden: [String], to state: inout State) throws {
         try Self.reread(&state, from: url)
+        var entry = entry
+        Redactor.scrub(&entry, hiding: Redactor.searched(state.hidden))
+        state.hidden.formUnion(hidden)
         if !hidden.isEmpty {
             for index in state.entries.indices where Redactor.scrub(&state.entries[index].entry, hiding: hidden) {
                 state.entries[index].bytes = nil

@@ -68,7 +68,7 @@ struct Redactor: Sendable {
     mutating func redact(_ entry: inout HTTPArchive.Entry) {
         entry.request.headers = entry.request.headers.map { $0.map { redactHeader($0) } }
         entry.response.headers = entry.response.headers.map { $0.map { redactHeader($0) } }
-        entry.response.redirectURL = entry.response.redirectURL.map { redactQuery($0) }
+        entry.response.redirectURL = entry.response.redirectURL.map { redactPassword(redactQuery($0)) }
         entry.request.url = redactPassword(redactQuery(entry.request.url))
         entry.request.queryString = entry.request.queryString?.map { isSecret($0.name) ? hide($0) : $0 }
         if let data = entry.request.postData, data.encoding == nil, let text = data.text {
@@ -119,8 +119,8 @@ struct Redactor: Sendable {
     private mutating func redactHeader(_ field: HTTPArchive.Field) -> HTTPArchive.Field {
         let name = field.name.lowercased()
         guard headerNames.contains(name) else {
-            // A redirect's target, with the named query items of its URL hidden.
-            return name == "location" ? HTTPArchive.Field(name: field.name, value: redactQuery(field.value)) : field
+            // A redirect's target, with the named query items of its URL hidden, and its password.
+            return name == "location" ? HTTPArchive.Field(name: field.name, value: redactPassword(redactQuery(field.value))) : field
         }
         switch name {
         case "cookie":
