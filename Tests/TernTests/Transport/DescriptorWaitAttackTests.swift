@@ -254,7 +254,10 @@ import TernTesting
     @Test(.exitTest, .enabled(if: TestTransport.isCurl, "the waits are libcurl's: FoundationNetworking's sockets take the reserve Tern's leave"), arguments: [false, true])
     func aStreamAndARequestLackingADescriptorWaitForEachOther(streamWaits: Bool) async throws {
         let seen = Seen()
-        let server = try Self.server(seen: seen, holdSeconds: 2, cCount: 0)
+        // Held long enough for a child slowed by a full suite's load to start the one waiting
+        // while it runs: held 2 s, two loaded runs saw it end first, its connection then idle in
+        // its own loop, which the other loop does not take from (it failed at once).
+        let server = try Self.server(seen: seen, holdSeconds: 5, cCount: 0)
         defer { server.stop() }
         let child = await ExitTestTurns.inTurn {
             await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String, streamWaits = streamWaits as Bool] in
