@@ -25,31 +25,6 @@ import FoundationNetworking
 /// good when the replay is answered (a 503) and a retry, later, is refused with the current
 /// credentials: no refresh, `stillUnauthorized` again.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct SupersededReplayAttackTests {
-    /// Signs with its token; refreshes with an unsigned `POST /token`, whose body is the token.
-    final class Store: APIDelegate {
-        let token = Locked("t0")
-        let tokenURL: String
-        /// How long a refresh goes on once its token has come.
-        let lingers: TimeInterval
-        init(tokenURL: String, lingers: TimeInterval = 0) { (self.tokenURL, self.lingers) = (tokenURL, lingers) }
-
-        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
-            request.setValue("Bearer \(token.withLock { $0 })", forHTTPHeaderField: "Authorization")
-        }
-
-        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
-            let reply: Promise<String> = api.request(route: .post(tokenURL), options: RequestOptions(retryPolicy: .never, authenticates: false))
-            let refreshed = reply.map { [self] token in self.token.withLock { $0 = token } }
-            return lingers > 0 ? refreshed.delay(lingers) : refreshed
-        }
-    }
-
-    static func token(in request: String) -> String {
-        let line = request.split(separator: "\r\n").first { $0.lowercased().hasPrefix("authorization:") }
-        return line.map { String($0.dropFirst("authorization:".count)).trimmingCharacters(in: .whitespaces) }?
-            .replacingOccurrences(of: "Bearer ", with: "") ?? ""
-    }
-
     /// `/a` is refused with t0, refreshed (t1) and replayed; t1 expires as that replay arrives,
     /// whose answer is slow. `/b`, sent meanwhile with t1, is refused, refreshed (t2) and
     /// replayed. Then `/a`'s replay is answered: refused, as its t1 was when it came. t2 is
@@ -68,7 +43,7 @@ import FoundationNetworking
                     if token == "t2" { secondIssued.signal() }
                     continue
                 }
-                let token = Self.token(in: request)
+                let token = TokenEndpointStore.token(in: request)
                 let path = String(request.split(separator: " ")[1])
                 seen.append("\(path) \(token)")
                 if path == "/a" && token == "t1" {
@@ -87,7 +62,7 @@ import FoundationNetworking
         defer { server.stop() }
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never),
                               transport: TestTransport.make(), responseQueue: .global())
-        let store = Store(tokenURL: server.baseURL + "/token", lingers: refreshStillRuns ? 0.5 : 0)
+        let store = TokenEndpointStore(tokenURL: server.baseURL + "/token", lingers: refreshStillRuns ? 0.5 : 0)
         api.delegate = store
         defer { withExtendedLifetime(store) {} }
 
@@ -117,7 +92,7 @@ import FoundationNetworking
                     guard connection.send(RawServer.Connection.response(token)) else { return }
                     continue
                 }
-                let token = Self.token(in: request)
+                let token = TokenEndpointStore.token(in: request)
                 seen.append(token)
                 let answer = switch token {
                 case "t1" where seen.items.filter({ $0 == "t1" }).count == 1:
@@ -131,7 +106,7 @@ import FoundationNetworking
         defer { server.stop() }
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: RetryPolicy(maxRetries: 2, baseDelay: 0.05, jitter: false)),
                               transport: TestTransport.make(), responseQueue: .global())
-        let store = Store(tokenURL: server.baseURL + "/token")
+        let store = TokenEndpointStore(tokenURL: server.baseURL + "/token")
         api.delegate = store
         defer { withExtendedLifetime(store) {} }
         let result = await (api.request(route: .get(server.baseURL + "/a")) as Promise<String>).result

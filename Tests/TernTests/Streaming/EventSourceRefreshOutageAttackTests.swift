@@ -25,30 +25,7 @@ import FoundationNetworking
 /// wrapping either is not looked into. A feed of a long-lived app dies with a blip of its
 /// token endpoint, while the same blip of the feed's own server is waited out.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct EventSourceRefreshOutageAttackTests {
-    /// Signs with its token; refreshes with an unsigned `POST /token`, whose body is the token.
-    final class Store: APIDelegate {
-        let token = Locked("t0")
-        let tokenURL: String
-        init(tokenURL: String) { self.tokenURL = tokenURL }
-
-        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
-            request.setValue("Bearer \(token.withLock { $0 })", forHTTPHeaderField: "Authorization")
-        }
-
-        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
-            let reply: Promise<String> = api.request(route: .post(tokenURL),
-                                                     options: RequestOptions(timeout: 1, retryPolicy: .never, authenticates: false))
-            return reply.map { [self] token in self.token.withLock { $0 = token } }
-        }
-    }
-
     enum Outage: String, CaseIterable, Sendable { case hangUp, silence }
-
-    static func token(in request: String) -> String {
-        let line = request.split(separator: "\r\n").first { $0.lowercased().hasPrefix("authorization:") }
-        return line.map { String($0.dropFirst("authorization:".count)).trimmingCharacters(in: .whitespaces) }?
-            .replacingOccurrences(of: "Bearer ", with: "") ?? ""
-    }
 
     static func events(_ body: String) -> String {
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
@@ -72,7 +49,7 @@ import FoundationNetworking
                     guard connection.send(RawServer.Connection.response("t1")) else { return }
                     continue
                 }
-                let token = Self.token(in: request)
+                let token = TokenEndpointStore.token(in: request)
                 feed.append(token)
                 if feed.items.count == 1 {
                     connection.send(Self.events("retry: 500\nid: 1\ndata: a\n\n"))
@@ -89,7 +66,7 @@ import FoundationNetworking
         defer { server.stop() }
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never),
                               transport: TestTransport.make(), responseQueue: .global())
-        let store = Store(tokenURL: server.baseURL + "/token")
+        let store = TokenEndpointStore(tokenURL: server.baseURL + "/token", timeout: 1)
         api.delegate = store
         defer { withExtendedLifetime(store) {} }
 
