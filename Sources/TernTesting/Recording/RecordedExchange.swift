@@ -76,9 +76,10 @@ struct RecordedExchange: Sendable {
     var description: String { "\(key.method) \(entry.request.url) (\(entry.response.status))" }
 
     /// Why the entry does not answer a request, and how far it is from it; `nil` when it answers.
-    /// The request's values of `hiddenHeaders` (lower case: its credentials) are not told.
+    /// With `redactor`, the request's values a recording hides (its credentials, the named
+    /// fields' values however short) are not told.
     func mismatch(with request: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions,
-                  hiding hiddenHeaders: Set<String> = []) -> (reason: String, distance: Int)? {
+                  telling redactor: Redactor? = nil) -> (reason: String, distance: Int)? {
         var reasons: [String] = []
         var distance = 0
         if key.method != request.method {
@@ -94,7 +95,7 @@ struct RecordedExchange: Sendable {
             let mine = key.path.split(separator: "/"), theirs = request.path.split(separator: "/")
             distance += 2 + zip(mine, theirs).filter { $0 != $1 }.count * 2 + abs(mine.count - theirs.count) * 2
         }
-        let queryDifferences = Self.differences(recorded: key.query, sent: request.query, what: "query item")
+        let queryDifferences = Self.differences(recorded: key.query, sent: request.query, what: "query item", telling: redactor)
         reasons += queryDifferences
         distance += queryDifferences.count
         // A 304 or a 412 answers the conditions it was asked with (a cache's, say), and no
@@ -104,11 +105,11 @@ struct RecordedExchange: Sendable {
             let recorded = entry.request.headers?.first { $0.name.lowercased() == name.lowercased() }?.value
             let sent = headers[name]
             guard recorded != sent, recorded != Redactor.placeholder || sent == nil else { continue }
-            let told = sent.map { hiddenHeaders.contains(name.lowercased()) ? Redactor.placeholder : $0 }
+            let told = sent.map { redactor?.headerNames.contains(name.lowercased()) == true ? Redactor.placeholder : $0 }
             reasons.append("header \(name) is \(told ?? "missing"), not \(recorded ?? "missing")")
             distance += 1
         }
-        if options.matchesBody, let reason = bodyMismatch(body, contentType: headers["Content-Type"] ?? "") {
+        if options.matchesBody, let reason = bodyMismatch(body, contentType: headers["Content-Type"] ?? "", telling: redactor) {
             reasons.append(reason)
             distance += 2
         }
@@ -121,21 +122,22 @@ struct RecordedExchange: Sendable {
 
     /// What differs between two lists of fields: those of different names in any order, those of
     /// one name in the order written, as a list's items (`tag=a&tag=b`) are. A recorded
-    /// placeholder matches any value.
-    static func differences(recorded: [HTTPArchive.Field], sent: [HTTPArchive.Field], what: String) -> [String] {
+    /// placeholder matches any value. The sent values of the names `redactor` hides are not told.
+    static func differences(recorded: [HTTPArchive.Field], sent: [HTTPArchive.Field], what: String, telling redactor: Redactor? = nil) -> [String] {
         var names: [String] = []
         for field in recorded + sent where !names.contains(field.name) { names.append(field.name) }
         return names.flatMap { name -> [String] in
             let kept = recorded.filter { $0.name == name }.map(\.value), given = sent.filter { $0.name == name }.map(\.value)
             if given.isEmpty { return ["\(what) \(name) is missing"] }
-            if kept.isEmpty { return given.map { "\(what) \(name)=\($0) was not recorded" } }
+            let told = redactor?.isSecret(name) == true ? given.map { _ in Redactor.placeholder } : given
+            if kept.isEmpty { return told.map { "\(what) \(name)=\($0) was not recorded" } }
             let agree = kept.count == given.count && zip(kept, given).allSatisfy { $0 == $1 || $0 == Redactor.placeholder }
-            return agree ? [] : ["\(what) \(name) is \(given.joined(separator: ", ")), not \(kept.joined(separator: ", "))"]
+            return agree ? [] : ["\(what) \(name) is \(told.joined(separator: ", ")), not \(kept.joined(separator: ", "))"]
         }
     }
 
     /// Why `body` is not the recorded body, or `nil` when it is.
-    private func bodyMismatch(_ body: Data, contentType: String) -> String? {
+    private func bodyMismatch(_ body: Data, contentType: String, telling redactor: Redactor?) -> String? {
         let postData = entry.request.postData
         if let digest = postData?.sha256 {
             // Or as a file recorded before a JSON part's members were put in order took it.
@@ -148,10 +150,10 @@ struct RecordedExchange: Sendable {
         let type = contentType.lowercased()
         if let sent = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
            let kept = try? JSONSerialization.jsonObject(with: recorded, options: [.fragmentsAllowed]) {
-            return BodyValues.equal(recorded: kept, sent: sent) ? nil : "JSON body differs: \(snippet(body))"
+            return BodyValues.equal(recorded: kept, sent: sent) ? nil : "JSON body differs: \(snippet(redactor?.hidingNamedFields(in: body, contentType: contentType) ?? body))"
         }
         if type.contains("x-www-form-urlencoded") {
-            let differences = Self.differences(recorded: BodyValues.form(recorded), sent: BodyValues.form(body), what: "form field")
+            let differences = Self.differences(recorded: BodyValues.form(recorded), sent: BodyValues.form(body), what: "form field", telling: redactor)
             return differences.first
         }
         if type.contains("multipart/"), BodyValues.boundary(contentType) != nil,
@@ -159,7 +161,7 @@ struct RecordedExchange: Sendable {
            BodyValues.matches(recorded: BodyValues.comparable(recorded, contentType: recordedType), sent: BodyValues.comparable(body, contentType: contentType)) {
             return nil
         }
-        return "body differs: \(snippet(body))"
+        return "body differs: \(snippet(redactor?.hidingNamedFields(in: body, contentType: contentType) ?? body))"
     }
 
     private func snippet(_ body: Data) -> String {

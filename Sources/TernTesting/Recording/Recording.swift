@@ -35,15 +35,15 @@ struct Recording: Sendable {
 
     /// The entry that answers a request, of those read from the file: the first that matches it
     /// not answered yet, else the last that matches, again. Without one, the nearest entries,
-    /// each with why it does not match, never telling the request's values of `hiddenHeaders`.
-    mutating func answer(_ key: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions, hiding hiddenHeaders: Set<String> = [])
+    /// each with why it does not match, never telling the request's values `redactor` hides.
+    mutating func answer(_ key: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions, telling redactor: Redactor? = nil)
         -> Result<HTTPArchive.Entry, Unanswered> {
         if let chosen = chosen(for: key, headers: headers, body: body, options: options) {
             exchanges[chosen].answered += 1
             return .success(exchanges[chosen].entry)
         }
         let nearest = exchanges.compactMap { exchange in
-            exchange.mismatch(with: key, headers: headers, body: body, options: options, hiding: hiddenHeaders).map { (exchange.description, $0.reason, $0.distance) }
+            exchange.mismatch(with: key, headers: headers, body: body, options: options, telling: redactor).map { (exchange.description, $0.reason, $0.distance) }
         }.sorted { $0.2 < $1.2 }.prefix(5)
         return .failure(Unanswered(nearest: nearest.map { (stub: $0.0, reason: $0.1) }))
     }

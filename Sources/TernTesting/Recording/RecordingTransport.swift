@@ -108,15 +108,17 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
         if mode != .record {
             let key = MatchKey(method: recorded.method, url: request.urlRequest.url?.absoluteString ?? recorded.target)
             let options = options
-            // A credential's value, however short (too short to be searched for in the words),
-            // is not told where the words name its field.
-            let hiding = Redactor(secrets: options.secrets + request.credentialHeaders).headerNames
-            let answer = recording.withLock { $0.answer(key, headers: recorded.headers, body: recorded.body, options: options, hiding: hiding) }
+            // A credential's or a named field's value, however short (too short to be searched
+            // for in the words), is not told where the words name its field.
+            let redactor = Redactor(secrets: options.secrets + request.credentialHeaders)
+            let answer = recording.withLock { $0.answer(key, headers: recorded.headers, body: recorded.body, options: options, telling: redactor) }
             switch answer {
             case .success(let entry):
                 return replay(entry, for: request, bodyLength: recorded.bodyLength, to: exchange)
             case .failure(let unanswered):
-                let error = UnmatchedRequest(request: recorded, mismatches: unanswered.nearest, subject: "recorded exchange",
+                let told = RecordedRequest(method: recorded.method, target: redactor.hidingNamedItems(inTarget: recorded.target),
+                                           headers: recorded.headers, body: recorded.body, bodyLength: recorded.bodyLength)
+                let error = UnmatchedRequest(request: told, mismatches: unanswered.nearest, subject: "recorded exchange",
                                              hidden: Redactor.values(hiddenIn: HTTPArchive.request(request, recorded: recorded),
                                                                      secrets: options.secrets + request.credentialHeaders))
                 guard mode == .missing else {

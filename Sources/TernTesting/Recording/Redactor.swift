@@ -59,6 +59,22 @@ struct Redactor: Sendable {
         return entry.request
     }
 
+    /// A request's target (`/search?pin=…`) with its named query items' values hidden, however
+    /// short: what the words of an error may tell of it.
+    func hidingNamedItems(inTarget target: String) -> String {
+        var redactor = self
+        return redactor.redactQuery(target)
+    }
+
+    /// A JSON or form body with its named fields' values hidden, however short; any other body
+    /// as it is: what the words of an error may quote of it.
+    func hidingNamedFields(in body: Data, contentType: String) -> Data {
+        var redactor = self
+        let text = String(decoding: body, as: UTF8.self)
+        let redacted = redactor.redactBody(text, mimeType: contentType)
+        return redacted == text ? body : Data(redacted.utf8)
+    }
+
     /// Hides the values of the headers `names` from now on: an API's own credentials
     /// (``TransportRequest/credentialHeaders``), as the request that sends them says.
     mutating func hideHeaders(_ names: Set<String>) {
