@@ -48,8 +48,9 @@ public struct PageStyle: Sendable {
     /// Where a page's cursor comes from.
     public enum CursorSource: Sendable {
         /// A string or number at a dot-separated key path of the JSON body, such as `"meta.next"`,
-        /// named as the body writes it (`"next_cursor"`, whatever the parser's key decoding);
-        /// `null`, an empty string or no such key means there is no next page.
+        /// each key named as the body writes it (`"next_cursor"`) or as `.convertFromSnakeCase`
+        /// reads it (`"nextCursor"`), as a collection's key path is; `null`, an empty string or
+        /// no such key means there is no next page.
         case body(String)
         /// A response header; absent or empty means there is no next page.
         case header(String)
@@ -65,8 +66,9 @@ public struct PageStyle: Sendable {
 
         private static func value(at keyPath: String, in body: Data) -> String? {
             var value = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
-            for key in keyPath.split(separator: ".") {
-                value = (value as? [String: Any])?[String(key)]
+            for key in keyPath.split(separator: ".").map(String.init) {
+                let members = value as? [String: Any]
+                value = members?[key] ?? members?.first { SnakeCaseName.converted($0.key) == key }?.value
             }
             switch value {
             case let text as String: return text

@@ -109,6 +109,8 @@ private enum EnvelopePath {
 }
 
 /// A value found by walking a key path into the document, with the decoder's own strategies.
+/// Each key is as the decoder reads the body's (`searchResults` under `.convertFromSnakeCase`),
+/// or as the body writes it (`search_results`), as a page's cursor path is read.
 private struct KeyPathEnvelope<Value: Decodable>: Decodable {
     let value: Value
 
@@ -116,9 +118,16 @@ private struct KeyPathEnvelope<Value: Decodable>: Decodable {
         let path = EnvelopePath.keys
         var container = try decoder.container(keyedBy: PathKey.self)
         for key in path.dropLast() {
-            container = try container.nestedContainer(keyedBy: PathKey.self, forKey: PathKey(key))
+            container = try container.nestedContainer(keyedBy: PathKey.self, forKey: Self.key(key, in: container))
         }
-        value = try container.decode(Value.self, forKey: PathKey(path[path.count - 1]))
+        value = try container.decode(Value.self, forKey: Self.key(path[path.count - 1], in: container))
+    }
+
+    /// `name`, or the name `.convertFromSnakeCase` makes of it where only that is there.
+    private static func key(_ name: String, in container: KeyedDecodingContainer<PathKey>) -> PathKey {
+        guard !container.contains(PathKey(name)), let converted = SnakeCaseName.converted(name),
+              container.contains(PathKey(converted)) else { return PathKey(name) }
+        return PathKey(converted)
     }
 }
 

@@ -53,4 +53,14 @@ enum SnakeCaseName {
         }
         return plain && equal && index == wanted.count
     }
+
+    /// A plain `name` as `.convertFromSnakeCase` reads it (`next_cursor` is `nextCursor`);
+    /// `nil` when it is not plain or reads as it is written.
+    static func converted(_ name: String) -> String? {
+        var bytes: [UInt8] = []
+        var name = name
+        let plain = name.withUTF8 { convert(UnsafeRawBufferPointer($0)) { bytes.append($0) } }
+        guard plain, bytes.count != name.utf8.count else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }
