@@ -65,43 +65,12 @@ extension Redactor {
         guard text.contains("\\u") || names.contains(where: { Self.contains(quoted: $0, in: text) }) else { return text }
         guard let json = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else {
             if mimeType.lowercased().contains("text/event-stream") { rememberSecrets(inEvents: text) }
-            return redactJSONLines(text)
+            return redactJSONMembers(text)
         }
         var changed = false
         let redacted = redactJSON(json, changed: &changed)
         guard changed, let data = try? JSONSerialization.data(withJSONObject: redacted, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]) else { return text }
         return String(decoding: data, as: UTF8.self)
-    }
-
-    /// A body that is JSON a line at a time (newline-delimited JSON, an event stream's `data:`
-    /// lines), with the named members hidden in each line that is a JSON object or array; the
-    /// rest byte for byte as it was. Read as bytes: a line break in `\r\n` is one `Character`.
-    private mutating func redactJSONLines(_ text: String) -> String {
-        guard !names.isEmpty else { return text }
-        let bytes = Data(text.utf8), data = Data("data:".utf8)
-        var result = Data(), copied = bytes.startIndex, changed = false
-        var start = bytes.startIndex
-        while start < bytes.endIndex {
-            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
-            var line = bytes[start..<end]
-            if line.starts(with: data) { line = line.dropFirst(data.count) }
-            line = line.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-            while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { line = line.dropLast() }
-            var lineChanged = false
-            if line.first == UInt8(ascii: "{") || line.first == UInt8(ascii: "["),
-               let json = try? JSONSerialization.jsonObject(with: line),
-               case let redacted = redactJSON(json, changed: &lineChanged), lineChanged,
-               let written = try? JSONSerialization.data(withJSONObject: redacted, options: [.sortedKeys, .withoutEscapingSlashes]) {
-                result += bytes[copied..<line.startIndex]
-                result += written
-                copied = line.endIndex
-                changed = true
-            }
-            start = end < bytes.endIndex ? end + 1 : end
-        }
-        guard changed else { return text }
-        result += bytes[copied...]
-        return String(decoding: result, as: UTF8.self)
     }
 
     /// Whether `text` holds `name` between quotes, in any case: a byte search, as `text` may be
