@@ -62,13 +62,26 @@ package enum OwnFiles {
     /// Where a new file for `target` is written before it is renamed over it: beside it, as
     /// `.<name>.<UUID>.tmp`, a name no user's file has.
     package static func temporary(beside target: URL) -> URL {
-        target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
+        target.deletingLastPathComponent().appendingPathComponent(".\(stem(of: target.lastPathComponent)).\(UUID().uuidString).tmp")
     }
 
     /// Whether `fileName` is one ``temporary(beside:)`` gave for a file named `targetName`.
     package static func isTemporary(_ fileName: String, of targetName: String) -> Bool {
-        fileName.hasPrefix("." + targetName + ".") && fileName.hasSuffix(".tmp")
+        fileName.hasPrefix("." + stem(of: targetName) + ".") && fileName.hasSuffix(".tmp")
             && UUID(uuidString: String(fileName.dropFirst(targetName.count + 2).dropLast(4))) != nil
+    }
+
+    /// What the hidden files Tern keeps beside a file named `name` begin with (`.<stem>.`): the
+    /// name itself, or where the longest of them (a download's partial file, `.<stem>.<UUID>
+    /// .tern-partial`) would pass the 255 bytes a file system takes for a name, its start and a
+    /// digest of it whole, so that a name the user's file may have is one Tern's files may have
+    /// beside it, and two names share no stem.
+    package static func stem(of name: String) -> String {
+        let longestSuffix = 52, limit = 255
+        guard name.utf8.count + longestSuffix > limit else { return name }
+        var start = Substring(name)
+        while start.utf8.count + 17 + longestSuffix > limit { start = start.dropLast() }
+        return start + "~" + SHA256Digest.hex(Data(name.utf8)).prefix(16)
     }
 
     /// How long after its last change a temporary file is taken as left by a crash, not as a

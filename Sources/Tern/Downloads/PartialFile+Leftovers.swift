@@ -21,7 +21,7 @@ extension PartialFile {
     /// another's (its record lock).
     static func removeLeftovers(besides destination: URL) {
         let folder = destination.deletingLastPathComponent()
-        let (prefix, suffix) = (".\(destination.lastPathComponent).", ResumableDownload.partialSuffix)
+        let (prefix, suffix) = (".\(OwnFiles.stem(of: destination.lastPathComponent)).", ResumableDownload.partialSuffix)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
         let recorded = ResumableDownload.recorded(for: destination)?.partialFile.lastPathComponent
         for name in names where name.hasPrefix(prefix) && name.hasSuffix(suffix) && name != recorded

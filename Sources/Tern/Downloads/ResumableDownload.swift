@@ -1,4 +1,5 @@
 import Foundation
+import TernTransport
 
 /// What a download that stopped early left behind, and what it takes to go on from there: the
 /// bytes already on disk, and the validator that proves the server still has the same file.
@@ -67,13 +68,13 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
     var keepsItsBytesBesideItsDestination: Bool {
         let name = partialFile.lastPathComponent
         return partialFile.deletingLastPathComponent().standardizedFileURL == destination.deletingLastPathComponent().standardizedFileURL
-            && name.hasPrefix(".\(destination.lastPathComponent).") && name.hasSuffix(Self.partialSuffix)
+            && name.hasPrefix(".\(OwnFiles.stem(of: destination.lastPathComponent)).") && name.hasSuffix(Self.partialSuffix)
             && Self.isOwnRegularFile(partialFile)
     }
 
     /// A new file for a download's bytes, beside `destination` and hidden.
     static func partialFile(for destination: URL) -> URL {
-        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString)\(partialSuffix)")
+        destination.deletingLastPathComponent().appendingPathComponent(".\(OwnFiles.stem(of: destination.lastPathComponent)).\(UUID().uuidString)\(partialSuffix)")
     }
 
     static let partialSuffix = ".tern-partial"
@@ -103,7 +104,7 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
 
     /// Where Tern records a download to `destination` that can be resumed: a hidden file beside it.
     static func recordFile(for destination: URL) -> URL {
-        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).tern-resume")
+        destination.deletingLastPathComponent().appendingPathComponent(".\(OwnFiles.stem(of: destination.lastPathComponent)).tern-resume")
     }
 
     /// Writes the record of this download beside its destination.
