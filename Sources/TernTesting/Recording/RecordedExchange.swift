@@ -67,9 +67,15 @@ struct RecordedExchange: Sendable {
     func agreesOnVary(_ headers: HTTPHeaders) -> Bool {
         variesBy.allSatisfy { name in
             let recorded = entry.request.headers?.first { $0.name.lowercased() == name }?.value
-            let sent = headers[name]
-            return recorded == sent || (recorded == Redactor.placeholder && sent != nil)
+            return Self.header(recorded, matches: headers[name])
         }
+    }
+
+    /// Whether a header's value as sent matches the one recorded, in which each placeholder
+    /// stands for any value: `sessionid=[redacted]` for any session's cookie.
+    static func header(_ recorded: String?, matches sent: String?) -> Bool {
+        guard let recorded, let sent, recorded != sent else { return recorded == sent }
+        return recorded.contains(Redactor.placeholder) && BodyValues.matches(recorded: Data(recorded.utf8), sent: Data(sent.utf8))
     }
 
     /// The entry as an unmatched request lists it.
@@ -104,7 +110,7 @@ struct RecordedExchange: Sendable {
         for name in options.matchedHeaders + conditions {
             let recorded = entry.request.headers?.first { $0.name.lowercased() == name.lowercased() }?.value
             let sent = headers[name]
-            guard recorded != sent, recorded != Redactor.placeholder || sent == nil else { continue }
+            guard !Self.header(recorded, matches: sent) else { continue }
             let told = sent.map { redactor?.headerNames.contains(name.lowercased()) == true ? Redactor.placeholder : $0 }
             reasons.append("header \(name) is \(told ?? "missing"), not \(recorded ?? "missing")")
             distance += 1
