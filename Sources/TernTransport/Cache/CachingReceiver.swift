@@ -79,14 +79,30 @@ final class CachingReceiver: TransportReceiver {
         }
     }
 
-    /// A head's fields, names in lower case, without those that describe only this message.
+    /// A head's fields, names in lower case, without those that describe only this message. A
+    /// body its transport handed over still coded keeps its `Content-Encoding`: kept without
+    /// it, the coded bytes would be served as the document.
     static func fields(of head: ResponseHead) -> [String: String] {
         var fields: [String: String] = [:]
         for field in head.headers {
             let name = field.name.lowercased()
-            guard !CachedResponse.framing.contains(name) else { continue }
+            guard !CachedResponse.framing.contains(name) || name == "content-encoding" && isStillCoded(field.value) else { continue }
             fields[name] = fields[name].map { $0 + ", " + field.value } ?? field.value
         }
         return fields
+    }
+
+    /// Whether a body of this `Content-Encoding` comes from its transport as it was sent: it
+    /// names a coding the transport cannot undo, which a request gets only by naming it in its
+    /// own `Accept-Encoding`.
+    static func isStillCoded(_ contentEncoding: String) -> Bool {
+        contentEncoding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.contains { coding in
+            guard !coding.isEmpty, coding != "identity" else { return false }
+            #if os(Linux)
+            return ContentDecoder.Family(coding).map { !$0.isAvailable } ?? true
+            #else
+            return !["gzip", "x-gzip", "deflate", "br"].contains(coding)
+            #endif
+        }
     }
 }
