@@ -246,7 +246,15 @@ final class Exchange: TransportTask {
                     return complete(with: URLError(.badServerResponse))
                 }
                 let bodyless = ResponseHead.hasNoBody(statusCode: status, method: request.urlRequest.httpMethod)
-                send(head, then: bodyless ? [] : pieces[...], clock: clock, staysOpen: answer.staysOpen, endsWith: answer.endsWith)
+                // A stream's piece no larger than a socket's read, as for a whole body: a burst
+                // kept as one piece would pass the stream buffer's ceiling while its reader is busy.
+                let sized = request.isStream ? pieces.flatMap { piece in
+                    stride(from: 0, to: max(piece.data.count, 1), by: Self.largestStreamPiece).map { start in
+                        (after: start == 0 ? piece.after : 0,
+                         data: piece.data.subdata(in: start..<min(start + Self.largestStreamPiece, piece.data.count)))
+                    }
+                } : pieces
+                send(head, then: bodyless ? [] : sized[...], clock: clock, staysOpen: answer.staysOpen, endsWith: answer.endsWith)
             }
         }
     }
