@@ -83,7 +83,9 @@ extension HTTPArchive.Entry {
         let bodyless = ResponseHead.hasNoBody(statusCode: response.status, method: request.method)
         // An exchange cut short keeps its length, which tells the pipeline it was (FoundationNetworking
         // names no cause).
-        let unreplayed = failure == nil && !bodyless ? Self.unreplayed : Self.unreplayed.subtracting(["content-length"])
+        // So does its coding: its bytes came decoded, but a download cut short in a coding keeps
+        // none of them for a resume, as when it was recorded.
+        let unreplayed = failure == nil && !bodyless ? Self.unreplayed : Self.unreplayed.subtracting(["content-length", "content-encoding"])
         for field in response.headers ?? [] where !field.name.hasPrefix(":") && !unreplayed.contains(field.name.lowercased()) {
             // A repeated field (Set-Cookie) keeps its values, joined as URLSession joins them.
             headers[field.name] = headers[field.name].map { $0 + ", " + field.value } ?? field.value
