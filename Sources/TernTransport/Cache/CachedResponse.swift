@@ -64,9 +64,12 @@ package struct CachedResponse: Codable, Sendable, Equatable {
     static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
 
     /// The head as a 304 updates it (RFC 9111, §3.2): each field the 304 has replaces the
-    /// stored one, but for those that describe the stored body's framing.
+    /// stored one, but for those that describe the stored body's framing. A 304 without a
+    /// `Date` is stamped with when it came, as a stored response is (RFC 9110, §6.6.1): the old
+    /// `Date` would leave the response as old as before, stale again at once.
     mutating func update(with notModified: [String: String], requestDate: Date, responseDate: Date) {
         for (name, value) in notModified where !Self.framing.contains(name) { headers[name] = value }
+        if notModified["date"] == nil { headers["date"] = HTTPDate.format(responseDate) }
         self.requestDate = requestDate
         self.responseDate = responseDate
     }
