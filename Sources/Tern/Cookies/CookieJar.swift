@@ -141,12 +141,16 @@ public final class CookieJar: Sendable {
         return found.sorted { ($0.path.count, $1.created) > ($1.path.count, $0.created) }
     }
 
+    /// Writes the file again if its last write found no descriptor free, or no room: the
+    /// process may be less busy now, the disk freed. Otherwise what changed meanwhile (a
+    /// sign-out that emptied the jar too) waited for the next change, lost if the app quit first.
+    func writeAgainIfItFailed() {
+        if file != nil, versions.withLock({ versions in defer { versions.failedForNow = false }; return versions.failedForNow }) { save() }
+    }
+
     /// The `Cookie` field for a request to `url`, if any cookie goes with it.
     func headerValue(for url: URL) -> String? {
-        // A write that found no descriptor free, or no room, is tried again: the process may be
-        // less busy now, the disk freed. Otherwise cookies set meanwhile waited for the next
-        // change, lost if the app quit first.
-        if file != nil, versions.withLock({ versions in defer { versions.failedForNow = false }; return versions.failedForNow }) { save() }
+        writeAgainIfItFailed()
         let cookies = cookies(for: url, at: Date())
         return cookies.isEmpty ? nil : cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
     }

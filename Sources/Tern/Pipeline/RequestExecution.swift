@@ -273,7 +273,10 @@ final class RequestExecution: Sendable {
     /// The jar's cookies for the request's URL, unless it brings its own `Cookie` or its chain has
     /// left the origin (from then on no credential goes out); the transport adds none of its own.
     private func addCookies(to request: inout URLRequest, leg: Leg) {
-        guard let jar = context.cookieJar, !jar.isEmpty, !leg.hasLeftOrigin, let url = request.url,
+        guard let jar = context.cookieJar else { return }
+        // An empty jar looks nothing up, but still writes a file it failed to (a sign-out).
+        guard !jar.isEmpty else { return jar.writeAgainIfItFailed() }
+        guard !leg.hasLeftOrigin, let url = request.url,
               request.value(forHTTPHeaderField: "Cookie") == nil, let cookies = jar.headerValue(for: url) else { return }
         request.setValue(cookies, forHTTPHeaderField: "Cookie")
     }
