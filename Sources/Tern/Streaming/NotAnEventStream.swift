@@ -15,8 +15,9 @@ extension ResponseStream {
     /// Waits for the head and returns it, when the answer is an event stream (`text/event-stream`,
     /// whatever its parameters) or a `204`, whose empty body has no events. Otherwise stops the
     /// stream and throws ``APIError/parsingFailed(_:)``, carrying a ``NotAnEventStream`` and the
-    /// body's first bytes (the server's error, as JSON or a page, says why): read as events,
-    /// such an answer would end with none, as if the server had had nothing to say.
+    /// body's first bytes, those that come within a second (the server's error, as JSON or a
+    /// page, says why): read as events, such an answer would end with none, as if the server had
+    /// had nothing to say.
     func eventStreamHead() async throws -> Response {
         let response = try await response.value
         // Of fields repeated, or values listed, the last is the type, as browsers read it.
@@ -24,8 +25,13 @@ extension ResponseStream {
         guard response.statusCode != 204, type.map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) != "text/event-stream" else {
             return response
         }
+        // The snippet is what comes within a second: a server trickling its page a byte at a
+        // time would hold the failure back, and the connection, for as long as it liked.
+        let stream = self
+        let giveUp = Task { try? await Task.sleep(nanoseconds: 1_000_000_000); stream.cancel() }
         var body = Data()
         while body.count < APIError.snippetLength, let chunk = try? await buffer.next() { body += chunk }
+        giveUp.cancel()
         cancel()
         throw APIError.parsingFailed(.init(
             type: String(describing: ServerSentEvent.self), method: response.request.httpMethod, url: response.request.url,
