@@ -91,11 +91,11 @@ package struct CacheStage: Sendable {
         }
         switch CacheRules.decide(CacheRules.Request(urlRequest), kept: kept, now: requestDate) {
         case .fresh(let kept):
-            return CachedAnswer.send(kept, outcome: .hit, age: kept.age(at: requestDate), bodyless: isHead, to: receiver)
+            return CachedAnswer.send(kept, for: urlRequest.url, outcome: .hit, age: kept.age(at: requestDate), bodyless: isHead, to: receiver)
         case .stale(let kept):
-            return CachedAnswer.send(kept, outcome: .stale, age: kept.age(at: requestDate), bodyless: isHead, to: receiver)
+            return CachedAnswer.send(kept, for: urlRequest.url, outcome: .stale, age: kept.age(at: requestDate), bodyless: isHead, to: receiver)
         case .unsatisfiable:
-            return CachedAnswer.send(CachedAnswer.gatewayTimeout(for: urlRequest, at: requestDate), outcome: .miss, age: nil, bodyless: isHead, to: receiver)
+            return CachedAnswer.send(CachedAnswer.gatewayTimeout(for: urlRequest, at: requestDate), for: urlRequest.url, outcome: .miss, age: nil, bodyless: isHead, to: receiver)
         case .revalidate, .network:
             return send(request, isHead ? .freshen(kept) : .store, trust: trust, requestDate: requestDate, through: transport, to: receiver)
         }

@@ -12,12 +12,15 @@ final class CachingReceiver: TransportReceiver {
     private let exchange: Locked<CacheExchange>
     /// Sends the request again without the cache's conditions, to this receiver's receiver.
     private let resend: (@Sendable () -> Void)?
+    /// The request's URL, which a kept answer it revalidated comes from.
+    private let url: URL?
 
     init(_ receiver: any TransportReceiver, cache: HTTPCache, request: URLRequest, trust: String?, mode: CacheExchange.Mode, requestDate: Date,
          resend: (@Sendable () -> Void)? = nil) {
         self.receiver = receiver
         self.cache = cache
         self.resend = resend
+        url = request.url
         exchange = Locked(CacheExchange(mode: mode, request: request, trust: trust, requestDate: requestDate,
                                         maximumBodyBytes: cache.maximumResponseBytes))
     }
@@ -61,7 +64,7 @@ final class CachingReceiver: TransportReceiver {
             if let metrics { receiver.didCollect(metrics) }
             receiver.didComplete(with: error)
         case .kept(let kept, let cookies, let metrics):
-            CachedAnswer.deliver(kept, age: kept.age(at: now), bodyless: false, metrics: metrics, cookies: cookies, to: receiver)
+            CachedAnswer.deliver(kept, for: url, age: kept.age(at: now), bodyless: false, metrics: metrics, cookies: cookies, to: receiver)
         case .resend(let earlier):
             guard let resend else { return receiver.didComplete(with: URLError(.badServerResponse)) }
             // The request may have ended before its task was handed over: nothing would cancel
