@@ -86,8 +86,10 @@ struct ServerSentEventParser {
         case "event":
             eventType = String(decoding: value, as: UTF8.self)
         case "data":
-            guard data.utf8.count + value.count + 1 <= maximumEventLength else { throw TooLong(limit: maximumEventLength) }
-            data += String(decoding: value, as: UTF8.self)
+            // Measured decoded: a byte that is no UTF-8 becomes U+FFFD, three bytes.
+            let text = String(decoding: value, as: UTF8.self)
+            guard data.utf8.count + text.utf8.count + 1 <= maximumEventLength else { throw TooLong(limit: maximumEventLength) }
+            data += text
             data += "\n"
         case "id":
             // The specification ignores an ID holding NUL; one holding any control character
