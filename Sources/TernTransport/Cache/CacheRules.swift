@@ -78,13 +78,16 @@ enum CacheRules {
     /// credentials, and kept, it answered the request sent again with them), not saying
     /// `no-store`, not varying on everything, with something to keep it for (freshness or a
     /// validator); for a request with credentials only when it says it may be shared (§3.5:
-    /// `public`, `must-revalidate` or `s-maxage`), as if the cache were shared, since an app's
-    /// cache can outlast the account that filled it.
+    /// `public`, `must-revalidate` or `s-maxage`) and not `private`, as if the cache were
+    /// shared, since an app's cache can outlast the account that filled it.
     static func mayKeep(_ response: CachedResponse, credentialed: Bool) -> Bool {
         let control = response.cacheControl
         guard (200...599).contains(response.status), ![206, 304, 401, 407].contains(response.status),
               !control.has("no-store"), !response.varyNames.contains("*") else { return false }
-        if credentialed, !(control.has("public") || control.has("must-revalidate") || control.has("s-maxage")) { return false }
+        // `private` keeps it from a shared cache, whatever else it says (§5.2.2.7).
+        if credentialed, control.has("private") || !(control.has("public") || control.has("must-revalidate") || control.has("s-maxage")) {
+            return false
+        }
         let explicit = control.has("max-age") || response.headers["expires"] != nil || control.has("public") || control.has("private")
         guard explicit || CachedResponse.heuristicallyCacheable.contains(response.status) else { return false }
         return response.freshnessLifetime > 0 || response.hasValidator

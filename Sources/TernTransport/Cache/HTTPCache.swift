@@ -19,7 +19,7 @@ import FoundationNetworking
 /// several APIs: each is answered only with what was fetched with its credentials, pins and
 /// trusted authorities (see <doc:CachingResponses>). A response to a request that carries
 /// `Authorization` (a bearer token, say) is kept only when it says it may be shared
-/// (`public`, `must-revalidate`, `s-maxage`), as a shared cache keeps one: a cache on disk can
+/// (`public`, `must-revalidate`, `s-maxage`) and not `private`, as a shared cache keeps one: a cache on disk can
 /// outlast the account that filled it. Its clock says how old a response is: the wall clock by default (a monotonic
 /// one stops while a device sleeps, and would keep a response fresh through the night); a
 /// `TestClock` moves it in tests.
