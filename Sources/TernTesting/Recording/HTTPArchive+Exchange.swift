@@ -91,6 +91,12 @@ extension HTTPArchive.Entry {
             headers[field.name] = headers[field.name].map { $0 + ", " + field.value } ?? field.value
         }
         if bodyless { return StubAnswer(outcome: .streamed(status: response.status, headers: headers, pieces: []), endsWith: failure) }
+        // A browser that did not keep a body (exported without content, evicted) gives its size
+        // alone: that answer is not in the archive, and replayed empty it would pass for one.
+        if response.content?.text == nil, let size = response.content?.size, size > 0 {
+            return .failure(URLError(.resourceUnavailable, userInfo: [NSLocalizedDescriptionKey:
+                "the recording holds no body for \(request.method) \(request.url): its entry gives the size, \(size) bytes, and no text"]))
+        }
         let body = HTTPArchive.bytes(response.content?.text, encoding: response.content?.encoding)
         let chunks = (clock != nil || open == true) ? chunks ?? [] : []
         guard !chunks.isEmpty || open == true || failure != nil else {
