@@ -28,7 +28,10 @@ extension ResponseStream {
         // The snippet is what comes within a second: a server trickling its page a byte at a
         // time would hold the failure back, and the connection, for as long as it liked.
         let stream = self
-        let giveUp = Task { try? await Task.sleep(nanoseconds: 1_000_000_000); stream.cancel() }
+        let giveUp = Task {
+            guard (try? await Task.sleep(nanoseconds: 1_000_000_000)) != nil else { return }
+            stream.cancel()
+        }
         var body = Data()
         while body.count < APIError.snippetLength, let chunk = try? await buffer.next() { body += chunk }
         giveUp.cancel()
