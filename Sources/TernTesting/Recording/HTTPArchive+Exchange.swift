@@ -12,23 +12,23 @@ extension HTTPArchive {
 
     /// The entry for a request: its headers sorted by name, its body as text, Base64, or a
     /// digest when large.
-    static func request(_ request: TransportRequest, recorded: RecordedRequest) -> Request {
+    static func request(_ request: TransportRequest, recorded: RecordedRequest, body: SentBody) -> Request {
         let url = request.urlRequest.url
         let items = url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: true)?.queryItems } ?? []
         var postData: PostData?
-        if !recorded.body.isEmpty {
+        if body.count > 0 {
             let mimeType = recorded.headers["Content-Type"] ?? ""
-            if recorded.body.count > largestKeptRequestBody {
-                postData = PostData(mimeType: mimeType, sha256: SHA256Digest.hex(BodyValues.comparable(recorded.body, contentType: mimeType)), size: recorded.body.count)
+            if !body.isWhole {
+                postData = PostData(mimeType: mimeType, sha256: body.digests.ordered, size: body.count)
             } else {
-                let (text, encoding) = bodyText(recorded.body, mimeType: mimeType)
+                let (text, encoding) = bodyText(body.kept, mimeType: mimeType)
                 postData = PostData(mimeType: mimeType, text: text, encoding: encoding)
             }
         }
         return Request(
             method: recorded.method, url: url?.absoluteString ?? recorded.target, httpVersion: "HTTP/1.1",
             headers: sorted(recorded.headers), queryString: items.map { Field(name: $0.name, value: $0.value ?? "") },
-            cookies: [], headersSize: -1, bodySize: recorded.body.count, postData: postData)
+            cookies: [], headersSize: -1, bodySize: body.count, postData: postData)
     }
 
     /// The entry for a response: its body decoded, as text or Base64.

@@ -84,7 +84,7 @@ struct RecordedExchange: Sendable {
     /// Why the entry does not answer a request, and how far it is from it; `nil` when it answers.
     /// With `redactor`, the request's values a recording hides (its credentials, the named
     /// fields' values however short) are not told.
-    func mismatch(with request: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions,
+    func mismatch(with request: MatchKey, headers: HTTPHeaders, body: SentBody, options: RecordingOptions,
                   telling redactor: Redactor? = nil) -> (reason: String, distance: Int)? {
         var reasons: [String] = []
         var distance = 0
@@ -142,16 +142,17 @@ struct RecordedExchange: Sendable {
         }
     }
 
-    /// Why `body` is not the recorded body, or `nil` when it is.
-    private func bodyMismatch(_ body: Data, contentType: String, telling redactor: Redactor?) -> String? {
+    /// Why `sent` is not the recorded body, or `nil` when it is.
+    private func bodyMismatch(_ sent: SentBody, contentType: String, telling redactor: Redactor?) -> String? {
         let postData = entry.request.postData
         if let digest = postData?.sha256 {
             // Or as a file recorded before a JSON part's members were put in order took it.
-            let matches = SHA256Digest.hex(BodyValues.comparable(body, contentType: contentType)) == digest
-                || SHA256Digest.hex(BodyValues.comparable(body, contentType: contentType, orderingJSONParts: false)) == digest
-            return matches ? nil : "body (\(body.count) bytes) is not the recorded one (\(postData?.size ?? 0) bytes)"
+            let matches = digest == sent.digests.ordered || digest == sent.digests.unordered
+            return matches ? nil : "body (\(sent.count) bytes) is not the recorded one (\(postData?.size ?? 0) bytes)"
         }
         let recorded = HTTPArchive.bytes(postData?.text, encoding: postData?.encoding)
+        guard sent.isWhole else { return "body (\(sent.count) bytes) is not the recorded one (\(recorded.count) bytes)" }
+        let body = sent.kept
         if recorded == body { return nil }
         let type = contentType.lowercased()
         if let sent = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
@@ -164,7 +165,7 @@ struct RecordedExchange: Sendable {
         }
         if type.contains("multipart/"), BodyValues.boundary(contentType) != nil,
            let recordedType = postData?.mimeType, BodyValues.boundary(recordedType) != nil,
-           BodyValues.matches(recorded: BodyValues.comparable(recorded, contentType: recordedType), sent: BodyValues.comparable(body, contentType: contentType)) {
+           BodyValues.matches(recorded: ComparableBody.of(recorded, contentType: recordedType).ordered, sent: ComparableBody.of(body, contentType: contentType).ordered) {
             return nil
         }
         return "body differs: \(snippet(redactor?.hidingNamedFields(in: body, contentType: contentType) ?? body))"
@@ -211,52 +212,5 @@ enum BodyValues {
         guard let range = contentType.range(of: "boundary=") else { return nil }
         let value = contentType[range.upperBound...].split(separator: ";").first.map(String.init) ?? ""
         return value.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
-    }
-
-    /// The bytes a body is compared by, and its digest taken of: a multipart body's without its
-    /// boundary, which is new at each send, its JSON parts' members in order of name
-    /// (`JSONEncoder` on Linux writes them in another order in each process) unless not
-    /// `orderingJSONParts`.
-    static func comparable(_ body: Data, contentType: String, orderingJSONParts: Bool = true) -> Data {
-        guard contentType.lowercased().contains("multipart/"), let boundary = boundary(contentType) else { return body }
-        let replaced = replacing(boundary, in: body)
-        return orderingJSONParts ? orderingMembers(ofJSONPartsIn: replaced) : replaced
-    }
-
-    /// A multipart body, its boundary replaced, with each part typed JSON written again with its
-    /// members in order of name; a part that does not parse is left as it is.
-    static func orderingMembers(ofJSONPartsIn body: Data) -> Data {
-        let delimiter = Data("--BOUNDARY".utf8), headEnd = Data("\r\n\r\n".utf8), lineEnd = Data("\r\n".utf8)
-        var result = Data()
-        var start = body.startIndex
-        while true {
-            let next = body.range(of: delimiter, in: start..<body.endIndex)
-            let part = body[start..<(next?.lowerBound ?? body.endIndex)]
-            if let end = part.range(of: headEnd), part.suffix(2) == lineEnd,
-               String(decoding: part[part.startIndex..<end.lowerBound], as: UTF8.self).lowercased()
-                   .split(separator: "\r\n").contains(where: { $0.hasPrefix("content-type:") && $0.contains("json") }),
-               let value = try? JSONSerialization.jsonObject(with: part[end.upperBound..<(part.endIndex - 2)], options: [.fragmentsAllowed]),
-               let ordered = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]) {
-                result += part[part.startIndex..<end.upperBound] + ordered + lineEnd
-            } else {
-                result += part
-            }
-            guard let next else { return result }
-            result += delimiter
-            start = next.upperBound
-        }
-    }
-
-    /// A multipart body with its boundary replaced, so that two of them compare by their parts.
-    static func replacing(_ boundary: String, in body: Data) -> Data {
-        let needle = Data(boundary.utf8)
-        guard !needle.isEmpty else { return body }
-        var result = Data()
-        var start = body.startIndex
-        while let range = body.range(of: needle, in: start..<body.endIndex) {
-            result += body[start..<range.lowerBound] + Data("BOUNDARY".utf8)
-            start = range.upperBound
-        }
-        return result + body[start...]
     }
 }

@@ -36,7 +36,7 @@ struct Recording: Sendable {
     /// The entry that answers a request, of those read from the file: the first that matches it
     /// not answered yet, else the last that matches, again. Without one, the nearest entries,
     /// each with why it does not match, never telling the request's values `redactor` hides.
-    mutating func answer(_ key: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions, telling redactor: Redactor? = nil)
+    mutating func answer(_ key: MatchKey, headers: HTTPHeaders, body: SentBody, options: RecordingOptions, telling redactor: Redactor? = nil)
         -> Result<HTTPArchive.Entry, Unanswered> {
         if let chosen = chosen(for: key, headers: headers, body: body, options: options) {
             exchanges[chosen].answered += 1
@@ -53,7 +53,7 @@ struct Recording: Sendable {
     /// the headers its response varies by (English and French answers of one URL, replayed to
     /// requests in another order). Those answered already are passed over without being
     /// compared, so that a request recorded thousands of times is not compared thousands of times.
-    private func chosen(for key: MatchKey, headers: HTTPHeaders, body: Data, options: RecordingOptions) -> Int? {
+    private func chosen(for key: MatchKey, headers: HTTPHeaders, body: SentBody, options: RecordingOptions) -> Int? {
         // Indexes go up: those of the file's exchanges come first.
         let candidates = index[key.lookup, default: []].prefix { $0 < fromFile }
         func matches(_ index: Int) -> Bool { exchanges[index].mismatch(with: key, headers: headers, body: body, options: options) == nil }

@@ -97,13 +97,14 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
     /// says.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange = Exchange(receiver: receiver, queue: queue)
-        let recorded: RecordedRequest
+        let sent: SentBody
         do {
-            recorded = try StubTransport.record(request)
+            sent = try SentBody(of: request)
         } catch {
             queue.async { exchange.complete(with: error) }
             return exchange
         }
+        let recorded = StubTransport.recorded(request, body: sent.kept, bodyLength: sent.count)
         var receiver = receiver
         if mode != .record {
             let key = MatchKey(method: recorded.method, url: request.urlRequest.url?.absoluteString ?? recorded.target)
@@ -111,7 +112,7 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
             // A credential's or a named field's value, however short (too short to be searched
             // for in the words), is not told where the words name its field.
             let redactor = Redactor(secrets: options.secrets + request.credentialHeaders)
-            let answer = recording.withLock { $0.answer(key, headers: recorded.headers, body: recorded.body, options: options, telling: redactor) }
+            let answer = recording.withLock { $0.answer(key, headers: recorded.headers, body: sent, options: options, telling: redactor) }
             switch answer {
             case .success(let entry):
                 return replay(entry, for: request, bodyLength: recorded.bodyLength, to: exchange)
@@ -119,7 +120,7 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
                 let told = RecordedRequest(method: recorded.method, target: redactor.hidingNamedItems(inTarget: recorded.target),
                                            headers: recorded.headers, body: recorded.body, bodyLength: recorded.bodyLength)
                 let error = UnmatchedRequest(request: told, mismatches: unanswered.nearest, subject: "recorded exchange",
-                                             hidden: Redactor.values(hiddenIn: HTTPArchive.request(request, recorded: recorded),
+                                             hidden: Redactor.values(hiddenIn: HTTPArchive.request(request, recorded: recorded, body: sent),
                                                                      secrets: options.secrets + request.credentialHeaders))
                 guard mode == .missing else {
                     queue.async { exchange.run(.failure(error), for: request, bodyLength: recorded.bodyLength, clock: SystemClock.shared) }
@@ -128,7 +129,7 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
                 receiver = UnansweredRequestReceiver(passingTo: receiver, unanswered: error, file: file)
             }
         }
-        let entryRequest = HTTPArchive.request(request, recorded: recorded)
+        let entryRequest = HTTPArchive.request(request, recorded: recorded, body: sent)
         let credentialHeaders = request.credentialHeaders
         recording.withLock { $0.began() }
         let recorder = RecordingReceiver(passingTo: receiver, request: entryRequest, secrets: options.secrets + credentialHeaders,

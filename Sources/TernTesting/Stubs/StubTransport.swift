@@ -83,30 +83,42 @@ public final class StubTransport: KeyPinningTransport, Sendable {
 
     /// The request as a server would record it: method, target, headers, and the whole body.
     static func record(_ request: TransportRequest) throws -> RecordedRequest {
+        var body = Data()
+        try eachPiece(ofBodyOf: request) { body += $0 }
+        return recorded(request, body: body)
+    }
+
+    /// The request as a server would record it, with `body` (of `bodyLength` bytes) as its body.
+    static func recorded(_ request: TransportRequest, body: Data, bodyLength: Int? = nil) -> RecordedRequest {
         let url = request.urlRequest.url
         let components = url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: true) }
         var target = components?.percentEncodedPath ?? "/"
         if target.isEmpty { target = "/" }
         if let query = components?.percentEncodedQuery { target += "?" + query }
         let headers = HTTPHeaders((request.urlRequest.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key })
-        let body = switch request.body {
-        case .inRequest: request.urlRequest.httpBody ?? Data()
-        case .file(let file): try Data(contentsOf: file)
-        case .stream(let stream): try read(stream.makeStream())
-        }
-        return RecordedRequest(method: request.urlRequest.httpMethod ?? "GET", target: target, headers: headers, body: body)
+        return RecordedRequest(method: request.urlRequest.httpMethod ?? "GET", target: target, headers: headers, body: body, bodyLength: bodyLength)
     }
 
-    private static func read(_ stream: InputStream) throws -> Data {
-        stream.open()
-        defer { stream.close() }
-        var body = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count = stream.read(&buffer, maxLength: buffer.count)
-            if count < 0 { throw stream.streamError ?? CocoaError(.fileReadUnknown) }
-            if count == 0 { return body }
-            body.append(contentsOf: buffer[0..<count])
+    /// Hands `request`'s body to `take` a piece at a time, from memory, its file or its stream.
+    static func eachPiece(ofBodyOf request: TransportRequest, _ take: (Data) throws -> Void) throws {
+        switch request.body {
+        case .inRequest:
+            try take(request.urlRequest.httpBody ?? Data())
+        case .file(let file):
+            let handle = try FileHandle(forReadingFrom: file)
+            defer { try? handle.close() }
+            while let piece = try handle.read(upToCount: 64 << 10), !piece.isEmpty { try take(piece) }
+        case .stream(let stream):
+            let stream = try stream.makeStream()
+            stream.open()
+            defer { stream.close() }
+            var buffer = [UInt8](repeating: 0, count: 64 << 10)
+            while true {
+                let count = stream.read(&buffer, maxLength: buffer.count)
+                if count < 0 { throw stream.streamError ?? CocoaError(.fileReadUnknown) }
+                if count == 0 { return }
+                try take(Data(buffer[0..<count]))
+            }
         }
     }
 }
