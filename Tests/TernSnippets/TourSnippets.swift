@@ -97,13 +97,6 @@ enum Tour {
         return tokens
     }
 
-    static func policies() -> APIConfiguration {
-        let patient = APIConfiguration(baseURL: "https://shop.example/api/v2", timeout: 20,
-                                       retryPolicy: RetryPolicy(maxRetries: 4, baseDelay: 0.2),
-                                       redirectPolicy: RedirectPolicy(maximumRedirects: 3))
-        return patient
-    }
-
     #if os(Linux)
     static func privateCA() throws -> ShopAPI {
         let privateCA = try CurlTransport(trusting: URL(fileURLWithPath: "/etc/shop/ca.pem"))   // that CA alone
