@@ -169,6 +169,7 @@ enum Tour {
         stubs.add(Stub(.get, "/products", query: ["page": "1"], answers: .json(#"[{"id": 1, "name": "tern", "price": 3}]"#)))
         stubs.add(Stub(.get, "/products", query: ["page": "2"], answers: .json("[]", headers: ["Link": "</products?page=3>; rel=\"next\"", "ETag": "\"v2\""])))
         stubs.add(Stub(.post, "/login", answers: .status(401), .json(#"{"token": "fresh"}"#)))
+        stubs.add(Stub(.get, "/me", headers: ["Authorization": "Bearer fresh"], answers: .json(#"{"name": "ada"}"#)))
         stubs.add(Stub(.get, "/exports/**", answers: StubAnswer.text("zip").chunked(into: 1024).delayed(by: 2)))
         stubs.add(Stub(.get, "/offline", answers: .failure(URLError(.notConnectedToInternet))))
         stubs.add(Stub(.get, "/radar.png", answers: .status(200, headers: ["Content-Type": "image/png"], body: Data([0x89, 0x50, 0x4E, 0x47]))))

@@ -19,6 +19,23 @@ import TernTesting
         #expect(products.count == 1)
     }
 
+    /// The Responses and Errors article's own error type: a 404 and a 422 with the server's
+    /// error body map to its cases, over a real server.
+    @Test func theAppsOwnErrorsMapEachFailure() async throws {
+        let server = try LoopbackServer { request in
+            request.path == "/products/1" ? ServerResponse(status: 404)
+                : .json(#"{"code": 7, "message": "price must be positive"}"#, status: 422)
+        }
+        defer { server.stop() }
+        let shop = Tour.ShopAPI(client: APIClient(configuration: APIConfiguration(baseURL: server.baseURL), responseQueue: .global()))
+        let missing = await shop.product(1).result, refused = await shop.product(2).result
+        guard case .failure(ShopFailure.notFound) = missing, case .failure(ShopFailure.rejected(let message)) = refused else {
+            Issue.record("\(missing), \(refused)")
+            return
+        }
+        #expect(message == "price must be positive")
+    }
+
     @Test func theQueryRulesAreAsDocumented() throws {
         var draft = RequestDraft(method: .get, url: URL(string: "https://x.io/")!)
         try Readme.noBrackets().encode(into: &draft)
