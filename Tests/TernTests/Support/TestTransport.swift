@@ -51,6 +51,17 @@ enum TestTransport {
         #endif
     }
 
+    /// Whether the transport under test survives a `Content-Length` that a `Double` rounds to
+    /// 2^63: libcurl does; FoundationNetworking converts libcurl's length, a `Double`, to an
+    /// `Int64` in its header callback, and traps.
+    static var survivesLengthsPastDoubles: Bool {
+        #if canImport(FoundationNetworking)
+        isCurl
+        #else
+        true
+        #endif
+    }
+
     /// Whether the transport under test opens its sockets close-on-exec, so that a child process
     /// (an exit test's) inherits none and a connection it closes closes: libcurl does, through
     /// Tern; FoundationNetworking's does not.
