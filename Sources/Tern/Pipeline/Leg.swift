@@ -26,6 +26,18 @@ struct Leg: Sendable {
     /// Where the request's credentials belong; worked out only when it is redirected.
     var origin: Origin? { firstURL.flatMap(Origin.init) }
 
+    /// `url` carrying the first URL's user and password when it names none of its own: a hop
+    /// that stays at the origin keeps that credential, as it keeps `Authorization`, however
+    /// its `Location` is written (an absolute one has no user of its own).
+    func withFirstURLsUserInfo(_ url: URL) -> URL {
+        guard url.user == nil, url.password == nil, let firstURL, firstURL.user != nil || firstURL.password != nil,
+              let first = URLComponents(url: firstURL, resolvingAgainstBaseURL: true),
+              var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        components.percentEncodedUser = first.percentEncodedUser
+        components.percentEncodedPassword = first.percentEncodedPassword
+        return components.url ?? url
+    }
+
     /// Removes the credentials a request must not carry here: none at the origin, else
     /// `Authorization`, `Proxy-Authorization`, `Cookie` and the policy's sensitive headers.
     func removeCredentials(from request: inout URLRequest, policy: RedirectPolicy) {

@@ -44,7 +44,7 @@ extension RedirectPolicy {
         if let decide, decide(redirect) == .doNotFollow { return nil }
 
         var request = leg.request.urlRequest
-        request.url = target
+        request.url = next.hasLeftOrigin ? target : leg.withFirstURLsUserInfo(target)
         if Self.becomesGet(status: response.statusCode, method: request.httpMethod ?? "GET") {
             request.httpMethod = HTTPMethod.get.rawValue
             request.httpBody = nil
