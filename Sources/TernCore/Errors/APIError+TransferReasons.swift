@@ -136,7 +136,7 @@ extension APIError {
 
         /// What went wrong, in words.
         public var description: String {
-            let redirect = "\(describe(method, url)) was redirected (\(statusCode)) to \"\(quoted(location))\""
+            let redirect = "\(describe(method, url)) was redirected (\(statusCode)) to \"\(quoted(hidingPassword(in: location)))\""
             return switch reason {
             case .tooManyRedirects(let limit):
                 "\(redirect), one redirect more than the \(limit) allowed; not followed. Raise RedirectPolicy.maximumRedirects if the server needs more."

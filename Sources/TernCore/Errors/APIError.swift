@@ -163,6 +163,16 @@ package func describe(_ url: URL) -> String {
     return bounded(components.string ?? url.absoluteString)
 }
 
+/// A URL as a server wrote it (a `Location`, which need not parse), for an error message: its
+/// password, between the user and the host, hidden.
+func hidingPassword(in url: String) -> String {
+    guard let slashes = url.range(of: "//") else { return url }
+    let authorityEnd = url[slashes.upperBound...].firstIndex { "/?#".contains($0) } ?? url.endIndex
+    guard let at = url[slashes.upperBound..<authorityEnd].lastIndex(of: "@"),
+          let colon = url[slashes.upperBound..<at].firstIndex(of: ":") else { return url }
+    return url[..<url.index(after: colon)] + "***" + url[at...]
+}
+
 /// Text for an error message, cut to `limit` characters.
 func bounded(_ text: String, limit: Int = APIError.textLimit) -> String {
     guard text.utf8.count > limit else { return text }
