@@ -20,6 +20,16 @@ struct CacheStore {
         /// Which write of the key's file this is: a reader that found the file damaged drops the
         /// entry only if no newer file has taken its place since.
         var version: UInt64
+
+        /// What it counts against the limit: a file's whole blocks, the disk it takes (a
+        /// server's thousands of empty answers take a block each), or a response's bytes.
+        var cost: Int { response == nil ? CacheStore.diskTaken(bySize: size) : size }
+    }
+
+    /// The disk a file of `size` bytes takes, in whole blocks of 4 KiB, as most file systems
+    /// lay files out.
+    static func diskTaken(bySize size: Int) -> Int {
+        (size + 4095) / 4096 * 4096
     }
 
     /// Where a kept response is.
@@ -102,7 +112,7 @@ struct CacheStore {
         guard entries[name]?.version == version else { return }
         if damaged { corruptEntriesDropped += 1 }
         guard foreign, let entry = entries.removeValue(forKey: name) else { return remove(key) }
-        byteCount -= entry.size
+        byteCount -= entry.cost
     }
 
     /// `key`'s file, read as `version`, was found whole at `size` bytes: written by another
@@ -110,16 +120,24 @@ struct CacheStore {
     mutating func resized(_ key: String, version: UInt64, to size: Int) {
         let name = Self.fileName(key)
         guard let entry = entries[name], entry.version == version, entry.size != size else { return }
-        byteCount += size - entry.size
+        byteCount -= entry.cost
         entries[name]?.size = size
+        byteCount += entries[name]?.cost ?? 0
         evict()
     }
+
+    /// What a field of a kept response costs in memory beyond its name's and value's bytes (the
+    /// strings' storage, the dictionary's slot), roughly.
+    static let costOfAField = 64
 
     /// Keeps `response` under `key` in memory, in place of what was there; one larger than the
     /// whole store is not kept, and pushes nothing out.
     mutating func keep(_ response: CachedResponse, for key: String) {
         remove(key)
-        let size = response.body.count + response.headers.reduce(256) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        // Each field and each value kept for `Vary` is counted with what holding it costs
+        // besides its bytes: a server names as many as it likes.
+        let fields = response.headers.reduce(256) { $0 + $1.key.utf8.count + $1.value.utf8.count + Self.costOfAField }
+        let size = response.body.count + response.varying.reduce(fields) { $0 + $1.key.utf8.count + $1.value.utf8.count + Self.costOfAField }
         guard size <= limit else { return }
         insert(Entry(size: size, lastUse: 0, response: response, version: 0), named: Self.fileName(key))
         evict()
@@ -130,12 +148,12 @@ struct CacheStore {
     /// than the whole store.
     mutating func place(_ temporary: URL, size: Int, for key: String) -> Bool {
         let name = Self.fileName(key)
-        guard size <= limit, let destination = file(named: name), rename(temporary.path, destination.path) == 0 else {
+        guard Self.diskTaken(bySize: size) <= limit, let destination = file(named: name), rename(temporary.path, destination.path) == 0 else {
             CacheFile.removeFile(temporary)
             remove(key)
             return false
         }
-        if let replaced = entries.removeValue(forKey: name) { byteCount -= replaced.size }
+        if let replaced = entries.removeValue(forKey: name) { byteCount -= replaced.cost }
         insert(Entry(size: size, lastUse: 0, response: nil, version: 0), named: name)
         evict()
         return true
@@ -145,7 +163,7 @@ struct CacheStore {
     mutating func remove(_ key: String) {
         let name = Self.fileName(key)
         guard let entry = entries.removeValue(forKey: name) else { return }
-        byteCount -= entry.size
+        byteCount -= entry.cost
         if let file = file(named: name) { CacheFile.removeFile(file) }
     }
 
@@ -174,7 +192,7 @@ struct CacheStore {
         (entry.lastUse, entry.version) = (uses, uses)
         entries[name] = entry
         useOrder.append((uses, name))
-        byteCount += entry.size
+        byteCount += entry.cost
     }
 
     /// Marks `name`'s entry used now.
@@ -198,7 +216,7 @@ struct CacheStore {
             evictionSteps += 1
             guard let entry = entries[name], entry.lastUse == use else { continue }
             entries[name] = nil
-            byteCount -= entry.size
+            byteCount -= entry.cost
             if let file = file(named: name) { CacheFile.removeFile(file) }
         }
         if oldest > 1024, oldest * 2 > useOrder.count {

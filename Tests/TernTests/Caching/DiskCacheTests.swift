@@ -220,7 +220,8 @@ import FoundationNetworking
         }
         #expect(cache.corruptEntriesDropped == 0)
         #expect(cache.byteCount <= 40_000)
-        let onDisk = try files().reduce(0) { $0 + ((try? $1.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0) }
+        // Each file counted in the whole 4 KiB blocks it takes.
+        let onDisk = try files().reduce(0) { $0 + (((try? $1.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0) + 4095) / 4096 * 4096 }
         #expect(onDisk == cache.byteCount)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy { $0.hasSuffix(".terncache") })
     }
