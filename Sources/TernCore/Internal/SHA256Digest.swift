@@ -88,25 +88,26 @@ package struct SHA256Digest {
                     for i in 0..<16 {
                         w[i] = UInt32(bigEndian: blocks.loadUnaligned(fromByteOffset: block + i * 4, as: UInt32.self))
                     }
+                    // Rotations written out: a test build does not inline, and this loop runs
+                    // once for each 64 bytes of a recorded upload.
                     for i in 16..<64 {
-                        let s0 = Self.rotate(w[i - 15], 7) ^ Self.rotate(w[i - 15], 18) ^ (w[i - 15] >> 3)
-                        let s1 = Self.rotate(w[i - 2], 17) ^ Self.rotate(w[i - 2], 19) ^ (w[i - 2] >> 10)
+                        let x = w[i - 15], y = w[i - 2]
+                        let s0 = (x >> 7 | x << 25) ^ (x >> 18 | x << 14) ^ (x >> 3)
+                        let s1 = (y >> 17 | y << 15) ^ (y >> 19 | y << 13) ^ (y >> 10)
                         w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
                     }
                     var (a, b, c, d, e, f, g, hh) = (h0, h1, h2, h3, h4, h5, h6, h7)
                     for i in 0..<64 {
-                        let t1 = hh &+ (Self.rotate(e, 6) ^ Self.rotate(e, 11) ^ Self.rotate(e, 25)) &+ ((e & f) ^ (~e & g)) &+ k[i] &+ w[i]
-                        let t2 = (Self.rotate(a, 2) ^ Self.rotate(a, 13) ^ Self.rotate(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
-                        (hh, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+                        let s1 = (e >> 6 | e << 26) ^ (e >> 11 | e << 21) ^ (e >> 25 | e << 7)
+                        let t1 = hh &+ s1 &+ ((e & f) ^ (~e & g)) &+ k[i] &+ w[i]
+                        let s0 = (a >> 2 | a << 30) ^ (a >> 13 | a << 19) ^ (a >> 22 | a << 10)
+                        let t2 = s0 &+ ((a & b) ^ (a & c) ^ (b & c))
+                        hh = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
                     }
                     (h0, h1, h2, h3, h4, h5, h6, h7) = (h0 &+ a, h1 &+ b, h2 &+ c, h3 &+ d, h4 &+ e, h5 &+ f, h6 &+ g, h7 &+ hh)
                 }
             }
         }
         h = [h0, h1, h2, h3, h4, h5, h6, h7]
-    }
-
-    private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
-        value >> count | value << (32 - count)
     }
 }
