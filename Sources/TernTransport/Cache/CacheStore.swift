@@ -193,6 +193,7 @@ struct CacheStore {
         entries[name] = entry
         useOrder.append((uses, name))
         byteCount += entry.cost
+        dropStaleUses()
     }
 
     /// Marks `name`'s entry used now.
@@ -200,8 +201,13 @@ struct CacheStore {
         uses += 1
         entries[name]?.lastUse = uses
         useOrder.append((uses, name))
-        // Uses outnumber entries: past twice as many, the stale ones go (each use is dropped
-        // once, so a use costs a constant on average).
+        dropStaleUses()
+    }
+
+    /// Drops the uses of entries used again since, or forgotten, once they outnumber the
+    /// entries twice over: each use is dropped once, so a use costs a constant on average, and
+    /// a store that keeps and forgets answers under its limit does not grow.
+    private mutating func dropStaleUses() {
         if useOrder.count - oldest > 2 * entries.count + 64 {
             useOrder = useOrder[oldest...].filter { entries[$0.name]?.lastUse == $0.use }
             oldest = 0
