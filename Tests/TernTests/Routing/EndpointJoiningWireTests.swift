@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Tern
 import TernTesting
+@testable import TernSnippets
 
 /// The base URL and a route's endpoint, joined as bytes, against a real server: what reaches the
 /// request line is what a user of the configuration's `baseURL` means, on each transport, or the
@@ -95,6 +96,29 @@ import TernTesting
         let api = try TestAPI(configuration: APIConfiguration(baseURL: server.baseURL + base, retryPolicy: .never))
         _ = try await (api.request(route: .get(endpoint)) as Promise<Data>).value
         #expect(received.items.map(\.target) == [expected])
+    }
+
+    /// DefiningAnAPI's `pathSegment` puts any value into a path as one segment that names no
+    /// other path; without it, the value `..` asks for the parent (the trap it is there for).
+    @Test func aValueIsOneSegmentAndNeverClimbs() async throws {
+        let (server, received) = try Self.recordingServer()
+        defer { server.stop() }
+        let api = try TestAPI(configuration: APIConfiguration(baseURL: server.baseURL + "/api", retryPolicy: .never))
+        _ = try await (api.request(route: .get("/users/../orders")) as Promise<Data>).value
+        #expect(received.items.map(\.target) == ["/api/orders"])
+        #expect(pathSegment("..") == nil && pathSegment(".") == nil)
+        let values = ["a.b", "...", ".hidden", "a/..", "../x", "%2E%2E", "a?b#c", "é ü", ".. "]
+        for value in values {
+            let segment = try #require(pathSegment(value))
+            _ = try await (api.request(route: .get("/users/\(segment)/orders")) as Promise<Data>).value
+        }
+        let targets = received.items.dropFirst().map(\.target)
+        #expect(targets.count == values.count)
+        for (target, value) in zip(targets, values) {
+            #expect(target.hasPrefix("/api/users/") && target.hasSuffix("/orders"), "\(value) reached \(target)")
+            let segment = target.dropFirst("/api/users/".count).dropLast("/orders".count)
+            #expect(segment.removingPercentEncoding == value, "\(value) reached \(target)")
+        }
     }
 
     /// An endpoint in two leading slashes names no other host: nothing reaches a server there.
