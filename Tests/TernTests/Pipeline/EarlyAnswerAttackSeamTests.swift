@@ -105,7 +105,7 @@ extension EarlyAnswerAttackSeamTests {
     /// pause comes before `send` returns, the rest once the task is resumed, a resume perhaps
     /// owed to a task not yet attached (a head judged elsewhere pauses; a small buffer fills).
     @Test(arguments: [false, true], [false, true]) func aPausingStream(withPlugin: Bool, redirected: Bool) async throws {
-        let configuration = APIConfiguration(timeout: 10, retryPolicy: .never, plugins: withPlugin ? [Watching()] : [])
+        let configuration = APIConfiguration(timeout: 30, retryPolicy: .never, plugins: withPlugin ? [Watching()] : [])
         let chunks = (0..<8).map { Step.chunk("line \($0)\n") }
         let answers: [[Step]] = (redirected ? [[.head(302, ["Location": "/next"]), .chunk("moved"), .end()]] : []) + [[.head(200)] + chunks + [.end()]]
         try await Self.attack(Hostile(.otherThread, pauses: true, answers: answers), configuration) { api, transport in
