@@ -18,9 +18,10 @@ import FoundationNetworking
 /// api.delegate = sessionStore   // held by the API
 /// ```
 ///
-/// Each method takes an ``AbstractAPI``, even for an ``APIClient``: every method has a default,
-/// so one written with `_ api: APIClient` is another method, which Tern never calls, and
-/// requests go out unsigned.
+/// Each method takes an ``AbstractAPI``, even for an ``APIClient``. ``api(_:willSend:)`` has no
+/// default, so that one written with `_ api: APIClient` does not compile rather than leave
+/// requests unsigned; the others have defaults, and one written so is another method, which Tern
+/// never calls.
 ///
 /// Tern guarantees, whatever the number of requests:
 /// - ``api(_:willSend:)`` runs before every attempt, so a replayed request carries the new token;
@@ -71,9 +72,6 @@ public protocol APIDelegate: AnyObject, Sendable {
 }
 
 extension APIDelegate {
-    /// Sends the request as it is.
-    public func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {}
-
     /// Status 401.
     public func api(_ api: AbstractAPI, needsRefreshFor response: HTTPURLResponse, data: Data, request: URLRequest) -> Bool {
         response.statusCode == 401

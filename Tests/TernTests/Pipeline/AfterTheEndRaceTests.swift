@@ -158,6 +158,7 @@ import FoundationNetworking
     /// A cancel while the request waits for the delegate's refresh, which settles afterwards.
     @Test func aCancelWhileWaitingForCredentials() async throws {
         final class Refresher: APIDelegate, @unchecked Sendable {
+            func api(_ api: AbstractAPI, willSend request: inout URLRequest) {}
             let held = Recorder<Promise<Void>.Resolver>()
             func api(_ api: AbstractAPI, needsRefreshBeforeSending request: URLRequest) -> Bool { held.items.isEmpty }
             func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {

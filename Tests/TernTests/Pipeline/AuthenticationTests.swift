@@ -176,6 +176,7 @@ import FoundationNetworking
 
     @Test func aRefreshThatNeverEndsTimesOutAndFreesTheAPI() async throws {
         final class Stuck: APIDelegate {
+            func api(_ api: AbstractAPI, willSend request: inout URLRequest) {}
             let held = Recorder<Promise<Void>.Resolver>()
             func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
                 let (promise, resolver) = Promise<Void>.pending(in: .global())
@@ -214,7 +215,7 @@ import FoundationNetworking
     }
 
     @Test func withoutARefreshingDelegateA401IsAnAuthenticationError() async throws {
-        final class SignOnly: APIDelegate {}
+        final class SignOnly: APIDelegate { func api(_ api: AbstractAPI, willSend request: inout URLRequest) {} }
         let server = try AuthServer()
         let api = AuthAPI(server)
         let delegate = SignOnly()

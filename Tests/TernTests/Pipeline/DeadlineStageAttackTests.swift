@@ -91,6 +91,7 @@ import TernTesting
     /// A credential refresh that ends about at the deadline, the request then answered at once.
     @Test(arguments: DeadlineStageAttackTests.offsets) func aRefreshEndingAtTheDeadline(_ offset: TimeInterval) async throws {
         final class Refresher: APIDelegate, @unchecked Sendable {
+            func api(_ api: AbstractAPI, willSend request: inout URLRequest) {}
             let offset: TimeInterval
             let refreshed = Recorder<Bool>()
             init(offset: TimeInterval) { self.offset = offset }

@@ -90,6 +90,7 @@ import FoundationNetworking
 
     /// Refreshes at once, counting its refreshes.
     final class Refreshing: APIDelegate, @unchecked Sendable {
+        func api(_ api: AbstractAPI, willSend request: inout URLRequest) {}
         let refreshes = Seam.Counter()
         func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
             _ = refreshes.next()

@@ -436,6 +436,7 @@ import FoundationNetworking
     /// refresh: a new delegate, at that address or another, never joins the old refresh.
     @Test func aDelegateAtAFreedOnesAddressNeverJoinsItsRunningRefresh() async throws {
         final class Pending: APIDelegate, @unchecked Sendable {
+            func api(_ api: AbstractAPI, willSend request: inout URLRequest) {}
             let resolvers: Resolvers
             init(_ resolvers: Resolvers) { self.resolvers = resolvers }
             func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
