@@ -26,8 +26,19 @@ public struct Stub: Sendable {
     package let predicate: (@Sendable (RecordedRequest) -> Bool)?
     /// The answer to a request, given how many requests the stub has answered before it.
     private let answer: @Sendable (RecordedRequest, Int) -> StubAnswer
-    /// The path pattern's segments, split once.
-    private let patternSegments: [Substring]
+    /// The path pattern's segments, split once, then decoded as a request's are: a pattern
+    /// written as the path is sent (`/notes/a%20b`) or as it reads (`/notes/a b`) matches.
+    private let patternSegments: [Segment]
+
+    /// One segment of a path pattern.
+    private enum Segment: Equatable {
+        /// `*`: any one segment.
+        case any
+        /// `**` at the end: any rest, even none.
+        case rest
+        /// This segment, decoded (`%2A` is a star, not `*`).
+        case exactly(Substring)
+    }
 
     /// Creates a stub that answers with `answers` in turn, the last one again for every request
     /// after.
@@ -62,7 +73,14 @@ public struct Stub: Sendable {
     ) {
         self.method = method
         self.path = path
-        patternSegments = path.split(separator: "/", omittingEmptySubsequences: true)
+        let raw = path.split(separator: "/", omittingEmptySubsequences: true)
+        patternSegments = raw.indices.map { index in
+            switch raw[index] {
+            case "*": .any
+            case "**" where index == raw.count - 1: .rest
+            default: .exactly(Self.decoded(raw[index]))
+            }
+        }
         self.query = query
         self.headers = headers
         self.predicate = predicate
@@ -88,9 +106,11 @@ public struct Stub: Sendable {
     /// decoded: an encoded slash (`/files/a%2Fb`, the file `a/b`) is part of one segment, as a
     /// server routes it, not two.
     static func segments(of request: RecordedRequest) -> [Substring] {
-        request.path.split(separator: "/", omittingEmptySubsequences: true).map { segment in
-            segment.removingPercentEncoding.map { Substring($0) } ?? segment
-        }
+        request.path.split(separator: "/", omittingEmptySubsequences: true).map(decoded)
+    }
+
+    private static func decoded(_ segment: Substring) -> Substring {
+        segment.removingPercentEncoding.map { Substring($0) } ?? segment
     }
 
     /// Why `request`, whose path has `segments`, does not match, or `nil` when it does.
@@ -99,7 +119,9 @@ public struct Stub: Sendable {
             return "method is \(request.method), not \(method.rawValue)"
         }
         if !matches(segments) {
-            return "path \(request.path) does not match \(path)"
+            let decoded = segments.map(String.init)
+            let spelled = decoded == request.path.split(separator: "/").map(String.init) ? "" : " (decoded \(decoded))"
+            return "path \(request.path)\(spelled) does not match \(path)"
         }
         let items = request.queryItems
         for (name, value) in query.sorted(by: { $0.key < $1.key }) where !items.contains(where: { $0 == (name, value) }) {
@@ -117,8 +139,11 @@ public struct Stub: Sendable {
 
     private func matches(_ segments: [Substring]) -> Bool {
         for (index, expected) in patternSegments.enumerated() {
-            if expected == "**", index == patternSegments.count - 1 { return true }
-            guard index < segments.count, expected == "*" || expected == segments[index] else { return false }
+            switch expected {
+            case .rest: return true
+            case .any: guard index < segments.count else { return false }
+            case .exactly(let segment): guard index < segments.count, segment == segments[index] else { return false }
+            }
         }
         return patternSegments.count == segments.count
     }

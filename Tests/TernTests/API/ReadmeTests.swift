@@ -88,6 +88,14 @@ import TernTesting
         #expect(served.items == ["/readings", "/readings"])
     }
 
+    /// TernTesting's arrivals kept behind a lock of the test's own, and an event stream served
+    /// as a plain body: the client reads the one event, and the server's one request is kept.
+    @Test func aLoopbackServerKeepsWhatArrivedAndServesEvents() async throws {
+        let (events, paths) = try await ArrivalsSnippets.liveEvents()
+        #expect(events == ["shipped"])
+        #expect(paths == ["/orders/live"])
+    }
+
     @Test func thePromiseChainRuns() async throws {
         let users = Readme.UsersAPI(responseQueue: .global())
         let favorites = try await users.requestUser().then(in: .global(), users.favorites(of:)).value

@@ -106,7 +106,7 @@ import TernTesting
         let api = try TestAPI(configuration: APIConfiguration(baseURL: server.baseURL + "/api", retryPolicy: .never))
         _ = try await (api.request(route: .get("/users/../orders")) as Promise<Data>).value
         #expect(received.items.map(\.target) == ["/api/orders"])
-        #expect(pathSegment("..") == nil && pathSegment(".") == nil)
+        #expect(pathSegment("..") == nil && pathSegment(".") == nil && pathSegment("") == nil)
         let values = ["a.b", "...", ".hidden", "a/..", "../x", "%2E%2E", "a?b#c", "é ü", ".. "]
         for value in values {
             let segment = try #require(pathSegment(value))
