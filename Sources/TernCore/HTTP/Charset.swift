@@ -8,31 +8,26 @@ extension String.Encoding {
     }
 
     private static func named(in contentType: String?) -> String.Encoding {
-        let parameters = contentType?.split(separator: ";").dropFirst() ?? []
-        for parameter in parameters {
-            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard pair.count == 2, pair[0].lowercased() == "charset" else { continue }
-            switch pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased() {
-            case "iso-8859-1", "latin1": return .isoLatin1
-            case "us-ascii", "ascii": return .ascii
-            case "utf-16": return .utf16
-            // Named with their byte order, as Windows servers write them: read as UTF-8, ASCII
-            // text in UTF-16LE came back with a NUL after each letter.
-            case "utf-16le": return .utf16LittleEndian
-            case "utf-16be": return .utf16BigEndian
-            case "utf-32": return .utf32
-            case "utf-32le": return .utf32LittleEndian
-            case "utf-32be": return .utf32BigEndian
-            case "windows-1252", "cp1252": return .windowsCP1252
-            case "windows-1250", "cp1250": return .windowsCP1250
-            case "windows-1251", "cp1251": return .windowsCP1251
-            case "iso-8859-2", "latin2": return .isoLatin2
-            case "shift_jis", "shift-jis", "sjis": return .shiftJIS
-            case "euc-jp": return .japaneseEUC
-            case "iso-2022-jp": return .iso2022JP
-            default: return .utf8
-            }
+        guard let contentType, let charset = MediaTypeParameters.value(of: "charset", in: contentType) else { return .utf8 }
+        switch charset.lowercased() {
+        case "iso-8859-1", "latin1": return .isoLatin1
+        case "us-ascii", "ascii": return .ascii
+        case "utf-16": return .utf16
+        // Named with their byte order, as Windows servers write them: read as UTF-8, ASCII
+        // text in UTF-16LE came back with a NUL after each letter.
+        case "utf-16le": return .utf16LittleEndian
+        case "utf-16be": return .utf16BigEndian
+        case "utf-32": return .utf32
+        case "utf-32le": return .utf32LittleEndian
+        case "utf-32be": return .utf32BigEndian
+        case "windows-1252", "cp1252": return .windowsCP1252
+        case "windows-1250", "cp1250": return .windowsCP1250
+        case "windows-1251", "cp1251": return .windowsCP1251
+        case "iso-8859-2", "latin2": return .isoLatin2
+        case "shift_jis", "shift-jis", "sjis": return .shiftJIS
+        case "euc-jp": return .japaneseEUC
+        case "iso-2022-jp": return .iso2022JP
+        default: return .utf8
         }
-        return .utf8
     }
 }

@@ -209,8 +209,6 @@ enum BodyValues {
 
     /// A multipart type's boundary.
     static func boundary(_ contentType: String) -> String? {
-        guard let range = contentType.range(of: "boundary=") else { return nil }
-        let value = contentType[range.upperBound...].split(separator: ";").first.map(String.init) ?? ""
-        return value.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        MediaTypeParameters.value(of: "boundary", in: contentType)
     }
 }
