@@ -42,12 +42,11 @@ struct DecodedLines<Value: Decodable & Sendable>: AsyncSequence, Sendable {
                 do {
                     return try parser.parse(Value.self, from: response)
                 } catch {
-                    stream.cancel()
                     let path = (error as? DecodingError)?.codingPathDescription ?? ""
-                    throw APIError.parsingFailed(.init(
+                    throw stream.end(throwing: .parsingFailed(.init(
                         type: String(describing: Value.self), method: response.method, url: response.url, statusCode: response.statusCode,
                         codingPath: "line \(number)" + (path.isEmpty ? "" : ", \(path)"), underlying: error, body: response.body
-                    ))
+                    )))
                 }
             }
             return nil

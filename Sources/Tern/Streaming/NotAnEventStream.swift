@@ -25,21 +25,23 @@ extension ResponseStream {
         guard response.statusCode != 204, type.map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) != "text/event-stream" else {
             return response
         }
+        let failure: @Sendable (Data) -> APIError = { body in
+            APIError.parsingFailed(.init(
+                type: String(describing: ServerSentEvent.self), method: response.request.httpMethod, url: response.request.url,
+                statusCode: response.statusCode, codingPath: "", underlying: NotAnEventStream(contentType: response.head.headers["Content-Type"]),
+                body: body
+            ))
+        }
         // The snippet is what comes within a second: a server trickling its page a byte at a
         // time would hold the failure back, and the connection, for as long as it liked.
         let stream = self
         let giveUp = Task {
             guard (try? await Task.sleep(nanoseconds: 1_000_000_000)) != nil else { return }
-            stream.cancel()
+            _ = stream.end(throwing: failure(Data()))
         }
         var body = Data()
         while body.count < APIError.snippetLength, let chunk = try? await buffer.next() { body += chunk }
         giveUp.cancel()
-        cancel()
-        throw APIError.parsingFailed(.init(
-            type: String(describing: ServerSentEvent.self), method: response.request.httpMethod, url: response.request.url,
-            statusCode: response.statusCode, codingPath: "", underlying: NotAnEventStream(contentType: response.head.headers["Content-Type"]),
-            body: body
-        ))
+        throw end(throwing: failure(body))
     }
 }

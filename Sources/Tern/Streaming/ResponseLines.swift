@@ -50,8 +50,7 @@ struct ResponseLines: AsyncSequence, Sendable {
                 do {
                     ready = try splitter.lines(in: chunk)[...]
                 } catch {
-                    stream.cancel()
-                    throw stream.tooLong(error.maximumLength, part: "a line", remedy: remedy)
+                    throw stream.end(throwing: stream.tooLong(error.maximumLength, part: "a line", remedy: remedy))
                 }
             }
             return ready.popFirst().map { String(decoding: $0, as: UTF8.self) }

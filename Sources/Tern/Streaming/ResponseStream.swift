@@ -36,6 +36,14 @@ public struct ResponseStream: AsyncSequence, Sendable {
         buffer.cancel()
     }
 
+    /// Stops the transfer for a view that reads the body (lines, events, values) and found it
+    /// wrong: `error` is what the view throws, and what plugins hear ended the stream.
+    func end(throwing error: APIError) -> APIError {
+        response.cancel()
+        buffer.cancel(endingWith: error)
+        return error
+    }
+
     /// Whoever may still read the body: when the last copy of a stream or iterator lets go of
     /// it, the transfer stops once the head has come, the head's promise left to settle.
     final class Reader: Sendable {

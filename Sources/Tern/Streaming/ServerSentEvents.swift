@@ -74,8 +74,7 @@ struct ServerSentEvents: AsyncSequence, Sendable {
                 do {
                     ready = try parser.events(in: chunk)[...]
                 } catch {
-                    stream.cancel()
-                    throw stream.tooLong(error.limit, part: error.isLine ? "a line" : "an event's data", remedy: remedy)
+                    throw stream.end(throwing: stream.tooLong(error.limit, part: error.isLine ? "a line" : "an event's data", remedy: remedy))
                 }
             }
             return ready.popFirst()

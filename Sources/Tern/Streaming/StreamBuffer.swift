@@ -196,12 +196,13 @@ final class StreamBuffer: Sendable {
         }
     }
 
-    /// The reader is gone: the transfer stops, and the chunks nobody will read are let go.
-    func cancel() {
-        end(with: .cancelled, cancellingTask: true)
+    /// The reader is gone: the transfer stops, and the chunks nobody will read are let go. The
+    /// stream ends with `error` if given: what a view reading the body found wrong.
+    func cancel(endingWith error: APIError? = nil) {
+        end(with: error ?? .cancelled, cancellingTask: true)
         state.withLock { state in
             // Whatever had ended it, what was left unread ends as cancelled, not as complete.
-            if state.first < state.chunks.count { state.end = .some(.cancelled) }
+            if error == nil, state.first < state.chunks.count { state.end = .some(.cancelled) }
             state.chunks = []
             state.first = 0
             state.bytes = 0
