@@ -40,15 +40,15 @@ struct LineSplitter {
             switch (byte, ends) {
             case (UInt8(ascii: "\n"), .lineFeed):
                 if pending.last == UInt8(ascii: "\r") { pending.removeLast() }
-                lines.append(pending)
+                lines.append(handedOver())
                 startLine()
             case (UInt8(ascii: "\n"), .carriageReturnOrLineFeed):
                 if !wasAfterCarriageReturn {
-                    lines.append(pending)
+                    lines.append(handedOver())
                     startLine()
                 }
             case (UInt8(ascii: "\r"), .carriageReturnOrLineFeed):
-                lines.append(pending)
+                lines.append(handedOver())
                 startLine()
                 afterCarriageReturn = true
             default:
@@ -62,9 +62,18 @@ struct LineSplitter {
         return lines
     }
 
-    /// Begins the next line, the one before handed over. Its storage, which that line now
-    /// holds, is made anew at the same size, unless it grew past a few kilobytes: after one
-    /// long line, each empty line after it made a mebibyte.
+    /// The line ended, in storage of its own and of its own size: sharing the pending line's,
+    /// each line after a long one, empty lines too, held a buffer the long one's size, and a
+    /// chunk of line ends made tens of thousands of them at once.
+    private func handedOver() -> [UInt8] {
+        guard !pending.isEmpty else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: pending.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: pending)
+        }
+    }
+
+    /// Begins the next line, the one before handed over: its storage is kept for the next,
+    /// unless it grew past a few kilobytes, which one long line would otherwise hold for ever.
     private mutating func startLine() {
         pending.removeAll(keepingCapacity: pending.capacity <= 4096)
     }
