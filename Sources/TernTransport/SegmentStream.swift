@@ -107,7 +107,7 @@ package final class SegmentStream: InputStream {
                 stream = source
             }
             let read = source.read(buffer, maxLength: count)
-            if read < 0 { throw source.streamError ?? CocoaError(.fileReadUnknown) }
+            if read < 0 { throw source.readFailure }
             return read
         }
     }

@@ -305,7 +305,7 @@ extension URLSessionTransport {
             while filled < length {
                 guard let base = bytes.baseAddress else { break }
                 let count = stream.read(base + filled, maxLength: length - filled)
-                guard count >= 0 else { throw stream.streamError ?? CocoaError(.fileReadUnknown) }
+                guard count >= 0 else { throw stream.readFailure }
                 // Asked at the end of a stream without an error, FoundationNetworking's
                 // `streamError` crashes: an early end is told apart by the count alone.
                 guard count > 0 else { throw BodyLengthMismatch(statedLength: Int64(length), actualLength: Int64(filled)) }

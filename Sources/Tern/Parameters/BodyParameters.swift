@@ -33,7 +33,9 @@ public struct BodyParameters: RequestParameters {
 
     /// A body read from a stream as it is sent, for one too large for memory that is not one
     /// file (a recording in progress, bytes decrypted on the fly); `length`, when given, is the
-    /// total that upload progress reports.
+    /// total that upload progress reports. `makeStream` makes a new stream each time it is
+    /// called: a retry or a redirect sends the body again, and a stream handed back closed fails
+    /// the request.
     public init(
         length: Int64? = nil,
         contentType: String = "application/octet-stream",

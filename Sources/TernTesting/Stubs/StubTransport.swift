@@ -115,7 +115,7 @@ public final class StubTransport: KeyPinningTransport, Sendable {
             var buffer = [UInt8](repeating: 0, count: 64 << 10)
             while true {
                 let count = stream.read(&buffer, maxLength: buffer.count)
-                if count < 0 { throw stream.streamError ?? CocoaError(.fileReadUnknown) }
+                if count < 0 { throw stream.readFailure }
                 if count == 0 { return }
                 try take(Data(buffer[0..<count]))
             }

@@ -208,7 +208,7 @@ final class BodyPump: @unchecked Sendable {   // unchecked: its source, an Input
         switch try opened ?? open() {
         case .stream(let stream):
             let read = stream.read(buffer.assumingMemoryBound(to: UInt8.self), maxLength: count)
-            guard read >= 0 else { throw stream.streamError ?? CocoaError(.fileReadUnknown) }
+            guard read >= 0 else { throw stream.readFailure }
             return read
         case .file(let file):
             return try file.read(into: buffer, count: count)
