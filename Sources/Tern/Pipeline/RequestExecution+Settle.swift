@@ -28,6 +28,11 @@ extension RequestExecution {
             let error = if case .failed(let error) = ending { error } else { APIError.cancelled }
             report(.failure(error), for: request)
         }
+        // A stream answered whole, never opened (a 3xx that validation accepts and that is not
+        // followed): its reader gets that body and its end, not a wait for ever.
+        if case .answered(let response, _) = ending, !response.opensStream, let stream {
+            stream.deliver(whole: response.body)
+        }
         settle(ending, attempt: leftovers.attemptInFlight)
         if let task = leftovers.task {
             if let queue { queue.async { task.cancel() } } else { task.cancel() }

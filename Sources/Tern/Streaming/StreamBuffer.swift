@@ -118,6 +118,12 @@ final class StreamBuffer: Sendable {
         if ended { timer.cancel() }
     }
 
+    /// The whole body of an answer that opened no stream, and its end.
+    func deliver(whole body: Data) {
+        if !body.isEmpty { _ = offer(body) }
+        finish(after: nil)
+    }
+
     /// The next chunk of the body.
     func offer(_ chunk: Data) -> TransferDecision {
         let ceiling = ceiling

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernTesting
+
+/// A stream whose validation accepts a 3xx the pipeline does not follow: a `304`, a `300`, a
+/// `302` without `Location`, or any redirect under `RedirectPolicy.never`, with
+/// `Validation.statusCodes(200..<400)` (a common reading of "success") or `.acceptAll`.
+///
+/// README: "every promise settles exactly once with a typed APIError"; StreamingResponses.md: a
+/// stream's iteration "ends when the body does, or throws the ``APIError`` that ended it", and
+/// `RequestOptions(streamIdleTimeout:)` "ends the stream ... when for that long no byte comes".
+/// Here the head's promise settles (with the 3xx), but iterating never ends, not at the body's
+/// end, not at the idle timeout (the test gives it 10 s; the default is 60): it waits for ever.
+/// `RequestExecution.openStream(_:measured:of:)` opens no stream on a 3xx, so the body goes to
+/// the collector's memory as a redirect's would; `evaluate` then finds no redirect to follow,
+/// validation accepts, and `finish(.answered(...))` settles the head, while the `StreamBuffer`
+/// is never opened, finished nor timed. Both transports.
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct AcceptedThreeHundredStreamAttackTests {
+    static let cases: [(status: String, followsRedirects: Bool)] = [
+        ("304 Not Modified", true),
+        ("300 Multiple Choices", true),
+        ("302 Found", true),   // no Location: nothing to follow
+        ("307 Temporary Redirect\r\nLocation: /elsewhere", false),
+    ]
+
+    @Test(arguments: cases.indices)
+    func aStreamAnsweredWithAnAccepted3xxEnds(index: Int) async throws {
+        let (status, followsRedirects) = Self.cases[index]
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            // A 304 has no body; the others a short one.
+            let body = status.hasPrefix("304") ? "" : "data: a\n\n"
+            connection.send("HTTP/1.1 \(status)\r\nContent-Type: text/event-stream\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            _ = connection.readAvailable(for: 30)   // the connection stays open
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
+        let options = RequestOptions(validation: .statusCodes(200..<400), redirectPolicy: followsRedirects ? nil : .never, streamIdleTimeout: 10)
+        let stream = api.stream(route: .get(server.baseURL + "/feed"), options: options)
+        let outcome = Locked<String?>(nil)
+        let reading = Task.onTestThreads {
+            var body = ""
+            do {
+                for try await chunk in stream { body += String(decoding: chunk, as: UTF8.self) }
+                outcome.withLock { $0 = "ended with \(body.debugDescription)" }
+            } catch let error as APIError {
+                outcome.withLock { $0 = "failed \(error.caseName)" }
+            } catch {
+                outcome.withLock { $0 = "failed untyped \(error)" }
+            }
+        }
+        let head = try await stream.response.value
+        #expect(head.statusCode == Int(status.prefix(3)))
+        let ended = await eventually(timeout: 15) { outcome.withLock { $0 } != nil }
+        #expect(ended, "\(status.prefix(3)): the stream's iteration did not end within 15 s (idle timeout 10 s)")
+        if let outcome = outcome.withLock({ $0 }) { #expect(!outcome.contains("untyped"), "\(outcome)") }
+        reading.cancel()
+        stream.cancel()
+    }
+}
