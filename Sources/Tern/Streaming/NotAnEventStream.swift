@@ -20,9 +20,8 @@ extension ResponseStream {
     /// had nothing to say.
     func eventStreamHead() async throws -> Response {
         let response = try await response.value
-        // Of fields repeated, or values listed, the last is the type, as browsers read it.
-        let type = response.head.headers["Content-Type"]?.split(separator: ",").last?.split(separator: ";", maxSplits: 1).first
-        guard response.statusCode != 204, type.map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) != "text/event-stream" else {
+        let type = response.head.headers["Content-Type"].map(MediaTypeField.lastType(in:))
+        guard response.statusCode != 204, type != "text/event-stream" else {
             return response
         }
         let failure: @Sendable (Data) -> APIError = { body in

@@ -8,7 +8,7 @@ extension String.Encoding {
     }
 
     private static func named(in contentType: String?) -> String.Encoding {
-        guard let contentType, let charset = MediaTypeParameters.value(of: "charset", in: contentType) else { return .utf8 }
+        guard let contentType, let charset = MediaTypeField.parameter("charset", in: contentType) else { return .utf8 }
         switch charset.lowercased() {
         case "iso-8859-1", "latin1": return .isoLatin1
         case "us-ascii", "ascii": return .ascii

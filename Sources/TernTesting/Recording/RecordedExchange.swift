@@ -209,6 +209,6 @@ enum BodyValues {
 
     /// A multipart type's boundary.
     static func boundary(_ contentType: String) -> String? {
-        MediaTypeParameters.value(of: "boundary", in: contentType)
+        MediaTypeField.parameter("boundary", in: contentType)
     }
 }

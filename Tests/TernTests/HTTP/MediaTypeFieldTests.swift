@@ -2,7 +2,7 @@ import Testing
 @testable import TernCore
 
 /// A media type's parameters, read with quoted values as RFC 9110 section 5.6.6 writes them.
-@Suite struct MediaTypeParametersTests {
+@Suite struct MediaTypeFieldTests {
     @Test(arguments: [
         ("text/plain; charset=utf-8", "utf-8"),
         ("text/plain;charset=UTF-8", "UTF-8"),
@@ -15,12 +15,26 @@ import Testing
         (#"text/plain; charset="utf-8"junk; x=1"#, "utf-8"),
     ])
     func findsTheParameterOutsideQuotes(mediaType: String, charset: String) {
-        #expect(MediaTypeParameters.value(of: "charset", in: mediaType) == charset)
+        #expect(MediaTypeField.parameter("charset", in: mediaType) == charset)
     }
 
     @Test(arguments: ["text/plain", "text/plain; xcharset=utf-16", #"text/plain; title="charset=utf-16""#,
                       #"text/plain; title="; charset=utf-16"#, "charset=utf-16", "text/plain; charset"])
     func findsNoneWhereThereIsNone(mediaType: String) {
-        #expect(MediaTypeParameters.value(of: "charset", in: mediaType) == nil)
+        #expect(MediaTypeField.parameter("charset", in: mediaType) == nil)
+    }
+
+    @Test(arguments: [
+        ("text/event-stream", "text/event-stream"),
+        ("Text/Event-Stream; charset=utf-8", "text/event-stream"),
+        (#"text/event-stream; profile="a,b""#, "text/event-stream"),
+        (#"text/event-stream; profile="a\",b"; x=1"#, "text/event-stream"),
+        ("application/json, text/event-stream", "text/event-stream"),
+        ("text/event-stream, application/json", "application/json"),
+        (#"application/json; note="x, text/event-stream""#, "application/json"),
+        ("", ""),
+    ])
+    func theLastValuesTypeIsTheFields(field: String, type: String) {
+        #expect(MediaTypeField.lastType(in: field) == type)
     }
 }
