@@ -109,6 +109,14 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
 
     /// Writes the record of this download beside its destination.
     func record() throws {
-        try OwnFiles.replace(Self.recordFile(for: destination), with: JSONEncoder().encode(self), mode: nil)
+        // The URL is never sent again (the app names the route anew): it keeps no user or
+        // password, and its query (a signed link's key) is for the owner's eyes alone.
+        var kept = self
+        if var components = URLComponents(url: url, resolvingAgainstBaseURL: false), components.user != nil || components.password != nil {
+            (components.user, components.password) = (nil, nil)
+            kept = ResumableDownload(url: components.url ?? url, destination: destination, partialFile: partialFile, offset: offset,
+                                     validator: validator)
+        }
+        try OwnFiles.replace(Self.recordFile(for: destination), with: JSONEncoder().encode(kept), mode: 0o600)
     }
 }
