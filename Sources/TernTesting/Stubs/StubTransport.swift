@@ -104,22 +104,39 @@ public final class StubTransport: KeyPinningTransport, Sendable {
         switch request.body {
         case .inRequest:
             try take(request.urlRequest.httpBody ?? Data())
-        case .file(let file):
-            let handle = try FileHandle(forReadingFrom: file)
-            defer { try? handle.close() }
-            while let piece = try handle.read(upToCount: 64 << 10), !piece.isEmpty { try take(piece) }
-        case .stream(let stream):
-            let stream = try stream.makeStream()
+        case .file(let url):
+            // Opened as the real transports open it: a file swapped for a pipe is refused, not
+            // waited on, and one that changes length while read fails as there.
+            let file = try RegularFile(url)
+            defer { file.close() }
+            try eachPiece(length: file.size, read: { try file.read(into: $0, count: $1) }, take)
+        case .stream(let body):
+            let stream = try body.makeStream()
             stream.open()
             defer { stream.close() }
-            var buffer = [UInt8](repeating: 0, count: 64 << 10)
-            while true {
-                let count = stream.read(&buffer, maxLength: buffer.count)
-                if count < 0 { throw stream.readFailure }
-                if count == 0 { return }
-                try take(Data(buffer[0..<count]))
-            }
+            try eachPiece(length: body.length, read: { buffer, count in
+                let read = stream.read(buffer.assumingMemoryBound(to: UInt8.self), maxLength: count)
+                if read < 0 { throw stream.readFailure }
+                return read
+            }, take)
         }
+    }
+
+    /// The pieces `read` gives, to `take`, in pieces of at most 64 KiB; a source that gives more
+    /// or fewer bytes than its `length` fails with ``BodyLengthMismatch``, read no further than
+    /// one byte past it (a stream without end is never read for ever).
+    private static func eachPiece(length: Int64?, read: (UnsafeMutableRawPointer, Int) throws -> Int, _ take: (Data) throws -> Void) throws {
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        var total: Int64 = 0
+        while true {
+            let wanted = length.map { Int(min(Int64(buffer.count), $0 - total + 1)) } ?? buffer.count
+            let count = try buffer.withUnsafeMutableBytes { try read($0.baseAddress!, wanted) }
+            if count == 0 { break }
+            total += Int64(count)
+            if let length, total > length { throw BodyLengthMismatch(statedLength: length, actualLength: total) }
+            try take(Data(buffer[0..<count]))
+        }
+        if let length, total < length { throw BodyLengthMismatch(statedLength: length, actualLength: total) }
     }
 }
 
