@@ -67,8 +67,9 @@ package enum OwnFiles {
 
     /// Whether `fileName` is one ``temporary(beside:)`` gave for a file named `targetName`.
     package static func isTemporary(_ fileName: String, of targetName: String) -> Bool {
-        fileName.hasPrefix("." + stem(of: targetName) + ".") && fileName.hasSuffix(".tmp")
-            && UUID(uuidString: String(fileName.dropFirst(targetName.count + 2).dropLast(4))) != nil
+        let prefix = "." + stem(of: targetName) + "."
+        return fileName.hasPrefix(prefix) && fileName.hasSuffix(".tmp")
+            && UUID(uuidString: String(fileName.dropFirst(prefix.count).dropLast(4))) != nil
     }
 
     /// What the hidden files Tern keeps beside a file named `name` begin with (`.<stem>.`): the
