@@ -173,7 +173,9 @@ final class DownloadFile: Sendable {
                 state.bodyInFile = true
                 state.offset = 0
                 state.resumedBytes = 0
-                state.validator = Self.isIdentityEncoded(response) ? Self.strongValidator(of: response) : nil
+                // A range the request asked for itself is fetched again whole, not resumed: the
+                // rest of it is no open-ended range, and one would add the file's rest to it.
+                state.validator = Self.isIdentityEncoded(response) && !state.asksOwnRange ? Self.strongValidator(of: response) : nil
                 state.url = response.url
                 let length = response.contentLength ?? -1
                 state.total = Self.isIdentityEncoded(response) && length >= 0 ? length : nil
