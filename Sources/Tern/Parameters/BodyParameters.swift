@@ -51,9 +51,11 @@ public struct BodyParameters: RequestParameters {
         self.headers = headers
     }
 
-    /// Refuses a file that is not a regular file before anything is sent.
+    /// Refuses a file that is not a regular file, or a stream of a negative length, before
+    /// anything is sent.
     public func encode(into draft: inout RequestDraft) throws {
         if case .file(let file, _) = body { _ = try regularFileSize(of: file) }
+        if case .stream(let stream) = body, let length = stream.length, length < 0 { throw NegativeBodyLength(length: length) }
         draft.body = body
         draft.headers["Content-Type"] = contentType
     }
@@ -69,6 +71,12 @@ func regularFileSize(of url: URL) throws -> Int64 {
         throw NotARegularFile(path: url.path)
     }
     return size.int64Value
+}
+
+/// A stream body whose stated length is below zero.
+struct NegativeBodyLength: Error, CustomStringConvertible {
+    let length: Int64
+    var description: String { "the body stream's length is \(length) bytes: give its length in bytes, or nil when it is not known" }
 }
 
 /// A file to send named by a URL that is not a `file:` URL.
