@@ -12,7 +12,8 @@ import Foundation
 /// do not come back all at once. A connection that ends within a second of its request without
 /// an event counts as a failed attempt here (not for `maximumFailures`): a server that answers
 /// and closes at once is backed off. One that brought an event, or stayed open longer (a quiet
-/// feed the server closes now and then), starts the wait afresh.
+/// feed the server closes now and then), starts the wait afresh, however it ended; one that
+/// ended well ends a row of failures.
 public struct EventReconnection: Sendable, Equatable {
     /// The wait before reconnecting, in seconds, until the server sends `retry`; at least half a
     /// second.

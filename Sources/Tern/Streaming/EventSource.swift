@@ -78,6 +78,8 @@ struct EventSource: AsyncSequence, Sendable {
         /// brought an event.
         private var connectedAt: TimeInterval = 0
         private var hasEvent = false
+        /// Whether the connection under way had its head: it connected, whatever ended it.
+        private var isOpen = false
         private var isFinished = false
         /// Reconnections since the last event, for plugins.
         private var reconnections = 0
@@ -110,8 +112,10 @@ struct EventSource: AsyncSequence, Sendable {
                         isFinished = true
                         return nil
                     }
-                    // Ended at once without an event, it is backed off as a failure would be;
-                    // a quiet feed the server closes now and then is not.
+                    // An answer that ended well is no failure, for `maximumFailures`. Ended at once
+                    // without an event, it is backed off as a failure would be; a quiet feed the
+                    // server closes now and then is not.
+                    failures = 0
                     if hasEvent {
                         fruitless = 0
                     } else if source.api.clock.now - connectedAt < EventReconnection.shortestQuietConnection {
@@ -125,8 +129,14 @@ struct EventSource: AsyncSequence, Sendable {
                         isFinished = true
                         throw error
                     }
-                    failures += 1
-                    fruitless += 1
+                    if isOpen, hasEvent || source.api.clock.now - connectedAt >= EventReconnection.shortestQuietConnection {
+                        // Cut after it brought an event or stayed open a while: a new row of
+                        // failures starts with this one, and its wait afresh.
+                        (failures, fruitless) = (1, 0)
+                    } else {
+                        failures += 1
+                        fruitless += 1
+                    }
                     if let maximum = source.reconnection.maximumFailures, failures >= maximum {
                         isFinished = true
                         throw error
@@ -151,7 +161,7 @@ struct EventSource: AsyncSequence, Sendable {
         /// again: read as events, it would end with none, and be asked for again for ever.
         private mutating func connect() async throws {
             connectedAt = source.api.clock.now
-            hasEvent = false
+            (hasEvent, isOpen) = (false, false)
             let parameters = EventSourceParameters(parameters: source.parameters, lastEventID: lastEventID,
                                                    setsCacheControl: source.options.cacheDirectives?.fieldValue != nil)
             // The source's reconnections are its retries: a request retried by the policy, or by
@@ -166,6 +176,7 @@ struct EventSource: AsyncSequence, Sendable {
             // Checked here, to connect or fail before the first event: not again by the iterator.
             events.isEventStream = true
             self.events = events
+            isOpen = true
         }
 
         /// What a line or an event too long for the source says of its limits, which are fixed.
