@@ -277,6 +277,12 @@ final class DownloadFile: Sendable {
     /// first when none went to the file (a response accepted although not a 2xx).
     @usableFromInline
     func deliver(_ response: Response) throws(APIError) -> DownloadedFile {
+        // A body read into memory (a status the validation accepts though it is no 2xx) is held
+        // to the file's limit as one written to the file is.
+        if let maximumSize, response.body.count > maximumSize {
+            throw .responseTooLarge(.init(limit: maximumSize, receivedBytes: response.body.count, declaredLength: nil, method: response.method,
+                                          url: response.url, statusCode: response.statusCode, isDownload: true))
+        }
         do {
             let resumed = try move(body: response.body)
             return DownloadedFile(fileURL: destination, response: response, resumedBytes: resumed)
