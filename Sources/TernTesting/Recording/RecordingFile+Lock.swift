@@ -10,10 +10,14 @@ extension RecordingFile {
     /// file since replaced is let go, and taken on the one there now, however many times another
     /// recorder's writes replace it first. A file not there yet is made
     /// empty to be locked (an empty file is an empty recording), and removed again when `body`
-    /// throws and it is still empty. Where the file cannot be opened (a directory there, a folder
+    /// throws and it is still empty. A holder that keeps the lock past ``lockPatience`` is
+    /// written past. Where the file cannot be opened (a directory there, a folder
     /// not there or not readable, no descriptor left) `body` runs without a lock, and its write
     /// fails or not as it did: an exchange short of a descriptor is kept, and written with the
     /// next.
+    /// How long a write waits for another holder of the lock before it writes without it.
+    static let lockPatience: TimeInterval = 2
+
     static func locked(_ target: URL, _ body: () throws -> Void) rethrows {
         let path = target.path
         try? FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -38,9 +42,16 @@ extension RecordingFile {
             }
             guard descriptor >= 0 else { break }
             var result: Int32
-            repeat { result = flock(descriptor, LOCK_EX) } while result != 0 && errno == EINTR
+            let givingUpAt = Date().addingTimeInterval(lockPatience)
+            repeat {
+                result = flock(descriptor, LOCK_EX | LOCK_NB)
+                guard result != 0, errno == EWOULDBLOCK || errno == EINTR, Date() < givingUpAt else { break }
+                usleep(5_000)
+            } while true
             if result != 0 {
-                // No lock here (a file system without): as before there was one.
+                // No lock here (a file system without), or a holder that never lets go (a test
+                // process stopped in a debugger, an editor): written as before there was one,
+                // rather than every exchange waiting for ever. The cookie jar's lock does the same.
                 _ = close(descriptor)
                 descriptor = -1
                 break
