@@ -62,6 +62,16 @@ enum TestTransport {
         #endif
     }
 
+    /// Whether the transport under test keeps the body of a `3xx` without a `Location`:
+    /// libcurl does; FoundationNetworking drops it.
+    static var keepsBodiesOfRedirectsWithoutLocation: Bool {
+        #if canImport(FoundationNetworking)
+        isCurl
+        #else
+        true
+        #endif
+    }
+
     /// Whether the transport under test opens its sockets close-on-exec, so that a child process
     /// (an exit test's) inherits none and a connection it closes closes: libcurl does, through
     /// Tern; FoundationNetworking's does not.
