@@ -23,6 +23,9 @@ enum CacheFile {
         /// A file another user owns, put in the cache's place by whoever may write its
         /// directory: never the answer, and not the cache's to remove.
         case foreign
+        /// A file of this format larger than this cache keeps: another cache on the directory,
+        /// with a larger limit, wrote it. Not this cache's answer, and not its to remove.
+        case tooLarge
         /// Not opened for want of a descriptor (the process or the system had none left): the
         /// file is left as it is, neither served nor dropped, to be read once there is one.
         case unopened
@@ -89,7 +92,7 @@ enum CacheFile {
         guard found <= largest else {
             // Only its first bytes, to tell a file of another format from a damaged one.
             let start = readFile(descriptor, upTo: magic.count) ?? Data()
-            return (start.starts(with: family) && !start.starts(with: magic) ? .otherFormat : .damaged, found)
+            return (start.starts(with: magic) ? .tooLarge : start.starts(with: family) ? .otherFormat : .damaged, found)
         }
         guard let data = readFile(descriptor, upTo: max(found, largest) + 1) else { return (.damaged, found) }
         let reading = decode(data)

@@ -105,7 +105,7 @@ public final class HTTPCache: Sendable {
                 // Not damaged: the request goes on as if nothing were kept, and the file stays.
                 return nil
             case (let reading, _):
-                store.withLock { $0.unreadable(key, version: version, damaged: reading == .damaged, foreign: reading == .foreign) }
+                store.withLock { $0.unreadable(key, version: version, damaged: reading == .damaged, foreign: reading == .foreign || reading == .tooLarge) }
                 return nil
             }
         }

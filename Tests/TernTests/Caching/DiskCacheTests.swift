@@ -144,9 +144,10 @@ import FoundationNetworking
     }
 
     /// A file larger than any the cache writes is not read (one planted a gigabyte long would be
-    /// read whole into memory), whatever it holds: it is dropped as damaged. One of another size
-    /// within that, whole, is another cache's write to the directory, and served.
-    @Test func aFileLargerThanTheCacheWritesIsDroppedUnread() throws {
+    /// read whole into memory), whatever it holds: it is not served, and left to the cache with
+    /// a larger limit that wrote it (SharedCacheLimitsAttackTests), not counted as damage. One
+    /// of another size within that, whole, is another cache's write to the directory, and served.
+    @Test func aFileLargerThanTheCacheWritesIsNotRead() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = try HTTPCache(directory: directory, maximumResponseBytes: 1_000, clock: clock)
         let url = URL(string: "http://a.example/x")!
@@ -158,8 +159,8 @@ import FoundationNetworking
         #expect(cache.response(for: URLRequest(url: url), trust: nil) == response("written by another cache"))
         try CacheFile.encode(response(String(repeating: "planted", count: 200_000))).write(to: try #require(try files().first))
         #expect(cache.response(for: URLRequest(url: url), trust: nil) == nil)
-        #expect(cache.corruptEntriesDropped == 1)
-        #expect(try files().isEmpty)
+        #expect(cache.corruptEntriesDropped == 0)
+        #expect(try files().count == 1)
     }
 
     /// A file of an older format is dropped as unreadable, not counted as damage.
