@@ -196,7 +196,8 @@ enum CacheFile {
     /// directory of the user's, removed whole as an item; a link; a pipe) is not the cache's.
     static func removeFile(_ url: URL) {
         var status = stat()
-        guard lstat(url.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return }
+        // Another user's file in its place is not the cache's (see `Reading.foreign`).
+        guard lstat(url.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid() else { return }
         _ = unlink(url.path)
     }
 }

@@ -162,8 +162,9 @@ struct CacheStore {
     /// Forgets what is kept for `key`.
     mutating func remove(_ key: String) {
         let name = Self.fileName(key)
-        guard let entry = entries.removeValue(forKey: name) else { return }
-        byteCount -= entry.cost
+        if let entry = entries.removeValue(forKey: name) { byteCount -= entry.cost }
+        // Even one this store has not indexed: another cache on the directory may have kept it
+        // since, and would serve what an unsafe request just changed.
         if let file = file(named: name) { CacheFile.removeFile(file) }
     }
 
