@@ -2,7 +2,7 @@ import Testing
 @testable import TernCore
 
 /// A media type's parameters, read with quoted values as RFC 9110 section 5.6.6 writes them.
-@Suite struct MediaTypeFieldTests {
+@Suite(.onTestThreads) struct MediaTypeFieldTests {
     @Test(arguments: [
         ("text/plain; charset=utf-8", "utf-8"),
         ("text/plain;charset=UTF-8", "UTF-8"),
