@@ -231,12 +231,13 @@ final class DownloadFile: Sendable {
         }
     }
 
-    /// Writes what is gathered and closes the file. The download still holds its bytes (the
-    /// registry's claim) until it ends: between attempts, with the file open nowhere, the sweep
-    /// of leftovers took them for a crash's and deleted them under the retry.
+    /// Writes what is gathered and closes the file.
     private static func close(_ state: inout State) throws {
         defer {
-            try? state.handle?.close()
+            if let handle = state.handle {
+                try? handle.close()
+                PartialFile.closed(state.identity)
+            }
             state.handle = nil
         }
         try flush(&state)
@@ -305,7 +306,6 @@ final class DownloadFile: Sendable {
             defer {
                 // Moved, or not movable: either way no longer the download's to keep; nor the
                 // bytes an earlier download kept for the destination, which nothing can resume now.
-                PartialFile.release(ObjectIdentifier(self))
                 try? manager.removeItem(at: state.partialFile)
                 ResumableDownload.recorded(for: destination)?.discard()
                 ResumableDownload.removeRecord(for: destination)
@@ -347,8 +347,6 @@ final class DownloadFile: Sendable {
             guard !state.isClosed else { return }
             state.isClosed = true
             try? Self.close(&state)
-            // Its bytes, kept, are the next download's to resume from.
-            PartialFile.release(ObjectIdentifier(self))
             if state.offset > 0, let validator = state.validator, let url = state.url {
                 let resume = ResumableDownload(url: url, destination: destination, partialFile: state.partialFile,
                                                offset: state.offset, validator: validator)
