@@ -87,15 +87,21 @@ extension ExchangeState {
 
     /// Holds `chunk` while the head is judged elsewhere or the download's `file` waits for a
     /// descriptor: `nil` when neither, `.stop` once the end came meanwhile (what follows it
-    /// belongs to nothing), or once more than ``mostHeldWhileAFileWaits`` is held for the file
-    /// (the download then fails).
-    mutating func hold(_ chunk: Data, file: DownloadFile?) -> TransferDecision? {
-        guard judging != nil else { return nil }
-        guard judging?.end == nil else { return .stop }
-        judging?.chunks.append(chunk)
-        judging?.heldBytes += chunk.count
-        if let file, let held = judging, held.waitsForFile, held.heldBytes > Self.mostHeldWhileAFileWaits {
+    /// belongs to nothing), or once more is held than the wait allows: ``mostHeldWhileAFileWaits``
+    /// for the file (the download then fails), the `stream`'s ceiling for its head (the stream
+    /// then ends as one its reader fell behind).
+    mutating func hold(_ chunk: Data, file: DownloadFile?, stream: StreamBuffer?) -> TransferDecision? {
+        guard var held = judging else { return nil }
+        guard held.end == nil else { return .stop }
+        held.chunks.append(chunk)
+        held.heldBytes += chunk.count
+        judging = held
+        if held.waitsForFile, let file, held.heldBytes > Self.mostHeldWhileAFileWaits {
             stopped = stopped ?? Self.writeFailure(POSIXError(.EMFILE), writing: file)
+            return .stop
+        }
+        if !held.waitsForFile, let stream, held.heldBytes > stream.ceiling {
+            stopped = stopped ?? stream.overrun()
             return .stop
         }
         return .proceed

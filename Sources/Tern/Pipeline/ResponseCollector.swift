@@ -154,7 +154,7 @@ final class ResponseCollector: EarlierExchangeReceiver {
         // Most exchanges never judge a head elsewhere, nor wait to open a file: no second look
         // at the state per chunk.
         guard judgesHeadOn != nil || file != nil else { return take(chunk) }
-        return (exchange { [file] in $0.hold(chunk, file: file) } ?? nil) ?? take(chunk)
+        return (exchange { [file, sink] in $0.hold(chunk, file: file, stream: sink.stream) } ?? nil) ?? take(chunk)
     }
 
     /// Takes `chunk` into the stream, the file or the body.

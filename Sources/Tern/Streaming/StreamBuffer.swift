@@ -143,13 +143,13 @@ final class StreamBuffer: Sendable {
             state.isPaused = true
             return (nil, .pause, false)
         }
-        if overran { end(with: overrun(ceiling), cancellingTask: false) }
+        if overran { end(with: overrun(), cancellingTask: false) }
         reader?.resume(returning: chunk)
         return decision
     }
 
-    /// Why a stream whose transport did not pause ended: its reader fell `ceiling` bytes behind.
-    private func overrun(_ ceiling: Int) -> APIError {
+    /// Why a stream whose transport did not pause ended: its reader fell ``ceiling`` bytes behind.
+    func overrun() -> APIError {
         .responseTooLarge(.init(limit: ceiling, receivedBytes: ceiling + 1, declaredLength: nil, method: method, url: url, statusCode: nil,
                                 streamLimit: .init(part: "what the reader had not taken",
                                                    remedy: "The transport cannot pause a transfer (URLSession on Linux): read faster, "

@@ -136,14 +136,14 @@ import Testing
         var state = ExchangeState(attempt: 1)
         let isFirst = state.headCame(judgedElsewhere: true)
         #expect(isFirst)
-        let held = state.hold(Data("one".utf8), file: nil)
+        let held = state.hold(Data("one".utf8), file: nil, stream: nil)
         #expect(held == .proceed)
         let firstEnd = state.endCame(nil)
         #expect(firstEnd == nil)
         // A second end, and a chunk after the first, belong to nothing.
         let secondEnd = state.endCame(URLError(.networkConnectionLost))
         #expect(secondEnd == nil)
-        let late = state.hold(Data("late".utf8), file: nil)
+        let late = state.hold(Data("late".utf8), file: nil, stream: nil)
         #expect(late == .stop)
         let first = state.takeHeld()
         #expect(first.chunks == [Data("one".utf8)])
@@ -153,28 +153,31 @@ import Testing
         let end = try #require(second.end)
         #expect(end == nil)   // the first end: no error
         // Judging is over: the end is taken at once, and nothing is held any more.
-        let more = state.hold(Data("more".utf8), file: nil)
+        let more = state.hold(Data("more".utf8), file: nil, stream: nil)
         #expect(more == nil)
     }
 
     /// From a transport that cannot hold the transfer back, what comes while the download's
     /// file waits for a descriptor is held up to a bound; past it the transfer stops, and the
-    /// download fails with why. A streamed head judged elsewhere holds what comes unbounded.
+    /// download fails with why. A streamed head judged elsewhere holds what comes up to the
+    /// stream's ceiling; past it the stream ends as one whose reader fell behind.
     @Test func whileTheFileWaitsWhatIsHeldIsBounded() {
         let file = DownloadFile(destination: URL(fileURLWithPath: "/tmp/tern-never-written"), replacing: false, resumingFrom: nil)
         let piece = Data(count: 1 << 20)
         var waiting = ExchangeState(attempt: 1)
         _ = waiting.headCame(judgedElsewhere: false)
         waiting.holdWhileTheFileWaits()
-        let decisions = (0...ExchangeState.mostHeldWhileAFileWaits >> 20).map { _ in waiting.hold(piece, file: file) }
+        let decisions = (0...ExchangeState.mostHeldWhileAFileWaits >> 20).map { _ in waiting.hold(piece, file: file, stream: nil) }
         #expect(decisions == Array(repeating: .proceed, count: ExchangeState.mostHeldWhileAFileWaits >> 20) + [.stop])
         guard case .fileFailed(let failure)? = waiting.stopped as? APIError else { Issue.record("stopped with \(String(describing: waiting.stopped))"); return }
         #expect((failure.underlying as? POSIXError)?.code == .EMFILE)
         var judged = ExchangeState(attempt: 1)
         _ = judged.headCame(judgedElsewhere: true)
-        let held = (0...ExchangeState.mostHeldWhileAFileWaits >> 20).map { _ in judged.hold(piece, file: nil) }
-        #expect(held.allSatisfy { $0 == .proceed })
-        #expect(judged.stopped == nil)
+        let stream = StreamBuffer(capacity: 1024, idleTimeout: 60, maximumDuration: 60, clock: SystemClock(), method: "GET", url: nil)
+        let held = (0...stream.ceiling >> 20).map { _ in judged.hold(piece, file: nil, stream: stream) }
+        #expect(held == Array(repeating: .proceed, count: stream.ceiling >> 20) + [.stop])
+        guard case .responseTooLarge(let failure)? = judged.stopped as? APIError else { Issue.record("stopped with \(String(describing: judged.stopped))"); return }
+        #expect(failure.limit == stream.ceiling)
     }
 
     @Test func aDecisionMadeBeforeTheTaskCameWaitsForIt() {
