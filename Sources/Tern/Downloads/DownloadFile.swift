@@ -231,10 +231,13 @@ final class DownloadFile: Sendable {
         }
     }
 
-    /// Writes what is gathered and closes the file.
+    /// Writes what is gathered and closes the file, stamped as written now: another process's
+    /// sweep of leftovers takes a file unwritten for ten minutes and held by no lock, as this
+    /// one is while its retry waits, after a server that went quiet.
     private static func close(_ state: inout State) throws {
         defer {
             if let handle = state.handle {
+                _ = futimens(handle.fileDescriptor, nil)
                 try? handle.close()
                 PartialFile.closed(state.identity)
             }

@@ -17,8 +17,8 @@ extension PartialFile {
     ///
     /// Only files named as Tern names them (``ResumableDownload/partialFile(for:)``, a UUID
     /// and all), regular, of this user's own, with no other name, unwritten for
-    /// ``leftoverAge``, and held by no download: not this process's (the registry), not
-    /// another's (its record lock).
+    /// ``leftoverAge``, and held by no download: not this process's (the registries, which
+    /// also name a file between a download's attempts), not another's (its record lock).
     static func removeLeftovers(besides destination: URL) {
         let folder = destination.deletingLastPathComponent()
         let (prefix, suffix) = (".\(OwnFiles.stem(of: destination.lastPathComponent)).", ResumableDownload.partialSuffix)
@@ -31,7 +31,8 @@ extension PartialFile {
             guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid(), status.st_nlink == 1,
                   let written = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
                   -written.timeIntervalSinceNow >= leftoverAge,
-                  writers.withLock({ $0[Identity(status)] }) == nil, !isLockedByAnotherProcess(path) else { continue }
+                  writers.withLock({ $0[Identity(status)] }) == nil, !openedNames.withLock({ $0.values.contains(name) }),
+                  !isLockedByAnotherProcess(path) else { continue }
             _ = unlink(path)
         }
     }

@@ -38,6 +38,11 @@ enum PartialFile {
     /// meanwhile gives its inode to the next one made, which another download may make.
     static let writers = Locked([Identity: ObjectIdentifier]())
 
+    /// The name of the partial file each download of the process opened last, until the
+    /// download ends (``release(_:)``): between its attempts the file is open nowhere, and
+    /// neither the writers above nor a record lock keep the sweep of leftovers from it.
+    static let openedNames = Locked([ObjectIdentifier: String]())
+
     /// Opens `file` for `download`; `creating` makes it anew, empty, when there is none (a link
     /// there is refused, not followed). Throws ``InUse`` when another download writes it, or
     /// when it cannot be opened so.
@@ -80,6 +85,7 @@ enum PartialFile {
             closed(identity)
             throw InUse()
         }
+        openedNames.withLock { $0[download] = file.lastPathComponent }
         if creating, ftruncate(descriptor, 0) != 0 {
             let code = errno
             _ = close(descriptor)
@@ -111,6 +117,7 @@ enum PartialFile {
     /// `download` has ended: the files it still had open are free for another.
     static func release(_ download: ObjectIdentifier) {
         writers.withLock { writers in writers = writers.filter { $0.value != download } }
+        _ = openedNames.withLock { $0.removeValue(forKey: download) }
     }
 
     /// Whether `file` still names the file opened as `identity`, not a link or another file put
