@@ -11,14 +11,11 @@ import TernTesting
 ///
 /// The README's promise: "every promise settles exactly once with a typed APIError"; the brief
 /// on redirects of streamed bodies: "the body must be sent again whole, or the request fail
-/// typed". Instead the whole process dies (SIGILL): reading a closed `InputStream` returns -1
-/// with no error, and `BodyPump.read(into:count:)` (Sources/TernTransport/Curl/BodyPump.swift)
-/// then asks it for `streamError`, whose getter in swift-corelibs-foundation traps when the
-/// stream has none (over URLSession, the same call in `URLSessionTransport`'s reading of a
-/// sized stream, line 308, whose comment two lines below already says that getter crashes;
-/// `SegmentStream` and `StubTransport` make it too). Fails so on both transports. A stream that fails with an error of its own (a directory, a missing file)
-/// has one, and fails typed. The child here sends the request; a child killed by a signal fails
-/// the test.
+/// typed". The whole process died (SIGILL) on both transports: reading a closed `InputStream`
+/// returns -1 with no error, and asking it for its `streamError` then traps in
+/// swift-corelibs-foundation (`InputStream.readFailure` now asks only in the error status). A
+/// stream that fails with an error of its own (a directory, a missing file) has one, and fails
+/// typed. The child here sends the request; a child killed by a signal fails the test.
 @Suite(.onTestThreads, .exitTest) struct ClosedBodyStreamAttackTests {
     @Test(arguments: ["redirected", "closed first"])
     func aBodyStreamThatIsClosedFailsTheRequestTyped(kind: String) async throws {
@@ -43,12 +40,7 @@ import TernTesting
                 let parameters = BodyParameters(length: 5) { shared }
                 let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: TestTransport.make(),
                                       responseQueue: .global())
-                let result = await (api.request(route: .post(server.baseURL + "/upload"), parameters: parameters) as Promise<Response>).result
-                switch result {
-                case .success(let response): print("answered \(response.statusCode)")
-                case .failure(let error as APIError): print("failed typed \(error.caseName)")
-                case .failure(let error): print("failed untyped \(error)")
-                }
+                print(await (api.request(route: .post(server.baseURL + "/upload"), parameters: parameters) as Promise<Response>).outcome)
             }
         }
         // Never answered with a body shorter than the length it states, nor sent empty.

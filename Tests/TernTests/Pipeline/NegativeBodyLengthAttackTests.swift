@@ -10,12 +10,8 @@ import TernTesting
 /// that is not positive (`invalidRequest(.invalidTimeout)`) or a file that is not a regular
 /// file, before anything is sent.
 ///
-/// README: "every promise settles exactly once with a typed APIError". Instead the process dies
-/// (SIGILL), on both transports. Nothing checks the length (`BodyStream.init`,
-/// `BodyParameters.encode`), and the likeliest traps are the buffers sized by it: over libcurl
-/// `BodyPump.nextPiece()` makes `Data(count: Int(min(length - sourceBytes, pieceSize)))`, a
-/// negative count; over URLSession `URLSessionTransport` reads a sized stream at or under its
-/// in-memory limit into `Data(count: length)`.
+/// README: "every promise settles exactly once with a typed APIError". The process died (SIGILL)
+/// on both transports, in buffers sized by the length; it now fails with `encodingFailed`.
 @Suite(.onTestThreads, .exitTest) struct NegativeBodyLengthAttackTests {
     @Test func aNegativeStatedLengthFailsTheRequestTyped() async throws {
         let child = await ExitTestTurns.inTurn {
@@ -27,12 +23,7 @@ import TernTesting
                 let parameters = BodyParameters(length: -1) { InputStream(data: Data("hello".utf8)) }
                 let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: TestTransport.make(),
                                       responseQueue: .global())
-                let result = await (api.request(route: .post(server.baseURL + "/upload"), parameters: parameters) as Promise<Response>).result
-                switch result {
-                case .success(let response): print("answered \(response.statusCode)")
-                case .failure(let error as APIError): print("failed typed \(error.caseName)")
-                case .failure(let error): print("failed untyped \(error)")
-                }
+                print(await (api.request(route: .post(server.baseURL + "/upload"), parameters: parameters) as Promise<Response>).outcome)
             }
         }
         let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)

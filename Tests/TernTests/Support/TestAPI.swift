@@ -83,3 +83,17 @@ func redirectFailure<T>(_ promise: Promise<T>) async -> APIError.RedirectFailure
     }
     return failure
 }
+
+extension Promise<Response> {
+    /// How the request ended, as a child process prints it: "answered <status>", "failed typed
+    /// <case>", or "failed untyped <error>".
+    var outcome: String {
+        get async {
+            switch await result {
+            case .success(let response): "answered \(response.statusCode)"
+            case .failure(let error as APIError): "failed typed \(error.caseName)"
+            case .failure(let error): "failed untyped \(error)"
+            }
+        }
+    }
+}
