@@ -28,6 +28,9 @@ public protocol Transport: Sendable {
 package protocol KeyPinningTransport: Transport {
     /// Whether this transport checks the pins.
     var canPinKeys: Bool { get }
+    /// Whose word its answers carry, when not the system's authorities' (`nil`): the cache
+    /// keeps an answer under it, and serves it only to requests sent under the same.
+    var trustMark: String? { get }
 }
 
 extension Transport {

@@ -110,6 +110,9 @@ public final class URLSessionTransport: KeyPinningTransport {
     /// own: its servers' trust is evaluated, then their keys are checked against the pins.
     /// FoundationNetworking cannot evaluate a server's trust, nor can a caller's session, which
     /// is not Tern's to watch.
+    /// `nil`: the system's authorities, which its session's delegate does not replace.
+    package var trustMark: String? { nil }
+
     package var canPinKeys: Bool {
         #if canImport(Security) && canImport(CryptoKit) && !canImport(FoundationNetworking)
         guard #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) else { return false }

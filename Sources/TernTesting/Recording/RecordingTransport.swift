@@ -93,6 +93,12 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
     /// otherwise the real transport's.
     package var canPinKeys: Bool { mode == .replay || (upstream as? any KeyPinningTransport)?.canPinKeys == true }
 
+    /// Its own, with its upstream's: a replayed answer, or one recorded through authorities of
+    /// the test's, kept by a cache shared with the app, never answers the app.
+    package var trustMark: String? {
+        "recorded" + (givenUpstream.map(CacheStage.trustMark(of:)).map { ":" + ($0 ?? "system") } ?? "")
+    }
+
     /// Answers `request` from the recording, or sends it and records the exchange, as the mode
     /// says.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {

@@ -49,6 +49,9 @@ public final class StubTransport: KeyPinningTransport, Sendable {
     /// `CertificatePins` runs on them as on `CurlTransport`, every pin passing.
     package var canPinKeys: Bool { true }
 
+    /// Its own: a stub's made-up answer, kept by a cache shared with a real API, never answers it.
+    package var trustMark: String? { "stubbed" }
+
     /// Starts sending `request` and reports its exchange to `receiver`.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange = Exchange(receiver: receiver, queue: queue)

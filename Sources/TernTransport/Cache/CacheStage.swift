@@ -14,14 +14,14 @@ import FoundationNetworking
 /// what that lookup found.
 package struct CacheStage: Sendable {
     let cache: HTTPCache
-    /// The certificate authorities the transport trusts, when not the system's: part of the
-    /// trust a response is kept under.
+    /// Whose word the transport's answers carry, when not the system's authorities': part of
+    /// the trust a response is kept under.
     private let authorities: String?
 
     /// The stage of `cache`, for requests sent through `transport`.
     package init(cache: HTTPCache, transport: any Transport) {
         self.cache = cache
-        authorities = Self.authorities(of: transport)
+        authorities = Self.trustMark(of: transport)
     }
 
     /// Sends `request`, prepared with `lookup`, through `transport`, or answers it from the
@@ -122,16 +122,12 @@ package struct CacheStage: Sendable {
         return parts.isEmpty ? nil : parts.joined(separator: ";")
     }
 
-    /// The authorities `transport` trusts instead of the system's, as the digest of their file
-    /// (its path when it cannot be read), or `nil` for the system's.
-    private static func authorities(of transport: any Transport) -> String? {
-        #if os(Linux)
-        if let file = (transport as? CurlTransport)?.trustedCertificates {
-            let contents = try? Data(contentsOf: file)
-            return "authorities:" + (contents.map { HTTPCache.digest(of: String(decoding: $0, as: UTF8.self)) } ?? file.path)
-        }
-        #endif
-        return nil
+    /// Whose word `transport`'s answers carry: `nil` for the system's authorities. A transport
+    /// of the app's may wrap one that trusts others, or answer with no server at all: its
+    /// answers are its type's alone.
+    package static func trustMark(of transport: any Transport) -> String? {
+        guard let known = transport as? any KeyPinningTransport else { return "transport:" + String(reflecting: type(of: transport)) }
+        return known.trustMark
     }
 
     /// The conditions the cache adds to a request to revalidate what it keeps.

@@ -180,6 +180,14 @@ public final class CurlTransport: ThreadedTransport, KeyPinningTransport {
     /// same pins.
     package var canPinKeys: Bool { true }
 
+    /// The authorities it trusts instead of the system's, as the digest of their file (its
+    /// path when it cannot be read).
+    package var trustMark: String? {
+        guard let file = trustedCertificates else { return nil }
+        let contents = try? Data(contentsOf: file)
+        return "authorities:" + (contents.map { HTTPCache.digest(of: String(decoding: $0, as: UTF8.self)) } ?? file.path)
+    }
+
     /// Starts sending `request` and reports its exchange to `receiver`.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange: CurlExchange

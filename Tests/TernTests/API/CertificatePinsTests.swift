@@ -93,6 +93,7 @@ import TernTesting
     final class KeyNotingTransport: KeyPinningTransport, @unchecked Sendable {
         let pinned = Recorder<[String]>()
         var canPinKeys: Bool { true }
+        var trustMark: String? { "noting" }
 
         func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
             pinned.append(request.pinnedKeys)

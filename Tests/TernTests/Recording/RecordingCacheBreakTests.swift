@@ -28,7 +28,10 @@ import FoundationNetworking
         func api(_ cache: HTTPCache, _ transport: (any Transport)?) -> AbstractAPI {
             AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never, cache: cache), transport: transport, responseQueue: .global())
         }
-        let direct: Response = try await api(warm, TestTransport.make()).request(route: .get(url)).value
+        // Warmed through a recorder too: a cache serves an answer only to the transport of the
+        // trust it was fetched under, and a recorder's is its own.
+        let warming = try RecordingTransport(file: folder.appendingPathComponent("warming.har"), mode: .record, upstream: TestTransport.make())
+        let direct: Response = try await api(warm, warming).request(route: .get(url)).value
         #expect(String(decoding: direct.body, as: UTF8.self) == "whole answer 0")
         let recording = try RecordingTransport(file: file, mode: .record, upstream: TestTransport.make())
         let revalidated: Response = try await api(warm, recording).request(route: .get(url)).value
