@@ -16,7 +16,7 @@ extension RecordingFile {
     /// fails or not as it did: an exchange short of a descriptor is kept, and written with the
     /// next.
     /// How long a write waits for another holder of the lock before it writes without it.
-    static let lockPatience: TimeInterval = 2
+    static let lockPatience: TimeInterval = 5
 
     static func locked(_ target: URL, _ body: () throws -> Void) rethrows {
         let path = target.path
