@@ -85,7 +85,16 @@ extension APIError {
         public var description: String {
             let location = codingPath.isEmpty ? "" : " at \(codingPath)"
             return "Could not parse \(type)\(location) from \(describe(method, url)) (status \(statusCode)): "
-                + "\(Self.explain(underlying)); body: \(snippet(of: bodySnippet))"
+                + "\(Self.explain(underlying))\(snakeCaseHint); body: \(snippet(of: bodySnippet))"
+        }
+
+        /// Why a key the body plainly has was missing, when it is in snake_case: a decoder that
+        /// converts keys from snake_case looks for `access_token` as `accessToken`, and a
+        /// `CodingKey` spelled `access_token` then never matches.
+        private var snakeCaseHint: String {
+            guard case .keyNotFound(let key, _)? = underlying as? DecodingError, key.stringValue.contains("_"),
+                  bodySnippet.range(of: Data("\"\(key.stringValue)\"".utf8)) != nil else { return "" }
+            return " (the body has it: with .convertFromSnakeCase, name its CodingKey in camelCase, or drop the CodingKeys)"
         }
 
         /// A decoding error in one sentence, without the coding path it repeats.

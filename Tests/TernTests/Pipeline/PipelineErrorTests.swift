@@ -167,6 +167,28 @@ import TernTesting
         #expect(failure.description.hasPrefix("Could not parse Array<Product> at [1].price from GET"))
     }
 
+    /// A snake_case `CodingKey` under a decoder that converts from snake_case looks for a key
+    /// the body plainly has: the error says why, and only then.
+    @Test(arguments: [true, false])
+    func aSnakeCaseKeyMissedUnderConvertFromSnakeCaseSaysWhy(converting: Bool) async throws {
+        struct Tokens: Decodable {
+            let accessToken: String
+            enum CodingKeys: String, CodingKey { case accessToken = "access_token" }
+        }
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/token", answers: .json(converting ? #"{"access_token": "a"}"# : #"{"token": "a"}"#)))
+        let decoder = JSONDecoder()
+        if converting { decoder.keyDecodingStrategy = .convertFromSnakeCase }
+        let client = APIClient(responseParser: JSONParser(decoder: decoder), configuration: APIConfiguration(baseURL: "https://shop.example"),
+                               transport: stubs, responseQueue: .global())
+        let error = await apiError(of: client.request(route: .get("/token")) as Promise<Tokens>)
+        guard case .parsingFailed(let failure)? = error else {
+            Issue.record("expected parsingFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.description.contains("with .convertFromSnakeCase, name its CodingKey in camelCase") == converting, "\(failure)")
+    }
+
     @Test func malformedJSONIsAParsingFailure() async throws {
         let api = try TestAPI()
         let error = await apiError(of: api.request(route: api.get(endpoint: "/malformed")) as Promise<Product>)
