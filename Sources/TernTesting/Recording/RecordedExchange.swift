@@ -26,7 +26,16 @@ struct MatchKey: Sendable {
         self.origin = origin
         let path = Self.decoded(components?.percentEncodedPath ?? "")
         self.path = path.isEmpty ? "/" : path
-        query = (components?.queryItems ?? []).map { HTTPArchive.Field(name: $0.name, value: $0.value ?? "") }
+        query = Self.queryItems(of: components).map { HTTPArchive.Field(name: $0.name, value: $0.value ?? "") }
+    }
+
+    /// The query's items as a server reads them, a `+` as a space (a form's encoding, which
+    /// servers apply to queries): `q=tern+bird` and `q=tern%2Bbird` are two searches, and read
+    /// alike, each was answered the other's.
+    private static func queryItems(of components: URLComponents?) -> [URLQueryItem] {
+        guard var components, let query = components.percentEncodedQuery, query.contains("+") else { return components?.queryItems ?? [] }
+        components.percentEncodedQuery = query.replacingOccurrences(of: "+", with: "%20")
+        return components.queryItems ?? []
     }
 
     /// `path` percent-decoded, but for `%2F`: a slash in a name (`/files/a%2Fb`, the file `a/b`)
