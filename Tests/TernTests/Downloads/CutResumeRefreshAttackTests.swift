@@ -78,52 +78,33 @@ import TernTesting
     /// does [...] Its bytes are kept for a resume when the time runs out", and "Cut off,
     /// cancelled or timed out: the bytes that arrived are kept when they can be resumed". The
     /// download is cut after 2,000 bytes (with a strong ETag), its resume refused with a 401, and
-    /// the refresh never ends: the request times out, and its 2,000 bytes must be pending.
-    @Test func aCutDownloadTimingOutWhileItsRefreshHangsKeepsItsBytes() async throws {
+    /// the refresh never ends: the request times out, or is cancelled while it waits, and its
+    /// 2,000 bytes must be pending.
+    @Test(arguments: ["timed out", "cancelled"])
+    func aCutDownloadWhoseRefreshHangsKeepsItsBytes(ending: String) async throws {
         let directory = try Lie.Directory()
         let body = Lie.body(1, bytes: 3000)
         let server = try Self.cutThenRefused(body)
         defer { server.stop() }
         let stuck = Stuck()
         let api = try TestAPI(baseURL: "http://127.0.0.1:1", configuration: APIConfiguration(
-            timeout: 4, retryPolicy: RetryPolicy(maxRetries: 2, baseDelay: 0.01, jitter: false)))
+            timeout: ending == "timed out" ? 4 : 30, retryPolicy: RetryPolicy(maxRetries: 2, baseDelay: 0.01, jitter: false)))
         api.delegate = stuck
-        let outcome = await api.download(route: .get(server.url + "/file"), to: directory.destination).result
+        let promise = api.download(route: .get(server.url + "/file"), to: directory.destination)
+        if ending == "cancelled" {
+            // Waits until the refresh runs (the resume was refused), bounded.
+            for _ in 0..<200 where stuck.asked.withLock({ $0 }) == 0 { try await Task.sleep(nanoseconds: 50_000_000) }
+            promise.cancel()
+        }
+        let outcome = await promise.result
         withExtendedLifetime(stuck) {}
-        guard case .failure(let error) = outcome else {
-            Issue.record("delivered \(outcome) from a refresh that never ended")
+        guard case .failure(let error) = outcome, ending == "timed out" || (error as? APIError)?.isCancellation == true else {
+            Issue.record("expected to have \(ending), got \(outcome)")
             return
         }
         #expect(stuck.asked.withLock { $0 } == 1, "the refresh was asked \(stuck.asked.withLock { $0 }) times; \(server.header("Range"))")
         let pending = ResumableDownload.pending(for: directory.destination)
         #expect(pending?.offset == 2000,
-                "timed out (\(error)) with \(pending.map { "\($0.offset) bytes pending" } ?? "nothing pending"); ranges asked \(server.header("Range")), files \(directory.files)")
-    }
-
-    /// The same download cancelled while its resume waits for the refresh: "Cut off, cancelled
-    /// or timed out: the bytes that arrived are kept when they can be resumed".
-    @Test func aCutDownloadCancelledWhileItsRefreshHangsKeepsItsBytes() async throws {
-        let directory = try Lie.Directory()
-        let body = Lie.body(1, bytes: 3000)
-        let server = try Self.cutThenRefused(body)
-        defer { server.stop() }
-        let stuck = Stuck()
-        let api = try TestAPI(baseURL: "http://127.0.0.1:1", configuration: APIConfiguration(
-            timeout: 30, retryPolicy: RetryPolicy(maxRetries: 2, baseDelay: 0.01, jitter: false)))
-        api.delegate = stuck
-        let promise = api.download(route: .get(server.url + "/file"), to: directory.destination)
-        // Waits until the refresh runs (the resume was refused), bounded.
-        for _ in 0..<200 where stuck.asked.withLock({ $0 }) == 0 { try await Task.sleep(nanoseconds: 50_000_000) }
-        #expect(stuck.asked.withLock { $0 } == 1, "the refresh never ran: \(server.header("Range"))")
-        promise.cancel()
-        let outcome = await promise.result
-        withExtendedLifetime(stuck) {}
-        guard case .failure(let error) = outcome, (error as? APIError)?.isCancellation == true else {
-            Issue.record("expected cancelled, got \(outcome)")
-            return
-        }
-        let pending = ResumableDownload.pending(for: directory.destination)
-        #expect(pending?.offset == 2000,
-                "cancelled with \(pending.map { "\($0.offset) bytes pending" } ?? "nothing pending"); ranges asked \(server.header("Range")), files \(directory.files)")
+                "\(ending) (\(error)) with \(pending.map { "\($0.offset) bytes pending" } ?? "nothing pending"); ranges asked \(server.header("Range")), files \(directory.files)")
     }
 }
