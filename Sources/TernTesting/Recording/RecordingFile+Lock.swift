@@ -2,6 +2,13 @@ import Foundation
 import Tern
 
 extension RecordingFile {
+    /// How long a write waits for another holder of the lock before its exchange settles
+    /// unwritten, and a retry writes it later.
+    static let lockPatience: TimeInterval = 5
+
+    /// How long unwritten exchanges wait for the lock before they are written without it.
+    static let longestWait: TimeInterval = 30
+
     /// Runs `body` holding an advisory lock (`flock`) on the file at `target`, which recorders
     /// of other processes take too. On the file itself, not a lock file beside it: nothing is
     /// left in the user's fixtures folder but the recording, and a lock file in the temporary
@@ -10,15 +17,14 @@ extension RecordingFile {
     /// file since replaced is let go, and taken on the one there now, however many times another
     /// recorder's writes replace it first. A file not there yet is made
     /// empty to be locked (an empty file is an empty recording), and removed again when `body`
-    /// throws and it is still empty. A holder that keeps the lock past ``lockPatience`` is
-    /// written past. Where the file cannot be opened (a directory there, a folder
+    /// throws and it is still empty. A holder that keeps the lock past `patience` (another
+    /// recorder starved of the processor, or one stopped for good) is not written past:
+    /// `body` does not run, and `false` is returned. Where the file cannot be opened (a directory there, a folder
     /// not there or not readable, no descriptor left) `body` runs without a lock, and its write
     /// fails or not as it did: an exchange short of a descriptor is kept, and written with the
     /// next.
-    /// How long a write waits for another holder of the lock before it writes without it.
-    static let lockPatience: TimeInterval = 5
-
-    static func locked(_ target: URL, _ body: () throws -> Void) rethrows {
+    @discardableResult
+    static func locked(_ target: URL, patience: TimeInterval = lockPatience, _ body: () throws -> Void) rethrows -> Bool {
         let path = target.path
         try? FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
         var descriptor: Int32 = -1, created = false
@@ -42,16 +48,22 @@ extension RecordingFile {
             }
             guard descriptor >= 0 else { break }
             var result: Int32
-            let givingUpAt = Date().addingTimeInterval(lockPatience)
+            let givingUpAt = Date().addingTimeInterval(patience)
+            var held = false
             repeat {
                 result = flock(descriptor, LOCK_EX | LOCK_NB)
-                guard result != 0, errno == EWOULDBLOCK || errno == EINTR, Date() < givingUpAt else { break }
+                held = result != 0 && (errno == EWOULDBLOCK || errno == EINTR)
+                guard held, Date() < givingUpAt else { break }
                 usleep(5_000)
             } while true
+            if held, patience > 0 {
+                _ = close(descriptor)
+                return false
+            }
             if result != 0 {
-                // No lock here (a file system without), or a holder that never lets go (a test
-                // process stopped in a debugger, an editor): written as before there was one,
-                // rather than every exchange waiting for ever. The cookie jar's lock does the same.
+                // No lock here (a file system without), or, asked for no patience, a holder that
+                // never let go (a test process stopped in a debugger, an editor): written as
+                // before there was one, rather than never. The cookie jar's lock does the same.
                 _ = close(descriptor)
                 descriptor = -1
                 break
@@ -69,6 +81,7 @@ extension RecordingFile {
             if created, descriptor >= 0, isFile(descriptor, at: path), fstat(descriptor, &held) == 0, held.st_size == 0 { _ = unlink(path) }
             throw error
         }
+        return true
     }
 
     /// The device and inode of the file at `path` now; `nil` when there is none.

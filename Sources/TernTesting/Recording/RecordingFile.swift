@@ -12,6 +12,11 @@ final class RecordingFile: Sendable {
         /// Failures without a response not written yet: written with the next exchange that had
         /// one.
         var pending: [HTTPArchive.Entry] = []
+        /// Exchanges whose write found another recorder holding the file past the patience:
+        /// written with the next write, or by a retry a second later; and when the first of
+        /// them began to wait.
+        var waiting: [HTTPArchive.Entry] = []
+        var waitingSince: Date?
         /// The file as this process last read or wrote it: a file on disk that is another (an
         /// answer edited by hand, entries another process added) is read again before it is
         /// written, so that what is there is kept.
@@ -65,12 +70,17 @@ final class RecordingFile: Sendable {
     }
 
     /// The entries the file on disk holds when it is not as this process last read or wrote
-    /// it; throws when it is no recording now, so that it is not written over.
+    /// it, with the values this process's recorders hide hidden; throws when it is no
+    /// recording now, so that it is not written over.
     private static func reread(_ state: inout State, from url: URL) throws {
         // An empty file is no change: one another process began, or this one did to lock it.
         guard let stamp = Stamp(url), stamp != state.stamp, stamp.size != 0 else { return }
         state.entries = try HTTPArchive.read(from: url).log.entries.map { Kept(entry: $0) }
         state.stamp = stamp
+        let hidden = Redactor.searched(state.hidden)
+        for index in state.entries.indices where Redactor.scrub(&state.entries[index].entry, hiding: hidden) {
+            state.entries[index].bytes = nil
+        }
     }
 
     /// The entries of the file.
@@ -162,16 +172,47 @@ final class RecordingFile: Sendable {
     /// kept apart by an advisory lock on the file (``locked(_:_:)``), held while the file is read
     /// again and written: without it, both read one version, and the second write dropped what
     /// the first added.
+    ///
+    /// A recorder that keeps the lock past ``lockPatience`` (starved of the processor in a busy
+    /// run, or stopped) does not hold the exchange back: it settles, its entry written by a
+    /// retry once the lock is free, or without it after ``longestWait``.
     func add(_ entry: HTTPArchive.Entry, hiding hidden: [String]) throws {
         try state.withLock { state in
-            guard entry.response.status != 0 else { return try add(entry, hiding: hidden, to: &state) }
-            try Self.locked(Self.target(url)) { try add(entry, hiding: hidden, to: &state) }
+            let entry = hide(hidden, in: entry, of: &state)
+            guard entry.response.status != 0 else { return state.pending.append(entry) }
+            // Behind entries that wait already, an entry waits its turn with them, unwaited.
+            guard state.waitingSince == nil, try Self.locked(Self.target(url), { try write(adding: [entry], to: &state) }) else {
+                state.waiting.append(entry)
+                guard state.waitingSince == nil else { return }
+                state.waitingSince = Date()
+                retryWaiting()
+                return
+            }
         }
     }
 
-    /// ``add(_:hiding:)``, under the lock of this process's transports, and of the file's.
-    private func add(_ entry: HTTPArchive.Entry, hiding hidden: [String], to state: inout State) throws {
-        try Self.reread(&state, from: url)
+    /// Writes the waiting entries a second from now: with the lock when it is free, without it
+    /// once they have waited ``longestWait``. Given up when the write fails otherwise.
+    private func retryWaiting() {
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 1) { [self] in
+            let again = state.withLock { state -> Bool in
+                guard let since = state.waitingSince else { return false }
+                let patience = -since.timeIntervalSinceNow >= Self.longestWait ? 0 : Self.lockPatience
+                do {
+                    if try Self.locked(Self.target(url), patience: patience, { try write(adding: [], to: &state) }) { return false }
+                    return true
+                } catch {
+                    (state.waiting, state.waitingSince) = ([], nil)
+                    return false
+                }
+            }
+            if again { retryWaiting() }
+        }
+    }
+
+    /// `entry` with the values every recorder here has hidden hidden, after adding `hidden`
+    /// (values newly hidden) to them, and hiding those in the entries before it.
+    private func hide(_ hidden: [String], in entry: HTTPArchive.Entry, of state: inout State) -> HTTPArchive.Entry {
         var entry = entry
         Redactor.scrub(&entry, hiding: Redactor.searched(state.hidden))
         state.hidden.formUnion(hidden)
@@ -180,11 +221,18 @@ final class RecordingFile: Sendable {
                 state.entries[index].bytes = nil
             }
             for index in state.pending.indices { Redactor.scrub(&state.pending[index], hiding: hidden) }
+            for index in state.waiting.indices { Redactor.scrub(&state.waiting[index], hiding: hidden) }
         }
-        guard entry.response.status != 0 else { return state.pending.append(entry) }
+        return entry
+    }
+
+    /// Reads the file again and writes it with `entries`, the failures pending and the entries
+    /// waiting, under the lock of this process's transports, and of the file's.
+    private func write(adding entries: [HTTPArchive.Entry], to state: inout State) throws {
+        try Self.reread(&state, from: url)
         let written = state
-        state.entries += (state.pending + [entry]).map { Kept(entry: $0) }
-        state.pending = []
+        state.entries += (state.pending + state.waiting + entries).map { Kept(entry: $0) }
+        (state.pending, state.waiting, state.waitingSince) = ([], [], nil)
         do {
             let file = try Self.encoded(&state)
             // Written where a link leads: replacing the file atomically would put a file in

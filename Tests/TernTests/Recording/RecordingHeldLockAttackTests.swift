@@ -10,10 +10,11 @@ import TernTesting
 /// in the debugger or with Ctrl-Z while it wrote the file, or any program that can open the
 /// fixtures (an editor, a sync client) and takes `flock` on what it opens. (Here a descriptor of
 /// the test's own, whose `flock` excludes the recorder's as another process's would.) The
-/// recorder takes the lock on the file around each write (`RecordingFile.locked`) and waits for
-/// it without end, holding the exchange: the request settles only by its timeout (never with
-/// `.infinity`), and every exchange after it (a second request, here) waits behind it and times
-/// out too. Tern's other file under a lock shared between
+/// recorder takes the lock on the file around each write (`RecordingFile.locked`). It waited for
+/// it without end, holding the exchange: the request settled only by its timeout (never with
+/// `.infinity`), and every exchange after it (a second request, here) waited behind it and timed
+/// out too. Now an exchange settles after five seconds unwritten, those after it do not wait,
+/// and a retry writes them once the lock is free (or without it after thirty seconds). Tern's other file under a lock shared between
 /// processes, the cookie jar's, gives up after two seconds and writes without it:
 /// "a holder that never lets go (a stopped process, or anyone who can open a shared folder such
 /// as `/tmp`) must not stop the jar's writes for good" (`DirectoryLock`). RecordingAndReplaying.md:
@@ -51,5 +52,11 @@ import TernTesting
         #expect(came, "the request had not settled 20 s (its timeout 10 s) after it was made")
         #expect(settled.items.first?.hasPrefix("success") == true, "the first: \(settled.items)")
         #expect(secondCame && secondSettled.items.first?.hasPrefix("success") == true, "the second, sent a second later: \(secondSettled.items)")
+        // Settled unwritten, both are written once the lock is let go.
+        let written = await eventually(timeout: 10) {
+            let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+            return text.contains("/first") && text.contains("/second")
+        }
+        #expect(written, "the file once the lock was let go: \((try? String(contentsOf: file, encoding: .utf8)) ?? "none")")
     }
 }
