@@ -46,8 +46,9 @@ public final class CookieJar: Sendable {
     /// version written last, so that a late older version never replaces a newer one.
     private let writer = DispatchQueue(label: "tern.cookies")
     /// Whether the last write failed for want of a descriptor or of room on the disk: tried
-    /// again at the next request; and whether a write has removed what earlier ones cut short left.
-    private let versions = Locked((made: 0, written: 0, failedForNow: false, sweptLeftovers: false))
+    /// again at the next request; whether a write has removed what earlier ones cut short left;
+    /// and since when a write has waited for another holder of the folder's lock.
+    private let versions = Locked((made: 0, written: 0, failedForNow: false, sweptLeftovers: false, waitingSince: Date?.none))
     /// What the jar read from its file or wrote there last, to write only its own changes over
     /// what another jar on the file wrote meanwhile; touched on ``writer`` alone after `init`.
     private let merge: Locked<CookieFileMerge>
@@ -171,32 +172,70 @@ public final class CookieJar: Sendable {
 
     /// Writes the cookies that outlive a session to ``file``, if the jar has one.
     private func save() {
-        guard let file else { return }
+        guard file != nil else { return }
         let version = versions.withLock { versions in
             versions.made += 1
             return versions.made
         }
-        writer.async { [self] in
-            // Read when written: a later change's own write comes after, with what it changed.
-            guard versions.withLock({ $0.written < version }) else { return }
-            let lasting = all.filter { $0.expires != nil }
-            // Read, merged and written under the folder's lock, which another jar on the file
-            // (in this process or another) takes too: none then writes over what another wrote.
-            let folder = DirectoryLock(file.deletingLastPathComponent())
-            defer { folder?.unlock() }
-            if folder != nil, versions.withLock({ versions in defer { versions.sweptLeftovers = true }; return !versions.sweptLeftovers }) {
-                // Those a minute old: one that gave up waiting for the lock writes without it.
-                OwnFiles.removeAbandonedTemporaries(of: file, after: 60)
+        writer.async { [self] in write(upTo: version, retrying: false) }
+    }
+
+    /// How long a write waits for another holder of the folder's lock before it tries again a
+    /// second later.
+    static let lockPatience: TimeInterval = 5
+    /// How long a write tries for the folder's lock before it writes without it.
+    static let longestWait: TimeInterval = 30
+
+    /// Writes the file, on ``writer``, with the changes up to `version` at least. A holder that
+    /// keeps the folder's lock past ``lockPatience`` (another launch starved of the processor, or
+    /// a disk slow to synchronise) is not written past: written past, its write came after and
+    /// dropped this one's cookies. The write is tried again a second later, with the changes made
+    /// meanwhile, and without the lock once it has waited ``longestWait`` (a holder stopped for
+    /// good must not stop the jar's writes for good).
+    private func write(upTo version: Int, retrying: Bool) {
+        guard let file else { return }
+        let waited = versions.withLock { versions -> TimeInterval? in
+            guard versions.written < version else {
+                if retrying { versions.waitingSince = nil }
+                return nil
             }
-            let merged = merge.withLock { $0.merged(holds: lasting, onDisk: Self.saved(in: file) ?? [], now: Date()) }
-            guard let data = try? JSONEncoder().encode(merged) else { return }
-            switch Self.write(data, to: file) {
-            case .written:
-                merge.withLock { $0.wrote(lasting) }
-                versions.withLock { $0.written = max($0.written, version) }
-            case .failedForNow: versions.withLock { $0.failedForNow = true }
-            case .failed: break
+            // While a retry is due, it writes this change too.
+            guard let since = versions.waitingSince else { return 0 }
+            return retrying ? -since.timeIntervalSinceNow : nil
+        }
+        guard let waited else { return }
+        let folder: DirectoryLock?
+        switch DirectoryLock.take(file.deletingLastPathComponent(), patience: waited < Self.longestWait ? Self.lockPatience : 0) {
+        case .locked(let lock): folder = lock
+        case .held where waited < Self.longestWait:
+            versions.withLock { $0.waitingSince = $0.waitingSince ?? Date() }
+            writer.asyncAfter(deadline: .now() + 1) { [self] in
+                write(upTo: versions.withLock { $0.made }, retrying: true)
             }
+            return
+        case .held, .unavailable: folder = nil
+        }
+        defer { folder?.unlock() }
+        // Read when written: a later change's own write comes after, with what it changed.
+        let version = versions.withLock { versions in
+            versions.waitingSince = nil
+            return versions.made
+        }
+        let lasting = all.filter { $0.expires != nil }
+        if folder != nil, versions.withLock({ versions in defer { versions.sweptLeftovers = true }; return !versions.sweptLeftovers }) {
+            // Those a minute old: one that gave up waiting for the lock writes without it.
+            OwnFiles.removeAbandonedTemporaries(of: file, after: 60)
+        }
+        // Read, merged and written under the folder's lock, which another jar on the file (in
+        // this process or another) takes too: none then writes over what another wrote.
+        let merged = merge.withLock { $0.merged(holds: lasting, onDisk: Self.saved(in: file) ?? [], now: Date()) }
+        guard let data = try? JSONEncoder().encode(merged) else { return }
+        switch Self.write(data, to: file) {
+        case .written:
+            merge.withLock { $0.wrote(lasting) }
+            versions.withLock { $0.written = max($0.written, version) }
+        case .failedForNow: versions.withLock { $0.failedForNow = true }
+        case .failed: break
         }
     }
 
@@ -227,7 +266,7 @@ public final class CookieJar: Sendable {
         }
     }
 
-    /// Waits until what has changed is written to ``file``.
+    /// Waits until what has changed is written to ``file``, or waits for the folder's lock.
     func waitForWrites() {
         writer.sync {}
     }

@@ -89,25 +89,4 @@ import TernTesting
         #expect(try String(contentsOf: directory.appendingPathComponent(kept[3]), encoding: .utf8) == "mine")
         #expect(CookieJar(file: file).cookies(for: url).map(\.value) == ["fresh"])
     }
-
-    /// The folder's lock held by someone who never lets it go (a stopped process; in `/tmp`, any
-    /// user): the jar waited for it for ever, and its cookies were never written.
-    @Test func aFolderLockHeldForEverDoesNotStopTheJarsWrites() throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let holder = open(directory.path, O_RDONLY | O_DIRECTORY)
-        try #require(holder >= 0 && flock(holder, LOCK_EX) == 0)
-        defer { close(holder) }
-        let jar = CookieJar(file: file)
-        jar.setCookies(from: ["session=fresh; Max-Age=3600"], for: url)
-        let written = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            jar.waitForWrites()
-            written.signal()
-        }
-        let waited = written.wait(timeout: .now() + 20) == .timedOut
-        if waited { flock(holder, LOCK_UN); written.wait() }
-        #expect(!waited, "the jar's write waited on the lock")
-        #expect(CookieJar(file: file).cookies(for: url).map(\.value) == ["fresh"])
-    }
 }
