@@ -39,6 +39,13 @@ public struct Cookie: Sendable, Hashable, Codable, CustomStringConvertible {
         return Self.path(requestPath, matches: path)
     }
 
+    /// Whether `other` would take this one's place or shadow it: the same name, for a domain
+    /// within or around this one's, on a path under this one's (section 5.7, step 16).
+    func isShadowed(by other: Cookie) -> Bool {
+        name == other.name && (Self.host(domain, matches: other.domain) || Self.host(other.domain, matches: domain))
+            && Self.path(other.path, matches: path)
+    }
+
     /// Section 5.1.3: the same host, or one under the domain (never an IP address under one).
     static func host(_ host: String, matches domain: String) -> Bool {
         host == domain || (host.hasSuffix("." + domain) && !isIPAddress(host))

@@ -29,10 +29,19 @@ struct CookieFileMerge {
     /// (`onDisk`): those on disk, less those the jar removed or replaced since, with those it set,
     /// least recently set first; none expired by `now`. Call ``wrote(_:)`` with `holds` once
     /// they are written.
+    ///
+    /// A cookie that expired in the jar's memory is no change of the jar's: another jar may have
+    /// renewed it. And a cookie the jar set without `Secure` never takes the place of (or
+    /// shadows) a `Secure` one another jar wrote meanwhile: set from plain `http`, the jar would
+    /// have refused it, had it known of the other (RFC 6265bis, section 5.7).
     func merged(holds: [Cookie], onDisk: [Cookie], now: Date) -> [Cookie] {
         let held = Set(holds)
-        let set = held.subtracting(base)
-        let changed = Set(base.subtracting(held).map(Identity.init)).union(set.map(Identity.init))
+        let othersSecure = onDisk.filter { $0.isSecure && !base.contains($0) }
+        let set = held.subtracting(base).filter { cookie in
+            cookie.isSecure || !othersSecure.contains { $0.isShadowed(by: cookie) }
+        }
+        let removed = base.subtracting(held).filter { $0.expires.map { $0 > now } ?? true }
+        let changed = Set(removed.map(Identity.init)).union(set.map(Identity.init))
         let kept = onDisk.filter { cookie in !changed.contains(Identity(cookie)) && (cookie.expires.map { $0 > now } ?? false) }
         return (kept + set).sorted { $0.lastSet < $1.lastSet }
     }

@@ -71,9 +71,18 @@ public final class CookieJar: Sendable {
         let now = Date()
         let saved = file.flatMap(Self.saved(in:))?.filter { $0.expires.map { $0 > now } ?? false } ?? []
         merge = Locked(CookieFileMerge(read: saved))
+        // Within the limits, the most recently set: jars of other launches on the file wrote
+        // theirs within their own, and the file holds them all.
+        var perDomain: [String: Int] = [:]
+        var kept: [Cookie] = []
+        for cookie in saved.sorted(by: { $0.lastSet > $1.lastSet })
+        where kept.count < maximumCount && perDomain[cookie.domain, default: 0] < maximumPerDomain {
+            perDomain[cookie.domain, default: 0] += 1
+            kept.append(cookie)
+        }
         store.withLock { store in
             // Each domain's list in the order its cookies were set, as `keep` leaves it.
-            for cookie in saved.sorted(by: { $0.lastSet < $1.lastSet }) {
+            for cookie in kept.reversed() {
                 store[cookie.domain, default: []].append(cookie)
             }
         }
@@ -294,10 +303,7 @@ public final class CookieJar: Sendable {
     /// `cookie` has expired; then holds the jar to its limits.
     private func keep(_ cookie: Cookie, from isSecure: Bool, in store: inout [String: [Cookie]], at now: Date) {
         // From plain http, no cookie may take the place of (or shadow) a Secure one.
-        if !isSecure, store.values.contains(where: { list in
-            list.contains { $0.isSecure && $0.name == cookie.name && (Cookie.host($0.domain, matches: cookie.domain) || Cookie.host(cookie.domain, matches: $0.domain))
-                && Cookie.path(cookie.path, matches: $0.path) }
-        }) { return }
+        if !isSecure, store.values.contains(where: { list in list.contains { $0.isSecure && $0.isShadowed(by: cookie) } }) { return }
         var list = store[cookie.domain] ?? []
         var kept = cookie
         if let index = list.firstIndex(where: { $0.name == cookie.name && $0.path == cookie.path && $0.isHostOnly == cookie.isHostOnly }) {
