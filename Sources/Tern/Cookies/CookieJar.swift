@@ -214,6 +214,7 @@ public final class CookieJar: Sendable {
         }
         guard let waited else { return }
         let folder: DirectoryLock?
+        var passedAHolder = false
         switch DirectoryLock.take(file.deletingLastPathComponent(), patience: waited < Self.longestWait ? Self.lockPatience : 0) {
         case .locked(let lock): folder = lock
         case .held where waited < Self.longestWait:
@@ -222,7 +223,9 @@ public final class CookieJar: Sendable {
                 write(upTo: versions.withLock { $0.made }, retrying: true)
             }
             return
-        case .held, .unavailable: folder = nil
+        case .held:
+            (folder, passedAHolder) = (nil, true)
+        case .unavailable: folder = nil
         }
         defer { folder?.unlock() }
         // Read when written: a later change's own write comes after, with what it changed.
@@ -241,7 +244,9 @@ public final class CookieJar: Sendable {
         guard let data = try? JSONEncoder().encode(merged) else { return }
         switch Self.write(data, to: file) {
         case .written:
-            merge.withLock { $0.wrote(lasting) }
+            // Written past a holder, the changes are not counted as on disk: the holder's own
+            // write, when it goes on, drops them, and the jar's next write puts them back.
+            if !passedAHolder { merge.withLock { $0.wrote(lasting) } }
             versions.withLock { $0.written = max($0.written, version) }
         case .failedForNow: versions.withLock { $0.failedForNow = true }
         case .failed: break
