@@ -23,8 +23,8 @@ import TernTransport
 /// Each API gets a jar of its own, in memory, unless its configuration shares one. A jar made
 /// with a file keeps its cookies there across launches: those with an expiry (a cookie without
 /// one lasts as long as the jar, as a browser's lasts as long as its session), written whole
-/// and atomically (readable by the user alone) after each change. A file another user owns is
-/// not read.
+/// and atomically (readable by the user alone) after each change, before the promise of the
+/// request whose answer made it settles. A file another user owns is not read.
 ///
 /// ```swift
 /// let jar = CookieJar()
@@ -58,7 +58,8 @@ public final class CookieJar: Sendable {
     /// - Parameters:
     ///   - file: Where to keep cookies across launches; `nil` (the default) for memory alone. A
     ///     file that cannot be read as a jar's is ignored, and replaced at the first change, as
-    ///     is one that another user owns, or that is no regular file; a directory missing on the
+    ///     is one that another user owns, that is no regular file, or that is longer than a jar of
+    ///     `maximumCount` cookies writes (8 KiB a cookie); a directory missing on the
     ///     way to it is made at the first write. Jars in several launches (or processes) may
     ///     share the file: each writes what it changed over what the file holds then, under a
     ///     lock on the folder, and keeps what the others set or deleted.
@@ -69,7 +70,7 @@ public final class CookieJar: Sendable {
         self.maximumPerDomain = maximumPerDomain
         self.maximumCount = maximumCount
         let now = Date()
-        let saved = file.flatMap(Self.saved(in:))?.filter { $0.expires.map { $0 > now } ?? false } ?? []
+        let saved = file.flatMap { Self.saved(in: $0, largest: Self.largestFile(holding: maximumCount)) }?.filter { $0.expires.map { $0 > now } ?? false } ?? []
         merge = Locked(CookieFileMerge(read: saved))
         // Within the limits, the most recently set: jars of other launches on the file wrote
         // theirs within their own, and the file holds them all.
@@ -88,26 +89,19 @@ public final class CookieJar: Sendable {
         }
     }
 
-    /// The cookies a jar's `file` holds, if it can be read as one.
-    private static func saved(in file: URL) -> [Cookie]? {
-        contents(of: file).flatMap { try? JSONDecoder().decode([Cookie].self, from: $0) }
+    /// The cookies a jar's `file` holds, if it can be read as one no longer than `largest`, and
+    /// it is a regular file of this user's own. Another user's (one put there first, in a folder
+    /// others may write to) would log the app in to an account of that user's choosing; a pipe's
+    /// open would wait for a writer, and a device such as `/dev/zero` never ends.
+    private static func saved(in file: URL, largest: Int) -> [Cookie]? {
+        RegularFile.ownContents(of: file, largest: largest).flatMap { try? JSONDecoder().decode([Cookie].self, from: $0) }
     }
 
-    /// The bytes of the jar's file, if it is a regular file of this user's own. Another user's
-    /// (one put there first, in a folder others may write to) would log the app in to an
-    /// account of that user's choosing; a pipe's open would wait for a writer, and a device
-    /// such as `/dev/zero` never ends.
-    private static func contents(of file: URL) -> Data? {
-        guard let opened = try? RegularFile(file), opened.owner == getuid() else { return nil }
-        defer { opened.close() }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while data.count < opened.size {
-            let count = buffer.withUnsafeMutableBytes { bytes in (try? opened.read(into: bytes.baseAddress!, count: bytes.count)) ?? -1 }
-            guard count > 0 else { return count == 0 ? data : nil }
-            data.append(contentsOf: buffer[..<count])
-        }
-        return data
+    /// The longest file a jar of `count` cookies writes, with room to spare: a name and value
+    /// take 4 KiB at most (RFC 6265bis, section 5.6), and each cookie's other members less. A
+    /// longer file is no jar's (a disk image named by mistake), and is not read into memory.
+    private static func largestFile(holding count: Int) -> Int {
+        max(count, 1) * (8 << 10)
     }
 
     /// Every cookie the jar holds that has not expired.
@@ -240,7 +234,7 @@ public final class CookieJar: Sendable {
         }
         // Read, merged and written under the folder's lock, which another jar on the file (in
         // this process or another) takes too: none then writes over what another wrote.
-        let merged = merge.withLock { $0.merged(holds: lasting, onDisk: Self.saved(in: file) ?? [], now: Date()) }
+        let merged = merge.withLock { $0.merged(holds: lasting, onDisk: Self.saved(in: file, largest: Self.largestFile(holding: maximumCount)) ?? [], now: Date()) }
         guard let data = try? JSONEncoder().encode(merged) else { return }
         switch Self.write(data, to: file) {
         case .written:
@@ -278,6 +272,15 @@ public final class CookieJar: Sendable {
         init(failure: any Error) {
             self = OwnFiles.lackedADescriptor(failure) || OwnFiles.lackedRoom(failure) ? .failedForNow : .failed
         }
+    }
+
+    /// Runs `body` on the jar's own queue once what has changed so far is written to ``file``
+    /// (or its write waits for the folder's lock, or failed), and returns `true`; or returns
+    /// `false` and runs nothing when nothing is being written.
+    package func whenWritten(_ body: @escaping @Sendable () -> Void) -> Bool {
+        guard file != nil, versions.withLock({ $0.written < $0.made }) else { return false }
+        writer.async(execute: body)
+        return true
     }
 
     /// Waits until what has changed is written to ``file``, or waits for the folder's lock.

@@ -55,7 +55,8 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
     /// them, however many bytes are left.
     static func recorded(for destination: URL) -> ResumableDownload? {
         let recordFile = recordFile(for: destination)
-        guard isOwnRegularFile(recordFile), let data = FileManager.default.contents(atPath: recordFile.path),
+        // A record is a few hundred bytes: one planted a gigabyte long is not read.
+        guard isOwnRegularFile(recordFile), let data = RegularFile.ownContents(of: recordFile, largest: 64 << 10),
               let record = try? JSONDecoder().decode(ResumableDownload.self, from: data),
               record.destination.standardizedFileURL == destination.standardizedFileURL, record.keepsItsBytesBesideItsDestination
         else { return nil }

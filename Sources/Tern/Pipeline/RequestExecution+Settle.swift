@@ -33,7 +33,12 @@ extension RequestExecution {
         if case .answered(let response, _) = ending, !response.opensStream, let stream {
             stream.deliver(whole: response.body)
         }
-        settle(ending, attempt: leftovers.attemptInFlight)
+        // What the answers set is in the jar's file before the promise settles: a tool that
+        // exits then finds its session in its next run.
+        let settlesAfterAWrite = context.cookieJar?.whenWritten { [self] in
+            context.pipelineQueue.async { self.settle(ending, attempt: leftovers.attemptInFlight) }
+        } ?? false
+        if !settlesAfterAWrite { settle(ending, attempt: leftovers.attemptInFlight) }
         if let task = leftovers.task {
             if let queue { queue.async { task.cancel() } } else { task.cancel() }
         }
