@@ -58,7 +58,7 @@ final class ResponseCollector: EarlierExchangeReceiver {
     /// The exchange's task: resumed here once a head judged elsewhere is, or a download's file
     /// has opened (kept only then).
     func attach(_ task: any TransportTask) {
-        guard judgesHeadOn != nil || file != nil else { return }
+        guard judgesHeadOn != nil || file != nil || sink.stream != nil else { return }
         if let owed = exchange({ $0.attach(task) }) ?? nil { Self.obey(owed, task) }
     }
 
@@ -126,6 +126,10 @@ final class ResponseCollector: EarlierExchangeReceiver {
                 exchange { $0.open(stream, with: head) }
                 return .proceed
             }
+            // A head that does not open the stream (a refusal, a redirect) is taken with the body
+            // that comes within a second: one that trickles held the refresh, or the status's
+            // error, back until the request's timeout.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [self] in endWithTheBodySoFar() }
         }
         var target = DownloadFile.Target.memory
         if let file {
@@ -179,6 +183,13 @@ final class ResponseCollector: EarlierExchangeReceiver {
 
     func didEndEarlierExchange(_ metrics: TransferMetrics?) -> Bool {
         request.earlierExchangeEnded(sent.attempt, metrics: metrics)
+    }
+
+    /// Ends the exchange with the body that came so far, if it has not ended, and stops its task.
+    private func endWithTheBodySoFar() {
+        let task = exchange { $0.hasEnded ? nil : $0.task } ?? nil
+        didComplete(with: nil)
+        task?.cancel()
     }
 
     func didComplete(with error: (any Error)?) {
