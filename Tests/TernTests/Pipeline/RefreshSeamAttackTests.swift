@@ -240,6 +240,39 @@ import FoundationNetworking
         #expect(away.requests.items.allSatisfy { Self.field("Authorization", in: $0) == nil })
     }
 
+    // MARK: Redirects
+
+    /// A `POST` answered `303` (same origin), whose `GET` is refused with a 401: the refresh
+    /// replays the `GET` the redirect asked for, never the `POST` ("each is replayed once": the
+    /// order is placed once). A `307` keeps its method and body: the `POST` to where it pointed
+    /// is replayed, with its body, once.
+    @Test(arguments: [303, 307])
+    func aRedirectedPostRefusedAfterItsRedirectReplaysOnlyTheLastLeg(status: Int) async throws {
+        let tokens = Tokens()
+        _ = tokens.issue()
+        let server = try KeepingServer { request, _ in
+            let target = KeepingServer.target(of: request)
+            if target == "/orders/1", tokens.issued == 1 { tokens.expire() }
+            if let refused = Self.gate(request, tokens) { return refused }
+            if target == "/orders" {
+                return "HTTP/1.1 \(status) See Other\r\nLocation: /orders/1\r\nContent-Length: 0\r\n\r\n"
+            }
+            return Self.json(#"{"ok": true}"#)
+        }
+        let store = Store(token: "t1", tokenURL: server.baseURL + "/token")
+        let response: Response = try await Self.api(store).request(route: .post(server.baseURL + "/orders"),
+                                                                   parameters: JSONParameters(["item": "boots"])).value
+        #expect(response.statusCode == 200)
+        let lines = server.requests.items.map { $0.split(separator: "\r\n").first.map(String.init) ?? "" }
+        let method = status == 303 ? "GET" : "POST"
+        #expect(lines == ["POST /orders HTTP/1.1", "\(method) /orders/1 HTTP/1.1", "POST /token HTTP/1.1", "\(method) /orders/1 HTTP/1.1"])
+        if status == 307 {
+            let replays = server.requests.items.filter { $0.hasPrefix("POST /orders/1") }
+            #expect(replays.allSatisfy { $0.hasSuffix(#"{"item":"boots"}"#) }, "\(replays)")
+        }
+        #expect(store.refreshes.withLock { $0 } == 1)
+    }
+
     // MARK: Cancels
 
     /// The request whose 401 started the refresh is cancelled while the refresh runs: the
