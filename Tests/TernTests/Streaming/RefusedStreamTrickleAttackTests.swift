@@ -78,6 +78,25 @@ import FoundationNetworking
         }
     }
 
+    /// What `reader` reads from `url` until its first event, or the stream's end; and why it failed.
+    static func read(_ api: AbstractAPI, url: String, as reader: Reader) async -> (received: [String], failure: (any Error)?) {
+        var received: [String] = []
+        do {
+            switch reader {
+            case .events:
+                for try await event in api.events(route: .get(url), reconnection: EventReconnection(maximumFailures: 1)) {
+                    received.append(event.data)
+                    break
+                }
+            case .stream:
+                for try await line in api.stream(route: .get(url)).lines { received.append(line) }
+            }
+        } catch {
+            return (received, error)
+        }
+        return (received, nil)
+    }
+
     @Test(arguments: Refusal.allCases, Reader.allCases)
     func aRefusalWhoseBodyTricklesIsJudgedAtItsHead(refusal: Refusal, reader: Reader) async throws {
         let server = try Self.server(refusing: refusal)
@@ -85,21 +104,7 @@ import FoundationNetworking
         let store = Store(tokenURL: server.baseURL + "/token")
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
         if refusal == .unauthorized { api.delegate = store }
-        var received: [String] = []
-        var failure: (any Error)?
-        do {
-            switch reader {
-            case .events:
-                for try await event in api.events(route: .get(server.baseURL + "/changes"), reconnection: EventReconnection(maximumFailures: 1)) {
-                    received.append(event.data)
-                    break
-                }
-            case .stream:
-                for try await line in api.stream(route: .get(server.baseURL + "/changes")).lines { received.append(line) }
-            }
-        } catch {
-            failure = error
-        }
+        let (received, failure) = await Self.read(api, url: server.baseURL + "/changes", as: reader)
         switch refusal {
         case .unauthorized:
             // One refresh, at the head; the replay signed with t1 reads the event.
@@ -166,21 +171,7 @@ import FoundationNetworking
         let store = HeaderStore(tokenURL: server.baseURL + "/token")
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
         api.delegate = store
-        var received: [String] = []
-        var failure: (any Error)?
-        do {
-            switch reader {
-            case .events:
-                for try await event in api.events(route: .get(server.baseURL + "/changes"), reconnection: EventReconnection(maximumFailures: 1)) {
-                    received.append(event.data)
-                    break
-                }
-            case .stream:
-                for try await line in api.stream(route: .get(server.baseURL + "/changes")).lines { received.append(line) }
-            }
-        } catch {
-            failure = error
-        }
+        let (received, failure) = await Self.read(api, url: server.baseURL + "/changes", as: reader)
         #expect(store.inner.refreshes.withLock { $0 } == 1, "judged with bodies of \(store.judged.withLock { $0 }) bytes")
         #expect(received.first == (reader == .events ? "hello" : "data: hello"), "\(String(describing: failure))")
     }
