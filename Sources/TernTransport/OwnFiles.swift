@@ -49,15 +49,33 @@ package enum OwnFiles {
 
     /// Puts `data` in place of `target`'s bytes, whole or not at all: a new file beside it
     /// (``temporary(beside:)``), made by ``create(_:with:mode:synchronized:)``, renamed over it.
-    package static func replace(_ target: URL, with data: Data, mode: mode_t?, synchronized: Bool = false) throws {
+    /// Returns the stamp of the file put in place.
+    ///
+    /// With `read`, the stamp `target` had when it was read, the new file is not put in place
+    /// if `target` has changed since (``ChangedSinceRead``): another process wrote it past the
+    /// lock this one holds (one that gave up waiting for a holder stopped in mid-write, which
+    /// is this one), and what it wrote is read again first.
+    @discardableResult
+    package static func replace(_ target: URL, with data: Data, mode: mode_t?, synchronized: Bool = false,
+                                ifStill read: FileStamp? = nil) throws -> FileStamp {
         let temporary = temporary(beside: target)
         try create(temporary.path, with: data, mode: mode, synchronized: synchronized)
+        // Renaming changes no stamp of the file's own.
+        let written = FileStamp(of: temporary.path)
+        if let read, FileStamp(of: target.path) != read {
+            _ = unlink(temporary.path)
+            throw ChangedSinceRead()
+        }
         guard rename(temporary.path, target.path) == 0 else {
             let failure = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
             _ = unlink(temporary.path)
             throw failure
         }
+        return written
     }
+
+    /// A file changed since it was read, and so not replaced.
+    package struct ChangedSinceRead: Error {}
 
     /// Where a new file for `target` is written before it is renamed over it: beside it, as
     /// `.<name>.<UUID>.tmp`, a name no user's file has.

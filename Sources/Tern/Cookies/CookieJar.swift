@@ -47,8 +47,8 @@ public final class CookieJar: Sendable {
     private let writer = DispatchQueue(label: "tern.cookies")
     /// Whether the last write failed for want of a descriptor or of room on the disk: tried
     /// again at the next request; whether a write has removed what earlier ones cut short left;
-    /// and since when a write has waited for another holder of the folder's lock.
-    private let versions = Locked((made: 0, written: 0, failedForNow: false, sweptLeftovers: false, waitingSince: Date?.none))
+    /// and how the writes wait for another holder of the folder's lock.
+    private let versions = Locked((made: 0, written: 0, failedForNow: false, sweptLeftovers: false, wait: LockWait()))
     /// What the jar read from its file or wrote there last, to write only its own changes over
     /// what another jar on the file wrote meanwhile; touched on ``writer`` alone after `init`.
     private let merge: Locked<CookieFileMerge>
@@ -183,76 +183,62 @@ public final class CookieJar: Sendable {
         writer.async { [self] in write(upTo: version, retrying: false) }
     }
 
-    /// How long a write waits for another holder of the folder's lock before it tries again a
-    /// second later.
-    static let lockPatience: TimeInterval = 5
-    /// How long a write tries for the folder's lock before it writes without it.
-    static let longestWait: TimeInterval = 30
-
-    /// Writes the file, on ``writer``, with the changes up to `version` at least. A holder that
-    /// keeps the folder's lock past ``lockPatience`` (another launch starved of the processor, or
-    /// a disk slow to synchronise) is not written past: written past, its write came after and
-    /// dropped this one's cookies. The write is tried again a second later, with the changes made
-    /// meanwhile, and without the lock once it has waited ``longestWait`` (a holder stopped for
-    /// good must not stop the jar's writes for good).
+    /// Writes the file, on ``writer``, with the changes up to `version` at least, under the
+    /// folder's lock, which another jar on the file (in this process or another) takes too: none
+    /// then writes over what another wrote. A write that finds it held is tried again a second
+    /// later, with the changes made meanwhile, and without the lock only once it has waited
+    /// ``LockWait/longestWait`` (``LockWait``).
     private func write(upTo version: Int, retrying: Bool) {
         guard let file else { return }
-        let waited = versions.withLock { versions -> TimeInterval? in
-            guard versions.written < version else {
-                if retrying { versions.waitingSince = nil }
-                return nil
-            }
-            // While a retry is due, it writes this change too.
-            guard let since = versions.waitingSince else { return 0 }
-            return retrying ? -since.timeIntervalSinceNow : nil
+        let patience = versions.withLock { versions -> TimeInterval? in
+            guard retrying ? versions.wait.retryCame() : versions.written < version else { return nil }
+            return versions.wait.nextPatience
         }
-        guard let waited else { return }
-        let folder: DirectoryLock?
-        var passedAHolder = false
-        switch DirectoryLock.take(file.deletingLastPathComponent(), patience: waited < Self.longestWait ? Self.lockPatience : 0) {
-        case .locked(let lock): folder = lock
-        case .held where waited < Self.longestWait:
-            versions.withLock { $0.waitingSince = $0.waitingSince ?? Date() }
-            writer.asyncAfter(deadline: .now() + 1) { [self] in
-                write(upTo: versions.withLock { $0.made }, retrying: true)
-            }
-            return
-        case .held:
-            (folder, passedAHolder) = (nil, true)
-        case .unavailable: folder = nil
-        }
+        guard let patience else { return }
+        let (folder, tried) = DirectoryLock.take(file.deletingLastPathComponent(), patience: patience)
         defer { folder?.unlock() }
-        // Read when written: a later change's own write comes after, with what it changed.
-        let version = versions.withLock { versions in
-            versions.waitingSince = nil
-            return versions.made
+        let (next, retry) = versions.withLock { $0.wait.tried(tried) }
+        if retry {
+            writer.asyncAfter(deadline: .now() + 1) { [self] in write(upTo: 0, retrying: true) }
         }
+        guard next != .wait else { return }
+        // Read when written: a later change's own write comes after, with what it changed.
+        let version = versions.withLock { $0.made }
         let lasting = all.filter { $0.expires != nil }
         if folder != nil, versions.withLock({ versions in defer { versions.sweptLeftovers = true }; return !versions.sweptLeftovers }) {
             // Those a minute old: one that gave up waiting for the lock writes without it.
             OwnFiles.removeAbandonedTemporaries(of: file, after: 60)
         }
-        // Read, merged and written under the folder's lock, which another jar on the file (in
-        // this process or another) takes too: none then writes over what another wrote.
-        let merged = merge.withLock { $0.merged(holds: lasting, onDisk: Self.saved(in: file, largest: Self.largestFile(holding: maximumCount)) ?? [], now: Date()) }
-        guard let data = try? JSONEncoder().encode(merged) else { return }
-        switch Self.write(data, to: file) {
+        var written = Written.failed
+        for attempt in 1...3 {
+            // Stamped before it is read, and not replaced if another wrote it since (one that
+            // wrote past this jar while it was stopped holding the lock), but merged again; the
+            // third time written regardless.
+            let read = FileStamp(of: file.path)
+            let onDisk = Self.saved(in: file, largest: Self.largestFile(holding: maximumCount)) ?? []
+            let merged = merge.withLock { $0.merged(holds: lasting, onDisk: onDisk, now: Date()) }
+            guard let data = try? JSONEncoder().encode(merged) else { return }
+            written = Self.write(data, to: file, ifStill: attempt < 3 ? read : nil)
+            if written != .changedSinceRead { break }
+        }
+        switch written {
         case .written:
             // Written past a holder, the changes are not counted as on disk: the holder's own
-            // write, when it goes on, drops them, and the jar's next write puts them back.
-            if !passedAHolder { merge.withLock { $0.wrote(lasting) } }
+            // write, when it goes on, may drop them, and the retry under the lock puts them back.
+            if next == .write { merge.withLock { $0.wrote(lasting) } }
             versions.withLock { $0.written = max($0.written, version) }
         case .failedForNow: versions.withLock { $0.failedForNow = true }
-        case .failed: break
+        case .failed, .changedSinceRead: break
         }
     }
 
     /// Writes `data` to `file` whole or not at all, readable by the user alone from the start
     /// (cookies are credentials): into a new file beside it, then renamed over it. Its directory
     /// was made (for the user alone) with its lock (``DirectoryLock``), if it was missing.
-    private static func write(_ data: Data, to file: URL) -> Written {
+    /// Not if the file is no longer as `read` stamped it.
+    private static func write(_ data: Data, to file: URL, ifStill read: FileStamp?) -> Written {
         do {
-            try OwnFiles.replace(file, with: data, mode: 0o600, synchronized: true)
+            try OwnFiles.replace(file, with: data, mode: 0o600, synchronized: true, ifStill: read)
             return .written
         } catch {
             return Written(failure: error)
@@ -266,10 +252,16 @@ public final class CookieJar: Sendable {
         /// room.
         case failedForNow
         case failed
+        /// Nothing: the file changed since it was read.
+        case changedSinceRead
 
         /// Failed with `failure`: for now when it says what was lacking may come back (a
         /// descriptor, room on the disk), as creating the file or writing it may say.
         init(failure: any Error) {
+            if failure is OwnFiles.ChangedSinceRead {
+                self = .changedSinceRead
+                return
+            }
             self = OwnFiles.lackedADescriptor(failure) || OwnFiles.lackedRoom(failure) ? .failedForNow : .failed
         }
     }

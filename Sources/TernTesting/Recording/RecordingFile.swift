@@ -12,15 +12,17 @@ final class RecordingFile: Sendable {
         /// Failures without a response not written yet: written with the next exchange that had
         /// one.
         var pending: [HTTPArchive.Entry] = []
-        /// Exchanges whose write found another recorder holding the file past the patience:
-        /// written with the next write, or by a retry a second later; and when the first of
-        /// them began to wait.
+        /// Exchanges whose write found another recorder holding the file: written by a retry a
+        /// second later, or with the next write; and how the writes wait for the lock.
         var waiting: [HTTPArchive.Entry] = []
-        var waitingSince: Date?
+        var wait = LockWait()
+        /// Entries written past a holder of the lock: its own write, when it goes on, may drop
+        /// them, and the next write under the lock puts them back.
+        var writtenPastAHolder: [HTTPArchive.Entry] = []
         /// The file as this process last read or wrote it: a file on disk that is another (an
         /// answer edited by hand, entries another process added) is read again before it is
         /// written, so that what is there is kept.
-        var stamp: Stamp?
+        var stamp: FileStamp?
         /// How many entries were encoded for the file: one an exchange recorded, and each entry
         /// scrubbed or read again from disk, not every entry at every write.
         var encodings = 0
@@ -38,21 +40,6 @@ final class RecordingFile: Sendable {
         var bytes: Data?
     }
 
-    /// What tells a file changed: its inode (a file replaced), size and time of change.
-    struct Stamp: Equatable {
-        let inode: Int?
-        let size: Int?
-        let modified: Date?
-
-        /// `url`'s, following a link; `nil` when nothing is there.
-        init?(_ url: URL) {
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: RecordingFile.target(url).path) else { return nil }
-            inode = (attributes[.systemFileNumber] as? NSNumber)?.intValue
-            size = (attributes[.size] as? NSNumber)?.intValue
-            modified = attributes[.modificationDate] as? Date
-        }
-    }
-
     let url: URL
     private let state: Locked<State>
 
@@ -64,23 +51,27 @@ final class RecordingFile: Sendable {
         weak var file: RecordingFile?
     }
 
-    private init(url: URL, entries: [HTTPArchive.Entry], stamp: Stamp?) {
+    private init(url: URL, entries: [HTTPArchive.Entry], stamp: FileStamp) {
         self.url = url
         state = Locked(State(entries: entries.map { Kept(entry: $0) }, stamp: stamp))
     }
 
     /// The entries the file on disk holds when it is not as this process last read or wrote
     /// it, with the values this process's recorders hide hidden; throws when it is no
-    /// recording now, so that it is not written over.
-    private static func reread(_ state: inout State, from url: URL) throws {
+    /// recording now, so that it is not written over. Returns the file's stamp, taken before
+    /// it was read.
+    @discardableResult
+    private static func reread(_ state: inout State, from url: URL) throws -> FileStamp {
+        let stamp = FileStamp(of: target(url).path)
         // An empty file is no change: one another process began, or this one did to lock it.
-        guard let stamp = Stamp(url), stamp != state.stamp, stamp.size != 0 else { return }
+        guard stamp.exists, stamp != state.stamp, stamp.size != 0 else { return stamp }
         state.entries = try HTTPArchive.read(from: url).log.entries.map { Kept(entry: $0) }
         state.stamp = stamp
         let hidden = Redactor.searched(state.hidden)
         for index in state.entries.indices where Redactor.scrub(&state.entries[index].entry, hiding: hidden) {
             state.entries[index].bytes = nil
         }
+        return stamp
     }
 
     /// The entries of the file.
@@ -117,11 +108,11 @@ final class RecordingFile: Sendable {
         let path = resolvedPath(url)
         return try opened.withLock { files in
             if let file = files[path]?.file {
-                try file.state.withLock { try reread(&$0, from: url) }
+                _ = try file.state.withLock { try reread(&$0, from: url) }
                 return file
             }
             let entries: [HTTPArchive.Entry]
-            let stamp = Stamp(url)
+            let stamp = FileStamp(of: target(url).path)
             do {
                 entries = try HTTPArchive.read(from: url).log.entries
             } catch {
@@ -173,40 +164,49 @@ final class RecordingFile: Sendable {
     /// again and written: without it, both read one version, and the second write dropped what
     /// the first added.
     ///
-    /// A recorder that keeps the lock past ``lockPatience`` (starved of the processor in a busy
+    /// A recorder that keeps the lock past a few seconds (starved of the processor in a busy
     /// run, or stopped) does not hold the exchange back: it settles, its entry written by a
-    /// retry once the lock is free, or without it after ``longestWait``.
+    /// retry once the lock is free, or without it after a while (`LockWait`).
     func add(_ entry: HTTPArchive.Entry, hiding hidden: [String]) throws {
         try state.withLock { state in
             let entry = hide(hidden, in: entry, of: &state)
             guard entry.response.status != 0 else { return state.pending.append(entry) }
-            // Behind entries that wait already, an entry waits its turn with them, unwaited.
-            guard state.waitingSince == nil, try Self.locked(Self.target(url), { try write(adding: [entry], to: &state) }) else {
-                state.waiting.append(entry)
-                guard state.waitingSince == nil else { return }
-                state.waitingSince = Date()
-                retryWaiting()
-                return
-            }
+            try write(adding: [entry], to: &state)
         }
     }
 
-    /// Writes the waiting entries a second from now: with the lock when it is free, without it
-    /// once they have waited ``longestWait``. Given up when the write fails otherwise.
-    private func retryWaiting() {
+    /// Writes `entries` and those waiting under the file's lock, when it is free; else leaves
+    /// them waiting for a retry a second later. Behind entries that wait already, the lock is
+    /// not waited for.
+    private func write(adding entries: [HTTPArchive.Entry], to state: inout State) throws {
+        let (lock, tried) = FileLock.take(Self.target(url), patience: state.wait.nextPatience)
+        let (next, retry) = state.wait.tried(tried)
+        if retry { self.retry() }
+        guard next != .wait else {
+            lock?.unlock()
+            return state.waiting += entries
+        }
+        do {
+            try write(adding: entries, pastAHolder: next == .writePastTheHolder, to: &state)
+            lock?.unlock()
+        } catch {
+            lock?.unlock(removingTheFileItMade: true)
+            throw error
+        }
+    }
+
+    /// Tries again, a second from now, to write the entries waiting. Given up when the write
+    /// fails otherwise.
+    private func retry() {
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 1) { [self] in
-            let again = state.withLock { state -> Bool in
-                guard let since = state.waitingSince else { return false }
-                let patience = -since.timeIntervalSinceNow >= Self.longestWait ? 0 : Self.lockPatience
+            state.withLock { state in
+                guard state.wait.retryCame() else { return }
                 do {
-                    if try Self.locked(Self.target(url), patience: patience, { try write(adding: [], to: &state) }) { return false }
-                    return true
+                    try write(adding: [], to: &state)
                 } catch {
-                    (state.waiting, state.waitingSince) = ([], nil)
-                    return false
+                    (state.waiting, state.wait) = ([], LockWait())
                 }
             }
-            if again { retryWaiting() }
         }
     }
 
@@ -227,36 +227,68 @@ final class RecordingFile: Sendable {
     }
 
     /// Reads the file again and writes it with `entries`, the failures pending and the entries
-    /// waiting, under the lock of this process's transports, and of the file's.
-    private func write(adding entries: [HTTPArchive.Entry], to state: inout State) throws {
-        try Self.reread(&state, from: url)
-        let written = state
-        state.entries += (state.pending + state.waiting + entries).map { Kept(entry: $0) }
-        (state.pending, state.waiting, state.waitingSince) = ([], [], nil)
-        do {
-            let file = try Self.encoded(&state)
-            // Written where a link leads: replacing the file atomically would put a file in
-            // the link's place (a fixture linked to a recording kept elsewhere).
-            let target = Self.target(url)
-            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Self.replace(target, with: file)
-            state.stamp = Stamp(url)
-        } catch {
-            // A write short of a descriptor is tried again with the next exchange, the
-            // shortage soon over. An entry the disk would not take (full) is not kept: while
-            // kept, it failed every exchange after it.
-            if !OwnFiles.lackedADescriptor(error) { state = written }
-            throw error
+    /// waiting, under the lock of this process's transports, and of the file's unless
+    /// `pastAHolder`. A file another process wrote since it was read (past the lock this one
+    /// held, stopped) is read again and written again, the third time regardless.
+    private func write(adding entries: [HTTPArchive.Entry], pastAHolder: Bool, to state: inout State) throws {
+        let before = state
+        let target = Self.target(url)
+        for attempt in 1...3 {
+            let read = try Self.reread(&state, from: url)
+            if !pastAHolder { try putBackWrittenPastAHolder(&state) }
+            let added = state.pending + state.waiting + entries
+            state.entries += added.map { Kept(entry: $0) }
+            (state.pending, state.waiting) = ([], [])
+            do {
+                let file = try Self.encoded(&state)
+                // Written where a link leads: replacing the file atomically would put a file in
+                // the link's place (a fixture linked to a recording kept elsewhere).
+                try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                state.stamp = try Self.replace(target, with: file, ifStill: attempt < 3 ? read : nil)
+                if pastAHolder { state.writtenPastAHolder += added }
+                return
+            } catch is OwnFiles.ChangedSinceRead {
+                state = before
+            } catch {
+                // A write short of a descriptor is tried again with the next exchange, the
+                // shortage soon over. An entry the disk would not take (full) is not kept: while
+                // kept, it failed every exchange after it.
+                if !OwnFiles.lackedADescriptor(error) { state = before }
+                throw error
+            }
         }
+    }
+
+    /// Adds back the entries written past a holder of the lock that the file, read again, lacks:
+    /// the holder's write dropped them. Told by their bytes (the file's layout unknown, none
+    /// can be told, and none is added).
+    private func putBackWrittenPastAHolder(_ state: inout State) throws {
+        guard !state.writtenPastAHolder.isEmpty else { return }
+        var there = Set<Data>()
+        for index in state.entries.indices {
+            if let bytes = state.entries[index].bytes {
+                there.insert(bytes)
+            } else if let bytes = try HTTPArchive.encodedEntry(state.entries[index].entry) {
+                state.encodings += 1
+                if bytes.count <= Self.largestKeptEncoded { state.entries[index].bytes = bytes }
+                there.insert(bytes)
+            }
+        }
+        for entry in state.writtenPastAHolder {
+            guard let bytes = try HTTPArchive.encodedEntry(entry), !there.contains(bytes) else { continue }
+            state.encodings += 1
+            state.entries.append(Kept(entry: entry, bytes: bytes.count <= Self.largestKeptEncoded ? bytes : nil))
+        }
+        state.writtenPastAHolder = []
     }
 
     /// Puts `data` in place of `target`'s bytes, whole or not at all: a new file beside it,
     /// renamed over it, of the mode the owner gave the file (narrowed to them, say) from its
     /// first byte, so that a recording's answers are never readable by more than the file was.
-    private static func replace(_ target: URL, with data: Data) throws {
+    private static func replace(_ target: URL, with data: Data, ifStill read: FileStamp?) throws -> FileStamp {
         var before = stat()
         let kept = stat(target.path, &before) == 0 ? before.st_mode & 0o7777 : nil
-        try OwnFiles.replace(target, with: data, mode: kept)
+        return try OwnFiles.replace(target, with: data, mode: kept, ifStill: read)
     }
 
     /// The largest entry kept encoded: a larger one (a body of megabytes) is encoded again at

@@ -81,27 +81,22 @@ import Tern
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["linked.har", "session.har"])
     }
 
-    struct Refused: Error {}
-
     /// The lock on a file not there yet makes it (empty), and a write that fails leaves none;
-    /// where the file cannot be opened (a directory there), the write is tried without a lock.
+    /// where the file cannot be opened (a file where its folder should be), no lock can be had,
+    /// and the write goes without.
     @Test func aLockOnAFileNotThereLeavesNoneWhenTheWriteFails() throws {
         let folder = try newFolder("tern-har-lock-")
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("new/session.har")
-        var ran = false
-        #expect(throws: Refused.self) {
-            try RecordingFile.locked(file) {
-                ran = FileManager.default.fileExists(atPath: file.path)
-                throw Refused()
-            }
-        }
-        #expect(ran, "the file was not there while locked")
+        let (lock, tried) = RecordingFile.FileLock.take(file, patience: 0)
+        #expect(tried == .locked)
+        #expect(FileManager.default.fileExists(atPath: file.path), "the file was not there while locked")
+        lock?.unlock(removingTheFileItMade: true)
         #expect(!FileManager.default.fileExists(atPath: file.path))
-        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: true)
-        ran = false
-        RecordingFile.locked(file) { ran = true }
-        #expect(ran)
+        let notAFolder = folder.appendingPathComponent("plain")
+        #expect(FileManager.default.createFile(atPath: notAFolder.path, contents: Data()))
+        let (none, triedInAFile) = RecordingFile.FileLock.take(notAFolder.appendingPathComponent("session.har"), patience: 0)
+        #expect(none == nil && triedInAFile == .unavailable)
     }
 }
 #endif

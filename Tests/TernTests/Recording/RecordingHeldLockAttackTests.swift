@@ -10,14 +10,12 @@ import TernTesting
 /// in the debugger or with Ctrl-Z while it wrote the file, or any program that can open the
 /// fixtures (an editor, a sync client) and takes `flock` on what it opens. (Here a descriptor of
 /// the test's own, whose `flock` excludes the recorder's as another process's would.) The
-/// recorder takes the lock on the file around each write (`RecordingFile.locked`). It waited for
+/// recorder takes the lock on the file around each write (`RecordingFile.FileLock`). It waited for
 /// it without end, holding the exchange: the request settled only by its timeout (never with
 /// `.infinity`), and every exchange after it (a second request, here) waited behind it and timed
 /// out too. Now an exchange settles after five seconds unwritten, those after it do not wait,
-/// and a retry writes them once the lock is free (or without it after thirty seconds). Tern's other file under a lock shared between
-/// processes, the cookie jar's, gives up after two seconds and writes without it:
-/// "a holder that never lets go (a stopped process, or anyone who can open a shared folder such
-/// as `/tmp`) must not stop the jar's writes for good" (`DirectoryLock`). RecordingAndReplaying.md:
+/// and a retry writes them once the lock is free (or without it after thirty seconds), as the
+/// cookie jar's writes do under its folder's lock (`LockWait`). RecordingAndReplaying.md:
 /// `.record` "writes the file anew, after each exchange, so it is on disk when the request's
 /// promise settles"; a promise that never settles is no recording.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct RecordingHeldLockAttackTests {

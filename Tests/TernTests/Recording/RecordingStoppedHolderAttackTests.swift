@@ -1,0 +1,129 @@
+// Exit tests that capture values need Swift 6.3.
+#if os(Linux) && compiler(>=6.3)
+import Foundation
+import Glibc
+import Testing
+import Tern
+@testable import TernTesting
+
+/// Two processes recording into one file (two `swift test` runs, a test and its child), one of
+/// them stopped in the middle of its write (a breakpoint in the debugger, Ctrl-Z), holding the
+/// file's lock: it has read the file again and not yet replaced it. The other's exchange settles
+/// unwritten after five seconds, and after thirty its retry writes it without the lock
+/// (`RecordingFile.retryWaiting`, `locked(_:patience: 0)`). When the stopped process goes on, it
+/// replaces the file with what it had read, and its own entry: the other's exchange is gone from
+/// the file. The other counts it written, and reads the file again before its next write
+/// (`reread`), so it never puts it back.
+///
+/// Promised (RecordingAndReplaying.md): "Transports recording into one file at once [...] share
+/// it, and none writes over what another added. Processes do too [...]: each takes an advisory
+/// lock (`flock`) on the file while it reads it again and writes it". And `.record` "writes the
+/// file anew, after each exchange, so it is on disk when the request's promise settles".
+///
+/// The other process is a child (an exit test) recording in a loop into a file of a few
+/// megabytes, so that most of its time under the lock goes between reading the file again and
+/// replacing it; the test stops it with `SIGSTOP` at a moment it holds the lock, its new file written beside the recording and not yet renamed. Recording
+/// goes through a `StubTransport`: it does not depend on the transport, and fails the same on both.
+@Suite(.onTestThreads, .exitTest, .timeLimit(.minutes(2))) struct RecordingStoppedHolderAttackTests {
+    static let baseURL = "https://shop.example"
+
+    static func stubs() -> StubTransport {
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/**", answers: .json(#"{"name": "tern", "price": 3}"#)))
+        return stubs
+    }
+
+    static func record(_ path: String, with transport: RecordingTransport) async throws {
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: transport, responseQueue: .global())
+        let _: Data = try await api.request(route: .get(baseURL + path)).value
+    }
+
+    /// Whether the file holds the entry of `path`'s exchange.
+    static func holds(_ path: String, _ file: URL) -> Bool {
+        guard let data = try? Data(contentsOf: file) else { return false }
+        return data.range(of: Data("\"\(baseURL + path)\"".utf8)) != nil
+    }
+
+    @Test func anExchangeWrittenWhileAStoppedRecorderHoldsTheLockIsNotLostWhenItGoesOn() async throws {
+        let folder = try newFolder("tern-har-stopped-")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("session.har")
+        let body = String(repeating: "x", count: 4000)
+        let seeded = (0..<500).map { RecordingTransportTests.entry("GET", Self.baseURL + "/seed/\($0)", body: body) }
+        try Data(RecordingTransportTests.archive(entries: seeded).utf8).write(to: file)
+        let pidFile = folder.appendingPathComponent("child.pid")
+        let stopFile = folder.appendingPathComponent("stop")
+
+        let child = Task.onTestThreads {
+            await ExitTestTurns.inTurn {
+                await #expect(processExitsWith: .success) {
+                    [file = file.path as String, pidFile = pidFile.path as String, stopFile = stopFile.path as String] in
+                    guard let transport = try? RecordingTransport(file: URL(fileURLWithPath: file), mode: .missing,
+                                                                  upstream: RecordingStoppedHolderAttackTests.stubs()) else { exit(2) }
+                    try? await RecordingStoppedHolderAttackTests.record("/child/first", with: transport)
+                    try? String(getpid()).write(toFile: pidFile, atomically: true, encoding: .utf8)
+                    let deadline = Date() + 100
+                    var index = 0
+                    while !FileManager.default.fileExists(atPath: stopFile), Date() < deadline {
+                        try? await RecordingStoppedHolderAttackTests.record("/child/\(index)", with: transport)
+                        index += 1
+                    }
+                    exit(0)
+                }
+            }
+        }
+        defer { _ = FileManager.default.createFile(atPath: stopFile.path, contents: Data()) }
+
+        var pid: pid_t = 0
+        for _ in 0..<900 where pid == 0 {
+            pid = (try? String(contentsOf: pidFile, encoding: .utf8)).flatMap { pid_t($0) } ?? 0
+            if pid == 0 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        try #require(pid > 0, "the child never ran")
+
+        // Stopped at a moment it holds the file's lock.
+        var stoppedHolding = false
+        for attempt in 0..<2000 where !stoppedHolding {
+            kill(pid, SIGSTOP)
+            for _ in 0..<200 where !CookieJarStoppedHolderAttackTests.isStopped(pid) { usleep(1_000) }
+            let descriptor = open(file.path, O_RDONLY)
+            if descriptor >= 0 {
+                if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { flock(descriptor, LOCK_UN) } else { stoppedHolding = true }
+                close(descriptor)
+            }
+            // In the middle of its write: its new file is beside the recording, not yet renamed.
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+            stoppedHolding = stoppedHolding && names.contains { $0.hasPrefix(".session.har.") && $0.hasSuffix(".tmp") }
+            if !stoppedHolding {
+                kill(pid, SIGCONT)
+                usleep(UInt32(2_000 + (attempt % 7) * 1_300))
+            }
+        }
+        try #require(stoppedHolding, "the child was never stopped while it held the lock")
+
+        // This process records meanwhile: its exchange settles, and is written without the lock
+        // after thirty seconds.
+        let transport = try RecordingTransport(file: file, mode: .missing, upstream: Self.stubs())
+        try await Self.record("/parent/first", with: transport)
+        var writtenMeanwhile = false
+        for _ in 0..<600 where !writtenMeanwhile {
+            writtenMeanwhile = Self.holds("/parent/first", file)
+            if !writtenMeanwhile { try await Task.sleep(for: .milliseconds(100)) }
+        }
+
+        // The stopped process goes on, finishes its write, and ends.
+        kill(pid, SIGCONT)
+        _ = FileManager.default.createFile(atPath: stopFile.path, contents: Data())
+        _ = await child.value
+
+        let keptOnceTheOtherEnded = Self.holds("/parent/first", file)
+        // This process records again, the lock free.
+        try await Self.record("/parent/second", with: transport)
+
+        #expect(writtenMeanwhile, "the exchange was not written within 60 s")
+        #expect(Self.holds("/parent/second", file))
+        #expect(keptOnceTheOtherEnded, "the exchange this process recorded while the other was stopped is gone from the file")
+        #expect(Self.holds("/parent/first", file), "and not put back by this process's next write")
+    }
+}
+#endif
