@@ -64,14 +64,26 @@ enum CurlFailure {
     /// more than three digits (CURLE_UNSUPPORTED_PROTOCOL), a line of the head, its status line
     /// or a field, past the 100 KB libcurl reads (CURLE_OUT_OF_MEMORY, as libcurl 7.88 says
     /// it, with no word of the line), or a first field line that continues the status line
-    /// (CURLE_BAD_FUNCTION_ARGUMENT, as if Tern had called libcurl wrongly): said here, where
-    /// libcurl's words would mislead.
+    /// (CURLE_BAD_FUNCTION_ARGUMENT, as if Tern had called libcurl wrongly), or over HTTP/2 a
+    /// head past the 128 KiB libcurl 7.88 keeps of one, before Tern's limit, or in more
+    /// CONTINUATION frames than nghttp2 takes, which libcurl reports as a lost connection
+    /// (CURLE_RECV_ERROR, nghttp2's -902 or -905): said here, where libcurl's words would
+    /// mislead.
     static func refusedHead(_ code: Int32, head: (status: Int, isComplete: Bool), url: URL, message: (Int32) -> String) -> (any Error)? {
-        guard !head.isComplete, code == 27 || (code == 43 && head.status != 0) || (code == 1 && head.status == 0) else { return nil }
-        let why = switch code {
-        case 27: "a line of its head passed the 100 KB libcurl reads"
-        case 43: "its first field line begins with a space, continuing the status line (obsolete line folding)"
-        default: message(code)
+        guard !head.isComplete else { return nil }
+        let why: String
+        switch code {
+        case 27: why = "a line of its head passed the 100 KB libcurl reads"
+        case 43 where head.status != 0: why = "its first field line begins with a space, continuing the status line (obsolete line folding)"
+        case 1 where head.status == 0: why = message(code)
+        case 56 where message(code).contains("returned -902"), 56 where message(code).contains("returned -905"):
+            let why = message(code).contains("returned -902") ? "passed the 128 KiB libcurl keeps of one over HTTP/2"
+                : "came in more CONTINUATION frames than nghttp2 takes"
+            return URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the response's head \(why) (\(message(code)))",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        default: return nil
         }
         return ResponseHeadCheck.refusal(why, url: url)
     }

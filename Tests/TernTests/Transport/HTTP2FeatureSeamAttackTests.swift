@@ -7,9 +7,9 @@ import TernTesting
 
 /// HTTP/2 (over libcurl, whatever `TERN_TEST_TRANSPORT` says: the suite makes its own
 /// `CurlTransport` trusting the test authority) where it meets the cache, downloads, credential
-/// refreshes: a `HEAD` answered with DATA frames, a download and a cacheable answer whose
-/// stream is reset mid-body with REFUSED_STREAM, CANCEL or INTERNAL_ERROR, and `103`s before a
-/// `401`. Seams no test covered over HTTP/2; all hold.
+/// refreshes and the head limit: a `HEAD` answered with DATA frames, a download and a cacheable
+/// answer whose stream is reset mid-body with REFUSED_STREAM, CANCEL or INTERNAL_ERROR, `103`s
+/// before a `401`, and a head that never ends. Seams no test covered over HTTP/2.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct HTTP2FeatureSeamAttackTests {
     static let endStream: UInt8 = 0x1
     static let endHeaders: UInt8 = 0x4
@@ -204,6 +204,49 @@ import TernTesting
             let next: Response = try await api.request(route: .get(url)).value
             #expect(String(decoding: next.body, as: UTF8.self) == "fresh!fresh!")
         }
+    }
+
+    // MARK: A head past the limit
+
+    /// A head that never ends, over HTTP/2: one `200` head sent on in CONTINUATION frames (a
+    /// CONTINUATION flood), or `103 Early Hints` heads one after another, each carrying a
+    /// `link`, up to 4 MiB of fields. ResponsesAndErrors.md, its table of limits: a head past
+    /// the limit fails with `.transportFailed` and `URLError.badServerResponse`, "the
+    /// connection is closed". Over HTTP/1.1 (the `http1` case) Tern's own limit, 256 KiB,
+    /// stops it. Over HTTP/2 libcurl 7.88's own, 128 KiB, stops it first, or nghttp2's count of
+    /// CONTINUATION frames, and libcurl reported it as a lost connection
+    /// ("nghttp2_session_mem_recv() returned -902: The user callback function failed", or
+    /// "-905: Too many CONTINUATION frames"), which a caller reads as the network's fault, not
+    /// the server's.
+    @Test(arguments: ["http1", "continuation", "earlyHints"]) func aHeadPastTheLimitFailsAsTheDocsSay(flood: String) async throws {
+        let value = String(repeating: "l", count: 120)
+        let server = try ScriptedHTTP2Server { request, connection in
+            var fields = Data()
+            for _ in 0..<100 { fields.append(contentsOf: [0x0f, UInt8(45 - 15), UInt8(value.utf8.count)]); fields.append(contentsOf: value.utf8) }
+            let rounds = (4 << 20) / fields.count
+            if flood == "continuation" {
+                connection.send(.headers, 0, request.stream, Data([0x88]) + fields)
+                for _ in 0..<rounds { connection.send(.continuation, 0, request.stream, fields) }
+            } else {
+                for _ in 0..<rounds { connection.send(.headers, Self.endHeaders, request.stream, Self.block(status: "103", []) + fields) }
+            }
+        }
+        let http1 = try RawServer { connection in
+            guard connection.readRequest() != nil, connection.send("HTTP/1.1 200 OK\r\n") else { return }
+            for _ in 0..<((4 << 20) / 128) { guard connection.send("Link: \(value)\r\n") else { return } }
+        }
+        defer { http1.stop() }
+        let api = flood == "http1" ? AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: try CurlTransport(), responseQueue: .global())
+            : try Self.api(server)
+        let outcome = await Self.result({ try await api.request(route: .get((flood == "http1" ? http1.baseURL : server.url) + "/head")).value as Response })
+        guard case .failure(APIError.transportFailed(let failure)) = outcome else {
+            Issue.record("not transportFailed: \(outcome)")
+            return
+        }
+        let underlying = failure.underlying as? URLError
+        #expect(underlying?.code == .badServerResponse, "\(flood): \(outcome)")
+        let why = ["http1": "head passed 256 KiB", "continuation": "more CONTINUATION frames", "earlyHints": "head passed the 128 KiB"][flood]!
+        #expect(underlying?.localizedDescription.contains(why) == true, "\(flood): \(outcome)")
     }
 }
 #endif
