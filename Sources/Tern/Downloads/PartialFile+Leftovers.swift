@@ -30,10 +30,15 @@ extension PartialFile {
             var status = stat()
             guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid(), status.st_nlink == 1,
                   let written = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
-                  -written.timeIntervalSinceNow >= leftoverAge,
-                  writers.withLock({ $0[Identity(status)] }) == nil, !openedNames.withLock({ $0.values.contains(name) }),
-                  !isLockedByAnotherProcess(path) else { continue }
-            _ = unlink(path)
+                  -written.timeIntervalSinceNow >= leftoverAge else { continue }
+            // Under the registry's lock: a download here registers a file before it locks it,
+            // so the descriptor asked and closed here (which lets go of the process's record
+            // locks on the file) is closed before any download here takes one.
+            writers.withLock { writers in
+                guard writers[Identity(status)] == nil, !openedNames.withLock({ $0.values.contains(name) }),
+                      !isLockedByAnotherProcess(path) else { return }
+                _ = unlink(path)
+            }
         }
     }
 
