@@ -16,11 +16,13 @@ package enum OwnFiles {
 
     /// Opens `path` as `open(2)` does, but fails with `EMFILE` rather than take one of the last
     /// ``reserve`` descriptors: the kernel gives the lowest number free, so one numbered there
-    /// means every one below it is taken.
+    /// means every one below it is taken. A file the refused open made (`O_CREAT | O_EXCL`) is
+    /// removed again: a new file for a write, left behind at each write short of a descriptor.
     package static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
         let descriptor = systemOpen(path, flags, mode)
         guard descriptor >= 0, isReserved(descriptor) else { return descriptor }
         _ = close(descriptor)
+        if flags & (O_CREAT | O_EXCL) == O_CREAT | O_EXCL { _ = unlink(path) }
         errno = EMFILE
         return -1
     }

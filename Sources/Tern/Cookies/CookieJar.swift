@@ -57,9 +57,10 @@ public final class CookieJar: Sendable {
     ///
     /// - Parameters:
     ///   - file: Where to keep cookies across launches; `nil` (the default) for memory alone. A
-    ///     file that cannot be read as a jar's is ignored, and replaced at the first change, as
-    ///     is one that another user owns, that is no regular file, or that is longer than a jar of
-    ///     `maximumCount` cookies writes (8 KiB a cookie); a directory missing on the
+    ///     file there that is no jar's is neither read nor written over, and the jar keeps its
+    ///     cookies in memory alone: one that cannot be read as a jar's (a document named by
+    ///     mistake), that another user owns, that is no regular file, or that is longer than a
+    ///     jar of `maximumCount` cookies writes (8 KiB a cookie). A directory missing on the
     ///     way to it is made at the first write. Jars in several launches (or processes) may
     ///     share the file: each writes what it changed over what the file holds then, under a
     ///     lock on the folder, and keeps what the others set or deleted.
@@ -70,7 +71,10 @@ public final class CookieJar: Sendable {
         self.maximumPerDomain = maximumPerDomain
         self.maximumCount = maximumCount
         let now = Date()
-        let saved = file.flatMap { Self.saved(in: $0, largest: Self.largestFile(holding: maximumCount)) }?.filter { $0.expires.map { $0 > now } ?? false } ?? []
+        var saved: [Cookie] = []
+        if let file, case .cookies(let cookies) = CookieFile.read(file, largest: CookieFile.largest(holding: maximumCount)) {
+            saved = cookies.filter { $0.expires.map { $0 > now } ?? false }
+        }
         merge = Locked(CookieFileMerge(read: saved))
         // Within the limits, the most recently set: jars of other launches on the file wrote
         // theirs within their own, and the file holds them all.
@@ -87,21 +91,6 @@ public final class CookieJar: Sendable {
                 store[cookie.domain, default: []].append(cookie)
             }
         }
-    }
-
-    /// The cookies a jar's `file` holds, if it can be read as one no longer than `largest`, and
-    /// it is a regular file of this user's own. Another user's (one put there first, in a folder
-    /// others may write to) would log the app in to an account of that user's choosing; a pipe's
-    /// open would wait for a writer, and a device such as `/dev/zero` never ends.
-    private static func saved(in file: URL, largest: Int) -> [Cookie]? {
-        RegularFile.ownContents(of: file, largest: largest).flatMap { try? JSONDecoder().decode([Cookie].self, from: $0) }
-    }
-
-    /// The longest file a jar of `count` cookies writes, with room to spare: a name and value
-    /// take 4 KiB at most (RFC 6265bis, section 5.6), and each cookie's other members less. A
-    /// longer file is no jar's (a disk image named by mistake), and is not read into memory.
-    private static func largestFile(holding count: Int) -> Int {
-        max(count, 1) * (8 << 10)
     }
 
     /// Every cookie the jar holds that has not expired.
@@ -215,7 +204,12 @@ public final class CookieJar: Sendable {
             // wrote past this jar while it was stopped holding the lock), but merged again; the
             // third time written regardless.
             let read = FileStamp(of: file.path)
-            let onDisk = Self.saved(in: file, largest: Self.largestFile(holding: maximumCount)) ?? []
+            let onDisk: [Cookie]
+            switch CookieFile.read(file, largest: CookieFile.largest(holding: maximumCount)) {
+            case .cookies(let cookies): onDisk = cookies
+            case .unreadableForNow: return versions.withLock { $0.failedForNow = true }
+            case .notAJars: return versions.withLock { $0.written = max($0.written, version) }   // left alone
+            }
             let merged = merge.withLock { $0.merged(holds: lasting, onDisk: onDisk, now: Date()) }
             guard let data = try? JSONEncoder().encode(merged) else { return }
             written = Self.write(data, to: file, ifStill: attempt < 3 ? read : nil)

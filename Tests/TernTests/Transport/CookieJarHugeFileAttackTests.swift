@@ -16,8 +16,8 @@ import Testing
 /// not read at all [...] (one planted a gigabyte long would be read whole into memory)"
 /// (`CacheFile.read`).
 ///
-/// Promised (`CookieJar.init(file:)`): "A file that cannot be read as a jar's is ignored, and
-/// replaced at the first change". Observed: peak resident memory grew 1025 MiB. The jar does
+/// Promised (`CookieJar.init(file:)`): a file "longer than a jar of `maximumCount` cookies
+/// writes" is neither read nor written over. Observed: peak resident memory grew 1025 MiB. The jar does
 /// not depend on the transport: it fails the same on both.
 @Suite(.onTestThreads, .exitTest, .timeLimit(.minutes(2))) struct CookieJarHugeFileAttackTests {
     /// More than a jar of 3,000 cookies of 4 KiB each would ever write, with room to spare.

@@ -404,12 +404,27 @@ import TernTesting
         let permissions = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber
         #expect(permissions?.intValue == 0o600)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["cookies.json"])
-        // A damaged file is no jar: an empty one instead, and replaced at the first change.
+        // A file that is no jar's (Tern's writes are whole or not at all): neither read nor
+        // written over; the jar keeps its cookies in memory.
         try Data("{not json".utf8).write(to: file)
         let fresh = CookieJar(file: file)
         #expect(fresh.isEmpty)
         fresh.setCookies(from: ["new=1; Max-Age=60"], for: url)
         fresh.waitForWrites()
+        #expect(fresh.cookies(for: url).map(\.name) == ["new"])
+        #expect(try String(contentsOf: file, encoding: .utf8) == "{not json")
+        // Nor one longer than the jar would write: a document named by mistake.
+        let document = Data(repeating: UInt8(ascii: "d"), count: 16 << 10)
+        try document.write(to: file)
+        let small = CookieJar(file: file, maximumCount: 1)
+        small.setCookies(from: ["new=1; Max-Age=60"], for: url)
+        small.waitForWrites()
+        #expect(try Data(contentsOf: file) == document)
+        // An empty file is an empty jar's.
+        try Data().write(to: file)
+        let emptied = CookieJar(file: file)
+        emptied.setCookies(from: ["new=1; Max-Age=60"], for: url)
+        emptied.waitForWrites()
         #expect(CookieJar(file: file).cookies(for: url).map(\.name) == ["new"])
     }
 
