@@ -215,15 +215,12 @@ public final class CookieJar: Sendable {
             written = Self.write(data, to: file, ifStill: attempt < 3 ? read : nil)
             if written != .changedSinceRead { break }
         }
-        switch written {
-        case .written:
-            // Written past a holder, the changes are not counted as on disk: the holder's own
-            // write, when it goes on, may drop them, and the retry under the lock puts them back.
-            if next == .write { merge.withLock { $0.wrote(lasting) } }
-            versions.withLock { $0.written = max($0.written, version) }
-        case .failedForNow: versions.withLock { $0.failedForNow = true }
-        case .failed, .changedSinceRead: break
-        }
+        guard written != .failedForNow else { return versions.withLock { $0.failedForNow = true } }
+        // Written past a holder, the changes are not counted as on disk: the holder's own write,
+        // when it goes on, may drop them, and the retry under the lock puts them back.
+        if written == .written, next == .write { merge.withLock { $0.wrote(lasting) } }
+        // Written, or given up: nothing is left being written (``whenWritten(_:)``).
+        versions.withLock { $0.written = max($0.written, version) }
     }
 
     /// Writes `data` to `file` whole or not at all, readable by the user alone from the start

@@ -4,7 +4,7 @@ import Testing
 
 /// How a write to a file other processes share waits for their lock (`LockWait`), each event
 /// alone, with no file: the cookie jar and the recordings follow it.
-@Suite struct LockWaitTests {
+@Suite(.onTestThreads) struct LockWaitTests {
     let start = Date(timeIntervalSince1970: 1_000_000)
 
     func step(_ wait: inout LockWait, _ tried: LockWait.Tried, _ now: Date) -> (LockWait.Next, Bool) {
