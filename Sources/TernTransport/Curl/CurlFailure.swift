@@ -106,11 +106,15 @@ enum CurlFailure {
 
 extension CurlExchange.Stop {
     /// What an exchange that stopped for this reason reports, when libcurl ended it with `code`
-    /// (the abort the stop caused); `nil` when the code says something else went wrong.
+    /// (the abort the stop caused); `nil` when the code says something else went wrong. A head
+    /// refused is what went wrong whatever the code: over HTTP/2 the refusal may come back from
+    /// inside nghttp2 as a failed receive.
     func error(endingWith code: Int32, url: URL) -> (any Error)? {
         let aborted = code == CurlCode.abortedByCallback || code == CurlCode.writeError || code == CurlCode.readError
             || code == CurlCode.rewindFailed
-        guard aborted else { return nil }
+        var refusedHead = false
+        if case .head = self { refusedHead = true }
+        guard aborted || refusedHead else { return nil }
         switch self {
         case .receiverSaidStop:
             return nil
