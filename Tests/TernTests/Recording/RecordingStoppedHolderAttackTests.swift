@@ -9,11 +9,12 @@ import Tern
 /// Two processes recording into one file (two `swift test` runs, a test and its child), one of
 /// them stopped in the middle of its write (a breakpoint in the debugger, Ctrl-Z), holding the
 /// file's lock: it has read the file again and not yet replaced it. The other's exchange settles
-/// unwritten after five seconds, and after thirty its retry writes it without the lock
-/// (`RecordingFile.retryWaiting`, `locked(_:patience: 0)`). When the stopped process goes on, it
-/// replaces the file with what it had read, and its own entry: the other's exchange is gone from
-/// the file. The other counts it written, and reads the file again before its next write
-/// (`reread`), so it never puts it back.
+/// unwritten after five seconds, and after thirty a retry writes it without the lock. When the
+/// stopped process went on, it replaced the file with what it had read, and its own entry: the
+/// other's exchange was gone from the file, and the other, which counted it written and read
+/// the file again before its next write, never put it back. Now the stopped one finds the file
+/// changed since it read it, and reads it again before it replaces it; and the other writes
+/// again under the lock once it is free, putting back what it wrote past the holder.
 ///
 /// Promised (RecordingAndReplaying.md): "Transports recording into one file at once [...] share
 /// it, and none writes over what another added. Processes do too [...]: each takes an advisory
@@ -74,30 +75,15 @@ import Tern
         }
         defer { _ = FileManager.default.createFile(atPath: stopFile.path, contents: Data()) }
 
-        var pid: pid_t = 0
-        for _ in 0..<900 where pid == 0 {
-            pid = (try? String(contentsOf: pidFile, encoding: .utf8)).flatMap { pid_t($0) } ?? 0
-            if pid == 0 { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let pid = try await StoppedProcess.pid(writtenTo: pidFile)
         try #require(pid > 0, "the child never ran")
+        defer { kill(pid, SIGCONT) }   // never left stopped, whatever fails
 
-        // Stopped at a moment it holds the file's lock.
-        var stoppedHolding = false
-        for attempt in 0..<2000 where !stoppedHolding {
-            kill(pid, SIGSTOP)
-            for _ in 0..<200 where !CookieJarStoppedHolderAttackTests.isStopped(pid) { usleep(1_000) }
-            let descriptor = open(file.path, O_RDONLY)
-            if descriptor >= 0 {
-                if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { flock(descriptor, LOCK_UN) } else { stoppedHolding = true }
-                close(descriptor)
-            }
-            // In the middle of its write: its new file is beside the recording, not yet renamed.
+        // Stopped at a moment it holds the file's lock, in the middle of its write: its new file
+        // is beside the recording, not yet renamed.
+        let stoppedHolding = StoppedProcess.stop(pid) {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-            stoppedHolding = stoppedHolding && names.contains { $0.hasPrefix(".session.har.") && $0.hasSuffix(".tmp") }
-            if !stoppedHolding {
-                kill(pid, SIGCONT)
-                usleep(UInt32(2_000 + (attempt % 7) * 1_300))
-            }
+            return StoppedProcess.isLocked(file.path) && names.contains { $0.hasPrefix(".session.har.") && $0.hasSuffix(".tmp") }
         }
         try #require(stoppedHolding, "the child was never stopped while it held the lock")
 

@@ -37,25 +37,6 @@ import Testing
         _ = chmod(file.path, 0o600)
     }
 
-    /// Whether process `pid` is stopped (state `T` in `/proc/<pid>/stat`).
-    static func isStopped(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("T")
-    }
-
-    /// Whether someone holds the `flock` on `folder`.
-    static func isLocked(_ folder: URL) -> Bool {
-        let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 {
-            flock(descriptor, LOCK_UN)
-            return false
-        }
-        return true
-    }
-
     @Test func aCookieWrittenWhileAStoppedJarHoldsTheLockIsNotLostWhenItGoesOn() async throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("tern-stopped-jar-\(UUID().uuidString)")
         let folder = work.appendingPathComponent("jar")
@@ -85,28 +66,15 @@ import Testing
         }
         defer { _ = FileManager.default.createFile(atPath: stopFile.path, contents: Data()) }
 
-        // The child's pid, once it runs (it may wait its turn behind other exit tests).
-        var pid: pid_t = 0
-        for _ in 0..<900 where pid == 0 {
-            pid = (try? String(contentsOf: pidFile, encoding: .utf8)).flatMap { pid_t($0) } ?? 0
-            if pid == 0 { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let pid = try await StoppedProcess.pid(writtenTo: pidFile)
         try #require(pid > 0, "the child never ran")
         defer { kill(pid, SIGCONT) }   // never left stopped, whatever fails
 
-        // Stopped at a moment it holds the folder's lock.
-        var stoppedHolding = false
-        for attempt in 0..<2000 where !stoppedHolding {
-            kill(pid, SIGSTOP)
-            for _ in 0..<200 where !Self.isStopped(pid) { usleep(1_000) }
-            // In the middle of its write: its new file is beside the jar's, not yet renamed.
+        // Stopped at a moment it holds the folder's lock, in the middle of its write: its new
+        // file is beside the jar's, not yet renamed.
+        let stoppedHolding = StoppedProcess.stop(pid) {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-            if Self.isLocked(folder), names.contains(where: { $0.hasPrefix(".cookies.json.") && $0.hasSuffix(".tmp") }) {
-                stoppedHolding = true
-            } else {
-                kill(pid, SIGCONT)
-                usleep(UInt32(2_000 + (attempt % 7) * 1_300))
-            }
+            return StoppedProcess.isLocked(folder.path) && names.contains { $0.hasPrefix(".cookies.json.") && $0.hasSuffix(".tmp") }
         }
         try #require(stoppedHolding, "the child was never stopped while it held the lock")
 
