@@ -108,10 +108,30 @@ extension CurlExchange {
             stop = .writtenAlready(method: method)
             return false
         case .write(let mayBeHTTP2):
+            guard bodyStartsAtItsStart() else { return false }
             leftTheLine()
             if let mayBeHTTP2 { response.head.mayBeHTTP2 = mayBeHTTP2 }
             startBody()
             return true
+        }
+    }
+
+    /// Takes a body already read from back to its start before the request is written again.
+    /// libcurl 7.88 asks for that (its seek callback) when it sends again after a closed or
+    /// refused connection, but not when an HTTP/2 server answers HTTP_1_1_REQUIRED and it goes
+    /// down to HTTP/1.1: it then read on from the body's end, wrote a head and no body, and
+    /// the request waited for its timeout.
+    private func bodyStartsAtItsStart() -> Bool {
+        guard upload.readBytes > 0 else { return true }
+        switch upload.rewind(method: method) {
+        case .done:
+            return true
+        case .cannot:
+            stop = .writtenAlready(method: method)
+            return false
+        case .failed(let error):
+            stop = .body(error)
+            return false
         }
     }
 
