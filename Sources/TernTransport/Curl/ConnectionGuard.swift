@@ -116,21 +116,19 @@ extension CurlExchange {
         }
     }
 
-    /// Takes a body already read from back to its start before the request is written again.
-    /// libcurl 7.88 asks for that (its seek callback) when it sends again after a closed or
-    /// refused connection, but not when an HTTP/2 server answers HTTP_1_1_REQUIRED and it goes
-    /// down to HTTP/1.1: it then read on from the body's end, wrote a head and no body, and
-    /// the request waited for its timeout.
-    private func bodyStartsAtItsStart() -> Bool {
+    /// Takes a body already read from back to its start before the request is written again:
+    /// when Tern runs it again on a connection of its own, and when libcurl 7.88 goes down to
+    /// HTTP/1.1 after an HTTP/2 HTTP_1_1_REQUIRED, where it does not ask (its seek callback), read
+    /// on from the body's end, wrote a head and no body, and the request waited for its timeout.
+    func bodyStartsAtItsStart() -> Bool {
         guard upload.readBytes > 0 else { return true }
-        switch upload.rewind(method: method) {
+        switch rewindBody(to: 0, from: SEEK_SET) {
         case .done:
             return true
         case .cannot:
             stop = .writtenAlready(method: method)
             return false
-        case .failed(let error):
-            stop = .body(error)
+        case .failed:
             return false
         }
     }

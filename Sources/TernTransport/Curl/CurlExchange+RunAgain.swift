@@ -77,18 +77,8 @@ extension CurlExchange {
     func useNewConnection() -> Bool {
         stop = nil
         owned.value.connection.runsAgain()
-        if upload.readBytes > 0 {
-            switch upload.rewind(method: method) {
-            case .done:
-                break
-            case .failed(let error):
-                stop = .body(error)
-                return false
-            case .cannot:
-                assertionFailure("\(method)'s body may be rewound, as mayRunAgain(after:) found, yet was not")
-                return false
-            }
-        }
+        // Before the new connection is made: a body that cannot be made again opens none.
+        guard bodyStartsAtItsStart() else { return false }
         CurlEasyOptions(curl: curl, easy: easy).setLong(CurlOption.freshConnect, 1)
         return true
     }
