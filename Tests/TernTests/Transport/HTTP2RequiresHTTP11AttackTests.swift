@@ -26,9 +26,12 @@ import TernTesting
         private var seenRequests: [Seen] = []
         private var raw: RawServer?
         private var relay: TLSRelay?
+        /// Run once a stream's request came whole, before it is refused.
+        private let beforeRefusing: @Sendable () -> Void
         static let answer = Data(#"{"name":"again"}"#.utf8)
 
-        init() throws {
+        init(beforeRefusing: @escaping @Sendable () -> Void = {}) throws {
+            self.beforeRefusing = beforeRefusing
             certificates = try TestCertificates()
             let raw = try RawServer { [weak self] connection in self?.serve(connection.socket) }
             self.raw = raw
@@ -108,6 +111,7 @@ import TernTesting
                     if flags & 1 != 0 {
                         let body = bodies.removeValue(forKey: stream) ?? Data()
                         lock.withLock { seenRequests.append(Seen(overHTTP2: true, line: "stream \(stream)", body: body)) }
+                        beforeRefusing()
                         send(socket, frame(3, 0, stream, Data([0, 0, 0, 0x0d])))
                     }
                 default:
@@ -199,6 +203,41 @@ import TernTesting
         let result = await api.download(route: .get(server.url + "/export"), to: destination).result
         #expect((try? result.get()) != nil, "\(result)")
         #expect((try? Data(contentsOf: destination)) == Server.answer)
+    }
+
+    typealias Change = UploadFileChangeAttackTests.Change
+
+    /// A PUT of a file, refused over HTTP/2 once its body came whole, whose file changes before
+    /// libcurl goes down to HTTP/1.1 and sends it again: the second request carries one version
+    /// of the file whole, or the upload fails typed (never at its timeout: that would mean the
+    /// client announced bytes it never sent). "A body sent again goes whole and unchanged".
+    @Test(arguments: Change.allCases, [false, true])
+    func aFileChangedBeforeItGoesDownToHTTP11IsSentWholeOrFailsTyped(change: Change, multipart: Bool) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-h11-changing-\(UUID())")
+        let elsewhere = directory.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("upload")
+        try UploadFileChangeAttackTests.before.write(to: file)
+        let server = try Server { try? UploadFileChangeAttackTests.make(change, to: file, elsewhere: elsewhere) }
+        let api = try Self.api(server)
+        let parameters: any RequestParameters = multipart ? MultipartParameters(parts: [Part(name: "f", fileURL: file)]) : BodyParameters(file)
+        let result = await (api.request(route: .put(server.url + "/upload"), parameters: parameters) as Promise<Item>).result
+        let seen = server.seen
+        #expect(seen.first.map { UploadFileChangeAttackTests.counts($0.body) } == [1000, 0], "\(seen)")
+        switch result {
+        case .success(let item):
+            #expect(item == Item(name: "again"))
+            #expect(seen.count == 2, "\(seen)")
+            if seen.count == 2 {
+                let counts = UploadFileChangeAttackTests.counts(seen[1].body)
+                #expect(UploadFileChangeAttackTests.wholeVersions(after: change).contains(counts), "\(change): the server read \(counts) of the file")
+            }
+        case .failure(let error):
+            #expect(error is APIError, "\(change): \(error)")
+            if case .timeout? = error as? APIError { Issue.record("\(change): the upload waited for bytes it had announced: \(error)") }
+            #expect(seen.map(\.overHTTP2) == [true], "\(change): \(seen)")
+        }
     }
 }
 #endif
