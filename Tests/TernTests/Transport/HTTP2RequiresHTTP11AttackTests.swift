@@ -205,6 +205,16 @@ import TernTesting
         #expect((try? Data(contentsOf: destination)) == Server.answer)
     }
 
+    /// A streamed GET, refused over HTTP/2, is read whole over HTTP/1.1, line by line.
+    @Test func aStreamGoesDownToHTTP11() async throws {
+        let server = try Server()
+        let api = try Self.api(server)
+        var lines: [String] = []
+        for try await line in api.stream(route: .get(server.url + "/feed")).lines { lines.append(line) }
+        #expect(lines == [String(decoding: Server.answer, as: UTF8.self)])
+        #expect(server.seen.map(\.overHTTP2) == [true, false], "\(server.seen)")
+    }
+
     typealias Change = UploadFileChangeAttackTests.Change
 
     /// A PUT of a file, refused over HTTP/2 once its body came whole, whose file changes before
