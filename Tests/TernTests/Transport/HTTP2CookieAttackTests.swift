@@ -21,9 +21,16 @@ import TernTesting
         }
     }
 
-    static func api(_ server: ScriptedHTTP2Server, jar: CookieJar) throws -> AbstractAPI {
-        AbstractAPI(configuration: APIConfiguration(retryPolicy: .never, cookies: .shared(jar)),
-                    transport: try CurlTransport(trusting: server.certificates.authority), responseQueue: .global())
+    /// The jar after one GET answered over HTTP/2 with a `set-cookie` field for each of
+    /// `cookies`, and the URL the answer came from.
+    static func jar(setting cookies: [String]) async throws -> (CookieJar, URL) {
+        let server = try server(cookies)
+        let jar = CookieJar()
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never, cookies: .shared(jar)),
+                              transport: try CurlTransport(trusting: server.certificates.authority), responseQueue: .global())
+        let items: [HTTP2GoAwayAttackTests.Item] = try await api.request(route: .get(server.url + "/set")).value
+        #expect(items == [HTTP2GoAwayAttackTests.Item(name: "c1s1")])
+        return (jar, try #require(URL(string: server.url + "/")))
     }
 
     /// Three cookies in one answer, one of them with an `Expires` whose date holds a comma:
@@ -35,16 +42,12 @@ import TernTesting
         format.locale = Locale(identifier: "en_US_POSIX")
         format.timeZone = TimeZone(identifier: "GMT")
         format.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        let server = try Self.server([
+        let (jar, url) = try await Self.jar(setting: [
             "a=1; Expires=\(format.string(from: expires)); Path=/",
             "b=2; Path=/; HttpOnly",
             "c=three, four; Path=/",
         ])
-        let jar = CookieJar()
-        let api = try Self.api(server, jar: jar)
-        let items: [HTTP2GoAwayAttackTests.Item] = try await api.request(route: .get(server.url + "/set")).value
-        #expect(items == [HTTP2GoAwayAttackTests.Item(name: "c1s1")])
-        let cookies = jar.cookies(for: try #require(URL(string: server.url + "/"))).sorted { $0.name < $1.name }
+        let cookies = jar.cookies(for: url).sorted { $0.name < $1.name }
         #expect(cookies.map(\.name) == ["a", "b", "c"], "\(cookies)")
         #expect(cookies.map(\.value) == ["1", "2", "three, four"], "\(cookies)")
         #expect(cookies.first?.expires == expires, "\(cookies)")
@@ -53,15 +56,12 @@ import TernTesting
     /// Cookies for another domain, a public suffix, or with a name or value no browser takes,
     /// in fields of their own beside a sound one: only the sound one is kept.
     @Test func whatABrowserRefusesIsRefusedOverHTTP2Too() async throws {
-        let server = try Self.server([
+        let (jar, _) = try await Self.jar(setting: [
             "planted=1; Domain=example.com; Path=/",
             "suffix=1; Domain=com; Path=/",
             "=nameless; Path=/",
             "kept=1; Path=/",
         ])
-        let jar = CookieJar()
-        let api = try Self.api(server, jar: jar)
-        let _: [HTTP2GoAwayAttackTests.Item] = try await api.request(route: .get(server.url + "/set")).value
         #expect(jar.all.map(\.name) == ["kept"], "\(jar.all)")
     }
 }
