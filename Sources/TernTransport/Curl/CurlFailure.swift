@@ -44,6 +44,7 @@ enum CurlFailure {
             stop.flatMap { $0.error(endingWith: code, url: url) }
                 ?? (code == CurlCode.pinnedKeyMismatch && !pinnedKeys.isEmpty ? PinnedKeyMismatch(pins: pinnedKeys, presented: presentedKey()) : nil)
                 ?? refusedHead(code, head: head, url: url, message: message)
+                ?? flooded(code, url: url, message: message)
                 ?? CurlCode.urlError(code, message: message(code), url: url)
         }
         guard error == nil, !head.isComplete else { return error }
@@ -86,6 +87,18 @@ enum CurlFailure {
         default: return nil
         }
         return ResponseHeadCheck.refusal(why, url: url)
+    }
+
+    /// An HTTP/2 connection nghttp2 closed because the server flooded it with frames that each
+    /// ask for an answer (SETTINGS, PING, resets) faster than it read them, at any point of the
+    /// exchange: the server's doing, which libcurl reports as a failed receive (CURLE_RECV_ERROR,
+    /// nghttp2's -904) and would be read as the network's.
+    static func flooded(_ code: Int32, url: URL, message: (Int32) -> String) -> URLError? {
+        guard code == 56, message(code).contains("returned -904") else { return nil }
+        return URLError(.badServerResponse, userInfo: [
+            NSLocalizedDescriptionKey: "the server flooded the HTTP/2 connection with frames that each ask for an answer, and it was closed (\(message(code)))",
+            NSURLErrorFailingURLErrorKey: url,
+        ])
     }
 
     /// What to say of `code`, which libcurl `said`, for a request with `method`; `lackedADescriptor`
