@@ -45,6 +45,17 @@ enum CurlCode {
         ])
     }
 
+    /// FoundationNetworking's error for a server certificate its libcurl refused, which it
+    /// leaves `.unknown` with libcurl's words: coded as over ``CurlTransport``, so that a
+    /// caller can tell it from any other failure. `nil` for any other error.
+    static func certificateRefusal(in error: any Error) -> URLError? {
+        guard let error = error as? URLError, error.code == .unknown,
+              let message = error.userInfo[NSLocalizedDescriptionKey] as? String,
+              ["SSL certificate problem:", "SSL: no alternative certificate subject name", "SSL: certificate subject name"]
+                .contains(where: message.hasPrefix) else { return nil }
+        return URLError(peerFailedVerification(message), userInfo: error.userInfo)
+    }
+
     /// A certificate that failed verification, as URLSession tells the cases apart: out of its
     /// dates (OpenSSL's words, in libcurl's message), or not trusted for this host at all.
     private static func peerFailedVerification(_ message: String) -> URLError.Code {

@@ -47,11 +47,9 @@ import TernTesting
         }
     }
 
-    /// Whether `outcome` is a server certificate refused: as untrusted over libcurl; over
-    /// URLSession, FoundationNetworking says only that the transfer failed (`URLError.unknown`).
+    /// Whether `outcome` is a server certificate refused as untrusted, on either transport.
     static func refusedCertificate(_ outcome: String?) -> Bool {
-        TestTransport.isCurl ? outcome == "transportFailed(\(URLError.Code.serverCertificateUntrusted.rawValue))"
-            : outcome?.hasPrefix("transportFailed(") == true
+        outcome == "transportFailed(\(URLError.Code.serverCertificateUntrusted.rawValue))"
     }
 
     static let proxyVariables = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]
