@@ -12,9 +12,9 @@ import TernTesting
 /// standard CurlFailure.refusedHead sets for nghttp2's refusal of a CONTINUATION flood
 /// (ResponsesAndErrors.md: `.transportFailed` with `URLError.badServerResponse`, said by Tern
 /// "where libcurl's words would mislead"): the body arrives whole and right, or the request
-/// fails as the server's fault. Fails: nghttp2 closes the session ("-904: Flooding was
-/// detected in this HTTP/2 session"), and Tern reports it as `URLError.networkConnectionLost`,
-/// which a caller reads as the network's fault, not the server's.
+/// fails as the server's fault. nghttp2 closes the session ("-904: Flooding was detected in
+/// this HTTP/2 session"), which Tern reported as `URLError.networkConnectionLost`, read by a
+/// caller as the network's fault, not the server's (`CurlFailure.flooded` now says it).
 /// (A PING flood of the same size ends instead at the request's timeout, as `.timeout`: the
 /// server not reading stalls libcurl's writes before nghttp2 counts the flood; that held.)
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct HTTP2SettingsFloodAttackTests {

@@ -12,10 +12,10 @@ import TernTesting
 /// so this is the path the TLS + pin scripts take over it. Held to Security.md: "A certificate
 /// even from those must name the host … each refused before a byte is sent
 /// (`serverCertificateUntrusted`, `serverCertificateHasBadDate`)", and "every promise settles
-/// exactly once with a typed APIError that says what went wrong". Passes over CurlTransport.
-/// Fails over URLSessionTransport: the refusal is `.transportFailed` with `URLError.unknown`
-/// (-1, "SSL certificate problem: unable to get local issuer certificate"), a code a caller
-/// cannot tell from any other failure.
+/// exactly once with a typed APIError that says what went wrong". Over URLSessionTransport the
+/// refusal was `.transportFailed` with `URLError.unknown` (-1, "SSL certificate problem: unable
+/// to get local issuer certificate"), a code a caller cannot tell from any other failure; it is
+/// now read from libcurl's words (`CurlCode.certificateRefusal(in:)`).
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct URLSessionUntrustedAttackTests {
     @Test(arguments: ["curl", "urlsession"], [true, false]) func anUntrustedCertificateIsRefusedAsUntrusted(transport: String, http2: Bool) async throws {
         let scripted = http2 ? try ScriptedHTTP2Server { request, connection in connection.answer(request.stream) } : nil
