@@ -207,6 +207,26 @@ extension Readme {
         }
     }
 
+    struct CSVParser: ResponseParser {
+        struct Unsupported: Error { let type: String }
+
+        var acceptHeader: String? { "text/csv" }
+
+        // A format with no decoder of its own says which types it makes: here rows of fields.
+        func parse<Value: Decodable>(_ type: Value.Type, from response: Response) throws -> Value {
+            let rows = String(decoding: response.body, as: UTF8.self).split(whereSeparator: \.isNewline)
+                .map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+            guard let value = rows as? Value else { throw Unsupported(type: "\(type)") }
+            return value
+        }
+    }
+
+    static func reports() -> Promise<[[String]]> {
+        let reports = APIClient(responseParser: CSVParser(), configuration: .production)
+        let sales: Promise<[[String]]> = reports.request(route: .get("/reports/sales.csv"))
+        return sales
+    }
+
     // MARK: Errors, cancellation, queues
 
     static func errorsAndCancellation(shop: ShopAPI) async throws {
@@ -337,7 +357,8 @@ extension Readme {
 
     struct Metrics: Plugin {
         func observe(_ event: PluginEvent, api: APIContext) {
-            if case .didReceive(.success(let response), let request) = event { print(request.url?.path ?? "", response.duration) }
+            guard case .didReceive(.success(let response), let request) = event, let transfer = response.metrics.last else { return }
+            print(request.url?.path ?? "", response.duration, transfer.firstByte ?? 0, transfer.reusedConnection == true ? "reused" : "new")
         }
     }
 
