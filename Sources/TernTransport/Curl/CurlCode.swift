@@ -39,7 +39,7 @@ enum CurlCode {
         default: .unknown
         }
         return URLError(kind, userInfo: [
-            NSLocalizedDescriptionKey: message,
+            NSLocalizedDescriptionKey: code == 60 ? withTrustHint(message) : message,
             NSURLErrorFailingURLErrorKey: url,
             "CURLcode": Int(code),
         ])
@@ -53,7 +53,16 @@ enum CurlCode {
               let message = error.userInfo[NSLocalizedDescriptionKey] as? String,
               ["SSL certificate problem:", "SSL: no alternative certificate subject name", "SSL: certificate subject name"]
                 .contains(where: message.hasPrefix) else { return nil }
-        return URLError(peerFailedVerification(message), userInfo: error.userInfo)
+        var info = error.userInfo
+        info[NSLocalizedDescriptionKey] = withTrustHint(message)
+        return URLError(peerFailedVerification(message), userInfo: info)
+    }
+
+    /// libcurl's words for a certificate no trusted authority signed, with where to trust a
+    /// private one: the first thing a test server or a company's own authority meets.
+    private static func withTrustHint(_ message: String) -> String {
+        guard message.contains("local issuer certificate") || message.contains("self-signed") || message.contains("self signed") else { return message }
+        return message + " (no authority the system trusts signed it; CurlTransport(trusting:) trusts a private one)"
     }
 
     /// A certificate that failed verification, as URLSession tells the cases apart: out of its
