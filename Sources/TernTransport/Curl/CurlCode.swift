@@ -62,7 +62,7 @@ enum CurlCode {
     /// private one: the first thing a test server or a company's own authority meets.
     private static func withTrustHint(_ message: String) -> String {
         guard message.contains("local issuer certificate") || message.contains("self-signed") || message.contains("self signed") else { return message }
-        return message + " (no authority the system trusts signed it; CurlTransport(trusting:) trusts a private one)"
+        return message + " (no authority this transport trusts signed it; CurlTransport(trusting:) trusts a private one)"
     }
 
     /// A certificate that failed verification, as URLSession tells the cases apart: out of its
