@@ -9,7 +9,7 @@ import TernTesting
 /// (SETTINGS_MAX_CONCURRENT_STREAMS = 1, sent on each connection before its first answer) and
 /// resets every 7th request it sees (RST_STREAM INTERNAL_ERROR, or CANCEL), while 200 GETs go
 /// through one API at once. Held to: "every promise settles exactly once with a typed
-/// APIError", within a generous bound, and "never a silently wrong answer": each answered
+/// APIError" (the suite's time limit bounds a hang), and "never a silently wrong answer": each answered
 /// promise carries a body no other promise carries, and as many promises fail as streams were
 /// reset.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct HTTP2OneStreamAttackTests {
@@ -48,27 +48,9 @@ import TernTesting
         let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never),
                               transport: try CurlTransport(trusting: server.certificates.authority), responseQueue: .global())
         let promises: [Promise<[Item]>] = (0..<200).map { api.request(route: .get(server.url + "/item/\($0)")) }
-        let settled = Task.onTestThreads { () -> [Result<[Item], any Error>] in
-            var results: [Result<[Item], any Error>] = []
-            for promise in promises { results.append(await promise.result) }
-            return results
-        }
-        let bound = Task.onTestThreads { () -> Bool in
-            try? await Task.sleep(nanoseconds: 50_000_000_000)
-            return true
-        }
-        let results = await withTaskGroup(of: [Result<[Item], any Error>]?.self) { group in
-            group.addTask { await settled.value }
-            group.addTask { _ = await bound.value; return nil }
-            let first = await group.next()!
-            group.cancelAll()
-            bound.cancel()
-            return first
-        }
-        guard let results else {
-            Issue.record("200 GETs through a one-stream server did not all settle within 50 s; \(server.requests.count) requests reached the server, \(count.reset) were reset")
-            return
-        }
+        // A promise that never settles is held by the suite's time limit.
+        var results: [Result<[Item], any Error>] = []
+        for promise in promises { results.append(await promise.result) }
         var names: [String: Int] = [:]
         var failures: [String] = []
         for result in results {
