@@ -159,6 +159,13 @@ extension Readme {
         return query
     }
 
+    static func jsonPart(product: Product, picture: URL) throws -> MultipartParameters {
+        let metadata = Part(name: "metadata", data: try JSONEncoder().encode(product), mimeType: "application/json")
+        let photo = Part(name: "photo", fileURL: picture)   // its file name and type from the URL
+        let upload = MultipartParameters(parts: [metadata, photo])
+        return upload
+    }
+
     struct PlainText: RequestParameters {
         let text: String
         var headers: HTTPHeaders = [:]
