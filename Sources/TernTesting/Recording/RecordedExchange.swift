@@ -116,7 +116,10 @@ struct RecordedExchange: Sendable {
         // A 304 or a 412 answers the conditions it was asked with (a cache's, say), and no
         // request without them: replayed to a plain GET, a 304 is an answer nobody asked for.
         let conditions = Self.answersConditions.contains(entry.response.status) ? Self.conditionFields : []
-        for name in options.matchedHeaders + conditions {
+        // An event source's reconnect says the last event it heard: the connection recorded
+        // after another event would replay events it has (the last one, again and again).
+        let resumes = options.matchedHeaders.contains { $0.lowercased() == "last-event-id" } ? [] : ["Last-Event-ID"]
+        for name in options.matchedHeaders + conditions + resumes {
             let recorded = entry.request.headers?.first { $0.name.lowercased() == name.lowercased() }?.value
             let sent = headers[name]
             guard !Self.header(recorded, matches: sent) else { continue }
