@@ -9,8 +9,9 @@ import Tern
 /// handed to `record` before the pipeline hears the end (so the file is written when the
 /// request's promise settles), which returns the error writing it, if any.
 ///
-/// A body longer than ``largestKeptBody`` is not kept: the recorder lets go of it when it grows
-/// past, and the exchange, which a recording cannot hold, fails at its end.
+/// A body longer than ``largestKeptBody`` is not kept: one whose head says so is stopped there,
+/// unheard by the pipeline; another is let go of when it grows past, and the exchange, which a
+/// recording cannot hold, fails at its end.
 final class RecordingReceiver: TransportReceiver {
     /// The longest response body a recording keeps (its file holds it as text or Base64).
     static let largestKeptBody = 64 << 20
@@ -58,6 +59,13 @@ final class RecordingReceiver: TransportReceiver {
 
     func didReceive(_ head: ResponseHead) -> TransferDecision {
         let now = clock.now
+        // A body that says it is longer than a recording keeps fails here, before a byte of it
+        // comes (a 200 MB download was fetched whole, and kept for a resume, only to fail).
+        if let length = head.contentLength, length > Self.largestKeptBody,
+           !ResponseHead.hasNoBody(statusCode: head.statusCode, method: request.method) {
+            state.withLock { $0.tooLong = Int(clamping: length) }
+            return .stop
+        }
         state.withLock { state in
             state.head = head
             state.headAt = now
@@ -102,10 +110,12 @@ final class RecordingReceiver: TransportReceiver {
     /// The end, after the entry is recorded; an exchange that went well fails if its entry
     /// could not be written.
     func didComplete(with error: (any Error)?) {
-        if let length = state.withLock({ $0.tooLong }) {
+        if let (length, heard) = state.withLock({ state in state.tooLong.map { ($0, state.headAt != nil) } }) {
             ended()
-            // Named as the file would keep it: a CI log keeps the words.
-            return receiver.didComplete(with: error ?? TooLongToRecord(request: Redactor.redacted(request, secrets: secrets), length: length))
+            // Named as the file would keep it: a CI log keeps the words. Stopped at its head, the
+            // exchange ends for that reason, whatever the transport says of the stop.
+            let tooLong = TooLongToRecord(request: Redactor.redacted(request, secrets: secrets), length: length)
+            return receiver.didComplete(with: heard ? error ?? tooLong : tooLong)
         }
         let failure = entry(error: error).flatMap(record)
         ended()

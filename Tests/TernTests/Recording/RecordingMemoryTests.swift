@@ -26,7 +26,7 @@ struct RecordingMemoryTests {
                 defer { server.stop() }
                 let recorder = try RecordingTransport(file: folder.appendingPathComponent("large.har"), mode: .record)
                 let api = AbstractAPI(configuration: APIConfiguration(timeout: 300, retryPolicy: .never), transport: recorder, responseQueue: .global())
-                // Downloaded whole, and refused as too large to record: not kept.
+                // Refused as too large to record, at its head (its length stated): not kept.
                 let result = await api.download(route: .get(server.baseURL + "/large"), to: folder.appendingPathComponent("large.bin")).result
                 let grown = try residentBytes("VmHWM") - before
                 guard case .failure(let error) = result, "\(error)".contains("not recorded") else {
