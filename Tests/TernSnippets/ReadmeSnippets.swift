@@ -253,7 +253,7 @@ extension Readme {
         }
 
         let pending = shop.products(page: 1)
-        pending.cancel()                            // cancels the URLSession task; settles as .cancelled
+        pending.cancel()                            // stops the transfer; settles as .cancelled
 
         let task = Task { try await shop.products(page: 1).value }
         task.cancel()                               // the same, from Swift concurrency
@@ -365,7 +365,8 @@ extension Readme {
     struct Metrics: Plugin {
         func observe(_ event: PluginEvent, api: APIContext) {
             guard case .didReceive(.success(let response), let request) = event, let transfer = response.metrics.last else { return }
-            print(request.url?.path ?? "", response.duration, transfer.firstByte ?? 0, transfer.reusedConnection == true ? "reused" : "new")
+            let connection = transfer.reusedConnection.map { $0 ? "reused" : "new" } ?? "-"   // nil: from the cache, or not said
+            print(request.url?.path ?? "", response.duration, transfer.firstByte ?? 0, connection)
         }
     }
 

@@ -15,6 +15,7 @@ enum StreamingSnippets {
             if event.data == "[DONE]" { break }
             print(event.data, terminator: "")   // each token as it comes
         }
+        completion.cancel()   // stops the transfer now, even in top-level code (below: leaving the loop)
     }
 
     struct Reading: Decodable, Sendable {
