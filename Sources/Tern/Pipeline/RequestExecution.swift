@@ -141,7 +141,7 @@ final class RequestExecution: Sendable {
         // Asked before the task is cancelled, which takes it out of the line.
         let waited = (task as? any ConnectionWaiting)?.isWaitingForConnection ?? false
         let timeout = APIError.timeout(.init(interval: interval, method: method.rawValue, url: request?.url ?? URL(string: route.url),
-                                             waitedForConnection: waited, waitedForRefresh: awaitingCredentials))
+                                             waitedForConnection: waited, waitedForRefresh: awaitingCredentials, wasDownload: download != nil))
         if let answered { report(.failure(timeout), for: answered) }
         finish(.failed(timeout), stoppingOn: context.pipelineQueue)
     }

@@ -264,16 +264,19 @@ extension APIError {
         /// Whether a promise's `wait()` held the main queue (or the main thread, which drains
         /// it) while it waited, which a step of the promise's chain on the main queue needs.
         package let heldTheMainQueue: Bool
+        /// Whether the request was a download, whose time may run out while its bytes still come.
+        package let wasDownload: Bool
 
         /// Creates the timeout; leave `method` and `url` out for a promise's.
         package init(interval: TimeInterval, method: String? = nil, url: URL? = nil, waitedForConnection: Bool = false,
-                     waitedForRefresh: Bool = false, heldTheMainQueue: Bool = false) {
+                     waitedForRefresh: Bool = false, heldTheMainQueue: Bool = false, wasDownload: Bool = false) {
             self.interval = interval
             self.method = method
             self.url = url
             self.waitedForConnection = waitedForConnection
             self.waitedForRefresh = waitedForRefresh
             self.heldTheMainQueue = heldTheMainQueue
+            self.wasDownload = wasDownload
         }
 
         /// What went wrong, in words.
@@ -289,6 +292,11 @@ extension APIError {
                 return "The promise did not settle within \(interval) s of wait(), which held the main queue all that time: "
                     + "a step of its chain on the main queue (an API's default responseQueue, a then or map in: .main) "
                     + "runs only once wait() returns. Await the promise's value, or call wait() off the main queue."
+            }
+            if wasDownload, !waitedForConnection {
+                return "\(subject) timed out after \(interval) s: a download's timeout spans its whole transfer. Give one that may "
+                    + "run longer a timeout of its own (RequestOptions(timeout:)), or .infinity with an idle timeout "
+                    + "(RequestOptions(idleTimeout:)), which ends it only when its bytes stop coming."
             }
             guard waitedForConnection else { return "\(subject) timed out after \(interval) s." }
             return "\(subject) timed out after \(interval) s waiting for a connection: "

@@ -86,6 +86,12 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
         return Mode(rawValue: value.lowercased()) ?? .replay
     }
 
+    /// Where a recording with no exchange is, for the words of a request it cannot answer: a
+    /// path from `#filePath` gone wrong reads as a file that does not exist.
+    private static func emptySource(_ file: URL) -> String {
+        "in \(file.path)" + (FileManager.default.fileExists(atPath: file.path) ? "" : ", which does not exist")
+    }
+
     /// What records go through: made, when it is the default one, only once a request needs it.
     private var upstream: any Transport { givenUpstream ?? DefaultTransport.shared }
 
@@ -126,6 +132,7 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
                 let told = RecordedRequest(method: recorded.method, target: redactor.hidingNamedItems(inTarget: recorded.target),
                                            headers: recorded.headers, body: recorded.body, bodyLength: recorded.bodyLength)
                 let error = UnmatchedRequest(request: told, mismatches: unanswered.nearest, subject: "recorded exchange",
+                                             emptySource: Self.emptySource(file),
                                              hidden: Redactor.values(hiddenIn: HTTPArchive.request(request, recorded: recorded, body: sent),
                                                                      secrets: options.secrets + request.credentialHeaders))
                 guard mode == .missing else {

@@ -15,6 +15,8 @@ public struct UnmatchedRequest: Error, Sendable, CustomStringConvertible {
     package let mismatches: [(stub: String, reason: String)]
     /// What the request was compared with: stubs, or a recording's exchanges.
     var subject = "stub"
+    /// Where those would be, when there are none: a recording's file, and whether it exists.
+    var emptySource: String?
     /// Values the words never show, each written as `[redacted]`: the request's credentials and
     /// secrets, which a recording keeps out of its file, and a CI log keeps too.
     var hidden: [String] = []
@@ -23,7 +25,7 @@ public struct UnmatchedRequest: Error, Sendable, CustomStringConvertible {
     public var description: String {
         var text = "No \(subject) matches \(request.method) \(request.target)"
         if mismatches.isEmpty {
-            text += ": there are no \(subject)s."
+            text += ": there are no \(subject)s\(emptySource.map { " \($0)" } ?? "")."
         } else {
             text += ". Compared with:"
             for (index, mismatch) in mismatches.enumerated() {

@@ -342,7 +342,13 @@ import FoundationNetworking
         stalled.onProgress { seen.append($0) }
         #expect(await eventually { seen.items.last?.completedBytes == 25_000 })
         clock.advance(by: 5)
-        #expect(await apiError(of: stalled)?.caseName == "timeout")
+        let error = await apiError(of: stalled)
+        #expect(error?.caseName == "timeout")
+        // It says how a long download is given time (a user's first 200 MB download, timed out,
+        // said only "timed out after 2.0 s").
+        #expect(error.map { "\($0)" }?.hasSuffix("timed out after 5.0 s: a download's timeout spans its whole transfer. Give one that may "
+            + "run longer a timeout of its own (RequestOptions(timeout:)), or .infinity with an idle timeout "
+            + "(RequestOptions(idleTimeout:)), which ends it only when its bytes stop coming.") == true, "\(String(describing: error))")
         let resume = try #require(ResumableDownload.pending(for: fixture.destination))
         #expect(resume.offset == 25_000)
         let file = try await fixture.download("bytes=100000", resumingFrom: resume).value

@@ -62,6 +62,19 @@ func recordedEntries(in file: URL) throws -> [[String: Any]] {
         #expect(unmatched.description.hasPrefix("No recorded exchange matches GET /products?page=2. Compared with:"))
     }
 
+    /// Replaying a file that is not there (a `#filePath` gone wrong) says so, where it said only
+    /// that there were no recorded exchanges (helper firsthour95).
+    @Test func replayingAFileThatIsNotThereSaysSo() async throws {
+        let file = scratchRecording()
+        let api = try api(RecordingTransport(file: file, mode: .replay), baseURL: "https://shop.example")
+        let error = await apiError(of: api.request(route: api.get(endpoint: "/products")) as Promise<Data>)
+        guard case .transportFailed(let failure)? = error, let unmatched = failure.underlying as? UnmatchedRequest else {
+            Issue.record("expected an unmatched request, got \(String(describing: error))")
+            return
+        }
+        #expect(unmatched.description == "No recorded exchange matches GET /products: there are no recorded exchanges in \(file.path), which does not exist.")
+    }
+
     /// Query items of different names match in any order, but a list's items (one name, many
     /// values) in theirs: `sort=price&sort=name` is another request than `sort=name&sort=price`.
     /// Form fields are compared the same way.
