@@ -93,7 +93,8 @@ final class RawFrameHTTP2Server: @unchecked Sendable {
 /// reports the cut body as CURLE_PARTIAL_FILE, "transfer closed with 4128869 bytes remaining
 /// to read", which Tern passes on as `URLError.networkConnectionLost`: the server broke HTTP/2,
 /// and the caller is told the network dropped (as a SETTINGS flood was, before
-/// `CurlFailure.flooded`).
+/// `CurlFailure.flooded`). The same breaches before the head fail as `badServerResponse`,
+/// as they should: only a breach after the head is misread.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct HTTP2ControlFloodAttackTests {
     static let size = 4 << 20
 
@@ -169,11 +170,22 @@ final class RawFrameHTTP2Server: @unchecked Sendable {
 
     /// A head, 64 KiB of the body, then `breach`: the request fails as the server's fault.
     @Test(arguments: Breach.allCases) func aBreachOfTheProtocolMidBodyIsTheServers(breach: Breach) async throws {
+        try await Self.breach(breach, beforeTheHead: false)
+    }
+
+    /// The same breaches before the head: the request fails as the server's fault.
+    @Test(arguments: Breach.allCases.filter { $0 != .tableSizeOverTheLimit }) func aBreachOfTheProtocolBeforeTheHeadIsTheServers(breach: Breach) async throws {
+        try await Self.breach(breach, beforeTheHead: true)
+    }
+
+    static func breach(_ breach: Breach, beforeTheHead: Bool) async throws {
         let body = Self.body()
         let server = try RawFrameHTTP2Server { stream, writer in
             let prefix: [UInt8] = breach == .tableSizeOverTheLimit ? [0x3f, 0xe1, 0xff, 0xff, 0x0f] : []
-            writer.head(stream, prefix: prefix, fields: [(31, "application/octet-stream"), (28, String(body.count))])
-            for offset in stride(from: 0, to: 65_536, by: 16_384) { writer.frame(0, 0, stream, Array(body[offset..<(offset + 16_384)])) }
+            if !beforeTheHead {
+                writer.head(stream, prefix: prefix, fields: [(31, "application/octet-stream"), (28, String(body.count))])
+                for offset in stride(from: 0, to: 65_536, by: 16_384) { writer.frame(0, 0, stream, Array(body[offset..<(offset + 16_384)])) }
+            }
             switch breach {
             case .tableSizeOverTheLimit: break
             case .windowUpdateOfZero: writer.frame(8, 0, 0, [0, 0, 0, 0])
@@ -183,6 +195,10 @@ final class RawFrameHTTP2Server: @unchecked Sendable {
             case .windowOverflow: writer.frame(8, 0, 0, [0x7f, 0xff, 0xff, 0xff])
             }
             // The rest of the body comes after, as if nothing had happened.
+            if beforeTheHead {
+                writer.head(stream, prefix: prefix, fields: [(31, "application/octet-stream"), (28, String(body.count))])
+                for offset in stride(from: 0, to: 65_536, by: 16_384) { writer.frame(0, 0, stream, Array(body[offset..<(offset + 16_384)])) }
+            }
             for offset in stride(from: 65_536, to: body.count, by: 16_384) {
                 writer.frame(0, offset + 16_384 == body.count ? 0x1 : 0, stream, Array(body[offset..<(offset + 16_384)]))
             }
