@@ -15,7 +15,9 @@ import FoundationNetworking
 /// wrong", and, for the event source, to the parser's own rule (ServerSentEventParser: an ID
 /// "that cannot go in a header … is ignored too: sent back as `Last-Event-ID`, it failed the
 /// next connection, and ended the source for good") and to EventSourceSeamAttackTests'
-/// `aHugeIDIsSentBackWholeOrEndsTyped`, which takes neither an end nor a hang.
+/// `aHugeIDIsSentBackWholeOrEndsTyped`, which takes neither an end nor a hang; and to
+/// `EventSource.isWorthReconnecting`'s rule: no reconnection "after a transport's failure
+/// that is not the network's …: those would fail again, every time".
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct EventSourceMegabyteIDAttackTests {
     static let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 
