@@ -102,5 +102,18 @@ enum RequestBuilder {
         if let field = headers.firstFramingField {
             throw .invalidRequest(.init(reason: .framingHeader(name: field.name), method: method.rawValue))
         }
+        // libcurl writes a request's head in at most 1 MiB and fails a longer one before sending
+        // it, as out of memory (URLSession on Linux too), which read as a response's fault, or as
+        // the network's: an event source sending back a server's megabyte ID reconnected for good.
+        let bytes = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+        if bytes > mostHeaderBytes, let largest = headers.max(by: { $0.value.utf8.count < $1.value.utf8.count }) {
+            throw .invalidRequest(.init(reason: .other("its header fields come to \(bytes) bytes (\(largest.name) alone \(largest.value.utf8.count)): "
+                + "more than the 1 MiB in which libcurl writes a request's head, and far more than servers take (8 to 64 KiB); it was not sent"),
+                method: method.rawValue))
+        }
     }
+
+    /// The most bytes of header fields a request may carry: libcurl's 1 MiB for a request's head,
+    /// less room for its request line and the fields the transport adds.
+    static let mostHeaderBytes = (1 << 20) - (64 << 10)
 }

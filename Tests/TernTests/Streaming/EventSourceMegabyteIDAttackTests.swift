@@ -30,7 +30,8 @@ import FoundationNetworking
     /// on both transports: after 25 s, 6 to 8 connections over libcurl (2 over URLSession),
     /// 1 request, events ["a"], no end. The
     /// reconnection must reach the server (with the ID or, as the parser does for IDs that
-    /// cannot be sent, without it), or the source must end, typed.
+    /// cannot be sent, without it), or the source must end, typed. It now ends: the pipeline
+    /// refuses a request whose fields pass `RequestBuilder.mostHeaderBytes` before sending it.
     @Test func anIDJustUnderTheLineLimitDoesNotStopEveryReconnection() async throws {
         let id = String(repeating: "i", count: (1 << 20) - 64)
         let requests = Recorder<String>()
@@ -58,10 +59,10 @@ import FoundationNetworking
         defer { reading.cancel() }
         let settled = await eventually(timeout: 25) { requests.items.count >= 2 || !ending.items.isEmpty }
         #expect(settled, "after 25 s: \(server.connections) connections, \(requests.items.count) request(s), events \(events.items), no end")
-        if !ending.items.isEmpty {
-            // Ended: typed, and not blaming a response no server sent.
-            #expect(!(ending.items.first ?? "").contains("cannot be trusted"), "\(ending.items)")
-        }
+        // The reconnect is refused before it is sent, naming the field: the source ends there.
+        #expect(ending.items.first?.hasPrefix("Invalid request: its header fields come to") == true, "\(ending.items)")
+        #expect(ending.items.first?.contains("Last-Event-ID alone \(id.utf8.count)") == true, "\(ending.items)")
+        #expect(events.items == ["a"])
     }
 
     /// A caller's field of 1 MiB: the request fails before anything is sent, but the error
@@ -79,12 +80,11 @@ import FoundationNetworking
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
         let parameters = URLParameters([:], headers: ["X-Note": String(repeating: "n", count: 1 << 20)])
         let result = await (api.request(route: .get(server.baseURL + "/x"), parameters: parameters) as Promise<Response>).result
-        guard case .failure(let error) = result else { return }   // sent whole: fine
-        let text = "\(error)"
-        #expect(!text.contains("cannot be trusted") && !text.contains("100 KB"), "\(text)")
-        #expect(!text.lowercased().contains("out of memory"), "\(text)")
-        if case APIError.transportFailed(let failure) = error {
-            #expect(![URLError.Code.badServerResponse, .unknown].contains((failure.underlying as? URLError)?.code), "\(text)")
+        guard case .failure(APIError.invalidRequest(let refusal)) = result else {
+            Issue.record("expected the request refused before it was sent, got \(result)")
+            return
         }
+        #expect("\(refusal)".contains("(X-Note alone 1048576): more than the 1 MiB in which libcurl writes a request's head"), "\(refusal)")
+        #expect(server.connections == 0)
     }
 }
