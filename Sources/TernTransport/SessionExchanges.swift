@@ -331,7 +331,7 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         // the transfer was aborted. (Only Tern's own stream is asked: FoundationNetworking's
         // crashes when asked for its error at its end.)
         #if os(Linux)
-        error = error.map { CurlCode.certificateRefusal(in: $0) ?? $0 }
+        error = error.map { CurlCode.certificateRefusal(in: $0) ?? CurlCode.brokenChunkFraming(in: $0) ?? $0 }
         #endif
         receiver.didComplete(with: exchange.failedPins ? PinnedKeyMismatch(pins: pins) : exchange.ending ?? error.map { exchange.body?.streamError ?? $0 })
         ended(exchange.request, on: session)

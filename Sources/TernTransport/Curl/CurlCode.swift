@@ -21,7 +21,7 @@ enum CurlCode {
 
     /// The `URLError` for `code`, with libcurl's message and the URL.
     static func urlError(_ code: Int32, message: String, url: URL) -> URLError {
-        let kind: URLError.Code = switch code {
+        let coded: URLError.Code = switch code {
         case 1: .unsupportedURL                     // CURLE_UNSUPPORTED_PROTOCOL
         case 3: .badURL                             // CURLE_URL_MALFORMAT
         case 5, 6: .cannotFindHost                  // CURLE_COULDNT_RESOLVE_PROXY, _HOST
@@ -38,11 +38,28 @@ enum CurlCode {
         case abortedByCallback: .cancelled
         default: .unknown
         }
+        let kind = brokeItsChunkFraming(message) ? .badServerResponse : coded
         return URLError(kind, userInfo: [
             NSLocalizedDescriptionKey: code == 60 ? withTrustHint(message) : message,
             NSURLErrorFailingURLErrorKey: url,
             "CURLcode": Int(code),
         ])
+    }
+
+    /// Whether libcurl's words say a chunked body's framing broke ("Illegal or missing
+    /// hexadecimal sequence in chunked-encoding", "Failed reading the chunked-encoded stream"):
+    /// the server's doing, which libcurl's code (a failed receive, or none) would have read as
+    /// the network's, or as nothing in particular.
+    static func brokeItsChunkFraming(_ message: String) -> Bool {
+        message.contains("chunked-encod")
+    }
+
+    /// FoundationNetworking's error for a response whose chunked framing broke, which it leaves
+    /// `.unknown` or a lost connection with its libcurl's words: coded as over ``CurlTransport``.
+    static func brokenChunkFraming(in error: any Error) -> URLError? {
+        guard let error = error as? URLError, [.unknown, .networkConnectionLost].contains(error.code),
+              let message = error.userInfo[NSLocalizedDescriptionKey] as? String, brokeItsChunkFraming(message) else { return nil }
+        return URLError(.badServerResponse, userInfo: error.userInfo)
     }
 
     /// FoundationNetworking's error for a server certificate its libcurl refused, which it

@@ -16,7 +16,8 @@ import FoundationNetworking
 /// FramingLieAttackTests takes any `URLError` for such frames; this holds them to
 /// ResponsesAndErrors.md ("whatever … a hostile server does, a request ends in one `APIError`
 /// that names the problem") as Tern already does for a head it refuses and for an HTTP/2
-/// flood: `.transportFailed` with `URLError.badServerResponse`, the server's fault.
+/// flood: `.transportFailed` with `URLError.badServerResponse`, the server's fault. It holds
+/// now: libcurl's words for a broken chunk framing code the error, over both transports.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct MidBodyFramingAttackTests {
     static let breaches: [String] = ["zz\r\nhello\r\n0\r\n\r\n", "-5\r\nhello\r\n0\r\n\r\n", "5\r\nhelloXX0\r\n\r\n", "0x5\r\nhello\r\n0\r\n\r\n"]
 
