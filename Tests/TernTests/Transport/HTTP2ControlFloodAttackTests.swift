@@ -206,6 +206,14 @@ final class RawFrameHTTP2Server: @unchecked Sendable {
         let result = await (try Self.api(server).request(route: .get(server.url + "/big")) as Promise<Response>).result
         switch result {
         case .success(let response): Issue.record("\(breach): answered with \(response.body.count) bytes, \(response.body == Data(body) ? "right" : "wrong")")
+        case .failure(let error) where !beforeTheHead && breach != .tableSizeOverTheLimit:
+            // nghttp2 answers the breach with a GOAWAY, and libcurl 7.88 reports the body cut short
+            // (CURLE_PARTIAL_FILE, "transfer closed with N bytes remaining to read"), in the words
+            // and code of a connection the network lost: nothing in what it tells Tern sets the two
+            // apart. The request fails typed, once; only who is to blame is wrong.
+            withKnownIssue("libcurl 7.88 reports nghttp2's refusal of a breach mid-body as a connection lost") {
+                #expect(Self.wrongFailure(error) == nil, "\(breach): \(error)")
+            }
         case .failure(let error): #expect(Self.wrongFailure(error) == nil, "\(breach): \(error)")
         }
     }
