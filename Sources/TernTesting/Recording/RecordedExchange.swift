@@ -115,7 +115,10 @@ struct RecordedExchange: Sendable {
         distance += queryDifferences.count
         // A 304 or a 412 answers the conditions it was asked with (a cache's, say), and no
         // request without them: replayed to a plain GET, a 304 is an answer nobody asked for.
-        let conditions = Self.answersConditions.contains(entry.response.status) ? Self.conditionFields : []
+        // So does a 206 or a 416 its range: replayed to a request for the whole, a part would be
+        // taken for the whole body.
+        let conditions = (Self.answersConditions.contains(entry.response.status) ? Self.conditionFields : [])
+            + (Self.answersRanges.contains(entry.response.status) ? Self.rangeFields : [])
         // An event source's reconnect says the last event it heard: the connection recorded
         // after another event would replay events it has (the last one, again and again).
         let resumes = options.matchedHeaders.contains { $0.lowercased() == "last-event-id" } ? [] : ["Last-Event-ID"]
@@ -137,6 +140,9 @@ struct RecordedExchange: Sendable {
     /// The statuses that answer a request's conditions, and the fields that state them.
     private static let answersConditions: Set = [304, 412]
     private static let conditionFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since"]
+    /// The statuses that answer a request's range, and the fields that state it.
+    private static let answersRanges: Set = [206, 416]
+    private static let rangeFields = ["Range", "If-Range"]
 
     /// What differs between two lists of fields: those of different names in any order, those of
     /// one name in the order written, as a list's items (`tag=a&tag=b`) are. A recorded
