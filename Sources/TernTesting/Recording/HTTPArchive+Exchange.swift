@@ -67,13 +67,32 @@ extension HTTPArchive {
 }
 
 extension HTTPArchive.Entry {
+    /// A recorded `Location` on the loopback origin its request was recorded on, moved to the
+    /// one it is replayed to: a test's server takes another port at each run, which the match
+    /// leaves out, and the hop that stayed at its origin when recorded would leave it (its
+    /// credentials dropped, a policy refusing cross-origin hops refusing it). Any other stays.
+    static func location(_ location: String, recordedFor recorded: String, replayedTo url: URL) -> String {
+        guard var moved = URLComponents(string: location), let from = URLComponents(string: recorded),
+              let to = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let host = moved.host?.lowercased(), Self.loopbackHosts.contains(host),
+              moved.scheme?.lowercased() == from.scheme?.lowercased(), host == from.host?.lowercased(), moved.port == from.port,
+              to.host.map({ Self.loopbackHosts.contains($0.lowercased()) }) == true else { return location }
+        moved.scheme = to.scheme
+        moved.host = to.host
+        moved.port = to.port
+        return moved.string ?? location
+    }
+
+    private static let loopbackHosts: Set = ["127.0.0.1", "::1", "[::1]", "localhost"]
+
     /// Headers a replayed response cannot carry as recorded: its body is decoded already and
     /// its length is the stub's to set; HTTP/2's pseudo-headers are no fields.
     private static let unreplayed: Set<String> = ["content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"]
 
-    /// The answer replaying the entry: the whole body at once, or, on `clock`, each chunk after
-    /// its recorded pause; an exchange cut short, as far as it came, then its failure.
-    func answer(pacedOn clock: (any APIClock)?) -> StubAnswer {
+    /// The answer replaying the entry to a request for `url`: the whole body at once, or, on
+    /// `clock`, each chunk after its recorded pause; an exchange cut short, as far as it came,
+    /// then its failure.
+    func answer(to url: URL?, pacedOn clock: (any APIClock)?) -> StubAnswer {
         let failure = error.map { URLError(URLError.Code(rawValue: $0) ?? .unknown) }
         if response.status == 0 { return .failure(failure ?? URLError(.unknown)) }
         var headers = HTTPHeaders()
@@ -90,6 +109,7 @@ extension HTTPArchive.Entry {
             // A repeated field (Set-Cookie) keeps its values, joined as URLSession joins them.
             headers[field.name] = headers[field.name].map { $0 + ", " + field.value } ?? field.value
         }
+        if let location = headers["Location"], let url { headers["Location"] = Self.location(location, recordedFor: request.url, replayedTo: url) }
         if bodyless { return StubAnswer(outcome: .streamed(status: response.status, headers: headers, pieces: []), endsWith: failure) }
         // A browser that did not keep a body (exported without content, evicted) gives its size
         // alone: that answer is not in the archive, and replayed empty it would pass for one.

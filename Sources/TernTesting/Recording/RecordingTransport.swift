@@ -160,7 +160,7 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
     }
 
     private func replay(_ entry: HTTPArchive.Entry, for request: TransportRequest, bodyLength: Int, to exchange: Exchange) -> any TransportTask {
-        let answer = entry.answer(pacedOn: pacing)
+        let answer = entry.answer(to: request.urlRequest.url, pacedOn: pacing)
         let clock = pacing ?? SystemClock.shared
         queue.async { exchange.run(.success(answer), for: request, bodyLength: bodyLength, clock: clock) }
         return exchange
