@@ -25,6 +25,8 @@ final class RecordingReceiver: TransportReceiver {
         var last: TimeInterval
         var headAt: TimeInterval?
         var metrics: TransferMetrics?
+        /// Whether the pipeline stopped the transfer (a body over its size limit, say).
+        var stopped = false
     }
 
     private let receiver: any TransportReceiver
@@ -71,7 +73,13 @@ final class RecordingReceiver: TransportReceiver {
             state.headAt = now
             state.last = now
         }
-        return receiver.didReceive(head)
+        return noted(receiver.didReceive(head))
+    }
+
+    /// `decision`, noted when it stops the transfer.
+    private func noted(_ decision: TransferDecision) -> TransferDecision {
+        if case .stop = decision { state.withLock { $0.stopped = true } }
+        return decision
     }
 
     func didReceive(_ chunk: Data) -> TransferDecision {
@@ -99,7 +107,7 @@ final class RecordingReceiver: TransportReceiver {
             }
             state.last = now
         }
-        return receiver.didReceive(chunk)
+        return noted(receiver.didReceive(chunk))
     }
 
     func didCollect(_ metrics: TransferMetrics) {
@@ -117,7 +125,11 @@ final class RecordingReceiver: TransportReceiver {
             let tooLong = TooLongToRecord(request: Redactor.redacted(request, secrets: secrets), length: length)
             return receiver.didComplete(with: heard ? error ?? tooLong : tooLong)
         }
-        let failure = entry(error: error).flatMap(record)
+        // A transfer the pipeline stopped is kept as cut short, whatever the transport says of
+        // the stop (URLSession's ends with no error): kept whole, a body refused at its head
+        // replayed as an empty 200, and one stopped midway as a shorter body.
+        let stopped = state.withLock { $0.stopped } ? URLError(.unknown) : nil
+        let failure = entry(error: error ?? stopped).flatMap(record)
         ended()
         receiver.didComplete(with: error ?? failure)
     }
