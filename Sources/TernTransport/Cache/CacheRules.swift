@@ -112,33 +112,75 @@ enum CacheRules {
         for name in ["location", "content-location"] {
             guard let value = headers[name], let target = URL(string: value, relativeTo: url)?.absoluteURL,
                   target.scheme?.lowercased() == url.scheme?.lowercased(), target.host?.lowercased() == url.host?.lowercased(),
-                  target.port == url.port else { continue }
+                  CacheKey.port(of: target) == CacheKey.port(of: url) else { continue }
             urls.append(CacheKey.of(target))
         }
         return urls
     }
 }
 
-/// The key a response is kept under: its URL, scheme and host in lower case, without fragment,
-/// and without a user and password, which are the request's credentials (compared as digests,
-/// never written).
+/// The key a response is kept under: its URL, scheme and host in lower case, without its
+/// scheme's own port, dot segments or fragment, and without a user and password, which are the
+/// request's credentials (compared as digests, never written). URLs the transports send as one
+/// (`http://h:80/a/../b` goes out as `http://h/b`) are one key, so that an unsafe request to one
+/// spelling makes the cache forget the other.
 enum CacheKey {
     static func of(_ url: URL) -> String {
         // Most URLs are written so already: read without taking them apart, byte by byte (as
         // characters, with Foundation's `contains` and Unicode's `isUppercase`, this was a
-        // tenth of a cache hit's time). Anything but ASCII before the path goes the long way.
+        // tenth of a cache hit's time). Anything but ASCII before the path, a port, or a dot
+        // after a slash goes the long way.
         let text = url.absoluteString
         let bytes = text.utf8
         let authorityEnd = bytes.dropFirst(8).firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
-        if !bytes.contains(UInt8(ascii: "#")),
-           !bytes[..<authorityEnd].contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || $0 >= 0x80 || $0 == UInt8(ascii: "@") }) {
+        let path = bytes[authorityEnd..<(bytes[authorityEnd...].firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex)]
+        let authority = bytes[..<authorityEnd]
+        let ownPort = text.hasPrefix("http://") ? ":80" : text.hasPrefix("https://") ? ":443" : nil
+        let namesItsDefaultPort = ownPort.map { authority.reversed().starts(with: $0.utf8.reversed()) } ?? false
+        if !bytes.contains(UInt8(ascii: "#")), !namesItsDefaultPort,
+           !authority.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || $0 >= 0x80 || $0 == UInt8(ascii: "@") }),
+           !zip(path, path.dropFirst()).contains(where: { $0 == UInt8(ascii: "/") && $1 == UInt8(ascii: ".") }) {
             return text
         }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
         components.scheme = components.scheme?.lowercased()
         components.host = components.host?.lowercased()
+        if components.port == defaultPort(components.scheme) { components.port = nil }
+        components.percentEncodedPath = withoutDotSegments(components.percentEncodedPath)
         components.fragment = nil
         (components.user, components.password) = (nil, nil)
         return components.string ?? url.absoluteString
+    }
+
+    /// The port a request to `url` goes to: its own, or its scheme's.
+    static func port(of url: URL) -> Int? {
+        url.port ?? defaultPort(url.scheme?.lowercased())
+    }
+
+    private static func defaultPort(_ scheme: String?) -> Int? {
+        switch scheme {
+        case "http": 80
+        case "https": 443
+        default: nil
+        }
+    }
+
+    /// `path` with its `.` and `..` segments taken out (RFC 3986, §5.2.4), as libcurl takes
+    /// them out before sending.
+    static func withoutDotSegments(_ path: String) -> String {
+        guard path.contains("/.") else { return path }
+        var kept: [Substring] = []
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        for (index, segment) in segments.enumerated() {
+            let isLast = index == segments.count - 1
+            switch segment {
+            case ".": if isLast { kept.append("") }
+            case "..":
+                if !kept.isEmpty { kept.removeLast() }
+                if isLast { kept.append("") }
+            default: kept.append(segment)
+            }
+        }
+        return "/" + kept.joined(separator: "/")
     }
 }

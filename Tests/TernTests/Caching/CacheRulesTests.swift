@@ -74,6 +74,23 @@ import FoundationNetworking
         #expect(try key("http://A.example") == "http://a.example")
         #expect(try key("https://USER@shop.example/x") == key("https://USER@shop.example/x#y"))
     }
+
+    /// Spellings the transports send as one URL are one key (helper attack95a: `:80` and dot
+    /// segments gave two, and an unsafe request to one spelling left the other kept).
+    @Test func spellingsSentAsOneURLAreOneKey() throws {
+        func key(_ text: String) throws -> String { CacheKey.of(try #require(URL(string: text))) }
+        #expect(try key("http://a.example:80/x") == "http://a.example/x")
+        #expect(try key("https://a.example:443/x?q=1") == "https://a.example/x?q=1")
+        #expect(try key("http://a.example:443/x") == "http://a.example:443/x")
+        #expect(try key("https://a.example:80/x") == "https://a.example:80/x")
+        #expect(try key("https://a.example/a/../b") == "https://a.example/b")
+        #expect(try key("https://a.example/a/./b/..") == "https://a.example/a/")
+        #expect(try key("https://a.example/../b?next=/a/../c") == "https://a.example/b?next=/a/../c")
+        #expect(try key("https://a.example/.well-known/x") == "https://a.example/.well-known/x")
+        #expect(try key("https://a.example/a/%2E%2E/b") == "https://a.example/a/%2E%2E/b")
+        let url = try #require(URL(string: "http://shop.example/items"))
+        #expect(CacheRules.invalidated(by: url, headers: ["location": "http://shop.example:80/items/2"]) == ["http://shop.example/items", "http://shop.example/items/2"])
+    }
 }
 
 /// The fast reading of IMF-fixdates agrees with the calendar's over four centuries of dates.
