@@ -34,8 +34,7 @@ final class HTTP2Server: @unchecked Sendable {
     }
 
     let certificates: TestCertificates
-    private var server: RawServer?
-    private var relay: TLSRelay?
+    private var tls: RelayedRawServer?
     private let body: Data
     /// By request number, from 1: the requests not answered.
     private let misbehaviors: [Int: Misbehavior]
@@ -55,7 +54,7 @@ final class HTTP2Server: @unchecked Sendable {
         self.body = body
         self.misbehaviors = misbehaviors
         certificates = try TestCertificates()
-        let server = try RawServer { [weak self] connection in
+        tls = try RelayedRawServer(certificates: certificates) { [weak self] connection in
             var frames = Frames(connection: connection)
             var chunk = [UInt8](repeating: 0, count: 65_536)
             while case let count = recv(connection.socket, &chunk, chunk.count, 0), count > 0, let self {
@@ -63,16 +62,9 @@ final class HTTP2Server: @unchecked Sendable {
                 while let consumed = self.handleNext(&frames) { frames.buffer.removeFirst(consumed) }
             }
         }
-        self.server = server
-        relay = try TLSRelay(certificates: certificates, to: server.port, offeringHTTP2: true)
     }
 
-    deinit {
-        relay?.stop()
-        server?.stop()
-    }
-
-    var url: String { relay?.baseURL ?? "" }
+    var url: String { tls?.url ?? "" }
 
     var connections: Int { lock.withLock { seenConnections } }
     var requests: [Request] { lock.withLock { seenRequests } }

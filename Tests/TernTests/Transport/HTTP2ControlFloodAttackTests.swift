@@ -28,12 +28,11 @@ final class RawFrameHTTP2Server: @unchecked Sendable {
     }
 
     let certificates: TestCertificates
-    private var server: RawServer?
-    private var relay: TLSRelay?
+    private var tls: RelayedRawServer?
 
     init(script: @escaping @Sendable (_ stream: UInt32, Writer) -> Void) throws {
         certificates = try TestCertificates()
-        let server = try RawServer { raw in
+        tls = try RelayedRawServer(certificates: certificates) { raw in
             let writer = Writer(connection: raw)
             var buffer = [UInt8]()
             var sawPreface = false
@@ -64,16 +63,9 @@ final class RawFrameHTTP2Server: @unchecked Sendable {
                 }
             }
         }
-        self.server = server
-        relay = try TLSRelay(certificates: certificates, to: server.port, offeringHTTP2: true)
     }
 
-    deinit {
-        relay?.stop()
-        server?.stop()
-    }
-
-    var url: String { relay?.baseURL ?? "" }
+    var url: String { tls?.url ?? "" }
 }
 
 /// HTTP/2 over TLS (libcurl only: the API is built on a CurlTransport) during a 4 MiB answer,

@@ -61,8 +61,7 @@ final class ScriptedHTTP2Server: @unchecked Sendable {
     }
 
     let certificates: TestCertificates
-    private var server: RawServer?
-    private var relay: TLSRelay?
+    private var tls: RelayedRawServer?
     private let lock = NSLock()
     private var seenConnections = 0
     private var seenRequests: [Request] = []
@@ -70,7 +69,7 @@ final class ScriptedHTTP2Server: @unchecked Sendable {
     /// `script` plays each request once its stream has ended, on its connection's thread.
     init(script: @escaping @Sendable (Request, Connection) -> Void) throws {
         certificates = try TestCertificates()
-        let server = try RawServer { [weak self] raw in
+        tls = try RelayedRawServer(certificates: certificates) { [weak self] raw in
             guard let self else { return }
             var buffer = Data()
             var bodies: [UInt32: Data] = [:]
@@ -120,16 +119,9 @@ final class ScriptedHTTP2Server: @unchecked Sendable {
                 }
             }
         }
-        self.server = server
-        relay = try TLSRelay(certificates: certificates, to: server.port, offeringHTTP2: true)
     }
 
-    deinit {
-        relay?.stop()
-        server?.stop()
-    }
-
-    var url: String { relay?.baseURL ?? "" }
+    var url: String { tls?.url ?? "" }
     var connections: Int { lock.withLock { seenConnections } }
     var requests: [Request] { lock.withLock { seenRequests } }
 }

@@ -24,8 +24,7 @@ import TernTesting
         static let again = Data(#"{"name":"again"}"#.utf8)
 
         let certificates: TestCertificates
-        private var server: RawServer?
-        private var relay: TLSRelay?
+        private var tls: RelayedRawServer?
         private let lock = NSLock()
         private let sendLock = NSLock()
         private var sockets: [Int32] = []
@@ -35,7 +34,7 @@ import TernTesting
 
         init() throws {
             certificates = try TestCertificates()
-            let server = try RawServer { [weak self] connection in
+            tls = try RelayedRawServer(certificates: certificates) { [weak self] connection in
                 guard let self else { return }
                 let index = self.lock.withLock {
                     self.sockets.append(connection.socket)
@@ -52,16 +51,9 @@ import TernTesting
                     }
                 }
             }
-            self.server = server
-            relay = try TLSRelay(certificates: certificates, to: server.port, offeringHTTP2: true)
         }
 
-        deinit {
-            relay?.stop()
-            server?.stop()
-        }
-
-        var url: String { relay?.baseURL ?? "" }
+        var url: String { tls?.url ?? "" }
         /// Requests on connections numbered this or more are answered at once with `again`.
         var autoAnswerFrom: Int {
             get { lock.withLock { answeringFrom } }

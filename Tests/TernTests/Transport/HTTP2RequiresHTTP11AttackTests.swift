@@ -24,8 +24,7 @@ import TernTesting
         let certificates: TestCertificates
         private let lock = NSLock()
         private var seenRequests: [Seen] = []
-        private var raw: RawServer?
-        private var relay: TLSRelay?
+        private var tls: RelayedRawServer?
         /// Run once a stream's request came whole, before it is refused.
         private let beforeRefusing: @Sendable () -> Void
         static let answer = Data(#"{"name":"again"}"#.utf8)
@@ -33,17 +32,10 @@ import TernTesting
         init(beforeRefusing: @escaping @Sendable () -> Void = {}) throws {
             self.beforeRefusing = beforeRefusing
             certificates = try TestCertificates()
-            let raw = try RawServer { [weak self] connection in self?.serve(connection.socket) }
-            self.raw = raw
-            relay = try TLSRelay(certificates: certificates, to: raw.port, offeringHTTP2: true)
+            tls = try RelayedRawServer(certificates: certificates) { [weak self] connection in self?.serve(connection.socket) }
         }
 
-        deinit {
-            relay?.stop()
-            raw?.stop()
-        }
-
-        var url: String { relay?.baseURL ?? "" }
+        var url: String { tls?.url ?? "" }
         var seen: [Seen] { lock.withLock { seenRequests } }
 
         private func serve(_ socket: Int32) {

@@ -9,15 +9,14 @@ import TernTesting
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct HTTP2ZeroWindowAttackTests {
     final class Server: @unchecked Sendable {
         let certificates: TestCertificates
-        private var raw: RawServer?
-        private var relay: TLSRelay?
+        private var tls: RelayedRawServer?
         private let lock = NSLock()
         private var count = 0
         var received: Int { lock.withLock { count } }
 
         init() throws {
             certificates = try TestCertificates()
-            let raw = try RawServer { [weak self] connection in
+            tls = try RelayedRawServer(certificates: certificates) { [weak self] connection in
                 let socket = connection.socket
                 var chunk = [UInt8](repeating: 0, count: 65_536)
                 var sentSettings = false
@@ -31,16 +30,9 @@ import TernTesting
                     }
                 }
             }
-            self.raw = raw
-            relay = try TLSRelay(certificates: certificates, to: raw.port, offeringHTTP2: true)
         }
 
-        deinit {
-            relay?.stop()
-            raw?.stop()
-        }
-
-        var url: String { relay?.baseURL ?? "" }
+        var url: String { tls?.url ?? "" }
     }
 
     @Test(arguments: [false, true])
