@@ -60,4 +60,44 @@ import TernTesting
         default: Issue.record("recorded responseTooLarge, replayed \(replayed); the file: \(entries)")
         }
     }
+
+    /// The same limit passed in the middle of a body of no stated length (read until the
+    /// connection closes): recorded, the request fails `responseTooLarge`; the file must not keep
+    /// the part that came before the stop as a whole answer, which a replay with a higher limit
+    /// (or none) would hand over as the body.
+    ///
+    /// Through URLSession the file keeps the 16 306 bytes that came before the stop as a whole
+    /// `200` (no `_transportError`, no `_open`), and the replay with no limit hands them over as
+    /// the body, a success: a silently wrong answer. In about one run in six the file keeps the
+    /// exchange `_open` instead (the stop's cancel was reported, and `RecordingReceiver` takes any
+    /// cancel after a head for a client that left a stream): the replay of this plain request
+    /// then stays open until the request's timeout (a minute), which the 20 s bound here cuts
+    /// short. Passes on libcurl (the stop ends as an error, `-1`, replayed as a cut exchange).
+    @Test func aBodyStoppedAtTheLimitIsNotReplayedAsAWholeOne() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            connection.send(Array("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n".utf8) + [UInt8](Self.body))
+        }
+        let baseURL = server.baseURL
+        let recording = try TestAPI(baseURL: baseURL, configuration: APIConfiguration(maximumResponseSize: 10_000, retryPolicy: .never),
+                                    transport: RecordingTransport(file: file, mode: .record, upstream: TestTransport.make()))
+        let recorded = await request(recording)
+        server.stop()
+        guard case .failure(APIError.responseTooLarge) = recorded else {
+            Issue.record("recorded \(recorded)")
+            return
+        }
+        let entry = try recordedEntries(in: file).first
+        let kept = (entry?["response"] as? [String: Any]).flatMap { $0["content"] as? [String: Any] }?["size"] ?? "none"
+        let replaying = try TestAPI(baseURL: baseURL, configuration: APIConfiguration(maximumResponseSize: .unlimited, retryPolicy: .never),
+                                    transport: RecordingTransport(file: file, mode: .replay))
+        switch await request(replaying) {
+        case .success(let data):
+            #expect(data.count == Self.body.count, "replayed \(data.count) bytes of \(Self.body.count) as a whole answer; the entry keeps \(kept) bytes, error \(entry?["_transportError"] ?? "none"), open \(entry?["_open"] ?? "no")")
+        case .failure(let error):
+            #expect(error is APIError, "\(error)")
+        }
+    }
 }
