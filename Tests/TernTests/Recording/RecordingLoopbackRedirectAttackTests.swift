@@ -64,4 +64,40 @@ import TernTesting
         case .failure(let error): Issue.record("recorded a product, replayed \(error)")
         }
     }
+
+    /// The same stale port in a `Link` header: two pages of a listing linked by `Link: <http://
+    /// 127.0.0.1:<port>/products?page=2>; rel="next"` (the server writes it from `Host`),
+    /// recorded, then replayed in a later run whose server is on another port. Page 1 is
+    /// answered; its recorded next link names the last run's port, another origin to the
+    /// paginator, which follows no next link to another origin and ends the listing there,
+    /// with no error: the replay reads one page where the recording read two (a silently
+    /// wrong answer, in `.replay` itself). In `.missing` mode, a page the file lacks would be
+    /// sent to the last run's port, not this run's server.
+    @Test func aListingRecordedOnALoopbackPortReplaysAllItsPagesOnAnother() async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let handler: @Sendable (RecordedRequest) -> ServerResponse = { request in
+            let page = Int(request.queryItems.first { $0.name == "page" }?.value ?? "1") ?? 1
+            var response = ServerResponse.json(#"[{"name": "p\#(page)", "price": \#(page)}]"#)
+            if page < 3 { response.headers["Link"] = "<http://\(request.headers["Host"] ?? "")/products?page=\(page + 1)>; rel=\"next\"" }
+            return response
+        }
+        let first = try LoopbackServer(handler: handler)
+        func read(_ baseURL: String, _ transport: RecordingTransport, pages limit: Int) async throws -> [String] {
+            let api = try TestAPI(baseURL: baseURL, transport: transport)
+            var names: [String] = []
+            for try await page in api.pages(APIRequest<[Product]>(.get("/products")), style: .linkHeader) {
+                names += page.elements.map(\.name)
+                if names.count == limit { break }
+            }
+            return names
+        }
+        let recorded = try await read(first.baseURL, RecordingTransport(file: file, mode: .record, upstream: TestTransport.make()), pages: 2)
+        first.stop()
+        #expect(recorded == ["p1", "p2"])
+
+        let nextRun = try ClosedPort()
+        let replayed = try await read(nextRun.baseURL, RecordingTransport(file: file, mode: .replay), pages: 2)
+        #expect(replayed == ["p1", "p2"], "the listing recorded with two pages replayed \(replayed)")
+    }
 }
