@@ -67,10 +67,11 @@ extension HTTPArchive {
 }
 
 extension HTTPArchive.Entry {
-    /// A recorded `Location` on the loopback origin its request was recorded on, moved to the
-    /// one it is replayed to: a test's server takes another port at each run, which the match
-    /// leaves out, and the hop that stayed at its origin when recorded would leave it (its
-    /// credentials dropped, a policy refusing cross-origin hops refusing it). Any other stays.
+    /// A recorded `Location` (or `Content-Location`) on the loopback origin its request was
+    /// recorded on, moved to the one it is replayed to: a test's server takes another port at
+    /// each run, which the match leaves out, and the hop that stayed at its origin when recorded
+    /// would leave it (its credentials dropped, a policy refusing cross-origin hops refusing it).
+    /// Any other stays.
     static func location(_ location: String, recordedFor recorded: String, replayedTo url: URL) -> String {
         guard var moved = URLComponents(string: location), let from = URLComponents(string: recorded),
               let to = URLComponents(url: url, resolvingAgainstBaseURL: false),
@@ -81,6 +82,18 @@ extension HTTPArchive.Entry {
         moved.host = to.host
         moved.port = to.port
         return moved.string ?? location
+    }
+
+    /// A recorded `Link` field's targets (a listing's next page), each moved as a `Location` is.
+    static func links(_ field: String, recordedFor recorded: String, replayedTo url: URL) -> String {
+        var moved = ""
+        var rest = field[...]
+        while let open = rest.firstIndex(of: "<"), let close = rest[open...].firstIndex(of: ">") {
+            let target = rest.index(after: open)
+            moved += rest[..<target] + location(String(rest[target..<close]), recordedFor: recorded, replayedTo: url)
+            rest = rest[close...]
+        }
+        return moved + rest
     }
 
     private static let loopbackHosts: Set = ["127.0.0.1", "::1", "[::1]", "localhost"]
@@ -109,7 +122,12 @@ extension HTTPArchive.Entry {
             // A repeated field (Set-Cookie) keeps its values, joined as URLSession joins them.
             headers[field.name] = headers[field.name].map { $0 + ", " + field.value } ?? field.value
         }
-        if let location = headers["Location"], let url { headers["Location"] = Self.location(location, recordedFor: request.url, replayedTo: url) }
+        if let url {
+            for name in ["Location", "Content-Location"] {
+                if let value = headers[name] { headers[name] = Self.location(value, recordedFor: request.url, replayedTo: url) }
+            }
+            if let links = headers["Link"] { headers["Link"] = Self.links(links, recordedFor: request.url, replayedTo: url) }
+        }
         if bodyless { return StubAnswer(outcome: .streamed(status: response.status, headers: headers, pieces: []), endsWith: failure) }
         // A browser that did not keep a body (exported without content, evicted) gives its size
         // alone: that answer is not in the archive, and replayed empty it would pass for one.
