@@ -25,8 +25,10 @@ final class RecordingReceiver: TransportReceiver {
         var last: TimeInterval
         var headAt: TimeInterval?
         var metrics: TransferMetrics?
-        /// Whether the pipeline stopped the transfer (a body over its size limit, say).
+        /// Whether the pipeline stopped the transfer (a body over its size limit, say), and
+        /// whether it did at the head.
         var stopped = false
+        var stoppedAtHead = false
     }
 
     private let receiver: any TransportReceiver
@@ -73,12 +75,17 @@ final class RecordingReceiver: TransportReceiver {
             state.headAt = now
             state.last = now
         }
-        return noted(receiver.didReceive(head))
+        return noted(receiver.didReceive(head), atHead: true)
     }
 
     /// `decision`, noted when it stops the transfer.
-    private func noted(_ decision: TransferDecision) -> TransferDecision {
-        if case .stop = decision { state.withLock { $0.stopped = true } }
+    private func noted(_ decision: TransferDecision, atHead: Bool = false) -> TransferDecision {
+        if case .stop = decision {
+            state.withLock { state in
+                state.stopped = true
+                state.stoppedAtHead = state.stoppedAtHead || atHead
+            }
+        }
         return decision
     }
 
@@ -126,10 +133,13 @@ final class RecordingReceiver: TransportReceiver {
             return receiver.didComplete(with: heard ? error ?? tooLong : tooLong)
         }
         // A transfer the pipeline stopped is kept as cut short, whatever the transport says of
-        // the stop (URLSession's ends with no error): kept whole, a body refused at its head
-        // replayed as an empty 200, and one stopped midway as a shorter body.
-        let stopped = state.withLock { $0.stopped } ? URLError(.unknown) : nil
-        let failure = entry(error: error ?? stopped).flatMap(record)
+        // the stop (URLSession's ends with no error, or now and then as cancelled): kept whole, a
+        // body refused at its head replayed as an empty 200, and one stopped midway as a shorter
+        // body. A cancel after a chunk stays a stream the client left (`_open`).
+        let (stopped, atHead) = state.withLock { ($0.stopped, $0.stoppedAtHead) }
+        let cancelled = (error as? URLError)?.code == .cancelled
+        let kept: (any Error)? = stopped && (error == nil || atHead && cancelled) ? URLError(.unknown) : error
+        let failure = entry(error: kept).flatMap(record)
         ended()
         receiver.didComplete(with: error ?? failure)
     }
