@@ -25,10 +25,9 @@ final class RecordingReceiver: TransportReceiver {
         var last: TimeInterval
         var headAt: TimeInterval?
         var metrics: TransferMetrics?
-        /// Whether the pipeline stopped the transfer (a body over its size limit, say), and
-        /// whether it did at the head.
-        var stopped = false
-        var stoppedAtHead = false
+        /// How the pipeline first ended the transfer, if it did: by a decision (a body over its
+        /// size limit, say), or by cancelling it (a reader that left a stream, a cancel).
+        var ended: PipelineEnd?
     }
 
     private let receiver: any TransportReceiver
@@ -75,18 +74,23 @@ final class RecordingReceiver: TransportReceiver {
             state.headAt = now
             state.last = now
         }
-        return noted(receiver.didReceive(head), atHead: true)
+        return noted(receiver.didReceive(head))
+    }
+
+    /// How the pipeline ended a transfer.
+    enum PipelineEnd {
+        case stopped, cancelled
     }
 
     /// `decision`, noted when it stops the transfer.
-    private func noted(_ decision: TransferDecision, atHead: Bool = false) -> TransferDecision {
-        if case .stop = decision {
-            state.withLock { state in
-                state.stopped = true
-                state.stoppedAtHead = state.stoppedAtHead || atHead
-            }
-        }
+    private func noted(_ decision: TransferDecision) -> TransferDecision {
+        if case .stop = decision { noteEnd(.stopped) }
         return decision
+    }
+
+    /// Notes how the pipeline ended the transfer, unless it had already.
+    func noteEnd(_ end: PipelineEnd) {
+        state.withLock { $0.ended = $0.ended ?? end }
     }
 
     func didReceive(_ chunk: Data) -> TransferDecision {
@@ -132,13 +136,13 @@ final class RecordingReceiver: TransportReceiver {
             let tooLong = TooLongToRecord(request: Redactor.redacted(request, secrets: secrets), length: length)
             return receiver.didComplete(with: heard ? error ?? tooLong : tooLong)
         }
-        // A transfer the pipeline stopped is kept as cut short, whatever the transport says of
-        // the stop (URLSession's ends with no error, or now and then as cancelled): kept whole, a
-        // body refused at its head replayed as an empty 200, and one stopped midway as a shorter
-        // body. A cancel after a chunk stays a stream the client left (`_open`).
-        let (stopped, atHead) = state.withLock { ($0.stopped, $0.stoppedAtHead) }
-        let cancelled = (error as? URLError)?.code == .cancelled
-        let kept: (any Error)? = stopped && (error == nil || atHead && cancelled) ? URLError(.unknown) : error
+        // A transfer the pipeline stopped before any cancel is kept as cut short, whatever the
+        // transport says of the stop (URLSession's ends with no error, or now and then as
+        // cancelled): kept whole, a body refused at its head replayed as an empty 200, and one
+        // stopped midway as a shorter body; kept open, it waited for its timeout. One cancelled
+        // first is a stream the client left (`_open`).
+        let stoppedFirst = state.withLock { $0.ended == .stopped }
+        let kept: (any Error)? = stoppedFirst && (error == nil || (error as? URLError)?.code == .cancelled) ? URLError(.unknown) : error
         let failure = entry(error: kept).flatMap(record)
         ended()
         receiver.didComplete(with: error ?? failure)
@@ -194,4 +198,26 @@ struct TooLongToRecord: Error, CustomStringConvertible {
     var description: String {
         "The response to \(request.method) \(request.url) was \(length) bytes or more: longer than the \(RecordingReceiver.largestKeptBody >> 20) MiB a recording keeps, so it was not recorded."
     }
+}
+
+/// The upstream's task for an exchange recorded: a cancel is noted first, so that the recorder
+/// tells a stream the client left from an answer the pipeline stopped.
+struct RecordedTask: ConnectionWaiting {
+    let task: any TransportTask
+    let recorder: RecordingReceiver
+
+    init(_ task: any TransportTask, recorder: RecordingReceiver) {
+        self.task = task
+        self.recorder = recorder
+    }
+
+    func cancel() {
+        recorder.noteEnd(.cancelled)
+        task.cancel()
+    }
+
+    func resumeReceiving() { task.resumeReceiving() }
+
+    var isWaitingForConnection: Bool { (task as? any ConnectionWaiting)?.isWaitingForConnection ?? false }
+    var isWaitingForADescriptor: Bool { (task as? any ConnectionWaiting)?.isWaitingForADescriptor ?? false }
 }

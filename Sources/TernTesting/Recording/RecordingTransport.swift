@@ -156,7 +156,7 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
                 }
             }
         }
-        return upstream.send(request, to: recorder)
+        return RecordedTask(upstream.send(request, to: recorder), recorder: recorder)
     }
 
     private func replay(_ entry: HTTPArchive.Entry, for request: TransportRequest, bodyLength: Int, to exchange: Exchange) -> any TransportTask {
