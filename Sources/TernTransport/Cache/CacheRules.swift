@@ -128,8 +128,8 @@ enum CacheKey {
     static func of(_ url: URL) -> String {
         // Most URLs are written so already: read without taking them apart, byte by byte (as
         // characters, with Foundation's `contains` and Unicode's `isUppercase`, this was a
-        // tenth of a cache hit's time). Anything but ASCII before the path, a port, or a dot
-        // after a slash goes the long way.
+        // tenth of a cache hit's time). Anything but ASCII before the path, the scheme's own
+        // port written out, or a dot after a slash in the path goes the long way.
         let text = url.absoluteString
         let bytes = text.utf8
         let authorityEnd = bytes.dropFirst(8).firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
