@@ -178,8 +178,7 @@ struct EverythingOnLyingServerAttackTests {
         let counter = Recorder<Int>()
         let site = try Site { request, connection in
             guard !Site.refused(request, on: connection) else { return true }
-            counter.append(1)
-            let count = counter.items.count
+            let count = counter.appendCounting(1)
             connection.send(Site.response("vary\(count)", headers: "Cache-Control: public, max-age=600\r\nVary: *\r\nETag: \"v\(count)\"\r\n"))
             return true
         }

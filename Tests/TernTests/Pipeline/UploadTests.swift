@@ -17,8 +17,7 @@ import FoundationNetworking
         init(answers: [Int] = []) throws {
             let received = received
             server = try LoopbackServer { request in
-                received.append(request)
-                let count = received.items.count
+                let count = received.appendCounting(request)
                 return ServerResponse(status: count <= answers.count ? answers[count - 1] : 200)
             }
         }

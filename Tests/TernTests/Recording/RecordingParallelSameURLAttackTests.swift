@@ -13,8 +13,7 @@ import TernTesting
     func counterServer() throws -> (LoopbackServer, Recorder<Int>) {
         let hits = Recorder<Int>()
         let server = try LoopbackServer { request in
-            hits.append(0)
-            let number = hits.items.count
+            let number = hits.appendCounting(0)
             return .json(#"{"name": "n\#(number)", "price": \#(number)}"#)
         }
         return (server, hits)

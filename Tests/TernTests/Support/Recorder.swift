@@ -12,6 +12,15 @@ final class Recorder<Item: Sendable>: @unchecked Sendable {
         storage.append(item)
     }
 
+    /// Appends `item` and says how many items there are with it, in one turn at the lock: two
+    /// threads that append and then count each may count both.
+    func appendCounting(_ item: Item) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        storage.append(item)
+        return storage.count
+    }
+
     var items: [Item] {
         lock.lock()
         defer { lock.unlock() }
