@@ -131,12 +131,15 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
             case .failure(let unanswered):
                 let told = RecordedRequest(method: recorded.method, target: redactor.hidingNamedItems(inTarget: recorded.target),
                                            headers: recorded.headers, body: recorded.body, bodyLength: recorded.bodyLength)
-                let error = UnmatchedRequest(request: told, mismatches: unanswered.nearest, subject: "recorded exchange",
+                var error = UnmatchedRequest(request: told, mismatches: unanswered.nearest, subject: "recorded exchange",
                                              emptySource: Self.emptySource(file),
                                              hidden: Redactor.values(hiddenIn: HTTPArchive.request(request, recorded: recorded, body: sent),
                                                                      secrets: options.secrets + request.credentialHeaders))
-                guard mode == .missing else {
-                    queue.async { exchange.run(.failure(error), for: request, bodyLength: recorded.bodyLength, clock: SystemClock.shared) }
+                // A credential a replayed answer issued is the file's placeholder, which no server
+                // takes: sent, its refusal would be recorded, and answer every later run.
+                if mode == .missing { error.unsentCredential = redactor.headerHoldingPlaceholder(in: request.urlRequest.allHTTPHeaderFields ?? [:]) }
+                guard mode == .missing, error.unsentCredential == nil else {
+                    queue.async { [error] in exchange.run(.failure(error), for: request, bodyLength: recorded.bodyLength, clock: SystemClock.shared) }
                     return exchange
                 }
                 receiver = UnansweredRequestReceiver(passingTo: receiver, unanswered: error, file: file)

@@ -32,6 +32,12 @@ struct Redactor: Sendable {
         headerNames = Self.credentials.union(names)
     }
 
+    /// The name of the first of `headers` that this redactor hides and whose value holds
+    /// ``placeholder``: a credential that came from a replayed answer, as the file keeps it.
+    func headerHoldingPlaceholder(in headers: [String: String]) -> String? {
+        headers.sorted { $0.key < $1.key }.first { headerNames.contains($0.key.lowercased()) && $0.value.contains(Self.placeholder) }?.key
+    }
+
     /// Whether a query item, form field or part named `name` holds a secret: one of `names`,
     /// or a field nested in one or holding one, as a form writes a dictionary
     /// (`user[password]`, `password[]`), a JSON member at any depth being hidden too.

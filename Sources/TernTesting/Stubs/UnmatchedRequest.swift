@@ -20,6 +20,9 @@ public struct UnmatchedRequest: Error, Sendable, CustomStringConvertible {
     /// Values the words never show, each written as `[redacted]`: the request's credentials and
     /// secrets, which a recording keeps out of its file, and a CI log keeps too.
     var hidden: [String] = []
+    /// The header that kept a recording in `missing` mode from sending the request: it holds
+    /// the placeholder a replayed credential is kept as.
+    var unsentCredential: String?
 
     /// What went wrong, in words.
     public var description: String {
@@ -31,6 +34,11 @@ public struct UnmatchedRequest: Error, Sendable, CustomStringConvertible {
             for (index, mismatch) in mismatches.enumerated() {
                 text += "\n  \(index + 1). \(mismatch.stub): \(mismatch.reason)"
             }
+        }
+        if let unsentCredential {
+            text += "\nIt was not sent: its \(unsentCredential) holds \(Redactor.placeholder), as the recording keeps a credential"
+                + " a replayed answer issued (a sign-in's or a refresh's token), and no server takes it. Record the test again"
+                + " (TERN_RECORDING=record)."
         }
         for value in hidden where text.contains(value) { text = text.replacingOccurrences(of: value, with: Redactor.placeholder) }
         return text
