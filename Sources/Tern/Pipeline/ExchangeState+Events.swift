@@ -91,11 +91,13 @@ extension ExchangeState {
     /// for the file (the download then fails), the `stream`'s ceiling for its head (the stream
     /// then ends as one its reader fell behind).
     mutating func hold(_ chunk: Data, file: DownloadFile?, stream: StreamBuffer?) -> TransferDecision? {
-        guard var held = judging else { return nil }
-        guard held.end == nil else { return .stop }
-        held.chunks.append(chunk)
-        held.heldBytes += chunk.count
-        judging = held
+        guard judging != nil else { return nil }
+        guard judging?.end == nil else { return .stop }
+        // Appended in place: appended to a copy of what is held, each chunk copied every chunk
+        // before it, and a server's one-byte chunks took time by the square of their number.
+        judging?.chunks.append(chunk, joiningFrom: 0)
+        judging?.heldBytes += chunk.count
+        guard let held = judging else { return nil }
         if held.waitsForFile, let file, held.heldBytes > Self.mostHeldWhileAFileWaits {
             stopped = stopped ?? Self.writeFailure(POSIXError(.EMFILE), writing: file)
             return .stop

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+import Tern
+import TernTesting
+
+/// The attacker answers a stream with a body of one-byte chunks (HTTP/1.1 chunked framing,
+/// `1\r\nx\r\n` again and again) while the app's plugin takes its time over the head (it logs
+/// to a slow disk, say): a transport that cannot pause (URLSession on Linux) goes on handing
+/// over chunks, which wait for the head's judgement. The user must see every byte, in order,
+/// once the plugin is done, not a reader stuck while each chunk held copies every one before it.
+@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct JudgedHeadTinyChunkAttackTests {
+    /// A plugin that takes a second and a half over each head it hears.
+    struct SlowPlugin: Plugin {
+        func observe(_ event: PluginEvent, api: APIContext) {
+            if case .didReceive = event { Thread.sleep(forTimeInterval: 1.5) }
+        }
+    }
+
+    /// Bytes sent in one-byte chunks: under the ceiling of what waits for a head (4 MiB).
+    static let size = 1 << 20
+
+    @Test func oneByteChunksHeldWhileAPluginJudgesTheHeadAreReadInOnePass() async throws {
+        let size = Self.size
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            guard connection.send("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n") else { return }
+            let piece = Array(String(repeating: "1\r\nx\r\n", count: 8192).utf8)
+            for _ in 0..<(size / 8192) { guard connection.send(piece) else { return } }
+            _ = connection.send("0\r\n\r\n")
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 50, retryPolicy: .never, plugins: [SlowPlugin()]),
+                              transport: TestTransport.make(), responseQueue: .global())
+        let stream = api.stream(route: .get(server.baseURL + "/drip"), options: RequestOptions(streamBufferSize: 2 << 20))
+        var count = 0
+        for try await chunk in stream {
+            count += chunk.count { $0 == UInt8(ascii: "x") }
+        }
+        #expect(count == size)
+    }
+}
