@@ -21,11 +21,9 @@ extension PartialFile {
     /// also name a file between a download's attempts), not another's (its record lock).
     static func removeLeftovers(besides destination: URL) {
         let folder = destination.deletingLastPathComponent()
-        let (prefix, suffix) = (".\(OwnFiles.stem(of: destination.lastPathComponent)).", ResumableDownload.partialSuffix)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
         let recorded = ResumableDownload.recorded(for: destination)?.partialFile.lastPathComponent
-        for name in names where name.hasPrefix(prefix) && name.hasSuffix(suffix) && name != recorded
-            && UUID(uuidString: String(name.dropFirst(prefix.count).dropLast(suffix.count))) != nil {
+        for name in names where name != recorded && ResumableDownload.isPartialFileName(name, of: destination) {
             let path = folder.appendingPathComponent(name).path
             var status = stat()
             guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid(), status.st_nlink == 1,

@@ -67,10 +67,15 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
     /// link, beside the destination and named as ``partialFile(for:)`` names them. A resume
     /// that says otherwise is not taken, and the download starts over.
     var keepsItsBytesBesideItsDestination: Bool {
-        let name = partialFile.lastPathComponent
-        return partialFile.deletingLastPathComponent().standardizedFileURL == destination.deletingLastPathComponent().standardizedFileURL
-            && name.hasPrefix(".\(OwnFiles.stem(of: destination.lastPathComponent)).") && name.hasSuffix(Self.partialSuffix)
-            && Self.isOwnRegularFile(partialFile)
+        partialFile.deletingLastPathComponent().standardizedFileURL == destination.deletingLastPathComponent().standardizedFileURL
+            && Self.isPartialFileName(partialFile.lastPathComponent, of: destination) && Self.isOwnRegularFile(partialFile)
+    }
+
+    /// Whether `name` is one ``partialFile(for:)`` gives `destination`: the UUID is checked
+    /// too, or the bytes kept for `report.pdf` would pass as those of `report`.
+    static func isPartialFileName(_ name: String, of destination: URL) -> Bool {
+        let prefix = ".\(OwnFiles.stem(of: destination.lastPathComponent)).", suffix = partialSuffix
+        return name.hasPrefix(prefix) && name.hasSuffix(suffix) && UUID(uuidString: String(name.dropFirst(prefix.count).dropLast(suffix.count))) != nil
     }
 
     /// A new file for a download's bytes, beside `destination` and hidden.

@@ -160,10 +160,11 @@ import FoundationNetworking
     /// A resume record planted beside the destination (in a directory others may write to) or
     /// a resume value made up, naming another file for the bytes: never taken, so that a
     /// download cannot be made to write into, move or delete a file it did not make. The
-    /// download starts over and the other file is left as it was.
+    /// download starts over and the other file is left as it was. "another download's" names the
+    /// bytes Tern keeps for a download to `file.bin.gz`, whose name starts as `file.bin`'s do.
     /// (Giving a file to another user takes root: without it, that case is not run, rather
     /// than passed.)
-    @Test(arguments: ["elsewhere", "a link beside it"] + (getuid() == 0 ? ["another user's"] : []))
+    @Test(arguments: ["elsewhere", "a link beside it", "another download's"] + (getuid() == 0 ? ["another user's"] : []))
     func aResumeNamingAFileTernDidNotMakeIsNotTaken(forgery: String) async throws {
         let fixture = try Fixture()
         let victim = FileManager.default.temporaryDirectory.appendingPathComponent("tern-victim-\(UUID().uuidString)")
@@ -174,6 +175,9 @@ import FoundationNetworking
             partialFile = fixture.directory.appendingPathComponent(".file.bin.\(UUID().uuidString).tern-partial")
             if forgery == "a link beside it" {
                 try FileManager.default.createSymbolicLink(at: partialFile, withDestinationURL: victim)
+            } else if forgery == "another download's" {
+                partialFile = ResumableDownload.partialFile(for: fixture.directory.appendingPathComponent("file.bin.gz"))
+                try Data("precious".utf8).write(to: partialFile)
             } else {
                 try Data("precious".utf8).write(to: partialFile)
                 #expect(chown(partialFile.path, 65534, 65534) == 0)
@@ -190,7 +194,9 @@ import FoundationNetworking
         #expect(try Data(contentsOf: fixture.destination) == TestServer.downloadBody(bytes: 1000, version: "1"))
         forged.discard()
         #expect(try Data(contentsOf: victim) == Data("precious".utf8))
-        if forgery == "another user's" { #expect(try Data(contentsOf: partialFile) == Data("precious".utf8)) }
+        if forgery == "another user's" || forgery == "another download's" {
+            #expect(try Data(contentsOf: partialFile) == Data("precious".utf8))
+        }
     }
 
     /// A record Tern wrote itself is still taken.
