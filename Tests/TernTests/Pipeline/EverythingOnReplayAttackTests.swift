@@ -104,15 +104,16 @@ struct EverythingOnReplayAttackTests {
         #expect(await Self.session(wronglyPinned, settled) == recorded)
         #expect(site.received.items.count == heard)
 
-        // What the file lacks, in `.missing` mode, goes to the network: pinned there.
-        let missing = try site.api(mode: .missing, pins: [CertificatePinningTests.wrongPin])
+        // What the file lacks, in `.missing` mode, goes to the network: pinned there. (Signed
+        // with the server's token: the file's refresh answers `[redacted]`, and a request
+        // signed with it is not sent; RecordingReplayedCredentialAttackTests.)
+        let serverSigned = TokenSigner(access: site.currentToken ?? "none", refresh: "unused-refresh")
+        let missing = try site.api(mode: .missing, pins: [CertificatePinningTests.wrongPin], signer: serverSigned)
         let unrecorded = await settled.watch(missing.request(route: .get("/unrecorded")) as Promise<Response>).result
         guard case .failure(APIError.pinningFailed) = unrecorded else { Issue.record("expected pinningFailed, got \(unrecorded)"); return }
         #expect(site.received.items.count == heard)
         // And with the right pin it is sent, and recorded beside the rest.
-        // (Signed with the server's token: the file's refresh answers `[redacted]`, which the
-        // server refuses.)
-        let rightly = try site.api(mode: .missing, signer: TokenSigner(access: site.currentToken ?? "none", refresh: "unused-refresh"))
+        let rightly = try site.api(mode: .missing, signer: serverSigned)
         let sent = Self.outcome(await settled.watch(rightly.request(route: .get("/unrecorded")) as Promise<Response>).result)
         #expect(sent == #"200 {"path": "/unrecorded"}"#)
         #expect(await eventually(timeout: 5) { settled.count == 3 * Self.paths.count + 2 })
