@@ -9,7 +9,8 @@ import TernTesting
 /// invalidates it, RFC 9111 §4.4), then keeps the next: the cache's record of uses grows by one
 /// for every answer kept, and nothing takes it back while the cache is under its limit.
 /// Measured in a child process of its own (an exit test).
-@Suite(.onTestThreads, .timeLimit(.minutes(1)), .exitTest) struct InvalidationCycleMemoryAttackTests {
+/// (No time limit: an exit test waits its turn behind the others.)
+@Suite(.onTestThreads, .exitTest) struct InvalidationCycleMemoryAttackTests {
     /// `CachingResponses.md`: "past `maximumBytes` in all, the responses used longest ago go, at
     /// a constant cost per response however many the cache holds", and `HTTPCache`'s "A cache in
     /// memory, of at most `maximumBytes`". `CacheStore.keep` appends each kept answer to

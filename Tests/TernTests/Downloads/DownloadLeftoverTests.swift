@@ -11,7 +11,8 @@ import TernTesting
 /// record names it, so nothing resumed or removed it. The next download to that destination
 /// removes such leftovers, and nothing else: not a file named so but of the wrong shape, not
 /// one written lately, not a link, not a file with another name, not another destination's.
-@Suite(.onTestThreads, .timeLimit(.minutes(1))) struct DownloadLeftoverTests {
+/// (No time limit on the suite: its exit test waits its turn behind the others.)
+@Suite(.onTestThreads) struct DownloadLeftoverTests {
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("tern-leftovers-\(UUID().uuidString)")
 
     /// A file at `name` in the test's folder holding `text`, last written `age` seconds ago.
@@ -22,7 +23,7 @@ import TernTesting
         return file
     }
 
-    @Test func theNextDownloadRemovesALeftoverAndNothingElse() async throws {
+    @Test(.timeLimit(.minutes(1))) func theNextDownloadRemovesALeftoverAndNothingElse() async throws {
         defer { try? FileManager.default.removeItem(at: root) }
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let destination = root.appendingPathComponent("release.tar")
@@ -58,14 +59,16 @@ import TernTesting
     /// A partial file another process's download holds (its record lock) is no leftover,
     /// however long unwritten: it stays until that process lets it go. The other process is a
     /// child (an exit test) that opens the file as a download does, and holds it until told.
-    @Test(.exitTest, .timeLimit(.minutes(3))) func aPartialFileAnotherProcessHoldsStaysUntilItIsLetGo() async throws {
+    @Test(.exitTest) func aPartialFileAnotherProcessHoldsStaysUntilItIsLetGo() async throws {
         defer { try? FileManager.default.removeItem(at: root) }
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let destination = root.appendingPathComponent("release.tar")
         let held = try plant(".release.tar.\(UUID().uuidString).tern-partial")
         let (holding, letGo) = (root.appendingPathComponent("holding"), root.appendingPathComponent("let-go"))
-        async let child: Void = ExitTestTurns.inTurn {
-            await #expect(processExitsWith: .success) { [held = held.path as String, holding = holding.path as String, letGo = letGo.path as String] in
+        // Waited for once the turn is taken (behind other exit tests, it may take minutes): from
+        // then on, only the child's start.
+        let isHeld = await ExitTestTurns.inTurn { () async -> Bool in
+            async let child = #expect(processExitsWith: .success) { [held = held.path as String, holding = holding.path as String, letGo = letGo.path as String] in
                 let marker = NSObject()
                 let (handle, _) = try PartialFile.open(URL(fileURLWithPath: held), creating: false, for: ObjectIdentifier(marker))
                 _ = FileManager.default.createFile(atPath: holding, contents: nil)
@@ -73,15 +76,15 @@ import TernTesting
                 while !FileManager.default.fileExists(atPath: letGo), Date() < deadline { usleep(10_000) }
                 withExtendedLifetime((handle, marker)) {}
             }
+            let isHeld = await eventually(timeout: 60) { FileManager.default.fileExists(atPath: holding.path) }
+            if isHeld {
+                PartialFile.removeLeftovers(besides: destination)
+                #expect(FileManager.default.fileExists(atPath: held.path), "a file another process held was removed")
+            }
+            _ = FileManager.default.createFile(atPath: letGo.path, contents: nil)
+            _ = await child
+            return isHeld
         }
-        // The child may wait for its turn behind other exit tests.
-        let isHeld = await eventually(timeout: 150) { FileManager.default.fileExists(atPath: holding.path) }
-        if isHeld {
-            PartialFile.removeLeftovers(besides: destination)
-            #expect(FileManager.default.fileExists(atPath: held.path), "a file another process held was removed")
-        }
-        _ = FileManager.default.createFile(atPath: letGo.path, contents: nil)
-        await child
         try #require(isHeld, "the child never held the file")
         PartialFile.removeLeftovers(besides: destination)
         #expect(!FileManager.default.fileExists(atPath: held.path), "a file nobody holds any more stayed")

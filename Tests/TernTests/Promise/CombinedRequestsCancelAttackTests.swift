@@ -28,7 +28,7 @@ import FoundationNetworking
         combined.cancel()
         #expect(Self.error(await combined.result)?.caseName == "cancelled")
         for part in parts { #expect(Self.error(await part.result)?.caseName == "cancelled") }
-        #expect(await eventually(timeout: 10) { server.closed.items.count == 3 }, "closed: \(server.closed.items)")
+        #expect(await eventually(timeout: 30) { server.closed.items.count == 3 }, "closed: \(server.closed.items)")
     }
 
     /// A race is won by the quick answer; the losers are cancelled, and their connections close.

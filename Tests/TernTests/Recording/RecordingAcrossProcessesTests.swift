@@ -10,7 +10,8 @@ import Tern
 /// version and the second write drops what the first added. A child process records while
 /// this one does, through a link to the file: every exchange of both is in the file afterwards,
 /// and nothing but the file and the link is left in the folder.
-@Suite(.onTestThreads, .exitTest, .timeLimit(.minutes(2))) struct RecordingAcrossProcessesTests {
+/// (No time limit: an exit test waits its turn behind the others.)
+@Suite(.onTestThreads, .exitTest) struct RecordingAcrossProcessesTests {
     static let count = 100
     static let baseURL = "https://shop.example"
 

@@ -25,7 +25,8 @@ import Testing
 /// with `SIGSTOP` at a moment it holds the folder's lock, its new file written beside the jar's
 /// and not yet renamed. Its file holds a few thousand cookies of other sites, so that its
 /// writes take long enough to be stopped in. The jar does not depend on the transport: it fails the same on both.
-@Suite(.onTestThreads, .exitTest, .timeLimit(.minutes(2))) struct CookieJarStoppedHolderAttackTests {
+/// (No time limit: an exit test waits its turn behind the others.)
+@Suite(.onTestThreads, .exitTest) struct CookieJarStoppedHolderAttackTests {
     /// A jar's file holding `count` lasting cookies, one for each of `count` other sites.
     static func seed(_ file: URL, count: Int) throws {
         let now = Date().timeIntervalSinceReferenceDate

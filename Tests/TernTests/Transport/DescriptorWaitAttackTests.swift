@@ -39,11 +39,12 @@ import TernTesting
         }
     }
 
-    /// `/hold`: answered once `cCount` `/c/` requests were (at most `holdSeconds`); `/c/N`: held
+    /// `/hold`: answered once `cCount` `/c/` requests were, or a file is at `releasedBy` (at most
+    /// `holdSeconds`); `/c/N`: held
     /// until `cCount` are in at once (at most 2 s), then answered; `/s/N`: a stream of one line,
     /// its connection closed (`/s/held`: the line after `holdSeconds`); anything else (`/warm` closing its connection): answered at once,
     /// naming itself.
-    static func server(seen: Seen, holdSeconds: Double, cCount: Int) throws -> RawServer {
+    static func server(seen: Seen, holdSeconds: Double, cCount: Int, releasedBy: String? = nil) throws -> RawServer {
         try RawServer { connection in
             while let request = connection.readRequest() {
                 let line = request.prefix { $0 != "\r" }
@@ -51,7 +52,9 @@ import TernTesting
                 seen.with { $0.paths.append("\(line.split(separator: " ").first ?? "?") \(path)") }
                 if path == "/hold" {
                     seen.with { $0.holding = true }
-                    _ = seen.wait(seconds: holdSeconds) { $0.done >= cCount && cCount > 0 }
+                    _ = seen.wait(seconds: holdSeconds) {
+                        $0.done >= cCount && cCount > 0 || releasedBy.map { FileManager.default.fileExists(atPath: $0) } ?? false
+                    }
                     seen.with { $0.holding = false }
                     guard connection.send(RawServer.Connection.response("plain \(path)")) else { return }
                 } else if path.hasPrefix("/c/") {
@@ -170,7 +173,11 @@ import TernTesting
     @Test(.exitTest, .enabled(if: TestTransport.isCurl, "the waits are libcurl's: FoundationNetworking's sockets take the reserve Tern's leave"), arguments: [false, true])
     func aRequestWhoseTimeoutRunsOutWhileItWaitsTimesOutOnceAndIsNeverSent(overTLS: Bool) async throws {
         let seen = Seen()
-        let server = try Self.server(seen: seen, holdSeconds: 2.5, cCount: 0)
+        // Held until the late one has settled: held for a fixed time, a child slowed by a full
+        // suite's load made it past the end of the hold, and it was sent.
+        let released = FileManager.default.temporaryDirectory.appendingPathComponent("tern-late-settled-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: released) }
+        let server = try Self.server(seen: seen, holdSeconds: 20, cCount: 0, releasedBy: released)
         defer { server.stop() }
         let certificates = overTLS ? try TestCertificates() : nil
         let relay = try certificates.map { try TLSRelay(certificates: $0, to: server.port) }
@@ -178,13 +185,13 @@ import TernTesting
         let base = relay?.baseURL ?? server.baseURL
         let authority = certificates?.authority.path ?? ""
         let child = await ExitTestTurns.inTurn {
-            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = base as String, authority = authority as String] in
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = base as String, authority = authority as String, released = released as String] in
                 CrashBacktrace.printOnCrash()
                 let made: (any Transport)? = authority.isEmpty ? TestTransport.make()
                     : try? CurlTransport(trusting: URL(fileURLWithPath: authority))
                 guard let transport = made else { exit(2) }
                 let retries = RetryPolicy(maxRetries: 2, baseDelay: 0.05, methods: [.get, .post], jitter: false)
-                let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: retries), transport: transport,
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: retries), transport: transport,
                                       responseQueue: .global())
                 guard let (held, taken) = await DescriptorWaitAttackTests.hold(api, base: base, spare: 24) else { exit(3) }
                 // Every descriptor is taken now: these wait for the held one to end.
@@ -192,6 +199,7 @@ import TernTesting
                 let posted: Promise<String> = api.request(route: .post(base + "/p"))
                 let lateOutcome = await DescriptorWaitAttackTests.outcome(late, path: "/t")
                 taken.forEach { close($0) }
+                _ = FileManager.default.createFile(atPath: released, contents: nil)
                 print("late: \(lateOutcome)")
                 print("posted: \(await DescriptorWaitAttackTests.outcome(posted, path: "/p"))")
                 print("held: \(await held.value)")
