@@ -137,7 +137,7 @@ final class StreamBuffer: Sendable {
             }
             // The reader gets what came before, then the error.
             guard state.bytes + chunk.count <= ceiling else { return (nil, .stop, true) }
-            state.chunks.append(chunk)
+            state.chunks.append(chunk, joiningFrom: state.first)
             state.bytes += chunk.count
             guard state.bytes >= capacity else { return (nil, .proceed, false) }
             state.isPaused = true
