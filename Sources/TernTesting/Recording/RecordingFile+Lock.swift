@@ -30,9 +30,11 @@ extension RecordingFile {
             while tries < 100 {
                 var made = false
                 let opened = FileStamp(of: path).identity
-                var descriptor = OwnFiles.open(path, O_RDONLY | O_CLOEXEC)
+                // Never read: not blocking, so that a pipe put at the path meanwhile cannot hold
+                // the open until a writer comes.
+                var descriptor = OwnFiles.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
                 if descriptor < 0, errno == ENOENT {
-                    descriptor = OwnFiles.open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+                    descriptor = OwnFiles.open(path, O_RDONLY | O_NONBLOCK | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
                     made = descriptor >= 0
                     if descriptor < 0, errno == EEXIST {
                         tries += 1

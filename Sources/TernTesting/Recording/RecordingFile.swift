@@ -63,8 +63,15 @@ final class RecordingFile: Sendable {
     @discardableResult
     private static func reread(_ state: inout State, from url: URL) throws -> FileStamp {
         let stamp = FileStamp(of: target(url).path)
+        guard stamp.exists, stamp != state.stamp else { return stamp }
+        // A pipe or a device put in its place (whose size is 0) is not written over.
+        do {
+            _ = try RegularFile.size(of: target(url))
+        } catch {
+            throw NotARecording(file: url, reason: error)
+        }
         // An empty file is no change: one another process began, or this one did to lock it.
-        guard stamp.exists, stamp != state.stamp, stamp.size != 0 else { return stamp }
+        guard stamp.size != 0 else { return stamp }
         state.entries = try HTTPArchive.read(from: url).log.entries.map { Kept(entry: $0) }
         state.stamp = stamp
         let hidden = Redactor.searched(state.hidden)

@@ -83,4 +83,29 @@ import TernTesting
         #expect(said.contains(pipe.path), "\(said)")
         #expect(kind(pipe.path) == S_IFIFO, "the pipe was replaced")
     }
+
+    /// A pipe put in the recording's place after the transport read it: the next write neither
+    /// waits for a writer (taking the file's lock, or reading it) nor replaces the pipe.
+    @Test func aPipeSwappedInMidRunIsNeitherWaitedOnNorReplaced() async throws {
+        let file = scratchRecording()
+        let folder = file.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let transport = try RecordingTransport(file: file, mode: .record, upstream: stubs())
+        let api = try TestAPI(baseURL: baseURL, configuration: APIConfiguration(retryPolicy: .never), transport: transport)
+        let first: Product = try await api.request(route: api.get(endpoint: "/products/1")).value
+        #expect(first == Product(name: "tern", price: 3))
+        #expect(await eventually { ((try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0) > 0 })
+        try FileManager.default.removeItem(at: file)
+        try #require(mkfifo(file.path, 0o600) == 0)
+        let second: Promise<Product> = api.request(route: api.get(endpoint: "/products/2"))
+        let settled = await eventually(timeout: 10) { !second.isPending }
+        if !settled {
+            Issue.record("the write waited for a writer of the pipe")
+            // A writer that closes at once: what waits returns.
+            let writer = open(file.path, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+        }
+        _ = await second.result
+        #expect(kind(file.path) == S_IFIFO, "the pipe was replaced")
+    }
 }
