@@ -12,14 +12,15 @@ import FoundationNetworking
 /// cancelled, and the API is not left holding a refresh (Authentication.md: "the next request
 /// may try again").
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct ReentrantRefreshCancelAttackTests {
-    /// Signs with "Bearer t<n>"; its refresh first cancels every promise the test gave it,
-    /// then counts up, and settles with `outcome`.
+    /// Signs with "Bearer t<n>"; its refresh first cancels the `waiting` promises the test
+    /// gives it, then counts up, and settles with `outcome`.
     final class Cancelling: APIDelegate {
         let number = Locked(1)
         let toCancel = Recorder<Promise<String>>()
         let calls = Locked(0)
         let fails: Bool
-        init(fails: Bool) { self.fails = fails }
+        let waiting: Int
+        init(fails: Bool, waiting: Int) { (self.fails, self.waiting) = (fails, waiting) }
 
         func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
             request.setValue("Bearer t\(number.withLock { $0 })", forHTTPHeaderField: "Authorization")
@@ -31,7 +32,7 @@ import FoundationNetworking
                 // The test hands over its promises after making them; a slow run (the thread
                 // sanitizer) can reach here first.
                 let deadline = Date(timeIntervalSinceNow: 10)
-                while toCancel.items.count < 5, Date() < deadline { usleep(1_000) }
+                while toCancel.items.count < waiting, Date() < deadline { usleep(1_000) }
                 toCancel.items.forEach { $0.cancel() }
             }
             number.withLock { $0 += 1 }
@@ -44,11 +45,12 @@ import FoundationNetworking
             let token = ResumeLie.header("Authorization", in: request) ?? ""
             return token == "Bearer t1" ? "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n" : RawServer.Connection.response("\"ok\"")
         }
-        let delegate = Cancelling(fails: fails)
+        let count = 5
+        let delegate = Cancelling(fails: fails, waiting: count)
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: TestTransport.make(),
                               responseQueue: .global())
         api.delegate = delegate
-        let promises: [Promise<String>] = (0..<5).map { api.request(route: .get(server.baseURL + "/secure/\($0)")) }
+        let promises: [Promise<String>] = (0..<count).map { api.request(route: .get(server.baseURL + "/secure/\($0)")) }
         promises.forEach { delegate.toCancel.append($0) }
         for (index, promise) in promises.enumerated() {
             let result = await promise.result
