@@ -22,15 +22,20 @@ import TernTesting
     /// other tests); held by copying, as before the fix, 65,536 chunks take minutes.
     static let size = 64 << 10
 
-    @Test func oneByteChunksHeldWhileAPluginJudgesTheHeadAreReadInOnePass() async throws {
-        let size = Self.size
-        let server = try RawServer { connection in
+    /// A server that answers `size` bytes of `x`, each in a chunk of its own.
+    static func oneByteChunks(_ size: Int) throws -> RawServer {
+        try RawServer { connection in
             guard connection.readRequest() != nil else { return }
             guard connection.send("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n") else { return }
             let piece = Array(String(repeating: "1\r\nx\r\n", count: 8192).utf8)
             for _ in 0..<(size / 8192) { guard connection.send(piece) else { return } }
             _ = connection.send("0\r\n\r\n")
         }
+    }
+
+    @Test func oneByteChunksHeldWhileAPluginJudgesTheHeadAreReadInOnePass() async throws {
+        let size = Self.size
+        let server = try Self.oneByteChunks(size)
         defer { server.stop() }
         let api = AbstractAPI(configuration: APIConfiguration(timeout: 50, retryPolicy: .never, plugins: [SlowPlugin()]),
                               transport: TestTransport.make(), responseQueue: .global())

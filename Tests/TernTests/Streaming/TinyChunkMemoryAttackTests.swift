@@ -28,13 +28,7 @@ struct TinyChunkMemoryAttackTests {
         let child = await ExitTestTurns.inTurn {
             await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
                 let size = TinyChunkMemoryAttackTests.size
-                let server = try RawServer { connection in
-                    guard connection.readRequest() != nil else { return }
-                    guard connection.send("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n") else { return }
-                    let piece = Array(String(repeating: "1\r\nx\r\n", count: 8192).utf8)
-                    for _ in 0..<(size / 8192) { guard connection.send(piece) else { return } }
-                    _ = connection.send("0\r\n\r\n")
-                }
+                let server = try JudgedHeadTinyChunkAttackTests.oneByteChunks(size)
                 defer { server.stop() }
                 let api = AbstractAPI(configuration: APIConfiguration(timeout: 60, retryPolicy: .never), transport: TestTransport.make(),
                                       responseQueue: .global())
