@@ -18,6 +18,9 @@ final class HTTP2StreamServer: @unchecked Sendable {
         case events(String, ends: Bool)
         /// Nothing, ever.
         case silence
+        /// `application/octet-stream` with this body, one byte per DATA frame within the
+        /// windows, then the stream's end.
+        case trickle(Data)
     }
 
     /// What every request without a plan gets: one line of JSON, then the stream's end.
@@ -205,6 +208,11 @@ final class HTTP2StreamServer: @unchecked Sendable {
             send(.data, ends ? 1 : 0, stream, Data(body.utf8), on: connection)
         case .silence?:
             break
+        case .trickle(let body)?:
+            send(.headers, 0x4, stream, HTTP2MultiplexAttackTests.ScriptedServer.head([(31, "application/octet-stream")]), on: connection)
+            let thread = Thread { [self] in trickle(body, stream, on: connection) }
+            thread.name = "tern.test.h2trickle"
+            thread.start()
         case nil:
             send(.headers, 0x4, stream, HTTP2MultiplexAttackTests.ScriptedServer.head([(31, "application/json"), (28, String(Self.answer.count))]),
                  on: connection)
@@ -243,12 +251,46 @@ final class HTTP2StreamServer: @unchecked Sendable {
         }
     }
 
+    /// `body` one byte per DATA frame, as many frames at once as the windows let in (at most
+    /// 4 KiB of body), then an empty DATA frame that ends the stream.
+    private func trickle(_ body: Data, _ stream: UInt32, on connection: Connection) {
+        var sent = 0
+        while sent < body.count {
+            let allowed: Int? = connection.condition.withLock {
+                while !connection.isClosed, !connection.closedStreams.contains(stream),
+                      connection.window <= 0 || connection.streamWindows[stream, default: 0] <= 0 {
+                    connection.condition.wait()
+                }
+                guard !connection.isClosed, !connection.closedStreams.contains(stream) else { return nil }
+                let allowed = min(4096, body.count - sent, connection.window, connection.streamWindows[stream, default: 0])
+                connection.window -= allowed
+                connection.streamWindows[stream, default: 0] -= allowed
+                return allowed
+            }
+            guard let allowed else { return }
+            let header: [UInt8] = [0, 0, 1, Kind.data.rawValue, 0] + Array(Self.word(stream & 0x7fff_ffff))
+            var frames: [UInt8] = []
+            for byte in body.dropFirst(sent).prefix(allowed) {
+                frames.append(contentsOf: header)
+                frames.append(byte)
+            }
+            guard sendBytes(frames, on: connection) else { return }
+            sent += allowed
+        }
+        send(.data, 1, stream, Data(), on: connection)
+    }
+
     @discardableResult
     private func send(_ kind: Kind, _ flags: UInt8, _ stream: UInt32, _ payload: Data, on connection: Connection) -> Bool {
         var frame = [UInt8(payload.count >> 16 & 0xff), UInt8(payload.count >> 8 & 0xff), UInt8(payload.count & 0xff), kind.rawValue, flags]
         frame.append(contentsOf: Self.word(stream & 0x7fff_ffff))
         frame.append(contentsOf: payload)
-        return connection.sendLock.withLock {
+        return sendBytes(frame, on: connection)
+    }
+
+    /// Sends `frame` (one frame or more) whole, unless the connection fails.
+    private func sendBytes(_ frame: [UInt8], on connection: Connection) -> Bool {
+        connection.sendLock.withLock {
             var sent = 0
             while sent < frame.count {
                 let count = frame[sent...].withUnsafeBytes { Glibc.send(connection.socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
