@@ -118,15 +118,20 @@ final class StreamBuffer: Sendable {
         if ended { timer.cancel() }
     }
 
-    /// The whole body of an answer that opened no stream, and its end.
+    /// The whole body of an answer that opened no stream, and its end. That body is in memory
+    /// already, within the response's size limit: the ceiling, which bounds what a transfer that
+    /// cannot pause adds, does not apply.
     func deliver(whole body: Data) {
-        if !body.isEmpty { _ = offer(body) }
+        if !body.isEmpty { _ = offer(body, ceiling: .max) }
         finish(after: nil)
     }
 
     /// The next chunk of the body.
     func offer(_ chunk: Data) -> TransferDecision {
-        let ceiling = ceiling
+        offer(chunk, ceiling: ceiling)
+    }
+
+    private func offer(_ chunk: Data, ceiling: Int) -> TransferDecision {
         let (reader, decision, overran) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, TransferDecision, Bool) in
             guard state.end == nil else { return (nil, .stop, false) }
             state.lastActivity = clock.now

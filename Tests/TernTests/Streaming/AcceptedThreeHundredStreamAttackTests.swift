@@ -58,4 +58,30 @@ import TernTesting
         reading.cancel()
         stream.cancel()
     }
+
+    /// A body larger than the stream's ceiling (4 MiB, what it holds for a transport that cannot
+    /// pause), already read into memory within the response's size limit: the reader gets it
+    /// whole, then the end, not ``APIError/responseTooLarge(_:)`` blaming the transport.
+    @Test func aLargeBodyOfAnAccepted300ComesWhole() async throws {
+        let body = (0..<(6 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8 &+ $0 >> 13) }
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil,
+                  connection.send("HTTP/1.1 300 Multiple Choices\r\nContent-Type: application/octet-stream\r\nContent-Length: \(body.count)\r\n\r\n")
+            else { return }
+            _ = connection.send(body)
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
+        let stream = api.stream(route: .get(server.baseURL + "/choices"), options: RequestOptions(validation: .statusCodes(200..<400)))
+        var (received, outcome) = ([UInt8](), "end")
+        do {
+            for try await chunk in stream { received.append(contentsOf: chunk) }
+        } catch let error as APIError {
+            outcome = "\(error)"
+        }
+        #expect(outcome == "end")
+        #expect(received.count == body.count)
+        // Where the bytes first differ: `==` on 6 MiB arrays makes Swift Testing diff them.
+        #expect(received.indices.first { received[$0] != body[$0] } == nil)
+    }
 }
