@@ -90,11 +90,35 @@ extension APIError {
 
         /// Why a key the body plainly has was missing, when it is in snake_case: a decoder that
         /// converts keys from snake_case looks for `access_token` as `accessToken`, and a
-        /// `CodingKey` spelled `access_token` then never matches.
+        /// `CodingKey` spelled `access_token` then never matches; and it reads `avatar_url` as
+        /// `avatarUrl`, so a property `avatarURL` never matches either.
         private var snakeCaseHint: String {
-            guard case .keyNotFound(let key, _)? = underlying as? DecodingError, key.stringValue.contains("_"),
-                  bodySnippet.range(of: Data("\"\(key.stringValue)\"".utf8)) != nil else { return "" }
-            return " (the body has it: with .convertFromSnakeCase, name its CodingKey in camelCase, or drop the CodingKeys)"
+            guard case .keyNotFound(let key, _)? = underlying as? DecodingError else { return "" }
+            if key.stringValue.contains("_") {
+                guard bodySnippet.range(of: Data("\"\(key.stringValue)\"".utf8)) != nil else { return "" }
+                return " (the body has it: with .convertFromSnakeCase, name its CodingKey in camelCase, or drop the CodingKeys)"
+            }
+            // `htmlURL` for `html_url`: the conversion makes `htmlUrl`, and never an acronym.
+            guard let written = snakeCaseSpelling(of: key.stringValue) else { return "" }
+            let read = Self.camelCase(written)
+            return " (the body has \"\(written)\", which .convertFromSnakeCase reads as \(read), not \(key.stringValue))"
+        }
+
+        /// A snake_case key of the body that spells `key` with other capitals, as `html_url`
+        /// spells `htmlURL`; `nil` when the body's start has none.
+        private func snakeCaseSpelling(of key: String) -> String? {
+            let wanted = key.lowercased()
+            let text = String(decoding: bodySnippet, as: UTF8.self)
+            let quoted = text.split(separator: "\"", omittingEmptySubsequences: false)
+            return quoted.indices.filter { $0 % 2 == 1 }.map { String(quoted[$0]) }.first { candidate in
+                candidate.contains("_") && candidate.replacingOccurrences(of: "_", with: "").lowercased() == wanted
+                    && Self.camelCase(candidate) != key
+            }
+        }
+
+        /// `key` as `.convertFromSnakeCase` reads it: `html_url` is `htmlUrl`.
+        private static func camelCase(_ key: String) -> String {
+            key.split(separator: "_").enumerated().map { $0.offset == 0 ? String($0.element) : $0.element.capitalized }.joined()
         }
 
         /// A decoding error in one sentence, without the coding path it repeats.

@@ -189,6 +189,25 @@ import TernTesting
         #expect(failure.description.contains("with .convertFromSnakeCase, name its CodingKey in camelCase") == converting, "\(failure)")
     }
 
+    /// A property named with an acronym (`htmlURL`) under a decoder that converts from
+    /// snake_case, which reads the body's `html_url` as `htmlUrl`: the error names both.
+    @Test(arguments: [true, false])
+    func anAcronymMissedUnderConvertFromSnakeCaseSaysWhy(bodyHasIt: Bool) async throws {
+        struct Repository: Decodable { let htmlURL: String }
+        let stubs = StubTransport()
+        stubs.add(Stub(.get, "/repo", answers: .json(bodyHasIt ? #"{"html_url": "u"}"# : #"{"url": "u"}"#)))
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let client = APIClient(responseParser: JSONParser(decoder: decoder), configuration: APIConfiguration(baseURL: "https://shop.example"),
+                               transport: stubs, responseQueue: .global())
+        let error = await apiError(of: client.request(route: .get("/repo")) as Promise<Repository>)
+        guard case .parsingFailed(let failure)? = error else {
+            Issue.record("expected parsingFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.description.contains(#"the body has "html_url", which .convertFromSnakeCase reads as htmlUrl, not htmlURL"#) == bodyHasIt, "\(failure)")
+    }
+
     @Test func malformedJSONIsAParsingFailure() async throws {
         let api = try TestAPI()
         let error = await apiError(of: api.request(route: api.get(endpoint: "/malformed")) as Promise<Product>)
