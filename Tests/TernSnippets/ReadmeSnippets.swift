@@ -122,7 +122,7 @@ extension Readme {
 
     static func pageSequence(shop: ShopAPI) async throws {
         for try await page in shop.pages(Shop.catalog, style: .linkHeader) {
-            print(page.number ?? 0, page.elements.count)
+            print(page.position, page.elements.count)   // page.number is nil for links and cursors
         }
     }
 }
@@ -297,6 +297,16 @@ extension Readme {
                 print("resumed after \(file.resumedBytes) bytes", error.isCancellation)
             }
         }
+    }
+
+    static func interrupt(shop: ShopAPI, destination: URL) async {
+        signal(SIGINT, SIG_IGN)                              // Ctrl-C now reaches the source alone
+        let download = shop.export(2026, to: destination)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
+        interrupt.setEventHandler { download.cancel() }
+        interrupt.resume()
+        _ = await download.result                            // cancelled: the bytes are kept for pending(for:)
+        interrupt.cancel()
     }
 
 
