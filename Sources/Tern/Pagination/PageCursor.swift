@@ -10,11 +10,12 @@ enum PageCursor: Sendable, Hashable {
     case token(String)
     /// A page's URL, from a `Link` header.
     case url(URL)
+    /// A next link to another origin than the first page's: loading it fails, since its request
+    /// would carry this API's credentials to a host a response named.
+    case elsewhere(URL)
 
     /// What follows the page that `response` answered, in `style`; `nil` when nothing does.
-    ///
-    /// A next link to another origin than `origin`, the first page's, is not followed: its
-    /// request would carry this API's credentials to a host a response named.
+    /// A next link to another origin than `origin`, the first page's, is ``elsewhere(_:)``.
     init?(after response: Response, current: PageCursor, style: PageStyle, origin: Origin?) {
         switch style.kind {
         case .number(_, let first):
@@ -24,8 +25,8 @@ enum PageCursor: Sendable, Hashable {
             guard let token = source.cursor(in: response) else { return nil }
             self = .token(token)
         case .link:
-            guard let url = response.link(rel: "next"), Origin(url) == origin else { return nil }
-            self = .url(url)
+            guard let url = response.link(rel: "next") else { return nil }
+            self = Origin(url) == origin ? .url(url) : .elsewhere(url)
         }
     }
 }

@@ -39,9 +39,10 @@ extension AbstractAPI {
     /// Each page goes through the API's whole pipeline (delegate, refresh, retries, plugins) and
     /// is decoded by its parser; a search or filters are `request`'s parameters, sent with every
     /// page. Pagination ends on a page without a next page, an empty page, a next URL or cursor
-    /// already followed, a page identical to one before, or a next link to another origin than
-    /// the first page's (the API would sign it with its credentials). The sequence keeps no page
-    /// it has handed to the loop.
+    /// already followed, or a page identical to one before. A next link to another origin than
+    /// the first page's is not followed (the API would sign it with its credentials): the loop
+    /// throws ``APIError/invalidRequest(_:)`` there. The sequence keeps no page it has handed to
+    /// the loop.
     ///
     /// - Parameters:
     ///   - request: The first page's request; its value type names the elements.

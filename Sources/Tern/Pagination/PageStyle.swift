@@ -32,7 +32,8 @@ public struct PageStyle: Sendable {
     }
 
     /// The `next` link of each page's `Link` header (RFC 8288), followed as given; pagination
-    /// ends on a page without one, or one already followed.
+    /// ends on a page without one, or one already followed. A link to another origin than the
+    /// first page's is not followed: loading it fails with ``APIError/invalidRequest(_:)``.
     public static var linkHeader: PageStyle { PageStyle(kind: .link) }
 
     /// The number a page asked for as `cursor` goes by on the server: numbered pages only.
@@ -41,7 +42,7 @@ public struct PageStyle: Sendable {
         switch cursor {
         case .first: return first
         case .number(let number): return number
-        case .token, .url: return nil
+        case .token, .url, .elsewhere: return nil
         }
     }
 

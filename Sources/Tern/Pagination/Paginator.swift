@@ -17,7 +17,8 @@ import Foundation
 /// another, so no page is loaded twice. Pagination ends on a page without a next page, an empty
 /// page, a next URL or cursor already followed, or a page identical to the one before: a server
 /// that loops cannot make a paginator loop. A next link to another origin (scheme, host, port)
-/// than the first page's ends it too: the API would sign that request with its credentials.
+/// than the first page's is not followed: loading it fails with ``APIError/invalidRequest(_:)``,
+/// since the API would sign that request with its credentials.
 package final class Paginator<Element: Decodable & Sendable>: Sendable {
     /// The API the pages come from.
     package let api: AbstractAPI
@@ -128,6 +129,11 @@ package final class Paginator<Element: Decodable & Sendable>: Sendable {
 
     /// Sends the request for `load`'s page and settles its promise with what comes back.
     private func send(_ load: PaginationState<Element>.Load) {
+        if case .elsewhere(let url) = load.cursor {
+            let refused = APIError.invalidRequest(.init(reason: .other(Self.refusal(of: url, origin: origin)), method: HTTPMethod.get.rawValue))
+            let page = state.withLock { $0.finish(load, with: .failure(refused), answered: []) }
+            return Promise<Page<Element>>.Resolver(load.promise).resolve(page ?? .failure(APIError.cancelled))
+        }
         let response: Promise<Response> = api.perform(
             route: route(for: load.cursor), parameters: parameters(for: load), options: request.options, decoding: .response
         )
@@ -143,6 +149,13 @@ package final class Paginator<Element: Decodable & Sendable>: Sendable {
             let page = state.withLock { $0.finish(load, with: outcome, answered: answered) }
             resolver.resolve(page ?? .failure(APIError.cancelled))
         })
+    }
+
+    /// Why a next link to another origin is not followed, and what usually makes one.
+    private static func refusal(of url: URL, origin: Origin?) -> String {
+        "the next page's link \(url.absoluteString) leads to another origin than the first page's"
+            + "\(origin.map { " (\($0.scheme)://\($0.host):\($0.port))" } ?? ""), and is not followed: it would carry this API's credentials there. "
+            + "If it is the same server, spell the base URL's scheme, host and port as its links do (localhost is not 127.0.0.1)."
     }
 
     private func route(for cursor: PageCursor) -> Route {

@@ -46,7 +46,8 @@ import FoundationNetworking
     // MARK: Where a next link may lead
 
     /// Next links to other schemes, or spelled to look like the first page's origin while
-    /// naming another host: none is followed, and nothing else is asked of the server.
+    /// naming another host: none is followed, nothing else is asked of the server, and the loop
+    /// throws `invalidRequest` naming the link, not a silent end that looks like the last page.
     @Test(arguments: [
         "ftp://127.0.0.1:PORT/p2", "file:///etc/passwd", "data:application/json,[1]", "javascript:alert(1)",
         "//localhost:PORT/p2", "http://127.0.0.1:PORT@localhost:PORT/p2", "http://localhost:PORT#@127.0.0.1:PORT/p2",
@@ -58,16 +59,22 @@ import FoundationNetworking
             return Self.page("[1, 2]", headers: "Link: <\(to)>; rel=\"next\"\r\n")
         }
         var pages: [[Int]] = []
-        for try await page in Self.api(delegate: Signer()).pages(APIRequest<[Int]>(.get(server.baseURL + "/p1")), style: .linkHeader) {
-            pages.append(page.elements)
+        var refusal: String?
+        do {
+            for try await page in Self.api(delegate: Signer()).pages(APIRequest<[Int]>(.get(server.baseURL + "/p1")), style: .linkHeader) {
+                pages.append(page.elements)
+            }
+        } catch APIError.invalidRequest(let failure) {
+            refusal = failure.description
         }
         #expect(pages == [[1, 2]])
         #expect(server.targets == ["/p1"])
+        #expect(refusal?.contains("leads to another origin than the first page's (http://127.0.0.1:\(server.port))") == true, "\(refusal ?? "no error")")
     }
 
     /// A next link at the first page's origin, which the server redirects to another: the
     /// delegate's `Authorization` and the first origin's cookie do not go there, and the other
-    /// origin's own next link is not followed.
+    /// origin's own next link is not followed: the loop throws there.
     @Test func aNextPageRedirectedAwayCarriesNoCredentials() async throws {
         let away = try Hostile { request, port in
             Self.page("[3]", headers: "Link: <http://127.0.0.1:\(port)/p3>; rel=\"next\"\r\n")
@@ -80,8 +87,10 @@ import FoundationNetworking
             }
         }
         var pages: [[Int]] = []
-        for try await page in Self.api(delegate: Signer()).pages(APIRequest<[Int]>(.get(home.baseURL + "/p1")), style: .linkHeader) {
-            pages.append(page.elements)
+        await #expect(throws: APIError.self) {
+            for try await page in Self.api(delegate: Signer()).pages(APIRequest<[Int]>(.get(home.baseURL + "/p1")), style: .linkHeader) {
+                pages.append(page.elements)
+            }
         }
         #expect(pages == [[1], [3]])
         #expect(home.targets == ["/p1", "/p2"])

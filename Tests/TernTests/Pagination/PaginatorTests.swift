@@ -110,7 +110,15 @@ import TernTesting
         let products = Paginator(api: api, request: request, style: .linkHeader)
         let page = try await products.loadNextPage().value
         #expect(page.response?.link(rel: "next")?.absoluteString == to)
-        #expect(!page.hasNext && !products.hasNextPage)
+        // The next page is refused, typed and naming the link, with nothing sent: not a last page.
+        #expect(page.hasNext && products.hasNextPage)
+        let refused = await #expect(throws: APIError.self) { try await products.loadNextPage().value }
+        guard case .invalidRequest(let failure)? = refused else {
+            Issue.record("\(String(describing: refused))")
+            return
+        }
+        #expect(failure.description.contains("the next page's link \(to) leads to another origin"), "\(failure)")
+        #expect(products.lastError != nil)
         #expect(catalog.requests.items.count == 1)
     }
 
