@@ -128,8 +128,11 @@ final class ResponseCollector: EarlierExchangeReceiver {
             }
             // A head that does not open the stream (a refusal, a redirect) is taken with the body
             // that comes within a second: one that trickles held the refresh, or the status's
-            // error, back until the request's timeout.
-            DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [self] in endWithTheBodySoFar() }
+            // error, back until the request's timeout. A 3xx not followed at its head may be the
+            // answer, body and all: its body is read whole, or fails typed, never cut short.
+            if !(300..<400).contains(head.statusCode) || request.context.redirectPolicy.followsAtItsHead(head) {
+                DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [self] in endWithTheBodySoFar() }
+            }
         }
         var target = DownloadFile.Target.memory
         if let file {

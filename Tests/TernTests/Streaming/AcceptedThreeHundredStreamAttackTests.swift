@@ -84,4 +84,29 @@ import TernTesting
         // Where the bytes first differ: `==` on 6 MiB arrays makes Swift Testing diff them.
         #expect(received.indices.first { received[$0] != body[$0] } == nil)
     }
+
+    /// A 3xx the app accepts whose body stops half way (the server holds the connection): the
+    /// reader got the first second's bytes and a normal end, since a head that opens no stream
+    /// was read for a second only (meant for a refusal's error text). Now its body is read whole
+    /// or the request fails typed (here at its timeout), never delivered cut short as whole.
+    @Test func anAccepted300WhoseBodyStopsHalfWayIsNotDeliveredAsWhole() async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil,
+                  connection.send("HTTP/1.1 300 Multiple Choices\r\nContent-Type: text/plain\r\nContent-Length: 2000\r\n\r\n"),
+                  connection.send([UInt8](repeating: 0x61, count: 1000))
+            else { return }
+            _ = connection.readAvailable(for: 30)   // the other 1,000 bytes never come
+        }
+        defer { server.stop() }
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 4, retryPolicy: .never), transport: TestTransport.make(), responseQueue: .global())
+        let stream = api.stream(route: .get(server.baseURL + "/choices"), options: RequestOptions(validation: .statusCodes(200..<400)))
+        var (received, outcome) = (0, "end")
+        do {
+            for try await chunk in stream { received += chunk.count }
+        } catch let error as APIError {
+            outcome = error.caseName
+        }
+        #expect(outcome == "timeout", "\(received) bytes, then \(outcome)")
+        #expect(received == 0)
+    }
 }
