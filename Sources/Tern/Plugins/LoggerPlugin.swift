@@ -102,7 +102,9 @@ public struct LoggerPlugin: Plugin {
             }
             sink(lines.joined(separator: "\n"))
         case .failure(let error):
-            sink("← failed \(subject): \(text(of: error, for: request))")
+            // Most errors begin with the request's method and URL: the line is theirs.
+            let text = text(of: error, for: request)
+            sink(text.hasPrefix(subject + " ") ? "← " + text : "← failed \(subject): \(text)")
         }
     }
 

@@ -220,6 +220,19 @@ import FoundationNetworking
         #expect(log.contains("← 500 GET"))
     }
 
+    /// A failed request's line named the method and URL twice: its own, then the error's.
+    @Test func theLoggerNamesAFailedRequestOnce() async throws {
+        let lines = Recorder<String>()
+        let logger = LoggerPlugin(level: .response) { lines.append($0) }
+        let closed = try ClosedPort()
+        let api = AbstractAPI(configuration: APIConfiguration(retryPolicy: .never, plugins: [logger]), transport: TestTransport.make(), responseQueue: .global())
+        _ = await (api.request(route: .get(closed.baseURL + "/orders")) as Promise<[Product]>).result
+        let failed = lines.items.filter { $0.hasPrefix("← ") }
+        #expect(failed.count == 1, "\(lines.items)")
+        #expect(failed.first?.hasPrefix("← GET \(closed.baseURL)/orders failed") == true, "\(failed)")
+        #expect(failed.first?.components(separatedBy: "/orders").count == 2, "\(failed)")
+    }
+
     /// A download's body goes to its file, not the response: it was logged as "0 B".
     @Test func theLoggerSaysHowMuchADownloadReceived() async throws {
         let server = try LoopbackServer { _ in ServerResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: Data(count: 3_000)) }
