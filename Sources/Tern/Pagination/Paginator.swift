@@ -153,7 +153,7 @@ package final class Paginator<Element: Decodable & Sendable>: Sendable {
 
     /// Why a next link to another origin is not followed, and what usually makes one.
     private static func refusal(of url: URL, origin: Origin?) -> String {
-        "the next page's link \(url.absoluteString) leads to another origin than the first page's"
+        "the next page's link \(describe(url)) leads to another origin than the first page's"
             + "\(origin.map { " (\($0.scheme)://\($0.host):\($0.port))" } ?? ""), and is not followed: it would carry this API's credentials there. "
             + "If it is the same server, spell the base URL's scheme, host and port as its links do (localhost is not 127.0.0.1)."
     }
