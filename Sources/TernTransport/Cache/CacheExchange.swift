@@ -146,11 +146,14 @@ struct CacheExchange {
     }
 
     /// The cache's word to hand on before a head the transport said nothing of yet, for a
-    /// request the cache leaves to the server: a stream's head settles the request before its end
-    /// (the end's report replaces it). Other answers settle at their end, which says it then.
+    /// request the cache leaves to the server (a `POST` too): a stream's head settles the
+    /// request before its end (the end's report replaces it). Other answers settle at their
+    /// end, which says it then.
     func wordBeforeHead() -> TransferMetrics? {
-        guard case .pass = mode else { return nil }
-        return ownWord
+        switch mode {
+        case .pass, .invalidate: ownWord
+        case .store, .revalidate, .freshen: nil
+        }
     }
 
     /// The exchange ended, with `error` if it failed, at `now`: what to change in the cache, and
