@@ -7,7 +7,8 @@ import Testing
 /// and `stop()` touches only the listener it still holds: closed behind it, its number may be
 /// another test's socket by then.
 /// Three minutes: an exit test waits its turn behind every other (`ExitTestTurns`).
-@Suite(.onTestThreads, .timeLimit(.minutes(3))) struct RawServerAcceptTests {
+// Each test but the exit tests has a time limit: an exit test waits its turn behind the others.
+@Suite(.onTestThreads) struct RawServerAcceptTests {
     /// The listener's descriptor, found by its socket.
     private static func listener(of server: RawServer) -> Int32? {
         TCPSockets.serverEnds(on: server.port).first { $0.state == "0A" }.flatMap { TCPSockets.descriptors(of: $0).first }
@@ -53,7 +54,7 @@ import Testing
     /// The listener failed for good (shut down behind the server's back): the loop ends but
     /// leaves it open, and `stop()` closes it then. Closed by the loop, its number went to the
     /// next socket made, which `stop()` then shut down.
-    @Test func stopTouchesNoDescriptorTheServerNoLongerHolds() async throws {
+    @Test(.timeLimit(.minutes(3))) func stopTouchesNoDescriptorTheServerNoLongerHolds() async throws {
         let server = try RawServer { _ in }
         let listener = try #require(Self.listener(of: server))
         shutdown(listener, Int32(SHUT_RDWR))

@@ -6,8 +6,9 @@ import Testing
 /// removed as it exits (a static's certificates are never deinitialised), and those of
 /// processes that ended without removing theirs are removed by the next.
 /// Three minutes: an exit test waits its turn behind every other (`ExitTestTurns`).
-@Suite(.onTestThreads, .timeLimit(.minutes(3))) struct TestCertificatesTests {
-    @Test func certificatesAreMadeInTheProcesssOwnDirectory() throws {
+// Each test but the exit tests has a time limit: an exit test waits its turn behind the others.
+@Suite(.onTestThreads) struct TestCertificatesTests {
+    @Test(.timeLimit(.minutes(3))) func certificatesAreMadeInTheProcesssOwnDirectory() throws {
         let certificates = try TestCertificates()
         #expect(certificates.directory.deletingLastPathComponent().path == TestCertificates.root.path)
         #expect(TestCertificates.root.lastPathComponent == "tern-tls-\(getpid())")
@@ -31,7 +32,7 @@ import Testing
     }
     #endif
 
-    @Test func theDirectoriesOfEndedProcessesAreRemovedAndNoOthers() throws {
+    @Test(.timeLimit(.minutes(3))) func theDirectoriesOfEndedProcessesAreRemovedAndNoOthers() throws {
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("tern-abandoned-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: temporary) }
         let ended = try Self.endedProcess()

@@ -14,7 +14,8 @@ import TernTesting
 ///
 /// Three minutes: its exit tests wait their turn behind every other exit test of the run (see
 /// `ExitTestTurns`), and the wait counts against their limit.
-@Suite(.onTestThreads, .timeLimit(.minutes(3))) struct CurlTLSTests {
+// Each test but the exit tests has a time limit: an exit test waits its turn behind the others.
+@Suite(.onTestThreads) struct CurlTLSTests {
     /// A page over a certificate of a test CA; each connection closed after its answer, so that
     /// every request is a connection of its own.
     final class HTTPSServer: Sendable {
@@ -45,13 +46,13 @@ import TernTesting
         return await (api.request(route: .get(server.url)) as Promise<String>).result
     }
 
-    @Test func aPeerSignedByTheTrustedAuthorityIsAccepted() async throws {
+    @Test(.timeLimit(.minutes(3))) func aPeerSignedByTheTrustedAuthorityIsAccepted() async throws {
         let server = try HTTPSServer()
         let page = try await get(server, over: try CurlTransport(trusting: server.authority)).get()
         #expect(page == HTTPSServer.page)
     }
 
-    @Test func aPeerTheSystemDoesNotTrustFailsWithATypedError() async throws {
+    @Test(.timeLimit(.minutes(3))) func aPeerTheSystemDoesNotTrustFailsWithATypedError() async throws {
         let server = try HTTPSServer()
         let result = await get(server, over: try CurlTransport())
         guard case .failure(APIError.transportFailed(let failure)) = result else {
@@ -65,7 +66,7 @@ import TernTesting
     /// A certificate from the very authority the transport trusts, but for another host, or out
     /// of its dates: refused before a byte of the request is sent, with the error URLSession
     /// gives for each.
-    @Test(arguments: [("DNS:example.test", 1, URLError.Code.serverCertificateUntrusted),
+    @Test(.timeLimit(.minutes(3)), arguments: [("DNS:example.test", 1, URLError.Code.serverCertificateUntrusted),
                       ("IP:127.0.0.2", 1, .serverCertificateUntrusted),
                       ("DNS:127.0.0.1", 1, .serverCertificateUntrusted),
                       ("IP:127.0.0.1", -1, .serverCertificateHasBadDate)])
@@ -149,7 +150,7 @@ import TernTesting
     /// Over HTTPS that speaks HTTP/1.1, an answer that says HTTP/2 made libcurl 7.88 take every
     /// connection to the server for a shared one, as over plain HTTP (see `HostileHeadTests`):
     /// it fails, and no connection carries a request while another's answer is on it.
-    @Test(arguments: HostileHeadTests.claimsOfHTTP2)
+    @Test(.timeLimit(.minutes(3)), arguments: HostileHeadTests.claimsOfHTTP2)
     func anAnswerThatSaysHTTP2OverHTTP1SharesNoConnection(statusLine: String) async throws {
         let certificates = try TestCertificates()
         let (release, halfSent, requests) = (DispatchSemaphore(value: 0), Recorder<Int>(), Recorder<(connection: Int, name: String)>())
@@ -163,7 +164,7 @@ import TernTesting
                                                                              halfSent: halfSent, requests: requests)
     }
 
-    @Test func aStrayResponseOverTLSIsNeverTakenForTheNextAnswer() async throws {
+    @Test(.timeLimit(.minutes(3))) func aStrayResponseOverTLSIsNeverTakenForTheNextAnswer() async throws {
         // The raw server answers each request with its path and sends a whole stray response on
         // the first connection once it is idle; the relay passes it on encrypted as it comes.
         let certificates = try TestCertificates()
@@ -186,7 +187,7 @@ import TernTesting
     /// An idle TLS connection is checked for stray bytes before it is reused, where TLS 1.3
     /// sends session tickets after the handshake: a well-behaved server's connection must still
     /// carry every request, each after the last has sat idle.
-    @Test func aWellBehavedServerOverTLSKeepsItsConnection() async throws {
+    @Test(.timeLimit(.minutes(3))) func aWellBehavedServerOverTLSKeepsItsConnection() async throws {
         let certificates = try TestCertificates()
         let server = try RawServer { connection in
             while let request = connection.readRequest() {

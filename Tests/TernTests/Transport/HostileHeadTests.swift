@@ -9,7 +9,8 @@ import Tern
 
 /// Response heads over libcurl that frame a body two ways, or are no HTTP at all: each fails at
 /// once with a typed error that says why, and the connection goes with it.
-@Suite(.onTestThreads, .timeLimit(.minutes(2))) struct HostileHeadTests {
+// Each test but the exit tests has a time limit: an exit test waits its turn behind the others.
+@Suite(.onTestThreads) struct HostileHeadTests {
     /// A server answering `/hostile` with `head` (and `body`), and anything else with its name.
     static func server(head: String, body: String = "hello") throws -> RawServer {
         try RawServer { connection in
@@ -73,7 +74,7 @@ import Tern
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade",
     ]
 
-    @Test(arguments: untrustworthy)
+    @Test(.timeLimit(.minutes(2)), arguments: untrustworthy)
     func aHeadThatFramesItsBodyTwoWaysFailsAtOnce(head: String) async throws {
         try await expectRefusedAndTheNextAnswered(head: head)
     }
@@ -81,7 +82,7 @@ import Tern
     /// A carriage return that does not end a line: libcurl keeps it in the line, so the
     /// length after it was no field, and it read "hello" to the connection's close (or waited
     /// for it); a reader taking it for a line's end frames two bytes. Read neither way: refused.
-    @Test(arguments: ["HTTP/1.1 200 OK\rContent-Length: 2", "HTTP/1.1 200 OK\r\nX: y\rContent-Length: 2",
+    @Test(.timeLimit(.minutes(2)), arguments: ["HTTP/1.1 200 OK\rContent-Length: 2", "HTTP/1.1 200 OK\r\nX: y\rContent-Length: 2",
                       "HTTP/1.1 200 OK\r\nX: y\r\r\nContent-Length: 2"])
     func aCarriageReturnInsideALineOfTheHeadIsRefused(head: String) async throws {
         try await expectRefusedAndTheNextAnswered(head: head)
@@ -102,13 +103,13 @@ import Tern
 
     /// Over libcurl, and over URLSession but for HTTP/1.0: FoundationNetworking tells Tern no
     /// answer's HTTP version.
-    @Test(arguments: chunkedTwoWays.flatMap { head in (head.hasPrefix("HTTP/1.0") ? [false] : [false, true]).map { (head, $0) } })
+    @Test(.timeLimit(.minutes(2)), arguments: chunkedTwoWays.flatMap { head in (head.hasPrefix("HTTP/1.0") ? [false] : [false, true]).map { (head, $0) } })
     func aBodyChunkedOneWayAndReadToTheCloseAnotherIsRefused(head: String, overURLSession: Bool) async throws {
         try await expectRefusedAndTheNextAnswered(head: head, body: "5\r\nhello\r\n0\r\n\r\n", over: overURLSession ? URLSessionTransport() : nil)
     }
 
     /// Codings that end in one `chunked` are read one way, however written.
-    @Test(arguments: ["Chunked", " chunked ", "chunked,", "identity, chunked", "chunked\r\nTransfer-Encoding: "], [false, true])
+    @Test(.timeLimit(.minutes(2)), arguments: ["Chunked", " chunked ", "chunked,", "identity, chunked", "chunked\r\nTransfer-Encoding: "], [false, true])
     func aBodyWhoseLastCodingIsChunkedIsRead(codings: String, overURLSession: Bool) async throws {
         let server = try Self.server(head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: \(codings)", body: "5\r\nhello\r\n0\r\n\r\n")
         defer { server.stop() }
@@ -131,7 +132,7 @@ import Tern
         "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n",
     ]
 
-    @Test(arguments: cutOff)
+    @Test(.timeLimit(.minutes(2)), arguments: cutOff)
     func aHeadCutOffByTheConnectionsCloseIsNoAnswer(head: String) async throws {
         let server = try RawServer { connection in
             while let request = connection.readRequest() {
@@ -161,7 +162,7 @@ import Tern
     /// libcurl picks (`5, 30` as 30, `+5` as 5) and wait on a 101 until the request timed out;
     /// Tern refuses them as it does over libcurl. (FoundationNetworking refuses the others itself,
     /// a field name with whitespace before its colon as a header it failed to write.)
-    @Test(arguments: untrustworthy.filter { ($0.hasPrefix("HTTP/1.1 200 ") || $0.hasPrefix("HTTP/1.1 30") || $0.hasPrefix("HTTP/1.1 101 ")) && !$0.contains(" :") && !$0.contains("\t:") })
+    @Test(.timeLimit(.minutes(2)), arguments: untrustworthy.filter { ($0.hasPrefix("HTTP/1.1 200 ") || $0.hasPrefix("HTTP/1.1 30") || $0.hasPrefix("HTTP/1.1 101 ")) && !$0.contains(" :") && !$0.contains("\t:") })
     func overURLSessionTheSameHeadsFailAtOnce(head: String) async throws {
         let server = try Self.server(head: head)
         defer { server.stop() }
@@ -178,7 +179,7 @@ import Tern
 
     /// A session of the caller's reports nothing to Tern before the task ends: an answer
     /// FoundationNetworking read whole by its own framing is refused then.
-    @Test(arguments: ["HTTP/1.1 200 OK\r\nContent-Length: +5", "HTTP/1.1 200 OK\r\nContent-Length: 0x5",
+    @Test(.timeLimit(.minutes(2)), arguments: ["HTTP/1.1 200 OK\r\nContent-Length: +5", "HTTP/1.1 200 OK\r\nContent-Length: 0x5",
                       "HTTP/1.1 302 Found\r\nLocation: /a\r\nLocation: /b\r\nContent-Length: 5"])
     func overACallersSessionAnAnswerFramedTwoWaysIsRefusedWhole(head: String) async throws {
         let server = try Self.server(head: head)
@@ -220,7 +221,7 @@ import Tern
 
     /// 27,000 short fields, as many as the head's limit holds, one of them repeated: the answer
     /// comes with them all, and the next request gets its own.
-    @Test func aHeadOfTensOfThousandsOfFieldsIsAnswered() async throws {
+    @Test(.timeLimit(.minutes(2))) func aHeadOfTensOfThousandsOfFieldsIsAnswered() async throws {
         let fields = (0..<27_000).map { "a\($0):" }.joined(separator: "\r\n")
         let server = try Self.server(head: "HTTP/1.1 200 OK\r\n" + fields + "\r\na1: again\r\nContent-Length: 5")
         defer { server.stop() }
@@ -233,7 +234,7 @@ import Tern
         #expect(next == "next")
     }
 
-    @Test func aRepeatedLengthThatAgreesIsOneLength() async throws {
+    @Test(.timeLimit(.minutes(2))) func aRepeatedLengthThatAgreesIsOneLength() async throws {
         let server = try Self.server(head: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5, 5")
         defer { server.stop() }
         let body: String = try await api().request(route: .get(server.baseURL + "/hostile")).value
@@ -242,7 +243,7 @@ import Tern
 
     /// A status line, or a field, of 200 KB: past the line libcurl reads, which it reports as
     /// running out of memory; the error says what the server sent.
-    @Test(arguments: ["HTTP/1.1 200 " + String(repeating: "O", count: 200_000) + "\r\nContent-Length: 5",
+    @Test(.timeLimit(.minutes(2)), arguments: ["HTTP/1.1 200 " + String(repeating: "O", count: 200_000) + "\r\nContent-Length: 5",
                       "HTTP/1.1 200 OK\r\nX-Long: " + String(repeating: "v", count: 200_000) + "\r\nContent-Length: 5"])
     func aLineOfTwoHundredKilobytesFailsWithATypedError(head: String) async throws {
         let server = try Self.server(head: head)
@@ -307,7 +308,7 @@ import Tern
     /// as its own (found by `ScrambledAnswerTests` with more seeds: "HTTP/1.0 200 OK" with four
     /// bytes cut reads "HTTP/200 OK"). Now that answer fails, and no connection carries a request
     /// while another's answer is on it.
-    @Test(arguments: claimsOfHTTP2)
+    @Test(.timeLimit(.minutes(2)), arguments: claimsOfHTTP2)
     func anAnswerThatSaysHTTP2OverPlainHTTPFailsAndSharesNoConnection(statusLine: String) async throws {
         let (release, halfSent, requests) = (DispatchSemaphore(value: 0), Recorder<Int>(), Recorder<(connection: Int, name: String)>())
         let server = try Self.claimingServer(statusLine: statusLine, release: release, halfSent: halfSent, requests: requests)
@@ -317,7 +318,7 @@ import Tern
 
     static let claimsOfHTTP2 = ["HTTP/2 200 OK", "HTTP/2.0 200 OK", "HTTP/200 OK", "HTTP/3 200 OK"]
 
-    @Test func aLocationInUTF8IsFollowedAsWritten() async throws {
+    @Test(.timeLimit(.minutes(2))) func aLocationInUTF8IsFollowedAsWritten() async throws {
         let server = try RawServer { connection in
             while let request = connection.readRequest() {
                 let target = request.split(separator: " ")[1]

@@ -10,9 +10,10 @@ import FoundationNetworking
 /// its session's delegate and waits for the answer; a cancel that came meanwhile ended the
 /// process when the answer came ("Received callback for HTTP redirection, but we're not waiting
 /// for it"). Every exchange here ends once, whole or cancelled, and the process lives on.
-@Suite(.onTestThreads, .timeLimit(.minutes(3))) struct RedirectCancelTests {
+// Each test but the exit tests has a time limit: an exit test waits its turn behind the others.
+@Suite(.onTestThreads) struct RedirectCancelTests {
     /// Whichever comes first wins, and the other is refused: never both.
-    @Test func aCancelAndARedirectsRefusalExcludeEachOther() {
+    @Test(.timeLimit(.minutes(3))) func aCancelAndARedirectsRefusalExcludeEachOther() {
         var cancelledFirst = RedirectOrCancel()
         let cancels = [cancelledFirst.cancel(), cancelledFirst.cancel()]
         let refusedAfter = cancelledFirst.refuseRedirect()
