@@ -31,6 +31,15 @@ package protocol KeyPinningTransport: Transport {
     /// Whose word its answers carry, when not the system's authorities' (`nil`): the cache
     /// keeps an answer under it, and serves it only to requests sent under the same.
     var trustMark: String? { get }
+    /// What says who asks that the transport adds to `request` below Tern, where the cache
+    /// cannot see it (the cookies a caller's session sends): part of the trust its answer is
+    /// kept under.
+    func credentialsItAdds(to request: URLRequest) -> String?
+}
+
+extension KeyPinningTransport {
+    /// None: what it sends, Tern has seen.
+    package func credentialsItAdds(to request: URLRequest) -> String? { nil }
 }
 
 extension Transport {

@@ -37,6 +37,10 @@ public final class URLSessionTransport: KeyPinningTransport {
     /// request from a connection (FoundationNetworking caps each session's connections per host
     /// in its libcurl too).
     private let streamTransport = Locked<URLSessionTransport?>(nil)
+    /// For a session of the caller's, a mark of its own for the cache: its delegate may trust
+    /// other authorities than the system's, and its credential storage answers challenges that
+    /// Tern never sees, so its answers serve its own requests alone.
+    private let callersSessionMark: String?
 
     /// Creates a transport over a new session made from `configuration`, which keeps no cookies:
     /// each API keeps its own, in its ``CookieJar``. On Linux it keeps no `URLCache` either
@@ -50,6 +54,7 @@ public final class URLSessionTransport: KeyPinningTransport {
     /// `carriesStreams`.
     private init(configuration: URLSessionConfiguration, pins: [String], carriesStreams: Bool) {
         self.carriesStreams = carriesStreams
+        callersSessionMark = nil
         // A copy, so that the caller's stays as it was.
         let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
         configuration.httpCookieStorage = nil
@@ -82,6 +87,7 @@ public final class URLSessionTransport: KeyPinningTransport {
         self.session = session
         exchanges = nil
         carriesStreams = false
+        callersSessionMark = "session:" + UUID().uuidString
     }
 
     deinit {
@@ -110,8 +116,22 @@ public final class URLSessionTransport: KeyPinningTransport {
     /// own: its servers' trust is evaluated, then their keys are checked against the pins.
     /// FoundationNetworking cannot evaluate a server's trust, nor can a caller's session, which
     /// is not Tern's to watch.
-    /// `nil`: the system's authorities, which its session's delegate does not replace.
-    package var trustMark: String? { nil }
+    /// `nil` over a session of its own: the system's authorities, which its session's delegate
+    /// does not replace. A caller's session has a mark of its own.
+    package var trustMark: String? { callersSessionMark }
+
+    /// The cookies a caller's session sends with `request` from its own storage, besides any
+    /// the request carries: the cache serves what one account was answered only to requests
+    /// that send the same. FoundationNetworking sends them whatever the request's
+    /// `httpShouldHandleCookies` says.
+    package func credentialsItAdds(to request: URLRequest) -> String? {
+        guard exchanges == nil, let url = request.url else { return nil }
+        let configuration = session.configuration
+        guard configuration.httpShouldSetCookies, let cookies = configuration.httpCookieStorage?.cookies(for: url), !cookies.isEmpty else {
+            return nil
+        }
+        return cookies.map { $0.name + "=" + $0.value }.sorted().joined(separator: "; ")
+    }
 
     package var canPinKeys: Bool {
         #if canImport(Security) && canImport(CryptoKit) && !canImport(FoundationNetworking)

@@ -105,6 +105,11 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
         "recorded" + (givenUpstream.map(CacheStage.trustMark(of:)).map { ":" + ($0 ?? "system") } ?? "")
     }
 
+    /// Its upstream's, when recording through a caller's session.
+    package func credentialsItAdds(to request: URLRequest) -> String? {
+        (givenUpstream as? any KeyPinningTransport)?.credentialsItAdds(to: request)
+    }
+
     /// Answers `request` from the recording, or sends it and records the exchange, as the mode
     /// says.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {

@@ -17,11 +17,14 @@ package struct CacheStage: Sendable {
     /// Whose word the transport's answers carry, when not the system's authorities': part of
     /// the trust a response is kept under.
     private let authorities: String?
+    /// The transport, when it may add credentials of its own below the pipeline.
+    private let addingCredentials: (any KeyPinningTransport)?
 
     /// The stage of `cache`, for requests sent through `transport`.
     package init(cache: HTTPCache, transport: any Transport) {
         self.cache = cache
         authorities = Self.trustMark(of: transport)
+        addingCredentials = transport as? any KeyPinningTransport
     }
 
     /// Sends `request`, prepared with `lookup`, through `transport`, or answers it from the
@@ -109,8 +112,9 @@ package struct CacheStage: Sendable {
 
     /// What the request trusts, when not the default: the keys its host is pinned to, the
     /// authorities the transport trusts instead of the system's, and the values of the API's own
-    /// credential headers (``TransportRequest/credentialHeaders``), as if the response said
-    /// `Vary` on them, so that one account's answer is never another's. A response is served
+    /// credential headers (``TransportRequest/credentialHeaders``) and of those the transport
+    /// adds itself, as if the response said `Vary` on them, so that one account's answer is
+    /// never another's. A response is served
     /// only to requests sent under the same trust as the one that fetched it; the cache keeps a
     /// digest of it.
     private func trust(of request: TransportRequest) -> String? {
@@ -118,7 +122,8 @@ package struct CacheStage: Sendable {
         let names = Set(request.credentialHeaders.map { $0.lowercased() }).subtracting(HTTPCache.credentials).sorted()
         let sent = names.compactMap { name in request.urlRequest.value(forHTTPHeaderField: name).map { name + ": " + $0 } }
         let credentials = sent.isEmpty ? nil : "credentials:" + sent.joined(separator: "\n")
-        let parts = [pins, authorities, credentials].compactMap { $0 }
+        let added = addingCredentials?.credentialsItAdds(to: request.urlRequest).map { "added:" + $0 }
+        let parts = [pins, authorities, credentials, added].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: ";")
     }
 
