@@ -39,3 +39,14 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// In a release build the tests' own modules are built as in a debug one, without the optimizer
+// and a file batch per core (the library is what the release gate checks): optimizing the whole
+// test module took CI 26 minutes, one core busy; this takes 6. The driver then warns that it
+// ignores the `-num-threads` a release build passes. Flags of the tests' modules alone, which no
+// user of the package builds.
+for target in package.targets where target.type == .test {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .unsafeFlags(["-Onone", "-no-whole-module-optimization", "-enable-batch-mode"], .when(configuration: .release)),
+    ]
+}
