@@ -32,14 +32,14 @@ package protocol KeyPinningTransport: Transport {
     /// keeps an answer under it, and serves it only to requests sent under the same.
     var trustMark: String? { get }
     /// What says who asks that the transport adds to `request` below Tern, where the cache
-    /// cannot see it (the cookies a caller's session sends): part of the trust its answer is
-    /// kept under.
-    func credentialsItAdds(to request: URLRequest) -> String?
+    /// cannot see it (a session's own headers, the cookies a caller's session sends): part of
+    /// the trust its answer is kept under.
+    func credentialsItAdds(to request: TransportRequest) -> String?
 }
 
 extension KeyPinningTransport {
     /// None: what it sends, Tern has seen.
-    package func credentialsItAdds(to request: URLRequest) -> String? { nil }
+    package func credentialsItAdds(to request: TransportRequest) -> String? { nil }
 }
 
 extension Transport {
@@ -201,6 +201,19 @@ public struct TransportRequest: Sendable {
     /// ``RedirectPolicy``'s sensitive headers), in any case: a cache binds what they fetch to
     /// their values, and a recording hides them, as it does `Authorization`.
     package var credentialHeaders: Set<String> = []
+    /// Whether the request is a hop of a redirect chain that left its first request's origin:
+    /// a transport adds no credential of its own to it.
+    package var hasLeftOrigin = false
+
+    /// The names, lowercased, of the fields that carry credentials: `Authorization`,
+    /// `Proxy-Authorization`, `Cookie` and ``credentialHeaders``.
+    package var credentialNames: Set<String> { Self.credentialNames(credentialHeaders) }
+
+    /// The names, lowercased, of the fields that carry credentials: `Authorization`,
+    /// `Proxy-Authorization`, `Cookie` and those of `ownCredentials`, in any case.
+    package static func credentialNames(_ ownCredentials: Set<String>) -> Set<String> {
+        Set(ownCredentials.map { $0.lowercased() }).union(["authorization", "proxy-authorization", "cookie"])
+    }
 
     /// Creates a transport request.
     public init(urlRequest: URLRequest, body: TransportBody = .inRequest, maximumBodySize: Int? = nil, pinnedKeys: [String] = []) {

@@ -41,9 +41,16 @@ public final class URLSessionTransport: KeyPinningTransport {
     /// other authorities than the system's, and its credential storage answers challenges that
     /// Tern never sees, so its answers serve its own requests alone.
     private let callersSessionMark: String?
+    /// The configuration's `httpAdditionalHeaders`, which Tern adds to each request itself
+    /// (where the request has none of that name): a session adds them to every task, the hop
+    /// of a redirect to another origin included, which must carry no credential.
+    private let sessionHeaders: [String: String]
 
-    /// Creates a transport over a new session made from `configuration`, which keeps no cookies:
-    /// each API keeps its own, in its ``CookieJar``. On Linux it keeps no `URLCache` either
+    /// Creates a transport over a new session made from `configuration`, which keeps no cookies
+    /// (each API keeps its own, in its ``CookieJar``) and no credential storage. Its
+    /// `httpAdditionalHeaders` are sent as an API's common headers are: where a request has
+    /// none of the name, and, on a redirect that left the origin, none that carries a
+    /// credential. On Linux it keeps no `URLCache` either
     /// (Tern's ``HTTPCache`` caches over any transport): through FoundationNetworking's cache, a
     /// cancel racing a task's completion crashed the process in one run of the cancel storms in six.
     public convenience init(configuration: URLSessionConfiguration = .default) {
@@ -57,6 +64,10 @@ public final class URLSessionTransport: KeyPinningTransport {
         callersSessionMark = nil
         // A copy, so that the caller's stays as it was.
         let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+        sessionHeaders = Self.fields(configuration.httpAdditionalHeaders)
+        configuration.httpAdditionalHeaders = nil
+        // A password it answered a challenge with below Tern would be invisible to the cache.
+        configuration.urlCredentialStorage = nil
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
@@ -83,11 +94,15 @@ public final class URLSessionTransport: KeyPinningTransport {
 
     /// Creates a transport over a session of the caller's, which is never invalidated here. Its
     /// configuration's cookie storage, if any, keeps and sends cookies besides the API's jar.
+    /// What the session adds below Tern (those cookies, its `httpAdditionalHeaders`, a password
+    /// its delegate answers a challenge with) goes with every hop of a redirect, to other
+    /// origins too: keep credentials out of it.
     public init(session: URLSession) {
         self.session = session
         exchanges = nil
         carriesStreams = false
         callersSessionMark = "session:" + UUID().uuidString
+        sessionHeaders = [:]
     }
 
     deinit {
@@ -103,6 +118,7 @@ public final class URLSessionTransport: KeyPinningTransport {
     /// Starts sending `request` and reports its exchange to `receiver`.
     public func send(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         guard let exchanges else { return sendThroughCallersSession(request, to: receiver) }
+        let request = withSessionHeaders(request)
         if request.pinnedKeys != exchanges.pins, canPinKeys {
             return pinnedTransport(for: request.pinnedKeys).send(request, to: receiver)
         }
@@ -120,17 +136,47 @@ public final class URLSessionTransport: KeyPinningTransport {
     /// does not replace. A caller's session has a mark of its own.
     package var trustMark: String? { callersSessionMark }
 
-    /// The cookies a caller's session sends with `request` from its own storage, besides any
-    /// the request carries: the cache serves what one account was answered only to requests
-    /// that send the same. FoundationNetworking sends them whatever the request's
-    /// `httpShouldHandleCookies` says.
-    package func credentialsItAdds(to request: URLRequest) -> String? {
-        guard exchanges == nil, let url = request.url else { return nil }
-        let configuration = session.configuration
-        guard configuration.httpShouldSetCookies, let cookies = configuration.httpCookieStorage?.cookies(for: url), !cookies.isEmpty else {
-            return nil
+    /// The credentials the session sends with `request` besides those it carries: its own
+    /// headers' (``sessionHeaders``), and a caller's session's, with the cookies of its storage
+    /// (FoundationNetworking sends them whatever the request's `httpShouldHandleCookies` says).
+    /// The cache serves what one account was answered only to requests that send the same.
+    package func credentialsItAdds(to request: TransportRequest) -> String? {
+        let names = request.credentialNames
+        guard exchanges == nil else {
+            let added = withSessionHeaders(request).urlRequest
+            let sent = names.sorted().compactMap { name in
+                request.urlRequest.value(forHTTPHeaderField: name) == nil ? added.value(forHTTPHeaderField: name).map { name + ": " + $0 } : nil
+            }
+            return sent.isEmpty ? nil : sent.joined(separator: "\n")
         }
-        return cookies.map { $0.name + "=" + $0.value }.sorted().joined(separator: "; ")
+        let configuration = session.configuration
+        var sent = Self.fields(configuration.httpAdditionalHeaders).filter { names.contains($0.key.lowercased()) }.map { $0.key.lowercased() + ": " + $0.value }
+        if configuration.httpShouldSetCookies, let url = request.urlRequest.url, let cookies = configuration.httpCookieStorage?.cookies(for: url) {
+            sent += cookies.map { "cookie " + $0.name + "=" + $0.value }
+        }
+        return sent.isEmpty ? nil : sent.sorted().joined(separator: "\n")
+    }
+
+    /// `request` with the ``sessionHeaders`` it lacks; on a hop that left its origin, none
+    /// that carries a credential.
+    private func withSessionHeaders(_ request: TransportRequest) -> TransportRequest {
+        guard !sessionHeaders.isEmpty else { return request }
+        var request = request
+        let credentials = request.hasLeftOrigin ? request.credentialNames : []
+        for (name, value) in sessionHeaders where request.urlRequest.value(forHTTPHeaderField: name) == nil && !credentials.contains(name.lowercased()) {
+            request.urlRequest.setValue(value, forHTTPHeaderField: name)
+        }
+        return request
+    }
+
+    /// A configuration's `httpAdditionalHeaders` as header fields.
+    private static func fields(_ headers: [AnyHashable: Any]?) -> [String: String] {
+        var fields: [String: String] = [:]
+        for (name, value) in headers ?? [:] {
+            guard let name = name.base as? String else { continue }
+            fields[name] = value as? String ?? String(describing: value)
+        }
+        return fields
     }
 
     package var canPinKeys: Bool {

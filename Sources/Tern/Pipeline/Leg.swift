@@ -42,7 +42,7 @@ struct Leg: Sendable {
     /// `Authorization`, `Proxy-Authorization`, `Cookie` and the policy's sensitive headers.
     func removeCredentials(from request: inout URLRequest, policy: RedirectPolicy) {
         guard hasLeftOrigin, let fields = request.allHTTPHeaderFields else { return }
-        let sensitive = Set(policy.sensitiveHeaders.map { $0.lowercased() } + ["authorization", "proxy-authorization", "cookie"])
+        let sensitive = TransportRequest.credentialNames(policy.sensitiveHeaders)
         for name in fields.keys where sensitive.contains(name.lowercased()) {
             request.setValue(nil, forHTTPHeaderField: name)
         }

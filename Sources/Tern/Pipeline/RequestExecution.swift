@@ -240,6 +240,7 @@ final class RequestExecution: Sendable {
         }
         addCookies(to: &ranged.urlRequest, leg: leg)
         ranged.credentialHeaders = context.redirectPolicy.sensitiveHeaders
+        ranged.hasLeftOrigin = leg.hasLeftOrigin
         let request = ranged
         guard case .send(let attempt) = machine.withLock({ $0.handle(.send(request.urlRequest)) }) else { return }
         context.plugins.forEach { $0.observe(.willSend(request.urlRequest), api: pluginContext) }

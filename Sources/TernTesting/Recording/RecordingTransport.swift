@@ -105,8 +105,8 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
         "recorded" + (givenUpstream.map(CacheStage.trustMark(of:)).map { ":" + ($0 ?? "system") } ?? "")
     }
 
-    /// Its upstream's, when recording through a caller's session.
-    package func credentialsItAdds(to request: URLRequest) -> String? {
+    /// Its upstream's, when recording through a session with credentials of its own.
+    package func credentialsItAdds(to request: TransportRequest) -> String? {
         (givenUpstream as? any KeyPinningTransport)?.credentialsItAdds(to: request)
     }
 

@@ -122,7 +122,7 @@ package struct CacheStage: Sendable {
         let names = Set(request.credentialHeaders.map { $0.lowercased() }).subtracting(HTTPCache.credentials).sorted()
         let sent = names.compactMap { name in request.urlRequest.value(forHTTPHeaderField: name).map { name + ": " + $0 } }
         let credentials = sent.isEmpty ? nil : "credentials:" + sent.joined(separator: "\n")
-        let added = addingCredentials?.credentialsItAdds(to: request.urlRequest).map { "added:" + $0 }
+        let added = addingCredentials?.credentialsItAdds(to: request).map { "added:" + $0 }
         let parts = [pins, authorities, credentials, added].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: ";")
     }
