@@ -168,6 +168,11 @@ package protocol ConnectionWaiting: TransportTask {
     var isWaitingForADescriptor: Bool { get }
 }
 
+/// A task that reports nothing of its exchange until it ends (a caller's session's, whose
+/// completion handler gets the answer whole): no byte is seen to move meanwhile, so the idle
+/// timeout does not watch it.
+package protocol SilentUntilItEnds: TransportTask {}
+
 extension ConnectionWaiting {
     /// Never: the transport holds no exchange back for a descriptor.
     package var isWaitingForADescriptor: Bool { false }

@@ -96,7 +96,9 @@ public final class URLSessionTransport: KeyPinningTransport {
     /// configuration's cookie storage, if any, keeps and sends cookies besides the API's jar.
     /// What the session adds below Tern (those cookies, its `httpAdditionalHeaders`, a password
     /// its delegate answers a challenge with) goes with every hop of a redirect, to other
-    /// origins too: keep credentials out of it.
+    /// origins too: keep credentials out of it. Its completion handlers get each answer whole,
+    /// at its end: no idle timeout applies, nothing is reported as it moves, and a stream gets
+    /// its body only once the server ends it.
     public init(session: URLSession) {
         self.session = session
         exchanges = nil
@@ -249,7 +251,7 @@ public final class URLSessionTransport: KeyPinningTransport {
 /// A task on a caller's session, whose redirects it refuses: the session follows none, and the
 /// 3xx is the response; unless the task was cancelled first (``RedirectOrCancel``).
 @available(macOS 12, iOS 15, tvOS 15, watchOS 8, *)
-private final class CallersSessionExchange: NSObject, URLSessionTaskDelegate, TransportTask, Sendable {
+private final class CallersSessionExchange: NSObject, URLSessionTaskDelegate, SilentUntilItEnds, Sendable {
     private struct State {
         /// Until the task ends: the task holds this as its delegate.
         var task: URLSessionTask?

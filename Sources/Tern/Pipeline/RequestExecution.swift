@@ -265,7 +265,7 @@ final class RequestExecution: Sendable {
             task.cancel()
         } else {
             stream?.attach(task)
-            if let idle = context.idleTimeout, idle.isFinite {
+            if let idle = context.idleTimeout, idle.isFinite, !(task is any SilentUntilItEnds) {
                 watchIdle(attempt, task: task, timeout: idle)
             }
         }
