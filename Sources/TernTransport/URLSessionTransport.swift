@@ -98,7 +98,9 @@ public final class URLSessionTransport: KeyPinningTransport {
     /// its delegate answers a challenge with) goes with every hop of a redirect, to other
     /// origins too: keep credentials out of it. Its completion handlers get each answer whole,
     /// at its end: no idle timeout applies, nothing is reported as it moves, and a stream gets
-    /// its body only once the server ends it.
+    /// its body only once the server ends it. A challenge its delegate declines is not a cancel:
+    /// the server's answer (a 401) is the response, or the request fails with
+    /// `URLError.userCancelledAuthentication`.
     public init(session: URLSession) {
         self.session = session
         exchanges = nil
@@ -216,10 +218,8 @@ public final class URLSessionTransport: KeyPinningTransport {
     private func sendThroughCallersSession(_ request: TransportRequest, to receiver: any TransportReceiver) -> any TransportTask {
         let exchange = CallersSessionExchange()
         let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
-            exchange.ended()
-            if let error {
-                receiver.didComplete(with: error)
-            } else if let response = response as? HTTPURLResponse {
+            let (declined, kept) = exchange.ended()
+            @Sendable func answer(_ response: HTTPURLResponse) {
                 #if canImport(FoundationNetworking)
                 if let problem = ResponseHeadCheck.problem(with: response) {
                     return receiver.didComplete(with: ResponseHeadCheck.refusal(problem, url: response.url))
@@ -227,9 +227,15 @@ public final class URLSessionTransport: KeyPinningTransport {
                 #endif
                 if receiver.didReceive(ResponseHead(response)) != .stop, let data, !data.isEmpty { _ = receiver.didReceive(data) }
                 receiver.didComplete(with: nil)
-            } else {
-                receiver.didComplete(with: URLError(.badServerResponse))
             }
+            if let error {
+                // A cancel Tern did not ask for: the session's delegate declined a challenge,
+                // whose answer (a 401), when the task kept it, is the response.
+                guard declined, (error as? URLError)?.code == .cancelled else { return receiver.didComplete(with: error) }
+                return kept.map(answer) ?? receiver.didComplete(with: URLError(.userCancelledAuthentication))
+            }
+            guard let response = response as? HTTPURLResponse else { return receiver.didComplete(with: URLError(.badServerResponse)) }
+            answer(response)
         }
         guard let (urlRequest, uploadFile) = Self.prepared(request, reportingTo: receiver) else { return NoTask() }
         let task = if let uploadFile {
@@ -267,9 +273,15 @@ private final class CallersSessionExchange: NSObject, URLSessionTaskDelegate, Si
         task.resume()
     }
 
-    /// The task has ended.
-    func ended() {
-        state.withLock { $0.task = nil }
+    /// The task has ended: whether a cancel ended it that Tern did not ask for (the session's
+    /// delegate declined a challenge), and the response it had.
+    func ended() -> (declined: Bool, response: HTTPURLResponse?) {
+        state.withLock { state in
+            defer { state.task = nil }
+            // A task never started here (on Apple releases before 2021) Tern cancels itself.
+            guard let task = state.task else { return (false, nil) }
+            return (!state.redirectOrCancel.isCancelled, task.response as? HTTPURLResponse)
+        }
     }
 
     func cancel() {
