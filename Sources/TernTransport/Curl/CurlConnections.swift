@@ -25,6 +25,10 @@ final class CurlConnections {
 
     /// The socket of each idle HTTP/1 connection, by its ends.
     private var http1Sockets: [Ends: Int32] = [:]
+    /// How many idle connections ``http1Sockets`` may name before the closed ones are dropped.
+    private var pruneAt = CurlConnections.fewestToPrune
+    /// Twice the idle connections libcurl keeps by default (``CurlLoop/idleConnections``).
+    static let fewestToPrune = 64
     /// How many exchanges each HTTPS connection carries, from when libcurl chose it for them
     /// until they left libcurl.
     private var carried: [Ends: Int] = [:]
@@ -56,6 +60,19 @@ final class CurlConnections {
     /// Notes `socket` as the idle HTTP/1 connection with `ends`, or `nil` for none to check.
     func idle(_ socket: Int32?, ends: Ends) {
         http1Sockets[ends] = socket
+        if http1Sockets.count >= pruneAt { dropClosed() }
+    }
+
+    /// How many idle HTTP/1 connections the record names.
+    var idleHTTP1Count: Int { http1Sockets.count }
+
+    /// Drops the connections closed since they went idle. libcurl closes one it finds dead
+    /// without a word to Tern, and chooses it never again; each server that closed a connection
+    /// while idle would otherwise leave an entry behind, for the process's life. A peer's hang-up
+    /// libcurl has yet to see stays until it has: its socket is still the connection's.
+    private func dropClosed() {
+        http1Sockets = http1Sockets.filter { ends, socket in tern_socket_has_input(socket, ends.localPort) >= 0 }
+        pruneAt = max(Self.fewestToPrune, 2 * http1Sockets.count)
     }
 
     /// Whether the connection with `ends` carries an exchange now. libcurl may have finished

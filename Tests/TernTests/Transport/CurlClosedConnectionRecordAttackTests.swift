@@ -1,0 +1,41 @@
+#if os(Linux)
+import Foundation
+import Testing
+@testable import Tern
+@testable import TernTransport
+import TernTesting
+
+/// A server that answers each request in full, keep-alive, then hangs up while the connection is
+/// idle: what nginx does after its keep-alive timeout, and many APIs after a few seconds.
+///
+/// What went wrong: `CurlTransport` notes each HTTP/1 connection a transfer leaves open, to
+/// check it for stray bytes before it is reused, and forgot a note only when the same connection
+/// was chosen again. libcurl drops a connection it finds dead without a word, and never chooses
+/// it again: a process that lives for weeks kept a note for every connection a server closed,
+/// one per request here.
+///
+/// The notes of closed connections are now dropped once there are more than libcurl keeps idle.
+@Suite(.onTestThreads, .enabled(if: TestTransport.isCurl, "CurlTransport's own record"), .timeLimit(.minutes(1)))
+struct CurlClosedConnectionRecordAttackTests {
+    @Test func connectionsTheServerClosedWhileIdleLeaveNoRecordBehind() async throws {
+        let server = try RawServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.send(RawServer.Connection.response("ok"))
+        }
+        defer { server.stop() }
+        let transport = try CurlTransport()
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never),
+                              transport: transport, responseQueue: .global())
+        let requests = 4 * CurlConnections.fewestToPrune
+        var answered = 0
+        for number in 0..<requests {
+            let body: String = try await api.request(route: .get(server.baseURL + "/\(number)")).value
+            if body == "ok" { answered += 1 }
+        }
+        #expect(answered == requests)
+        // Read on the loop's thread, which owns the record.
+        let noted = await Task(executorPreference: transport.taskExecutor) { transport.loop.connections.idleHTTP1Count }.value
+        #expect(noted < CurlConnections.fewestToPrune, "\(noted) notes of idle connections after \(requests) closed ones")
+    }
+}
+#endif
