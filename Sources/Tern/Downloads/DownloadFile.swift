@@ -336,7 +336,7 @@ final class DownloadFile: Sendable {
                     throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
                 }
             } else {
-                try manager.moveItem(at: state.partialFile, to: destination)
+                try ExclusiveMove.move(state.partialFile, to: destination)
             }
             return state.resumedBytes
         }
