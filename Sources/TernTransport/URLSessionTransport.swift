@@ -92,8 +92,11 @@ public final class URLSessionTransport: KeyPinningTransport {
         self.exchanges = exchanges
     }
 
-    /// Creates a transport over a session of the caller's, which is never invalidated here. Its
-    /// configuration's cookie storage, if any, keeps and sends cookies besides the API's jar.
+    /// Creates a transport over a session of the caller's, which is never invalidated here:
+    /// keep it valid while any API uses the transport, since URLSession stops the process when a
+    /// task is made on an invalidated session (stop the API's streams, retries and requests
+    /// first). Its configuration's cookie storage, if any, keeps and sends cookies besides the
+    /// API's jar.
     /// What the session adds below Tern (those cookies, its `httpAdditionalHeaders`, a password
     /// its delegate answers a challenge with) goes with every hop of a redirect, to other
     /// origins too: keep credentials out of it. Its completion handlers get each answer whole,
