@@ -226,13 +226,17 @@ int tern_socket_has_input(int socket, int localPort) {
     char byte;
     ssize_t count = recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     if (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (!tern_socket_is_bound_to(socket, localPort)) return -1;
+    return 1;   // bytes waiting, the peer hung up, or the socket failed
+}
+
+int tern_socket_is_bound_to(int socket, int localPort) {
     struct sockaddr_storage address;
     socklen_t length = sizeof address;
-    if (getsockname(socket, (struct sockaddr *)&address, &length) != 0) return -1;
+    if (getsockname(socket, (struct sockaddr *)&address, &length) != 0) return 0;
     int port = address.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&address)->sin6_port)
              : address.ss_family == AF_INET ? ntohs(((struct sockaddr_in *)&address)->sin_port) : -1;
-    if (port != localPort) return -1;
-    return 1;   // bytes waiting, the peer hung up, or the socket failed
+    return port == localPort;
 }
 
 int tern_curl_getinfo_long(const TernCurl *curl, void *easy, int info, long *value) {

@@ -107,6 +107,10 @@ int tern_curl_negotiated_http2(const TernCurl *curl, void *easy);
 /// waiting is answered 0 without asking which connection the socket is.
 int tern_socket_has_input(int socket, int localPort);
 
+/// Whether `socket` is still a socket bound to local port `localPort`: 0 once it is closed, or
+/// its number is another socket's or file's.
+int tern_socket_is_bound_to(int socket, int localPort);
+
 /// The public suffix list from the system's libpsl ("libpsl.so.5", which libcurl links where
 /// it has PSL), loaded once: 1 if it is there, 0 if not.
 int tern_psl_load(void);

@@ -68,10 +68,11 @@ final class CurlConnections {
 
     /// Drops the connections closed since they went idle. libcurl closes one it finds dead
     /// without a word to Tern, and chooses it never again; each server that closed a connection
-    /// while idle would otherwise leave an entry behind, for the process's life. A peer's hang-up
-    /// libcurl has yet to see stays until it has: its socket is still the connection's.
+    /// while idle would otherwise leave an entry behind, for the process's life. The socket's
+    /// number is asked which port it is bound to, since a newer connection soon has it; a peer's
+    /// hang-up libcurl has yet to see stays until it has.
     private func dropClosed() {
-        http1Sockets = http1Sockets.filter { ends, socket in tern_socket_has_input(socket, ends.localPort) >= 0 }
+        http1Sockets = http1Sockets.filter { ends, socket in tern_socket_is_bound_to(socket, ends.localPort) != 0 }
         pruneAt = max(Self.fewestToPrune, 2 * http1Sockets.count)
     }
 
