@@ -31,7 +31,7 @@ extension AbstractAPI {
     ///     fails the download with ``APIError/FileFailure/Reason/writeFailed`` before it is sent.
     ///   - replacing: Whether a file already at `destination` is replaced; if not, the download
     ///     fails with ``APIError/FileFailure/Reason/destinationExists`` before it starts, or at
-    ///     its end if another program made the file meanwhile, whose file is kept.
+    ///     its end if another program made the file meanwhile.
     ///   - maximumSize: The largest file accepted. A larger one, announced or as it arrives,
     ///     stops the transfer and fails with ``APIError/responseTooLarge(_:)``, leaving nothing
     ///     on disk: set it when a server could send an endless body.

@@ -13,35 +13,44 @@ enum ExclusiveMove {
         if try !renameAtOnce(file, to: destination) { try linkThenUnlink(file, to: destination) }
     }
 
-    /// renameat2(2) with RENAME_NOREPLACE, where one name is the file's at every moment; `false`
-    /// where the system or the file system cannot (not Linux, glibc before 2.28, kernels before
-    /// 3.15, some file systems).
+    /// A rename that refuses an existing name, where one name is the file's at every moment:
+    /// renameat2(2) with RENAME_NOREPLACE on Linux, renamex_np(2) with RENAME_EXCL on Apple's
+    /// systems. `false` where the system or the file system cannot (glibc before 2.28, kernels
+    /// before 3.15, some file systems).
     static func renameAtOnce(_ file: URL, to destination: URL) throws -> Bool {
         #if canImport(Glibc)
         guard let renameNoReplace else { return false }
-        if renameNoReplace(AT_FDCWD, file.path, AT_FDCWD, destination.path, 1) == 0 { return true }
-        switch errno {
-        case EEXIST: throw exists(destination)
-        case EINVAL, ENOSYS: return false
-        case let code: throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
-        }
+        let renamed = renameNoReplace(AT_FDCWD, file.path, AT_FDCWD, destination.path, 1) == 0
+        #elseif canImport(Darwin)
+        let renamed = renamex_np(file.path, destination.path, UInt32(RENAME_EXCL)) == 0
         #else
         return false
         #endif
+        if renamed { return true }
+        let code = errno
+        if code == EEXIST { throw exists(destination) }
+        if code == EINVAL || cannotHere(code) { return false }
+        throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
     }
 
-    /// link(2), which refuses a name that exists, then the old name's unlink: for an instant
-    /// both names are the file's. Without hard links, FileManager's move, which checks first.
+    /// linkat(2), which refuses a name that exists and never follows a link, then the old
+    /// name's unlink: for an instant both names are the file's. Without hard links,
+    /// FileManager's move, which checks first.
     static func linkThenUnlink(_ file: URL, to destination: URL) throws {
-        if link(file.path, destination.path) == 0 {
+        if linkat(AT_FDCWD, file.path, AT_FDCWD, destination.path, 0) == 0 {
             unlink(file.path)
             return
         }
-        switch errno {
-        case EEXIST: throw exists(destination)
-        case EPERM, EOPNOTSUPP, EXDEV, EMLINK: try FileManager.default.moveItem(at: file, to: destination)
-        case let code: throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
-        }
+        let code = errno
+        if code == EEXIST { throw exists(destination) }
+        guard cannotHere(code) else { throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO) }
+        try FileManager.default.moveItem(at: file, to: destination)
+    }
+
+    /// Whether `code` says the system or the file system has no such call (FAT, exFAT, SMB,
+    /// some FUSE file systems), as against a failure of this move.
+    private static func cannotHere(_ code: Int32) -> Bool {
+        [EPERM, ENOTSUP, EOPNOTSUPP, ENOSYS, EXDEV, EMLINK].contains(code)
     }
 
     private static func exists(_ destination: URL) -> CocoaError {

@@ -2,9 +2,9 @@
 import Glibc
 #endif
 import Foundation
-import Synchronization
 import Testing
 @testable import Tern
+import TernCore
 
 /// A download told not to replace its destination, finishing while another program makes a file
 /// of that name (a browser saving the same report, a second run of the same tool).
@@ -19,13 +19,13 @@ import Testing
 /// download's move runs many times against it, each either delivered or refused, and what it
 /// delivered is taken away the same way.
 @Suite(.onTestThreads, .timeLimit(.minutes(1))) struct DownloadNoReplaceRaceAttackTests {
-    /// What the other program saw.
-    final class Rival: Sendable {
-        let stop = Atomic(false)
+    /// What the other program saw, and when it should stop.
+    struct Rival {
+        var stop = false
         /// Times it made the file.
-        let made = Atomic(0)
+        var made = 0
         /// Times its file was replaced under it.
-        let replaced = Atomic(0)
+        var replaced = 0
     }
 
     /// The ways the move can go: the one it takes on this system, and the one without
@@ -54,20 +54,25 @@ import Testing
             unlink(aside.path)
             return taken.st_ino == identity.st_ino
         }
-        let rival = Rival()
+        let rival = LockedBox(Rival())
         let rivalDone = DispatchSemaphore(value: 0)
         Thread {
             defer { rivalDone.signal() }
-            while !rival.stop.load(ordering: .relaxed) {
+            while !rival.withLock({ $0.stop }) {
                 let descriptor = open(destination.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-                guard descriptor >= 0 else { continue }
+                guard descriptor >= 0 else {
+                    sched_yield()
+                    continue
+                }
                 defer { close(descriptor) }
-                rival.made.add(1, ordering: .relaxed)
+                rival.withLock { $0.made += 1 }
                 var mine = stat()
                 fstat(descriptor, &mine)
-                if !takeAway(mine, to: rivalsAside) { rival.replaced.add(1, ordering: .relaxed) }
+                if !takeAway(mine, to: rivalsAside) { rival.withLock { $0.replaced += 1 } }
             }
         }.start()
+        // The other program has begun: a first file of its own made and taken away.
+        for _ in 0..<10_000 where rival.withLock({ $0.made == 0 }) { usleep(1_000) }
         var (moved, refused, lost, otherFailures) = (0, 0, 0, [String]())
         for _ in 0..<10_000 {
             let descriptor = open(partial.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
@@ -86,15 +91,18 @@ import Testing
             }
             unlink(partial.path)
         }
-        rival.stop.store(true, ordering: .relaxed)
+        rival.withLock { $0.stop = true }
         rivalDone.wait()
-        #expect(rival.replaced.load(ordering: .relaxed) == 0, "the other program's file was replaced")
+        let (made, replaced) = rival.withLock { ($0.made, $0.replaced) }
+        #expect(replaced == 0, "the other program's file was replaced")
         #expect(lost == 0, "a moved file was gone or another's")
         #expect(otherFailures.isEmpty, "\(otherFailures.prefix(3))")
         // Both happened: the race was run.
-        #expect(moved > 0 && refused > 0 && rival.made.load(ordering: .relaxed) > 0, "moved \(moved), refused \(refused), made \(rival.made.load(ordering: .relaxed))")
+        #expect(moved > 0 && refused > 0 && made > 0, "moved \(moved), refused \(refused), made \(made)")
     }
 
+    /// A link that names nothing is a name that exists: refused, and left as it was (as
+    /// FileManager's move refused it too).
     @Test(arguments: Way.allCases) func aDanglingLinkAtTheDestinationIsRefusedAndKept(way: Way) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tern-no-replace-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -103,7 +111,8 @@ import Testing
         let nowhere = folder.appendingPathComponent("nowhere")
         try FileManager.default.createSymbolicLink(at: destination, withDestinationURL: nowhere)
         try Data("ours".utf8).write(to: partial)
-        #expect(throws: CocoaError.self) { try way.move(partial, to: destination) }
+        let error = #expect(throws: CocoaError.self) { try way.move(partial, to: destination) }
+        #expect(error?.code == .fileWriteFileExists)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: destination.path) == nowhere.path)
         #expect(!FileManager.default.fileExists(atPath: nowhere.path))
     }
