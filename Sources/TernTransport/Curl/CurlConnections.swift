@@ -63,8 +63,9 @@ final class CurlConnections {
         if http1Sockets.count >= pruneAt { dropClosed() }
     }
 
-    /// How many idle HTTP/1 connections the record names.
-    var idleHTTP1Count: Int { http1Sockets.count }
+    /// How many idle HTTP/1 connections the record names: closed ones too, until they are
+    /// dropped.
+    var notedHTTP1Count: Int { http1Sockets.count }
 
     /// Drops the connections closed since they went idle. libcurl closes one it finds dead
     /// without a word to Tern, and chooses it never again; each server that closed a connection

@@ -113,18 +113,20 @@ struct HTTP2StreamSlowReaderAttackTests {
         let open = api.stream(route: .get(server.url + "/open"))
         var openEvents = open.events.makeAsyncIterator()
         report.append("open \(try await openEvents.next()?.data ?? "none")")
-        // Then none: the server is held back once what it sent stops growing for two seconds (or
-        // not, in a minute: the child shares the machine with the other tests).
+        // Then none: the server is held back once what it sent stops growing: at once when the
+        // floods' windows are full, after ten seconds of quiet if short of that (a pause that
+        // held back sooner), or not, in a minute (the child shares the machine with the others).
         func settled() async -> Int {
             var last = -1
             var steady = 0
-            for _ in 0..<300 where steady < 10 {
+            func isHeld() -> Bool { steady >= 50 || (steady >= 4 && last >= floods * curlStreamWindow) }
+            for _ in 0..<300 where !isHeld() {
                 try? await Task.sleep(for: .milliseconds(200))
                 let now = server.flooded
                 steady = now == last ? steady + 1 : 0
                 last = now
             }
-            return steady >= 10 ? last : -1
+            return isHeld() ? last : -1
         }
         let heldAt = await settled()
         report.append("held \(heldAt)")

@@ -38,7 +38,7 @@ struct CurlClosedConnectionRecordAttackTests {
         }
         #expect(answered == requests)
         // Read on the loop's thread, which owns the record.
-        let noted = await Task(executorPreference: transport.taskExecutor) { transport.loop.connections.idleHTTP1Count }.value
+        let noted = await Task(executorPreference: transport.taskExecutor) { transport.loop.connections.notedHTTP1Count }.value
         #expect(noted < CurlConnections.fewestToPrune, "\(noted) notes of idle connections after \(requests) closed ones")
     }
 }
