@@ -137,7 +137,9 @@ import TernTesting
     /// that ended had counted most of its quiet looks: it never stops the attempt after it. A
     /// longer idle timeout than the suite's, so that a loaded machine's late wakeups (over
     /// URLSession in CI, a byte 75 ms apart came after more than 0.3 s; under the thread
-    /// sanitizer, a quiet of 0.72 s overran a timeout of 1.2 s) fit in its margins, a second each.
+    /// sanitizer, a quiet of 0.72 s overran a timeout of 1.2 s) fit in its margins, a second each;
+    /// the body's bytes come a tenth of the timeout apart (a quarter, 0.625 s, came after more
+    /// than 2.5 s over URLSession under the sanitizer).
     @Test func anEndedAttemptsWatchNeverStopsTheNext() async throws {
         let count = Seam.Counter()
         let idle = 2.5
@@ -152,7 +154,7 @@ import TernTesting
                 }
                 guard connection.send("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n") else { return }
                 for byte in "answer".utf8 {
-                    connection.pause(Int(idle * 250))
+                    connection.pause(Int(idle * 100))
                     guard connection.send([byte]) else { return }
                 }
             }
