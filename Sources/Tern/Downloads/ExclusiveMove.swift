@@ -20,13 +20,18 @@ enum ExclusiveMove {
     static func renameAtOnce(_ file: URL, to destination: URL) throws -> Bool {
         #if canImport(Glibc)
         guard let renameNoReplace else { return false }
-        let renamed = renameNoReplace(AT_FDCWD, file.path, AT_FDCWD, destination.path, 1) == 0
+        return try renamed(renameNoReplace(AT_FDCWD, file.path, AT_FDCWD, destination.path, 1), to: destination)
         #elseif canImport(Darwin)
-        let renamed = renamex_np(file.path, destination.path, UInt32(RENAME_EXCL)) == 0
+        return try renamed(renamex_np(file.path, destination.path, UInt32(RENAME_EXCL)), to: destination)
         #else
         return false
         #endif
-        if renamed { return true }
+    }
+
+    /// What a rename's `result` says: moved, or `false` where it cannot be done here; throws
+    /// for a name that exists, or another failure.
+    private static func renamed(_ result: Int32, to destination: URL) throws -> Bool {
+        if result == 0 { return true }
         let code = errno
         if code == EEXIST { throw exists(destination) }
         if code == EINVAL || cannotHere(code) { return false }
