@@ -86,9 +86,13 @@ final class StreamBuffer: Sendable {
         if cancel { task.cancel() } else if resume { task.resumeReceiving() }
     }
 
-    /// An attempt goes out with `request`.
+    /// An attempt goes out with `request`: until its task is attached, a resume is owed to it,
+    /// not given to the last attempt's task, which has ended.
     func sending(_ request: URLRequest) {
-        state.withLock { $0.sent = request }
+        state.withLock { state in
+            state.sent = request
+            state.task = nil
+        }
     }
 
     /// The latest attempt's request, as it went out: the one an event source's reconnection

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 @testable import Tern
 import TernTesting
@@ -141,5 +144,24 @@ import TernTesting
         #expect(task.cancels.items.isEmpty)
         #expect(try await stream.next() == Data("a".utf8))
         #expect(try await stream.next() == nil)
+    }
+
+    /// A redirect or a retry sends the next attempt while the last one's task is still the
+    /// buffer's: a pause the next attempt's chunks cause, and the reader lifts before its task
+    /// is attached, is owed to that task. It went to the ended one, and the stream stalled
+    /// (for ever, over a transport that waits for the resume).
+    @Test func aResumeBeforeTheNextAttemptsTaskIsOwedToIt() async throws {
+        let stream = buffer(on: TestClock())
+        let ended = CountingTask()
+        stream.attach(ended)
+        stream.sending(URLRequest(url: URL(string: "https://example.com/next")!))
+        stream.open()
+        stream.startTimers()
+        #expect(stream.offer(Data(count: 1024)) == .pause)
+        #expect(try await stream.next()?.count == 1024)
+        let next = CountingTask()
+        stream.attach(next)
+        #expect(ended.resumes.items.isEmpty)
+        #expect(next.resumes.items.count == 1)
     }
 }
