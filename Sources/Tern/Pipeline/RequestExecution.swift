@@ -254,7 +254,7 @@ final class RequestExecution: Sendable {
         // A head judged by the app's code is judged on the pipeline's queue, never the transport's thread.
         let collector = ResponseCollector(sink, for: self, sent: consume sent, limit: signed.maximumBodySize, uploadLength: request.bodyLength,
                                           progress: progress, judgesHeadOn: callsAppCode ? context.pipelineQueue : nil)
-        stream?.sending(request.urlRequest)
+        let streamAttempt = stream?.sending(request.urlRequest)
         let task = context.cacheStage?.send(request, lookup: lookup, through: context.transport, to: collector)
             ?? context.transport.send(request, to: collector)
         collector.attach(task)
@@ -264,7 +264,7 @@ final class RequestExecution: Sendable {
         if case .cancelTask(let task) = machine.withLock({ $0.handle(.started(task, attempt: attempt)) }) {
             task.cancel()
         } else {
-            stream?.attach(task)
+            if let streamAttempt { stream?.attach(task, sentAs: streamAttempt) }
             if let idle = context.idleTimeout, idle.isFinite, !(task is any SilentUntilItEnds) {
                 watchIdle(attempt, task: task, timeout: idle)
             }

@@ -23,6 +23,8 @@ final class StreamBuffer: Sendable {
         var end: APIError??
         var reader: CheckedContinuation<Data?, any Error>?
         var task: (any TransportTask)?
+        /// The latest attempt sent, whose task alone is the stream's.
+        var attempt = 0
         var isPaused = false
         /// Whether a resume is owed to a task not yet attached.
         var owesResume = false
@@ -72,10 +74,12 @@ final class StreamBuffer: Sendable {
 
     // MARK: The transfer's side
 
-    /// Gives the buffer the task of the latest attempt, which it pauses, resumes and cancels once
-    /// the stream is open.
-    func attach(_ task: any TransportTask) {
+    /// Gives the buffer the task of `attempt`, which it pauses, resumes and cancels once the
+    /// stream is open, unless a later attempt has been sent: the pipeline attaches each task once
+    /// `send` returns, and the next attempt (a redirect, a retry) may have gone out meanwhile.
+    func attach(_ task: any TransportTask, sentAs attempt: Int) {
         let (cancel, resume) = state.withLock { state -> (Bool, Bool) in
+            guard attempt == state.attempt else { return (false, false) }
             defer { state.owesResume = false }
             // A stream that ended before its task came (a transport may answer whole before it
             // returns one) keeps none: it would hold the request, and this buffer, for ever.
@@ -87,11 +91,14 @@ final class StreamBuffer: Sendable {
     }
 
     /// An attempt goes out with `request`: until its task is attached, a resume is owed to it,
-    /// not given to the last attempt's task, which has ended.
-    func sending(_ request: URLRequest) {
+    /// not given to the last attempt's task, which has ended. Returns the attempt's number, for
+    /// ``attach(_:sentAs:)``.
+    func sending(_ request: URLRequest) -> Int {
         state.withLock { state in
             state.sent = request
             state.task = nil
+            state.attempt += 1
+            return state.attempt
         }
     }
 

@@ -17,6 +17,9 @@ import TernTesting
         func resumeReceiving() { resumes.append(()) }
     }
 
+    /// A request, for the attempts a test sends.
+    static let request = URLRequest(url: URL(string: "https://example.com/stream")!)
+
     func buffer(on clock: TestClock, idleTimeout: TimeInterval = .infinity, maximumDuration: TimeInterval = .infinity) -> StreamBuffer {
         StreamBuffer(capacity: 1024, idleTimeout: idleTimeout, maximumDuration: maximumDuration, clock: clock, method: "GET", url: nil)
     }
@@ -32,7 +35,7 @@ import TernTesting
         stream.startTimers()
         clock.advance(by: 2)
         let task = CountingTask()
-        stream.attach(task)
+        stream.attach(task, sentAs: stream.sending(Self.request))
         #expect(task.cancels.items.count == 1)
         await #expect(throws: APIError.self) { try await stream.next() }
     }
@@ -44,7 +47,7 @@ import TernTesting
         stream.startTimers()
         stream.cancel()
         let task = CountingTask()
-        stream.attach(task)
+        stream.attach(task, sentAs: stream.sending(Self.request))
         #expect(task.cancels.items.count == 1)
     }
 
@@ -54,7 +57,7 @@ import TernTesting
     @Test func aCancelledReaderStopsThoughChunksWait() async throws {
         let stream = buffer(on: TestClock())
         let task = CountingTask()
-        stream.attach(task)
+        stream.attach(task, sentAs: stream.sending(Self.request))
         stream.open()
         stream.startTimers()
         #expect(stream.offer(Data("a".utf8)) == .proceed)
@@ -74,7 +77,7 @@ import TernTesting
     @Test func aLaggingReaderLeavesTheBufferNearItsCapacity() async throws {
         let stream = buffer(on: TestClock())
         let task = CountingTask()
-        stream.attach(task)
+        stream.attach(task, sentAs: stream.sending(Self.request))
         stream.open()
         stream.startTimers()
         var peak = 0
@@ -140,7 +143,7 @@ import TernTesting
         #expect(stream.offer(Data("a".utf8)) == .proceed)
         stream.finish(after: nil)
         let task = CountingTask()
-        stream.attach(task)
+        stream.attach(task, sentAs: stream.sending(Self.request))
         #expect(task.cancels.items.isEmpty)
         #expect(try await stream.next() == Data("a".utf8))
         #expect(try await stream.next() == nil)
@@ -153,15 +156,37 @@ import TernTesting
     @Test func aResumeBeforeTheNextAttemptsTaskIsOwedToIt() async throws {
         let stream = buffer(on: TestClock())
         let ended = CountingTask()
-        stream.attach(ended)
-        stream.sending(URLRequest(url: URL(string: "https://example.com/next")!))
+        stream.attach(ended, sentAs: stream.sending(Self.request))
+        let second = stream.sending(Self.request)
         stream.open()
         stream.startTimers()
         #expect(stream.offer(Data(count: 1024)) == .pause)
         #expect(try await stream.next()?.count == 1024)
         let next = CountingTask()
-        stream.attach(next)
+        stream.attach(next, sentAs: second)
         #expect(ended.resumes.items.isEmpty)
         #expect(next.resumes.items.count == 1)
+    }
+
+    /// The pipeline attaches an attempt's task once `send` returns, and by then the next attempt
+    /// may have been sent and attached (a redirect answered on another thread): the late task is
+    /// not the stream's, and neither the owed resume nor any later one goes to it.
+    @Test(arguments: [false, true]) func anEarlierAttemptsLateTaskIsNotTheStreams(afterTheNext: Bool) async throws {
+        let stream = buffer(on: TestClock())
+        let first = stream.sending(Self.request)
+        let late = CountingTask()
+        let next = CountingTask()
+        let second = stream.sending(Self.request)
+        if afterTheNext { stream.attach(next, sentAs: second) }
+        stream.attach(late, sentAs: first)
+        stream.open()
+        stream.startTimers()
+        #expect(stream.offer(Data(count: 1024)) == .pause)
+        #expect(try await stream.next()?.count == 1024)
+        if !afterTheNext { stream.attach(next, sentAs: second) }
+        stream.cancel()
+        #expect(late.resumes.items.isEmpty && late.cancels.items.isEmpty)
+        #expect(next.resumes.items.count == 1)
+        #expect(next.cancels.items.count == 1)
     }
 }
