@@ -67,7 +67,7 @@ package struct CacheStage: Sendable {
             // while the request waits for its answer; once it has let go, nobody waits.
             let task = ReplaceableTask()
             let revalidating = CachingReceiver(receiver, cache: cache, request: urlRequest, trust: trust, mode: .revalidate(kept), requestDate: requestDate) {
-                [weak task] in task?.replace(with: network(unconditional, .store))
+                [weak task] in task?.replace { network(unconditional, .store) }
             }
             task.begin(transport.send(request, to: revalidating))
             return task
