@@ -22,6 +22,9 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         var hasHead = false
         /// Whether the task is suspended because the receiver said pause (Apple platforms only).
         var isPaused = false
+        /// The resumes asked for so far: a pause decided before the latest is not applied (the
+        /// reader made room between the receiver's answer and the suspend).
+        var resumes = 0
         /// Whether its server showed none of the pinned keys (Apple platforms only).
         var failedPins = false
         /// Why Tern ended its task, if it did (Linux only): its response's head was refused, or
@@ -132,13 +135,12 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
 
     /// The receiver of `task`, unless it has said stop.
     private func receiver(of task: URLSessionTask) -> (any TransportReceiver)? {
-        exchanges.withLock { exchanges in
-            exchanges[task.taskIdentifier].flatMap { $0.isStopping ? nil : $0.request.receiver }
-        }
+        exchanges.withLock { receiverAndResumes(of: task, in: $0).0 }
     }
 
-    /// Stops `task` when its receiver says so, once; suspends it when the receiver says pause.
-    private func obey(_ decision: TransferDecision, for task: URLSessionTask) {
+    /// Stops `task` when its receiver says so, once; suspends it when the receiver says pause,
+    /// unless a resume has come since the receiver was asked (`resumesBefore` resumes then).
+    private func obey(_ decision: TransferDecision, for task: URLSessionTask, resumesBefore: Int) {
         switch decision {
         case .proceed:
             break
@@ -149,10 +151,11 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
             // FoundationNetworking's suspend does not hold a running task back (tried: a large
             // body arrived whole, suspended after its first MiB): there the task reads on.
             #if !canImport(FoundationNetworking)
-            // Under the lock, so that a resume racing this pause cannot come first and leave the
-            // task suspended for ever.
+            // Under the lock, and only if no resume has come since the receiver answered: one that
+            // came first would leave the task suspended for ever.
             exchanges.withLock { exchanges in
-                guard let exchange = exchanges[task.taskIdentifier], !exchange.isStopping, !exchange.isPaused else { return }
+                guard let exchange = exchanges[task.taskIdentifier], !exchange.isStopping, !exchange.isPaused,
+                      exchange.resumes == resumesBefore else { return }
                 exchanges[task.taskIdentifier]?.isPaused = true
                 task.suspend()
             }
@@ -161,9 +164,16 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         }
     }
 
+    /// The receiver of `task`, unless it has said stop, and the resumes asked for so far.
+    private func receiverAndResumes(of task: URLSessionTask, in exchanges: [Int: Exchange]) -> ((any TransportReceiver)?, Int) {
+        let exchange = exchanges[task.taskIdentifier]
+        return (exchange.flatMap { $0.isStopping ? nil : $0.request.receiver }, exchange?.resumes ?? 0)
+    }
+
     /// Resumes `task` if its receiver paused it.
     func resumeReceiving(_ task: URLSessionTask) {
         exchanges.withLock { exchanges in
+            exchanges[task.taskIdentifier]?.resumes += 1
             guard exchanges[task.taskIdentifier]?.isPaused == true else { return }
             exchanges[task.taskIdentifier]?.isPaused = false
             task.resume()
@@ -202,25 +212,25 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
             return cancel(dataTask)
         }
         #endif
-        let receiver = exchanges.withLock { exchanges -> (any TransportReceiver)? in
+        let (receiver, resumes) = exchanges.withLock { exchanges -> ((any TransportReceiver)?, Int) in
             exchanges[dataTask.taskIdentifier]?.hasHead = true
             // Bytes arrive decompressed: only an unencoded body's length can be counted against.
             let encoding = http.value(forHTTPHeaderField: "Content-Encoding")?.lowercased() ?? "identity"
             if http.expectedContentLength >= 0, encoding == "identity" {
                 exchanges[dataTask.taskIdentifier]?.announcedLength = http.expectedContentLength
             }
-            return exchanges[dataTask.taskIdentifier].flatMap { $0.isStopping ? nil : $0.request.receiver }
+            return receiverAndResumes(of: dataTask, in: exchanges)
         }
-        if let receiver { obey(receiver.didReceive(ResponseHead(http)), for: dataTask) }
+        if let receiver { obey(receiver.didReceive(ResponseHead(http)), for: dataTask, resumesBefore: resumes) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let receiver = exchanges.withLock { exchanges -> (any TransportReceiver)? in
+        let (receiver, resumes) = exchanges.withLock { exchanges in
             exchanges[dataTask.taskIdentifier]?.receivedLength += Int64(data.count)
-            return exchanges[dataTask.taskIdentifier].flatMap { $0.isStopping ? nil : $0.request.receiver }
+            return receiverAndResumes(of: dataTask, in: exchanges)
         }
         guard let receiver else { return }
-        obey(receiver.didReceive(data), for: dataTask)
+        obey(receiver.didReceive(data), for: dataTask, resumesBefore: resumes)
     }
 
     #if canImport(FoundationNetworking)
