@@ -127,7 +127,7 @@ import TernTesting
                       manager.createFile(atPath: folder.appendingPathComponent("mine-replaced").path, contents: Data("mine 1".utf8)),
                       manager.createFile(atPath: folder.appendingPathComponent("mine-kept").path, contents: Data("mine 2".utf8)),
                       Self.limitFiles(to: Self.limit), let transport = TestTransport.make() else { exit(2) }
-                let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport,
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: transport,
                                       responseQueue: .global())
                 let events = Self.events(of: api, from: base)
                 func download(_ path: String, to name: String, replacing: Bool = false, expected: Int? = nil) async -> String {
@@ -202,7 +202,7 @@ import TernTesting
                 defer { try? manager.removeItem(at: folder) }
                 guard (try? manager.createDirectory(at: folder, withIntermediateDirectories: true)) != nil,
                       Self.limitFiles(to: Self.limit), let transport = TestTransport.make() else { exit(2) }
-                let api = AbstractAPI(configuration: APIConfiguration(timeout: 10, retryPolicy: .never), transport: transport,
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: transport,
                                       responseQueue: .global())
                 let events = Self.events(of: api, from: base)
                 let sizes = [3_000_000, 600_000, 200_000, 262_144, 262_145, 100_000]
