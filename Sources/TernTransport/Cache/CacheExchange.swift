@@ -101,6 +101,7 @@ struct CacheExchange {
                                     && !Self.lengthDiffers(announcedLength, kept):
             var refreshed = kept
             refreshed.update(with: fields, requestDate: requestDate, responseDate: now)
+            refreshed.varying = varyingOfThisRequest(refreshed)
             // Freshened into something that may not be kept (it says `no-store`, say): forgotten.
             let mayKeep = CacheRules.mayKeep(refreshed, credentialed: CacheRules.hasCredentials(request))
             return (true, mayKeep ? .keep(refreshed) : .forget([kept.url]))
@@ -165,6 +166,7 @@ struct CacheExchange {
         if confirmedOther { return (nil, .resend(earlier: heldMetrics)) }
         if case .revalidate(var kept) = mode, let notModified {
             kept.update(with: notModified.fields, requestDate: requestDate, responseDate: notModified.date)
+            kept.varying = varyingOfThisRequest(kept)
             var metrics = heldMetrics ?? TransferMetrics(url: request.url, statusCode: 304)
             metrics.cacheOutcome = .revalidated
             // Updated by a 304 that says `no-store` (or anything else that forbids keeping it),
@@ -179,6 +181,15 @@ struct CacheExchange {
     /// The cache's own word on the exchange, when the transport told nothing of it.
     private var ownWord: TransferMetrics? {
         sawMetrics ? nil : TransferMetrics(url: request.url, statusCode: status, cacheOutcome: .miss)
+    }
+
+    /// What a kept response its head was updated from this request's answer is kept for: this
+    /// request's values, as for a response it fetched whole. The server told the fields to whoever
+    /// asked: a response kept for anyone and revalidated by a request signed in to an account
+    /// carries what the server said to that account (its `private`, its `Link`), and is kept for
+    /// it alone from then on.
+    private func varyingOfThisRequest(_ kept: CachedResponse) -> [String: String] {
+        HTTPCache.varying(kept.varyNames, of: request, trust: trust)
     }
 
     /// Whether an answer's `ETag` is not the kept one's, even compared weakly.
