@@ -183,11 +183,10 @@ struct CacheExchange {
         sawMetrics ? nil : TransferMetrics(url: request.url, statusCode: status, cacheOutcome: .miss)
     }
 
-    /// What a kept response its head was updated from this request's answer is kept for: this
-    /// request's values, as for a response it fetched whole. The server told the fields to whoever
-    /// asked: a response kept for anyone and revalidated by a request signed in to an account
-    /// carries what the server said to that account (its `private`, its `Link`), and is kept for
-    /// it alone from then on.
+    /// Whom `kept`, once this request's answer has updated its head, is kept for: this request,
+    /// as if it had fetched it whole. The server told its fields to whoever asked: a response
+    /// kept for anyone and revalidated by a request signed in to an account carries what the
+    /// server said to that account (its `private`, its `Link`), and answers it alone from then on.
     private func varyingOfThisRequest(_ kept: CachedResponse) -> [String: String] {
         HTTPCache.varying(kept.varyNames, of: request, trust: trust)
     }
