@@ -279,9 +279,13 @@ struct Redactor: Sendable {
         entry.request.headers = fields(entry.request.headers)
         entry.request.queryString = fields(entry.request.queryString)
         entry.response.headers = fields(entry.response.headers)
+        // Tern writes none, but a browser's export lists each cookie and form field apart.
+        entry.request.cookies = fields(entry.request.cookies)
+        entry.response.cookies = fields(entry.response.cookies)
         // A body kept as Base64 (no text: a multipart form, an image, a PDF) is searched byte
         // by byte: a token in a binary answer reached the file.
         if var data = entry.request.postData {
+            data.params = fields(data.params)
             data.text = data.text.map { data.encoding == nil ? clean($0) : scrub(base64: $0) }
             entry.request.postData = data
         }
