@@ -104,10 +104,19 @@ package struct CacheStage: Sendable {
         }
     }
 
-    /// Sends `request` to the server, the cache hearing its exchange as `mode` says.
+    /// Sends `request` to the server, the cache hearing its exchange as `mode` says; or, when
+    /// the request wants only what is kept (`only-if-cached`), answers it with a 504 instead.
+    /// Every request the cache does not answer comes here, those it passes through untouched
+    /// (unsafe, with a body, a stream, with a range of its own) too: none of them reaches the
+    /// network offline.
     private func send(_ request: TransportRequest, _ mode: CacheExchange.Mode, trust: String?, requestDate: Date,
                       through transport: any Transport, to receiver: any TransportReceiver) -> any TransportTask {
-        transport.send(request, to: CachingReceiver(receiver, cache: cache, request: request.urlRequest, trust: trust, mode: mode, requestDate: requestDate))
+        let urlRequest = request.urlRequest
+        guard !CacheRules.Request(urlRequest).onlyIfCached else {
+            let bodyless = (urlRequest.httpMethod ?? "GET").caseInsensitiveEquals("HEAD")
+            return CachedAnswer.send(CachedAnswer.gatewayTimeout(for: urlRequest, at: requestDate), for: urlRequest.url, outcome: .miss, age: nil, bodyless: bodyless, to: receiver)
+        }
+        return transport.send(request, to: CachingReceiver(receiver, cache: cache, request: urlRequest, trust: trust, mode: mode, requestDate: requestDate))
     }
 
     /// What the request trusts, when not the default: the keys its host is pinned to, the
