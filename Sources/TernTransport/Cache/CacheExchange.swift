@@ -25,6 +25,8 @@ struct CacheExchange {
     /// A change to what the cache keeps.
     enum Change: Equatable {
         case keep(CachedResponse)
+        /// Keep the second, the first as this exchange updated it, if the first is still kept.
+        case update(CachedResponse, to: CachedResponse)
         case forget([String])
     }
 
@@ -102,9 +104,10 @@ struct CacheExchange {
             var refreshed = kept
             refreshed.update(with: fields, requestDate: requestDate, responseDate: now)
             refreshed.varying = varyingOfThisRequest(refreshed)
-            // Freshened into something that may not be kept (it says `no-store`, say): forgotten.
-            let mayKeep = CacheRules.mayKeep(refreshed, credentialed: CacheRules.hasCredentials(request))
-            return (true, mayKeep ? .keep(refreshed) : .forget([kept.url]))
+            // Freshened into something that may not be kept (it says `no-store`, or another
+            // `Vary`): forgotten.
+            let mayKeep = CacheRules.mayKeep(refreshed, credentialed: CacheRules.hasCredentials(request)) && !Self.changesVary(fields, of: kept)
+            return (true, mayKeep ? .update(kept, to: refreshed) : .forget([kept.url]))
         case .freshen(let kept?) where status == 200 && (Self.validatorsDiffer(fields, kept.headers) || Self.lengthDiffers(announcedLength, kept)):
             // Validators of another response, or another length (a document changed within the
             // second its `Last-Modified` names): the kept one is no longer what the server has
@@ -164,16 +167,17 @@ struct CacheExchange {
         // reports it.
         guard error == nil else { return (nil, .asItCame(metrics: status == nil ? nil : ownWord)) }
         if confirmedOther { return (nil, .resend(earlier: heldMetrics)) }
-        if case .revalidate(var kept) = mode, let notModified {
+        if case .revalidate(let original) = mode, let notModified {
+            var kept = original
             kept.update(with: notModified.fields, requestDate: requestDate, responseDate: notModified.date)
             kept.varying = varyingOfThisRequest(kept)
             var metrics = heldMetrics ?? TransferMetrics(url: request.url, statusCode: 304)
             metrics.cacheOutcome = .revalidated
-            // Updated by a 304 that says `no-store` (or anything else that forbids keeping it),
+            // Updated by a 304 that says `no-store`, or another `Vary` (or anything else that forbids keeping it),
             // it answers this request and is forgotten: kept, its old `Last-Modified` made it
             // fresh by heuristic, and the server was asked no more.
-            let mayKeep = CacheRules.mayStore(kept, for: request)
-            return (mayKeep ? .keep(kept) : .forget([kept.url]), .kept(kept, cookies: notModified.cookies, metrics: metrics))
+            let mayKeep = CacheRules.mayStore(kept, for: request) && !Self.changesVary(notModified.fields, of: original)
+            return (mayKeep ? .update(original, to: kept) : .forget([kept.url]), .kept(kept, cookies: notModified.cookies, metrics: metrics))
         }
         return (candidate.map(Change.keep), .asItCame(metrics: ownWord))
     }
@@ -196,6 +200,13 @@ struct CacheExchange {
         guard let tag = notModified["etag"] else { return false }
         let strip = { (tag: String) in tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }
         return kept["etag"].map { strip($0) != strip(tag) } ?? true
+    }
+
+    /// Whether an answer's fields name other `Vary` fields than `kept`'s: its body is the one
+    /// the kept `Vary` chose, which the answer's (a proxy's, answering for the origin) no longer
+    /// says, so it is kept under neither.
+    static func changesVary(_ fields: [String: String], of kept: CachedResponse) -> Bool {
+        fields["vary"].map { Set(CachedResponse.varyNames($0)) != Set(kept.varyNames) } ?? false
     }
 
     /// Whether a `304`'s or a `HEAD`'s validators say the server has another response than the

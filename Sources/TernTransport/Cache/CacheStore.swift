@@ -34,7 +34,7 @@ struct CacheStore {
 
     /// Where a kept response is.
     enum Found {
-        case kept(CachedResponse)
+        case kept(CachedResponse, version: UInt64)
         case file(URL, size: Int, version: UInt64)
     }
 
@@ -100,7 +100,7 @@ struct CacheStore {
         let name = Self.fileName(key)
         guard let entry = entries[name] else { return nil }
         use(name)
-        if let response = entry.response { return response.url == key ? .kept(response) : nil }
+        if let response = entry.response { return response.url == key ? .kept(response, version: entry.version) : nil }
         return file(named: name).map { .file($0, size: entry.size, version: entry.version) }
     }
 
@@ -130,9 +130,10 @@ struct CacheStore {
     /// strings' storage, the dictionary's slot), roughly.
     static let costOfAField = 64
 
-    /// Keeps `response` under `key` in memory, in place of what was there; one larger than the
-    /// whole store is not kept, and pushes nothing out.
-    mutating func keep(_ response: CachedResponse, for key: String) {
+    /// Keeps `response` under `key` in memory, in place of what was there (only if that is still
+    /// `version`, when given); one larger than the whole store is not kept, and pushes nothing out.
+    mutating func keep(_ response: CachedResponse, for key: String, ifStill version: UInt64? = nil) {
+        guard isStill(version, key) else { return }
         remove(key)
         // Each field and each value kept for `Vary` is counted with what holding it costs
         // besides its bytes: a server names as many as it likes.
@@ -144,9 +145,13 @@ struct CacheStore {
     }
 
     /// Moves `temporary`, a whole file of `size` bytes, into place as `key`'s, in place of what
-    /// was there; `false` (and `temporary` removed) when it could not be, or when it is larger
-    /// than the whole store.
-    mutating func place(_ temporary: URL, size: Int, for key: String) -> Bool {
+    /// was there (only if that is still `version`, when given); `false` (and `temporary`
+    /// removed) when it could not be, or when it is larger than the whole store.
+    mutating func place(_ temporary: URL, size: Int, for key: String, ifStill version: UInt64? = nil) -> Bool {
+        guard isStill(version, key) else {
+            CacheFile.removeFile(temporary)
+            return false
+        }
         let name = Self.fileName(key)
         guard Self.diskTaken(bySize: size) <= limit, let destination = file(named: name), rename(temporary.path, destination.path) == 0 else {
             CacheFile.removeFile(temporary)
@@ -157,6 +162,11 @@ struct CacheStore {
         insert(Entry(size: size, lastUse: 0, response: nil, version: 0), named: name)
         evict()
         return true
+    }
+
+    /// Whether `key`'s entry is the write `version` names, or no version is asked for.
+    private func isStill(_ version: UInt64?, _ key: String) -> Bool {
+        version.map { entries[Self.fileName(key)]?.version == $0 } ?? true
     }
 
     /// Forgets what is kept for `key`.

@@ -77,6 +77,7 @@ final class CachingReceiver: TransportReceiver {
     private func apply(_ change: CacheExchange.Change?) {
         switch change {
         case .keep(let response)?: cache.store(response)
+        case .update(let original, let response)?: cache.update(original, to: response)
         case .forget(let keys)?: cache.remove(keys)
         case nil: break
         }

@@ -87,12 +87,15 @@ public final class HTTPCache: Sendable {
     private var largestFile: Int { maximumResponseBytes + (1 << 20) }
 
     /// What is kept for `key`, whatever the request's `Vary` fields.
-    func stored(for key: String) -> CachedResponse? {
+    func stored(for key: String) -> CachedResponse? { storedWrite(for: key)?.response }
+
+    /// What is kept for `key`, and which write of it that is.
+    private func storedWrite(for key: String) -> (response: CachedResponse, version: UInt64)? {
         switch store.withLock({ $0.find(key) }) {
         case nil:
             return nil
-        case .kept(let response):
-            return response
+        case .kept(let response, let version):
+            return (response, version)
         case .file(let file, let size, let version):
             // Read and checked outside the lock: other requests look up and keep meanwhile.
             switch CacheFile.read(file, size: size, largest: largestFile) {
@@ -100,7 +103,7 @@ public final class HTTPCache: Sendable {
                 // Written whole by another cache on this directory since this one indexed it.
                 if found != size { store.withLock { $0.resized(key, version: version, to: found) } }
                 // Another URL whose file has the same name is not this one's.
-                return response.url == key ? response : nil
+                return response.url == key ? (response, version) : nil
             case (.unopened, _):
                 // Not damaged: the request goes on as if nothing were kept, and the file stays.
                 return nil
@@ -139,15 +142,30 @@ public final class HTTPCache: Sendable {
     /// Keeps `response` for its URL: on disk, written outside the lock, then moved into place
     /// under it.
     func store(_ response: CachedResponse) {
+        store(response, ifStill: nil)
+    }
+
+    /// Keeps `response`, `original` as a `304` or a `HEAD` updated it, if `original` is still
+    /// what is kept for its URL: an answer that came late about an older response never
+    /// writes it back over a newer one another request kept meanwhile (RFC 9111, §4.3.4
+    /// updates only the responses the answer's validators select).
+    func update(_ original: CachedResponse, to response: CachedResponse) {
+        // Read again rather than trusted to the version alone: another cache on the same
+        // directory writes the file without this one's index knowing.
+        guard let now = storedWrite(for: original.url), now.response == original else { return }
+        store(response, ifStill: now.version)
+    }
+
+    private func store(_ response: CachedResponse, ifStill version: UInt64?) {
         let key = response.url
         guard let destination = store.withLock({ $0.file(for: key) }) else {
-            return store.withLock { $0.keep(response, for: key) }
+            return store.withLock { $0.keep(response, for: key, ifStill: version) }
         }
         let data = CacheFile.encode(response)
         guard let temporary = try? CacheFile.writeTemporary(data, beside: destination) else {
             return store.withLock { $0.remove(key) }
         }
-        _ = store.withLock { $0.place(temporary, size: data.count, for: key) }
+        _ = store.withLock { $0.place(temporary, size: data.count, for: key, ifStill: version) }
     }
 
     /// Forgets what is kept for each of `keys`.

@@ -55,7 +55,7 @@ import Testing
         #expect(held == nil)
         let (change, ending) = exchange.end(error: nil, at: date)
         guard case .kept(let response, let cookies, let metrics) = ending else { Issue.record("\(ending)"); return }
-        #expect(change == .keep(response))
+        #expect(change == .update(kept(["etag": "\"k\"", "cache-control": "no-cache"]), to: response))
         #expect(response.body == Data("kept".utf8))
         #expect(response.headers["cache-control"] == "max-age=9")
         #expect(cookies == .init(joined: "a=1, b=2", fields: ["a=1, b=2"]))
@@ -89,7 +89,7 @@ import Testing
     @Test func aHeadRefreshesOnlyWithTheKeptValidator() {
         let keptResponse = kept(["etag": "\"k\"", "cache-control": "max-age=1"])
         var same = exchange(.freshen(keptResponse), method: "HEAD")
-        guard case .keep(let refreshed)? = same.head(status: 200, fields: ["etag": "\"k\"", "cache-control": "max-age=99"], cookies: nil,
+        guard case .update(keptResponse, let refreshed)? = same.head(status: 200, fields: ["etag": "\"k\"", "cache-control": "max-age=99"], cookies: nil,
                                                          announcedLength: 4, at: date).change else { Issue.record("no refresh"); return }
         #expect(refreshed.headers["cache-control"] == "max-age=99" && refreshed.body == keptResponse.body)
         var weak = exchange(.freshen(kept(["etag": "W/\"k\""])), method: "HEAD")
