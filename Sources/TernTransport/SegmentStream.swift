@@ -121,7 +121,10 @@ package final class SegmentStream: InputStream {
         case .stream:
             if let source = stream {
                 var extra: UInt8 = 0
-                if source.read(&extra, maxLength: 1) > 0 { throw runsLong }
+                let past = source.read(&extra, maxLength: 1)
+                if past > 0 { throw runsLong }
+                // Failing at its end is failing: a stream held to its length fails the byte past it.
+                if past < 0 { throw source.readFailure }
                 source.close()
                 stream = nil
             }

@@ -72,11 +72,22 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         return sent
     }
 
-    /// Starts the task of a request that was admitted.
+    /// Starts the task of a request that was admitted; one that ends before it has a task hands
+    /// its place on to the next, and so on, in a loop: thousands waiting whose bodies all fail
+    /// to open (their files gone, no descriptor left) end one after another, not each inside
+    /// the last, which ran the thread out of stack.
     private func start(_ sent: SessionRequest, on session: URLSession) {
+        var next: SessionRequest? = sent
+        while let sent = next, !begin(sent, on: session) {
+            next = admission.withLock { $0.release(origin: sent.origin) }
+        }
+    }
+
+    /// Gives the session the task of `sent`; `false` when it ended before it had one.
+    private func begin(_ sent: SessionRequest, on session: URLSession) -> Bool {
         guard !sent.isCancelled, let (urlRequest, uploadFile) = URLSessionTransport.prepared(sent.request, reportingTo: sent.receiver) else {
             if sent.isCancelled { sent.receiver.didComplete(with: URLError(.cancelled)) }
-            return ended(sent, on: session)
+            return false
         }
         let task = if let uploadFile {
             session.uploadTask(with: urlRequest, fromFile: uploadFile)
@@ -88,6 +99,7 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         task.resume()
         // Cancelled while the task was made: it ends like any cancelled task.
         if !sent.started(task) { cancel(task) }
+        return true
     }
 
     /// `sent` has ended: the next request waiting for its origin starts.

@@ -313,8 +313,12 @@ extension URLSessionTransport {
                 filled += count
             }
         }
+        // A stream held to its length (a file's `SegmentStream`) fails, rather than gives, the
+        // byte past it: that is the file running long too, not its end.
         var extra: UInt8 = 0
-        guard stream.read(&extra, maxLength: 1) <= 0 else {
+        let past = stream.read(&extra, maxLength: 1)
+        guard past == 0 else {
+            if past < 0 { throw stream.readFailure }
             throw BodyLengthMismatch(statedLength: Int64(length), actualLength: Int64(length) + 1)
         }
         return body
