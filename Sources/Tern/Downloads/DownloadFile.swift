@@ -40,6 +40,11 @@ final class DownloadFile: Sendable {
         /// The strong validator of the body on disk, if it has one.
         var validator: String?
         var url: URL?
+        /// The URL the first attempt asked for, before any redirect.
+        var requested: URL?
+        /// The resume the download was given, until its first attempt shows whether it is one of
+        /// the URL asked for.
+        var resume: ResumableDownload?
         /// The offset the attempt in flight asked for, if it asked for a range.
         var askedOffset: Int64?
         /// The body's next bytes that the file holds already: the byte before the offset, which
@@ -73,6 +78,7 @@ final class DownloadFile: Sendable {
             state.offset = resume.offset
             state.validator = resume.validator
             state.url = resume.url
+            state.resume = resume
         }
         self.state = Locked(state)
         // Off the request's path: a folder of many files takes a while to list.
@@ -96,6 +102,13 @@ final class DownloadFile: Sendable {
             try? Self.close(&state)
             if !state.isPrepared {
                 state.isPrepared = true
+                state.requested = request.url
+                if let resume = state.resume, let url = request.url, !resume.isDownload(of: url) {
+                    // Another URL's bytes at this destination: the download starts over, in a file of its own.
+                    state.partialFile = ResumableDownload.partialFile(for: destination)
+                    (state.offset, state.validator, state.url) = (0, nil, nil)
+                }
+                state.resume = nil
                 // A resumed download goes on from the bytes really there, no more.
                 let size = fileSize(of: state.partialFile) ?? 0
                 if size < state.offset { state.offset = size }
@@ -351,7 +364,7 @@ final class DownloadFile: Sendable {
             state.isClosed = true
             try? Self.close(&state)
             if state.offset > 0, let validator = state.validator, let url = state.url {
-                let resume = ResumableDownload(url: url, destination: destination, partialFile: state.partialFile,
+                let resume = ResumableDownload(url: url, requested: state.requested, destination: destination, partialFile: state.partialFile,
                                                offset: state.offset, validator: validator)
                 if (try? resume.record()) != nil { return }
             }

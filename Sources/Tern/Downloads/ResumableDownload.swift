@@ -22,6 +22,9 @@ import TernTransport
 public struct ResumableDownload: Sendable, Codable, Hashable {
     /// The URL that answered with the body, after any redirect.
     package let url: URL
+    /// The URL the download asked for, before any redirect: the bytes go on only a download of
+    /// the same. `nil` in a record an older Tern wrote, which then names `url`.
+    package let requested: URL?
     /// Where the finished file goes.
     package let destination: URL
     /// The bytes received so far.
@@ -33,8 +36,9 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
     package let validator: String
 
     /// Creates the value, for a download recorded elsewhere.
-    package init(url: URL, destination: URL, partialFile: URL, offset: Int64, validator: String) {
+    package init(url: URL, requested: URL? = nil, destination: URL, partialFile: URL, offset: Int64, validator: String) {
         self.url = url
+        self.requested = requested
         self.destination = destination
         self.partialFile = partialFile
         self.offset = offset
@@ -117,12 +121,27 @@ public struct ResumableDownload: Sendable, Codable, Hashable {
     func record() throws {
         // The URL is never sent again (the app names the route anew): it keeps no user or
         // password, and its query (a signed link's key) is for the owner's eyes alone.
-        var kept = self
-        if var components = URLComponents(url: url, resolvingAgainstBaseURL: false), components.user != nil || components.password != nil {
-            (components.user, components.password) = (nil, nil)
-            kept = ResumableDownload(url: components.url ?? url, destination: destination, partialFile: partialFile, offset: offset,
-                                     validator: validator)
-        }
+        let kept = ResumableDownload(url: Self.withoutUser(url), requested: requested.map(Self.withoutUser), destination: destination,
+                                     partialFile: partialFile, offset: offset, validator: validator)
         try OwnFiles.replace(Self.recordFile(for: destination), with: JSONEncoder().encode(kept), mode: 0o600)
+    }
+
+    /// Whether these bytes are a download of `url`'s, as asked for before any redirect: those
+    /// another file's download left at the same destination are not, however alike the two
+    /// validators (files deployed together share their `Last-Modified`; revision-number
+    /// `ETag`s repeat), or its tail would be spliced onto them. The same file is the same
+    /// origin and path: a signed link names it with a new signature in its query each time.
+    func isDownload(of url: URL) -> Bool {
+        let (held, asked) = (URLComponents(url: requested ?? self.url, resolvingAgainstBaseURL: true),
+                             URLComponents(url: url, resolvingAgainstBaseURL: true))
+        return held?.scheme?.lowercased() == asked?.scheme?.lowercased() && held?.host?.lowercased() == asked?.host?.lowercased()
+            && held?.port == asked?.port && held?.percentEncodedPath == asked?.percentEncodedPath
+    }
+
+    /// `url` without a user or password.
+    private static func withoutUser(_ url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), components.user != nil || components.password != nil else { return url }
+        (components.user, components.password) = (nil, nil)
+        return components.url ?? url
     }
 }

@@ -46,7 +46,7 @@ import TernTesting
         let url = server.url + "/file"
         let primed = try await (api.request(route: .get(url)) as Promise<Response>).value
         #expect(primed.body == Lie.body(1))
-        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url + "/file")
         let file = try await api.download(route: .get(url), to: directory.destination, resumingFrom: resume).value
         #expect(try Data(contentsOf: directory.destination) == Lie.body(1))
         #expect(file.resumedBytes == 1999)
@@ -75,7 +75,7 @@ import TernTesting
         let primed = try await (api.request(route: .get(url)) as Promise<Response>).value
         #expect(primed.body == Lie.body(1))
         version.value = serverVersion
-        let resume = try directory.resume(of: Lie.body(partialVersion), offset: 2500, validator: "\"v\(partialVersion)\"", from: server.url)
+        let resume = try directory.resume(of: Lie.body(partialVersion), offset: 2500, validator: "\"v\(partialVersion)\"", from: server.url + "/file")
         let file = try await api.download(route: .get(url), to: directory.destination, resumingFrom: resume).value
         #expect(try Data(contentsOf: directory.destination) == Lie.body(serverVersion))
         #expect(file.resumedBytes == (serverVersion == partialVersion && serverVersion != 1 ? 2499 : 0))

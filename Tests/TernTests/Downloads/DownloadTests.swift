@@ -50,7 +50,7 @@ import FoundationNetworking
         func download(_ query: String, resumingFromBytes held: Data) throws -> Promise<DownloadedFile> {
             let partial = ResumableDownload.partialFile(for: destination)
             try held.write(to: partial)
-            return download(query, resumingFrom: ResumableDownload(url: URL(string: "http://127.0.0.1/")!, destination: destination,
+            return download(query, resumingFrom: ResumableDownload(url: URL(string: server.baseURL + "/download")!, destination: destination,
                                                                   partialFile: partial, offset: Int64(held.count), validator: #""v1""#))
         }
     }
@@ -275,7 +275,7 @@ import FoundationNetworking
         // A record of more bytes than the file now has: the server refuses the range.
         let partial = ResumableDownload.partialFile(for: fixture.destination)
         try Data(count: 5000).write(to: partial)
-        let resume = ResumableDownload(url: URL(string: "http://127.0.0.1/")!, destination: fixture.destination,
+        let resume = ResumableDownload(url: URL(string: fixture.server.baseURL + "/download")!, destination: fixture.destination,
                                        partialFile: partial, offset: 5000, validator: #""v1""#)
         let file = try await fixture.download("bytes=3000", resumingFrom: resume).value
         #expect(file.resumedBytes == 0)

@@ -27,7 +27,7 @@ import FoundationNetworking
             return Lie.answer("200 OK", "ETag: \"v2\"\r\n", body: current)
         }
         defer { server.stop() }
-        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url + "/file")
         let api = try Lie.api()
         let file = try await api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume).value
         #expect(try Data(contentsOf: directory.destination) == Lie.body(2))
@@ -52,7 +52,7 @@ import FoundationNetworking
             return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
         }
         defer { server.stop() }
-        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url + "/file")
         let api = try Lie.api()
         let error = await apiError(of: api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume))
         #expect(error?.caseName == "transportFailed", "\(String(describing: error))")
@@ -72,7 +72,7 @@ import FoundationNetworking
             return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
         }
         defer { server.stop() }
-        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url + "/file")
         let api = try Lie.api()
         let file = try await api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume).value
         #expect(try Data(contentsOf: directory.destination) == Lie.body(1))
@@ -98,7 +98,7 @@ import FoundationNetworking
         defer { other.stop() }
         let first = try Lie.Server { _, _ in Lie.answer("302 Found", "Location: \(other.url)/elsewhere\r\n") }
         defer { first.stop() }
-        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: first.url)
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: first.url + "/file")
         let api = try Lie.api()
         let file = try await api.download(route: .get(first.url + "/file"), parameters: Lie.Headers(values: ["Authorization": "Bearer secret"]),
                                           to: directory.destination, resumingFrom: resume).value
@@ -126,7 +126,7 @@ import FoundationNetworking
             return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
         }
         defer { server.stop() }
-        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url + "/file")
         swapped.value = resume.partialFile
         let api = try Lie.api()
         let error = await apiError(of: api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume))
@@ -191,7 +191,7 @@ extension ResumeLieAttackTests {
             return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
         }
         defer { server.stop() }
-        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url + "/file")
         let tokens = Tokens()
         let api = try Lie.api()
         api.delegate = tokens

@@ -25,7 +25,7 @@ import TernTesting
             return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
         }
         defer { server.stop() }
-        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url + "/file")
         let api = try Lie.api()
         let result = await Lie.result(of: api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume))
         let delivered = FileManager.default.contents(atPath: directory.destination.path)
@@ -59,7 +59,7 @@ import TernTesting
             return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
         }
         defer { server.stop() }
-        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let resume = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url + "/file")
         swap.value = resume.partialFile
         let api = try Lie.api()
         let result = await Lie.result(of: api.download(route: .get(server.url + "/file"), to: directory.destination, resumingFrom: resume))
@@ -100,7 +100,7 @@ extension ResumeLieBreakTests {
             return Lie.answer("200 OK", "ETag: \"v1\"\r\n", body: Lie.body(1))
         }
         defer { server.stop() }
-        let recorded = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url)
+        let recorded = try directory.resume(of: Lie.body(1), offset: 2000, from: server.url + "/file")
         try FileManager.default.removeItem(at: recorded.partialFile)
         try FileManager.default.linkItem(at: victim, to: recorded.partialFile)
         let resume = ResumableDownload.pending(for: directory.destination)

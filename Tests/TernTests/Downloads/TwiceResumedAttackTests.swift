@@ -60,7 +60,7 @@ import FoundationNetworking
             releaseSecond.signal()
             server.stop()
         }
-        let resume = try directory.resume(of: body, offset: Self.held, from: server.baseURL)
+        let resume = try directory.resume(of: body, offset: Self.held, from: server.baseURL + "/file")
         let api = try Lie.api()
         let first = api.download(route: .get(server.baseURL + "/file"), to: directory.destination, resumingFrom: resume)
         // The first has written to disk past the bytes it resumed from.
