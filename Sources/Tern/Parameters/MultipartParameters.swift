@@ -92,8 +92,9 @@ public struct MultipartParameters: RequestParameters {
     }
 
     /// Writes the body to a new temporary file, copying file parts in 1 MiB steps; stops, and
-    /// deletes the file, as soon as the request has ended.
-    private func writeFile(boundary: String, stoppingWhen ended: @Sendable () -> Bool) throws -> URL {
+    /// deletes the file, as soon as the request has ended. Where URLSession uploads from files
+    /// (Apple platforms); tested on Linux too.
+    func writeFile(boundary: String, stoppingWhen ended: @Sendable () -> Bool) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("tern-upload-\(UUID().uuidString)")
         do {
             let sink = try FileSink(url)
@@ -165,8 +166,10 @@ private struct FileSink {
     }
 
     /// Copies a regular file a chunk at a time, so memory stays flat whatever its size: as many
-    /// bytes as it had when the copy began (a file that grows meanwhile cannot make it endless),
-    /// and no more once `ended` says the request is over.
+    /// bytes as it had when it was sized, and no more once `ended` says the request is over. A
+    /// file that then holds fewer or more (truncated, appended to, another renamed over it)
+    /// fails the copy, as the body read from the file as it is sent fails: a part cut short,
+    /// or cut at the old length of a longer file, would go framed as whole.
     ///
     /// A device or a pipe is refused, checked before it is opened and again as it is
     /// (``RegularFile``): `/dev/zero` never ends, and opening a FIFO blocks until something
@@ -180,11 +183,13 @@ private struct FileSink {
             var chunk = [UInt8](repeating: 0, count: min(Self.chunkSize, remaining))
             while remaining > 0 {
                 let count = try chunk.withUnsafeMutableBytes { buffer in try buffer.baseAddress.map { try input.read(into: $0, count: min(buffer.count, remaining)) } ?? 0 }
-                guard count > 0 else { break }
+                guard count > 0 else { throw BodyLengthMismatch(statedLength: size, actualLength: size - Int64(remaining)) }
                 guard !ended() else { throw APIError.cancelled }
                 try handle.write(contentsOf: chunk[..<count])
                 remaining -= count
             }
+            var extra: UInt8 = 0
+            guard try input.read(into: &extra, count: 1) == 0 else { throw BodyLengthMismatch(statedLength: size, actualLength: size + 1) }
         } catch {
             throw APIError.wrapping(error) { .encodingFailed(.init(parameter: partName, underlying: $0)) }
         }
