@@ -245,7 +245,8 @@ extension TransportRequest {
     package var bodyLength: Int64? {
         switch body {
         case .inRequest: urlRequest.httpBody.map { Int64($0.count) }
-        case .file(let file): fileSize(of: file)
+        // The file a link leads to, as the transports read it: not the link's own size.
+        case .file(let file): try? RegularFile.size(of: file)
         case .stream(let stream): stream.length
         }
     }
