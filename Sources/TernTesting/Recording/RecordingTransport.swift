@@ -164,7 +164,22 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
                 }
             }
         }
-        return RecordedTask(upstream.send(request, to: recorder), recorder: recorder)
+        return RecordedTask(upstream.send(Self.sending(request, as: sent), to: recorder), recorder: recorder)
+    }
+
+    /// `request` as it goes to the server: a file's or a stream's body read whole to be
+    /// recorded goes as those bytes, not read again, so that the server gets what the recording
+    /// says it got (a file changed in between, a stream that gives other bytes each time) and
+    /// a stream is made once an attempt.
+    private static func sending(_ request: TransportRequest, as sent: SentBody) -> TransportRequest {
+        guard case .inRequest = request.body else {
+            guard sent.isWhole else { return request }
+            var request = request
+            request.urlRequest.httpBody = sent.kept
+            request.body = .inRequest
+            return request
+        }
+        return request
     }
 
     private func replay(_ entry: HTTPArchive.Entry, for request: TransportRequest, bodyLength: Int, to exchange: Exchange) -> any TransportTask {
