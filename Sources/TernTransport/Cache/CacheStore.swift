@@ -20,6 +20,9 @@ struct CacheStore {
         /// Which write of the key's file this is: a reader that found the file damaged drops the
         /// entry only if no newer file has taken its place since.
         var version: UInt64
+        /// When the request that brought the response was sent, by the cache's clock; `nil` for
+        /// a file found on disk.
+        var requestDate: Date?
 
         /// What it counts against the limit: a file's whole blocks, the disk it takes (a
         /// server's thousands of empty answers take a block each), or a response's bytes.
@@ -130,25 +133,27 @@ struct CacheStore {
     /// strings' storage, the dictionary's slot), roughly.
     static let costOfAField = 64
 
-    /// Keeps `response` under `key` in memory, in place of what was there (only if that is still
-    /// `version`, when given); one larger than the whole store is not kept, and pushes nothing out.
+    /// Keeps `response` under `key` in memory, in place of what was there (if it may replace it:
+    /// ``mayReplace(_:version:requestDate:)``); one larger than the whole store is not kept,
+    /// and pushes nothing out.
     mutating func keep(_ response: CachedResponse, for key: String, ifStill version: UInt64? = nil) {
-        guard isStill(version, key) else { return }
+        guard mayReplace(key, version: version, requestDate: response.requestDate) else { return }
         remove(key)
         // Each field and each value kept for `Vary` is counted with what holding it costs
         // besides its bytes: a server names as many as it likes.
         let fields = response.headers.reduce(256) { $0 + $1.key.utf8.count + $1.value.utf8.count + Self.costOfAField }
         let size = response.body.count + response.varying.reduce(fields) { $0 + $1.key.utf8.count + $1.value.utf8.count + Self.costOfAField }
         guard size <= limit else { return }
-        insert(Entry(size: size, lastUse: 0, response: response, version: 0), named: Self.fileName(key))
+        insert(Entry(size: size, lastUse: 0, response: response, version: 0, requestDate: response.requestDate), named: Self.fileName(key))
         evict()
     }
 
-    /// Moves `temporary`, a whole file of `size` bytes, into place as `key`'s, in place of what
-    /// was there (only if that is still `version`, when given); `false` (and `temporary`
-    /// removed) when it could not be, or when it is larger than the whole store.
-    mutating func place(_ temporary: URL, size: Int, for key: String, ifStill version: UInt64? = nil) -> Bool {
-        guard isStill(version, key) else {
+    /// Moves `temporary`, a whole file of `size` bytes holding a response asked for at
+    /// `requestDate`, into place as `key`'s, in place of what was there (if it may replace it:
+    /// ``mayReplace(_:version:requestDate:)``); `false` (and `temporary` removed) when it could
+    /// not be, or when it is larger than the whole store.
+    mutating func place(_ temporary: URL, size: Int, for key: String, requestDate: Date, ifStill version: UInt64? = nil) -> Bool {
+        guard mayReplace(key, version: version, requestDate: requestDate) else {
             CacheFile.removeFile(temporary)
             return false
         }
@@ -159,14 +164,19 @@ struct CacheStore {
             return false
         }
         if let replaced = entries.removeValue(forKey: name) { byteCount -= replaced.cost }
-        insert(Entry(size: size, lastUse: 0, response: nil, version: 0), named: name)
+        insert(Entry(size: size, lastUse: 0, response: nil, version: 0, requestDate: requestDate), named: name)
         evict()
         return true
     }
 
-    /// Whether `key`'s entry is the write `version` names, or no version is asked for.
-    private func isStill(_ version: UInt64?, _ key: String) -> Bool {
-        version.map { entries[Self.fileName(key)]?.version == $0 } ?? true
+    /// Whether a response asked for at `requestDate` may replace `key`'s entry: only the write
+    /// `version` names, when given, and never one asked for later. A slow answer to an earlier
+    /// request (a prefetch) that ends after a later one's would otherwise be served, fresh,
+    /// over the newer answer (RFC 9111, §4: the most recent response is the one used).
+    private func mayReplace(_ key: String, version: UInt64?, requestDate: Date) -> Bool {
+        let entry = entries[Self.fileName(key)]
+        if let version, entry?.version != version { return false }
+        return entry?.requestDate.map { $0 <= requestDate } ?? true
     }
 
     /// Forgets what is kept for `key`.

@@ -165,7 +165,7 @@ public final class HTTPCache: Sendable {
         guard let temporary = try? CacheFile.writeTemporary(data, beside: destination) else {
             return store.withLock { $0.remove(key) }
         }
-        _ = store.withLock { $0.place(temporary, size: data.count, for: key, ifStill: version) }
+        _ = store.withLock { $0.place(temporary, size: data.count, for: key, requestDate: response.requestDate, ifStill: version) }
     }
 
     /// Forgets what is kept for each of `keys`.
