@@ -157,7 +157,11 @@ final class RequestExecution: Sendable {
             guard run(.awaitCredentials) else { return }
             return resume(after: refresh, leg)
         }
-        if let signer, signer.delegate.api(api, needsRefreshBeforeSending: request.urlRequest) {
+        // A request that wants only what the cache keeps is signed with what the delegate has:
+        // a refresh would go to the network it must not reach, and the cache keeps answers
+        // under the credentials they were fetched with.
+        if let signer, !(context.cacheStage != nil && CacheStage.wantsOnlyKept(request.urlRequest)),
+           signer.delegate.api(api, needsRefreshBeforeSending: request.urlRequest) {
             guard run(.awaitCredentials) else { return }
             return resume(after: signer.refresh(signedWith: signer.refresher.generation, for: api), leg)
         }

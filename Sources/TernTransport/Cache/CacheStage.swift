@@ -112,7 +112,7 @@ package struct CacheStage: Sendable {
     private func send(_ request: TransportRequest, _ mode: CacheExchange.Mode, trust: String?, requestDate: Date,
                       through transport: any Transport, to receiver: any TransportReceiver) -> any TransportTask {
         let urlRequest = request.urlRequest
-        guard !CacheRules.Request(urlRequest).onlyIfCached else {
+        guard !Self.wantsOnlyKept(urlRequest) else {
             let bodyless = (urlRequest.httpMethod ?? "GET").caseInsensitiveEquals("HEAD")
             return CachedAnswer.send(CachedAnswer.gatewayTimeout(for: urlRequest, at: requestDate), for: urlRequest.url, outcome: .miss, age: nil, bodyless: bodyless, to: receiver)
         }
@@ -142,6 +142,12 @@ package struct CacheStage: Sendable {
     package static func trustMark(of transport: any Transport) -> String? {
         guard let known = transport as? any KeyPinningTransport else { return "transport:" + String(reflecting: type(of: transport)) }
         return known.trustMark
+    }
+
+    /// Whether `request` wants only what is kept (`only-if-cached`, `.returnCacheDataDontLoad`):
+    /// nothing of it may reach the network.
+    package static func wantsOnlyKept(_ request: URLRequest) -> Bool {
+        CacheRules.Request(request).onlyIfCached
     }
 
     /// The conditions the cache adds to a request to revalidate what it keeps.

@@ -75,6 +75,37 @@ import FoundationNetworking
         #expect(origin.count == 0, "\(origin.requests.items)")
     }
 
+    /// A delegate whose token has expired (it asks for a refresh before every request from
+    /// now on), and whose refresh, offline, fails.
+    final class Expired: APIDelegate {
+        let expired = Locked(false)
+        let refreshes = Recorder<Int>()
+        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {
+            request.setValue("Bearer old", forHTTPHeaderField: "Authorization")
+        }
+        func api(_ api: AbstractAPI, needsRefreshBeforeSending request: URLRequest) -> Bool { expired.withLock { $0 } }
+        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+            refreshes.append(1)
+            return Promise(error: APIError.authentication(.refreshUnavailable), in: .global())
+        }
+    }
+
+    /// Offline with a token that expired: the request is answered from what is kept (under the
+    /// credentials it was fetched with), or with the 504, and no refresh goes to the network.
+    @Test(arguments: Offline.allCases) func anOfflineRequestIsNotHeldForARefresh(_ offline: Offline) async throws {
+        let origin = try Origin { _, _ in HTTPCacheTests.answer("kept", "Cache-Control: public, max-age=600\r\n") }
+        let delegate = Expired()
+        let api = Self.api()
+        api.delegate = delegate
+        let _: Response = try await api.request(route: .get(origin.url + "/feed")).value
+        delegate.expired.withLock { $0 = true }
+        let kept: Response = try await api.request(route: .get(origin.url + "/feed"), options: offline.options).value
+        #expect(String(decoding: kept.body, as: UTF8.self) == "kept" && kept.cacheOutcome == .hit)
+        Self.expect504(await (api.request(route: .get(origin.url + "/other"), options: offline.options) as Promise<Response>).result, "nothing kept")
+        #expect(delegate.refreshes.items.isEmpty)
+        #expect(origin.count == 1)
+    }
+
     /// The partial file and its resume outlive the offline attempt: the download resumes once
     /// the app is online again.
     @Test(arguments: Offline.allCases) func aResumedDownloadNeverReachesTheServer(_ offline: Offline) async throws {
