@@ -78,6 +78,9 @@ final class DownloadFile: Sendable {
             state.offset = resume.offset
             state.validator = resume.validator
             state.url = resume.url
+            // Kept if the download ends before it is sent (a refresh that fails, a cancel): its
+            // record still names the URL asked for.
+            state.requested = resume.requested
             state.resume = resume
         }
         self.state = Locked(state)

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import Tern
 import TernTesting
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Bytes one file's download left at a destination, taken up by a download of another file to
 /// the same destination (as `ResumableDownload.pending(for: destination)` invites) whose server
@@ -28,6 +31,26 @@ import TernTesting
         #expect(try Data(contentsOf: file.fileURL) == (sameFile ? a : b))
         #expect(file.resumedBytes == (sameFile ? 1999 : 0))
         #expect(server.header("Range") == [sameFile ? "bytes=1999-" : nil])
+    }
+
+    /// A resumed download that ends before it is sent (the delegate stops it, a refresh fails)
+    /// keeps naming the URL asked for: its next try of that URL, redirected as before, resumes.
+    @Test func aResumeEndedBeforeItWasSentStillNamesTheURLAskedFor() async throws {
+        final class Stopping: APIDelegate {
+            struct Stop: Error {}
+            func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws { throw Stop() }
+        }
+        let directory = try Lie.Directory()
+        let partial = ResumableDownload.partialFile(for: directory.destination)
+        try Lie.body(1).prefix(2000).write(to: partial)
+        let resume = ResumableDownload(url: URL(string: "http://127.0.0.1:1/v7/file")!, requested: URL(string: "http://127.0.0.1:1/latest")!,
+                                       destination: directory.destination, partialFile: partial, offset: 2000, validator: #""v1""#)
+        let api = try Lie.api()
+        let delegate = Stopping()
+        api.delegate = delegate
+        let result = await api.download(route: .get("http://127.0.0.1:1/latest"), to: directory.destination, resumingFrom: resume).result
+        guard case .failure(APIError.invalidRequest) = result else { Issue.record("expected the delegate to stop it, got \(result)"); return }
+        #expect(ResumableDownload.pending(for: directory.destination)?.requested?.absoluteString == "http://127.0.0.1:1/latest")
     }
 
     /// The record Tern keeps names the URL asked for, before the redirect that answered it: a
