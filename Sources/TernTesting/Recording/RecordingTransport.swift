@@ -170,14 +170,16 @@ public final class RecordingTransport: KeyPinningTransport, Sendable {
     /// `request` as it goes to the server: a file's or a stream's body read whole to be
     /// recorded goes as those bytes, not read again, so that the server gets what the recording
     /// says it got (a file changed in between, a stream that gives other bytes each time) and
-    /// a stream is made once an attempt.
+    /// a stream is made once an attempt. A stream stays a stream of the length it stated: one
+    /// of no stated length goes chunked, as the app sends it.
     private static func sending(_ request: TransportRequest, as sent: SentBody) -> TransportRequest {
-        guard case .inRequest = request.body else {
-            guard sent.isWhole else { return request }
-            var request = request
-            request.urlRequest.httpBody = sent.kept
-            request.body = .inRequest
-            return request
+        guard sent.isWhole else { return request }
+        var request = request
+        let kept = sent.kept
+        switch request.body {
+        case .inRequest: break
+        case .file: request.body = .stream(BodyStream(length: Int64(kept.count)) { InputStream(data: kept) })
+        case .stream(let stream): request.body = .stream(BodyStream(length: stream.length) { InputStream(data: kept) })
         }
         return request
     }

@@ -31,4 +31,23 @@ import TernTesting
         let postData = (entries.first?["request"] as? [String: Any])?["postData"] as? [String: Any]
         #expect(postData?["text"] as? String == "AAAA", "\(String(describing: postData))")
     }
+
+    /// A stream of no stated length goes chunked, as the app sends it, and one of a stated
+    /// length with it: recorded, each goes as it would without the recording.
+    @Test(arguments: [nil, 4] as [Int64?]) func aStreamKeepsItsFraming(length: Int64?) async throws {
+        let file = scratchRecording()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let framing = Recorder<String>()
+        let server = try LoopbackServer { request in
+            framing.append(request.headers["Transfer-Encoding"] ?? "length \(request.headers["Content-Length"] ?? "none")")
+            return .json("{}")
+        }
+        defer { server.stop() }
+        let recorder = try RecordingTransport(file: file, mode: .record, upstream: TestTransport.make())
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: .never), transport: recorder, responseQueue: .global())
+        let _: Response = try await api.request(route: .post(server.baseURL + "/readings"), parameters: BodyParameters(length: length, contentType: "text/plain") {
+            InputStream(data: Data("AAAA".utf8))
+        }).value
+        #expect(framing.items == [length == nil ? "chunked" : "length 4"])
+    }
 }
