@@ -24,7 +24,7 @@ enum CurlCode {
         let coded: URLError.Code = switch code {
         case 1: .unsupportedURL                     // CURLE_UNSUPPORTED_PROTOCOL
         case 3: .badURL                             // CURLE_URL_MALFORMAT
-        case 5, 6: .cannotFindHost                  // CURLE_COULDNT_RESOLVE_PROXY, _HOST
+        case 5, 6: startedNoLookup(code, said: message) ? .cannotConnectToHost : .cannotFindHost  // CURLE_COULDNT_RESOLVE_PROXY, _HOST
         case 7: .cannotConnectToHost                // CURLE_COULDNT_CONNECT
         case 8, 16, 92: .badServerResponse          // CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, _STREAM
         case 18, 55, 56: .networkConnectionLost     // CURLE_PARTIAL_FILE, CURLE_SEND_ERROR, _RECV_ERROR
@@ -44,6 +44,13 @@ enum CurlCode {
             NSURLErrorFailingURLErrorKey: url,
             "CURLcode": Int(code),
         ])
+    }
+
+    /// Whether libcurl, which ended a transfer with `code` and `said` why, could not start the
+    /// thread that looks a host's name up (a pair of sockets, then a thread, made for each
+    /// lookup): the process, not the name, is at fault; it had no descriptor or thread left.
+    static func startedNoLookup(_ code: Int32, said: String) -> Bool {
+        (code == 5 || code == 6) && said.contains("thread failed to start")
     }
 
     /// Whether libcurl's words say a chunked body's framing broke ("Illegal or missing

@@ -43,14 +43,18 @@ extension CurlExchange {
         ])
     }
 
-    /// Whether libcurl ended the exchange with `code` because no socket could be made for it
-    /// (nothing of it was sent), or a file of its body could not be opened (``OwnFiles``; the
-    /// body was cut short, so the server cannot have acted on it), the process short of
-    /// descriptors: it may wait for another exchange to end and free one.
+    /// Whether libcurl ended the exchange with `code` because no socket could be made for it,
+    /// or no thread started to look its host's name up (libcurl's pair of sockets for that
+    /// thread is made outside Tern's reserve; nothing of the request was sent), or a file of its
+    /// body could not be opened (``OwnFiles``; the body was cut short, so the server cannot have
+    /// acted on it), the process short of descriptors: it may wait for another exchange to end
+    /// and free one.
     func lackedADescriptor(after code: Int32) -> Bool {
         guard response.head.status == 0 else { return false }
         if case .body(let error)? = stop { return OwnFiles.lackedADescriptor(error) }
-        return code == CurlCode.couldntConnect && notes.pointee.lacked_a_descriptor != 0 && upload.readBytes == 0
+        guard upload.readBytes == 0 else { return false }
+        return code == CurlCode.couldntConnect && notes.pointee.lacked_a_descriptor != 0
+            || CurlCode.startedNoLookup(code, said: said(code))
     }
 
     /// Readies an exchange that lacked a descriptor to run again, on any connection: one that

@@ -230,9 +230,13 @@ final class CurlExchange: @unchecked Sendable {   // unchecked: it holds libcurl
 
     /// What libcurl said of `code`, in Tern's words where libcurl's would mislead.
     private func message(for code: Int32) -> String {
+        CurlFailure.message(for: code, said: said(code), method: method, lackedADescriptor: notes.pointee.lacked_a_descriptor)
+    }
+
+    /// What libcurl said of `code`: its words for this exchange, or for the code.
+    func said(_ code: Int32) -> String {
         let written = withUnsafeBytes(of: notes.pointee.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        let said = !written.isEmpty ? written : curl.pointee.easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code)"
-        return CurlFailure.message(for: code, said: said, method: method, lackedADescriptor: notes.pointee.lacked_a_descriptor)
+        return !written.isEmpty ? written : curl.pointee.easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code)"
     }
 }
 #endif
