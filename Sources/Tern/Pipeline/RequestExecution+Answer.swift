@@ -70,7 +70,8 @@ extension RequestExecution {
             return resume(after: signer.refresh(signedWith: generation, for: api), leg)
         }
         let accepted = context.validation.accepts(response)
-        if !accepted, context.retryPolicy.allowsRetry(method: Self.method(of: response.request), retriesSoFar: retries, status: response.statusCode) {
+        // Another attempt at a request the cache alone answers finds what this one found.
+        if !accepted, !answersFromTheCacheAlone(response.request), context.retryPolicy.allowsRetry(method: Self.method(of: response.request), retriesSoFar: retries, status: response.statusCode) {
             let retryAfter = RetryPolicy.retryAfter(response.headers["Retry-After"])
             return retry(leg, sent: response.request, retryAfter: retryAfter, otherwise: statusFailure(response))
         }

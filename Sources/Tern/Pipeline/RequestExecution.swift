@@ -160,7 +160,7 @@ final class RequestExecution: Sendable {
         // A request that wants only what the cache keeps is signed with what the delegate has:
         // a refresh would go to the network it must not reach, and the cache keeps answers
         // under the credentials they were fetched with.
-        if let signer, !(context.cacheStage != nil && CacheStage.wantsOnlyKept(request.urlRequest)),
+        if let signer, !answersFromTheCacheAlone(request.urlRequest),
            signer.delegate.api(api, needsRefreshBeforeSending: request.urlRequest) {
             guard run(.awaitCredentials) else { return }
             return resume(after: signer.refresh(signedWith: signer.refresher.generation, for: api), leg)
@@ -213,6 +213,12 @@ final class RequestExecution: Sendable {
         guard url.scheme?.lowercased() == "https" else { throw failure(.notEncrypted) }
         guard (context.transport as? any KeyPinningTransport)?.canPinKeys == true else { throw failure(.transportCannotPin) }
         request.pinnedKeys = hashes
+    }
+
+    /// Whether `request` is answered by the cache alone (`only-if-cached`, or
+    /// `.returnCacheDataDontLoad`, with a cache): with what it keeps, or a 504 of its own.
+    func answersFromTheCacheAlone(_ request: URLRequest) -> Bool {
+        context.cacheStage != nil && CacheStage.wantsOnlyKept(request)
     }
 
     private func adapt(_ request: inout URLRequest, with adapter: any RequestAdapter) throws(APIError) {

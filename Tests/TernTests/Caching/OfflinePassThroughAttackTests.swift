@@ -120,4 +120,26 @@ import FoundationNetworking
         #expect(ResumableDownload.pending(for: directory.destination) != nil)
         #expect(!FileManager.default.fileExists(atPath: directory.destination.path))
     }
+
+    /// Counts the attempts it adapts.
+    struct Attempts: RequestAdapter {
+        let seen = Recorder<String>()
+        func adapt(_ request: inout URLRequest) throws { seen.append(request.url?.path ?? "?") }
+    }
+
+    /// The cache's own 504 says nothing is kept: another attempt finds the same, so the retry
+    /// policy, which retries a 504 from a gateway, does not wait out its backoff for it. A
+    /// server's 504 to the same request is still retried.
+    @Test(arguments: Offline.allCases) func theCachesOwn504IsNotRetried(_ offline: Offline) async throws {
+        let origin = try Origin { _, _ in "HTTP/1.1 504 Gateway Timeout\r\nContent-Length: 0\r\n\r\n" }
+        let attempts = Attempts()
+        let retries = RetryPolicy(maxRetries: 2, baseDelay: 0.01, jitter: false)
+        let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: retries, adapters: [attempts], cache: HTTPCache()),
+                              transport: TestTransport.make(), responseQueue: .global())
+        Self.expect504(await (api.request(route: .get(origin.url + "/nothing-kept"), options: offline.options) as Promise<Response>).result, "offline")
+        #expect(attempts.seen.items == ["/nothing-kept"])
+        #expect(origin.count == 0)
+        Self.expect504(await (api.request(route: .get(origin.url + "/gateway")) as Promise<Response>).result, "online")
+        #expect(attempts.seen.items.dropFirst() == ["/gateway", "/gateway", "/gateway"])
+    }
 }
