@@ -46,6 +46,8 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
     private let exchanges = Locked([Int: Exchange]())
     /// The requests running and waiting per origin.
     private let admission: Locked<HostAdmission<SessionRequest>>
+    /// The bodies read into memory, and the requests waiting to read theirs (Linux only).
+    private let memory = Locked(BodyMemoryBudget<SessionRequest>())
     /// Whether requests are counted at all: not where the session takes them all.
     private let countsOrigins: Bool
     /// Where the session calls this delegate; held here, since an operation queue does not
@@ -67,20 +69,37 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
     /// Sends `request` on `session` now, or once its origin has room.
     func send(_ request: TransportRequest, to receiver: any TransportReceiver, on session: URLSession) -> any TransportTask {
         let origin = countsOrigins ? request.urlRequest.url?.admissionOrigin : nil
-        let sent = SessionRequest(request, receiver: receiver, origin: origin, exchanges: self)
-        if admission.withLock({ $0.admit(sent, origin: origin) }) { start(sent, on: session) }
+        let sent = SessionRequest(request, receiver: receiver, origin: origin, session: session, exchanges: self)
+        if admission.withLock({ $0.admit(sent, origin: origin) }) { start(sent) }
         return sent
     }
 
-    /// Starts the task of a request that was admitted; one that ends before it has a task hands
-    /// its place on to the next, and so on, in a loop: thousands waiting whose bodies all fail
-    /// to open (their files gone, no descriptor left) end one after another, not each inside
-    /// the last, which ran the thread out of stack.
-    private func start(_ sent: SessionRequest, on session: URLSession) {
-        var next: SessionRequest? = sent
-        while let sent = next, !begin(sent, on: session) {
-            next = admission.withLock { $0.release(origin: sent.origin) }
+    /// Starts the task of a request its origin admitted, once its body fits in memory
+    /// (`holdsItsBody` when the budget has counted it already); one that ends before it has a
+    /// task hands its place on to the next, and so on, in a loop: thousands waiting whose bodies
+    /// all fail to open (their files gone, no descriptor left) end one after another, not each
+    /// inside the last, which ran the thread out of stack.
+    private func start(_ sent: SessionRequest, holdsItsBody: Bool = false) {
+        var (next, holds) = (Optional(sent), holdsItsBody)
+        while let sent = next {
+            // Waits until a body held ends (``startLater(_:)``).
+            guard holds || memory.withLock({ $0.admit(sent, bytes: sent.bodyBytes) }) else { return }
+            guard !begin(sent, on: sent.session) else { return }
+            letGoOfBody(of: sent)
+            (next, holds) = (admission.withLock { $0.release(origin: sent.origin) }, false)
         }
+    }
+
+    /// Starts `sent`, which its origin and the budget admitted, away from the delegate's queue:
+    /// reading a body of up to 16 MiB there would hold back every task's events.
+    private func startLater(_ sent: SessionRequest, holdsItsBody: Bool) {
+        DispatchQueue.global().async { [self] in start(sent, holdsItsBody: holdsItsBody) }
+    }
+
+    /// `sent`'s body is no longer held in memory: those that waited for room start.
+    private func letGoOfBody(of sent: SessionRequest) {
+        guard sent.bodyBytes > 0 else { return }
+        for next in memory.withLock({ $0.release(sent) }) { startLater(next, holdsItsBody: true) }
     }
 
     /// Gives the session the task of `sent`; `false` when it ended before it had one.
@@ -102,18 +121,26 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         return true
     }
 
-    /// `sent` has ended: the next request waiting for its origin starts.
-    private func ended(_ sent: SessionRequest, on session: URLSession) {
+    /// `sent` has ended: its body's room is free, and the next request waiting for its origin
+    /// starts.
+    private func ended(_ sent: SessionRequest) {
+        letGoOfBody(of: sent)
         guard let next = admission.withLock({ $0.release(origin: sent.origin) }) else { return }
-        start(next, on: session)
+        startLater(next, holdsItsBody: false)
     }
 
     /// How many tasks Tern has given the session that have not completed.
     var tasksInFlight: Int { exchanges.withLock(\.count) }
 
-    /// Takes `sent` out of its origin's line; whether it was waiting there.
+    /// Takes `sent` out of its origin's line, or out of the line for memory, where it held its
+    /// origin's place, which the next then takes; whether it was waiting in either.
     func withdraw(_ sent: SessionRequest) -> Bool {
-        admission.withLock { $0.withdraw(sent, origin: sent.origin) }
+        if let admitted = memory.withLock({ $0.withdraw(sent) }) {
+            for next in admitted { startLater(next, holdsItsBody: true) }
+            ended(sent)
+            return true
+        }
+        return admission.withLock { $0.withdraw(sent, origin: sent.origin) }
     }
 
     /// Whether `sent` waits in its origin's line.
@@ -356,6 +383,6 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         error = error.map { CurlCode.certificateRefusal(in: $0) ?? CurlCode.brokenChunkFraming(in: $0) ?? $0 }
         #endif
         receiver.didComplete(with: exchange.failedPins ? PinnedKeyMismatch(pins: pins) : exchange.ending ?? error.map { exchange.body?.streamError ?? $0 })
-        ended(exchange.request, on: session)
+        ended(exchange.request)
     }
 }

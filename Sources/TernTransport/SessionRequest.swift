@@ -16,14 +16,20 @@ final class SessionRequest: ConnectionWaiting, Sendable {
     let receiver: any TransportReceiver
     /// The origin it is counted against, or `nil` if none.
     let origin: String?
+    /// The bytes its body takes in memory once read (``BodyMemoryBudget``).
+    let bodyBytes: Int
+    /// The session its task runs in.
+    let session: URLSession
     private let exchanges: SessionExchanges
     private let stage = Locked(Stage.waiting)
 
-    init(_ request: TransportRequest, receiver: any TransportReceiver, origin: String?, exchanges: SessionExchanges) {
+    init(_ request: TransportRequest, receiver: any TransportReceiver, origin: String?, session: URLSession, exchanges: SessionExchanges) {
         self.request = request
         self.receiver = receiver
         self.origin = origin
+        self.session = session
         self.exchanges = exchanges
+        bodyBytes = URLSessionTransport.bytesReadIntoMemory(for: request.body)
     }
 
     var isCancelled: Bool {
@@ -46,7 +52,7 @@ final class SessionRequest: ConnectionWaiting, Sendable {
         }
         switch before {
         case .waiting:
-            // Not in the line: it is being started, and its starter sees it cancelled.
+            // Not in a line: it is being started, and its starter sees it cancelled.
             if exchanges.withdraw(self) { receiver.didComplete(with: URLError(.cancelled)) }
         case .running(let task):
             exchanges.cancel(task)

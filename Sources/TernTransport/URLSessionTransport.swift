@@ -284,6 +284,21 @@ extension URLSessionTransport {
         }
     }
 
+    /// The bytes ``prepare(_:)`` reads of `body` into memory: on Linux, a file's or a stream's of
+    /// known length, up to ``inMemoryUploadLimit``; elsewhere none.
+    static func bytesReadIntoMemory(for body: TransportBody) -> Int {
+        #if canImport(FoundationNetworking)
+        let length: Int64? = switch body {
+        case .inRequest: nil
+        case .stream(let stream): stream.length
+        case .file(let file): try? RegularFile.size(of: file)
+        }
+        return length.map { $0 <= inMemoryUploadLimit ? Int($0) : 0 } ?? 0
+        #else
+        return 0
+        #endif
+    }
+
     /// What ``prepare(_:)`` makes of `request`, or `nil` once `receiver` has heard why it failed.
     static func prepared(_ request: TransportRequest, reportingTo receiver: any TransportReceiver) -> (URLRequest, URL?)? {
         do {
