@@ -61,7 +61,10 @@ extension RequestExecution {
     private func evaluate(_ response: Response, leg: Leg, signer: Signer?, generation: Int, retries: Int) {
         // Only a 3xx can redirect: the rest skip the policy.
         if (300..<400).contains(response.statusCode), handledRedirect(response, from: leg) { return }
-        if let signer, signer.delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
+        // An answer the cache alone gave (offline) is not refreshed for: the refresh would go to
+        // the network the request must not reach, and another attempt finds the same answer.
+        if let signer, !answersFromTheCacheAlone(response.request),
+           signer.delegate.api(api, needsRefreshFor: response.httpResponse, data: response.body, request: response.request) {
             // Replaced, or being replaced by a refresh another request started since it was signed.
             let replaced = generation < signer.refresher.generation || signer.refresher.inFlight != nil
             guard case .refresh = machine.withLock({ $0.handle(.refused(replaced: replaced)) }) else {
@@ -70,8 +73,7 @@ extension RequestExecution {
             return resume(after: signer.refresh(signedWith: generation, for: api), leg)
         }
         let accepted = context.validation.accepts(response)
-        // Another attempt at a request the cache alone answers finds what this one found.
-        if !accepted, !answersFromTheCacheAlone(response.request), context.retryPolicy.allowsRetry(method: Self.method(of: response.request), retriesSoFar: retries, status: response.statusCode) {
+        if !accepted, context.retryPolicy.allowsRetry(method: Self.method(of: response.request), retriesSoFar: retries, status: response.statusCode) {
             let retryAfter = RetryPolicy.retryAfter(response.headers["Retry-After"])
             return retry(leg, sent: response.request, retryAfter: retryAfter, otherwise: statusFailure(response))
         }

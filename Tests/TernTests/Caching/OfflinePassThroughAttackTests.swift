@@ -121,25 +121,35 @@ import FoundationNetworking
         #expect(!FileManager.default.fileExists(atPath: directory.destination.path))
     }
 
-    /// Counts the attempts it adapts.
-    struct Attempts: RequestAdapter {
-        let seen = Recorder<String>()
-        func adapt(_ request: inout URLRequest) throws { seen.append(request.url?.path ?? "?") }
+    /// Refreshes for every 403, once `refreshing`.
+    final class RefreshesFor403: APIDelegate {
+        let refreshing = Locked(false)
+        let refreshes = Recorder<Int>()
+        func api(_ api: AbstractAPI, willSend request: inout URLRequest) throws {}
+        func api(_ api: AbstractAPI, needsRefreshFor response: HTTPURLResponse, data: Data, request: URLRequest) -> Bool {
+            response.statusCode == 403 && refreshing.withLock { $0 }
+        }
+        func refreshCredentials(for api: AbstractAPI) -> Promise<Void> {
+            refreshes.append(1)
+            return Promise(error: APIError.authentication(.refreshUnavailable), in: .global())
+        }
     }
 
-    /// The cache's own 504 says nothing is kept: another attempt finds the same, so the retry
-    /// policy, which retries a 504 from a gateway, does not wait out its backoff for it. A
-    /// server's 504 to the same request is still retried.
-    @Test(arguments: Offline.allCases) func theCachesOwn504IsNotRetried(_ offline: Offline) async throws {
-        let origin = try Origin { _, _ in "HTTP/1.1 504 Gateway Timeout\r\nContent-Length: 0\r\n\r\n" }
-        let attempts = Attempts()
-        let retries = RetryPolicy(maxRetries: 2, baseDelay: 0.01, jitter: false)
-        let api = AbstractAPI(configuration: APIConfiguration(timeout: 20, retryPolicy: retries, adapters: [attempts], cache: HTTPCache()),
-                              transport: TestTransport.make(), responseQueue: .global())
-        Self.expect504(await (api.request(route: .get(origin.url + "/nothing-kept"), options: offline.options) as Promise<Response>).result, "offline")
-        #expect(attempts.seen.items == ["/nothing-kept"])
-        #expect(origin.count == 0)
-        Self.expect504(await (api.request(route: .get(origin.url + "/gateway")) as Promise<Response>).result, "online")
-        #expect(attempts.seen.items.dropFirst() == ["/gateway", "/gateway", "/gateway"])
+    /// A kept 403, answered offline: the delegate's refresh for a 403 would go to the network;
+    /// the request fails with the 403 instead.
+    @Test(arguments: Offline.allCases) func aKeptAnswerIsNotRefreshedForOffline(_ offline: Offline) async throws {
+        let origin = try Origin { _, _ in "HTTP/1.1 403 Forbidden\r\nCache-Control: public, max-age=600\r\nContent-Length: 6\r\n\r\nbanned" }
+        let delegate = RefreshesFor403()
+        let api = Self.api()
+        api.delegate = delegate
+        _ = await (api.request(route: .get(origin.url + "/admin")) as Promise<Response>).result
+        delegate.refreshing.withLock { $0 = true }
+        let result = await (api.request(route: .get(origin.url + "/admin"), options: offline.options) as Promise<Response>).result
+        guard case .failure(let error as APIError) = result, case .unacceptableStatus = error, error.statusCode == 403 else {
+            Issue.record("expected the kept 403, got \(result)")
+            return
+        }
+        #expect(delegate.refreshes.items.isEmpty)
+        #expect(origin.count == 1)
     }
 }
