@@ -47,10 +47,15 @@ enum CurlCode {
     }
 
     /// Whether libcurl, which ended a transfer with `code` and `said` why, could not start the
-    /// thread that looks a host's name up (a pair of sockets, then a thread, made for each
-    /// lookup): the process, not the name, is at fault; it had no descriptor or thread left.
+    /// thread that looks a host's or proxy's name up (a pair of sockets, then a thread, made for
+    /// each lookup): the process, not the name, is at fault; it had no descriptor or thread left.
     static func startedNoLookup(_ code: Int32, said: String) -> Bool {
-        (code == 5 || code == 6) && said.contains("thread failed to start")
+        isLookup(code) && said.contains("thread failed to start")
+    }
+
+    /// Whether `code` says a host's or a proxy's name was not looked up.
+    static func isLookup(_ code: Int32) -> Bool {
+        code == 5 || code == 6
     }
 
     /// Whether libcurl's words say a chunked body's framing broke ("Illegal or missing

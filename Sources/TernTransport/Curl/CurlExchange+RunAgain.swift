@@ -44,17 +44,26 @@ extension CurlExchange {
     }
 
     /// Whether libcurl ended the exchange with `code` because no socket could be made for it,
-    /// or no thread started to look its host's name up (libcurl's pair of sockets for that
-    /// thread is made outside Tern's reserve; nothing of the request was sent), or a file of its
-    /// body could not be opened (``OwnFiles``; the body was cut short, so the server cannot have
-    /// acted on it), the process short of descriptors: it may wait for another exchange to end
-    /// and free one.
+    /// or its host's name could not be looked up while the process was short of descriptors
+    /// (libcurl's pair of sockets for each lookup's thread, and the lookup's own files and
+    /// sockets, are made outside Tern's reserve; nothing of the request was sent), or a file of
+    /// its body could not be opened (``OwnFiles``; the body was cut short, so the server cannot
+    /// have acted on it): it may wait for another exchange to end and free one.
     func lackedADescriptor(after code: Int32) -> Bool {
         guard response.head.status == 0 else { return false }
         if case .body(let error)? = stop { return OwnFiles.lackedADescriptor(error) }
         guard upload.readBytes == 0 else { return false }
-        return code == CurlCode.couldntConnect && notes.pointee.lacked_a_descriptor != 0
-            || CurlCode.startedNoLookup(code, said: said(code))
+        if code == CurlCode.couldntConnect { return notes.pointee.lacked_a_descriptor != 0 }
+        return CurlCode.isLookup(code) && (CurlCode.startedNoLookup(code, said: said(code)) || Self.isShortOfDescriptors())
+    }
+
+    /// Whether the lowest descriptor free is in the reserve Tern's sockets leave, or none is:
+    /// a lookup that failed then may have failed for want of one.
+    private static func isShortOfDescriptors() -> Bool {
+        let probe = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0)
+        guard probe >= 0 else { return errno == EMFILE || errno == ENFILE }
+        defer { close(probe) }
+        return tern_descriptor_is_reserved(probe) != 0
     }
 
     /// Readies an exchange that lacked a descriptor to run again, on any connection: one that

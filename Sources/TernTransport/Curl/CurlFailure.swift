@@ -108,8 +108,8 @@ enum CurlFailure {
             return "the connection closed, or the server refused the request, before any answer came; a \(method) is not sent again unasked"
         }
         if CurlCode.startedNoLookup(code, said: said) {
-            return "\(said): the host's name was not looked up, the process having no file descriptor (or thread) left for it; "
-                + "a request waits for one while others run; raise the process's limit (ulimit -n)"
+            return "\(said): the name was not looked up, the process having no file descriptor (or thread) left for it; "
+                + "a request waits for one while others run; raise the process's limit on descriptors (ulimit -n) or threads"
         }
         // libcurl 7.88 reports a socket it could not make as a connection refused, with no
         // system error: the socket callback's note tells that case apart.

@@ -110,11 +110,6 @@ struct JoinedChunksIntegrityAttackTests {
         #expect(Array(Self.body.prefix(bytes.count)) == bytes)
     }
 
-    /// Over a transport that cannot pause (URLSession on Linux), a reader away while 6 MiB come
-    /// in chunks of 1 to 4,093 bytes: what waits is joined, up to the stream's ceiling (4 MiB),
-    /// and the reader, back, gets every byte before the one that passed it, in order, then
-    /// ``APIError/responseTooLarge(_:)``; or, if FoundationNetworking still held the rest in its
-    /// own queue, every byte.
     /// Bytes in which each four-byte word is its own index: no shift, repeat or loss leaves a
     /// stretch as it was. Made and compared in bulk, since byte by byte the debug build under
     /// the thread sanitizer took most of this test's minute beside three other tests (CI, stop 102).
@@ -122,6 +117,11 @@ struct JoinedChunksIntegrityAttackTests {
         (0..<UInt32(count / 4)).map(\.bigEndian).withUnsafeBytes { Data($0) }
     }
 
+    /// Over a transport that cannot pause (URLSession on Linux), a reader away while 6 MiB come
+    /// in chunks of 1 to 4,093 bytes: what waits is joined, up to the stream's ceiling (4 MiB),
+    /// and the reader, back, gets every byte before the one that passed it, in order, then
+    /// ``APIError/responseTooLarge(_:)``; or, if FoundationNetworking still held the rest in its
+    /// own queue, every byte.
     @Test(.enabled(if: !TestTransport.pauses, "the transport holds the server back"))
     func pastTheCeilingTheReaderHasEveryByteBeforeThenTheError() async throws {
         let body = Self.numbered(6 << 20)

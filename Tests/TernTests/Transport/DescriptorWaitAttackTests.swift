@@ -19,6 +19,8 @@ import TernTesting
     /// What the server (in the parent) has seen, and how many `/c/` requests it held at once
     /// while it held `/hold`.
     final class Seen: @unchecked Sendable {
+        /// The paths that came while `/hold` was held.
+        let cameWhileHeld = Recorder<String>()
         private let lock = NSLock()
         private var storage: (paths: [String], inFlight: Int, peakWhileHeld: Int, holding: Bool, done: Int) = ([], 0, 0, false, 0)
 
@@ -49,7 +51,9 @@ import TernTesting
             while let request = connection.readRequest() {
                 let line = request.prefix { $0 != "\r" }
                 let path = line.split(separator: " ").dropFirst().first.map(String.init) ?? "?"
-                seen.with { $0.paths.append("\(line.split(separator: " ").first ?? "?") \(path)") }
+                if seen.with({ $0.paths.append("\(line.split(separator: " ").first ?? "?") \(path)"); return $0.holding }) {
+                    seen.cameWhileHeld.append(path)
+                }
                 if path == "/hold" {
                     seen.with { $0.holding = true }
                     _ = seen.wait(seconds: holdSeconds) {

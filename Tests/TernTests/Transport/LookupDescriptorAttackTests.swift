@@ -6,12 +6,14 @@ import Testing
 import Tern
 import TernTesting
 
-/// A host's name looked up while the process has no descriptor left, not even in the reserve
+/// A host's name looked up while the process has one or two descriptors left, in the reserve
 /// Tern's sockets leave: libcurl makes a pair of sockets for each lookup's thread, outside
-/// Tern's socket callback, and when it cannot, says "getaddrinfo() thread failed to start" with
-/// the code of a name that does not resolve. Such a request was told the host could not be found
-/// (and a retry policy took it for a DNS fault); it waits for a descriptor as one that could make
-/// no socket does, and said alone, names the process's limit.
+/// Tern's socket callback, and when it cannot, says "getaddrinfo() thread failed to start"; with
+/// two, the lookup itself finds none to read `/etc/hosts` with, and libcurl says "Could not
+/// resolve host". Either way the code is that of a name that does not resolve, and such a
+/// request was told the host could not be found (a retry policy took it for a DNS fault). It
+/// waits for a descriptor as one that could make no socket does, and alone, when the lookup did
+/// not start, names the process's limit. One descriptor is left free throughout, for Dispatch.
 /// (No time limit: an exit test waits its turn behind the others.)
 @Suite(.onTestThreads) struct LookupDescriptorAttackTests {
     /// The machine's own name, when it is looked up (through libcurl's threads, unlike
@@ -31,10 +33,11 @@ import TernTesting
     }()
 
     #if os(Linux) && compiler(>=6.3)
-    /// Takes every descriptor the process has left, the reserve's too.
-    static func takeEveryDescriptor() -> [Int32] {
+    /// Takes every descriptor the process has left, the reserve's too, but `free`.
+    static func takeEveryDescriptor(but free: Int) -> [Int32] {
         var taken: [Int32] = []
         while case let descriptor = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0), descriptor >= 0 { taken.append(descriptor) }
+        for _ in 0..<free { if let last = taken.popLast() { close(last) } }
         return taken
     }
 
@@ -64,7 +67,7 @@ import TernTesting
                                       responseQueue: .global())
                 let warm: Promise<String> = api.request(route: .get(base + "/warm"))
                 guard await DescriptorWaitAttackTests.outcome(warm, path: "/warm") == "ok" else { exit(3) }
-                let taken = LookupDescriptorAttackTests.takeEveryDescriptor()
+                let taken = LookupDescriptorAttackTests.takeEveryDescriptor(but: 1)
                 print("none left: \(await LookupDescriptorAttackTests.failure(api.request(route: .get("http://tern-lookup.invalid/x"))))")
                 taken.forEach { close($0) }
                 print("some left: \(await LookupDescriptorAttackTests.failure(api.request(route: .get("http://tern-lookup.invalid/x"))))")
@@ -76,11 +79,11 @@ import TernTesting
                 "\(printed)")
     }
 
-    /// Beside a request the server holds: it waits for that one to end, and is sent once, the
-    /// descriptors free by then.
+    /// Beside a request the server holds: it waits for that one to end, and is sent once, after
+    /// it, the descriptors free by then.
     @Test(.exitTest, .enabled(if: TestTransport.isCurl, "libcurl's lookups"),
-          .enabled(if: loopbackName != nil, "the machine's name must be looked up as 127.0.0.1"))
-    func aLookupWithNoDescriptorLeftWaitsForAnotherRequestToEnd() async throws {
+          .enabled(if: loopbackName != nil, "the machine's name must be looked up as 127.0.0.1"), arguments: [1, 2])
+    func aLookupWithNoDescriptorLeftWaitsForAnotherRequestToEnd(free: Int) async throws {
         let seen = DescriptorWaitAttackTests.Seen()
         let released = FileManager.default.temporaryDirectory.appendingPathComponent("tern-lookup-released-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: released) }
@@ -88,13 +91,13 @@ import TernTesting
         defer { server.stop() }
         let named = "http://\(Self.loopbackName ?? "?"):\(server.port)"
         let child = await ExitTestTurns.inTurn {
-            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String, named = named as String, released = released as String] in
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String, named = named as String, released = released as String, free = free as Int] in
                 CrashBacktrace.printOnCrash()
                 guard let transport = TestTransport.make() else { exit(2) }
                 let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: transport,
                                       responseQueue: .global())
                 guard let (held, taken) = await DescriptorWaitAttackTests.hold(api, base: base, spare: 24) else { exit(3) }
-                let all = taken + LookupDescriptorAttackTests.takeEveryDescriptor()
+                let all = taken + LookupDescriptorAttackTests.takeEveryDescriptor(but: free)
                 let waiting: Promise<String> = api.request(route: .get(named + "/r"))
                 try? await Task.sleep(for: .milliseconds(500))
                 all.forEach { close($0) }
@@ -107,6 +110,9 @@ import TernTesting
         let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
         #expect(printed.split(separator: "\n").map(String.init) == ["waiting: ok", "held: ok"], "\(printed)")
         #expect(seen.with { $0.paths } == ["GET /warm", "GET /s/warm", "GET /hold", "GET /r"], "\(printed)")
+        // Sent once the held one was answered: it waited (not merely looked up after the
+        // descriptors were free again).
+        #expect(!seen.cameWhileHeld.items.contains("/r"), "\(printed)")
     }
     #endif
 }
