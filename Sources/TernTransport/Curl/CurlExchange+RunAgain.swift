@@ -57,13 +57,18 @@ extension CurlExchange {
         return CurlCode.isLookup(code) && (CurlCode.startedNoLookup(code, said: said(code)) || Self.isShortOfDescriptors())
     }
 
-    /// Whether the lowest descriptor free is in the reserve Tern's sockets leave, or none is:
-    /// a lookup that failed then may have failed for want of one.
+    /// Whether fewer descriptors are free than a lookup takes (a pair of sockets for its
+    /// thread, then a file or a socket of its own, with one to spare): one that failed then may
+    /// have failed for want of one. Not the whole reserve: Tern's own sockets, many running,
+    /// fill every descriptor below it, and a name that does not resolve would wait for them.
     private static func isShortOfDescriptors() -> Bool {
-        let probe = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0)
+        // The lowest number free, whatever the process has closed.
+        let probe = open("/dev/null", O_RDONLY | O_CLOEXEC)
         guard probe >= 0 else { return errno == EMFILE || errno == ENFILE }
         defer { close(probe) }
-        return tern_descriptor_is_reserved(probe) != 0
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return false }
+        return rlim_t(probe) + 4 >= limit.rlim_cur
     }
 
     /// Readies an exchange that lacked a descriptor to run again, on any connection: one that

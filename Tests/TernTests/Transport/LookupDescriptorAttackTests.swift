@@ -79,6 +79,33 @@ import TernTesting
                 "\(printed)")
     }
 
+    /// A name that does not resolve, while Tern's own sockets fill every descriptor below the
+    /// reserve (its 16 free): not short for a lookup, it is told at once that the host cannot
+    /// be found, not held until the request beside it ends.
+    @Test(.exitTest, .enabled(if: TestTransport.isCurl, "libcurl's lookups")) func aNameThatDoesNotResolveBesideFullSocketsFailsAtOnce() async throws {
+        let released = FileManager.default.temporaryDirectory.appendingPathComponent("tern-lookup-released-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: released) }
+        let server = try DescriptorWaitAttackTests.server(seen: DescriptorWaitAttackTests.Seen(), holdSeconds: 20, cCount: 0, releasedBy: released)
+        defer { server.stop() }
+        let child = await ExitTestTurns.inTurn {
+            await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = server.baseURL as String, released = released as String] in
+                CrashBacktrace.printOnCrash()
+                guard let transport = TestTransport.make() else { exit(2) }
+                let api = AbstractAPI(configuration: APIConfiguration(timeout: 30, retryPolicy: .never), transport: transport,
+                                      responseQueue: .global())
+                guard let (held, taken) = await DescriptorWaitAttackTests.hold(api, base: base, spare: 24) else { exit(3) }
+                let lookup: Promise<Data> = api.request(route: .get("http://tern-lookup.invalid/x"), options: RequestOptions(timeout: 5))
+                print("lookup: \(await LookupDescriptorAttackTests.failure(lookup))")
+                taken.forEach { close($0) }
+                _ = FileManager.default.createFile(atPath: released, contents: nil)
+                print("held: \(await held.value)")
+                withExtendedLifetime(api) {}
+            }
+        }
+        let printed = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        #expect(printed.split(separator: "\n").map(String.init) == ["lookup: cannotFindHost", "held: ok"], "\(printed)")
+    }
+
     /// Beside a request the server holds: it waits for that one to end, and is sent once, after
     /// it, the descriptors free by then.
     @Test(.exitTest, .enabled(if: TestTransport.isCurl, "libcurl's lookups"),
