@@ -55,6 +55,11 @@ struct BodyMemoryBudget<Waiter: AnyObject> {
         return admitWaiting()
     }
 
+    /// Whether `waiter` waits in the line.
+    func isWaiting(_ waiter: Waiter) -> Bool {
+        waiting.contains { $0.waiter === waiter }
+    }
+
     /// The bytes held now.
     var bytesHeld: Int { heldBytes }
 

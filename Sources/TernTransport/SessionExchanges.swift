@@ -82,8 +82,15 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
     private func start(_ sent: SessionRequest, holdsItsBody: Bool = false) {
         var (next, holds) = (Optional(sent), holdsItsBody)
         while let sent = next {
-            // Waits until a body held ends (``startLater(_:)``).
-            guard holds || memory.withLock({ $0.admit(sent, bytes: sent.bodyBytes) }) else { return }
+            // Sized now, just before it is read, not when it was sent: a file may have changed
+            // while it waited for its origin.
+            let bytes = URLSessionTransport.bytesReadIntoMemory(for: sent.request.body)
+            guard holds || memory.withLock({ $0.admit(sent, bytes: bytes) }) else {
+                // Waits until a body held ends (``startLater(_:holdsItsBody:)``); one cancelled
+                // as it joined the line, which its cancel did not find there, leaves it.
+                if sent.isCancelled, withdraw(sent) { sent.receiver.didComplete(with: URLError(.cancelled)) }
+                return
+            }
             guard !begin(sent, on: sent.session) else { return }
             letGoOfBody(of: sent)
             (next, holds) = (admission.withLock { $0.release(origin: sent.origin) }, false)
@@ -93,21 +100,24 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
     /// Starts `sent`, which its origin and the budget admitted, away from the delegate's queue:
     /// reading a body of up to 16 MiB there would hold back every task's events.
     private func startLater(_ sent: SessionRequest, holdsItsBody: Bool) {
-        DispatchQueue.global().async { [self] in start(sent, holdsItsBody: holdsItsBody) }
+        DispatchQueue.global(qos: .userInitiated).async { [self] in start(sent, holdsItsBody: holdsItsBody) }
     }
 
-    /// `sent`'s body is no longer held in memory: those that waited for room start.
+    /// `sent`'s body, if it held one in memory, is no longer held: those that waited for room
+    /// start.
     private func letGoOfBody(of sent: SessionRequest) {
-        guard sent.bodyBytes > 0 else { return }
         for next in memory.withLock({ $0.release(sent) }) { startLater(next, holdsItsBody: true) }
     }
 
     /// Gives the session the task of `sent`; `false` when it ended before it had one.
     private func begin(_ sent: SessionRequest, on session: URLSession) -> Bool {
-        guard !sent.isCancelled, let (urlRequest, uploadFile) = URLSessionTransport.prepared(sent.request, reportingTo: sent.receiver) else {
-            if sent.isCancelled { sent.receiver.didComplete(with: URLError(.cancelled)) }
+        guard !sent.isCancelled else {
+            sent.receiver.didComplete(with: URLError(.cancelled))
             return false
         }
+        // Cancelled while it is prepared: it ends with what failed, if anything did (the
+        // receiver is told once), or its task is cancelled as it starts.
+        guard let (urlRequest, uploadFile) = URLSessionTransport.prepared(sent.request, reportingTo: sent.receiver) else { return false }
         let task = if let uploadFile {
             session.uploadTask(with: urlRequest, fromFile: uploadFile)
         } else {
@@ -143,9 +153,9 @@ final class SessionExchanges: NSObject, URLSessionDataDelegate, Sendable {
         return admission.withLock { $0.withdraw(sent, origin: sent.origin) }
     }
 
-    /// Whether `sent` waits in its origin's line.
+    /// Whether `sent` waits in its origin's line, or for room for its body in memory.
     func isWaiting(_ sent: SessionRequest) -> Bool {
-        admission.withLock { $0.isWaiting(sent, origin: sent.origin) }
+        admission.withLock { $0.isWaiting(sent, origin: sent.origin) } || memory.withLock { $0.isWaiting(sent) }
     }
 
     /// Cancels `task` while it is open. FoundationNetworking crashes now and then when a cancel

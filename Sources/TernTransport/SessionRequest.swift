@@ -16,8 +16,6 @@ final class SessionRequest: ConnectionWaiting, Sendable {
     let receiver: any TransportReceiver
     /// The origin it is counted against, or `nil` if none.
     let origin: String?
-    /// The bytes its body takes in memory once read (``BodyMemoryBudget``).
-    let bodyBytes: Int
     /// The session its task runs in.
     let session: URLSession
     private let exchanges: SessionExchanges
@@ -29,7 +27,6 @@ final class SessionRequest: ConnectionWaiting, Sendable {
         self.origin = origin
         self.session = session
         self.exchanges = exchanges
-        bodyBytes = URLSessionTransport.bytesReadIntoMemory(for: request.body)
     }
 
     var isCancelled: Bool {

@@ -2,7 +2,7 @@ import Testing
 @testable import TernTransport
 
 /// The budget of bodies held in memory, as a value: who reads now, who waits, in what order.
-@Suite struct BodyMemoryBudgetTests {
+@Suite(.onTestThreads) struct BodyMemoryBudgetTests {
     final class Request {}
 
     @Test func bodiesPastTheLimitWaitInOrderAndOneAloneAlwaysRuns() {
@@ -30,5 +30,16 @@ import Testing
         #expect(next.isEmpty && budget.bytesHeld == 40)
         next = budget.release(huge)
         #expect(next.isEmpty && budget.bytesHeld == 0)
+    }
+
+    @Test func theHeadOfTheLineWithdrawnLetsInThoseBehindItThatFit() {
+        var budget = BodyMemoryBudget<Request>(limit: 10)
+        let (a, big, small) = (Request(), Request(), Request())
+        let admitted = [budget.admit(a, bytes: 6), budget.admit(big, bytes: 8), budget.admit(small, bytes: 3)]
+        #expect(admitted == [true, false, false])
+        #expect(budget.isWaiting(big) && budget.isWaiting(small) && !budget.isWaiting(a))
+        let next = budget.withdraw(big)
+        #expect(next?.map(ObjectIdentifier.init) == [ObjectIdentifier(small)])
+        #expect(!budget.isWaiting(small) && budget.bytesHeld == 9)
     }
 }

@@ -161,13 +161,18 @@ import TernTesting
 
     /// What a promise settled with, and how many times it settled (by a `finally`).
     static func outcome(_ promise: Promise<String>, path: String) async -> String {
+        await outcome(promise, expecting: "plain \(path)")
+    }
+
+    /// What a promise settled with ("ok" for `expected`), and how many times it settled.
+    static func outcome(_ promise: Promise<String>, expecting expected: String) async -> String {
         let settled = Recorder<Int>()
         promise.finally { settled.append(1) }
         let result = await promise.result
         try? await Task.sleep(for: .milliseconds(50))
         let times = settled.items.count == 1 ? "" : " settled \(settled.items.count) times"
         switch result {
-        case .success(let body): return (body == "plain \(path)" ? "ok" : "wrong \(body)") + times
+        case .success(let body): return (body == expected ? "ok" : "wrong \(body)") + times
         case .failure(let error as APIError): return "typed \(error.caseName)" + times
         case .failure(let error): return "untyped \(error)" + times
         }

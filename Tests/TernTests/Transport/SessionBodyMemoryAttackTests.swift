@@ -1,4 +1,4 @@
-#if canImport(FoundationNetworking)
+#if canImport(FoundationNetworking) && compiler(>=6.3)
 import FoundationNetworking
 import Foundation
 import Testing
@@ -66,28 +66,24 @@ struct SessionBodyMemoryAttackTests {
     }
 
     static func outcome(_ promise: Promise<String>) async -> String {
-        let settled = Recorder<Int>()
-        promise.finally { settled.append(1) }
-        let result = await promise.result
-        try? await Task.sleep(for: .milliseconds(50))
-        let times = settled.items.count == 1 ? "" : " settled \(settled.items.count) times"
-        switch result {
-        case .success(let body): return (body == "\(size) \(size)" ? "ok" : "wrong \(body)") + times
-        case .failure(let error as APIError): return "typed \(error.caseName)" + times
-        case .failure(let error): return "untyped \(error)" + times
-        }
+        await DescriptorWaitAttackTests.outcome(promise, expecting: "\(size) \(size)")
     }
 
     /// Eight uploads of 16 MiB to a host that allows sixteen connections: four bodies are read,
     /// and sent, at a time.
     @Test func atMostFourBodiesOf16MiBAreHeldAtOnce() async throws {
         let seen = Seen()
-        let server = try Self.server(seen, seconds: 0.5)
+        let server = try Self.server(seen, seconds: 20)
         defer { server.stop() }
         let file = try Self.file()
         defer { try? FileManager.default.removeItem(at: file) }
         let api = Self.api(connectionsPerHost: 16)
         let uploads: [Promise<String>] = (0..<8).map { api.request(route: .post(server.baseURL + "/u/\($0)"), parameters: BodyParameters(file)) }
+        // Four come; a fifth, had it been read, would come within the second after.
+        for _ in 0..<1000 where seen.heads < 4 { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .seconds(1))
+        #expect(seen.heads == 4)
+        seen.with { $0.released = true }
         var outcomes: [String] = []
         for upload in uploads { outcomes.append(await Self.outcome(upload)) }
         #expect(outcomes == Array(repeating: "ok", count: 8))
@@ -123,6 +119,54 @@ struct SessionBodyMemoryAttackTests {
         for promise in held { after.append(await Self.outcome(promise)) }
         #expect(after == Array(repeating: "ok", count: 4))
         for promise in small { _ = await promise.result }
+    }
+
+    /// Hears how a transport's exchange ends, each time it is told.
+    final class Ends: TransportReceiver {
+        let ends = Recorder<String>()
+        func didSendBodyData(_ totalSent: Int64, of totalExpected: Int64?) {}
+        func didReceive(_ head: ResponseHead) -> TransferDecision { .proceed }
+        func didReceive(_ chunk: Data) -> TransferDecision { .proceed }
+        func didComplete(with error: (any Error)?) { ends.append(error.map { "\(($0 as? URLError)?.code ?? .unknown)" } ?? "ok") }
+        func didEndEarlierExchange(_ metrics: TransferMetrics?) -> Bool { false }
+    }
+
+    /// At the transport: an exchange waiting for room for its body waits as for a connection
+    /// (the idle timeout does not count it), and cancelled there, it is told once.
+    @Test func anExchangeWaitingForRoomWaitsAsForAConnectionAndEndsOnce() async throws {
+        let seen = Seen()
+        let server = try Self.server(seen, seconds: 20)
+        defer { server.stop() }
+        let file = try Self.file()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let configuration = URLSessionConfiguration.default
+        configuration.httpMaximumConnectionsPerHost = 16
+        let transport = URLSessionTransport(configuration: configuration)
+        func upload(_ path: String) -> (any TransportTask, Ends) {
+            var request = URLRequest(url: URL(string: server.baseURL + path)!)
+            request.httpMethod = "POST"
+            let ends = Ends()
+            return (transport.send(TransportRequest(urlRequest: request, body: .file(file)), to: ends), ends)
+        }
+        let held = (0..<4).map { upload("/held/\($0)") }
+        for _ in 0..<1000 where seen.heads < 4 { try await Task.sleep(for: .milliseconds(10)) }
+        let (waiting, ends) = upload("/waiting")
+        var waits = false
+        for _ in 0..<500 where !waits {
+            waits = (waiting as? any ConnectionWaiting)?.isWaitingForConnection == true
+            if !waits { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(waits)
+        waiting.cancel()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(ends.ends.items == ["\(URLError.Code.cancelled)"])
+        seen.with { $0.released = true }
+        for (_, ends) in held {
+            for _ in 0..<1000 where ends.ends.items.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(ends.ends.items == ["ok"])
+        }
+        #expect(seen.heads == 4)
+        withExtendedLifetime(held) {}
     }
 }
 #endif
